@@ -1,0 +1,46 @@
+"""An example CueDeck plugin: the ``word_count`` tool and the ``cue words`` command."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from cuedeck import hookimpl
+
+if TYPE_CHECKING:
+    from cuedeck import Workspace
+
+
+class WordCount(TypedDict):
+    """The reply of ``word_count``."""
+
+    path: str
+    words: int
+    headings: int
+
+
+def word_count(workspace: Workspace, path: str) -> WordCount:
+    """Count the words and headings of one markdown file in the workspace.
+
+    ``path`` is workspace-relative, such as ``docs/guide.md``.
+    """
+    document = workspace.document(workspace.relative_path(path))
+    text = workspace.read_text(document.path)
+    return {"path": document.path, "words": len(text.split()), "headings": len(document.headings)}
+
+
+@hookimpl
+def register_tools(register: Any) -> None:
+    register(word_count, category="example", read_only=True, idempotent=True)
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    import click
+
+    @cli.command("words")
+    @click.argument("path")
+    def words(path: str) -> None:
+        """Count the words of a markdown file (example plugin)."""
+        workspace = click.get_current_context().obj.workspace
+        result = word_count(workspace, path)
+        click.echo(f"{result['path']}: {result['words']} words, {result['headings']} headings")

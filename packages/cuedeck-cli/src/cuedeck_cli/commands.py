@@ -1,0 +1,295 @@
+"""Core ``cue`` commands: init, index, doctor, clean, upgrade and plugins."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from cuedeck.errors import CueError
+
+from cuedeck_cli.output import console, emit_json, progress_bar, render_problem
+
+if TYPE_CHECKING:
+    from cuedeck_cli.app import CliState
+
+GITIGNORE_LINES = (".cuedeck/.cache/", ".cuedeck/SCENE.md")
+
+
+def state() -> CliState:
+    """The shared state of the running command."""
+    from cuedeck_cli.app import CliState
+
+    found = click.get_current_context().find_object(CliState)
+    assert found is not None
+    return found
+
+
+@click.command()
+@click.option("--force", is_flag=True, help="Rewrite config.toml (the old one is kept as .bak).")
+def init(force: bool) -> None:
+    """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore."""
+    from cuedeck.config import CONFIG_PATH, render_default_config
+    from cuedeck.files import atomic_write
+
+    root = state().target_directory.resolve()
+    if not root.is_dir():
+        raise CueError(f"{root} is not a directory", path=str(root))
+    created = []
+    for sub in ("cards", "docs", ".cache"):
+        folder = root / ".cuedeck" / sub
+        if not folder.is_dir():
+            folder.mkdir(parents=True)
+            created.append(f".cuedeck/{sub}/")
+    config = root / CONFIG_PATH
+    if config.exists() and force:
+        backup = config.with_name(f"config.toml.{time.strftime('%Y%m%d-%H%M%S')}.bak")
+        shutil.copy2(config, backup)
+        atomic_write(config, render_default_config())
+        created.append(f"{CONFIG_PATH} (old one kept as .cuedeck/{backup.name})")
+    elif not config.exists():
+        atomic_write(config, render_default_config())
+        created.append(CONFIG_PATH)
+    gitignore = root / ".gitignore"
+    existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+    present = {line.strip() for line in existing.splitlines()}
+    missing = [line for line in GITIGNORE_LINES if line not in present]
+    if missing:
+        prefix = "" if not existing or existing.endswith("\n") else "\n"
+        block = prefix + "# CueDeck cache and generated scene\n" + "\n".join(missing) + "\n"
+        atomic_write(gitignore, existing + block)
+        created.append(".gitignore entries")
+    if created:
+        click.echo(f"Initialised CueDeck workspace in {root}")
+        for item in created:
+            click.echo(f"  created {item}")
+    else:
+        click.echo(f"CueDeck workspace already initialised in {root} (nothing changed)")
+
+
+@click.command()
+@click.option("--rebuild", is_flag=True, help="Discard the cache and parse every file again.")
+@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
+def index(rebuild: bool, as_json: bool) -> None:
+    """Refresh the index; report files seen, parsed, reused and the time taken."""
+    workspace = state().workspace
+    with progress_bar("Indexing", enabled=not as_json) as update:
+        stats = workspace.refresh(rebuild=rebuild, progress=update)
+    result = {
+        "seen": stats.seen,
+        "parsed": stats.parsed,
+        "reused": stats.reused,
+        "removed": stats.removed,
+        "rebuilt": stats.rebuilt,
+        "seconds": round(stats.seconds, 4),
+        "counter": workspace.token_counter.name,
+    }
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(
+        f"indexed {stats.seen} files: {stats.parsed} parsed, {stats.reused} reused, "
+        f"{stats.removed} removed in {stats.seconds:.3f}s"
+    )
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--strict", is_flag=True, help="Fail on warnings too.")
+def doctor(as_json: bool, strict: bool) -> None:
+    """Check config, frontmatter, references, anchors and cycles; exit 1 on errors."""
+    from cuedeck.doctor import diagnose
+
+    workspace = state().workspace
+    problems = diagnose(workspace)
+    errors = sum(p.severity == "error" for p in problems)
+    warnings = len(problems) - errors
+    failed = errors > 0 or (strict and warnings > 0)
+    counter = _counter_info(workspace)
+    if as_json:
+        emit_json(
+            {
+                "healthy": not failed,
+                "problems": [
+                    {
+                        "severity": p.severity,
+                        "code": p.code,
+                        "path": p.path,
+                        "line": p.line,
+                        "message": p.message,
+                        "help": p.help,
+                    }
+                    for p in problems
+                ],
+                "token_counter": counter,
+            }
+        )
+    else:
+        out = console()
+        for problem in problems:
+            out.print(render_problem(problem))
+        exact = "exact" if counter.get("exact") else "estimate"
+        out.print(f"token counter: {counter.get('name')} ({exact})")
+        summary = f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+        if failed:
+            out.print(f"[bold red]unhealthy:[/] {summary}")
+        else:
+            out.print(f"[bold green]healthy:[/] {summary}")
+    if failed:
+        raise SystemExit(1)
+
+
+def _counter_info(workspace: Any) -> dict[str, Any]:
+    try:
+        counter = workspace.token_counter
+    except CueError as exc:
+        return {"name": None, "exact": False, "error": exc.message}
+    return {"name": counter.name, "exact": counter.exact}
+
+
+@click.command()
+def clean() -> None:
+    """Remove .cuedeck/.cache/ (the index and embeddings are rebuilt on next use)."""
+    from cuedeck.index import CACHE_DIR
+
+    root = state().workspace.root
+    cache = root / CACHE_DIR
+    if cache.exists():
+        shutil.rmtree(cache)
+        click.echo(f"removed {CACHE_DIR}/")
+    else:
+        click.echo(f"{CACHE_DIR}/ does not exist; nothing to remove")
+
+
+def upgrade_command() -> list[str]:
+    """The command that upgrades CueDeck the way it was installed (uv tool, pipx, pip)."""
+    prefix = Path(sys.prefix)
+    parts = prefix.parts
+    if "uv" in parts and "tools" in parts:
+        return ["uv", "tool", "upgrade", "cuedeck"]
+    if "pipx" in parts and "venvs" in parts:
+        return ["pipx", "upgrade", "cuedeck"]
+    cfg = prefix / "pyvenv.cfg"
+    uv_venv = cfg.exists() and "uv =" in cfg.read_text(encoding="utf-8", errors="replace")
+    if uv_venv and shutil.which("uv"):
+        return ["uv", "pip", "install", "--upgrade", "--python", sys.executable, "cuedeck"]
+    return [sys.executable, "-m", "pip", "install", "--upgrade", "cuedeck"]
+
+
+_NETWORK_HINTS = (
+    "connection",
+    "network",
+    "resolve",
+    "timed out",
+    "unreachable",
+    "failed to fetch",
+    "max retries",
+    "could not find a version",
+    "no matching distribution",
+)
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Print the upgrade command without running it.")
+def upgrade(dry_run: bool) -> None:
+    """Upgrade CueDeck with the tool that installed it (uv tool, pipx or pip)."""
+    command = upgrade_command()
+    shown = " ".join(command)
+    if dry_run:
+        click.echo(shown)
+        return
+    click.echo(f"running: {shown}", err=True)
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise CueError(
+            f"cannot run {command[0]!r}: it is not installed", help=f"install {command[0]}"
+        ) from None
+    if result.returncode == 0:
+        click.echo(result.stdout.strip() or "CueDeck is up to date")
+        return
+    output = (result.stderr or result.stdout).strip()
+    last = output.splitlines()[-1] if output else "no output"
+    if any(hint in output.lower() for hint in _NETWORK_HINTS):
+        raise CueError(
+            f"upgrade failed: the package index cannot be reached ({last})",
+            help="check your network or proxy settings and try again",
+            command=shown,
+        )
+    raise CueError(f"upgrade failed: {shown} exited {result.returncode}: {last}", command=shown)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the plugin list as JSON.")
+def plugins(as_json: bool) -> None:
+    """List loaded plugins, their versions, hooks and what they register."""
+    from cuedeck.plugins import collect, plugin_failures, plugin_infos
+
+    pm = state().plugins
+    infos = plugin_infos(pm)
+    registered: dict[str, dict[str, str]] = {}
+    for hook in (
+        "register_searchers",
+        "register_pruners",
+        "register_maskers",
+        "register_token_counters",
+        "register_tools",
+        "register_services",
+    ):
+        kind = hook.removeprefix("register_")
+        registered[kind] = {name: entry.plugin for name, entry in collect(pm, hook).items()}
+    root = click.get_current_context().find_root().command
+    assert isinstance(root, click.Group)
+    registered["commands"] = {name: _command_source(cmd) for name, cmd in root.commands.items()}
+    failures = plugin_failures(pm)
+    if as_json:
+        emit_json(
+            {
+                "plugins": [
+                    {
+                        "name": i.name,
+                        "distribution": i.distribution,
+                        "version": i.version,
+                        "hooks": list(i.hooks),
+                    }
+                    for i in infos
+                ],
+                "failures": [
+                    {"name": f.name, "distribution": f.distribution, "error": f.error}
+                    for f in failures
+                ],
+                "registered": registered,
+            }
+        )
+        return
+    from rich.table import Table
+
+    table = Table(title="CueDeck plugins", title_justify="left")
+    for column in ("plugin", "distribution", "version", "registers"):
+        table.add_column(column)
+    for info in infos:
+        mine = [
+            f"{kind[:-1] if kind.endswith('s') else kind} {name}"
+            for kind, names in registered.items()
+            for name, owner in names.items()
+            if owner == info.name
+        ]
+        table.add_row(info.name, info.distribution or "-", info.version or "-", ", ".join(mine))
+    out = console()
+    out.print(table)
+    for failure in failures:
+        out.print(f"[yellow]failed:[/] {failure.name}: {failure.error}")
+
+
+def _command_source(command: click.Command) -> str:
+    module = getattr(command.callback, "__module__", "") or ""
+    if isinstance(command, click.Group) and not command.callback:
+        module = type(command).__module__
+    return module.split(".")[0]
+
+
+CORE_COMMANDS: tuple[click.Command, ...] = (init, index, doctor, clean, upgrade, plugins)

@@ -1,0 +1,93 @@
+"""How the ``cue`` command talks: error reports, problem lists, JSON and progress.
+
+Errors and diagnostics go to stderr, results to stdout. Rich colours them on a terminal
+and prints plain text when piped. JSON output is ``json.dumps(..., indent=2)`` of
+documented shapes (docs/cli-json.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from cuedeck.errors import CueError
+    from cuedeck.models import Problem
+    from rich.console import Console
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A rich console on stdout or stderr, plain when not a terminal."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(file=stream, highlight=False, soft_wrap=True, emoji=False)
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` as indented JSON on stdout."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def render_error(error: CueError) -> str:
+    """The rich-markup text of an error: ``error[CODE] path:line: message`` + help."""
+    from rich.markup import escape
+
+    where = f" {escape(error.location)}:" if error.location else ""
+    lines = [f"[bold red]error[{error.code}][/]{where} {escape(error.message)}"]
+    suggestion = error.data.get("suggestion")
+    if suggestion and suggestion != error.help:
+        lines.append(f"  [cyan]help:[/] {escape(str(suggestion))}")
+    if error.help:
+        lines.append(f"  [cyan]help:[/] {escape(error.help)}")
+    return "\n".join(lines)
+
+
+def print_error(error: CueError) -> None:
+    """Report ``error`` on stderr."""
+    console(stderr=True).print(render_error(error))
+
+
+def render_problem(problem: Problem) -> str:
+    """``error[1001] path:line: message`` plus a ``help:`` line, as rich markup."""
+    from rich.markup import escape
+
+    colour = "red" if problem.severity == "error" else "yellow"
+    where = ""
+    if problem.path:
+        where = f" {escape(problem.path)}" + (f":{problem.line}" if problem.line else "") + ":"
+    text = f"[bold {colour}]{problem.severity}[{problem.code}][/]{where} {escape(problem.message)}"
+    if problem.help:
+        text += f"\n  [cyan]help:[/] {escape(problem.help)}"
+    return text
+
+
+@contextmanager
+def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Any]:
+    """A rich progress bar on a terminal's stderr; a no-op callback elsewhere.
+
+    Yields ``update(done, total)``.
+    """
+    if not enabled or not sys.stderr.isatty():
+        yield lambda done, total: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update

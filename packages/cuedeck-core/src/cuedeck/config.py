@@ -1,0 +1,432 @@
+"""``.cuedeck/config.toml``: every setting, its default, and how overrides apply.
+
+Precedence, lowest first: the defaults below, the file, then environment variables
+``CUEDECK_<SECTION>_<KEY>`` (``CUEDECK_SCENE_TOKEN_LIMIT=16000``). A TOML syntax error
+or a value of the wrong type is an :class:`~cuedeck.errors.InvalidInput` naming the key
+and line; an unknown key is a warning that ``cue doctor`` reports.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+import typing
+from typing import Any
+
+import attrs
+
+from cuedeck.errors import InvalidInput
+from cuedeck.models import Problem
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+
+def _setting(default: Any, doc: str, choices: tuple[str, ...] = ()) -> Any:
+    if isinstance(default, list | dict):
+        value = default
+        return attrs.field(factory=lambda: type(value)(value), metadata={"doc": doc})
+    return attrs.field(default=default, metadata={"doc": doc, "choices": choices})
+
+
+@attrs.frozen
+class SceneSettings:
+    """``[scene]``: how ``cue scene`` packs the active card and its references."""
+
+    token_limit: int = _setting(32000, "Token budget of a scene.")
+    pruner: str = _setting("outline", "Registered pruner that fits documents to the budget.")
+    global_docs: list[str] = _setting(
+        [], "Workspace-relative docs added to every scene at priority 10 (TOML key `global`)."
+    )
+    format: str = _setting("markdown", "Default output format.", ("markdown", "xml", "json"))
+    output: str = _setting(".cuedeck/SCENE.md", "Where `cue scene` writes the scene.")
+    clipboard: bool = _setting(True, "Copy the scene to the clipboard after writing it.")
+    follow_project_links: bool = _setting(
+        False, "Also follow plain markdown links between project files outside .cuedeck/."
+    )
+
+
+@attrs.frozen
+class IndexSettings:
+    """``[index]``: which files the index reads."""
+
+    include: list[str] = _setting(
+        ["**/*.md"], "Globs (gitignore syntax) of project markdown to index."
+    )
+    exclude: list[str] = _setting(
+        ["node_modules/", ".venv/", "venv/", ".tox/", "site-packages/", "dist/", "build/"],
+        "Globs never indexed, on top of .gitignore.",
+    )
+    gitignore: bool = _setting(True, "Honour .gitignore files.")
+    max_file_mb: float = _setting(64.0, "Larger files are skipped with a warning.")
+
+
+@attrs.frozen
+class TokenSettings:
+    """``[tokens]``: how tokens are counted."""
+
+    counter: str = _setting(
+        "auto", "Registered token counter; `auto` is o200k when installed, else the estimate."
+    )
+
+
+@attrs.frozen
+class SearchSettings:
+    """``[search]``: defaults of ``cue search`` and ``read_context``."""
+
+    mode: str = _setting("hybrid", "Default searcher: keyword, semantic or hybrid.")
+    fusion: str = _setting("rrf", "How hybrid fuses the two rankings.", ("rrf", "weighted"))
+    semantic_weight: float = _setting(0.7, "Weight of the semantic score in weighted fusion.")
+    keyword_weight: float = _setting(0.3, "Weight of the keyword score in weighted fusion.")
+    rrf_k: int = _setting(60, "The k constant of reciprocal rank fusion.")
+    limit: int = _setting(5, "Default number of results.")
+    embedding_cache_mb: int = _setting(256, "Size cap of the embedding cache.")
+
+
+@attrs.frozen
+class WatchSettings:
+    """``[watch]``: ``cue watch``."""
+
+    debounce_ms: int = _setting(500, "Changes within this window produce one rebuild.")
+
+
+@attrs.frozen
+class MaskingSettings:
+    """``[masking]``: secret masking of everything that leaves the process."""
+
+    enabled: bool = _setting(True, "Mask secrets in scenes, search snippets and tool replies.")
+    disabled_rules: list[str] = _setting([], "Names of built-in rules to switch off.")
+    allow_paths: list[str] = _setting([], "Globs of files whose content is never masked.")
+    allow_values: list[str] = _setting([], "Exact values that are never masked.")
+    patterns: dict[str, str] = _setting(
+        {}, "Extra rules: name = regular expression (the whole match is masked)."
+    )
+
+
+@attrs.frozen
+class McpSettings:
+    """``[mcp]``: the MCP server."""
+
+    host: str = _setting("127.0.0.1", "HTTP transport host (loopback by default).")
+    port: int = _setting(8765, "HTTP transport port.")
+    read_doc_max_tokens: int = _setting(5000, "Default page size of read_doc, in tokens.")
+
+
+@attrs.frozen
+class TaskSettings:
+    """``[tasks]``: task cards."""
+
+    default_priority: str = _setting(
+        "medium", "Priority of new cards.", ("low", "medium", "high", "critical")
+    )
+
+
+@attrs.frozen
+class RateLimit:
+    """A token bucket: ``per_minute`` refill rate and ``burst`` capacity."""
+
+    per_minute: int
+    burst: int
+
+
+DEFAULT_RATE_LIMITS: dict[str, RateLimit] = {
+    "read_context": RateLimit(10, 15),
+    "read_doc": RateLimit(30, 50),
+    "list_tasks": RateLimit(20, 30),
+    "update_task": RateLimit(10, 15),
+}
+
+
+@attrs.frozen
+class Config:
+    """All settings of a workspace, plus the warnings met while loading them."""
+
+    scene: SceneSettings = attrs.field(factory=SceneSettings)
+    index: IndexSettings = attrs.field(factory=IndexSettings)
+    tokens: TokenSettings = attrs.field(factory=TokenSettings)
+    search: SearchSettings = attrs.field(factory=SearchSettings)
+    watch: WatchSettings = attrs.field(factory=WatchSettings)
+    masking: MaskingSettings = attrs.field(factory=MaskingSettings)
+    mcp: McpSettings = attrs.field(factory=McpSettings)
+    tasks: TaskSettings = attrs.field(factory=TaskSettings)
+    rate_limits: dict[str, RateLimit] = attrs.field(factory=lambda: dict(DEFAULT_RATE_LIMITS))
+    warnings: tuple[Problem, ...] = ()
+
+
+#: TOML section name -> settings class (``rate_limits`` is handled on its own).
+SECTIONS: dict[str, type] = {
+    "scene": SceneSettings,
+    "index": IndexSettings,
+    "tokens": TokenSettings,
+    "search": SearchSettings,
+    "watch": WatchSettings,
+    "masking": MaskingSettings,
+    "mcp": McpSettings,
+    "tasks": TaskSettings,
+}
+
+#: Attribute names that differ from their TOML keys (``global`` is a Python keyword).
+_TOML_KEY = {"global_docs": "global"}
+CONFIG_PATH = ".cuedeck/config.toml"
+
+
+def toml_key(attribute: str) -> str:
+    """The TOML key of a settings attribute."""
+    return _TOML_KEY.get(attribute, attribute)
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """``section.key`` -> 1-based line, found by a plain scan (tomllib gives no positions)."""
+    lines: dict[str, int] = {}
+    table = ""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if header := re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", line):
+            table = header.group(1).replace('"', "").replace(" ", "")
+            lines.setdefault(table, number)
+        elif key := re.match(r'^"?([A-Za-z0-9_.\-]+)"?\s*=', line):
+            dotted = f"{table}.{key.group(1)}" if table else key.group(1)
+            lines.setdefault(dotted, number)
+    return lines
+
+
+def _check_type(value: Any, expected: Any) -> Any:
+    """``value`` converted to ``expected`` (int/float/bool/str/list[str]/dict[str,str]).
+
+    Raises ValueError with a short reason when it does not fit.
+    """
+    origin = typing.get_origin(expected)
+    if origin is list:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("expected a list of strings")
+        return list(value)
+    if origin is dict:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ValueError("expected a table of strings")
+        return dict(value)
+    if expected is bool:
+        if not isinstance(value, bool):
+            raise ValueError("expected true or false")
+        return value
+    if expected is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("expected an integer")
+        return value
+    if expected is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("expected a number")
+        return float(value)
+    if not isinstance(value, str):
+        raise ValueError("expected a string")
+    return value
+
+
+def _parse_env(raw: str, expected: Any) -> Any:
+    """An environment string as ``expected``: booleans, numbers, TOML arrays or a,b,c."""
+    origin = typing.get_origin(expected)
+    if origin is list:
+        if raw.strip().startswith("["):
+            return tomllib.loads(f"v = {raw}")["v"]
+        return [part.strip() for part in raw.split(",") if part.strip()]
+    if expected is bool:
+        lowered = raw.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ValueError("expected true or false")
+    if expected is int:
+        return int(raw)
+    if expected is float:
+        return float(raw)
+    if origin is dict:
+        return tomllib.loads(f"v = {raw}")["v"]
+    return raw
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in attrs.fields(cls)}
+
+
+def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
+    """The configuration of the workspace at ``root`` (defaults when there is no file)."""
+    environ = os.environ if environ is None else environ
+    path = root / CONFIG_PATH
+    text = ""
+    data: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(
+                "config.toml is not valid UTF-8", path=CONFIG_PATH, field="config"
+            ) from exc
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            where = re.search(r"at line (\d+)", str(exc))
+            raise InvalidInput(
+                f"config.toml is not valid TOML: {exc}",
+                path=CONFIG_PATH,
+                line=int(where.group(1)) if where else None,
+                field="config",
+                help="fix the syntax, or run `cue init --force` to write a fresh config",
+            ) from None
+    lines = _key_lines(text)
+    warnings: list[Problem] = []
+
+    def fail(key: str, reason: str, value: Any) -> InvalidInput:
+        return InvalidInput(
+            f"config key '{key}' has a bad value {value!r}: {reason}",
+            path=CONFIG_PATH,
+            line=lines.get(key),
+            field=key,
+            help="see docs/config.md for every key, its type and default",
+        )
+
+    values: dict[str, Any] = {}
+    for section, table in data.items():
+        if section == "rate_limits":
+            values["rate_limits"] = _load_rate_limits(table, lines, fail)
+            continue
+        cls = SECTIONS.get(section)
+        if cls is None or not isinstance(table, dict):
+            warnings.append(_unknown(section, lines))
+            continue
+        types_ = _field_types(cls)
+        by_key = {toml_key(name): name for name in types_}
+        kwargs: dict[str, Any] = {}
+        for key, value in table.items():
+            dotted = f"{section}.{key}"
+            name = by_key.get(key)
+            if name is None:
+                warnings.append(_unknown(dotted, lines))
+                continue
+            try:
+                kwargs[name] = _check_choice(cls, name, _check_type(value, types_[name]))
+            except ValueError as exc:
+                raise fail(dotted, str(exc), value) from None
+        values[section] = kwargs
+
+    for section, cls in SECTIONS.items():
+        types_ = _field_types(cls)
+        prefix = f"CUEDECK_{section.upper()}_"
+        for name, expected in types_.items():
+            env_name = prefix + toml_key(name).upper()
+            if env_name in environ:
+                try:
+                    value = _check_type(_parse_env(environ[env_name], expected), expected)
+                    value = _check_choice(cls, name, value)
+                except (ValueError, tomllib.TOMLDecodeError) as exc:
+                    raise InvalidInput(
+                        f"environment variable {env_name} has a bad value "
+                        f"{environ[env_name]!r}: {exc}",
+                        field=env_name,
+                    ) from None
+                values.setdefault(section, {})[name] = value
+
+    built: dict[str, Any] = {
+        section: SECTIONS[section](**kwargs)
+        for section, kwargs in values.items()
+        if section in SECTIONS
+    }
+    if "rate_limits" in values:
+        built["rate_limits"] = {**DEFAULT_RATE_LIMITS, **values["rate_limits"]}
+    return Config(**built, warnings=tuple(warnings))
+
+
+def _check_choice(cls: type, name: str, value: Any) -> Any:
+    choices = attrs.fields_dict(cls)[name].metadata.get("choices", ())
+    if choices and value not in choices:
+        raise ValueError(f"expected one of {', '.join(choices)}")
+    return value
+
+
+def _unknown(key: str, lines: dict[str, int]) -> Problem:
+    return Problem(
+        severity="warning",
+        code=1004,
+        path=CONFIG_PATH,
+        line=lines.get(key),
+        message=f"unknown config key '{key}'",
+        help="it is ignored; see docs/config.md for the known keys",
+    )
+
+
+def _load_rate_limits(table: Any, lines: dict[str, int], fail: Any) -> dict[str, RateLimit]:
+    if not isinstance(table, dict):
+        raise fail("rate_limits", "expected a table of tools", table)
+    limits: dict[str, RateLimit] = {}
+    for tool, spec in table.items():
+        key = f"rate_limits.{tool}"
+        if not isinstance(spec, dict) or set(spec) - {"per_minute", "burst"}:
+            raise fail(key, "expected a table with per_minute and burst", spec)
+        try:
+            per_minute = _check_type(spec.get("per_minute", 0), int)
+            burst = _check_type(spec.get("burst", per_minute), int)
+        except ValueError as exc:
+            raise fail(key, str(exc), spec) from None
+        if per_minute < 0 or burst < 0:
+            raise fail(key, "limits cannot be negative", spec)
+        limits[tool] = RateLimit(per_minute=per_minute, burst=burst)
+    return limits
+
+
+def render_default_config() -> str:
+    """The commented ``config.toml`` that ``cue init`` writes: every key at its default."""
+    out = [
+        "# CueDeck workspace configuration. Every key is shown at its default.",
+        "# Environment variables CUEDECK_<SECTION>_<KEY> override these values.",
+        "",
+    ]
+    for section, cls in SECTIONS.items():
+        out.append(f"# {(cls.__doc__ or '').strip()}")
+        out.append(f"[{section}]")
+        for field in attrs.fields(cls):
+            out.append(f"# {field.metadata['doc']}")
+            default = field.default
+            value = default.factory() if hasattr(default, "factory") else default
+            out.append(f"# {toml_key(field.name)} = {_toml_value(value)}")
+        out.append("")
+    out.append("# Rate limits of MCP tools per client session (token bucket).")
+    out.append("# [rate_limits.read_context]")
+    out.append("# per_minute = 10")
+    out.append("# burst = 15")
+    for tool, limit in DEFAULT_RATE_LIMITS.items():
+        out.append(f"#   default {tool}: {limit.per_minute}/min, burst {limit.burst}")
+    return "\n".join(out) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+__all__ = [
+    "CONFIG_PATH",
+    "DEFAULT_RATE_LIMITS",
+    "SECTIONS",
+    "Config",
+    "IndexSettings",
+    "MaskingSettings",
+    "McpSettings",
+    "RateLimit",
+    "SceneSettings",
+    "SearchSettings",
+    "TaskSettings",
+    "TokenSettings",
+    "WatchSettings",
+    "load_config",
+    "render_default_config",
+    "toml_key",
+]

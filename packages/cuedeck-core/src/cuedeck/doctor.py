@@ -1,0 +1,67 @@
+"""``cue doctor``: every problem of a workspace, as :class:`~cuedeck.models.Problem` rows."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cuedeck.errors import CueError
+from cuedeck.models import Problem
+from cuedeck.plugins import plugin_failures
+
+if TYPE_CHECKING:
+    from cuedeck.workspace import Workspace
+
+
+def diagnose(workspace: Workspace) -> list[Problem]:
+    """Config, frontmatter, dead references and anchors, reference cycles, plugins."""
+    problems: list[Problem] = []
+    try:
+        config = workspace.config
+    except CueError as exc:
+        return [_from_error(exc)]
+    problems.extend(config.warnings)
+    for failure in plugin_failures(workspace.plugins):
+        problems.append(
+            Problem(
+                "warning",
+                1008,
+                None,
+                None,
+                f"plugin {failure.name!r} failed to load: {failure.error}",
+                f"reinstall or remove {failure.distribution or failure.name}",
+            )
+        )
+    try:
+        workspace.refresh()
+        documents = workspace.documents
+        graph = workspace.graph
+    except CueError as exc:
+        return [*problems, _from_error(exc)]
+    for document in documents.values():
+        problems.extend(document.problems)
+    problems.extend(graph.problems)
+    for cycle in graph.cycles:
+        problems.append(
+            Problem(
+                "error",
+                1002,
+                cycle[0],
+                None,
+                "reference cycle: " + " -> ".join(cycle),
+                f"remove the reference from {cycle[-2]} to {cycle[-1]}",
+            )
+        )
+    return sorted(problems, key=_order)
+
+
+def _from_error(exc: CueError) -> Problem:
+    return Problem("error", exc.code, exc.path, exc.line, exc.message, exc.help)
+
+
+def _order(problem: Problem) -> tuple[int, str, int, str]:
+    return (
+        0 if problem.severity == "error" else 1,
+        problem.path or "",
+        problem.line or 0,
+        problem.message,
+    )

@@ -1,0 +1,144 @@
+"""The one exception family of CueDeck, with stable codes.
+
+Every failure a user or an agent can see is a :class:`CueError`. Its ``code`` is stable
+(the CLI prints ``error[CODE]``, MCP returns it as the JSON-RPC error code) and its
+``data`` dict carries the machine-readable details documented in docs/errors.md.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+
+class CueError(Exception):
+    """Base of every CueDeck failure: a stable ``code``, a message and a ``data`` dict."""
+
+    code: ClassVar[int] = 1000
+    title: ClassVar[str] = "CueDeck Error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        help: str | None = None,
+        **data: Any,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.help = help
+        self.data: dict[str, Any] = dict(data)
+        if path is not None:
+            self.data.setdefault("path", path)
+        if line is not None:
+            self.data.setdefault("line", line)
+        if help is not None:
+            self.data.setdefault("help", help)
+
+    @property
+    def location(self) -> str | None:
+        """``path:line`` (or ``path``) when known."""
+        if self.path is None:
+            return None
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form used by ``--json`` output and MCP error data."""
+        return {"code": self.code, "title": self.title, "message": self.message, **self.data}
+
+
+class FileNotFound(CueError):
+    """A file, section or card that does not exist (1001); ``suggestion`` names a near match."""
+
+    code = 1001
+    title = "File Not Found"
+
+
+class CycleDetected(CueError):
+    """References or dependencies that loop back (1002); ``cycle_path`` lists the loop."""
+
+    code = 1002
+    title = "Cycle Detected"
+
+    def __init__(self, cycle_path: Sequence[str], *, arrow: str = "->", **kw: Any) -> None:
+        path = list(cycle_path)
+        kw.setdefault("suggestion", f"Remove the reference from {path[-2]} to {path[-1]}")
+        super().__init__(f"cycle detected: {f' {arrow} '.join(path)}", cycle_path=path, **kw)
+        self.cycle_path = path
+
+
+class TokenLimitExceeded(CueError):
+    """Content that cannot fit the token budget (1003)."""
+
+    code = 1003
+    title = "Token Limit Exceeded"
+
+
+class InvalidInput(CueError):
+    """Bad input (1004); ``field`` names the offending argument, key or frontmatter field."""
+
+    code = 1004
+    title = "Invalid Input"
+
+
+class Conflict(CueError):
+    """A write based on content that changed meanwhile (1005); ``current_hash`` is on disk."""
+
+    code = 1005
+    title = "Conflict"
+
+
+class StaleCache(CueError):
+    """A cache or output that no longer matches its inputs (1006)."""
+
+    code = 1006
+    title = "Stale Cache"
+
+
+class LockError(CueError):
+    """A lock another process holds for too long (1007); ``holder_pid`` names it."""
+
+    code = 1007
+    title = "Lock Error"
+
+
+class MissingExtra(CueError):
+    """A feature whose optional distribution is not installed (1008)."""
+
+    code = 1008
+    title = "Missing Extra"
+
+
+class RateLimited(CueError):
+    """Too many calls of one tool in its window (429)."""
+
+    code = 429
+    title = "Rate Limit Exceeded"
+
+
+class DependencyNotFound(FileNotFound):
+    """A ``depends_on`` id that names no card."""
+
+
+class CircularDependency(CycleDetected):
+    """A card dependency that would close a loop."""
+
+
+def did_you_mean(wanted: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
+    """Candidates close to ``wanted``, best first (case-insensitive)."""
+    pool = list(candidates)
+    lowered = {c.lower(): c for c in pool}
+    hits = difflib.get_close_matches(wanted.lower(), list(lowered), n=n, cutoff=0.5)
+    return [lowered[h] for h in hits]
+
+
+def suggestion_text(matches: Sequence[str]) -> str | None:
+    """``Did you mean 'x'?`` for the best match, or None."""
+    return f"Did you mean '{matches[0]}'?" if matches else None

@@ -1,0 +1,239 @@
+"""The reference graph: which file (and section) refers to which, built with rustworkx.
+
+Nodes are indexed paths. Every reference is resolved; unresolved references and
+anchors become doctor problems with a did-you-mean. Only *followed* links become
+edges, which scenes walk and cycle checks inspect: all references of cards and
+``.cuedeck/docs``, and the explicit CueDeck references (``@...``, wiki links,
+``refs:``) of project files. Plain markdown links between project files are
+navigation for readers (real documentation links back and forth all the time), so
+they are followed only when ``[scene] follow_project_links`` is on.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import deque
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import attrs
+import rustworkx as rx
+
+from cuedeck.errors import did_you_mean, suggestion_text
+from cuedeck.models import Document, Problem, Reference
+from cuedeck.parsing import CARDS_DIR, DOCS_DIR
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+
+@attrs.frozen
+class Link:
+    """A resolved reference: ``source`` refers to ``target`` (a section when ``anchor``)."""
+
+    source: str
+    target: str
+    anchor: str | None
+    reference: Reference
+    followed: bool
+
+
+class ReferenceGraph:
+    """Resolved references between the documents of an index, at section granularity.
+
+    A node is a whole file (``docs/api.md``) or one section of it
+    (``docs/api.md#login``, by slug). A whole file's edges are all its followed
+    links; a section's edges are the followed links written inside its line range, so
+    ``a#x -> b#y`` and ``b#z -> a#w`` are not a cycle.
+    """
+
+    def __init__(
+        self, documents: Mapping[str, Document], *, follow_project_links: bool = False
+    ) -> None:
+        self.documents = documents
+        self.follow_project_links = follow_project_links
+        self.links: dict[str, list[Link]] = {path: [] for path in documents}
+        self.problems: list[Problem] = []
+        by_stem: dict[str, list[str]] = {}
+        for path in documents:
+            stem = posixpath.splitext(posixpath.basename(path))[0].lower()
+            by_stem.setdefault(stem, []).append(path)
+        self._by_stem = by_stem
+        for path, document in documents.items():
+            for reference in document.references:
+                self._add(path, reference)
+        self.graph: rx.PyDiGraph = rx.PyDiGraph(multigraph=False)
+        self._nodes: dict[str, int] = {}
+        pending = [self._node(path, None) for path in documents]
+        while pending:
+            node = pending.pop()
+            path, anchor = self.split_key(self.graph[node])
+            for link in self.targets(path, anchor):
+                if self._contains(path, anchor, link):
+                    continue
+                before = len(self._nodes)
+                target = self._node(link.target, link.anchor)
+                if len(self._nodes) > before:
+                    pending.append(target)
+                self.graph.add_edge(node, target, link)
+
+    def _add(self, source: str, reference: Reference) -> None:
+        target = self.resolve_target(reference)
+        if target is None:
+            self.problems.append(self._dead(source, reference))
+            return
+        anchor = reference.anchor
+        if anchor is not None and self.documents[target].find_heading(anchor) is None:
+            self.problems.append(self._dead_anchor(source, reference, target))
+            return
+        followed = (
+            reference.kind != "markdown"
+            or source.startswith(".cuedeck/")
+            or self.follow_project_links
+        )
+        self.links[source].append(Link(source, target, anchor, reference, followed))
+
+    # -- nodes -----------------------------------------------------------------------------
+
+    def key(self, path: str, anchor: str | None = None) -> str:
+        """The node label of a file or of one of its sections (``path#slug``)."""
+        if anchor is None:
+            return path
+        heading = self.documents[path].find_heading(anchor)
+        return f"{path}#{heading.slug if heading else anchor}"
+
+    @staticmethod
+    def split_key(key: str) -> tuple[str, str | None]:
+        """``(path, slug)`` of a node label."""
+        path, _, slug = key.partition("#")
+        return path, slug or None
+
+    def _node(self, path: str, anchor: str | None) -> int:
+        label = self.key(path, anchor)
+        index = self._nodes.get(label)
+        if index is None:
+            index = self._nodes[label] = self.graph.add_node(label)
+        return index
+
+    def _contains(self, path: str, anchor: str | None, link: Link) -> bool:
+        """Whether ``link`` points back into the node it starts from."""
+        if link.target != path:
+            return False
+        if anchor is None:
+            return True
+        outer = self.section_lines(path, anchor)
+        inner = self.section_lines(path, link.anchor)
+        return inner[0] >= outer[0] and inner[1] <= outer[1]
+
+    def section_lines(self, path: str, anchor: str | None) -> tuple[int, int]:
+        """1-based inclusive line range of a section (the whole file when no anchor)."""
+        document = self.documents[path]
+        heading = document.find_heading(anchor) if anchor else None
+        if heading is None:
+            return 1, max(document.line_count, 1)
+        return heading.line, heading.end_line
+
+    def resolve_target(self, reference: Reference) -> str | None:
+        """The indexed path a reference names, or None."""
+        if reference.kind != "wiki" and not (
+            reference.kind == "frontmatter" and not reference.target.endswith(".md")
+        ):
+            return reference.target if reference.target in self.documents else None
+        name = reference.target.strip().removesuffix(".md")
+        for candidate in (f"{DOCS_DIR}/{name}.md", f"{CARDS_DIR}/{name}.md", f"{name}.md"):
+            if candidate in self.documents:
+                return candidate
+        matches = sorted(self._by_stem.get(posixpath.basename(name).lower(), []))
+        return matches[0] if matches else None
+
+    def _dead(self, source: str, reference: Reference) -> Problem:
+        wanted = reference.target
+        pool: Iterable[str] = self.documents
+        if reference.kind == "wiki":
+            pool = sorted({posixpath.splitext(posixpath.basename(p))[0] for p in self.documents})
+        elif wanted.startswith(CARDS_DIR + "/"):
+            pool = [p for p in self.documents if p.startswith(CARDS_DIR + "/")]
+        matches = did_you_mean(wanted, pool)
+        return Problem(
+            severity="error",
+            code=1001,
+            path=source,
+            line=reference.line,
+            message=f"reference {reference.raw!r} points at {wanted}, which does not exist",
+            help=suggestion_text(matches) or "create the file or fix the reference",
+        )
+
+    def _dead_anchor(self, source: str, reference: Reference, target: str) -> Problem:
+        headings = self.documents[target].headings
+        matches = did_you_mean(reference.anchor or "", [h.text for h in headings])
+        if matches:
+            hint = suggestion_text(matches)
+        elif headings:
+            hint = f"check the headings of {target}"
+        else:
+            hint = f"{target} has no headings to point at"
+        return Problem(
+            severity="error",
+            code=1001,
+            path=source,
+            line=reference.line,
+            message=f"reference {reference.raw!r}: {target} has no heading {reference.anchor!r}",
+            help=hint,
+        )
+
+    def targets(self, path: str, anchor: str | None = None) -> list[Link]:
+        """Followed references made by a file, or by one of its sections, in file order."""
+        links = [link for link in self.links.get(path, []) if link.followed]
+        if anchor is None:
+            return links
+        first, last = self.section_lines(path, anchor)
+        return [link for link in links if first <= link.reference.line <= last]
+
+    def referrers(self, path: str) -> list[str]:
+        """Files whose followed references point at ``path`` or one of its sections."""
+        return sorted(
+            {
+                link.source
+                for links in self.links.values()
+                for link in links
+                if link.followed and link.target == path
+            }
+        )
+
+    def depths(self, start: str) -> dict[str, int]:
+        """Every node reachable from node ``start`` with its shortest distance."""
+        index = self._nodes.get(start)
+        if index is None:
+            return {}
+        seen = {index: 0}
+        queue = deque([index])
+        while queue:
+            current = queue.popleft()
+            for target in self.graph.successor_indices(current):
+                if target not in seen:
+                    seen[target] = seen[current] + 1
+                    queue.append(target)
+        return {self.graph[i]: depth for i, depth in seen.items()}
+
+    def find_cycle(self, start: str) -> list[str] | None:
+        """A reference loop reachable from node ``start``, as a closed path, or None."""
+        index = self._nodes.get(start)
+        if index is None:
+            return None
+        edges = rx.digraph_find_cycle(self.graph, index)
+        if not edges:
+            return None
+        return [self.graph[edges[0][0]]] + [self.graph[target] for _, target in edges]
+
+    @cached_property
+    def cycles(self) -> list[list[str]]:
+        """One closed path per strongly connected group of nodes that refer in a loop."""
+        found = []
+        for component in rx.strongly_connected_components(self.graph):
+            if len(component) < 2:
+                continue
+            first = min(component, key=lambda i: self.graph[i])
+            cycle = self.find_cycle(self.graph[first])
+            if cycle:
+                found.append(cycle)
+        return sorted(found)

@@ -1,0 +1,198 @@
+"""The plugin contract: every hook a CueDeck plugin can implement, and what it registers.
+
+A plugin is a module (or object) with functions marked ``@hookimpl``, listed under the
+``cuedeck`` entry-point group::
+
+    [project.entry-points.cuedeck]
+    my_plugin = "my_package.plugin"
+
+Every ``register_*`` hook receives a ``register`` callback. Names must be unique across
+plugins: a second plugin registering a taken name is an error naming both plugins,
+unless it passes ``replace=True`` to take the name over on purpose. docs/plugin-hooks.md
+has a section per hook.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import pluggy
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from cuedeck.models import Placement, SceneItem, SearchFilters, SearchResult, SecretSpan
+    from cuedeck.workspace import Workspace
+
+PROJECT = "cuedeck"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@runtime_checkable
+class Searcher(Protocol):
+    """Ranks the workspace's files for a query."""
+
+    def search(
+        self, workspace: Workspace, query: str, *, limit: int, filters: SearchFilters
+    ) -> list[SearchResult]:
+        """Up to ``limit`` results, best first, restricted by ``filters``."""
+        ...
+
+
+@runtime_checkable
+class Pruner(Protocol):
+    """Fits scene items, in priority order, into a token budget."""
+
+    def prune(
+        self, items: Sequence[SceneItem], budget: int, count: Callable[[str], int]
+    ) -> list[Placement]:
+        """One placement per item, in the order given; the kept text fits ``budget``."""
+        ...
+
+
+@runtime_checkable
+class Masker(Protocol):
+    """Finds secrets in text that is about to leave the process."""
+
+    def find_secrets(self, text: str) -> Iterable[SecretSpan]:
+        """Spans of ``text`` to replace by a ``[REDACTED:rule#n]`` placeholder."""
+        ...
+
+
+class RegisterNamed(Protocol):
+    """The callback of searcher, pruner, masker and token-counter hooks."""
+
+    def __call__(self, name: str, item: Any, *, replace: bool = False) -> None: ...
+
+
+class RegisterTool(Protocol):
+    """The callback of :func:`register_tools`."""
+
+    def __call__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        category: str = "general",
+        read_only: bool = False,
+        destructive: bool = False,
+        idempotent: bool = False,
+        replace: bool = False,
+    ) -> None: ...
+
+
+@hookspec
+def register_searchers(register: RegisterNamed) -> None:
+    """Register search modes.
+
+    Called once per plugin manager, the first time searchers are looked up (``cue
+    search``, ``read_context``, :meth:`Workspace.search`). ``register(name, searcher)``
+    takes a mode name (``keyword``, ``semantic``, ``hybrid``...) and a :class:`Searcher`.
+
+    Example::
+
+        @hookimpl
+        def register_searchers(register):
+            register("title", TitleSearcher())
+    """
+
+
+@hookspec
+def register_pruners(register: RegisterNamed) -> None:
+    """Register pruners, which fit a scene to its token budget.
+
+    Called when a scene is built. ``register(name, pruner)`` takes the name that
+    ``[scene] pruner`` selects and a :class:`Pruner`. Core registers ``greedy`` and
+    ``outline``.
+
+    Example::
+
+        @hookimpl
+        def register_pruners(register):
+            register("headings-only", HeadingsOnlyPruner())
+    """
+
+
+@hookspec
+def register_maskers(register: RegisterNamed) -> None:
+    """Register secret maskers, applied to every text that leaves the process.
+
+    Called when the first text is masked. ``register(name, masker)`` takes a
+    :class:`Masker`; every registered masker runs, and overlapping spans are merged.
+    Core registers ``builtin`` (the default rule set).
+
+    Example::
+
+        @hookimpl
+        def register_maskers(register):
+            register("acme", RegexMasker("acme-key", r"acme_[A-Za-z0-9]{32}"))
+    """
+
+
+@hookspec
+def register_token_counters(register: RegisterNamed) -> None:
+    """Register token counters.
+
+    Called when a workspace opens. ``register(name, counter)`` takes a
+    :class:`~cuedeck.tokens.TokenCounter`, or None when the counter cannot work on this
+    machine (so ``auto`` skips it). ``[tokens] counter`` picks one by name; ``auto``
+    prefers ``o200k``, then ``estimate``.
+
+    Example::
+
+        @hookimpl
+        def register_token_counters(register):
+            register("words", WordCounter())
+    """
+
+
+@hookspec
+def register_tools(register: RegisterTool) -> None:
+    """Register tools: typed functions served to MCP, the CLI and Python alike.
+
+    Called when tools are first looked up (``cue mcp``, ``cue plugins``). A tool is a
+    function whose first parameter is ``workspace`` (the open :class:`Workspace`,
+    supplied by the caller) and whose other parameters are typed, optionally with
+    ``Annotated[..., pydantic.Field(...)]`` constraints. Its docstring's first line is
+    the summary. ``register(func, name=..., category=..., read_only=...,
+    destructive=..., idempotent=...)`` records it; the flags become MCP annotations.
+
+    Example::
+
+        @hookimpl
+        def register_tools(register):
+            register(word_count, category="docs", read_only=True, idempotent=True)
+    """
+
+
+@hookspec
+def register_commands(cli: Any) -> None:
+    """Add commands to the ``cue`` command line.
+
+    Called by ``make_cli()`` with the root ``click.Group``; add commands with
+    ``cli.add_command(...)``. Keep imports of heavy libraries inside the commands, so
+    ``cue --help`` stays fast.
+
+    Example::
+
+        @hookimpl
+        def register_commands(cli):
+            cli.add_command(hello)
+    """
+
+
+@hookspec
+def register_services(register: RegisterNamed) -> None:
+    """Register workspace services: objects built from a workspace on first use.
+
+    ``register(name, factory)`` takes a factory ``factory(workspace) -> object``; the
+    object is then :meth:`Workspace.service` ``(name)``. The tasks package registers
+    ``cards`` (its card store) this way.
+
+    Example::
+
+        @hookimpl
+        def register_services(register):
+            register("notes", NoteStore)
+    """

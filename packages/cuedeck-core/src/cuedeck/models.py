@@ -1,0 +1,169 @@
+"""The parsed shapes of a workspace: documents, headings, references and problems.
+
+They are frozen attrs classes; :data:`converter` (cattrs) turns them into plain
+dicts and back, for the SQLite index and for JSON output.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+import cattrs
+
+Severity = Literal["error", "warning"]
+ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on"]
+DocumentKind = Literal["card", "doc", "file"]
+
+
+@attrs.frozen
+class Heading:
+    """A heading and the 1-based, inclusive line range of its section."""
+
+    level: int
+    text: str
+    slug: str
+    line: int
+    end_line: int
+
+    def matches(self, anchor: str) -> bool:
+        """Whether ``anchor`` names this heading: its text or slug, ignoring case."""
+        wanted = anchor.strip().lower()
+        return wanted in (self.text.lower(), self.slug.lower())
+
+
+@attrs.frozen
+class Reference:
+    """A reference as written in a file, before it is resolved against the workspace.
+
+    ``target`` is a workspace-relative POSIX path for path-like syntaxes and a bare name
+    for wiki links; ``anchor`` is the heading after ``#`` if any.
+    """
+
+    kind: ReferenceKind
+    raw: str
+    target: str
+    anchor: str | None
+    line: int
+
+
+@attrs.frozen
+class Problem:
+    """One finding of the parser, the config loader or ``cue doctor``."""
+
+    severity: Severity
+    code: int
+    path: str | None
+    line: int | None
+    message: str
+    help: str | None = None
+
+
+@attrs.frozen
+class Document:
+    """Everything the index knows about one markdown file.
+
+    ``path`` is workspace-relative with ``/`` separators. ``sha256`` is of the raw bytes;
+    ``tokens`` is counted with the counter named by the index. Line numbers are 1-based
+    and count the frontmatter.
+    """
+
+    path: str
+    kind: DocumentKind
+    sha256: str
+    size: int
+    line_count: int
+    tokens: int
+    title: str
+    frontmatter: dict[str, Any] = attrs.field(factory=dict)
+    body_line: int = 1
+    headings: tuple[Heading, ...] = ()
+    references: tuple[Reference, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+    def find_heading(self, anchor: str) -> Heading | None:
+        """The first heading whose text or slug matches ``anchor`` (case-insensitive)."""
+        return next((h for h in self.headings if h.matches(anchor)), None)
+
+    @property
+    def anchors(self) -> list[str]:
+        """Every heading's text, in file order."""
+        return [h.text for h in self.headings]
+
+
+@attrs.frozen
+class SearchFilters:
+    """Frontmatter filters of a search: any tag, priority and assignee (case-insensitive)."""
+
+    tags: tuple[str, ...] = ()
+    priority: str | None = None
+    assignee: str | None = None
+
+    def accepts(self, frontmatter: dict[str, Any]) -> bool:
+        """Whether a file with this frontmatter passes the filters."""
+        if self.tags:
+            tags = frontmatter.get("tags") or []
+            if isinstance(tags, str):
+                tags = [tags]
+            wanted = {t.lower() for t in self.tags}
+            if not any(str(t).lower() in wanted for t in tags):
+                return False
+        for key in ("priority", "assignee"):
+            wanted_value = getattr(self, key)
+            actual = str(frontmatter.get(key) or "").lower()
+            if wanted_value is not None and actual != wanted_value.lower():
+                return False
+        return True
+
+
+@attrs.frozen
+class SearchResult:
+    """One file found by a search, with the sections (anchors) that matched best."""
+
+    path: str
+    title: str
+    hash: str
+    tokens: int
+    score: float
+    anchors: tuple[str, ...] = ()
+    line: int | None = None
+    snippet: str = ""
+    keyword_score: float | None = None
+    semantic_score: float | None = None
+
+
+@attrs.frozen
+class SecretSpan:
+    """A secret found by a masker: ``text[start:end]``, caught by ``rule``."""
+
+    start: int
+    end: int
+    rule: str
+
+
+@attrs.frozen
+class SceneItem:
+    """A candidate of a scene: a whole file or one section, with its priority."""
+
+    path: str
+    anchor: str | None
+    priority: int
+    depth: int
+    text: str
+    tokens: int
+    sha256: str
+
+
+@attrs.frozen
+class Placement:
+    """What a pruner did with a scene item: ``whole``, ``section``, ``outline`` or ``dropped``."""
+
+    item: SceneItem
+    mode: str
+    text: str
+    tokens: int
+    reason: str | None = None
+
+
+#: (De)serialises the models above; cattrs generates fast code per class.
+converter = cattrs.Converter()

@@ -1,0 +1,530 @@
+"""Markdown files into :class:`~cuedeck.models.Document`: frontmatter, sections, references.
+
+Two block scanners find headings and code regions. ``mistletoe`` is the parser of
+record; ``fast`` is a line scanner that gives the same headings and code regions on
+real corpora (tests/core/test_parsing_corpora.py compares them on every file) at about
+a tenth of the cost, which the index needs to meet its cold-start budget (numbers in
+benchmarks/README.md). Reference extraction and everything else is shared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+import unicodedata
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+import yaml
+
+from cuedeck.models import Document, DocumentKind, Heading, Problem, Reference
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+
+Engine = Literal["fast", "mistletoe"]
+CARDS_DIR = ".cuedeck/cards"
+DOCS_DIR = ".cuedeck/docs"
+
+
+@attrs.frozen
+class Block:
+    """What a block scanner reports: headings (start lines only) and code line ranges."""
+
+    headings: tuple[tuple[int, int, str], ...]  # (line, level, raw text)
+    code: tuple[tuple[int, int], ...]  # inclusive 1-based ranges of fenced code / HTML
+
+
+# --- frontmatter -------------------------------------------------------------------------
+
+
+class _FrontmatterLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML that keeps timestamps as strings, so cards round-trip them unchanged."""
+
+
+_FrontmatterLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def split_frontmatter(lines: Sequence[str]) -> tuple[int, int] | None:
+    """Line indexes (0-based) of the opening and closing ``---`` of a frontmatter block."""
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() in ("---", "..."):
+            return 0, index
+    return None
+
+
+def load_frontmatter(lines: Sequence[str], path: str) -> tuple[dict[str, Any], int, list[Problem]]:
+    """Frontmatter mapping, the 1-based line where the body starts, and problems."""
+    bounds = split_frontmatter(lines)
+    if bounds is None:
+        if lines and lines[0].rstrip() == "---":
+            return {}, 1, [_problem(path, 1, "frontmatter starts with '---' but is never closed")]
+        return {}, 1, []
+    _, close = bounds
+    source = "\n".join(lines[1:close])
+    try:
+        data = yaml.load(source, Loader=_FrontmatterLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return {}, close + 2, [_problem(path, line, f"frontmatter is not valid YAML: {reason}")]
+    if data is None:
+        return {}, close + 2, []
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        return {}, close + 2, [_problem(path, 2, f"frontmatter must be a mapping, not a {kind}")]
+    return {str(k): v for k, v in data.items()}, close + 2, []
+
+
+def _problem(path: str, line: int, message: str, severity: str = "error") -> Problem:
+    return Problem(
+        severity=severity,  # type: ignore[arg-type]
+        code=1004,
+        path=path,
+        line=line,
+        message=message,
+        help="fix the YAML between the '---' lines at the top of the file",
+    )
+
+
+# --- block scanners ----------------------------------------------------------------------
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_LIST = re.compile(r"^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+_HTML_BLOCK = re.compile(
+    r"^ {0,3}<(?:!--|\?|![A-Z]|!\[CDATA\[|/?(?:script|pre|style|textarea)(?:\s|>|$))", re.I
+)
+_HTML_END = {"<!--": "-->", "<?": "?>", "<!": ">", "<![CDATA[": "]]>"}
+
+
+def scan_fast(lines: Sequence[str], start: int) -> Block:
+    """Headings and code regions by a line scan (from 1-based line ``start``)."""
+    headings: list[tuple[int, int, str]] = []
+    code: list[tuple[int, int]] = []
+    fence: tuple[str, int, int] | None = None  # (char, length, first line)
+    html_end: str | None = None
+    html_start = 0
+    paragraph: list[str] = []
+    paragraph_start = 0
+    for number in range(start, len(lines) + 1):
+        line = lines[number - 1]
+        if fence is not None:
+            match = _FENCE.match(line)
+            if (
+                match
+                and match.group(1)[0] == fence[0]
+                and len(match.group(1)) >= fence[1]
+                and not match.group(2).strip()
+            ):
+                code.append((fence[2], number))
+                fence = None
+            continue
+        if html_end is not None:
+            if html_end in line:
+                code.append((html_start, number))
+                html_end = None
+            continue
+        stripped = line.strip()
+        if not stripped:
+            paragraph = []
+            continue
+        match = _FENCE.match(line)
+        if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
+            fence = (match.group(1)[0], len(match.group(1)), number)
+            paragraph = []
+            continue
+        if not paragraph and line.startswith("    "):
+            continue  # indented code (or list continuation): never a heading
+        if match := _ATX.match(line):
+            headings.append((number, len(match.group(1)), match.group(2) or ""))
+            paragraph = []
+            continue
+        if _HTML_BLOCK.match(line) and not paragraph:
+            opener = stripped[:9]
+            end = next((e for o, e in _HTML_END.items() if opener.startswith(o)), None)
+            if end is None:
+                tag = re.match(r"</?([a-zA-Z]+)", stripped)
+                end = f"</{tag.group(1).lower()}>" if tag else ">"
+            if end in stripped[len(opener) :] or (end == ">" and stripped.endswith(">")):
+                code.append((number, number))
+            else:
+                html_end, html_start = end, number
+            continue
+        first = paragraph[0].lstrip() if paragraph else ""
+        if first and _SETEXT.match(line) and not _LIST.match(first) and first[0] != ">":
+            level = 1 if stripped[0] == "=" else 2
+            headings.append((paragraph_start, level, " ".join(p.strip() for p in paragraph)))
+            paragraph = []
+            continue
+        if _BREAK.match(line) or stripped.startswith(">") or _LIST.match(line):
+            paragraph = [] if _BREAK.match(line) else [line]
+            paragraph_start = number
+            continue
+        if not paragraph:
+            paragraph_start = number
+        paragraph.append(line)
+    if fence is not None:
+        code.append((fence[2], len(lines)))
+    if html_end is not None:
+        code.append((html_start, len(lines)))
+    return Block(headings=tuple(headings), code=tuple(code))
+
+
+def scan_mistletoe(lines: Sequence[str], start: int) -> Block:
+    """Headings and code regions as mistletoe's CommonMark parser sees them."""
+    from mistletoe import block_token
+
+    body = [line + "\n" for line in lines[start - 1 :]]
+    offset = start - 1
+    document = block_token.Document(body)
+    headings: list[tuple[int, int, str]] = []
+    code: list[tuple[int, int]] = []
+    children = list(document.children or ())
+    for position, token in enumerate(children):
+        line = _line(token) + offset
+        if isinstance(token, block_token.Heading | block_token.SetextHeading):
+            raw = lines[line - 1]
+            if isinstance(token, block_token.Heading):
+                match = _ATX.match(raw)
+                text = (match.group(2) or "") if match else raw.strip("# ")
+            else:
+                nxt = (
+                    _line(children[position + 1]) + offset
+                    if position + 1 < len(children)
+                    else len(lines) + 1
+                )
+                para = []
+                for candidate in lines[line - 1 : nxt - 1]:
+                    if _SETEXT.match(candidate):
+                        break
+                    para.append(candidate.strip())
+                text = " ".join(para)
+            headings.append((line, token.level, text))
+        elif isinstance(token, block_token.CodeFence | block_token.HtmlBlock):
+            nxt = (
+                _line(children[position + 1]) + offset
+                if position + 1 < len(children)
+                else len(lines) + 1
+            )
+            last = nxt - 1
+            while last > line and not lines[last - 1].strip():
+                last -= 1
+            code.append((line, last))
+    return Block(headings=tuple(headings), code=tuple(code))
+
+
+def _line(token: Any) -> int:
+    """1-based line of a mistletoe block token (untyped in mistletoe)."""
+    return int(token.line_number)
+
+
+SCANNERS: dict[str, Callable[[Sequence[str], int], Block]] = {
+    "fast": scan_fast,
+    "mistletoe": scan_mistletoe,
+}
+
+
+# --- headings ----------------------------------------------------------------------------
+
+_ATTR_LIST = re.compile(r"\s*\{\s*:?\s*([^}]*)\}\s*$")
+_LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~|`+)(?=\S)(.+?)(?<=\S)\1")
+
+
+def heading_text(raw: str) -> tuple[str, str | None]:
+    """Plain text of a heading and its explicit ``{ #id }`` if any."""
+    explicit = None
+    if match := _ATTR_LIST.search(raw):
+        ident = re.search(r"#([\w\-:.]+)", match.group(1))
+        if ident:
+            explicit = ident.group(1)
+            raw = raw[: match.start()]
+    text = _LINK_TEXT.sub(r"\1", raw)
+    for _ in range(3):  # nested emphasis such as **`code`**
+        text = _EMPHASIS.sub(r"\2", text)
+    text = re.sub(r"<[^>]+>", "", text).replace("\\", "")
+    return text.strip(), explicit
+
+
+def slugify(text: str) -> str:
+    """GitHub-style anchor slug: lower case, punctuation dropped, spaces to hyphens."""
+    text = unicodedata.normalize("NFKC", text).strip().lower()
+    kept = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
+    return kept.replace(" ", "-")
+
+
+def build_headings(found: Iterable[tuple[int, int, str]], line_count: int) -> tuple[Heading, ...]:
+    """Headings with section ranges and unique slugs (``-1``, ``-2`` for duplicates)."""
+    items = list(found)
+    seen: dict[str, int] = {}
+    result: list[Heading] = []
+    for index, (line, level, raw) in enumerate(items):
+        end = line_count
+        for later_line, later_level, _ in items[index + 1 :]:
+            if later_level <= level:
+                end = later_line - 1
+                break
+        text, explicit = heading_text(raw)
+        slug = explicit or slugify(text)
+        if explicit is None:
+            count = seen.get(slug, 0)
+            seen[slug] = count + 1
+            if count:
+                slug = f"{slug}-{count}"
+        result.append(Heading(level=level, text=text, slug=slug, line=line, end_line=end))
+    return tuple(result)
+
+
+# --- references --------------------------------------------------------------------------
+
+_INLINE_CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+_AT_REF = re.compile(
+    r"(?<![\w@/.`])@(?:(?P<kind>doc|card)/(?P<name>[\w\-./]+?)|(?P<path>[\w\-./]+?\.md))"
+    r"(?:#(?P<anchor>[^\s,;!?()\[\]<>'\"`]+))?(?=$|[\s,;:!?()\[\]<>'\"`]|\.(?:\s|$))"
+)
+_MD_LINK = re.compile(r"\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^()\s<>]+)>?(?:\s+[\"'(][^)]*)?\s*\)")
+_MD_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?")
+_WIKI = re.compile(r"\[\[([^\[\]|#]+)(?:#([^\[\]|]+))?(?:\|[^\[\]]*)?\]\]")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
+
+
+def _strip_anchor(anchor: str | None) -> str | None:
+    if anchor is None:
+        return None
+    anchor = anchor.rstrip(".:")
+    return anchor or None
+
+
+def at_target(kind: str | None, name: str | None, path: str | None) -> str:
+    """Workspace-relative path named by an ``@`` reference's parts."""
+    if kind == "doc":
+        assert name is not None
+        return f"{DOCS_DIR}/{name.removesuffix('.md')}.md"
+    if kind == "card":
+        assert name is not None
+        return f"{CARDS_DIR}/{name.removesuffix('.md')}.md"
+    assert path is not None
+    return posixpath.normpath(path.removeprefix("./"))
+
+
+def parse_ref_spec(spec: str) -> tuple[str, str | None] | None:
+    """A frontmatter ``refs:`` entry (``doc/api#Login``, ``@card/abc123``, ``docs/x.md``)."""
+    spec = spec.strip().removeprefix("@")
+    target, _, anchor = spec.partition("#")
+    if target.startswith(("doc/", "card/")):
+        kind, _, name = target.partition("/")
+        return at_target(kind, name, None), anchor or None
+    if target.endswith(".md"):
+        return at_target(None, None, target), anchor or None
+    if target and not anchor:
+        return target, None  # a bare name, resolved like a wiki link
+    return None
+
+
+def _link_target(target: str, source: str) -> tuple[str, str | None] | None:
+    """A markdown link target relative to ``source``, if it points at a local .md file."""
+    if _SCHEME.match(target) or target.startswith("#"):
+        return None
+    path, _, anchor = target.partition("#")
+    path = path.split("?", 1)[0]
+    if not path.lower().endswith(".md"):
+        return None
+    from urllib.parse import unquote
+
+    path = unquote(path)
+    if path.startswith("/"):
+        joined = path.lstrip("/")
+    else:
+        joined = posixpath.join(posixpath.dirname(source), path)
+    return posixpath.normpath(joined), unquote(anchor) or None
+
+
+def extract_references(
+    lines: Sequence[str], start: int, code: Iterable[tuple[int, int]], source: str
+) -> list[Reference]:
+    """References in the body, skipping code regions and inline code."""
+    skip: set[int] = set()
+    for first, last in code:
+        skip.update(range(first, last + 1))
+    refs: list[Reference] = []
+    for number in range(start, len(lines) + 1):
+        if number in skip:
+            continue
+        line = lines[number - 1]
+        if "@" not in line and "](" not in line and "[[" not in line and "]:" not in line:
+            continue
+        if "`" in line:
+            line = _INLINE_CODE.sub(lambda m: " " * len(m.group(0)), line)
+        refs.extend(_line_references(line, number, source))
+    return refs
+
+
+def _line_references(line: str, number: int, source: str) -> Iterator[Reference]:
+    for match in _AT_REF.finditer(line):
+        target = at_target(match.group("kind"), match.group("name"), match.group("path"))
+        yield Reference(
+            kind="at",
+            raw=match.group(0),
+            target=target,
+            anchor=_strip_anchor(match.group("anchor")),
+            line=number,
+        )
+    for match in _MD_LINK.finditer(line):
+        if match.start() > 0 and line[match.start() - 1] == "!":
+            continue  # an image
+        resolved = _link_target(match.group(1), source)
+        if resolved:
+            yield Reference("markdown", match.group(0), resolved[0], resolved[1], number)
+    if definition := _MD_DEFINITION.match(line):
+        resolved = _link_target(definition.group(1), source)
+        if resolved:
+            yield Reference("markdown", definition.group(0), resolved[0], resolved[1], number)
+    for match in _WIKI.finditer(line):
+        yield Reference(
+            kind="wiki",
+            raw=match.group(0),
+            target=match.group(1).strip(),
+            anchor=_strip_anchor(match.group(2).strip() if match.group(2) else None),
+            line=number,
+        )
+
+
+def frontmatter_references(
+    frontmatter: dict[str, Any], lines: Sequence[str], body_line: int, path: str
+) -> tuple[list[Reference], list[Problem]]:
+    """References from frontmatter ``refs:`` and ``depends_on:`` lists."""
+    refs: list[Reference] = []
+    problems: list[Problem] = []
+
+    def line_of(value: str, key: str) -> int:
+        for number in range(2, body_line):
+            if value in lines[number - 1]:
+                return number
+        for number in range(2, body_line):
+            if lines[number - 1].startswith(f"{key}:"):
+                return number
+        return 1
+
+    for key, kind in (("refs", "frontmatter"), ("depends_on", "depends_on")):
+        value = frontmatter.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append(_problem(path, line_of(key, key), f"'{key}' must be a list of strings"))
+            continue
+        for item in value:
+            if kind == "depends_on":
+                target: tuple[str, str | None] | None = (f"{CARDS_DIR}/{item.strip()}.md", None)
+            else:
+                target = parse_ref_spec(item)
+            if target is None:
+                problems.append(
+                    _problem(path, line_of(item, key), f"'{item}' in {key} is not a reference")
+                )
+                continue
+            refs.append(Reference(kind, item, target[0], target[1], line_of(item, key)))  # type: ignore[arg-type]
+    return refs, problems
+
+
+# --- documents ---------------------------------------------------------------------------
+
+
+def decode(data: bytes) -> tuple[str, bool]:
+    """Text of ``data`` (UTF-8, BOM dropped) and whether bytes had to be replaced."""
+    try:
+        return data.decode("utf-8-sig"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8-sig", errors="replace"), True
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their endings; ``\\r\\n``, ``\\r`` and ``\\n`` all end a line."""
+    if not text:
+        return []
+    lines = re.split(r"\r\n|\r|\n", text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def document_kind(path: str) -> DocumentKind:
+    """``card`` or ``doc`` for files under ``.cuedeck/``, else ``file``."""
+    if path.startswith(CARDS_DIR + "/"):
+        return "card"
+    if path.startswith(DOCS_DIR + "/"):
+        return "doc"
+    return "file"
+
+
+def parse_document(
+    path: str,
+    data: bytes,
+    *,
+    count_tokens: Callable[[str], int],
+    engine: Engine = "fast",
+) -> Document:
+    """Parse the bytes of the file at workspace-relative ``path``."""
+    text, replaced = decode(data)
+    lines = split_lines(text)
+    problems: list[Problem] = []
+    if replaced:
+        problems.append(
+            Problem(
+                "warning",
+                1004,
+                path,
+                None,
+                "file is not valid UTF-8; undecodable bytes were replaced",
+                "save the file as UTF-8",
+            )
+        )
+    frontmatter, body_line, fm_problems = load_frontmatter(lines, path)
+    problems.extend(fm_problems)
+    block = SCANNERS[engine](lines, body_line)
+    headings = build_headings(block.headings, len(lines))
+    refs, ref_problems = frontmatter_references(frontmatter, lines, body_line, path)
+    problems.extend(ref_problems)
+    refs.extend(extract_references(lines, body_line, block.code, path))
+    title = frontmatter.get("title")
+    if not isinstance(title, str) or not title.strip():
+        first = next((h for h in headings if h.level == 1), None)
+        title = first.text if first else posixpath.splitext(posixpath.basename(path))[0]
+    return Document(
+        path=path,
+        kind=document_kind(path),
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        line_count=len(lines),
+        tokens=count_tokens(text),
+        title=str(title),
+        frontmatter=_jsonable(frontmatter),
+        body_line=body_line,
+        headings=headings,
+        references=tuple(refs),
+        problems=tuple(problems),
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    """Frontmatter with values JSON can hold (dates and odd scalars become strings)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)

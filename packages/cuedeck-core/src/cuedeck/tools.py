@@ -1,0 +1,123 @@
+"""Tools: plain typed functions, validated and described once for MCP, the CLI and Python.
+
+A tool's first parameter is ``workspace``; the rest are its inputs. :meth:`Tool.call`
+validates arguments against the signature (pydantic, built lazily) and turns a bad
+argument into :class:`~cuedeck.errors.InvalidInput` naming the field, so every caller
+sees the same error 1004.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from cuedeck.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from cuedeck.workspace import Workspace
+
+
+class Tool:
+    """A registered tool with its metadata; call it with :meth:`call`."""
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str,
+        plugin: str,
+        category: str = "general",
+        read_only: bool = False,
+        destructive: bool = False,
+        idempotent: bool = False,
+    ) -> None:
+        self.func = func
+        self.name = name
+        self.plugin = plugin
+        self.category = category
+        self.read_only = read_only
+        self.destructive = destructive
+        self.idempotent = idempotent
+        doc = inspect.cleandoc(func.__doc__ or "")
+        if not doc:
+            raise InvalidInput(f"tool {name!r} from {plugin!r} has no docstring", field="doc")
+        self.description = doc
+        self.summary = doc.splitlines()[0].strip()
+        params = list(inspect.signature(func).parameters.values())
+        if not params or params[0].name != "workspace":
+            raise InvalidInput(
+                f"tool {name!r} from {plugin!r}: the first parameter must be 'workspace'",
+                field="signature",
+            )
+        self.parameters = params[1:]
+
+    @classmethod
+    def from_function(
+        cls, func: Callable[..., Any], *, name: str, plugin: str, **options: Any
+    ) -> Tool:
+        """A tool for ``func`` as registered through ``register_tools``."""
+        return cls(func, name=name, plugin=plugin, **options)
+
+    @cached_property
+    def _hints(self) -> dict[str, Any]:
+        return typing.get_type_hints(self.func, include_extras=True)
+
+    @cached_property
+    def input_model(self) -> Any:
+        """The pydantic model of the inputs (extra keys forbidden)."""
+        import pydantic
+
+        fields: dict[str, Any] = {}
+        for param in self.parameters:
+            annotation = self._hints.get(param.name, Any)
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[param.name] = (annotation, default)
+        config = pydantic.ConfigDict(extra="forbid")
+        model_name = "".join(part.title() for part in self.name.split("_")) + "Input"
+        return pydantic.create_model(model_name, __config__=config, **fields)
+
+    def input_schema(self) -> dict[str, Any]:
+        """JSON schema of the inputs."""
+        schema: dict[str, Any] = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        return schema
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """JSON schema of the return value, or None when it is untyped."""
+        returns = self._hints.get("return")
+        if returns is None or returns is Any:
+            return None
+        import pydantic
+
+        schema: dict[str, Any] = pydantic.TypeAdapter(returns).json_schema(mode="serialization")
+        return schema
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Arguments checked and converted; a bad one is InvalidInput naming its field."""
+        import pydantic
+
+        try:
+            model = self.input_model.model_validate(dict(arguments))
+        except pydantic.ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(part) for part in error["loc"]) or "arguments"
+            message = error["msg"]
+            if error["type"] == "extra_forbidden":
+                message = "unknown argument"
+            raise InvalidInput(
+                f"{self.name}: invalid '{field}': {message}",
+                field=field,
+                tool=self.name,
+            ) from None
+        return {param.name: getattr(model, param.name) for param in self.parameters}
+
+    def call(self, workspace: Workspace, arguments: Mapping[str, Any] | None = None) -> Any:
+        """Validate ``arguments`` and run the tool on ``workspace``."""
+        return self.func(workspace, **self.validate(arguments or {}))
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, plugin={self.plugin!r})"

@@ -1,0 +1,287 @@
+"""The workspace: a directory holding ``.cuedeck/``, and the Python API over it.
+
+:func:`open_workspace` finds the root (``path``, else ``CUE_WORKSPACE``, else the
+nearest directory upwards holding ``.cuedeck/``) and returns a :class:`Workspace`
+whose config, index, reference graph and token counter load lazily. The CLI, the MCP
+server and the tools all go through this one object.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import threading
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cuedeck.config import Config, load_config
+from cuedeck.errors import FileNotFound, InvalidInput, MissingExtra, did_you_mean, suggestion_text
+from cuedeck.index import Index, RefreshStats
+from cuedeck.plugins import (
+    get_searchers,
+    get_services,
+    get_token_counters,
+    make_plugin_manager,
+)
+from cuedeck.tokens import CachedCounter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    import pluggy
+
+    from cuedeck.graph import ReferenceGraph
+    from cuedeck.models import Document, SearchFilters, SearchResult
+
+WORKSPACE_DIR = ".cuedeck"
+ENV_WORKSPACE = "CUE_WORKSPACE"
+
+
+def find_root(start: Path | str | None = None) -> Path:
+    """The workspace root for ``start`` (default: ``CUE_WORKSPACE`` or the cwd)."""
+    if start is None:
+        env = os.environ.get(ENV_WORKSPACE)
+        if env:
+            return _explicit_root(Path(env), ENV_WORKSPACE)
+        here = Path.cwd().resolve()
+        for candidate in (here, *here.parents):
+            if (candidate / WORKSPACE_DIR).is_dir():
+                return candidate
+        raise FileNotFound(
+            f"no {WORKSPACE_DIR}/ directory in {here} or any parent",
+            path=str(here),
+            help="run `cue init` to create a workspace here, or pass -C DIR",
+        )
+    return _explicit_root(Path(start), "path")
+
+
+def _explicit_root(path: Path, source: str) -> Path:
+    path = path.expanduser().resolve()
+    if not path.is_dir():
+        raise FileNotFound(
+            f"workspace directory {path} does not exist", path=str(path), field=source
+        )
+    if not (path / WORKSPACE_DIR).is_dir():
+        raise FileNotFound(
+            f"{path} is not a CueDeck workspace (no {WORKSPACE_DIR}/ directory)",
+            path=str(path),
+            help=f"run `cue init` in {path}",
+        )
+    return path
+
+
+def open_workspace(
+    path: Path | str | None = None, *, plugins: pluggy.PluginManager | None = None
+) -> Workspace:
+    """Open the workspace at or above ``path``; see :func:`find_root`."""
+    return Workspace(find_root(path), plugins=plugins)
+
+
+class Workspace:
+    """A CueDeck workspace. Heavy parts load on first use and are shared afterwards."""
+
+    def __init__(self, root: Path, *, plugins: pluggy.PluginManager | None = None) -> None:
+        self.root = root
+        self._plugins = plugins
+        self._lock = threading.RLock()
+        self._graph: tuple[int, ReferenceGraph] | None = None
+        self._services: dict[str, Any] = {}
+        self._fresh = False
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    # -- parts -----------------------------------------------------------------------------
+
+    @property
+    def plugins(self) -> pluggy.PluginManager:
+        """The plugin manager (a fresh one unless one was passed in)."""
+        if self._plugins is None:
+            self._plugins = make_plugin_manager()
+        return self._plugins
+
+    @cached_property
+    def config(self) -> Config:
+        """The loaded ``.cuedeck/config.toml``."""
+        return load_config(self.root)
+
+    @cached_property
+    def token_counter(self) -> CachedCounter:
+        """The token counter ``[tokens] counter`` selects, cached by text hash."""
+        counters = get_token_counters(self.plugins)
+        wanted = self.config.tokens.counter
+        if wanted == "auto":
+            name = "o200k" if "o200k" in counters else "estimate"
+        elif wanted in counters:
+            name = wanted
+        else:
+            raise InvalidInput(
+                f"token counter {wanted!r} is not available here "
+                f"(available: {', '.join(sorted(counters))})",
+                field="tokens.counter",
+                path=".cuedeck/config.toml",
+                help='o200k needs `pip install "cuedeck-core[tokens]"` and an offline '
+                'encoding file (docs/tokens.md); or set counter = "auto"',
+            )
+        return CachedCounter(counters[name])
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by the counter in use."""
+        return self.token_counter.count(text)
+
+    @cached_property
+    def index(self) -> Index:
+        """The SQLite-backed index (not refreshed yet; see :meth:`refresh`)."""
+        return Index(
+            self.root,
+            self.config.index,
+            counter_name=self.token_counter.name,
+            count_tokens=self.token_counter.count,
+        )
+
+    def refresh(
+        self, *, rebuild: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> RefreshStats:
+        """Re-read what changed on disk; cheap when nothing did."""
+        with self._lock:
+            stats = self.index.refresh(rebuild=rebuild, progress=progress)
+            self._fresh = True
+            return stats
+
+    def _ensure_fresh(self) -> None:
+        if not self._fresh:
+            self.refresh()
+
+    @property
+    def documents(self) -> Mapping[str, Document]:
+        """Every indexed document by path (refreshing the index the first time)."""
+        self._ensure_fresh()
+        return self.index.documents
+
+    def document(self, path: str) -> Document:
+        """The indexed document at workspace-relative ``path``, or FileNotFound (1001)."""
+        self._ensure_fresh()
+        found = self.index.get(path)
+        if found is None:
+            raise self.not_found(path)
+        return found
+
+    @property
+    def graph(self) -> ReferenceGraph:
+        """The reference graph of the current index."""
+        from cuedeck.graph import ReferenceGraph
+
+        with self._lock:
+            self._ensure_fresh()
+            generation = self.index.generation
+            if self._graph is None or self._graph[0] != generation:
+                graph = ReferenceGraph(
+                    self.index.documents,
+                    follow_project_links=self.config.scene.follow_project_links,
+                )
+                self._graph = (generation, graph)
+            return self._graph[1]
+
+    # -- files -----------------------------------------------------------------------------
+
+    def not_found(self, path: str) -> FileNotFound:
+        """A FileNotFound for ``path`` with the closest indexed paths as suggestion."""
+        matches = did_you_mean(path, self.index.paths)
+        return FileNotFound(
+            f"{path} is not in the workspace index",
+            path=path,
+            suggestion=suggestion_text(matches),
+            candidates=matches,
+        )
+
+    def relative_path(self, path: str, *, field: str = "path") -> str:
+        """``path`` normalised to a workspace-relative POSIX path inside the workspace.
+
+        Refuses absolute paths, ``..`` escapes, ``.git`` and symlinks that leave the
+        workspace with :class:`InvalidInput` (1004).
+        """
+        raw = path.replace("\\", "/").strip()
+        if not raw or raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
+            raise InvalidInput(f"{path!r} must be a workspace-relative path", field=field)
+        normal = posixpath.normpath(raw)
+        parts = normal.split("/")
+        if normal.startswith("..") or ".." in parts:
+            raise InvalidInput(f"{path!r} leaves the workspace", field=field)
+        if ".git" in parts:
+            raise InvalidInput(f"{path!r} is inside .git", field=field)
+        real = (self.root / normal).resolve()
+        if not real.is_relative_to(self.root):
+            raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
+        return normal
+
+    def read_bytes(self, path: str) -> bytes:
+        """Raw bytes of workspace-relative ``path`` (checked by :meth:`relative_path`)."""
+        rel = self.relative_path(path)
+        try:
+            return (self.root / rel).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            self._ensure_fresh()
+            raise self.not_found(rel) from None
+
+    def read_text(self, path: str) -> str:
+        """Text of workspace-relative ``path`` (UTF-8; undecodable bytes replaced)."""
+        from cuedeck.parsing import decode
+
+        return decode(self.read_bytes(path))[0]
+
+    # -- extensions ------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str | None = None,
+        limit: int | None = None,
+        filters: SearchFilters | None = None,
+    ) -> list[SearchResult]:
+        """Ranked files for ``query`` by the registered searcher ``mode``."""
+        from cuedeck.models import SearchFilters
+
+        searchers = get_searchers(self.plugins)
+        mode = mode or self.config.search.mode
+        if not searchers:
+            raise MissingExtra(
+                "search is not installed",
+                help='pip install "cuedeck[search]"',
+                extra="search",
+            )
+        searcher = searchers.get(mode)
+        if searcher is None:
+            raise InvalidInput(
+                f"unknown search mode {mode!r} (available: {', '.join(sorted(searchers))})",
+                field="mode",
+            )
+        if not query.strip():
+            raise InvalidInput("the query is empty", field="query")
+        return searcher.search(
+            self,
+            query,
+            limit=limit or self.config.search.limit,
+            filters=filters or SearchFilters(),
+        )
+
+    def service(self, name: str) -> Any:
+        """The service a plugin registered under ``name`` (built once per workspace)."""
+        with self._lock:
+            if name not in self._services:
+                factories = get_services(self.plugins)
+                if name not in factories:
+                    hint = {"cards": "tasks"}.get(name)
+                    raise MissingExtra(
+                        f"no plugin provides the {name!r} service",
+                        help=f'pip install "cuedeck[{hint}]"' if hint else None,
+                        extra=hint,
+                    )
+                self._services[name] = factories[name](self)
+            return self._services[name]
+
+    @property
+    def cards(self) -> Any:
+        """The card store of the tasks package (``pip install "cuedeck[tasks]"``)."""
+        return self.service("cards")

@@ -1,0 +1,1 @@
+"""CueDeck mcp: registered with CueDeck through the ``cuedeck`` entry-point group."""

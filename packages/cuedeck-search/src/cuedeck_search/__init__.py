@@ -1,0 +1,1 @@
+"""CueDeck search: registered with CueDeck through the ``cuedeck`` entry-point group."""

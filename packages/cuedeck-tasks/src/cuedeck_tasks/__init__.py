@@ -1,0 +1,1 @@
+"""CueDeck tasks: registered with CueDeck through the ``cuedeck`` entry-point group."""

@@ -1,0 +1,80 @@
+"""Shared fixtures: real workspaces in tmp_path and the shared markdown corpora."""
+
+from __future__ import annotations
+
+import os
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def corpora_dir() -> Path | None:
+    """Where the shared corpora live: $CUEDECK_CORPORA, ../shared/corpora, /work/shared."""
+    candidates = [
+        os.environ.get("CUEDECK_CORPORA"),
+        REPO.parent / "shared" / "corpora",
+        "/work/shared/corpora",
+    ]
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "fastapi-docs-en.tar.gz").is_file():
+            return Path(candidate)
+    return None
+
+
+def extract_corpus(name: str, destination: Path) -> Path:
+    """Extract ``<name>.tar.gz`` into ``destination`` and return the corpus folder."""
+    folder = corpora_dir()
+    if folder is None:
+        pytest.skip("shared corpora not found; set CUEDECK_CORPORA")
+    with tarfile.open(folder / f"{name}.tar.gz") as archive:
+        archive.extractall(destination, filter="data")
+    return destination / name
+
+
+@pytest.fixture(scope="session")
+def fastapi_docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fastapi documentation corpus, extracted once per session (read-only use)."""
+    return extract_corpus("fastapi-docs-en", tmp_path_factory.mktemp("corpus"))
+
+
+@pytest.fixture(scope="session")
+def tldr_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tldr pages corpus, extracted once per session (read-only use)."""
+    return extract_corpus("tldr-pages-en", tmp_path_factory.mktemp("corpus"))
+
+
+MakeWorkspace = Callable[..., Path]
+
+
+@pytest.fixture
+def make_workspace(tmp_path: Path) -> MakeWorkspace:
+    """Build a workspace: ``make_workspace({"docs/a.md": "# A"}, config="...")`` -> root."""
+
+    def build(files: dict[str, str | bytes] | None = None, *, config: str | None = None) -> Path:
+        root = tmp_path / "ws"
+        for sub in ("cards", "docs"):
+            (root / ".cuedeck" / sub).mkdir(parents=True, exist_ok=True)
+        if config is not None:
+            (root / ".cuedeck" / "config.toml").write_text(config, encoding="utf-8")
+        for rel, content in (files or {}).items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        return root
+
+    return build
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's CueDeck environment variables."""
+    for name in list(os.environ):
+        if name.startswith(("CUEDECK_", "CUE_")) and name != "CUEDECK_CORPORA":
+            monkeypatch.delenv(name, raising=False)
