@@ -17,7 +17,7 @@ from cuedeck_cli.output import console, emit_json, progress_bar, render_problem
 if TYPE_CHECKING:
     from cuedeck_cli.app import CliState
 
-GITIGNORE_LINES = (".cuedeck/.cache/", ".cuedeck/SCENE.md")
+GITIGNORE_LINES = (".cuedeck/.cache/", ".cuedeck/SCENE.md", ".cuedeck/state.json")
 
 
 def state() -> CliState:

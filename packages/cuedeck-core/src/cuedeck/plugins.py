@@ -14,7 +14,7 @@ import importlib.metadata
 import inspect
 import logging
 import os
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -31,10 +31,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-#: Core's own plugin modules, registered before any entry point.
-DEFAULT_PLUGINS: tuple[str, ...] = ("cuedeck.default_plugins",)
-
-T = TypeVar("T")
+#: Core's own plugin modules, registered before any entry point. Keep them import-light.
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "cuedeck.tokens",
+    "cuedeck.masking",
+    "cuedeck.pruning",
+    "cuedeck.scene",
+    "cuedeck.reading",
+    "cuedeck.guide",
+)
 
 
 @attrs.frozen

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from cuedeck.graph import ReferenceGraph
+    from cuedeck.masking import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult
 
 WORKSPACE_DIR = ".cuedeck"
@@ -171,6 +172,7 @@ class Workspace:
     def graph(self) -> ReferenceGraph:
         """The reference graph of the current index."""
         from cuedeck.graph import ReferenceGraph
+    from cuedeck.masking import MaskSession
 
         with self._lock:
             self._ensure_fresh()
@@ -265,6 +267,16 @@ class Workspace:
             limit=limit or self.config.search.limit,
             filters=filters or SearchFilters(),
         )
+
+    def mask_session(self) -> MaskSession:
+        """A masking session: one per output, so numbering is stable within it."""
+        from cuedeck.masking import MaskSession
+
+        return MaskSession(self)
+
+    def mask(self, text: str, *, path: str | None = None) -> str:
+        """``text`` with secrets masked by every registered masker (one-off session)."""
+        return self.mask_session().mask(text, path=path)
 
     def service(self, name: str) -> Any:
         """The service a plugin registered under ``name`` (built once per workspace)."""

@@ -1,0 +1,1 @@
+"""SCAFFOLD: filled in by the work on its issue."""
