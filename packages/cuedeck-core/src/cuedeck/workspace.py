@@ -172,7 +172,6 @@ class Workspace:
     def graph(self) -> ReferenceGraph:
         """The reference graph of the current index."""
         from cuedeck.graph import ReferenceGraph
-    from cuedeck.masking import MaskSession
 
         with self._lock:
             self._ensure_fresh()
