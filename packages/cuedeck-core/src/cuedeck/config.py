@@ -383,7 +383,8 @@ def render_default_config() -> str:
         "",
     ]
     for section, cls in SECTIONS.items():
-        out.append(f"# {(cls.__doc__ or '').strip()}")
+        summary = (cls.__doc__ or "").split(":", 1)[-1].strip().replace("``", "`")
+        out.append(f"# {summary[0].upper()}{summary[1:]}")
         out.append(f"[{section}]")
         for field in attrs.fields(cls):
             out.append(f"# {field.metadata['doc']}")
@@ -391,12 +392,12 @@ def render_default_config() -> str:
             value = default.factory() if hasattr(default, "factory") else default
             out.append(f"# {toml_key(field.name)} = {_toml_value(value)}")
         out.append("")
-    out.append("# Rate limits of MCP tools per client session (token bucket).")
-    out.append("# [rate_limits.read_context]")
-    out.append("# per_minute = 10")
-    out.append("# burst = 15")
+    out.append("# Rate limits of MCP tools, per client session: a token bucket refilled at")
+    out.append("# per_minute with room for burst calls. Tools not listed are unlimited.")
     for tool, limit in DEFAULT_RATE_LIMITS.items():
-        out.append(f"#   default {tool}: {limit.per_minute}/min, burst {limit.burst}")
+        out.append(f"# [rate_limits.{tool}]")
+        out.append(f"# per_minute = {limit.per_minute}")
+        out.append(f"# burst = {limit.burst}")
     return "\n".join(out) + "\n"
 
 

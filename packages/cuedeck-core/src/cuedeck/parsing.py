@@ -183,10 +183,12 @@ def scan_fast(lines: Sequence[str], start: int) -> Block:
 def scan_mistletoe(lines: Sequence[str], start: int) -> Block:
     """Headings and code regions as mistletoe's CommonMark parser sees them."""
     from mistletoe import block_token
+    from mistletoe.html_renderer import HtmlRenderer
 
     body = [line + "\n" for line in lines[start - 1 :]]
     offset = start - 1
-    document = block_token.Document(body)
+    with HtmlRenderer():  # the renderer context switches on CommonMark's HTML blocks
+        document = block_token.Document(body)
     headings: list[tuple[int, int, str]] = []
     code: list[tuple[int, int]] = []
     children = list(document.children or ())
@@ -232,6 +234,7 @@ SCANNERS: dict[str, Callable[[Sequence[str], int], Block]] = {
     "fast": scan_fast,
     "mistletoe": scan_mistletoe,
 }
+ENGINES: tuple[Engine, ...] = ("fast", "mistletoe")
 
 
 # --- headings ----------------------------------------------------------------------------
