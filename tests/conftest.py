@@ -56,6 +56,10 @@ def make_workspace(tmp_path: Path) -> MakeWorkspace:
 
     def build(files: dict[str, str | bytes] | None = None, *, config: str | None = None) -> Path:
         root = tmp_path / "ws"
+        suffix = 1
+        while root.exists():
+            suffix += 1
+            root = tmp_path / f"ws{suffix}"
         for sub in ("cards", "docs"):
             (root / ".cuedeck" / sub).mkdir(parents=True, exist_ok=True)
         if config is not None:

@@ -1,0 +1,163 @@
+"""One test per hook of the plugin contract, each through a real plugin object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from cuedeck import hookimpl, open_workspace
+from cuedeck.errors import MissingExtra
+from cuedeck.models import Placement, SceneItem, SearchFilters, SearchResult, SecretSpan
+from cuedeck.plugins import (
+    get_maskers,
+    get_pruners,
+    get_searchers,
+    get_token_counters,
+    get_tools,
+    make_plugin_manager,
+    source_of,
+)
+from cuedeck_cli.app import make_cli
+from tests.conftest import MakeWorkspace
+
+
+class TitleSearcher:
+    def search(
+        self, workspace: Any, query: str, *, limit: int, filters: SearchFilters
+    ) -> list[SearchResult]:
+        return [
+            SearchResult(path=d.path, title=d.title, hash=d.sha256, tokens=d.tokens, score=1.0)
+            for d in workspace.documents.values()
+            if query.lower() in d.title.lower() and filters.accepts(d.frontmatter)
+        ][:limit]
+
+
+class FirstOnly:
+    def prune(self, items: Any, budget: int, count: Any) -> list[Placement]:
+        return [
+            Placement(item, "whole" if n == 0 else "dropped", item.text if n == 0 else "", 0)
+            for n, item in enumerate(items)
+        ]
+
+
+class AcmeMasker:
+    def find_secrets(self, text: str) -> list[SecretSpan]:
+        start = text.find("acme_")
+        return [] if start < 0 else [SecretSpan(start, start + 15, "acme-key")]
+
+
+class WordCounter:
+    name = "words"
+    exact = False
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+
+def shout(workspace: Any, text: str) -> str:
+    """Upper-case a text."""
+    return text.upper()
+
+
+class Plugin:
+    @hookimpl
+    def register_searchers(self, register: Any) -> None:
+        register("title", TitleSearcher())
+
+    @hookimpl
+    def register_pruners(self, register: Any) -> None:
+        register("first-only", FirstOnly())
+
+    @hookimpl
+    def register_maskers(self, register: Any) -> None:
+        register("acme", AcmeMasker())
+
+    @hookimpl
+    def register_token_counters(self, register: Any) -> None:
+        register("words", WordCounter())
+
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        register(shout, category="text", read_only=True)
+
+    @hookimpl
+    def register_services(self, register: Any) -> None:
+        register("greeter", lambda workspace: f"hello from {workspace.root.name}")
+
+    @hookimpl
+    def register_commands(self, cli: Any) -> None:
+        @cli.command("hello")
+        def hello() -> None:
+            """Say hello."""
+            workspace = click.get_current_context().obj.workspace
+            click.echo(f"hello {len(workspace.documents)} documents")
+
+
+@pytest.fixture
+def plugins() -> Any:
+    pm = make_plugin_manager(entry_points=False)
+    pm.register(Plugin(), name="test-plugin")
+    return pm
+
+
+FILES = {
+    ".cuedeck/docs/api.md": "---\ntags: [api]\n---\n# HTTP API\nkey acme_0123456789 here\n",
+    ".cuedeck/docs/ops.md": "# Operations\n",
+}
+
+
+def test_hook_register_searchers(make_workspace: MakeWorkspace, plugins: Any) -> None:
+    workspace = open_workspace(make_workspace(FILES), plugins=plugins)
+    assert "title" in get_searchers(plugins)
+    results = workspace.search("api", mode="title")
+    assert [r.path for r in results] == [".cuedeck/docs/api.md"]
+    assert workspace.search("api", mode="title", filters=SearchFilters(tags=("ops",))) == []
+
+
+def test_hook_register_pruners(plugins: Any) -> None:
+    pruner = get_pruners(plugins)["first-only"]
+    items = [SceneItem(f"d{n}.md", None, 50, 1, "text", 1, "0" * 64) for n in range(3)]
+    modes = [p.mode for p in pruner.prune(items, 10, len)]
+    assert modes == ["whole", "dropped", "dropped"]
+    assert source_of(plugins, "register_pruners", "first-only") == "test-plugin"
+
+
+def test_hook_register_maskers(make_workspace: MakeWorkspace, plugins: Any) -> None:
+    assert "acme" in get_maskers(plugins)
+    workspace = open_workspace(make_workspace(FILES), plugins=plugins)
+    masked = workspace.mask("key acme_0123456789 here")
+    assert "acme_0123456789" not in masked
+    assert "[REDACTED:acme-key#1]" in masked
+
+
+def test_hook_register_token_counters(make_workspace: MakeWorkspace, plugins: Any) -> None:
+    assert "words" in get_token_counters(plugins)
+    root = make_workspace(FILES, config='[tokens]\ncounter = "words"\n')
+    workspace = open_workspace(root, plugins=plugins)
+    assert workspace.token_counter.name == "words"
+    assert workspace.document(".cuedeck/docs/ops.md").tokens == 2
+
+
+def test_hook_register_tools(make_workspace: MakeWorkspace, plugins: Any) -> None:
+    tool = get_tools(plugins)["shout"]
+    assert (tool.category, tool.read_only, tool.plugin) == ("text", True, "test-plugin")
+    assert tool.summary == "Upper-case a text."
+    workspace = open_workspace(make_workspace(FILES), plugins=plugins)
+    assert tool.call(workspace, {"text": "hi"}) == "HI"
+
+
+def test_hook_register_services(make_workspace: MakeWorkspace, plugins: Any) -> None:
+    workspace = open_workspace(make_workspace(FILES), plugins=plugins)
+    assert workspace.service("greeter") == f"hello from {workspace.root.name}"
+    with pytest.raises(MissingExtra):
+        workspace.service("nothing-registers-this")
+
+
+def test_hook_register_commands(make_workspace: MakeWorkspace, plugins: Any) -> None:
+    root = make_workspace(FILES)
+    result = CliRunner().invoke(make_cli(plugins), ["-C", str(root), "hello"])
+    assert result.exit_code == 0, result.output
+    assert result.output == "hello 2 documents\n"

@@ -1,0 +1,215 @@
+"""The SQLite index: incremental refresh, invalidation, rebuilds and concurrent writers."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from cuedeck import open_workspace
+from cuedeck.errors import LockError
+from cuedeck.files import locked
+from cuedeck.index import CACHE_DIR, INDEX_FILE
+from tests.conftest import MakeWorkspace
+
+FILES = {
+    ".cuedeck/cards/abc123.md": "---\nid: abc123\ntitle: Card\n---\n# Card\nSee @doc/api#Login\n",
+    ".cuedeck/docs/api.md": "# API\n## Login\nPOST /login\n",
+    "README.md": "# Project\n",
+    "docs/guide.md": "# Guide\n## Install\n",
+}
+
+
+def bump_mtime(path: Path) -> None:
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+
+
+def test_cold_then_warm_restart_reuses_everything(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(FILES)
+    cold = open_workspace(root).refresh()
+    assert (cold.seen, cold.parsed, cold.reused, cold.removed) == (4, 4, 0, 0)
+    assert (root / CACHE_DIR / INDEX_FILE).is_file()
+    warm_workspace = open_workspace(root)
+    warm = warm_workspace.refresh()
+    assert (warm.seen, warm.parsed, warm.reused) == (4, 0, 4)
+    assert warm_workspace.document(".cuedeck/docs/api.md").headings[1].text == "Login"
+    assert sorted(warm_workspace.documents) == sorted(FILES)
+
+
+def test_touched_file_with_same_content_is_not_parsed(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(FILES)
+    workspace = open_workspace(root)
+    workspace.refresh()
+    bump_mtime(root / "README.md")
+    stats = workspace.refresh()
+    assert (stats.parsed, stats.reused) == (0, 4)
+    again = open_workspace(root).refresh()  # the new mtime was stored
+    assert again.parsed == 0
+
+
+def test_changed_added_and_deleted_files(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(FILES)
+    workspace = open_workspace(root)
+    workspace.refresh()
+    (root / "docs/guide.md").write_text("# Guide\n## Install\n## Upgrade\n", encoding="utf-8")
+    bump_mtime(root / "docs/guide.md")
+    (root / "docs/new.md").write_text("# New\n", encoding="utf-8")
+    (root / "README.md").unlink()
+    stats = workspace.refresh()
+    assert (stats.seen, stats.parsed, stats.removed) == (4, 2, 1)
+    assert [h.text for h in workspace.document("docs/guide.md").headings][-1] == "Upgrade"
+    assert "README.md" not in workspace.documents
+    restarted = open_workspace(root)
+    assert restarted.refresh().parsed == 0
+    assert sorted(restarted.documents) == sorted(
+        [".cuedeck/cards/abc123.md", ".cuedeck/docs/api.md", "docs/guide.md", "docs/new.md"]
+    )
+
+
+def test_corrupt_cache_is_rebuilt_with_a_warning(
+    make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = make_workspace(FILES)
+    open_workspace(root).refresh()
+    database = root / CACHE_DIR / INDEX_FILE
+    for suffix in ("-wal", "-shm"):
+        Path(str(database) + suffix).unlink(missing_ok=True)
+    database.write_bytes(b"this is not a database" * 100)
+    with caplog.at_level(logging.WARNING, logger="cuedeck"):
+        stats = open_workspace(root).refresh()
+    assert stats.rebuilt
+    assert stats.parsed == 4
+    assert any("rebuilding" in record.getMessage() for record in caplog.records)
+    assert open_workspace(root).refresh().parsed == 0
+
+
+def test_old_schema_version_is_rebuilt(
+    make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = make_workspace(FILES)
+    open_workspace(root).refresh()
+    with sqlite3.connect(root / CACHE_DIR / INDEX_FILE) as connection:
+        connection.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
+    with caplog.at_level(logging.WARNING, logger="cuedeck"):
+        stats = open_workspace(root).refresh()
+    assert stats.rebuilt and stats.parsed == 4
+    assert "rebuilding" in caplog.text
+
+
+def test_rebuild_flag_parses_everything(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(FILES)
+    workspace = open_workspace(root)
+    workspace.refresh()
+    stats = workspace.refresh(rebuild=True)
+    assert stats.rebuilt and stats.parsed == 4
+
+
+def test_gitignore_include_and_exclude(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            ".gitignore": "build/\nsecret-*.md\n",
+            ".cuedeck/docs/secret-plan.md": "# Cards and docs are always indexed\n",
+            "build/out.md": "# ignored by .gitignore\n",
+            "secret-notes.md": "# ignored by pattern\n",
+            "sub/.gitignore": "local.md\n",
+            "sub/local.md": "# ignored by nested .gitignore\n",
+            "sub/kept.md": "# kept\n",
+            "node_modules/pkg/README.md": "# excluded by default\n",
+            "vendor/lib.md": "# excluded by config\n",
+            "notes.txt": "not markdown",
+        },
+        config='[index]\nexclude = ["node_modules/", "vendor/"]\n',
+    )
+    assert sorted(open_workspace(root).documents) == [
+        ".cuedeck/docs/secret-plan.md",
+        "sub/kept.md",
+    ]
+    only_docs = make_workspace(
+        {"docs/a.md": "# A\n", "other/b.md": "# B\n"},
+        config='[index]\ninclude = ["docs/**/*.md"]\n',
+    )
+    assert sorted(open_workspace(only_docs).documents) == ["docs/a.md"]
+
+
+def test_gitignore_can_be_switched_off(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {".gitignore": "generated/\n", "generated/out.md": "# B\n"},
+        config="[index]\ngitignore = false\n",
+    )
+    assert list(open_workspace(root).documents) == ["generated/out.md"]
+
+
+def test_own_output_and_cache_are_never_indexed(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({".cuedeck/SCENE.md": "# Scene\n", ".cuedeck/.cache/x.md": "# x\n"})
+    assert list(open_workspace(root).documents) == []
+
+
+_REFRESHER = textwrap.dedent(
+    """
+    import sys
+    from cuedeck import open_workspace
+    for _ in range(int(sys.argv[2])):
+        open_workspace(sys.argv[1]).refresh()
+    """
+)
+
+
+@pytest.mark.slow
+def test_two_processes_refreshing_at_once_do_not_corrupt_the_cache(
+    make_workspace: MakeWorkspace,
+) -> None:
+    files = {f"docs/page{n:03d}.md": f"# Page {n}\n\n## Part\n\n@doc/x{n}\n" for n in range(150)}
+    root = make_workspace(files)
+    workers = [
+        subprocess.Popen([sys.executable, "-c", _REFRESHER, str(root), "15"]) for _ in range(2)
+    ]
+    # Keep changing files while both refresh.
+    for round_ in range(20):
+        for n in range(0, 150, 7):
+            page = root / f"docs/page{n:03d}.md"
+            page.write_text(f"# Page {n} v{round_}\n\n## Part\n", encoding="utf-8")
+        time.sleep(0.02)
+    assert [worker.wait(timeout=120) for worker in workers] == [0, 0]
+    database = root / CACHE_DIR / INDEX_FILE
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    workspace = open_workspace(root)
+    workspace.refresh()
+    for path, document in workspace.documents.items():  # the cache matches the files
+        data = (root / path).read_bytes()
+        assert document.sha256 == hashlib.sha256(data).hexdigest()
+        assert document.headings[0].text == data.decode().splitlines()[0].removeprefix("# ")
+
+
+def test_lock_timeout_names_the_holder(tmp_path: Path) -> None:
+    lock = tmp_path / "index.lock"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom pathlib import Path\nfrom cuedeck.files import locked\n"
+            "with locked(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(30)\n",
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockError) as caught, locked(lock, timeout=0.2):
+            pass
+        assert caught.value.code == 1007
+        assert caught.value.data["holder_pid"] == holder.pid
+    finally:
+        holder.kill()
+        holder.communicate()
