@@ -1,6 +1,69 @@
 """The CueDeck plugin of cuedeck-search (entry point ``cuedeck = search``).
 
-Kept import-light: ``cue --help`` loads every plugin module.
+Registers the ``keyword``, ``semantic`` and ``hybrid`` searchers, the per-workspace
+``search`` service (the engine), the ``read_context`` tool and ``cue search``. Kept
+import-light: ``cue --help`` loads every plugin module, so numpy, scipy, onnxruntime and
+pydantic are imported inside the hooks and commands.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cuedeck.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from cuedeck.hookspecs import RegisterNamed, RegisterTool
+    from cuedeck.models import SearchFilters, SearchResult
+    from cuedeck.workspace import Workspace
+
+
+class ModeSearcher:
+    """A :class:`~cuedeck.hookspecs.Searcher` running one mode of the workspace's engine."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    def __repr__(self) -> str:
+        return f"ModeSearcher({self.mode!r})"
+
+    def search(
+        self, workspace: Workspace, query: str, *, limit: int, filters: SearchFilters
+    ) -> list[SearchResult]:
+        """Up to ``limit`` files for ``query``, best first."""
+        engine = workspace.service("search")
+        results: list[SearchResult] = engine.search(
+            query, mode=self.mode, limit=limit, filters=filters
+        )
+        return results
+
+
+def _engine(workspace: Workspace) -> Any:
+    from cuedeck_search.engine import SearchEngine
+
+    return SearchEngine(workspace)
+
+
+@hookimpl
+def register_searchers(register: RegisterNamed) -> None:
+    for mode in ("keyword", "semantic", "hybrid"):
+        register(mode, ModeSearcher(mode))
+
+
+@hookimpl
+def register_services(register: RegisterNamed) -> None:
+    register("search", _engine)
+
+
+@hookimpl
+def register_tools(register: RegisterTool) -> None:
+    from cuedeck_search.tool import read_context
+
+    register(read_context, category="search", read_only=True, idempotent=True)
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    from cuedeck_search.command import search
+
+    cli.add_command(search)

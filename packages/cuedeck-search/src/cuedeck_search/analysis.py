@@ -1,0 +1,163 @@
+"""Text into index terms: words and identifier parts, lower-cased, stop words out, stemmed.
+
+An identifier such as ``HTTPException`` or ``jsonable_encoder`` gives the whole
+identifier as one term (so an exact identifier query matches it precisely) and its parts
+(``http``, ``exception``) so that plain-word queries find it too. Words are reduced by
+the Porter (1980) stemmer, written out below, so ``parameters`` finds ``parameter``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_WORD = re.compile(r"[^\W_](?:[\w.\-]*[^\W_])?")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+
+STOP_WORDS = frozenset(
+    [
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from",
+        "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not",
+        "of", "on", "or", "our", "so", "such", "that", "the", "their", "then", "there", "these",
+        "they", "this", "to", "was", "we", "what", "when", "where", "which", "while", "who", "why",
+        "will", "with", "you", "your",
+    ]
+)  # fmt: skip
+
+
+def terms(text: str) -> list[str]:
+    """Index terms of ``text``, in order (repeats kept: they are term frequencies)."""
+    out: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        lowered = word.lower()
+        if lowered in STOP_WORDS:
+            continue
+        if word.isalpha() and (word.islower() or word[1:].islower()):
+            out.append(stem(lowered))
+            continue
+        parts = [p.lower() for p in _PART.findall(word)]
+        if len(parts) > 1:
+            out.append(lowered)
+            out.extend(stem(p) for p in parts if len(p) > 1 and p not in STOP_WORDS)
+        elif parts:
+            out.append(stem(parts[0]))
+    return out
+
+
+# --- Porter stemmer ----------------------------------------------------------------------
+
+_VOWELS = frozenset("aeiou")
+
+
+def _is_consonant(word: str, i: int) -> bool:
+    char = word[i]
+    if char in _VOWELS:
+        return False
+    if char == "y":
+        return i == 0 or not _is_consonant(word, i - 1)
+    return True
+
+
+def _measure(stem_: str) -> int:
+    """Porter's m: the number of vowel-consonant sequences in ``stem_``."""
+    m = 0
+    previous_vowel = False
+    for i in range(len(stem_)):
+        consonant = _is_consonant(stem_, i)
+        if consonant and previous_vowel:
+            m += 1
+        previous_vowel = not consonant
+    return m
+
+
+def _has_vowel(stem_: str) -> bool:
+    return any(not _is_consonant(stem_, i) for i in range(len(stem_)))
+
+
+def _double_consonant(word: str) -> bool:
+    return len(word) >= 2 and word[-1] == word[-2] and _is_consonant(word, len(word) - 1)
+
+
+def _cvc(word: str) -> bool:
+    if len(word) < 3:
+        return False
+    return (
+        _is_consonant(word, len(word) - 3)
+        and not _is_consonant(word, len(word) - 2)
+        and _is_consonant(word, len(word) - 1)
+        and word[-1] not in "wxy"
+    )
+
+
+def _replace(word: str, rules: tuple[tuple[str, str], ...], minimum: int) -> str:
+    for suffix, replacement in rules:
+        if word.endswith(suffix):
+            base = word[: len(word) - len(suffix)]
+            return base + replacement if _measure(base) > minimum else word
+    return word
+
+
+_STEP2 = (
+    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"),
+    ("izer", "ize"), ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"),
+    ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"), ("ator", "ate"),
+    ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"),
+    ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"), ("logi", "log"),
+)  # fmt: skip
+_STEP3 = (
+    ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"),
+    ("ful", ""), ("ness", ""),
+)  # fmt: skip
+_STEP4 = (
+    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent",
+    "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize",
+)  # fmt: skip
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Porter stem of lower-case ``word`` (words of two letters or less unchanged)."""
+    if len(word) <= 2 or not word.isalpha():
+        return word
+    # Step 1a: plurals.
+    if word.endswith("sses") or word.endswith("ies"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    # Step 1b: -eed, -ed, -ing.
+    if word.endswith("eed"):
+        if _measure(word[:-3]) > 0:
+            word = word[:-1]
+    else:
+        for suffix in ("ed", "ing"):
+            if word.endswith(suffix) and _has_vowel(word[: -len(suffix)]):
+                word = word[: -len(suffix)]
+                if word.endswith(("at", "bl", "iz")):
+                    word += "e"
+                elif _double_consonant(word) and word[-1] not in "lsz":
+                    word = word[:-1]
+                elif _measure(word) == 1 and _cvc(word):
+                    word += "e"
+                break
+    # Step 1c: y -> i after a vowel in the stem.
+    if word.endswith("y") and _has_vowel(word[:-1]):
+        word = word[:-1] + "i"
+    word = _replace(word, _STEP2, 0)
+    word = _replace(word, _STEP3, 0)
+    # Step 4: drop a suffix when the rest is long enough (m > 1).
+    for suffix in _STEP4:
+        if word.endswith(suffix):
+            base = word[: -len(suffix)]
+            if _measure(base) > 1 and (suffix != "ion" or base.endswith(("s", "t"))):
+                word = base
+            break
+    # Step 5: final e and ll.
+    if word.endswith("e"):
+        base = word[:-1]
+        m = _measure(base)
+        if m > 1 or (m == 1 and not _cvc(base)):
+            word = base
+    if _measure(word) > 1 and _double_consonant(word) and word.endswith("l"):
+        word = word[:-1]
+    return word

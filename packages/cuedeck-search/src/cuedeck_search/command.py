@@ -1,0 +1,90 @@
+"""``cue search``: the same search as the Python API and ``read_context``, for people."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from cuedeck.models import SearchResult
+
+
+@click.command()
+@click.argument("query")
+@click.option(
+    "--mode",
+    type=click.Choice(["keyword", "semantic", "hybrid"]),
+    default=None,
+    help="Search algorithm (default: [search] mode, hybrid).",
+)
+@click.option("--limit", "-n", type=click.IntRange(1, 50), default=None, help="Results wanted.")
+@click.option("--tag", "tags", multiple=True, help="Only files tagged T (repeat: any of them).")
+@click.option("--priority", default=None, help="Only files of this priority (any case).")
+@click.option("--assignee", default=None, help="Only files assigned to A (any case).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def search(
+    query: str,
+    mode: str | None,
+    limit: int | None,
+    tags: tuple[str, ...],
+    priority: str | None,
+    assignee: str | None,
+    as_json: bool,
+) -> None:
+    """Search docs, cards and markdown files: best files first, with the matching sections.
+
+    Hybrid (the default) fuses keyword ranking (BM25, stemmed, headings and file names
+    weighted) with semantic similarity (all-MiniLM-L6-v2, run locally). The first
+    semantic search embeds every section once; later ones reuse the cache.
+    """
+    from cuedeck.models import SearchFilters
+
+    workspace = click.get_current_context().obj.workspace
+    filters = SearchFilters(tags=tags, priority=priority, assignee=assignee)
+    chosen = mode or workspace.config.search.mode
+    results = workspace.search(query, mode=chosen, limit=limit, filters=filters)
+    if as_json:
+        from cuedeck_cli.output import emit_json
+
+        emit_json({"query": query, "mode": chosen, "results": [_json(r) for r in results]})
+        return
+    _print(query, chosen, results)
+
+
+def _json(result: SearchResult) -> dict[str, Any]:
+    return {
+        "path": result.path,
+        "title": result.title,
+        "hash": result.hash,
+        "tokens": result.tokens,
+        "anchors": list(result.anchors),
+        "line": result.line,
+        "score": result.score,
+        "keyword_score": result.keyword_score,
+        "semantic_score": result.semantic_score,
+        "snippet": result.snippet,
+    }
+
+
+def _print(query: str, mode: str, results: list[SearchResult]) -> None:
+    from cuedeck_cli.output import console
+    from rich.markup import escape
+
+    out = console()
+    if not results:
+        out.print(f"no results for {escape(query)!r} ({mode})")
+        return
+    for rank, result in enumerate(results, start=1):
+        where = f"{result.path}:{result.line}" if result.line else result.path
+        anchor = f"  [cyan]§ {escape(result.anchors[0])}[/]" if result.anchors else ""
+        parts = []
+        if result.keyword_score is not None and result.semantic_score is not None:
+            parts.append(f"kw {result.keyword_score:.3f} + sem {result.semantic_score:.3f}")
+        detail = f" [dim]({', '.join(parts)})[/]" if parts else ""
+        out.print(
+            f"[bold]{rank:>2}.[/] [green]{escape(where)}[/]{anchor}  "
+            f"[yellow]{result.score:.3f}[/]{detail}"
+        )
+        if result.snippet:
+            out.print(f"    [dim]{escape(result.snippet)}[/]")

@@ -1,0 +1,416 @@
+"""The search engine of one workspace: sections, keyword index, vectors, fusion.
+
+:class:`SearchEngine` is the workspace service ``search`` (one per workspace). Before a
+query it brings itself in step with the index: documents whose sha256 changed are split
+and tokenised again, and only sections whose text changed are embedded again. Scores
+are computed per section and aggregated per file: a file scores as its best section,
+and its result lists its best sections (anchors) first.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+import numpy as np
+from cuedeck.errors import InvalidInput
+from cuedeck.models import SearchFilters, SearchResult
+from cuedeck.parsing import split_lines
+
+from cuedeck_search.analysis import terms
+from cuedeck_search.keyword import KeywordIndex
+from cuedeck_search.sections import Section, split_sections
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cuedeck.models import Document
+    from cuedeck.workspace import Workspace
+    from numpy.typing import NDArray
+
+    from cuedeck_search.embedding import Embedder, EmbeddingCache
+
+Mode = Literal["keyword", "semantic", "hybrid"]
+MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
+MAX_ANCHORS = 3
+SNIPPET_CHARS = 160
+
+_EMBEDDERS: dict[str, Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def shared_embedder(workspace: Workspace) -> Embedder:
+    """The process-wide embedder (loading the model costs a third of a second)."""
+    from cuedeck_search.embedding import load_embedder, model_file
+
+    path = str(model_file()[0])
+    with _EMBEDDERS_LOCK:
+        embedder = _EMBEDDERS.get(path)
+        if embedder is None:
+            embedder = load_embedder(workspace.index.connect)
+            _EMBEDDERS[path] = embedder
+        return embedder
+
+
+@attrs.frozen
+class _Scored:
+    """Per-file scores of one side (keyword or semantic) and the per-section ones."""
+
+    sections: NDArray[np.float32]
+    files: NDArray[np.float32]
+
+
+@attrs.define
+class EngineStats:
+    """Counters of what the engine did (tests and benchmarks read them)."""
+
+    documents_split: int = 0
+    chunks_embedded: int = 0
+    chunks_loaded: int = 0
+    tokens_embedded: int = 0
+
+
+class SearchEngine:
+    """Keyword, semantic and hybrid search over the sections of one workspace."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.keyword = KeywordIndex()
+        self.stats = EngineStats()
+        self._lock = threading.RLock()
+        self._generation: int | None = None
+        self._split: dict[tuple[str, str], list[Section]] = {}
+        self.documents: list[Document] = []
+        self.sections: list[Section] = []
+        self._starts: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._ends: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._vectors: dict[str, NDArray[np.float32]] = {}
+        self._matrix: NDArray[np.float32] | None = None
+        self._queries: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
+        self._embedder: Embedder | None = None
+        self._cache: EmbeddingCache | None = None
+
+    # -- keeping in step -------------------------------------------------------------------
+
+    def sync(self) -> None:
+        """Follow the index: re-split and re-tokenise only documents that changed."""
+        with self._lock:
+            if self._generation is None:
+                documents = self.workspace.documents  # the first access refreshes the index
+            elif self.workspace.index.generation != self._generation:
+                documents = self.workspace.index.documents
+            else:
+                return
+            self._generation = self.workspace.index.generation
+            split: dict[tuple[str, str], list[Section]] = {}
+            ordered: list[Document] = []
+            starts: list[int] = []
+            total = 0
+            for path, document in documents.items():
+                key = (path, document.sha256)
+                sections = self._split.get(key)
+                if sections is None:
+                    sections = self._split_document(document)
+                    self.stats.documents_split += 1
+                split[key] = sections
+                ordered.append(document)
+                starts.append(total)
+                total += len(sections)
+            self._split = split
+            self.documents = ordered
+            self.sections = [s for sections in split.values() for s in sections]
+            self._starts = np.asarray(starts, dtype=np.int64)
+            self._ends = np.append(self._starts[1:], total).astype(np.int64)
+            self.keyword.update((p, sha, s) for (p, sha), s in split.items())
+            self._matrix = None
+
+    def _split_document(self, document: Document) -> list[Section]:
+        try:
+            text = self.workspace.read_text(document.path)
+        except Exception:  # vanished since the refresh: it drops out at the next one
+            text = ""
+        return split_sections(document, split_lines(text))
+
+    # -- semantic side ---------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        """The MiniLM embedder (the model's sha256 is checked on first use)."""
+        if self._embedder is None:
+            self._embedder = shared_embedder(self.workspace)
+        return self._embedder
+
+    @property
+    def cache(self) -> EmbeddingCache:
+        """The embedding cache in the workspace's SQLite file."""
+        if self._cache is None:
+            from cuedeck_search.embedding import EmbeddingCache
+
+            self._cache = EmbeddingCache(self.workspace.index.connect, self.embedder.model_id)
+        return self._cache
+
+    def ensure_vectors(self) -> NDArray[np.float32]:
+        """The section-by-dimension matrix, embedding only sections never seen before.
+
+        Vectors are committed in batches, so an interrupt (Ctrl-C) loses at most one
+        batch; the next search carries on from there.
+        """
+        with self._lock:
+            self.sync()
+            if self._matrix is not None:
+                return self._matrix
+            wanted = {s.hash: s for s in self.sections}
+            missing = [h for h in wanted if h not in self._vectors]
+            if missing:
+                found = self.cache.load(missing)
+                self.stats.chunks_loaded += len(found)
+                self._vectors.update(found)
+                missing = [h for h in missing if h not in found]
+            if missing:
+                self._embed([wanted[h] for h in missing])
+                from cuedeck_search.embedding import EmbeddingCache
+
+                cap = self.workspace.config.search.embedding_cache_mb
+                if cap > 0 and self.cache.count() * EmbeddingCache.ROW_BYTES > cap * 2**20:
+                    self.cache.enforce_cap(cap, keep=set(wanted))
+            # Forget vectors of sections that are gone, so memory follows the workspace.
+            self._vectors = {h: self._vectors[h] for h in wanted}
+            from cuedeck_search.embedding import DIMENSIONS
+
+            if self.sections:
+                matrix = np.stack([self._vectors[s.hash] for s in self.sections])
+            else:
+                matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
+            self._matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+            return self._matrix
+
+    def _embed(self, sections: Sequence[Section]) -> None:
+        from cuedeck_search.embedding import BATCH_SIZE, progress_display
+
+        embedder = self.embedder
+        encoded = embedder.encode([s.embedding_text for s in sections])
+        # Similar lengths in one batch: padding costs as much as text.
+        order = sorted(range(len(sections)), key=lambda i: len(encoded[i]))
+        progress = progress_display(len(sections))
+        task = None
+        if progress is not None:
+            progress.start()
+            task = progress.add_task("Embedding sections", total=len(sections))
+        try:
+            for start in range(0, len(order), BATCH_SIZE):
+                batch = order[start : start + BATCH_SIZE]
+                vectors = embedder.embed_ids([encoded[i] for i in batch])
+                items = [(sections[i].hash, vectors[row]) for row, i in enumerate(batch)]
+                self.cache.store(items)
+                self._vectors.update(items)
+                self.stats.chunks_embedded += len(batch)
+                self.stats.tokens_embedded += sum(len(encoded[i]) for i in batch)
+                if progress is not None:
+                    progress.update(task, advance=len(batch))
+        finally:
+            if progress is not None:
+                progress.stop()
+
+    def query_vector(self, query: str) -> NDArray[np.float32]:
+        """The unit vector of ``query`` (the last 64 queries are remembered)."""
+        vector = self._queries.get(query)
+        if vector is None:
+            vector = self.embedder.embed([query])[0]
+            self._queries[query] = vector
+            if len(self._queries) > 64:
+                self._queries.popitem(last=False)
+        else:
+            self._queries.move_to_end(query)
+        return vector
+
+    # -- scoring ---------------------------------------------------------------------------
+
+    def _files(self, section_scores: NDArray[np.float32]) -> NDArray[np.float32]:
+        if not len(section_scores):
+            return np.zeros(len(self.documents), dtype=np.float32)
+        return np.maximum.reduceat(section_scores, self._starts).astype(np.float32)
+
+    def keyword_scores(self, query: str) -> _Scored:
+        """BM25F per section and the best per file."""
+        self.sync()
+        sections = self.keyword.scores(query)
+        return _Scored(sections, self._files(sections))
+
+    def semantic_scores(self, query: str) -> _Scored:
+        """Cosine similarity per section and the best per file."""
+        matrix = self.ensure_vectors()
+        sections = matrix @ self.query_vector(query) if len(matrix) else np.zeros(0, np.float32)
+        return _Scored(np.asarray(sections, dtype=np.float32), self._files(sections))
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str = "hybrid",
+        limit: int = 5,
+        filters: SearchFilters | None = None,
+    ) -> list[SearchResult]:
+        """Up to ``limit`` files, best first, for ``query`` by ``mode``."""
+        if mode not in MODES:
+            raise InvalidInput(f"unknown search mode {mode!r}", field="mode")
+        if limit < 1:
+            raise InvalidInput("limit must be at least 1", field="limit")
+        with self._lock:
+            self.sync()
+            if not self.documents:
+                return []
+            allowed = self._allowed(filters or SearchFilters())
+            if mode == "keyword":
+                keyword = self.keyword_scores(query)
+                return self._results(
+                    query, keyword.files, keyword.sections, allowed, limit,
+                    keyword_part=keyword.files,
+                )  # fmt: skip
+            semantic = self.semantic_scores(query)
+            if mode == "semantic":
+                return self._results(
+                    query, semantic.files, semantic.sections, allowed, limit,
+                    semantic_part=semantic.files,
+                )  # fmt: skip
+            keyword = self.keyword_scores(query)
+            return self._hybrid(query, keyword, semantic, allowed, limit)
+
+    def _allowed(self, filters: SearchFilters) -> NDArray[np.bool_]:
+        if filters == SearchFilters():
+            return np.ones(len(self.documents), dtype=bool)
+        return np.fromiter(
+            (filters.accepts(d.frontmatter) for d in self.documents),
+            dtype=bool,
+            count=len(self.documents),
+        )
+
+    def _hybrid(
+        self,
+        query: str,
+        keyword: _Scored,
+        semantic: _Scored,
+        allowed: NDArray[np.bool_],
+        limit: int,
+    ) -> list[SearchResult]:
+        settings = self.workspace.config.search
+        kw_files = np.where(allowed, keyword.files, 0.0)
+        sem_files = np.where(allowed, semantic.files, -1.0)
+        kw_top = float(kw_files.max()) if len(kw_files) else 0.0
+        sem_low = float(sem_files[allowed].min()) if allowed.any() else 0.0
+        sem_top = float(sem_files.max()) if len(sem_files) else 0.0
+        kw_norm = kw_files / kw_top if kw_top > 0 else np.zeros_like(kw_files)
+        span = sem_top - sem_low
+        sem_norm = np.clip((sem_files - sem_low) / span, 0, 1) if span > 0 else kw_norm * 0
+        if settings.fusion == "weighted":
+            kw_part = settings.keyword_weight * kw_norm
+            sem_part = settings.semantic_weight * sem_norm
+        else:
+            k = float(settings.rrf_k)
+            kw_part = _reciprocal_ranks(kw_files, allowed & (kw_files > 0), k)
+            sem_part = _reciprocal_ranks(sem_files, allowed, k)
+        fused = (kw_part + sem_part).astype(np.float32)
+        # Anchors: sections ranked by the same blend of their normalised scores.
+        kw_sections = keyword.sections / kw_top if kw_top > 0 else keyword.sections * 0
+        sem_sections = np.clip((semantic.sections - sem_low) / span, 0, 1) if span > 0 else 0
+        section_blend = (
+            settings.keyword_weight * kw_sections + settings.semantic_weight * sem_sections
+        ).astype(np.float32)
+        return self._results(
+            query,
+            fused,
+            section_blend,
+            allowed,
+            limit,
+            keyword_part=kw_part.astype(np.float32),
+            semantic_part=sem_part.astype(np.float32),
+        )
+
+    # -- results ---------------------------------------------------------------------------
+
+    def _results(
+        self,
+        query: str,
+        file_scores: NDArray[np.float32],
+        section_scores: NDArray[np.float32],
+        allowed: NDArray[np.bool_],
+        limit: int,
+        *,
+        keyword_part: NDArray[np.float32] | None = None,
+        semantic_part: NDArray[np.float32] | None = None,
+    ) -> list[SearchResult]:
+        candidates = np.flatnonzero(allowed & (file_scores > 0))
+        if not len(candidates):
+            return []
+        if len(candidates) > limit:
+            top = np.argpartition(-file_scores[candidates], limit - 1)[:limit]
+            candidates = candidates[top]
+        # Ties broken by path, so results are stable between runs.
+        ranked = sorted(
+            candidates.tolist(), key=lambda d: (-file_scores[d], self.documents[d].path)
+        )
+        session = self.workspace.mask_session()
+        query_terms = set(terms(query))
+        results: list[SearchResult] = []
+        for doc_index in ranked:
+            document = self.documents[doc_index]
+            first = int(self._starts[doc_index])
+            last = int(self._ends[doc_index])
+            local = section_scores[first:last]
+            order = np.argsort(-local, kind="stable")
+            best_sections = [self.sections[first + int(i)] for i in order]
+            anchors: list[str] = []
+            for position, section in zip(order.tolist(), best_sections, strict=True):
+                if len(anchors) == MAX_ANCHORS or local[position] <= 0:
+                    break
+                if section.anchor and section.anchor not in anchors:
+                    anchors.append(section.anchor)
+            best = best_sections[0]
+            results.append(
+                SearchResult(
+                    path=document.path,
+                    title=session.mask(document.title, path=document.path),
+                    hash=document.sha256,
+                    tokens=document.tokens,
+                    score=round(float(file_scores[doc_index]), 6),
+                    anchors=tuple(session.mask(a, path=document.path) for a in anchors),
+                    line=best.line,
+                    snippet=session.mask(_snippet(best, query_terms), path=document.path),
+                    keyword_score=_part(keyword_part, doc_index),
+                    semantic_score=_part(semantic_part, doc_index),
+                )
+            )
+        return results
+
+
+def _part(values: NDArray[np.float32] | None, index: int) -> float | None:
+    return None if values is None else round(float(values[index]), 6)
+
+
+def _reciprocal_ranks(
+    scores: NDArray[np.float32], eligible: NDArray[np.bool_], k: float
+) -> NDArray[np.float64]:
+    """``1 / (k + rank)`` for eligible entries (rank 1 = best), 0 elsewhere."""
+    result = np.zeros(len(scores), dtype=np.float64)
+    indexes = np.flatnonzero(eligible)
+    if len(indexes):
+        order = indexes[np.argsort(-scores[indexes], kind="stable")]
+        result[order] = 1.0 / (k + np.arange(1, len(order) + 1))
+    return result
+
+
+_CLEAN = re.compile(r"`+|\*\*|^\s*(?:#+|>|[-*+]|\d+[.)])\s+|\{\s*#[^}]*\}|<[^>]+>")
+
+
+def _snippet(section: Section, query_terms: set[str]) -> str:
+    """The prose line of ``section`` sharing most terms with the query, shortened."""
+    lines = [line for line in section.prose.splitlines() if line.strip()]
+    if not lines:
+        return section.context[:SNIPPET_CHARS]
+    best = max(lines, key=lambda line: len(query_terms.intersection(terms(line))))
+    text = " ".join(_CLEAN.sub("", best).split())
+    if len(text) > SNIPPET_CHARS:
+        text = text[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return text

@@ -1,0 +1,150 @@
+"""Sections: the unit of search.
+
+A document splits into the text before its first heading (the preamble) and one section
+per heading, from the heading line to the line before the next heading of any level, so
+sections never overlap. Each section keeps its heading path (``Title > Part > Heading``)
+as context: the keyword index weights it, and it leads the text the model embeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cuedeck.models import Document
+
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+#: mkdocs-style include of a source file (``{* ../src/app.py hl[3] *}``): no prose in it.
+_INCLUDE = re.compile(r"^\s*\{\*.*\*\}\s*$")
+_ATTR_LIST = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
+_MARKUP = re.compile(r"<[^>]+>")
+
+
+@attrs.frozen
+class Section:
+    """One searchable slice of a document.
+
+    ``text`` is the raw section (heading line included) for keywords and snippets;
+    ``prose`` drops code blocks and includes, for the embedding model. ``hash`` is the
+    sha256 of what the model embeds, so an unchanged section is never embedded twice.
+    """
+
+    path: str
+    anchor: str | None
+    heading_path: tuple[str, ...]
+    line: int
+    end_line: int
+    text: str
+    prose: str
+    hash: str
+
+    @property
+    def context(self) -> str:
+        """The heading path joined with ``>``."""
+        return " > ".join(self.heading_path)
+
+    @property
+    def embedding_text(self) -> str:
+        """What the model sees: the heading path, then the prose."""
+        return embedding_text(self.heading_path, self.prose)
+
+
+def embedding_text(heading_path: Sequence[str], prose: str) -> str:
+    """The heading path on the first line, then the prose."""
+    context = " > ".join(heading_path)
+    return f"{context}\n{prose}".strip()
+
+
+def _prose(lines: Sequence[str]) -> str:
+    kept: list[str] = []
+    fence: str | None = None
+    for line in lines:
+        match = _FENCE.match(line)
+        if fence is not None:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+            continue
+        if match:
+            fence = match.group(1)
+            continue
+        if _INCLUDE.match(line):
+            continue
+        stripped = line.strip()
+        if stripped.startswith("///"):
+            continue  # admonition markers of mkdocs (/// tip ... ///)
+        if stripped:
+            kept.append(_MARKUP.sub("", _ATTR_LIST.sub("", stripped)))
+    return "\n".join(kept)
+
+
+def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
+    """The sections of ``document``, whose text is ``lines`` (1-based ranges index into it).
+
+    Frontmatter is left out. A document without headings is one section; so is its
+    preamble when it has text.
+    """
+    body = document.body_line
+    total = len(lines)
+    title = document.title.strip()
+    spans: list[tuple[int, int, int | None]] = []  # (first, last, heading index)
+    headings = document.headings
+    first_heading = headings[0].line if headings else total + 1
+    if first_heading > body and any(line.strip() for line in lines[body - 1 : first_heading - 1]):
+        spans.append((body, first_heading - 1, None))
+    for index, heading in enumerate(headings):
+        last = headings[index + 1].line - 1 if index + 1 < len(headings) else total
+        spans.append((heading.line, max(heading.line, last), index))
+
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []  # (level, text) of the enclosing headings
+    for first, last, position in spans:
+        chunk = lines[first - 1 : last]
+        if position is None:
+            anchor = None
+            heading_path: tuple[str, ...] = (title,) if title else ()
+            prose = _prose(chunk)
+        else:
+            heading = headings[position]
+            while stack and stack[-1][0] >= heading.level:
+                stack.pop()
+            stack.append((heading.level, heading.text))
+            anchor = heading.text
+            heading_path = tuple(text for _, text in stack if text)
+            if title and (not heading_path or heading_path[0] != title) and heading.level > 1:
+                heading_path = (title, *heading_path)
+            prose = _prose(chunk[1:])  # the heading is in the path already
+        text = "\n".join(chunk)
+        digest = hashlib.sha256(embedding_text(heading_path, prose).encode()).hexdigest()
+        sections.append(
+            Section(
+                path=document.path,
+                anchor=anchor,
+                heading_path=heading_path,
+                line=first,
+                end_line=last,
+                text=text,
+                prose=prose,
+                hash=digest,
+            )
+        )
+    if not sections:
+        # An empty file or one holding only frontmatter: still findable by name.
+        sections.append(
+            Section(
+                path=document.path,
+                anchor=None,
+                heading_path=(title,) if title else (),
+                line=body,
+                end_line=max(body, total),
+                text="",
+                prose="",
+                hash=hashlib.sha256(title.encode()).hexdigest(),
+            )
+        )
+    return sections
