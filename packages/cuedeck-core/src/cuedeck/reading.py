@@ -1,1 +1,241 @@
-"""SCAFFOLD: filled in by the work on its issue."""
+"""The ``read_doc`` tool: one markdown file, or one section of it, a page at a time.
+
+Pages end on whole lines and fit ``max_tokens`` (a single line longer than the budget
+is returned whole, so paging always makes progress). Page contents are decoded from the
+file's own bytes, line endings and all, so joining every page rebuilds the file exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING, Annotated, Any
+
+from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
+
+from cuedeck.errors import FileNotFound, InvalidInput, did_you_mean, suggestion_text
+from cuedeck.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    import pydantic
+
+    from cuedeck.hookspecs import RegisterTool
+    from cuedeck.models import Document
+    from cuedeck.workspace import Workspace
+else:
+
+    class _LazyPydantic:
+        """``pydantic`` on first use: the tool's annotations name it, and ``cue --help``
+        imports this module without ever evaluating them."""
+
+        def __getattr__(self, name: str) -> Any:
+            import pydantic
+
+            return getattr(pydantic, name)
+
+    pydantic = _LazyPydantic()
+
+#: The published path pattern: the specification's, widened to any name that ends in .md.
+#: The specification's character class would refuse ``.cuedeck/docs/*.md`` and names
+#: like ``c++.md``; :meth:`Workspace.relative_path` does the real checks.
+PATH_PATTERN = r"^[^/\\].*\.md$"
+_PATH_RE = re.compile(PATH_PATTERN, re.DOTALL)
+_CUEDECK_PREFIX = ".cuedeck/"
+
+
+class LineRange(TypedDict):
+    """1-based, inclusive lines of the file."""
+
+    start: int
+    end: int
+
+
+class DocPage(TypedDict):
+    """What ``read_doc`` returns."""
+
+    path: str
+    content: str
+    anchor: str | None
+    line_range: LineRange | None
+    tokens: int
+    hash: str
+    cached: bool
+    total_lines: int
+    next_offset: int | None
+    has_more: bool
+    truncated: bool
+    hint: str | None
+
+
+def read_doc(
+    workspace: Workspace,
+    path: Annotated[
+        str,
+        pydantic.Field(
+            description="Workspace-relative .md path, e.g. .cuedeck/docs/auth.md",
+            min_length=1,
+            max_length=500,
+            json_schema_extra={"pattern": PATH_PATTERN},
+        ),
+    ],
+    anchor: Annotated[
+        str | None,
+        pydantic.Field(description="Heading text or slug: read only that section", max_length=100),
+    ] = None,
+    offset: Annotated[
+        int, pydantic.Field(description="Lines to skip (next_offset of the last page)", ge=0)
+    ] = 0,
+    limit: Annotated[int | None, pydantic.Field(description="Max lines", ge=1)] = None,
+    max_tokens: Annotated[
+        int | None, pydantic.Field(description="Page budget (default 5000)", ge=1)
+    ] = None,
+) -> DocPage:
+    """Read a markdown file or one section of it, in pages that end on whole lines.
+
+    Follow next_offset while has_more. offset and next_offset count lines within the
+    file, or within the section when anchor is set; line_range is in file lines.
+    """
+    document, data, digest, cached = _load(workspace, path)
+    lines = data.splitlines(keepends=True)
+    first, stop = 0, len(lines)  # the selection, as 0-based [first, stop)
+    heading = None
+    if anchor is not None:
+        heading = document.find_heading(anchor)
+        if heading is None:
+            raise _anchor_not_found(document, anchor)
+        first, stop = heading.line - 1, min(heading.end_line, len(lines))
+    size = stop - first
+    if offset > 0 and offset >= size:
+        raise InvalidInput(
+            f"offset {offset} is past the end ({size} lines)", field="offset", total_lines=size
+        )
+    budget = max_tokens or workspace.config.mcp.read_doc_max_tokens
+    start = first + offset
+    end = stop if limit is None else min(stop, start + limit)
+
+    if start == 0 and end == len(lines) and document.tokens <= budget:
+        # The whole file fits: the index already counted it.
+        content, tokens, taken = data.decode("utf-8", errors="replace"), document.tokens, end
+        over_budget = False
+    else:
+        content, tokens, taken, over_budget = _page(workspace, lines, start, end, budget)
+    page_end = start + taken
+    has_more = page_end < stop
+    truncated = page_end < end
+    overflow = (
+        f"Line {start + 1} alone is {tokens} tokens, over max_tokens={budget}; it is whole here."
+        if over_budget
+        else None
+    )
+    return {
+        "path": document.path,
+        "content": content,
+        "anchor": heading.text if heading is not None else None,
+        "line_range": {"start": start + 1, "end": page_end} if taken else None,
+        "tokens": tokens,
+        "hash": digest,
+        "cached": cached,
+        "total_lines": len(lines),
+        "next_offset": page_end - first if has_more else None,
+        "has_more": has_more,
+        "truncated": truncated,
+        "hint": _hint(start, page_end, (first, stop), heading is None, overflow),
+    }
+
+
+def _load(workspace: Workspace, path: str) -> tuple[Document, bytes, str, bool]:
+    """The indexed document at ``path``, the file's bytes and sha256, and whether the
+    index already matched those bytes."""
+    document = find_doc(workspace, path)
+    data = workspace.read_bytes(document.path)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest == document.sha256:
+        return document, data, digest, True
+    # Edited since the last refresh: re-index so headings and counts match these bytes.
+    workspace.refresh()
+    document = workspace.document(document.path)
+    data = workspace.read_bytes(document.path)
+    return document, data, hashlib.sha256(data).hexdigest(), False
+
+
+def find_doc(workspace: Workspace, path: str) -> Document:
+    """The indexed markdown file at workspace-relative ``path``, or at ``.cuedeck/<path>``.
+
+    Refuses paths outside the workspace and non-markdown files (1004); a missing file is
+    FileNotFound (1001) with the closest indexed paths. Refreshes once before giving up,
+    so a file created since the last refresh is found.
+    """
+    rel = workspace.relative_path(path)
+    if not _PATH_RE.match(rel):
+        raise InvalidInput(f"{path!r} is not a markdown (.md) file", field="path")
+    index = workspace.index
+    workspace.documents  # noqa: B018 - the first access refreshes the index
+    for attempt in range(2):
+        for candidate in (rel, _CUEDECK_PREFIX + rel):
+            if candidate in index:
+                return workspace.document(candidate)
+        if attempt == 0:
+            workspace.refresh()  # a file created since the last refresh
+    raise workspace.not_found(rel)
+
+
+def _anchor_not_found(document: Document, anchor: str) -> FileNotFound:
+    anchors = document.anchors
+    matches = did_you_mean(anchor, [*anchors, *(h.slug for h in document.headings)])
+    by_slug = {h.slug: h.text for h in document.headings}
+    matches = list(dict.fromkeys(by_slug.get(m, m) for m in matches))
+    return FileNotFound(
+        f"{document.path} has no heading {anchor!r}",
+        path=document.path,
+        anchor=anchor,
+        suggestion=suggestion_text(matches),
+        candidates=matches or anchors[:10],
+    )
+
+
+def _page(
+    workspace: Workspace, lines: list[bytes], start: int, end: int, budget: int
+) -> tuple[str, int, int, bool]:
+    """Text, tokens and line count of the page from ``start``, and whether one line overflowed."""
+    count = workspace.count_tokens
+    texts: list[str] = []
+    used = 0
+    for line in lines[start:end]:
+        text = line.decode("utf-8", errors="replace")
+        cost = count(text)
+        if texts and used + cost > budget:
+            break
+        texts.append(text)
+        used += cost
+    # Per-line counts are an upper bound in practice; recount the page to report it,
+    # and trim in the rare case where joining lines costs more than the sum.
+    content = "".join(texts)
+    tokens = count(content)
+    while tokens > budget and len(texts) > 1:
+        texts.pop()
+        content = "".join(texts)
+        tokens = count(content)
+    return content, tokens, len(texts), tokens > budget
+
+
+def _hint(
+    start: int, page_end: int, selection: tuple[int, int], whole: bool, overflow: str | None
+) -> str | None:
+    """What to do next, for the agent reading the page."""
+    notes = [overflow] if overflow else []
+    first, stop = selection
+    if page_end < stop:
+        of = str(stop) if whole else f"the section's lines {first + 1}-{stop}"
+        notes.append(
+            f"Showing lines {start + 1}-{page_end} of {of}; "
+            f"call again with offset={page_end - first} for the rest."
+        )
+    return " ".join(notes) or None
+
+
+@hookimpl
+def register_tools(register: RegisterTool) -> None:
+    register(read_doc, category="docs", read_only=True, idempotent=True)
+
+
+__all__ = ["PATH_PATTERN", "DocPage", "LineRange", "find_doc", "read_doc"]

@@ -64,7 +64,13 @@ class Tool:
 
     @cached_property
     def _hints(self) -> dict[str, Any]:
-        return typing.get_type_hints(self.func, include_extras=True)
+        # Tool modules usually import Workspace under TYPE_CHECKING only (to stay
+        # import-light), so supply it for evaluating the ``workspace`` annotation.
+        from cuedeck.workspace import Workspace
+
+        return typing.get_type_hints(
+            self.func, localns={"Workspace": Workspace}, include_extras=True
+        )
 
     @cached_property
     def input_model(self) -> Any:

@@ -1,0 +1,132 @@
+"""Registered CueDeck tools as FastMCP tools: schemas, annotations, structured replies.
+
+The adapter adds no behaviour of its own. A tool's input schema, output schema, summary
+and flags all come from :class:`cuedeck.tools.Tool`; the schemas are only compacted
+(pydantic's generated titles dropped, ``X | None`` folded into a type list) because
+every token of ``tools/list`` is paid by every conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from fastmcp.tools.base import Tool as FastMCPTool
+from fastmcp.tools.base import ToolResult
+from mcp_types import TextContent, ToolAnnotations
+from pydantic import PrivateAttr
+
+if TYPE_CHECKING:
+    from cuedeck.tools import Tool
+
+    from cuedeck_mcp.runtime import WorkspaceRuntime
+
+log = logging.getLogger("cuedeck")
+
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_ONE = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
+#: Marks an output schema whose value is wrapped as ``{"result": ...}`` (FastMCP's
+#: convention, which its client unwraps): MCP structured content must be an object.
+WRAP_KEY = "x-fastmcp-wrap-result"
+
+
+def compact_schema(node: Any) -> Any:
+    """A JSON schema without generated titles and with ``anyOf [T, null]`` folded."""
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [compact_schema(sub) for sub in value]
+        elif key in _SCHEMA_ONE:
+            out[key] = compact_schema(value)
+        else:
+            out[key] = value
+    if out.get("default", 0) is None:
+        del out["default"]  # an optional argument left out is None anyway
+    return _fold_nullable(out)
+
+
+def _fold_nullable(node: dict[str, Any]) -> dict[str, Any]:
+    options = node.get("anyOf")
+    if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
+        return node
+    other = options[0] if options[1] == {"type": "null"} else options[1]
+    kind = other.get("type")
+    if not isinstance(kind, str) or kind in ("object", "array"):
+        return node  # keep nested shapes readable; only scalars fold cleanly
+    folded = {key: value for key, value in node.items() if key != "anyOf"}
+    folded.update(other)
+    folded["type"] = [kind, "null"]
+    return folded
+
+
+def output_schema(tool: Tool) -> dict[str, Any] | None:
+    """The MCP output schema of ``tool``: an object, wrapping other shapes; None if untyped."""
+    try:
+        schema = tool.output_schema()
+    except Exception as exc:  # a plugin's odd return type must not stop the server
+        log.warning("tool %r: no output schema (%s)", tool.name, exc)
+        return None
+    if schema is None:
+        return None
+    schema = compact_schema(schema)
+    if schema.get("type") == "object":
+        schema.pop("description", None)  # the tool's description already says it
+        return schema  # type: ignore[no-any-return]
+    defs = schema.pop("$defs", None)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": schema},
+        "required": ["result"],
+        WRAP_KEY: True,
+    }
+    if defs:
+        wrapped["$defs"] = defs
+    return wrapped
+
+
+class ServedTool(FastMCPTool):
+    """A registered CueDeck tool, served over MCP."""
+
+    _tool: Tool = PrivateAttr()
+    _runtime: WorkspaceRuntime = PrivateAttr()
+
+    @classmethod
+    def adapt(cls, tool: Tool, runtime: WorkspaceRuntime) -> ServedTool:
+        """The MCP face of ``tool``, running on ``runtime``."""
+        served = cls(
+            name=tool.name,
+            description=tool.description,
+            parameters=compact_schema(tool.input_schema()),
+            output_schema=output_schema(tool),
+            annotations=ToolAnnotations(
+                read_only_hint=tool.read_only,
+                destructive_hint=tool.destructive,
+                idempotent_hint=tool.idempotent,
+            ),
+            tags={tool.category},
+        )
+        served._tool = tool
+        served._runtime = runtime
+        return served
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        value = await self._runtime.run(self._runtime.call_tool, self._tool, arguments)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        content = [TextContent(type="text", text=text)]
+        if self.output_schema is not None and self.output_schema.get(WRAP_KEY):
+            return ToolResult(
+                content=content,
+                structured_content={"result": value},
+                meta={"fastmcp": {"wrap_result": True}},
+            )
+        if isinstance(value, dict):
+            return ToolResult(content=content, structured_content=value)
+        return ToolResult(content=content)

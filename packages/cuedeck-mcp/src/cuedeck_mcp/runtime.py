@@ -1,0 +1,190 @@
+"""Where the server touches the workspace: one thread, in order, masked on the way out.
+
+Every tool call and resource read runs on a single worker thread. That serialises
+access to the index and to whatever plugins keep open (SQLite connections may only be
+used by the thread that made them), and keeps the event loop free for other requests.
+Before each call the index is refreshed (cheap when nothing changed), so edits made
+between calls are seen; after it, every string of the reply passes the maskers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cuedeck.errors import CueError
+from fastmcp.exceptions import FastMCPError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+
+    from cuedeck.masking import MaskSession
+    from cuedeck.tools import Tool
+    from cuedeck.workspace import Workspace
+
+log = logging.getLogger("cuedeck")
+T = TypeVar("T")
+CARDS_DIR = ".cuedeck/cards"
+
+#: Keys whose values CueDeck computes itself (content hashes): never secrets, and an
+#: entropy-based masker could mistake them for one.
+UNMASKED_KEYS = frozenset({"hash", "sha256", "expected_hash", "current_hash", "actual_hash"})
+
+
+class CueFailure(FastMCPError):
+    """A CueError on its way to the client, with its message and data already masked.
+
+    Being a FastMCPError, FastMCP logs it at debug level and re-raises it unchanged;
+    :class:`~cuedeck_mcp.middleware.CueDeckMiddleware` turns it into a JSON-RPC error.
+    """
+
+    def __init__(self, code: int, title: str, message: str, data: dict[str, Any]) -> None:
+        super().__init__(message, log_level=logging.DEBUG)
+        self.code = code
+        self.title = title
+        self.message = message
+        self.data = data
+
+
+def mask_value(session: MaskSession, value: Any, path: str | None = None) -> Any:
+    """``value`` (JSON-like) with every string masked; a dict's ``path`` names its file."""
+    if isinstance(value, str):
+        return session.mask(value, path=path)
+    if isinstance(value, dict):
+        own = value.get("path")
+        here = own if isinstance(own, str) else path
+        return {
+            key: item if key in UNMASKED_KEYS else mask_value(session, item, here)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [mask_value(session, item, path) for item in value]
+    return value
+
+
+class WorkspaceRuntime:
+    """The workspace behind a server, reached from async code through one worker thread."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cuedeck-mcp")
+        self._cards: frozenset[str] | None = None
+
+    async def run(self, func: Callable[..., T], *args: Any) -> T:
+        """``func(*args)`` on the worker thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(func, *args))
+
+    def close(self) -> None:
+        """Stop the worker thread once queued work is done."""
+        self._executor.shutdown(wait=True)
+
+    # -- on the worker thread --------------------------------------------------------------
+
+    def call_tool(self, tool: Tool, arguments: Mapping[str, Any]) -> Any:
+        """Refresh, validate, call ``tool`` and mask its reply (JSON-like)."""
+        import pydantic_core
+
+        with self.guard(tool.name):
+            self.workspace.refresh()
+            value = tool.call(self.workspace, arguments)
+            plain = pydantic_core.to_jsonable_python(value)
+            return mask_value(self.workspace.mask_session(), plain)
+
+    def doc_text(self, path: str) -> str:
+        """The masked text of the indexed markdown file at ``path`` (as ``read_doc`` finds it)."""
+        from cuedeck.reading import find_doc
+
+        with self.guard("reading a doc"):
+            self.workspace.refresh()
+            document = find_doc(self.workspace, path)
+            text = self.workspace.read_text(document.path)
+            return self.workspace.mask_session().mask(text, path=document.path)
+
+    def card_titles(self) -> list[tuple[str, str]]:
+        """``(id, title)`` of every card, by id."""
+        with self.guard("listing cards"):
+            self.workspace.refresh()
+            return [
+                (doc.path.rsplit("/", 1)[-1].removesuffix(".md"), doc.title)
+                for doc in self.workspace.documents.values()
+                if doc.kind == "card"
+            ]
+
+    def card_text(self, card_id: str) -> str:
+        """The masked text of card ``card_id``."""
+        from cuedeck.errors import FileNotFound, InvalidInput, did_you_mean, suggestion_text
+        from cuedeck.state import CARD_ID
+
+        with self.guard("reading a card"):
+            if not CARD_ID.match(card_id):
+                raise InvalidInput(f"{card_id!r} is not a card id (6 of a-z, 0-9)", field="id")
+            ids = [card for card, _ in self.card_titles()]
+            if card_id not in ids:
+                matches = did_you_mean(card_id, ids)
+                raise FileNotFound(
+                    f"no card {card_id}",
+                    path=f"{CARDS_DIR}/{card_id}.md",
+                    suggestion=suggestion_text(matches),
+                    candidates=matches,
+                )
+            return self.doc_text(f"{CARDS_DIR}/{card_id}.md")
+
+    def scene_text(self) -> str:
+        """The masked text of the active card's scene, from the ``build_scene`` tool."""
+        from cuedeck.plugins import get_tools
+
+        with self.guard("building the scene"):
+            tool = get_tools(self.workspace.plugins)["build_scene"]
+            value = self.call_tool(tool, {})
+            if isinstance(value, dict):
+                for key in ("text", "content", "scene"):
+                    if isinstance(value.get(key), str):
+                        return str(value[key])
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    def cards_changed(self) -> bool:
+        """Whether the set of card files changed since the last look."""
+        folder = os.path.join(self.workspace.root, CARDS_DIR)
+        try:
+            names = frozenset(
+                entry.name for entry in os.scandir(folder) if entry.name.endswith(".md")
+            )
+        except OSError:
+            names = frozenset()
+        previous, self._cards = self._cards, names
+        return previous is not None and previous != names
+
+    @contextlib.contextmanager
+    def guard(self, what: str) -> Iterator[None]:
+        """Turn any failure inside into a masked :class:`CueFailure`."""
+        try:
+            yield
+        except CueFailure:
+            raise
+        except CueError as exc:
+            raise self._failure(exc) from exc
+        except Exception as exc:
+            log.error("%s failed", what, exc_info=exc)
+            internal = CueError(
+                f"internal error in {what}: {type(exc).__name__}: {exc}",
+                help="see the server's log (stderr), and report it",
+            )
+            raise self._failure(internal) from exc
+
+    def _failure(self, error: CueError) -> CueFailure:
+        session = self.workspace.mask_session()
+        own = error.data.get("path")
+        path = own if isinstance(own, str) else None
+        return CueFailure(
+            error.code,
+            error.title,
+            session.mask(error.message, path=path),
+            mask_value(session, error.data, path),
+        )

@@ -1,0 +1,111 @@
+"""The CueDeck MCP server, built from whatever tools the installed plugins register.
+
+:func:`build_server` adapts every tool of :func:`cuedeck.plugins.get_tools` (a
+third-party plugin's tool appears with no change here), adds the workspace's resources
+and the middleware for rate limits, errors and list-change notices. :func:`serve` runs
+it over stdio (stdout carries only JSON-RPC) or streamable HTTP.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import os
+from typing import TYPE_CHECKING, Literal
+
+from cuedeck.plugins import get_tools
+from fastmcp import FastMCP
+from fastmcp.server.auth import TokenVerifier
+from fastmcp.server.auth.auth import AccessToken
+
+from cuedeck_mcp.adapter import ServedTool
+from cuedeck_mcp.middleware import CueDeckMiddleware
+from cuedeck_mcp.ratelimit import RateLimiter
+from cuedeck_mcp.resources import WorkspaceResources
+from cuedeck_mcp.runtime import WorkspaceRuntime
+
+if TYPE_CHECKING:
+    from cuedeck.workspace import Workspace
+
+log = logging.getLogger("cuedeck")
+
+#: The bearer token HTTP clients must send when it is set.
+TOKEN_ENV = "CUEDECK_MCP_TOKEN"
+Transport = Literal["stdio", "http"]
+
+
+class BearerToken(TokenVerifier):
+    """Accepts exactly one shared token (compared in constant time)."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self._token = token.encode()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not hmac.compare_digest(token.encode(), self._token):
+            return None
+        return AccessToken(token=token, client_id="cuedeck", scopes=[])
+
+
+def _instructions(tools: list[str]) -> str:
+    text = "CueDeck: this project's task cards and docs, with secrets masked."
+    if "first_time_user_guide" in tools:
+        text += " New here? Call first_time_user_guide."
+    return text
+
+
+def build_server(workspace: Workspace, *, token: str | None = None) -> FastMCP:
+    """A FastMCP server for ``workspace``; with ``token``, HTTP requires it as bearer."""
+    from cuedeck import __version__
+
+    tools = get_tools(workspace.plugins)
+    runtime = WorkspaceRuntime(workspace)
+    limiter = RateLimiter(workspace.config.rate_limits)
+    server = FastMCP(
+        "CueDeck",
+        instructions=_instructions(list(tools)),
+        version=__version__,
+        middleware=[CueDeckMiddleware(runtime, limiter, tools)],
+        auth=BearerToken(token) if token else None,
+        on_duplicate="error",
+    )
+    for tool in tools.values():
+        server.add_tool(ServedTool.adapt(tool, runtime))
+    server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools))
+    runtime.cards_changed()  # the baseline that later changes are announced against
+    server.cuedeck_runtime = runtime  # type: ignore[attr-defined]
+    return server
+
+
+def serve(
+    workspace: Workspace,
+    *,
+    transport: Transport = "stdio",
+    host: str | None = None,
+    port: int | None = None,
+) -> None:
+    """Serve ``workspace`` until the client disconnects (stdio) or the process stops."""
+    if transport == "stdio":
+        build_server(workspace).run("stdio", show_banner=False)
+        return
+    settings = workspace.config.mcp
+    host = host or settings.host
+    port = port if port is not None else settings.port
+    token = os.environ.get(TOKEN_ENV) or None
+    if token is None and not _loopback(host):
+        log.warning(
+            "serving on %s without a token: anyone who can reach it can use this workspace; set %s",
+            host,
+            TOKEN_ENV,
+        )
+    build_server(workspace, token=token).run("http", show_banner=False, host=host, port=port)
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
