@@ -1,6 +1,49 @@
 """The CueDeck plugin of cuedeck-tasks (entry point ``cuedeck = tasks``).
 
-Kept import-light: ``cue --help`` loads every plugin module.
+Registers the ``cards`` service (the card store), the five task tools and the
+``cue card`` and ``cue open`` commands. Kept import-light: ``cue --help`` loads every
+plugin module, so the store, pydantic and prompt_toolkit load only when used.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cuedeck.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from cuedeck.hookspecs import RegisterNamed, RegisterTool
+    from cuedeck.workspace import Workspace
+
+    from cuedeck_tasks.store import CardStore
+
+
+def card_store(workspace: Workspace) -> CardStore:
+    """The ``cards`` service: the workspace's :class:`~cuedeck_tasks.store.CardStore`."""
+    from cuedeck_tasks.store import CardStore
+
+    return CardStore(workspace)
+
+
+@hookimpl
+def register_services(register: RegisterNamed) -> None:
+    register("cards", card_store)
+
+
+@hookimpl
+def register_tools(register: RegisterTool) -> None:
+    from cuedeck_tasks import tools
+
+    register(tools.list_tasks, category="tasks", read_only=True, idempotent=True)
+    register(tools.create_task, category="tasks")
+    register(tools.update_task, category="tasks")
+    register(tools.get_task_dependencies, category="tasks", read_only=True, idempotent=True)
+    register(tools.validate_task_graph, category="tasks", read_only=True, idempotent=True)
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    from cuedeck_tasks.commands import card, open_command
+
+    cli.add_command(card)
+    cli.add_command(open_command)

@@ -1,0 +1,186 @@
+"""Task cards: their fields, allowed values, ids and the text of a new card.
+
+A card is ``.cuedeck/cards/<id>.md``: YAML frontmatter (``id``, ``title``, ``status``,
+``priority``, ``assignee``, ``tags``, ``depends_on``, ``created``, ``updated`` and any
+other keys a person adds), then a markdown body. The file name is the card's id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+from cuedeck.errors import InvalidInput
+from cuedeck.parsing import CARDS_DIR
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+Status = Literal["todo", "active", "done", "archived"]
+Priority = Literal["low", "medium", "high", "critical"]
+STATUSES: tuple[str, ...] = ("todo", "active", "done", "archived")
+PRIORITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
+CARD_ID = re.compile(r"^[a-z0-9]{6}$")
+ID_PATTERN = r"^[a-z0-9]{6}$"
+#: Where a new card's keys go, and where a key added by an update is placed.
+FIELD_ORDER: tuple[str, ...] = (
+    "id",
+    "title",
+    "status",
+    "priority",
+    "assignee",
+    "tags",
+    "depends_on",
+    "created",
+    "updated",
+)
+_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+@attrs.frozen
+class Card:
+    """One card as read from its file; ``sha256`` is of the bytes it was read from."""
+
+    id: str
+    title: str
+    status: str
+    priority: str
+    assignee: str | None
+    tags: tuple[str, ...]
+    depends_on: tuple[str, ...]
+    created: str | None
+    updated: str | None
+    path: str
+    sha256: str
+    problems: tuple[str, ...] = ()
+
+    @classmethod
+    def from_frontmatter(
+        cls,
+        card_id: str,
+        frontmatter: Mapping[str, Any],
+        *,
+        sha256: str,
+        problems: Iterable[str] = (),
+    ) -> Card:
+        """The card of file ``<card_id>.md`` with this (already parsed) frontmatter.
+
+        Hand-edited files are read leniently: missing fields take their defaults, a
+        single string where a list belongs becomes a one-item list.
+        """
+        found = list(problems)
+        title = frontmatter.get("title")
+        status = frontmatter.get("status")
+        priority = frontmatter.get("priority")
+        assignee = frontmatter.get("assignee")
+        declared = frontmatter.get("id")
+        if declared is not None and str(declared) != card_id:
+            found.append(f"frontmatter id {declared!r} differs from the file name {card_id!r}")
+        if status is not None and str(status) not in STATUSES:
+            found.append(f"status {status!r} is not one of {', '.join(STATUSES)}")
+        if priority is not None and str(priority) not in PRIORITIES:
+            found.append(f"priority {priority!r} is not one of {', '.join(PRIORITIES)}")
+        return cls(
+            id=card_id,
+            title=str(title) if title is not None and str(title) else card_id,
+            status=str(status) if status is not None else "todo",
+            priority=str(priority) if priority is not None else "medium",
+            assignee=str(assignee) if assignee not in (None, "") else None,
+            tags=_strings(frontmatter.get("tags")),
+            depends_on=tuple(item.strip() for item in _strings(frontmatter.get("depends_on"))),
+            created=_optional(frontmatter.get("created")),
+            updated=_optional(frontmatter.get("updated")),
+            path=card_path(card_id),
+            sha256=sha256,
+            problems=tuple(found),
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field (the ``--json`` shape of a card)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "priority": self.priority,
+            "assignee": self.assignee,
+            "tags": list(self.tags),
+            "depends_on": list(self.depends_on),
+            "created": self.created,
+            "updated": self.updated,
+            "path": self.path,
+            "sha256": self.sha256,
+        }
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, list | tuple):
+        return tuple(str(item) for item in value if item is not None)
+    return (str(value),)
+
+
+def _optional(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def card_path(card_id: str) -> str:
+    """Workspace-relative path of a card."""
+    return f"{CARDS_DIR}/{card_id}.md"
+
+
+def utc_now() -> str:
+    """The current time as an ISO 8601 UTC string with second precision."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_id(title: str) -> str:
+    """A fresh 6-character id from the time, the title and random salt.
+
+    The salt makes two people creating a card with the same title in the same
+    nanosecond on different branches still get different ids (2 in 2**31 chance).
+    """
+    seed = f"{time.time_ns()}\0{title}".encode("utf-8", "surrogatepass")
+    number = int.from_bytes(hashlib.blake2b(seed, salt=os.urandom(16)).digest()[:8], "big")
+    chars = []
+    for _ in range(6):
+        number, digit = divmod(number, 36)
+        chars.append(_ALPHABET[digit])
+    return "".join(chars)
+
+
+def check_id(card_id: str, *, field: str = "id") -> str:
+    """``card_id`` if it is a card id, else InvalidInput naming ``field``."""
+    if not isinstance(card_id, str) or not CARD_ID.match(card_id):
+        raise InvalidInput(f"{card_id!r} is not a card id (6 characters of a-z, 0-9)", field=field)
+    return card_id
+
+
+def check_text(value: str, *, field: str, allow_empty: bool = False) -> str:
+    """``value`` if a card file can hold it exactly, else InvalidInput naming ``field``."""
+    if not allow_empty and not value.strip():
+        raise InvalidInput(f"{field} must not be empty", field=field)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            f"{field} contains a lone surrogate, which UTF-8 files cannot hold", field=field
+        ) from None
+    return value
+
+
+def check_choice(value: str, choices: tuple[str, ...], *, field: str) -> str:
+    """``value`` if it is one of ``choices``, else InvalidInput naming ``field``."""
+    if value not in choices:
+        raise InvalidInput(f"{field} {value!r} is not one of {', '.join(choices)}", field=field)
+    return value
+
+
+def heading_of(title: str) -> str:
+    """The ``# Title`` line of a new card: the title on one line."""
+    return "# " + " ".join(title.split())

@@ -1,0 +1,432 @@
+"""``cue card ...`` and ``cue open``: the task commands.
+
+Loaded by ``cue --help``, so only click is imported at module level. Every command
+takes ``--json`` where it prints data; the shapes are documented in docs/tasks.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from cuedeck.workspace import Workspace
+
+    from cuedeck_tasks.cards import Card
+    from cuedeck_tasks.store import CardStore
+
+# Spelled out here (not imported from cuedeck_tasks.cards) to keep `cue --help` light;
+# tests/tasks/test_commands.py checks they agree.
+STATUS_CHOICES = ("todo", "active", "done", "archived")
+PRIORITY_CHOICES = ("low", "medium", "high", "critical")
+FORMAT_CHOICES = ("mermaid", "dot", "json")
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/tasks.md).")
+
+
+def _workspace() -> Workspace:
+    workspace: Workspace = click.get_current_context().obj.workspace
+    return workspace
+
+
+def _store() -> CardStore:
+    store: CardStore = _workspace().cards
+    return store
+
+
+def _emit_json(value: Any) -> None:
+    from cuedeck_cli.output import emit_json
+
+    emit_json(value)
+
+
+def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -> Any:
+    """A borderless table: ``wrap`` takes the spare width and wraps, ``clip`` columns
+    are cut short with an ellipsis, the others keep their full width."""
+    from rich.table import Table
+
+    table = Table(
+        box=None,
+        padding=(0, 2, 0, 0),
+        pad_edge=False,
+        show_edge=False,
+        header_style="bold",
+        expand=wrap is not None,
+    )
+    for column in columns:
+        if column == wrap:
+            table.add_column(column, overflow="fold", ratio=1, min_width=12)
+        elif column in clip:
+            table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=18)
+        else:
+            table.add_column(column, no_wrap=True)
+    return table
+
+
+def _print(renderable: Any) -> None:
+    from cuedeck_cli.output import console
+
+    console().print(renderable)
+
+
+def _cards_table(cards: list[Card]) -> Any:
+    from cuedeck_cli.output import console
+    from rich.markup import escape
+
+    # The update day only fits beside the title on a wide terminal (not when piped: 80).
+    dated = console().width >= 100
+    columns = ["ID", "STATUS", "PRIORITY", "TITLE", "ASSIGNEE", "TAGS", "DEPS"]
+    table = _table(
+        *columns, *(["UPDATED"] if dated else []), wrap="TITLE", clip=("ASSIGNEE", "TAGS")
+    )
+    for card in cards:
+        row = [
+            card.id,
+            card.status,
+            card.priority,
+            escape(" ".join(card.title.split())),
+            escape(card.assignee or ""),
+            escape(", ".join(card.tags)),
+            ", ".join(card.depends_on),
+        ]
+        table.add_row(*row, *([(card.updated or "")[:10]] if dated else []))
+    return table
+
+
+def _print_cards(cards: list[Card], *, empty: str) -> None:
+    if not cards:
+        click.echo(empty, err=True)
+        return
+    _print(_cards_table(cards))
+
+
+# --- the group ---------------------------------------------------------------------------
+
+
+@click.group("card")
+def card() -> None:
+    """Task cards: create, list, show, update, activate; dependencies and their graph.
+
+    Cards are .cuedeck/cards/<id>.md files. IDs may be shortened to any unique prefix.
+    """
+
+
+@card.command("new")
+@click.argument("title")
+@click.option("-p", "--priority", type=click.Choice(PRIORITY_CHOICES), help="Priority.")
+@click.option("-t", "--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("-a", "--assignee", help="Who works on it.")
+@click.option("-d", "--depends-on", "depends_on", multiple=True, help="A card it waits for.")
+@click.option("--body", help="Markdown added under the title heading.")
+@json_option
+def new(
+    title: str,
+    priority: str | None,
+    tags: tuple[str, ...],
+    assignee: str | None,
+    depends_on: tuple[str, ...],
+    body: str | None,
+    as_json: bool,
+) -> None:
+    """Create a card and print its id."""
+    store = _store()
+    deps = [store.resolve(dep) for dep in depends_on]
+    created = store.create(
+        title, priority=priority, assignee=assignee, tags=tags, depends_on=deps, body=body
+    )
+    if as_json:
+        _emit_json(created.to_record())
+    else:
+        click.echo(created.id)
+
+
+@card.command("list")
+@click.option(
+    "-s", "--status", multiple=True, type=click.Choice(STATUS_CHOICES), help="Status (repeatable)."
+)
+@click.option(
+    "-p",
+    "--priority",
+    multiple=True,
+    type=click.Choice(PRIORITY_CHOICES),
+    help="Priority (repeatable).",
+)
+@click.option("-a", "--assignee", help="Assignee (case-insensitive, leading @ ignored).")
+@click.option("-t", "--tag", "tags", multiple=True, help="Cards with any of these tags.")
+@click.option("--created", help="2024-01-01, >2024-01-01, <2w, >3d (units d, w, m, y).")
+@click.option("--updated", help="Same forms as --created.")
+@json_option
+def list_cards(
+    status: tuple[str, ...],
+    priority: tuple[str, ...],
+    assignee: str | None,
+    tags: tuple[str, ...],
+    created: str | None,
+    updated: str | None,
+    as_json: bool,
+) -> None:
+    """List cards, filtered (filters combine)."""
+    from cuedeck_tasks.filters import CardFilter
+
+    filters = CardFilter.build(
+        status=status,
+        priority=priority,
+        assignee=assignee,
+        tags=tags,
+        created=created,
+        updated=updated,
+    )
+    cards = _store().select(filters)
+    if as_json:
+        _emit_json([c.to_record() for c in cards])
+    else:
+        _print_cards(cards, empty="no cards match")
+
+
+@card.command("show")
+@click.argument("card_id", metavar="ID")
+@json_option
+def show(card_id: str, as_json: bool) -> None:
+    """Show a card: its fields, dependents and body (secrets masked)."""
+    from cuedeck.parsing import split_lines
+
+    store = _store()
+    found = store.get(store.resolve(card_id))
+    text = store.text(found.id)
+    lines = split_lines(text)
+    from cuedeck.parsing import load_frontmatter
+
+    _fm, body_line, _problems = load_frontmatter(lines, found.path)
+    body = _workspace().mask("\n".join(lines[body_line - 1 :]).strip("\n"), path=found.path)
+    dependents = store.graph().dependents(found.id)
+    if as_json:
+        _emit_json(
+            {
+                **found.to_record(),
+                "dependents": dependents,
+                "problems": list(found.problems),
+                "body": body,
+            }
+        )
+        return
+    from rich.markup import escape
+
+    table = _table("", "")
+    table.show_header = False
+    rows = [
+        ("id", found.id),
+        ("title", found.title),
+        ("status", found.status),
+        ("priority", found.priority),
+        ("assignee", found.assignee or "-"),
+        ("tags", ", ".join(found.tags) or "-"),
+        ("depends on", ", ".join(found.depends_on) or "-"),
+        ("dependents", ", ".join(dependents) or "-"),
+        ("created", found.created or "-"),
+        ("updated", found.updated or "-"),
+        ("path", found.path),
+    ]
+    for name, value in rows:
+        table.add_row(f"[bold]{name}[/]", escape(value))
+    _print(table)
+    for problem in found.problems:
+        click.secho(f"warning: {found.path}: {problem}", err=True, fg="yellow")
+    if body:
+        click.echo()
+        click.echo(body)
+
+
+@card.command("update")
+@click.argument("card_id", metavar="ID")
+@click.option("-s", "--status", type=click.Choice(STATUS_CHOICES), help="New status.")
+@click.option("-p", "--priority", type=click.Choice(PRIORITY_CHOICES), help="New priority.")
+@click.option("-a", "--assignee", help='New assignee ("" unassigns).')
+@click.option("--title", help="New title.")
+@click.option("-n", "--note", help="Append a timestamped note to the ## Notes section.")
+@click.option("-t", "--tag", "tags", multiple=True, help="Add a tag (repeatable).")
+@click.option("--untag", multiple=True, help="Remove a tag (repeatable).")
+@click.option("-d", "--depends-on", "depends_on", multiple=True, help="Add a dependency.")
+@click.option("--no-depends-on", "no_depends_on", multiple=True, help="Remove a dependency.")
+@json_option
+def update(
+    card_id: str,
+    status: str | None,
+    priority: str | None,
+    assignee: str | None,
+    title: str | None,
+    note: str | None,
+    tags: tuple[str, ...],
+    untag: tuple[str, ...],
+    depends_on: tuple[str, ...],
+    no_depends_on: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Change a card; only the named fields change, the rest of the file stays as it is."""
+    from cuedeck_tasks.store import CardChanges
+
+    store = _store()
+    target = store.resolve(card_id)
+    changes = CardChanges(
+        title=title,
+        status=status,
+        priority=priority,
+        assignee=assignee,
+        note=note,
+        add_tags=tags,
+        remove_tags=untag,
+        add_depends_on=tuple(store.resolve(dep) for dep in depends_on),
+        remove_depends_on=tuple(dep.strip().lower() for dep in no_depends_on),
+    )
+    result = store.update(target, changes)
+    if as_json:
+        _emit_json({**result.card.to_record(), "updated_fields": list(result.fields)})
+    elif result.fields:
+        click.echo(f"{target}: updated {', '.join(result.fields)}")
+    else:
+        click.echo(f"{target}: nothing changed")
+
+
+@card.command("activate")
+@click.argument("card_id", metavar="ID", required=False)
+@click.option("--clear", is_flag=True, help="Clear the active card instead.")
+@json_option
+def activate(card_id: str | None, clear: bool, as_json: bool) -> None:
+    """Make a card the active one (what `cue scene` packs); a todo card becomes active."""
+    from cuedeck.state import set_active_card
+
+    workspace = _workspace()
+    if clear or card_id is None:
+        if not clear:
+            raise click.UsageError("give a card ID, or --clear")
+        set_active_card(workspace.root, None)
+        if as_json:
+            _emit_json({"active_card": None})
+        else:
+            click.echo("no active card")
+        return
+    from cuedeck_tasks.store import CardChanges
+
+    store = _store()
+    found = store.get(store.resolve(card_id))
+    if found.status == "todo":
+        found = store.update(found.id, CardChanges(status="active")).card
+    set_active_card(workspace.root, found.id)
+    if as_json:
+        _emit_json({"active_card": found.id, "card": found.to_record()})
+    else:
+        click.echo(f"active card: {found.id} {' '.join(found.title.split())}")
+
+
+@card.command("deps")
+@click.argument("card_id", metavar="ID")
+@click.option("-r", "--reverse", is_flag=True, help="Cards that depend on it instead.")
+@json_option
+def deps(card_id: str, reverse: bool, as_json: bool) -> None:
+    """The cards a card depends on (or, with --reverse, its dependents)."""
+    from rich.markup import escape
+
+    from cuedeck_tasks.reports import dependency_report
+
+    store = _store()
+    report = dependency_report(store, store.resolve(card_id), reverse=reverse)
+    if as_json:
+        _emit_json(report)
+        return
+    if not report["tasks"]:
+        what = "no card depends on" if reverse else "no dependencies for"
+        click.echo(f"{what} {report['task_id']}", err=True)
+        return
+    table = _table("ID", "STATUS", "TITLE", wrap="TITLE")
+    for task in report["tasks"]:
+        table.add_row(task["id"], task["status"], escape(" ".join(task["title"].split())))
+    _print(table)
+
+
+@card.command("ready")
+@json_option
+def ready(as_json: bool) -> None:
+    """Todo and active cards whose dependencies are all done, most urgent first."""
+    cards = _store().graph().ready()
+    if as_json:
+        _emit_json([c.to_record() for c in cards])
+    else:
+        _print_cards(cards, empty="no card is ready")
+
+
+@card.command("validate")
+@click.argument("card_id", metavar="[ID]", required=False)
+@json_option
+def validate(card_id: str | None, as_json: bool) -> None:
+    """Check dependencies for cycles and missing cards; exit 1 when there are any."""
+    from cuedeck_tasks.reports import validation_report
+
+    store = _store()
+    report = validation_report(store, store.resolve(card_id) if card_id else None)
+    if as_json:
+        _emit_json(report)
+    else:
+        for found in store.all().values() if card_id is None else [store.get(report["task_id"])]:
+            for problem in found.problems:
+                click.secho(f"warning: {found.path}: {problem}", err=True, fg="yellow")
+        if report["valid"]:
+            click.echo(report["message"])
+        else:
+            cycles = report.get("cycles") or [report["cycle_path"]] * ("cycle_path" in report)
+            for cycle in cycles:
+                click.secho(
+                    f"error[1002]: circular dependency: {' → '.join(cycle)}", err=True, fg="red"
+                )
+            for item in report.get("missing", []):
+                click.secho(
+                    f"error[1001]: {item['card']} depends on {item['depends_on']}, "
+                    "which does not exist",
+                    err=True,
+                    fg="red",
+                )
+    if not report["valid"]:
+        click.get_current_context().exit(1)
+
+
+@card.command("graph")
+@click.option(
+    "-f", "--format", "fmt", type=click.Choice(FORMAT_CHOICES), default="mermaid", show_default=True
+)
+def graph(fmt: str) -> None:
+    """Print the dependency graph (arrows go from a dependency to the card waiting for it)."""
+    sys.stdout.write(_store().graph().export(fmt))
+
+
+# --- cue open ----------------------------------------------------------------------------
+
+
+@click.command("open")
+@click.argument("query", nargs=-1)
+@click.option("--print", "print_only", is_flag=True, help="Print path:line instead of opening.")
+def open_command(query: tuple[str, ...], print_only: bool) -> None:
+    """Fuzzy-find a card, doc or heading and open it in $EDITOR.
+
+    Type to filter, arrows to move, Enter to open (at the heading's line), Esc to quit.
+    Without a terminal, prints a numbered list and reads the choice from stdin.
+    """
+    from cuedeck.errors import FileNotFound
+
+    from cuedeck_tasks.finder import entries_of, numbered_choice, open_in_editor, pick, rank
+
+    workspace = _workspace()
+    text = " ".join(query)
+    entries = entries_of(workspace.documents)
+    if text and not rank(entries, text, limit=1):
+        raise FileNotFound(f"nothing in the workspace matches {text!r}", query=text)
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        chosen = pick(entries, text)
+    else:
+        chosen = numbered_choice(entries, text, stdin=sys.stdin, out=sys.stdout)
+    if chosen is None:
+        return
+    path = workspace.root / chosen.path
+    if print_only:
+        click.echo(f"{path}:{chosen.line}" if chosen.line else str(path))
+        return
+    open_in_editor(path, chosen.line)

@@ -1,0 +1,509 @@
+"""The card store: every read and write of ``.cuedeck/cards/*.md`` goes through it.
+
+Reads are cached by file identity (inode, mtime, size): in memory for the life of the
+store, and in ``.cuedeck/.cache/cards.sqlite3`` across processes, so listing thousands
+of cards does not parse thousands of YAML blocks.
+
+Writes hold a per-card inter-process lock around read, edit and an atomic write that
+checks the sha256 it read, so concurrent writers never lose an update. Changes to
+dependencies also hold a workspace-wide lock, so two writers cannot close a cycle
+between them. A caller that edits from an older read passes it as ``base``: when another
+writer has meanwhile changed a field this update sets, the update fails with
+:class:`~cuedeck.errors.Conflict` (1005); otherwise it is applied to the current file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_you_mean
+from cuedeck.errors import suggestion_text as _suggestion_text
+from cuedeck.files import atomic_write, locked, sha256_bytes
+from cuedeck.parsing import CARDS_DIR, decode, load_frontmatter, split_lines
+
+from cuedeck_tasks.cardfile import DELETE, append_note, edit_frontmatter, render_frontmatter
+from cuedeck_tasks.cards import (
+    CARD_ID,
+    PRIORITIES,
+    STATUSES,
+    Card,
+    card_path,
+    check_choice,
+    check_id,
+    check_text,
+    heading_of,
+    new_id,
+    utc_now,
+)
+from cuedeck_tasks.graph import TaskGraph
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from cuedeck.workspace import Workspace
+
+    from cuedeck_tasks.filters import CardFilter
+
+log = logging.getLogger("cuedeck")
+
+CACHE_FILE = ".cuedeck/.cache/cards.sqlite3"
+LOCK_DIR = ".cuedeck/.cache/locks"
+CACHE_SCHEMA = "1"
+_ID_ATTEMPTS = 20
+_WRITE_ATTEMPTS = 10
+
+FileKey = tuple[int, int, int]  # inode, mtime_ns, size
+
+
+@attrs.frozen
+class CardChanges:
+    """What an update changes. ``assignee=""`` unassigns; ``note`` is appended."""
+
+    title: str | None = None
+    status: str | None = None
+    priority: str | None = None
+    assignee: str | None = None
+    note: str | None = None
+    add_tags: tuple[str, ...] = ()
+    remove_tags: tuple[str, ...] = ()
+    add_depends_on: tuple[str, ...] = ()
+    remove_depends_on: tuple[str, ...] = ()
+
+    #: Fields set outright: an update from an old ``base`` conflicts on these.
+    SCALARS = ("title", "status", "priority", "assignee")
+
+    def check(self) -> CardChanges:
+        """Self, or InvalidInput naming the first bad field."""
+        if self.title is not None:
+            check_text(self.title, field="title")
+        if self.status is not None:
+            check_choice(self.status, STATUSES, field="status")
+        if self.priority is not None:
+            check_choice(self.priority, PRIORITIES, field="priority")
+        if self.assignee is not None:
+            check_text(self.assignee, field="assignee", allow_empty=True)
+        if self.note is not None:
+            check_text(self.note, field="notes")
+        for tag in (*self.add_tags, *self.remove_tags):
+            check_text(tag, field="tags")
+        for dep in (*self.add_depends_on, *self.remove_depends_on):
+            check_id(dep, field="depends_on")
+        if self == CardChanges():
+            raise InvalidInput("nothing to update: name at least one field", field="updates")
+        return self
+
+
+@attrs.frozen
+class Updated:
+    """The result of an update: the card as written and the fields that changed."""
+
+    card: Card
+    fields: tuple[str, ...]
+
+
+class CardStore:
+    """Cards of one workspace: read, list, create, update; see the module docstring."""
+
+    def __init__(self, workspace: Workspace | Path) -> None:
+        from cuedeck.workspace import Workspace
+
+        self.workspace = workspace if isinstance(workspace, Workspace) else None
+        self.root = workspace.root if isinstance(workspace, Workspace) else Path(workspace)
+        self.directory = self.root / CARDS_DIR
+        self._memory: dict[str, tuple[FileKey, Card]] = {}
+        self._disk: dict[str, tuple[FileKey, str]] | None = None  # id -> (key, card json)
+
+    def __repr__(self) -> str:
+        return f"CardStore({str(self.root)!r})"
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _scan(self) -> dict[str, FileKey]:
+        found: dict[str, FileKey] = {}
+        try:
+            entries = os.scandir(self.directory)
+        except FileNotFoundError:
+            return found
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if len(name) != 9 or not name.endswith(".md") or not CARD_ID.match(name[:6]):
+                    continue
+                try:
+                    stat = entry.stat()
+                except FileNotFoundError:
+                    continue
+                if stat.st_mode & 0o170000 == 0o100000:  # regular files only
+                    found[name[:6]] = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        return found
+
+    def all(self) -> dict[str, Card]:
+        """Every card by id, sorted by id."""
+        keys = self._scan()
+        cards: dict[str, Card] = {}
+        fresh: list[tuple[str, FileKey, Card]] = []
+        for card_id in sorted(keys):
+            key = keys[card_id]
+            remembered = self._memory.get(card_id)
+            if remembered is not None and remembered[0] == key:
+                cards[card_id] = remembered[1]
+                continue
+            card = self._from_disk_cache(card_id, key)
+            if card is None:
+                loaded = self._read(card_id)
+                if loaded is None:
+                    continue
+                key, card = loaded
+                fresh.append((card_id, key, card))
+            self._memory[card_id] = (key, card)
+            cards[card_id] = card
+        for gone in set(self._memory) - set(keys):
+            del self._memory[gone]
+        if fresh:
+            self._save_disk_cache(fresh)
+        return cards
+
+    def ids(self) -> list[str]:
+        """Every card id, sorted."""
+        return sorted(self._scan())
+
+    def get(self, card_id: str) -> Card:
+        """The card ``card_id``, or FileNotFound (1001) naming similar ids."""
+        check_id(card_id)
+        path = self.directory / f"{card_id}.md"
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            raise self.not_found(card_id) from None
+        key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        remembered = self._memory.get(card_id)
+        if remembered is not None and remembered[0] == key:
+            return remembered[1]
+        loaded = self._read(card_id)
+        if loaded is None:
+            raise self.not_found(card_id)
+        self._memory[card_id] = loaded
+        return loaded[1]
+
+    def text(self, card_id: str) -> str:
+        """The text of card ``card_id``'s file."""
+        check_id(card_id)
+        try:
+            return decode((self.directory / f"{card_id}.md").read_bytes())[0]
+        except FileNotFoundError:
+            raise self.not_found(card_id) from None
+
+    def resolve(self, prefix: str) -> str:
+        """The id that ``prefix`` (an id, or the start of exactly one) names."""
+        prefix = prefix.strip().lower()
+        if CARD_ID.match(prefix):
+            return prefix
+        if prefix and prefix.isalnum():
+            matches = [card_id for card_id in self.ids() if card_id.startswith(prefix)]
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                raise InvalidInput(
+                    f"{prefix!r} is the start of {len(matches)} card ids: {', '.join(matches[:8])}",
+                    field="id",
+                    candidates=matches,
+                )
+        raise self.not_found(prefix)
+
+    def not_found(self, card_id: str) -> FileNotFound:
+        """FileNotFound (1001) for ``card_id``, naming similar ids."""
+        matches = did_you_mean(card_id, self.ids())
+        return FileNotFound(
+            f"no card {card_id!r} in {CARDS_DIR}/",
+            path=card_path(card_id) if CARD_ID.match(card_id) else None,
+            id=card_id,
+            candidates=matches,
+            suggestion=_suggestion_text(matches),
+        )
+
+    def select(self, filters: CardFilter | None = None) -> list[Card]:
+        """Cards passing ``filters``, sorted by id."""
+        cards = self.all().values()
+        return [card for card in cards if filters is None or filters.accepts(card)]
+
+    def graph(self) -> TaskGraph:
+        """The dependency graph of the cards as they are now."""
+        return TaskGraph(self.all())
+
+    def _read(self, card_id: str) -> tuple[FileKey, Card] | None:
+        path = self.directory / f"{card_id}.md"
+        try:
+            with path.open("rb") as handle:
+                stat = os.fstat(handle.fileno())
+                data = handle.read()
+        except FileNotFoundError:
+            return None
+        return (stat.st_ino, stat.st_mtime_ns, stat.st_size), self._parse(card_id, data)
+
+    @staticmethod
+    def _parse(card_id: str, data: bytes) -> Card:
+        text, replaced = decode(data)
+        frontmatter, _body, problems = load_frontmatter(split_lines(text), card_path(card_id))
+        messages = [f"line {p.line}: {p.message}" for p in problems]
+        if replaced:
+            messages.append("the file is not valid UTF-8")
+        return Card.from_frontmatter(
+            card_id, frontmatter, sha256=sha256_bytes(data), problems=messages
+        )
+
+    # -- the cross-process cache -------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _cache(self) -> Iterator[sqlite3.Connection]:
+        path = self.root / CACHE_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = OFF")  # a cache: losing it is harmless
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS cards (id TEXT PRIMARY KEY, schema TEXT NOT NULL, "
+                "ino INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, "
+                "card TEXT NOT NULL)"
+            )
+            yield connection
+        finally:
+            connection.close()
+
+    def _from_disk_cache(self, card_id: str, key: FileKey) -> Card | None:
+        if self._disk is None:
+            self._disk = {}
+            try:
+                with self._cache() as connection:
+                    rows = connection.execute(
+                        "SELECT id, ino, mtime_ns, size, card FROM cards WHERE schema = ?",
+                        (CACHE_SCHEMA,),
+                    ).fetchall()
+            except sqlite3.Error as exc:
+                log.debug("card cache unreadable, parsing cards instead: %s", exc)
+                rows = []
+            self._disk = {row[0]: ((row[1], row[2], row[3]), row[4]) for row in rows}
+        row = self._disk.get(card_id)
+        if row is None or row[0] != key:
+            return None
+        try:
+            fields = json.loads(row[1])
+            return Card(**{name: _tupled(value) for name, value in fields.items()})
+        except (ValueError, TypeError):
+            return None
+
+    def _save_disk_cache(self, fresh: list[tuple[str, FileKey, Card]]) -> None:
+        rows = [
+            (card_id, CACHE_SCHEMA, *key, json.dumps(attrs.asdict(card), ensure_ascii=False))
+            for card_id, key, card in fresh
+        ]
+        try:
+            with self._cache() as connection:
+                connection.executemany(
+                    "INSERT OR REPLACE INTO cards VALUES (?, ?, ?, ?, ?, ?)", rows
+                )
+        except sqlite3.Error as exc:  # a cache write must never fail a command
+            log.debug("card cache not updated: %s", exc)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _lock(self, name: str) -> contextlib.AbstractContextManager[None]:
+        return locked(self.root / LOCK_DIR / f"{name}.lock", display=f"{LOCK_DIR}/{name}.lock")
+
+    def create(
+        self,
+        title: str,
+        *,
+        priority: str | None = None,
+        assignee: str | None = None,
+        tags: Iterable[str] = (),
+        depends_on: Iterable[str] = (),
+        body: str | None = None,
+    ) -> Card:
+        """Write a new ``todo`` card and return it.
+
+        Dependencies must exist (DependencyNotFound, 1001); nothing is written otherwise.
+        """
+        check_text(title, field="title")
+        if priority is None:
+            priority = self._default_priority()
+        check_choice(priority, PRIORITIES, field="priority")
+        if assignee is not None:
+            check_text(assignee, field="assignee", allow_empty=True)
+        tag_list = list(dict.fromkeys(check_text(tag, field="tags") for tag in tags))
+        deps = list(dict.fromkeys(check_id(dep, field="depends_on") for dep in depends_on))
+        if body is not None:
+            check_text(body, field="body", allow_empty=True)
+        with self._lock("dependencies") if deps else contextlib.nullcontext():
+            graph = self.graph()
+            graph.check_exist(deps, card_id=None)
+            for _ in range(_ID_ATTEMPTS):
+                card_id = new_id(title)
+                # Also skip ids that cards already name in depends_on (dangling references).
+                if card_id in graph or (self.directory / f"{card_id}.md").exists():
+                    continue
+                graph.check_new_dependencies(card_id, deps)
+                now = utc_now()
+                fields: dict[str, Any] = {
+                    "id": card_id,
+                    "title": title,
+                    "status": "todo",
+                    "priority": priority,
+                    "assignee": assignee or None,
+                    "tags": tag_list,
+                    "depends_on": deps,
+                    "created": now,
+                    "updated": now,
+                }
+                if fields["assignee"] is None:
+                    del fields["assignee"]
+                text = render_frontmatter(fields) + heading_of(title) + "\n"
+                if body:
+                    text += "\n" + body.rstrip("\n") + "\n"
+                with self._lock(card_id):
+                    try:
+                        atomic_write(
+                            self.directory / f"{card_id}.md",
+                            text,
+                            expected_sha256="",
+                            display=card_path(card_id),
+                        )
+                    except Conflict:
+                        continue  # another writer took this id a moment ago
+                return self._remember(card_id)
+        raise CueError(f"could not find a free card id in {_ID_ATTEMPTS} attempts")
+
+    def update(self, card_id: str, changes: CardChanges, *, base: Card | None = None) -> Updated:
+        """Apply ``changes`` to card ``card_id`` and return the card as written.
+
+        With ``base`` (the card as the caller read it), a field this update sets that
+        someone else changed meanwhile is a Conflict (1005) naming the current hash.
+        """
+        check_id(card_id)
+        changes.check()
+        touches_graph = bool(changes.add_depends_on)
+        with self._lock("dependencies") if touches_graph else contextlib.nullcontext():
+            for _ in range(_WRITE_ATTEMPTS):
+                with self._lock(card_id):
+                    path = self.directory / f"{card_id}.md"
+                    try:
+                        data = path.read_bytes()
+                    except FileNotFoundError:
+                        raise self.not_found(card_id) from None
+                    sha = sha256_bytes(data)
+                    current = self._parse(card_id, data)
+                    if base is not None and base.sha256 != sha:
+                        self._check_overlap(card_id, changes, base, current, sha)
+                    edit = self._edit(card_id, data, current, changes)
+                    if edit is None:
+                        return Updated(current, ())
+                    text, fields = edit
+                    try:
+                        atomic_write(path, text, expected_sha256=sha, display=card_path(card_id))
+                    except Conflict:
+                        continue  # written meanwhile by someone not holding the lock: redo
+                    return Updated(self._remember(card_id), fields)
+        raise Conflict(
+            f"{card_path(card_id)} kept changing while it was being updated",
+            path=card_path(card_id),
+            current_hash=sha256_bytes((self.directory / f"{card_id}.md").read_bytes()),
+            help="retry",
+        )
+
+    def _check_overlap(
+        self, card_id: str, changes: CardChanges, base: Card, current: Card, sha: str
+    ) -> None:
+        clashing = []
+        for name in CardChanges.SCALARS:
+            wanted = getattr(changes, name)
+            if name == "assignee" and wanted == "":
+                wanted = None  # unassigning: the card has no assignee afterwards
+            elif wanted is None:
+                continue
+            theirs = getattr(current, name)
+            # A field someone else changed clashes, unless they set what we want anyway.
+            if theirs != getattr(base, name) and theirs != wanted:
+                clashing.append(name)
+        if clashing:
+            raise Conflict(
+                f"{card_path(card_id)} changed since it was read: "
+                f"{', '.join(clashing)} {'was' if len(clashing) == 1 else 'were'} "
+                "set by someone else",
+                path=card_path(card_id),
+                expected_hash=base.sha256,
+                current_hash=sha,
+                fields=clashing,
+                help="read the card again and retry",
+            )
+
+    def _edit(
+        self, card_id: str, data: bytes, current: Card, changes: CardChanges
+    ) -> tuple[str, tuple[str, ...]] | None:
+        text, replaced = decode(data)
+        if replaced:
+            raise InvalidInput(
+                f"{card_path(card_id)} is not valid UTF-8; fix it before updating the card",
+                path=card_path(card_id),
+                field="card",
+            )
+        if data.startswith(b"\xef\xbb\xbf"):
+            text = "\ufeff" + text
+        frontmatter: dict[str, Any] = {}
+        fields: list[str] = []
+        for name in CardChanges.SCALARS:
+            wanted = getattr(changes, name)
+            if wanted is None:
+                continue
+            if name == "assignee" and not wanted:
+                if current.assignee is not None:
+                    frontmatter[name] = DELETE
+                    fields.append(name)
+            elif getattr(current, name) != wanted:
+                frontmatter[name] = wanted
+                fields.append(name)
+        tags = [t for t in current.tags if t not in changes.remove_tags]
+        tags += [t for t in changes.add_tags if t not in tags]
+        if tags != list(current.tags):
+            frontmatter["tags"] = tags
+            fields.append("tags")
+        deps = [d for d in current.depends_on if d not in changes.remove_depends_on]
+        added = [d for d in dict.fromkeys(changes.add_depends_on) if d not in deps]
+        if added:
+            self.graph().check_new_dependencies(card_id, added, writing=card_path(card_id))
+        deps += added
+        if deps != list(current.depends_on):
+            frontmatter["depends_on"] = deps
+            fields.append("depends_on")
+        if not fields and changes.note is None:
+            return None
+        now = utc_now()
+        frontmatter["updated"] = now
+        edited = edit_frontmatter(text, frontmatter, path=card_path(card_id))
+        if changes.note is not None:
+            newline = "\r\n" if text.split("\n", 1)[0].endswith("\r") else "\n"
+            edited = append_note(edited, changes.note, now, newline=newline)
+            fields.append("notes")
+        return edited, tuple(fields)
+
+    def _remember(self, card_id: str) -> Card:
+        loaded = self._read(card_id)
+        if loaded is None:
+            raise self.not_found(card_id)
+        self._memory[card_id] = loaded
+        return loaded[1]
+
+    def _default_priority(self) -> str:
+        if self.workspace is None:
+            return "medium"
+        return str(self.workspace.config.tasks.default_priority)
+
+
+def _tupled(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value

@@ -1,0 +1,314 @@
+"""The task tools: typed functions served to MCP, the CLI and Python alike.
+
+Inputs and outputs follow the tools specification (list_tasks, create_task,
+get_task_dependencies, validate_task_graph, update_task); the JSON schemas are derived
+from the annotations by :class:`cuedeck.tools.Tool`. Errors are CueErrors: unknown ids
+1001 (with similar ids), missing dependencies 1001 (``DependencyNotFound``), cycles 1002
+(``CircularDependency`` with ``cycle_path``), bad input 1004, conflicts 1005.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, NotRequired, cast
+
+import pydantic
+from cuedeck.workspace import Workspace  # noqa: TC002 (tool signatures are read at runtime)
+from pydantic import Field
+from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
+
+from cuedeck_tasks.cards import ID_PATTERN, Card, Priority, Status
+from cuedeck_tasks.filters import DATE_FILTER_PATTERN, CardFilter
+from cuedeck_tasks.reports import dependency_report, validation_report
+from cuedeck_tasks.store import CardChanges, CardStore
+
+CardId = Annotated[str, Field(pattern=ID_PATTERN, description="6-character card id (a-z, 0-9)")]
+DateFilterText = Annotated[
+    str,
+    Field(
+        pattern=DATE_FILTER_PATTERN,
+        description="A day ('2024-01-01'), a comparison ('>2024-01-01', '<=2024-03-01') "
+        "or an age ('<2w' = newer than two weeks, '>3d' = older than three days; "
+        "units d, w, m, y)",
+    ),
+]
+
+
+# --- outputs -----------------------------------------------------------------------------
+
+
+class TaskSummary(TypedDict):
+    """A card as ``list_tasks`` returns it."""
+
+    id: Annotated[str, Field(pattern=ID_PATTERN)]
+    title: str
+    status: Annotated[str, Field(description="todo, active, done or archived")]
+    priority: Annotated[str, Field(description="low, medium, high or critical")]
+    assignee: str | None
+    tags: list[str]
+    depends_on: list[str]
+    created: str | None
+    updated: str | None
+    path: str
+
+
+class TaskMetadata(TypedDict):
+    """The frontmatter of a new card."""
+
+    title: str
+    status: str
+    priority: str
+    assignee: str | None
+    tags: list[str]
+    depends_on: list[str]
+    created: Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+
+
+class CreatedTask(TypedDict):
+    """The reply of ``create_task``."""
+
+    id: Annotated[str, Field(pattern=ID_PATTERN)]
+    path: str
+    metadata: TaskMetadata
+
+
+class TaskRef(TypedDict):
+    """A card named by a dependency query (``status`` is ``missing`` for a dangling id)."""
+
+    id: str
+    title: str
+    status: str
+
+
+class TaskDependencies(TypedDict):
+    """The reply of ``get_task_dependencies``."""
+
+    task_id: str
+    type: Literal["dependencies", "dependents"]
+    count: int
+    tasks: list[TaskRef]
+
+
+class MissingDependency(TypedDict):
+    """A ``depends_on`` entry that names no card."""
+
+    card: str
+    depends_on: str
+
+
+class GraphValidation(TypedDict):
+    """The reply of ``validate_task_graph``."""
+
+    valid: bool
+    task_id: NotRequired[str]
+    message: NotRequired[str]
+    error: NotRequired[str]
+    cycle_path: NotRequired[list[str]]
+    cycles: NotRequired[list[list[str]]]
+    missing: NotRequired[list[MissingDependency]]
+
+
+class UpdatedTask(TypedDict):
+    """The reply of ``update_task``."""
+
+    id: Annotated[str, Field(pattern=ID_PATTERN)]
+    title: str
+    status: str
+    assignee: str | None
+    priority: str
+    tags: list[str]
+    depends_on: list[str]
+    updated_at: Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+    updated_fields: list[str]
+
+
+@pydantic.with_config(pydantic.ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1}))
+class TaskUpdates(TypedDict, total=False):
+    """The fields to change; at least one."""
+
+    status: Status
+    assignee: Annotated[
+        str, Field(max_length=50, description="New assignee; an empty string unassigns")
+    ]
+    priority: Priority
+    notes: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=500,
+            description="A note appended to the card's '## Notes' section with a timestamp",
+        ),
+    ]
+    title: Annotated[str, Field(min_length=1, max_length=200, description="New title")]
+    add_tags: Annotated[list[str], Field(description="Tags to add")]
+    remove_tags: Annotated[list[str], Field(description="Tags to remove")]
+    add_depends_on: Annotated[
+        list[CardId], Field(description="Card ids to depend on (must exist; no cycles)")
+    ]
+    remove_depends_on: Annotated[list[CardId], Field(description="Card ids to stop depending on")]
+
+
+def _at_least_one(updates: TaskUpdates) -> TaskUpdates:
+    if not updates:
+        raise ValueError("name at least one field to update")
+    return updates
+
+
+# --- tools -------------------------------------------------------------------------------
+
+
+def _store(workspace: Workspace) -> CardStore:
+    return cast("CardStore", workspace.service("cards"))
+
+
+def summary(card: Card) -> TaskSummary:
+    """The ``list_tasks`` item of ``card``."""
+    return {
+        "id": card.id,
+        "title": card.title,
+        "status": card.status,
+        "priority": card.priority,
+        "assignee": card.assignee,
+        "tags": list(card.tags),
+        "depends_on": list(card.depends_on),
+        "created": card.created,
+        "updated": card.updated,
+        "path": card.path,
+    }
+
+
+def list_tasks(
+    workspace: Workspace,
+    status: Annotated[Status | None, Field(description="Only cards with this status")] = None,
+    assignee: Annotated[
+        str | None, Field(description="Only cards of this assignee (case-insensitive)")
+    ] = None,
+    tags: Annotated[list[str] | None, Field(description="Cards with any of these tags")] = None,
+    priority: Annotated[Priority | None, Field(description="Only cards with this priority")] = None,
+    created: Annotated[DateFilterText | None, Field(description="Filter by creation date")] = None,
+    updated: Annotated[DateFilterText | None, Field(description="Filter by update date")] = None,
+) -> list[TaskSummary]:
+    """List task cards, filtered by status, assignee, tags, priority and dates.
+
+    All filters combine (AND); ``tags`` matches cards with any of the tags. Dates take
+    '2024-01-01', '>2024-01-01' or ages such as '<2w' and '>3d'. Sorted by id.
+    """
+    filters = CardFilter.build(
+        status=status,
+        priority=priority,
+        assignee=assignee,
+        tags=tags,
+        created=created,
+        updated=updated,
+    )
+    return [summary(card) for card in _store(workspace).select(filters)]
+
+
+def create_task(
+    workspace: Workspace,
+    title: Annotated[str, Field(min_length=1, max_length=200, description="Task title")],
+    tags: Annotated[list[str] | None, Field(description="Tags for categorisation")] = None,
+    priority: Annotated[
+        Priority | None,
+        Field(description="Priority; [tasks] default_priority (medium) when omitted"),
+    ] = None,
+    assignee: Annotated[
+        str | None, Field(max_length=50, description="Person assigned to the task")
+    ] = None,
+    depends_on: Annotated[
+        list[CardId] | None, Field(description="Ids of the cards this task depends on")
+    ] = None,
+) -> CreatedTask:
+    """Create a task card (status todo) with metadata and checked dependencies.
+
+    Every id in ``depends_on`` must name an existing card (DependencyNotFound, 1001,
+    with similar ids); nothing is written otherwise.
+    """
+    card = _store(workspace).create(
+        title,
+        priority=priority,
+        assignee=assignee,
+        tags=tags or (),
+        depends_on=depends_on or (),
+    )
+    return {
+        "id": card.id,
+        "path": card.path,
+        "metadata": {
+            "title": card.title,
+            "status": card.status,
+            "priority": card.priority,
+            "assignee": card.assignee,
+            "tags": list(card.tags),
+            "depends_on": list(card.depends_on),
+            "created": card.created or "",
+        },
+    }
+
+
+def get_task_dependencies(
+    workspace: Workspace,
+    id: CardId,
+    reverse: Annotated[
+        bool, Field(description="Dependents (cards that depend on this one) instead")
+    ] = False,
+) -> TaskDependencies:
+    """Cards a task depends on, or with ``reverse`` the cards that depend on it.
+
+    A dependency that names no card is listed with status ``missing``.
+    """
+    return cast("TaskDependencies", dependency_report(_store(workspace), id, reverse=reverse))
+
+
+def validate_task_graph(
+    workspace: Workspace,
+    id: Annotated[
+        CardId | None, Field(description="Validate only this card's dependencies")
+    ] = None,
+) -> GraphValidation:
+    """Check the task dependency graph for circular and missing dependencies.
+
+    Without ``id`` the whole graph is checked; with it, that card's dependencies
+    (missing ones, and any cycle through the card). Problems are reported with
+    ``valid: false``, not raised.
+    """
+    return cast("GraphValidation", validation_report(_store(workspace), id))
+
+
+def update_task(
+    workspace: Workspace,
+    id: CardId,
+    updates: Annotated[
+        TaskUpdates,
+        pydantic.AfterValidator(_at_least_one),
+        Field(description="Fields to change (at least one)"),
+    ],
+) -> UpdatedTask:
+    """Change a task card's status, assignee, priority, title, tags or dependencies, or add a note.
+
+    Only the named fields change; the rest of the file stays byte-for-byte. ``notes``
+    is appended to the card's '## Notes' section with a timestamp.
+    """
+    changes = CardChanges(
+        title=updates.get("title"),
+        status=updates.get("status"),
+        priority=updates.get("priority"),
+        assignee=updates.get("assignee"),
+        note=updates.get("notes"),
+        add_tags=tuple(updates.get("add_tags", ())),
+        remove_tags=tuple(updates.get("remove_tags", ())),
+        add_depends_on=tuple(updates.get("add_depends_on", ())),
+        remove_depends_on=tuple(updates.get("remove_depends_on", ())),
+    )
+    result = _store(workspace).update(id, changes)
+    card = result.card
+    return {
+        "id": card.id,
+        "title": card.title,
+        "status": card.status,
+        "assignee": card.assignee,
+        "priority": card.priority,
+        "tags": list(card.tags),
+        "depends_on": list(card.depends_on),
+        "updated_at": card.updated or "",
+        "updated_fields": list(result.fields),
+    }
