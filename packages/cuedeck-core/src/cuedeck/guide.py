@@ -1,1 +1,188 @@
-"""SCAFFOLD: filled in by the work on its issue."""
+"""Tools about the tools: ``get_tool_categories`` and ``first_time_user_guide``.
+
+Both read the registered tools' own metadata (category, summary, flags), so a plugin's
+tool shows up in them with no change here. The walkthrough knows a good order for the
+standard tools and fills its example calls with this workspace's real ids and paths;
+steps whose tool is not installed are left out.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
+
+from cuedeck.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from cuedeck.hookspecs import RegisterTool
+    from cuedeck.models import Document
+    from cuedeck.tools import Tool
+    from cuedeck.workspace import Workspace
+
+
+class ToolInfo(TypedDict):
+    """One tool, as ``get_tool_categories`` lists it."""
+
+    name: str
+    summary: str
+    read_only: bool
+    destructive: bool
+
+
+class ToolCategory(TypedDict):
+    """The tools of one category."""
+
+    category: str
+    tools: list[ToolInfo]
+
+
+class ToolCategories(TypedDict):
+    """What ``get_tool_categories`` returns."""
+
+    categories: list[ToolCategory]
+
+
+class GuideStep(TypedDict):
+    """One step of the walkthrough: a tool, why to call it, and a call to copy."""
+
+    tool: str
+    why: str
+    example: dict[str, Any]
+
+
+class Guide(TypedDict):
+    """What ``first_time_user_guide`` returns."""
+
+    active_card: str | None
+    cards: int
+    docs: int
+    steps: list[GuideStep]
+    other_tools: list[str]
+    tips: list[str]
+
+
+def _tools(workspace: Workspace) -> dict[str, Tool]:
+    from cuedeck.plugins import get_tools
+
+    return get_tools(workspace.plugins)
+
+
+def get_tool_categories(workspace: Workspace) -> ToolCategories:
+    """List every tool by category, with its summary and whether it writes."""
+    grouped: dict[str, list[ToolInfo]] = {}
+    tools = _tools(workspace)
+    for tool in sorted(tools.values(), key=lambda t: (t.category, t.name)):
+        grouped.setdefault(tool.category, []).append(
+            {
+                "name": tool.name,
+                "summary": tool.summary,
+                "read_only": tool.read_only,
+                "destructive": tool.destructive,
+            }
+        )
+    return {"categories": [{"category": name, "tools": items} for name, items in grouped.items()]}
+
+
+def first_time_user_guide(workspace: Workspace) -> Guide:
+    """A first-session walkthrough: which tools to call, in what order, with example calls."""
+    from cuedeck.state import active_card
+
+    tools = _tools(workspace)
+    documents = workspace.documents
+    cards = [doc for doc in documents.values() if doc.kind == "card"]
+    card_ids = {_card_id(doc) for doc in cards}
+    active = active_card(workspace.root)
+    if active not in card_ids:  # none chosen with `cue card activate`: an active-status card
+        active = next((_card_id(d) for d in cards if d.frontmatter.get("status") == "active"), None)
+    card = active or next(iter(sorted(card_ids)), None)
+    doc = _example_doc(documents.values())
+    topic = documents[f".cuedeck/cards/{card}.md"].title if card else "getting started"
+
+    plan: list[tuple[str, str, dict[str, Any]]] = [
+        ("get_tool_categories", "See every tool, grouped, and which ones write.", {}),
+        ("list_tasks", "Find the card you are working on.", {"status": "active"}),
+        ("build_scene", "Get everything the active card needs, within its token budget.", {}),
+        (
+            "get_task_dependencies",
+            "See what the card waits for.",
+            {"id": card} if card else {"id": "abc123"},
+        ),
+        (
+            "read_context",
+            "Search the docs and cards for what you need next.",
+            {"query": topic, "limit": 5},
+        ),
+        ("read_doc", "Read a file, or one section of it (anchor).", doc),
+        (
+            "update_task",
+            "Record progress on the card.",
+            {"id": card or "abc123", "updates": {"notes": "Started; see read_doc results."}},
+        ),
+        (
+            "create_task",
+            "Split off follow-up work.",
+            {"title": "Follow-up", "depends_on": [card]} if card else {"title": "First task"},
+        ),
+        ("validate_task_graph", "Check that dependencies have no cycles.", {}),
+    ]
+    planned = {name for name, _, _ in plan}
+    steps: list[GuideStep] = [
+        {"tool": name, "why": why, "example": example}
+        for name, why, example in plan
+        if name in tools
+    ]
+    others = [
+        f"{tool.name} ({tool.category}): {tool.summary}"
+        for tool in sorted(tools.values(), key=lambda t: t.name)
+        if tool.name not in planned and tool.name != "first_time_user_guide"
+    ]
+    return {
+        "active_card": active,
+        "cards": len(cards),
+        "docs": len(documents) - len(cards),
+        "steps": steps,
+        "other_tools": others,
+        "tips": [
+            "Paths are workspace-relative: .cuedeck/docs/auth.md, or docs/auth.md for short.",
+            "read_doc pages end on whole lines: call again with next_offset while has_more.",
+            "Errors carry codes: 1001 not found (data.suggestion), 1004 bad input "
+            "(data.field), 1002 cycle (data.cycle_path), 429 rate limit "
+            "(data.retry_after_seconds).",
+            "Secrets in replies are masked as [REDACTED:rule#n].",
+        ],
+    }
+
+
+def _card_id(document: Document) -> str:
+    return document.path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _example_doc(documents: Any) -> dict[str, Any]:
+    """``read_doc`` arguments for a real doc of the workspace (docs before other files)."""
+    ranked = sorted(
+        (doc for doc in documents if doc.kind != "card"),
+        key=lambda doc: (doc.kind != "doc", doc.path),
+    )
+    if not ranked:
+        return {"path": ".cuedeck/docs/guide.md"}
+    doc = ranked[0]
+    section = next((h for h in doc.headings if h.level > 1), None)
+    return {"path": doc.path, "anchor": section.text} if section else {"path": doc.path}
+
+
+@hookimpl
+def register_tools(register: RegisterTool) -> None:
+    register(get_tool_categories, category="guide", read_only=True, idempotent=True)
+    register(first_time_user_guide, category="guide", read_only=True, idempotent=True)
+
+
+__all__ = [
+    "Guide",
+    "GuideStep",
+    "ToolCategories",
+    "ToolCategory",
+    "ToolInfo",
+    "first_time_user_guide",
+    "get_tool_categories",
+]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from fastmcp.tools.base import Tool as FastMCPTool
 from fastmcp.tools.base import ToolResult
 from mcp_types import TextContent, ToolAnnotations
+from mcp_types import Tool as MCPTool
 from pydantic import PrivateAttr
 
 if TYPE_CHECKING:
@@ -32,20 +33,43 @@ _SCHEMA_ONE = ("items", "additionalProperties", "not", "contains", "if", "then",
 WRAP_KEY = "x-fastmcp-wrap-result"
 
 
-def compact_schema(node: Any) -> Any:
-    """A JSON schema without generated titles and with ``anyOf [T, null]`` folded."""
+#: Output-schema keywords that only restate or constrain what the server itself produces.
+_OUTPUT_ONLY_NOISE = frozenset(
+    {"description", "required", "pattern", "format", "additionalProperties", "examples"}
+)
+#: Longer input patterns are not published (the description says the format in words,
+#: and the server validates every argument anyway): a date regex costs 70 tokens.
+MAX_PATTERN = 40
+
+
+def compact_schema(node: Any, *, output: bool = False) -> Any:
+    """A JSON schema trimmed for ``tools/list``, where every token is paid per conversation.
+
+    Drops pydantic's generated titles, ``default: null``, ``additionalProperties:
+    false`` and long patterns, and folds ``anyOf [T, null]`` into ``type: [T, "null"]``;
+    an ``output`` schema also drops descriptions, ``required`` and formats: it describes
+    what the server sends, and the tool's description says what it means.
+    """
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "title" and isinstance(value, str):
             continue
+        if output and key in _OUTPUT_ONLY_NOISE and not isinstance(value, dict):
+            continue
+        if key == "additionalProperties" and value is False:
+            continue
+        if key == "pattern" and isinstance(value, str) and len(value) > MAX_PATTERN:
+            continue
         if key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+            out[key] = {name: compact_schema(sub, output=output) for name, sub in value.items()}
         elif key in _SCHEMA_LISTS and isinstance(value, list):
-            out[key] = [compact_schema(sub) for sub in value]
+            out[key] = [compact_schema(sub, output=output) for sub in value]
         elif key in _SCHEMA_ONE:
-            out[key] = compact_schema(value)
+            out[key] = compact_schema(value, output=output)
+            if key == "items" and "description" in node and isinstance(out[key], dict):
+                out[key].pop("description", None)  # the array's own description says it
         else:
             out[key] = value
     if out.get("default", 0) is None:
@@ -76,9 +100,8 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
         return None
     if schema is None:
         return None
-    schema = compact_schema(schema)
+    schema = compact_schema(schema, output=True)
     if schema.get("type") == "object":
-        schema.pop("description", None)  # the tool's description already says it
         return schema  # type: ignore[no-any-return]
     defs = schema.pop("$defs", None)
     wrapped: dict[str, Any] = {
@@ -116,6 +139,11 @@ class ServedTool(FastMCPTool):
         served._tool = tool
         served._runtime = runtime
         return served
+
+    def to_mcp_tool(self, **overrides: Any) -> MCPTool:
+        tool = super().to_mcp_tool(**overrides)
+        tool.meta = None  # FastMCP's tag list: the category is in get_tool_categories
+        return tool
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         value = await self._runtime.run(self._runtime.call_tool, self._tool, arguments)

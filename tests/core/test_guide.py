@@ -1,0 +1,103 @@
+"""get_tool_categories and first_time_user_guide: built from the registered tools' metadata."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cuedeck import hookimpl
+from cuedeck.guide import first_time_user_guide, get_tool_categories
+from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.state import set_active_card
+from cuedeck.workspace import open_workspace
+
+from ..conftest import MakeWorkspace
+
+CARD = """---
+id: {id}
+title: {title}
+status: {status}
+---
+# {title}
+"""
+
+
+def shout(workspace: Any, text: str) -> str:
+    """Shout a text back (a test plugin's tool)."""
+    return text.upper()
+
+
+class ShoutPlugin:
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        register(shout, category="fun", read_only=True, idempotent=True)
+
+
+def test_categories_come_from_tool_metadata_including_plugins(
+    make_workspace: MakeWorkspace,
+) -> None:
+    pm = make_plugin_manager()
+    pm.register(ShoutPlugin(), name="shout")
+    workspace = open_workspace(make_workspace(), plugins=pm)
+    reply = get_tool_categories(workspace)
+    by_category = {c["category"]: c["tools"] for c in reply["categories"]}
+    assert by_category["fun"] == [
+        {
+            "name": "shout",
+            "summary": "Shout a text back (a test plugin's tool).",
+            "read_only": True,
+            "destructive": False,
+        }
+    ]
+    assert {t["name"] for t in by_category["guide"]} == {
+        "get_tool_categories",
+        "first_time_user_guide",
+    }
+    if "word_count" in get_tools(pm):  # the example plugin, when installed
+        assert {t["name"] for t in by_category["example"]} == {"word_count"}
+    listed = [t["name"] for tools in by_category.values() for t in tools]
+    assert sorted(listed) == sorted(get_tools(pm))
+    assert [c["category"] for c in reply["categories"]] == sorted(by_category)
+
+
+def test_guide_uses_the_workspace_real_ids_and_paths(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            ".cuedeck/cards/abc123.md": CARD.format(id="abc123", title="Ship it", status="todo"),
+            ".cuedeck/cards/def456.md": CARD.format(id="def456", title="Fix login", status="todo"),
+            ".cuedeck/docs/auth.md": "# Auth\n\n## Sessions\n\nText.\n",
+        }
+    )
+    set_active_card(root, "def456")
+    guide = first_time_user_guide(open_workspace(root))
+    assert (guide["active_card"], guide["cards"], guide["docs"]) == ("def456", 2, 1)
+    steps = {step["tool"]: step for step in guide["steps"]}
+    assert steps["read_doc"]["example"] == {"path": ".cuedeck/docs/auth.md", "anchor": "Sessions"}
+    assert steps["get_tool_categories"]["example"] == {}
+    tools = get_tools(open_workspace(root).plugins)
+    assert set(steps) <= set(tools)  # only installed tools are suggested
+    for name in ("update_task", "get_task_dependencies"):
+        if name in steps:
+            assert steps[name]["example"]["id"] == "def456"
+    if "read_context" in steps:
+        assert steps["read_context"]["example"]["query"] == "Fix login"
+    if "word_count" in tools:
+        assert "word_count (example): " in "\n".join(guide["other_tools"])
+    assert any("1001" in tip for tip in guide["tips"])
+
+
+def test_guide_falls_back_to_an_active_status_card(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            ".cuedeck/cards/abc123.md": CARD.format(id="abc123", title="Old", status="done"),
+            ".cuedeck/cards/def456.md": CARD.format(id="def456", title="Now", status="active"),
+        }
+    )
+    assert first_time_user_guide(open_workspace(root))["active_card"] == "def456"
+
+
+def test_guide_without_tasks_tools_leaves_their_steps_out(make_workspace: MakeWorkspace) -> None:
+    pm = make_plugin_manager(entry_points=False)  # core only: read_doc and the guide
+    guide = first_time_user_guide(open_workspace(make_workspace(), plugins=pm))
+    assert [step["tool"] for step in guide["steps"]] == ["get_tool_categories", "read_doc"]
+    assert guide["active_card"] is None
+    assert guide["other_tools"] == []

@@ -1,0 +1,250 @@
+"""read_doc: whole files, sections, pages that rebuild the file byte for byte, refusals."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cuedeck.errors import FileNotFound, InvalidInput
+from cuedeck.plugins import get_tools
+from cuedeck.reading import read_doc
+from cuedeck.workspace import Workspace, open_workspace
+
+from ..conftest import MakeWorkspace
+
+GUIDE = """---
+title: Guide
+---
+# Guide
+
+Intro line.
+
+## Login Flow
+
+Step one.
+Step two.
+
+## Error Codes
+
+- 1001 not found
+"""
+
+
+def _open(root: Path) -> Workspace:
+    return open_workspace(root)
+
+
+def _pages(workspace: Workspace, **args: Any) -> list[dict[str, Any]]:
+    pages = []
+    offset = 0
+    while True:
+        page = read_doc(workspace, offset=offset, **args)
+        pages.append(page)
+        if not page["has_more"]:
+            return pages
+        assert page["next_offset"] is not None
+        assert page["next_offset"] > offset  # always progress
+        offset = page["next_offset"]
+
+
+def test_whole_file_with_hash_tokens_and_cached(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({".cuedeck/docs/guide.md": GUIDE})
+    workspace = _open(root)
+    page = read_doc(workspace, ".cuedeck/docs/guide.md")
+    data = (root / ".cuedeck/docs/guide.md").read_bytes()
+    assert page["content"] == GUIDE
+    assert page["hash"] == hashlib.sha256(data).hexdigest()
+    assert page["tokens"] == workspace.count_tokens(GUIDE)
+    assert page["cached"] is True
+    assert page["total_lines"] == GUIDE.count("\n")
+    assert page["line_range"] == {"start": 1, "end": GUIDE.count("\n")}
+    assert (page["has_more"], page["truncated"], page["next_offset"], page["hint"]) == (
+        False,
+        False,
+        None,
+        None,
+    )
+
+
+def test_short_docs_path_finds_the_cuedeck_doc(make_workspace: MakeWorkspace) -> None:
+    workspace = _open(make_workspace({".cuedeck/docs/guide.md": GUIDE}))
+    assert read_doc(workspace, "docs/guide.md")["path"] == ".cuedeck/docs/guide.md"
+
+
+@pytest.mark.parametrize("anchor", ["Login Flow", "login flow", "login-flow", " LOGIN-FLOW "])
+def test_anchor_by_text_or_slug_returns_the_section(
+    make_workspace: MakeWorkspace, anchor: str
+) -> None:
+    workspace = _open(make_workspace({"guide.md": GUIDE}))
+    page = read_doc(workspace, "guide.md", anchor=anchor)
+    assert page["anchor"] == "Login Flow"
+    assert page["content"] == "## Login Flow\n\nStep one.\nStep two.\n\n"
+    assert page["line_range"] == {"start": 8, "end": 12}
+
+
+def test_missing_anchor_is_1001_with_did_you_mean(make_workspace: MakeWorkspace) -> None:
+    workspace = _open(make_workspace({"guide.md": GUIDE}))
+    with pytest.raises(FileNotFound) as caught:
+        read_doc(workspace, "guide.md", anchor="Error Code")
+    assert caught.value.code == 1001
+    assert caught.value.data["suggestion"] == "Did you mean 'Error Codes'?"
+
+
+def test_missing_file_is_1001_with_did_you_mean(make_workspace: MakeWorkspace) -> None:
+    workspace = _open(make_workspace({".cuedeck/docs/auth.md": "# Auth\n"}))
+    with pytest.raises(FileNotFound) as caught:
+        read_doc(workspace, ".cuedeck/docs/auht.md")
+    assert caught.value.data["suggestion"] == "Did you mean '.cuedeck/docs/auth.md'?"
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("../outside.md", "leaves the workspace"),
+        ("docs/../../outside.md", "leaves the workspace"),
+        ("/etc/passwd.md", "workspace-relative"),
+        ("C:/x.md", "workspace-relative"),
+        (".git/HEAD.md", ".git"),
+        ("notes.txt", "markdown"),
+    ],
+)
+def test_refused_paths_are_1004_naming_path(
+    make_workspace: MakeWorkspace, path: str, reason: str
+) -> None:
+    workspace = _open(make_workspace({"notes.txt": "x", "guide.md": GUIDE}))
+    with pytest.raises(InvalidInput, match=reason) as caught:
+        read_doc(workspace, path)
+    assert caught.value.data["field"] == "path"
+
+
+def test_symlink_leaving_the_workspace_is_refused(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n")
+    root = make_workspace({"guide.md": GUIDE})
+    os.symlink(secret, root / "link.md")
+    with pytest.raises(InvalidInput, match="outside the workspace"):
+        read_doc(_open(root), "link.md")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        GUIDE.encode(),
+        GUIDE.replace("\n", "\r\n").encode(),
+        b"\xef\xbb\xbf" + GUIDE.encode(),  # a BOM is kept, so the bytes come back
+        b"a\rb\rc\r" + b"word " * 3000 + b"\nlast line without ending",
+        ("# Ünïcödé\n\n" + "línea con acentos y emoji \U0001f600\n" * 400).encode(),
+    ],
+    ids=["lf", "crlf", "bom", "cr-and-long-line", "unicode"],
+)
+@pytest.mark.parametrize("budget", [1, 7, 50, 1000])
+def test_pages_rebuild_the_file_byte_for_byte(
+    make_workspace: MakeWorkspace, data: bytes, budget: int
+) -> None:
+    workspace = _open(make_workspace({"doc.md": data}))
+    pages = _pages(workspace, path="doc.md", max_tokens=budget)
+    assert "".join(p["content"] for p in pages).encode() == data
+    total = len(data.splitlines())
+    assert all(p["total_lines"] == total for p in pages)
+    assert all(p["hash"] == hashlib.sha256(data).hexdigest() for p in pages)
+    ranges = [p["line_range"] for p in pages]
+    assert ranges[0]["start"] == 1 and ranges[-1]["end"] == total
+    assert all(a["end"] + 1 == b["start"] for a, b in zip(ranges, ranges[1:], strict=False))
+    for page in pages:
+        lines = page["line_range"]["end"] - page["line_range"]["start"] + 1
+        assert page["tokens"] <= budget or lines == 1  # only a lone line may overflow
+
+
+def test_a_line_longer_than_the_budget_is_a_page_of_its_own(make_workspace: MakeWorkspace) -> None:
+    long_line = "word " * 2000 + "\n"
+    workspace = _open(make_workspace({"doc.md": "short\n" + long_line + "tail\n"}))
+    first = read_doc(workspace, "doc.md", max_tokens=100)
+    assert first["content"] == "short\n"
+    assert first["truncated"] and first["has_more"] and first["next_offset"] == 1
+    second = read_doc(workspace, "doc.md", offset=1, max_tokens=100)
+    assert second["content"] == long_line
+    assert second["tokens"] > 100
+    assert "over max_tokens=100" in (second["hint"] or "")
+    assert second["next_offset"] == 2
+
+
+def test_limit_pages_by_lines_and_the_hint_says_how_to_go_on(
+    make_workspace: MakeWorkspace,
+) -> None:
+    text = "".join(f"line {n}\n" for n in range(1, 21))
+    workspace = _open(make_workspace({"doc.md": text}))
+    page = read_doc(workspace, "doc.md", offset=5, limit=4)
+    assert page["content"] == "line 6\nline 7\nline 8\nline 9\n"
+    assert page["line_range"] == {"start": 6, "end": 9}
+    assert (page["has_more"], page["truncated"], page["next_offset"]) == (True, False, 9)
+    assert page["hint"] == "Showing lines 6-9 of 20; call again with offset=9 for the rest."
+
+
+def test_section_pages_count_offsets_within_the_section(make_workspace: MakeWorkspace) -> None:
+    workspace = _open(make_workspace({"guide.md": GUIDE}))
+    page = read_doc(workspace, "guide.md", anchor="Login Flow", limit=2)
+    assert page["content"] == "## Login Flow\n\n"
+    assert page["next_offset"] == 2
+    assert "section's lines 8-12" in (page["hint"] or "")
+    rest = read_doc(workspace, "guide.md", anchor="Login Flow", offset=2)
+    assert rest["content"] == "Step one.\nStep two.\n\n"
+    assert rest["line_range"] == {"start": 10, "end": 12}
+    assert not rest["has_more"]
+
+
+def test_offset_past_the_end_is_1004(make_workspace: MakeWorkspace) -> None:
+    workspace = _open(make_workspace({"guide.md": GUIDE}))
+    with pytest.raises(InvalidInput) as caught:
+        read_doc(workspace, "guide.md", offset=99)
+    assert caught.value.data["field"] == "offset"
+
+
+def test_empty_file(make_workspace: MakeWorkspace) -> None:
+    page = read_doc(_open(make_workspace({"empty.md": ""})), "empty.md")
+    assert (page["content"], page["total_lines"], page["line_range"]) == ("", 0, None)
+
+
+def test_edits_and_new_files_are_seen_without_a_manual_refresh(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace({"guide.md": GUIDE})
+    workspace = _open(root)
+    assert read_doc(workspace, "guide.md")["cached"] is True
+    (root / "guide.md").write_text(GUIDE + "\n## Added\n\nNew.\n")
+    page = read_doc(workspace, "guide.md", anchor="Added")
+    assert page["cached"] is False
+    assert page["content"] == "## Added\n\nNew.\n"
+    (root / "new.md").write_text("# New\n")
+    assert read_doc(workspace, "new.md")["content"] == "# New\n"
+
+
+def test_default_budget_comes_from_config(make_workspace: MakeWorkspace) -> None:
+    text = "".join(f"line number {n}\n" for n in range(400))
+    root = make_workspace({"doc.md": text}, config="[mcp]\nread_doc_max_tokens = 60\n")
+    page = read_doc(_open(root), "doc.md")
+    assert page["has_more"] and page["tokens"] <= 60
+
+
+def test_registered_with_schema_flags_and_1004_validation(make_workspace: MakeWorkspace) -> None:
+    workspace = _open(make_workspace({"guide.md": GUIDE}))
+    tool = get_tools(workspace.plugins)["read_doc"]
+    assert (tool.category, tool.read_only, tool.destructive, tool.idempotent) == (
+        "docs",
+        True,
+        False,
+        True,
+    )
+    schema = tool.input_schema()
+    assert schema["required"] == ["path"]
+    assert schema["properties"]["path"]["pattern"].endswith(r"\.md$")
+    assert tool.output_schema()["properties"]["line_range"]
+    with pytest.raises(InvalidInput) as caught:
+        tool.call(workspace, {"path": "guide.md", "max_tokens": 0})
+    assert caught.value.data["field"] == "max_tokens"
+    assert tool.call(workspace, {"path": "guide.md"})["content"] == GUIDE
