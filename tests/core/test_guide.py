@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cuedeck import hookimpl
 from cuedeck.guide import first_time_user_guide, get_tool_categories
@@ -10,7 +10,8 @@ from cuedeck.plugins import get_tools, make_plugin_manager
 from cuedeck.state import set_active_card
 from cuedeck.workspace import open_workspace
 
-from ..conftest import MakeWorkspace
+if TYPE_CHECKING:
+    from tests.conftest import MakeWorkspace
 
 CARD = """---
 id: {id}

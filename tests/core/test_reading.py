@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from cuedeck.errors import FileNotFound, InvalidInput
 from cuedeck.plugins import get_tools
 from cuedeck.reading import read_doc
 from cuedeck.workspace import Workspace, open_workspace
 
-from ..conftest import MakeWorkspace
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.conftest import MakeWorkspace
 
 GUIDE = """---
 title: Guide
@@ -154,8 +156,9 @@ def test_pages_rebuild_the_file_byte_for_byte(
     assert all(p["total_lines"] == total for p in pages)
     assert all(p["hash"] == hashlib.sha256(data).hexdigest() for p in pages)
     ranges = [p["line_range"] for p in pages]
-    assert ranges[0]["start"] == 1 and ranges[-1]["end"] == total
-    assert all(a["end"] + 1 == b["start"] for a, b in zip(ranges, ranges[1:], strict=False))
+    assert ranges[0]["start"] == 1
+    assert ranges[-1]["end"] == total
+    assert all(a["end"] + 1 == b["start"] for a, b in itertools.pairwise(ranges))
     for page in pages:
         lines = page["line_range"]["end"] - page["line_range"]["start"] + 1
         assert page["tokens"] <= budget or lines == 1  # only a lone line may overflow
@@ -166,7 +169,9 @@ def test_a_line_longer_than_the_budget_is_a_page_of_its_own(make_workspace: Make
     workspace = _open(make_workspace({"doc.md": "short\n" + long_line + "tail\n"}))
     first = read_doc(workspace, "doc.md", max_tokens=100)
     assert first["content"] == "short\n"
-    assert first["truncated"] and first["has_more"] and first["next_offset"] == 1
+    assert first["truncated"]
+    assert first["has_more"]
+    assert first["next_offset"] == 1
     second = read_doc(workspace, "doc.md", offset=1, max_tokens=100)
     assert second["content"] == long_line
     assert second["tokens"] > 100
@@ -228,7 +233,8 @@ def test_default_budget_comes_from_config(make_workspace: MakeWorkspace) -> None
     text = "".join(f"line number {n}\n" for n in range(400))
     root = make_workspace({"doc.md": text}, config="[mcp]\nread_doc_max_tokens = 60\n")
     page = read_doc(_open(root), "doc.md")
-    assert page["has_more"] and page["tokens"] <= 60
+    assert page["has_more"]
+    assert page["tokens"] <= 60
 
 
 def test_registered_with_schema_flags_and_1004_validation(make_workspace: MakeWorkspace) -> None:
