@@ -79,7 +79,8 @@ def test_corrupt_cache_is_rebuilt_with_a_warning(
     make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
 ) -> None:
     root = make_workspace(FILES)
-    open_workspace(root).refresh()
+    with open_workspace(root) as workspace:
+        workspace.refresh()
     database = root / CACHE_DIR / INDEX_FILE
     for suffix in ("-wal", "-shm"):
         Path(str(database) + suffix).unlink(missing_ok=True)
@@ -96,7 +97,8 @@ def test_old_schema_version_is_rebuilt(
     make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
 ) -> None:
     root = make_workspace(FILES)
-    open_workspace(root).refresh()
+    with open_workspace(root) as workspace:
+        workspace.refresh()
     with sqlite3.connect(root / CACHE_DIR / INDEX_FILE) as connection:
         connection.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
     with caplog.at_level(logging.WARNING, logger="cuedeck"):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from cuedeck.errors import CueError
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import call_each, make_plugin_manager
 
 if TYPE_CHECKING:
     import pluggy
@@ -145,12 +145,13 @@ def make_cli(plugins: pluggy.PluginManager | None = None) -> click.Group:
 
     for command in commands.CORE_COMMANDS:
         cli.add_command(command)
-    pm.hook.register_commands(cli=cli)
+    call_each(pm, "register_commands", cli=cli)
     return cli
 
 
 def main() -> None:
     """Console-script entry point of ``cue``."""
+    _configure_logging(debug="--debug" in sys.argv[1:])
     try:
         cli = make_cli()
     except CueError as exc:

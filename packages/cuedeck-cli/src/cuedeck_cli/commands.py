@@ -244,7 +244,11 @@ def plugins(as_json: bool) -> None:
         registered[kind] = {name: entry.plugin for name, entry in collect(pm, hook).items()}
     root = click.get_current_context().find_root().command
     assert isinstance(root, click.Group)
-    registered["commands"] = {name: _command_source(cmd) for name, cmd in root.commands.items()}
+    owners = _plugin_packages(pm)
+    registered["commands"] = {
+        name: owners.get(_package_of(command), _package_of(command))
+        for name, command in root.commands.items()
+    }
     failures = plugin_failures(pm)
     if as_json:
         emit_json(
@@ -285,11 +289,21 @@ def plugins(as_json: bool) -> None:
         out.print(f"[yellow]failed:[/] {failure.name}: {failure.error}")
 
 
-def _command_source(command: click.Command) -> str:
-    module = getattr(command.callback, "__module__", "") or ""
-    if isinstance(command, click.Group) and not command.callback:
-        module = type(command).__module__
+def _package_of(command: click.Command) -> str:
+    """Top-level package that defined a command (its callback's module)."""
+    module = getattr(command.callback, "__module__", None) or type(command).__module__
     return module.split(".")[0]
+
+
+def _plugin_packages(pm: Any) -> dict[str, str]:
+    """Top-level package -> plugin name, for plugins outside CueDeck's own packages."""
+    owners = {}
+    for name, plugin in pm.list_name_plugin():
+        module = getattr(plugin, "__name__", None) or type(plugin).__module__
+        package = module.split(".")[0]
+        if package != "cuedeck":
+            owners.setdefault(package, name)
+    return owners
 
 
 CORE_COMMANDS: tuple[click.Command, ...] = (init, index, doctor, clean, upgrade, plugins)

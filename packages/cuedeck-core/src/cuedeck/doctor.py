@@ -27,7 +27,7 @@ def diagnose(workspace: Workspace) -> list[Problem]:
                 1008,
                 None,
                 None,
-                f"plugin {failure.name!r} failed to load: {failure.error}",
+                f"plugin {failure.name!r} failed and was skipped: {failure.error}",
                 f"reinstall or remove {failure.distribution or failure.name}",
             )
         )

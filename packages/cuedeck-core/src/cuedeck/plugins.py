@@ -184,9 +184,42 @@ def collect(pm: pluggy.PluginManager, hook_name: str) -> dict[str, Registered]:
                 )
             found[name] = entry
 
-        impl.function(**dict.fromkeys(impl.argnames, register))
+        _guarded(pm, impl, dict.fromkeys(impl.argnames, register))
     cache[hook_name] = found
     return found
+
+
+def _guarded(pm: pluggy.PluginManager, impl: Any, kwargs: dict[str, Any]) -> None:
+    """Run one hookimpl; a plugin that raises is logged and recorded, never fatal.
+
+    CueErrors (such as a name registered twice) are real configuration errors and
+    propagate.
+    """
+    from cuedeck.errors import CueError
+
+    try:
+        impl.function(**kwargs)
+    except CueError:
+        raise
+    except Exception as exc:
+        dist = pm.cuedeck_distributions.get(impl.plugin_name)  # type: ignore[attr-defined]
+        pm.cuedeck_failures.append(  # type: ignore[attr-defined]
+            PluginFailure(
+                impl.plugin_name, dist.name if dist else None, f"{type(exc).__name__}: {exc}"
+            )
+        )
+        log.warning(
+            "plugin %r failed in %s and was skipped: %s",
+            impl.plugin_name,
+            impl.function.__name__,
+            exc,
+        )
+
+
+def call_each(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> None:
+    """Call every implementation of a hook, isolating plugins that raise."""
+    for impl in getattr(pm.hook, hook_name).get_hookimpls():
+        _guarded(pm, impl, {name: kwargs[name] for name in impl.argnames})
 
 
 def _items(pm: pluggy.PluginManager, hook_name: str) -> dict[str, Any]:

@@ -93,6 +93,17 @@ class Workspace:
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
 
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the cache database connection (the workspace reopens it when used)."""
+        if "index" in self.__dict__:
+            self.index.close()
+
     # -- parts -----------------------------------------------------------------------------
 
     @property

@@ -1,0 +1,207 @@
+"""The core `cue` commands: init, index, doctor, clean, upgrade, plugins, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cuedeck_cli.app import make_cli
+from tests.conftest import MakeWorkspace
+
+CUE = [sys.executable, "-m", "cuedeck_cli"]
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(make_cli(), list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_init_creates_the_workspace_once(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("node_modules/", encoding="utf-8")
+    code, out, _ = run("-C", str(tmp_path), "init")
+    assert code == 0, out
+    for sub in ("cards", "docs", ".cache"):
+        assert (tmp_path / ".cuedeck" / sub).is_dir()
+    config = (tmp_path / ".cuedeck" / "config.toml").read_text(encoding="utf-8")
+    assert "# token_limit = 32000" in config
+    gitignore = (tmp_path / ".gitignore").read_text(encoding="utf-8")
+    assert gitignore.startswith("node_modules/\n")
+    assert gitignore.count(".cuedeck/.cache/") == 1
+    assert ".cuedeck/SCENE.md" in gitignore.splitlines()
+
+    code, out, _ = run("-C", str(tmp_path), "init")
+    assert code == 0
+    assert "nothing changed" in out
+    assert (tmp_path / ".gitignore").read_text(encoding="utf-8") == gitignore
+
+
+def test_init_force_keeps_a_backup(tmp_path: Path) -> None:
+    run("-C", str(tmp_path), "init")
+    config = tmp_path / ".cuedeck" / "config.toml"
+    config.write_text("[scene]\ntoken_limit = 5\n", encoding="utf-8")
+    code, out, _ = run("-C", str(tmp_path), "init", "--force")
+    assert code == 0, out
+    backups = list((tmp_path / ".cuedeck").glob("config.toml.*.bak"))
+    assert [b.read_text(encoding="utf-8") for b in backups] == ["[scene]\ntoken_limit = 5\n"]
+    assert "# token_limit = 32000" in config.read_text(encoding="utf-8")
+
+
+def test_index_reports_seen_parsed_reused(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({"docs/a.md": "# A\n", ".cuedeck/docs/b.md": "# B\n"})
+    code, out, _ = run("-C", str(root), "index", "--json")
+    assert code == 0
+    first = json.loads(out)
+    assert (first["seen"], first["parsed"], first["reused"]) == (2, 2, 0)
+    assert first["counter"] in ("estimate", "o200k")
+    second = json.loads(run("-C", str(root), "index", "--json")[1])
+    assert (second["parsed"], second["reused"]) == (0, 2)
+    code, out, _ = run("-C", str(root), "index", "--rebuild")
+    assert code == 0
+    assert "2 parsed" in out
+
+
+def test_doctor_healthy_and_unhealthy(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({".cuedeck/docs/api.md": "# API\n## Login\n"})
+    code, out, _ = run("-C", str(root), "doctor")
+    assert code == 0
+    assert "healthy: 0 errors, 0 warnings" in out
+    assert "token counter:" in out
+
+    (root / ".cuedeck/docs/card.md").write_text(
+        "---\ntitle: [broken\n---\nSee @doc/api#Logon\n", encoding="utf-8"
+    )
+    code, out, _ = run("-C", str(root), "doctor")
+    assert code == 1
+    assert "error[1004] .cuedeck/docs/card.md:2: frontmatter is not valid YAML" in out
+    assert "error[1001] .cuedeck/docs/card.md:4: reference '@doc/api#Logon'" in out
+    assert "help: Did you mean 'Login'?" in out
+    assert "unhealthy: 2 errors" in out
+
+
+def test_doctor_json_and_strict(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({"a.md": "# A\n"}, config="[scene]\nshiny = true\n")
+    code, out, _ = run("-C", str(root), "doctor", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["healthy"] is True
+    assert report["problems"] == [
+        {
+            "severity": "warning",
+            "code": 1004,
+            "path": ".cuedeck/config.toml",
+            "line": 2,
+            "message": "unknown config key 'scene.shiny'",
+            "help": "it is ignored; see docs/config.md for the known keys",
+        }
+    ]
+    code, out, _ = run("-C", str(root), "doctor", "--json", "--strict")
+    assert code == 1
+    assert json.loads(out)["healthy"] is False
+
+
+def test_doctor_reports_a_config_error_with_its_line(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({}, config="[watch]\ndebounce_ms = 'fast'\n")
+    code, out, _ = run("-C", str(root), "doctor")
+    assert code == 1
+    assert "error[1004] .cuedeck/config.toml:2: config key 'watch.debounce_ms'" in out
+
+
+def test_clean_removes_the_cache(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({"a.md": "# A\n"})
+    run("-C", str(root), "index")
+    assert (root / ".cuedeck/.cache/index.sqlite3").exists()
+    code, out, _ = run("-C", str(root), "clean")
+    assert code == 0 and "removed" in out
+    assert not (root / ".cuedeck/.cache").exists()
+    assert (root / "a.md").exists()
+    assert "nothing to remove" in run("-C", str(root), "clean")[1]
+
+
+def test_plugins_json_lists_the_example_plugin(make_workspace: MakeWorkspace) -> None:
+    code, out, _ = run("-C", str(make_workspace()), "plugins", "--json")
+    assert code == 0
+    report = json.loads(out)
+    example = next(p for p in report["plugins"] if p["name"] == "example")
+    assert example["distribution"] == "cuedeck-example-plugin"
+    assert example["hooks"] == ["register_commands", "register_tools"]
+    assert report["registered"]["tools"]["word_count"] == "example"
+    assert report["registered"]["commands"]["words"] == "example"
+    assert report["registered"]["commands"]["doctor"] == "cuedeck_cli"
+    assert report["failures"] == []
+
+
+def test_example_plugin_command_runs(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({"docs/a.md": "# A\n\none two three\n"})
+    code, out, _ = run("-C", str(root), "words", "docs/a.md")
+    assert code == 0
+    assert out == "docs/a.md: 5 words, 1 headings\n"
+
+
+def test_errors_are_codes_not_tracebacks(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*CUE, "-C", str(tmp_path), "doctor"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error[1001] {tmp_path}: {tmp_path} is not a CueDeck")
+    assert "help: run `cue init`" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_missing_document_suggests_a_near_match(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({"docs/guide.md": "# Guide\n"})
+    code, _, err = run("-C", str(root), "words", "docs/guid.md")
+    assert code == 1
+    assert "error[1001] docs/guid.md: docs/guid.md is not in the workspace index" in err
+    assert "help: Did you mean 'docs/guide.md'?" in err
+
+
+def test_help_does_not_import_heavy_libraries() -> None:
+    probe = (
+        "import sys\n"
+        "from cuedeck_cli.app import make_cli\n"
+        "try:\n    make_cli()(['--help'], prog_name='cue')\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = ['fastmcp', 'sklearn', 'onnxruntime', 'mcp', 'numpy', 'pydantic']\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert "Usage: cue" in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_version() -> None:
+    code, out, _ = run("--version")
+    assert code == 0
+    assert out.startswith("cue 0.1.0 (cuedeck-core 0.1.0)")
+
+
+def test_upgrade_dry_run_names_the_installer() -> None:
+    code, out, _ = run("upgrade", "--dry-run")
+    assert code == 0
+    assert out.strip().endswith("cuedeck")
+    assert any(word in out for word in ("uv", "pip", "pipx"))
+
+
+@pytest.mark.slow
+def test_upgrade_fails_clearly_without_a_package_index() -> None:
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_")) and k != "VIRTUAL_ENV"
+    }
+    dead = "http://127.0.0.1:9/simple"
+    env.update(PIP_INDEX_URL=dead, UV_DEFAULT_INDEX=dead, UV_INDEX_URL=dead, UV_NO_CACHE="1")
+    result = subprocess.run(
+        [*CUE, "upgrade"], capture_output=True, text=True, env=env, check=False, timeout=300
+    )
+    assert result.returncode == 1
+    assert "error[1000]" in result.stderr
+    assert "package index cannot be reached" in result.stderr
+    assert "Traceback" not in result.stderr
