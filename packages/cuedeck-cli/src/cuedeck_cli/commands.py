@@ -297,7 +297,7 @@ def _package_of(command: click.Command) -> str:
 
 def _plugin_packages(pm: Any) -> dict[str, str]:
     """Top-level package -> plugin name, for plugins outside CueDeck's own packages."""
-    owners = {}
+    owners: dict[str, str] = {}
     for name, plugin in pm.list_name_plugin():
         module = getattr(plugin, "__name__", None) or type(plugin).__module__
         package = module.split(".")[0]
