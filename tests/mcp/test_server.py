@@ -1,0 +1,378 @@
+"""The MCP server through FastMCP's in-memory client: tools, errors, limits, masking, resources."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import TYPE_CHECKING, Any
+
+import mcp_types
+import pytest
+from cuedeck import hookimpl
+from cuedeck.errors import (
+    Conflict,
+    CycleDetected,
+    TokenLimitExceeded,
+)
+from cuedeck.files import locked
+from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.workspace import open_workspace
+from cuedeck_mcp.server import build_server
+from fastmcp import Client
+from fastmcp.client.messages import MessageHandler
+from mcp import MCPError
+
+from .conftest import server_for
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.conftest import MakeWorkspace
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "sk_live_4eC39HqLyjWDarjtT1zdp7dcTYooMQauvdEDq54NiTphI7jx"  # planted in the demo
+
+
+async def _error(client: Client, tool: str, args: dict[str, Any]) -> Any:
+    with pytest.raises(MCPError) as caught:
+        await client.call_tool(tool, args)
+    return caught.value.error
+
+
+# -- tools/list --------------------------------------------------------------------------
+
+
+def _generated_titles(schema: Any) -> list[str]:
+    """``title`` keywords in a schema (a property named "title" is not one)."""
+    found = []
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "title" and isinstance(value, str):
+                found.append(value)
+            elif key == "properties" and isinstance(value, dict):
+                for sub in value.values():
+                    found += _generated_titles(sub)
+            else:
+                found += _generated_titles(value)
+    elif isinstance(schema, list):
+        for sub in schema:
+            found += _generated_titles(sub)
+    return found
+
+
+async def test_every_registered_tool_is_served_with_its_metadata(demo: Path) -> None:
+    tools = get_tools(open_workspace(demo).plugins)
+    async with Client(server_for(demo)) as client:
+        listed = {tool.name: tool for tool in await client.list_tools()}
+    assert set(listed) == set(tools)
+    assert {"read_doc", "get_tool_categories", "first_time_user_guide", "word_count"} <= set(listed)
+    for name, served in listed.items():
+        tool = tools[name]
+        assert served.description is not None
+        assert served.description.splitlines()[0] == tool.summary
+        assert served.annotations is not None
+        assert served.annotations.read_only_hint is tool.read_only
+        assert served.annotations.destructive_hint is tool.destructive
+        assert served.annotations.idempotent_hint is tool.idempotent
+        assert not _generated_titles(served.input_schema), name
+    read_doc = listed["read_doc"]
+    assert read_doc.input_schema["required"] == ["path"]
+    assert read_doc.output_schema is not None
+    assert {"content", "hash", "next_offset", "has_more"} <= set(
+        read_doc.output_schema["properties"]
+    )
+
+
+async def test_tools_list_token_size_is_measured(demo: Path) -> None:
+    workspace = open_workspace(demo)
+    async with Client(server_for(demo)) as client:
+        listed = await client.list_tools()
+    wire = json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed])
+    tokens = workspace.count_tokens(wire)
+    per_tool = tokens / len(listed)
+    # The whole list is paid by every conversation; the budget is 3,000 tokens for all
+    # tools (benchmarks/mcp.py reports the exact figure). Each tool must stay lean.
+    assert per_tool < 600, f"{tokens} tokens for {len(listed)} tools"
+
+
+# -- read_doc and the example plugin -------------------------------------------------------
+
+
+async def test_read_doc_structured_content_and_text(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:
+        result = await client.call_tool("read_doc", {"path": "docs/auth.md", "anchor": "sessions"})
+    page = result.structured_content
+    assert page is not None
+    assert page["path"] == ".cuedeck/docs/auth.md"
+    assert page["content"].startswith("## Sessions\n")
+    assert page["line_range"] == {"start": 9, "end": 13}
+    assert json.loads(result.content[0].text) == page  # type: ignore[union-attr]
+
+
+async def test_pages_over_mcp_rebuild_a_crlf_file_with_a_long_line(
+    make_workspace: MakeWorkspace,
+) -> None:
+    data = ("# Title\r\n\r\n" + "word " * 3000 + "\r\n" + "tail line\r\n" * 50).encode()
+    root = make_workspace({"doc.md": data})
+    parts = []
+    offset = 0
+    async with Client(server_for(root)) as client:
+        while True:
+            args = {"path": "doc.md", "offset": offset, "max_tokens": 40}
+            page = (await client.call_tool("read_doc", args)).structured_content
+            assert page is not None
+            parts.append(page["content"])
+            if not page["has_more"]:
+                break
+            assert page["next_offset"] > offset
+            offset = page["next_offset"]
+    assert "".join(parts).encode() == data
+    assert len(parts) > 3
+
+
+async def test_example_plugin_tool_is_served(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:
+        result = await client.call_tool("word_count", {"path": "docs/deployment.md"})
+    assert result.structured_content == {"path": "docs/deployment.md", "words": 57, "headings": 3}
+
+
+async def test_guide_tools_over_mcp(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:
+        categories = (await client.call_tool("get_tool_categories", {})).structured_content
+        guide = (await client.call_tool("first_time_user_guide", {})).structured_content
+    assert categories is not None
+    assert guide is not None
+    names = {t["name"] for c in categories["categories"] for t in c["tools"]}
+    assert {"read_doc", "word_count", "first_time_user_guide"} <= names
+    assert guide["active_card"] == "k3x9q2"
+    assert guide["steps"][0]["tool"] == "get_tool_categories"
+
+
+# -- errors ------------------------------------------------------------------------------
+
+
+async def test_missing_file_is_1001_with_suggestion(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:
+        error = await _error(client, "read_doc", {"path": "docs/auht.md"})
+    assert error.code == 1001
+    assert error.message.startswith("File Not Found: ")
+    assert error.data["suggestion"] == "Did you mean '.cuedeck/docs/auth.md'?"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../../etc/passwd.md",
+        "/etc/passwd.md",
+        ".git/config.md",
+        "docs/../../x.md",
+        "a\\..\\..\\x.md",
+    ],
+)
+async def test_path_traversal_is_1004_naming_path(demo: Path, path: str) -> None:
+    async with Client(server_for(demo)) as client:
+        error = await _error(client, "read_doc", {"path": path})
+    assert error.code == 1004
+    assert error.data["field"] == "path"
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"path": "docs/auth.md", "surprise": 1}, "surprise"),
+        ({"path": "docs/auth.md", "offset": -1}, "offset"),
+        ({"path": "docs/auth.md", "max_tokens": "many"}, "max_tokens"),
+        ({}, "path"),
+    ],
+)
+async def test_invalid_arguments_are_1004_naming_the_field(
+    demo: Path, args: dict[str, Any], field: str
+) -> None:
+    async with Client(server_for(demo)) as client:
+        error = await _error(client, "read_doc", args)
+    assert (error.code, error.data["field"]) == (1004, field)
+
+
+def raise_error(workspace: Any, kind: str) -> str:
+    """Fail the way ``kind`` says (a test tool raising CueDeck's real errors)."""
+    root = workspace.root
+    if kind == "cycle":
+        raise CycleDetected(["a.md", "b.md", "a.md"])
+    if kind == "budget":
+        raise TokenLimitExceeded(
+            "scene too large", current_size=35000, limit=32000, action="Pruned 'Low' nodes."
+        )
+    if kind == "conflict":
+        raise Conflict("card changed", path="x.md", current_hash="abc", expected_hash="def")
+    if kind == "lock":
+        with locked(root / ".cuedeck" / "held.lock", timeout=0.2):
+            return "not reached"
+    if kind == "bug":
+        return str(1 / 0)
+    return f"secret {SECRET}"
+
+
+class FailingPlugin:
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        register(raise_error, category="test", read_only=True)
+
+
+def _failing_server(root: Path) -> Any:
+    pm = make_plugin_manager()
+    pm.register(FailingPlugin(), name="failing")
+    return build_server(open_workspace(root, plugins=pm))
+
+
+async def test_every_error_code_reaches_the_client_with_its_data(demo: Path) -> None:
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with locked(demo / ".cuedeck" / "held.lock"):
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    try:
+        async with Client(_failing_server(demo)) as client:
+            cycle = await _error(client, "raise_error", {"kind": "cycle"})
+            budget = await _error(client, "raise_error", {"kind": "budget"})
+            conflict = await _error(client, "raise_error", {"kind": "conflict"})
+            lock = await _error(client, "raise_error", {"kind": "lock"})
+            bug = await _error(client, "raise_error", {"kind": "bug"})
+    finally:
+        release.set()
+        holder.join()
+    assert (cycle.code, cycle.data["cycle_path"]) == (1002, ["a.md", "b.md", "a.md"])
+    assert budget.code == 1003
+    assert {k: budget.data[k] for k in ("current_size", "limit", "action")} == {
+        "current_size": 35000,
+        "limit": 32000,
+        "action": "Pruned 'Low' nodes.",
+    }
+    assert (conflict.code, conflict.data["current_hash"]) == (1005, "abc")
+    assert lock.code == 1007
+    assert isinstance(lock.data["holder_pid"], int)
+    assert bug.code == 1000
+    assert "ZeroDivisionError" in bug.message
+
+
+# -- rate limits -------------------------------------------------------------------------
+
+
+async def test_rate_limit_is_429_per_tool_and_per_session(demo: Path) -> None:
+    config = demo / ".cuedeck" / "config.toml"
+    config.write_text(config.read_text() + "\n[rate_limits.read_doc]\nper_minute = 2\nburst = 3\n")
+    server = server_for(demo)
+    async with Client(server, mode="legacy") as client:
+        for _ in range(3):
+            await client.call_tool("read_doc", {"path": "docs/auth.md"})
+        error = await _error(client, "read_doc", {"path": "docs/auth.md"})
+        assert error.code == 429
+        assert error.data["limit"] == 2
+        assert error.data["window_seconds"] == 60
+        assert error.data["current_count"] == 3
+        assert 1 <= error.data["retry_after_seconds"] <= 30
+        # other tools have their own buckets
+        await client.call_tool("word_count", {"path": "docs/deployment.md"})
+    async with Client(server, mode="legacy") as other_session:
+        await other_session.call_tool("read_doc", {"path": "docs/auth.md"})
+
+
+# -- masking ------------------------------------------------------------------------------
+
+
+async def test_a_planted_secret_never_leaves_the_server(demo: Path) -> None:
+    async with Client(_failing_server(demo)) as client:
+        page = await client.call_tool("read_doc", {"path": "docs/runbook.md"})
+        plain = await client.call_tool("raise_error", {"kind": "echo"})
+        resource = await client.read_resource("cuedeck://docs/docs/runbook.md")
+    assert page.structured_content is not None
+    assert "STRIPE_SECRET_KEY=" in page.structured_content["content"]
+    for text in (
+        json.dumps(page.structured_content),
+        page.content[0].text,  # type: ignore[union-attr]
+        json.dumps(plain.structured_content),
+        resource[0].text,  # type: ignore[union-attr]
+    ):
+        assert SECRET not in text
+        assert "[REDACTED:" in text
+
+
+# -- resources ----------------------------------------------------------------------------
+
+
+async def test_resources_cards_docs_and_errors(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:
+        uris = {str(r.uri) for r in await client.list_resources()}
+        templates = {t.uri_template for t in await client.list_resource_templates()}
+        card = await client.read_resource("cuedeck://cards/k3x9q2")
+        doc = await client.read_resource("cuedeck://docs/.cuedeck/docs/auth.md")
+        with pytest.raises(MCPError) as missing:
+            await client.read_resource("cuedeck://cards/k3x9q3")
+    assert {"cuedeck://cards/k3x9q2", "cuedeck://cards/m7p2r5", "cuedeck://cards/w4n8t1"} <= uris
+    assert {"cuedeck://cards/{id}", "cuedeck://docs/{path*}"} <= templates
+    assert card[0].text.startswith("---\nid: k3x9q2\n")  # type: ignore[union-attr]
+    assert doc[0].text.startswith("---\ntitle: Authentication")  # type: ignore[union-attr]
+    assert missing.value.error.code == 1001
+    assert missing.value.error.data["suggestion"] == "Did you mean 'k3x9q2'?"
+
+
+class Recorder(MessageHandler):
+    def __init__(self) -> None:
+        self.changes = 0
+
+    async def on_resource_list_changed(
+        self, message: mcp_types.ResourceListChangedNotification
+    ) -> None:
+        self.changes += 1
+
+
+async def test_a_new_card_announces_resources_list_changed(demo: Path) -> None:
+    recorder = Recorder()
+    async with Client(server_for(demo), message_handler=recorder, mode="legacy") as client:
+        await client.call_tool("read_doc", {"path": "docs/auth.md"})
+        assert recorder.changes == 0
+        (demo / ".cuedeck" / "cards" / "zz9zz9.md").write_text(
+            "---\nid: zz9zz9\ntitle: New\nstatus: todo\n---\n# New\n"
+        )
+        await client.call_tool("read_doc", {"path": "docs/auth.md"})
+        await asyncio.sleep(0.05)  # the notice travels beside the reply
+        uris = {str(r.uri) for r in await client.list_resources()}
+    assert recorder.changes == 1
+    assert "cuedeck://cards/zz9zz9" in uris
+
+
+# -- freshness and concurrency -------------------------------------------------------------
+
+
+async def test_edits_between_calls_are_seen(demo: Path) -> None:
+    doc = demo / ".cuedeck" / "docs" / "auth.md"
+    async with Client(server_for(demo)) as client:
+        before = (await client.call_tool("read_doc", {"path": "docs/auth.md"})).structured_content
+        doc.write_text(doc.read_text() + "\n## Lockout\n\nTen minutes.\n")
+        after = await client.call_tool("read_doc", {"path": "docs/auth.md", "anchor": "lockout"})
+        counted = await client.call_tool("word_count", {"path": ".cuedeck/docs/auth.md"})
+    assert before is not None
+    assert after.structured_content is not None
+    assert after.structured_content["content"] == "## Lockout\n\nTen minutes.\n"
+    assert after.structured_content["hash"] != before["hash"]
+    assert counted.structured_content is not None
+    assert counted.structured_content["headings"] == 4
+
+
+async def test_concurrent_calls_are_served_consistently(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:
+        calls = [
+            client.call_tool("read_doc", {"path": f".cuedeck/docs/{name}.md"})
+            for name in ("api", "auth", "conventions", "runbook") * 8
+        ] + [client.call_tool("word_count", {"path": "docs/deployment.md"}) for _ in range(8)]
+        results = await asyncio.gather(*calls)
+    paths = [r.structured_content["path"] for r in results[:32]]  # type: ignore[index]
+    assert paths == [f".cuedeck/docs/{n}.md" for n in ("api", "auth", "conventions", "runbook") * 8]
+    assert all(r.structured_content["words"] == 57 for r in results[32:])  # type: ignore[index]
