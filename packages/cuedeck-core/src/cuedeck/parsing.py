@@ -71,8 +71,9 @@ def load_frontmatter(lines: Sequence[str], path: str) -> tuple[dict[str, Any], i
     try:
         data = yaml.load(source, Loader=_FrontmatterLoader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
+        # The construct that failed (an unclosed "[", say) beats where the parser gave up.
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        line = min(mark.line + 2, close) if mark is not None else 1
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         return {}, close + 2, [_problem(path, line, f"frontmatter is not valid YAML: {reason}")]
     if data is None:
