@@ -7,7 +7,6 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any
 
-import mcp_types
 import pytest
 from cuedeck import hookimpl
 from cuedeck.errors import (
@@ -27,6 +26,8 @@ from .conftest import server_for
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import mcp_types
 
     from tests.conftest import MakeWorkspace
 
