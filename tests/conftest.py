@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tarfile
 from collections.abc import Callable
@@ -10,6 +11,24 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+#: Optional distributions and the test folders that need them: `tox -e core` installs only
+#: core and the CLI, and those folders are then not collected.
+OPTIONAL = {"cuedeck_search": "search", "cuedeck_tasks": "tasks", "cuedeck_mcp": "mcp"}
+collect_ignore_glob = [
+    f"{folder}/*" for module, folder in OPTIONAL.items() if importlib.util.find_spec(module) is None
+]
+
+
+def installed(module: str) -> bool:
+    """Whether an optional distribution's package can be imported here."""
+    return importlib.util.find_spec(module) is not None
+
+
+needs_extras = pytest.mark.skipif(
+    not all(installed(m) for m in (*OPTIONAL, "cuedeck_example_plugin")),
+    reason="needs every CueDeck package and the example plugin (tox -e all)",
+)
 
 
 def corpora_dir() -> Path | None:

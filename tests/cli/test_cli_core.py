@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from cuedeck_cli.app import make_cli
-from tests.conftest import MakeWorkspace
+
+from tests.conftest import MakeWorkspace, needs_extras
 
 CUE = [sys.executable, "-m", "cuedeck_cli"]
 
@@ -123,6 +123,7 @@ def test_clean_removes_the_cache(make_workspace: MakeWorkspace) -> None:
     assert "nothing to remove" in run("-C", str(root), "clean")[1]
 
 
+@needs_extras
 def test_plugins_json_lists_the_example_plugin(make_workspace: MakeWorkspace) -> None:
     code, out, _ = run("-C", str(make_workspace()), "plugins", "--json")
     assert code == 0
@@ -136,6 +137,7 @@ def test_plugins_json_lists_the_example_plugin(make_workspace: MakeWorkspace) ->
     assert report["failures"] == []
 
 
+@needs_extras
 def test_example_plugin_command_runs(make_workspace: MakeWorkspace) -> None:
     root = make_workspace({"docs/a.md": "# A\n\none two three\n"})
     code, out, _ = run("-C", str(root), "words", "docs/a.md")
@@ -154,6 +156,7 @@ def test_errors_are_codes_not_tracebacks(tmp_path: Path) -> None:
     assert result.stdout == ""
 
 
+@needs_extras
 def test_missing_document_suggests_a_near_match(make_workspace: MakeWorkspace) -> None:
     root = make_workspace({"docs/guide.md": "# Guide\n"})
     code, _, err = run("-C", str(root), "words", "docs/guid.md")
@@ -162,6 +165,7 @@ def test_missing_document_suggests_a_near_match(make_workspace: MakeWorkspace) -
     assert "help: Did you mean 'docs/guide.md'?" in err
 
 
+@needs_extras
 def test_help_does_not_import_heavy_libraries() -> None:
     probe = (
         "import sys\n"
@@ -194,7 +198,9 @@ def test_upgrade_dry_run_names_the_installer() -> None:
 @pytest.mark.slow
 def test_upgrade_fails_clearly_without_a_package_index() -> None:
     env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_")) and k != "VIRTUAL_ENV"
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PIP_", "UV_")) and k != "VIRTUAL_ENV"
     }
     dead = "http://127.0.0.1:9/simple"
     env.update(PIP_INDEX_URL=dead, UV_DEFAULT_INDEX=dead, UV_INDEX_URL=dead, UV_NO_CACHE="1")
