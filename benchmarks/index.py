@@ -64,7 +64,8 @@ print(json.dumps(result))
 
 
 def corpora_dir(explicit: str | None) -> Path:
-    candidates = [explicit, os.environ.get("CUEDECK_CORPORA"), HERE.parent.parent / "shared/corpora"]
+    shared = HERE.parent.parent / "shared" / "corpora"
+    candidates = [explicit, os.environ.get("CUEDECK_CORPORA"), shared]
     for candidate in candidates:
         if candidate and (Path(candidate) / "fastapi-docs-en.tar.gz").is_file():
             return Path(candidate)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from cuedeck_cli.app import make_cli
 
+from cuedeck_cli.app import make_cli
 from tests.conftest import MakeWorkspace, needs_extras
 
 CUE = [sys.executable, "-m", "cuedeck_cli"]

@@ -38,7 +38,8 @@ def test_values_from_the_file(make_workspace: MakeWorkspace) -> None:
 
 
 def test_unknown_keys_are_warnings_with_lines(make_workspace: MakeWorkspace) -> None:
-    root = make_workspace(config="[scene]\ntoken_limit = 100\ncolour = 'red'\n\n[nonsense]\nx = 1\n")
+    text = "[scene]\ntoken_limit = 100\ncolour = 'red'\n\n[nonsense]\nx = 1\n"
+    root = make_workspace(config=text)
     config = load_config(root, environ={})
     found = {(w.message, w.line) for w in config.warnings}
     assert found == {

@@ -214,7 +214,10 @@ def test_wiki_links() -> None:
 
 
 def test_frontmatter_refs_and_depends_on() -> None:
-    text = "---\nrefs:\n  - doc/api#Login\n  - '@card/abc123'\n  - README.md\ndepends_on: [def456]\n---\nbody\n"
+    text = (
+        "---\nrefs:\n  - doc/api#Login\n  - '@card/abc123'\n  - README.md\n"
+        "depends_on: [def456]\n---\nbody\n"
+    )
     assert refs(text, path=".cuedeck/cards/xyz789.md") == [
         ("frontmatter", ".cuedeck/docs/api.md", "Login", 3),
         ("frontmatter", ".cuedeck/cards/abc123.md", None, 4),

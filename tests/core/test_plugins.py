@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cuedeck import hookimpl
 from cuedeck.errors import InvalidInput
 from cuedeck.plugins import (
@@ -19,7 +20,6 @@ from cuedeck.plugins import (
     plugin_failures,
     plugin_infos,
 )
-
 from tests.conftest import needs_extras
 
 REPO = Path(__file__).resolve().parents[2]

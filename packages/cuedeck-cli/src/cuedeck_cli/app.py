@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+
 from cuedeck.errors import CueError
 from cuedeck.plugins import call_each, make_plugin_manager
 
 if TYPE_CHECKING:
     import pluggy
+
     from cuedeck.workspace import Workspace
 
 

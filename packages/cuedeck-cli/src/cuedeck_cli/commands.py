@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from cuedeck.errors import CueError
 
+from cuedeck.errors import CueError
 from cuedeck_cli.output import console, emit_json, progress_bar, render_problem
 
 if TYPE_CHECKING:

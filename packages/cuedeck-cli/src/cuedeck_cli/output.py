@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from rich.console import Console
+
     from cuedeck.errors import CueError
     from cuedeck.models import Problem
-    from rich.console import Console
 
 
 def console(*, stderr: bool = False) -> Console:

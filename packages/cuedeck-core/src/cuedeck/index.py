@@ -10,9 +10,9 @@ corrupt or from another schema, counter or parser is rebuilt, with a warning.
 from __future__ import annotations
 
 import json
-import re
 import logging
 import os
+import re
 import sqlite3
 import stat as stat_module
 import time
