@@ -5,11 +5,19 @@ from __future__ import annotations
 import re
 import tomllib
 
+import attrs
 import pytest
 
-from cuedeck.config import DEFAULT_RATE_LIMITS, RateLimit, load_config, render_default_config
+from cuedeck.config import (
+    DEFAULT_RATE_LIMITS,
+    SECTIONS,
+    RateLimit,
+    load_config,
+    render_default_config,
+    toml_key,
+)
 from cuedeck.errors import InvalidInput
-from tests.conftest import MakeWorkspace
+from tests.conftest import REPO, MakeWorkspace
 
 
 def test_defaults_without_a_file(make_workspace: MakeWorkspace) -> None:
@@ -122,3 +130,11 @@ def test_default_config_is_valid_commented_toml(make_workspace: MakeWorkspace) -
     config = load_config(root, environ={})
     assert config.warnings == ()
     assert config == load_config(make_workspace(config=""), environ={})
+
+
+def test_every_key_is_documented() -> None:
+    docs = (REPO / "docs" / "config.md").read_text(encoding="utf-8")
+    for section, cls in SECTIONS.items():
+        body = docs.split(f"## `[{section}]`", 1)[1].split("\n## ", 1)[0]
+        for field in attrs.fields(cls):
+            assert f"| `{toml_key(field.name)}` |" in body, f"{section}.{field.name}"
