@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
 from cuedeck.workspace import open_workspace
 
 if TYPE_CHECKING:

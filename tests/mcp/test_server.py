@@ -8,6 +8,10 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from fastmcp import Client
+from fastmcp.client.messages import MessageHandler
+from mcp import MCPError
+
 from cuedeck import hookimpl
 from cuedeck.errors import (
     Conflict,
@@ -18,9 +22,6 @@ from cuedeck.files import locked
 from cuedeck.plugins import get_tools, make_plugin_manager
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.server import build_server
-from fastmcp import Client
-from fastmcp.client.messages import MessageHandler
-from mcp import MCPError
 
 from .conftest import server_for
 

@@ -1,0 +1,123 @@
+"""The tasks and search tools through MCP: happy paths and their error codes on the wire."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from fastmcp import Client
+from mcp import MCPError
+
+from cuedeck.plugins import get_tools, make_plugin_manager
+
+from .conftest import server_for
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = get_tools(make_plugin_manager())
+needs_tasks = pytest.mark.skipif("list_tasks" not in TOOLS, reason="cuedeck-tasks not installed")
+needs_search = pytest.mark.skipif(
+    "read_context" not in TOOLS, reason="cuedeck-search not installed"
+)
+
+
+async def _call(client: Client, tool: str, args: dict[str, Any]) -> Any:
+    """The tool's reply as JSON (unwrapped when the output schema wraps it)."""
+    result = await client.call_tool(tool, args)
+    return json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+
+async def _error(client: Client, tool: str, args: dict[str, Any]) -> Any:
+    with pytest.raises(MCPError) as caught:
+        await client.call_tool(tool, args)
+    return caught.value.error
+
+
+@needs_tasks
+async def test_task_tools_happy_paths(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:
+        active = await _call(client, "list_tasks", {"status": "active"})
+        created = await _call(
+            client,
+            "create_task",
+            {"title": "Rotate keys", "priority": "high", "tags": ["ops"], "depends_on": ["k3x9q2"]},
+        )
+        new_id = created["id"]
+        updated = await _call(
+            client, "update_task", {"id": new_id, "updates": {"status": "active", "notes": "go"}}
+        )
+        deps = await _call(client, "get_task_dependencies", {"id": new_id})
+        dependents = await _call(client, "get_task_dependencies", {"id": "k3x9q2", "reverse": True})
+        graph = await _call(client, "validate_task_graph", {})
+        listed = await client.call_tool("list_tasks", {"status": "active"})
+    assert [card["id"] for card in active] == ["k3x9q2"]
+    assert created["path"] == f".cuedeck/cards/{new_id}.md"
+    assert (demo / created["path"]).is_file()
+    assert created["metadata"]["status"] == "todo"
+    assert created["metadata"]["depends_on"] == ["k3x9q2"]
+    assert updated["status"] == "active"
+    assert set(updated["updated_fields"]) >= {"status"}
+    assert [t["id"] for t in deps["tasks"]] == ["k3x9q2"]
+    assert new_id in [t["id"] for t in dependents["tasks"]]
+    assert graph["valid"] is True
+    # a list reply travels as structured content wrapped in {"result": [...]}
+    assert listed.structured_content is not None
+    assert {c["id"] for c in listed.structured_content["result"]} == {"k3x9q2", new_id}
+
+
+@needs_tasks
+async def test_task_tool_errors_keep_their_codes(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:
+        missing_dep = await _error(client, "create_task", {"title": "X", "depends_on": ["k3x9q3"]})
+        cycle = await _error(
+            client, "update_task", {"id": "m7p2r5", "updates": {"add_depends_on": ["k3x9q2"]}}
+        )
+        unknown = await _error(
+            client, "update_task", {"id": "k3x9q3", "updates": {"status": "done"}}
+        )
+        empty = await _error(client, "update_task", {"id": "k3x9q2", "updates": {}})
+        bad_id = await _error(client, "get_task_dependencies", {"id": "NOT-AN-ID"})
+        bad_status = await _error(client, "list_tasks", {"status": "doing"})
+    assert missing_dep.code == 1001
+    assert missing_dep.data["suggestion"] == "Did you mean 'k3x9q2'?"
+    assert cycle.code == 1002
+    assert cycle.data["cycle_path"] == ["m7p2r5", "k3x9q2", "m7p2r5"]
+    assert (unknown.code, unknown.data["suggestion"]) == (1001, "Did you mean 'k3x9q2'?")
+    assert (empty.code, empty.data["field"]) == (1004, "updates")
+    assert (bad_id.code, bad_id.data["field"]) == (1004, "id")
+    assert (bad_status.code, bad_status.data["field"]) == (1004, "status")
+
+
+@needs_tasks
+async def test_update_task_default_rate_limit_is_15_then_429(demo: Path) -> None:
+    async with Client(server_for(demo), mode="legacy") as client:
+        for n in range(15):
+            await client.call_tool("update_task", {"id": "w4n8t1", "updates": {"notes": f"n{n}"}})
+        error = await _error(client, "update_task", {"id": "w4n8t1", "updates": {"notes": "x"}})
+    assert error.code == 429
+    assert (error.data["limit"], error.data["current_count"]) == (10, 15)
+
+
+@needs_search
+async def test_read_context_keyword_and_hybrid(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:
+        keyword = await _call(client, "read_context", {"query": "refresh token", "mode": "keyword"})
+        hybrid = await _call(client, "read_context", {"query": "refresh token", "limit": 2})
+        filtered = await _call(
+            client,
+            "read_context",
+            {"query": "login", "mode": "keyword", "filters": {"tags": ["security"]}},
+        )
+        bad_mode = await _error(client, "read_context", {"query": "x", "mode": "fuzzy"})
+        empty = await _error(client, "read_context", {"query": ""})
+    assert keyword[0]["path"] == ".cuedeck/cards/k3x9q2.md"
+    assert {"path", "hash", "tokens", "anchors"} <= set(keyword[0])
+    assert len(hybrid) == 2
+    assert hybrid[0]["semantic_score"] is not None
+    assert [r["path"] for r in filtered] == [".cuedeck/docs/auth.md"]
+    assert (bad_mode.code, bad_mode.data["field"]) == (1004, "mode")
+    assert (empty.code, empty.data["field"]) == (1004, "query")
