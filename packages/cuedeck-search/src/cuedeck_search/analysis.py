@@ -9,6 +9,7 @@ the Porter (1980) stemmer, written out below, so ``parameters`` finds ``paramete
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_](?:[\w.\-]*[^\W_])?")
@@ -28,21 +29,39 @@ STOP_WORDS = frozenset(
 def terms(text: str) -> list[str]:
     """Index terms of ``text``, in order (repeats kept: they are term frequencies)."""
     out: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group(0)
-        lowered = word.lower()
-        if lowered in STOP_WORDS:
-            continue
-        if word.isalpha() and (word.islower() or word[1:].islower()):
-            out.append(stem(lowered))
-            continue
-        parts = [p.lower() for p in _PART.findall(word)]
-        if len(parts) > 1:
-            out.append(lowered)
-            out.extend(stem(p) for p in parts if len(p) > 1 and p not in STOP_WORDS)
-        elif parts:
-            out.append(stem(parts[0]))
+    for word in _WORD.findall(text):
+        out.extend(word_terms(word))
     return out
+
+
+def term_counts(
+    text: str, weight: float = 1.0, into: dict[str, float] | None = None
+) -> dict[str, float]:
+    """Term frequencies of ``text`` times ``weight``, added to ``into`` when given.
+
+    Counts words first and analyses each distinct word once: most of the cost of
+    indexing is here, and a section repeats its words a lot.
+    """
+    counts = into if into is not None else {}
+    for word, count in Counter(_WORD.findall(text)).items():
+        for term in word_terms(word):
+            counts[term] = counts.get(term, 0.0) + count * weight
+    return counts
+
+
+@lru_cache(maxsize=262144)
+def word_terms(word: str) -> tuple[str, ...]:
+    """The terms of one word: nothing for a stop word, the stem, or an identifier's parts."""
+    lowered = word.lower()
+    if lowered in STOP_WORDS:
+        return ()
+    if word.isalpha() and (word.islower() or word[1:].islower()):
+        return (stem(lowered),)
+    parts = [p.lower() for p in _PART.findall(word)]
+    if len(parts) > 1:
+        kept = [stem(p) for p in parts if len(p) > 1 and p not in STOP_WORDS]
+        return (lowered, *kept)
+    return (stem(parts[0]),) if parts else ()
 
 
 # --- Porter stemmer ----------------------------------------------------------------------

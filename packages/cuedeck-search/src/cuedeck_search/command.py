@@ -68,8 +68,9 @@ def _json(result: SearchResult) -> dict[str, Any]:
 
 
 def _print(query: str, mode: str, results: list[SearchResult]) -> None:
-    from cuedeck_cli.output import console
     from rich.markup import escape
+
+    from cuedeck_cli.output import console
 
     out = console()
     if not results:

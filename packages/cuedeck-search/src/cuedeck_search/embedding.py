@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from cuedeck.errors import MissingExtra
 
 if TYPE_CHECKING:
@@ -166,9 +167,14 @@ class Embedder:
 
 def load_embedder(
     connection_factory: Callable[[], sqlite3.Connection] | None = None,
+    *,
+    model: tuple[Path, str, str] | None = None,
 ) -> Embedder:
-    """The embedder of the installed model, after checking the model's sha256."""
-    path, expected, model_id = model_file()
+    """The embedder of ``model`` (path, sha256, id; default: the installed one).
+
+    The file's sha256 must be the published one; :class:`ModelError` (1008) otherwise.
+    """
+    path, expected, model_id = model or model_file()
     known = remember = None
     if connection_factory is not None:
         store = _VerifiedModels(connection_factory)

@@ -16,26 +16,29 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 import numpy as np
+
 from cuedeck.errors import InvalidInput
 from cuedeck.models import SearchFilters, SearchResult
 from cuedeck.parsing import split_lines
-
 from cuedeck_search.analysis import terms
-from cuedeck_search.keyword import KeywordIndex
+from cuedeck_search.keyword import DocumentTerms, KeywordIndex, tokenise
 from cuedeck_search.sections import Section, split_sections
+from cuedeck_search.store import SectionStore, fingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from cuedeck.models import Document
-    from cuedeck.workspace import Workspace
     from numpy.typing import NDArray
 
+    from cuedeck.models import Document
+    from cuedeck.workspace import Workspace
     from cuedeck_search.embedding import Embedder, EmbeddingCache
 
 Mode = Literal["keyword", "semantic", "hybrid"]
 MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
 MAX_ANCHORS = 3
+SUPPORT_DEPTH = 3  # sections of a file that count towards its keyword score
+SUPPORT_DECAY = 0.3  # weight of the 2nd section; the 3rd counts 0.3 ** 2
 SNIPPET_CHARS = 160
 
 _EMBEDDERS: dict[str, Embedder] = {}
@@ -67,7 +70,8 @@ class _Scored:
 class EngineStats:
     """Counters of what the engine did (tests and benchmarks read them)."""
 
-    documents_split: int = 0
+    documents_split: int = 0  # read, split and tokenised
+    documents_loaded: int = 0  # taken from the cache table instead
     chunks_embedded: int = 0
     chunks_loaded: int = 0
     tokens_embedded: int = 0
@@ -82,11 +86,13 @@ class SearchEngine:
         self.stats = EngineStats()
         self._lock = threading.RLock()
         self._generation: int | None = None
-        self._split: dict[tuple[str, str], list[Section]] = {}
+        self._split: dict[tuple[str, str], tuple[list[Section], DocumentTerms]] = {}
+        self._store = SectionStore(workspace.index.connect, fingerprint(self.keyword.settings))
         self.documents: list[Document] = []
         self.sections: list[Section] = []
         self._starts: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._ends: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._section_doc: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._vectors: dict[str, NDArray[np.float32]] = {}
         self._matrix: NDArray[np.float32] | None = None
         self._queries: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
@@ -96,7 +102,10 @@ class SearchEngine:
     # -- keeping in step -------------------------------------------------------------------
 
     def sync(self) -> None:
-        """Follow the index: re-split and re-tokenise only documents that changed."""
+        """Follow the index: split and tokenise only documents never seen before.
+
+        Documents come from memory, else from the cache table, else from the file.
+        """
         with self._lock:
             if self._generation is None:
                 documents = self.workspace.documents  # the first access refreshes the index
@@ -105,26 +114,32 @@ class SearchEngine:
             else:
                 return
             self._generation = self.workspace.index.generation
-            split: dict[tuple[str, str], list[Section]] = {}
-            ordered: list[Document] = []
-            starts: list[int] = []
-            total = 0
-            for path, document in documents.items():
-                key = (path, document.sha256)
-                sections = self._split.get(key)
-                if sections is None:
+            keys = [(path, document.sha256) for path, document in documents.items()]
+            unknown = {key for key in keys if key not in self._split}
+            loaded = self._store.load(unknown) if unknown else {}
+            self.stats.documents_loaded += len(loaded)
+            fresh: list[tuple[tuple[str, str], list[Section], DocumentTerms]] = []
+            split: dict[tuple[str, str], tuple[list[Section], DocumentTerms]] = {}
+            for key, document in zip(keys, documents.values(), strict=True):
+                entry = self._split.get(key) or loaded.get(key)
+                if entry is None:
                     sections = self._split_document(document)
+                    entry = (sections, tokenise(key[0], sections, self.keyword.settings))
+                    fresh.append((key, *entry))
                     self.stats.documents_split += 1
-                split[key] = sections
-                ordered.append(document)
-                starts.append(total)
-                total += len(sections)
+                split[key] = entry
+            if fresh or len(loaded) != len(unknown) or len(split) != len(self._split):
+                self._store.save(fresh, split)
             self._split = split
-            self.documents = ordered
-            self.sections = [s for sections in split.values() for s in sections]
-            self._starts = np.asarray(starts, dtype=np.int64)
-            self._ends = np.append(self._starts[1:], total).astype(np.int64)
-            self.keyword.update((p, sha, s) for (p, sha), s in split.items())
+            self.documents = list(documents.values())
+            self.sections = [s for sections, _ in split.values() for s in sections]
+            sizes = np.asarray([len(sections) for sections, _ in split.values()], dtype=np.int64)
+            self._ends = np.cumsum(sizes, dtype=np.int64)
+            self._starts = self._ends - sizes
+            self._section_doc = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+            self.keyword.update(
+                (key, sections, terms_) for key, (sections, terms_) in split.items()
+            )
             self._matrix = None
 
     def _split_document(self, document: Document) -> list[Section]:
@@ -147,9 +162,10 @@ class SearchEngine:
     def cache(self) -> EmbeddingCache:
         """The embedding cache in the workspace's SQLite file."""
         if self._cache is None:
-            from cuedeck_search.embedding import EmbeddingCache
+            from cuedeck_search.embedding import EmbeddingCache, model_file
 
-            self._cache = EmbeddingCache(self.workspace.index.connect, self.embedder.model_id)
+            # The model id alone: loading cached vectors must not wait for the model.
+            self._cache = EmbeddingCache(self.workspace.index.connect, model_file()[2])
         return self._cache
 
     def ensure_vectors(self) -> NDArray[np.float32]:
@@ -233,11 +249,31 @@ class SearchEngine:
             return np.zeros(len(self.documents), dtype=np.float32)
         return np.maximum.reduceat(section_scores, self._starts).astype(np.float32)
 
+    def _files_with_support(self, section_scores: NDArray[np.float32]) -> NDArray[np.float32]:
+        """Per file: its best section plus a decaying share of the next ones.
+
+        A page with several matching sections beats a stub whose one short section
+        matches as well (measured: +0.065 nDCG@10 for keyword on the labelled queries,
+        none for semantic, whose best section alone ranks best).
+        """
+        positive = np.flatnonzero(section_scores > 0)
+        files = np.zeros(len(self.documents), dtype=np.float64)
+        if not len(positive):
+            return files.astype(np.float32)
+        docs = self._section_doc[positive]
+        order = positive[np.lexsort((-section_scores[positive], docs))]
+        docs = self._section_doc[order]
+        rank = np.arange(len(order)) - np.searchsorted(docs, docs, side="left")
+        kept = rank < SUPPORT_DEPTH
+        weights = SUPPORT_DECAY ** rank[kept].astype(np.float64)
+        np.add.at(files, docs[kept], section_scores[order][kept] * weights)
+        return files.astype(np.float32)
+
     def keyword_scores(self, query: str) -> _Scored:
-        """BM25F per section and the best per file."""
+        """BM25F per section, and per file (best section plus support, see above)."""
         self.sync()
         sections = self.keyword.scores(query)
-        return _Scored(sections, self._files(sections))
+        return _Scored(sections, self._files_with_support(sections))
 
     def semantic_scores(self, query: str) -> _Scored:
         """Cosine similarity per section and the best per file."""
@@ -252,8 +288,12 @@ class SearchEngine:
         mode: str = "hybrid",
         limit: int = 5,
         filters: SearchFilters | None = None,
+        fusion: str | None = None,
     ) -> list[SearchResult]:
-        """Up to ``limit`` files, best first, for ``query`` by ``mode``."""
+        """Up to ``limit`` files, best first, for ``query`` by ``mode``.
+
+        ``fusion`` (``rrf`` or ``weighted``) overrides ``[search] fusion`` for hybrid.
+        """
         if mode not in MODES:
             raise InvalidInput(f"unknown search mode {mode!r}", field="mode")
         if limit < 1:
@@ -276,7 +316,7 @@ class SearchEngine:
                     semantic_part=semantic.files,
                 )  # fmt: skip
             keyword = self.keyword_scores(query)
-            return self._hybrid(query, keyword, semantic, allowed, limit)
+            return self._hybrid(query, keyword, semantic, allowed, limit, fusion)
 
     def _allowed(self, filters: SearchFilters) -> NDArray[np.bool_]:
         if filters == SearchFilters():
@@ -294,8 +334,12 @@ class SearchEngine:
         semantic: _Scored,
         allowed: NDArray[np.bool_],
         limit: int,
+        fusion: str | None,
     ) -> list[SearchResult]:
         settings = self.workspace.config.search
+        fusion = fusion or settings.fusion
+        if fusion not in ("rrf", "weighted"):
+            raise InvalidInput(f"unknown fusion {fusion!r} (rrf or weighted)", field="fusion")
         kw_files = np.where(allowed, keyword.files, 0.0)
         sem_files = np.where(allowed, semantic.files, -1.0)
         kw_top = float(kw_files.max()) if len(kw_files) else 0.0
@@ -304,7 +348,7 @@ class SearchEngine:
         kw_norm = kw_files / kw_top if kw_top > 0 else np.zeros_like(kw_files)
         span = sem_top - sem_low
         sem_norm = np.clip((sem_files - sem_low) / span, 0, 1) if span > 0 else kw_norm * 0
-        if settings.fusion == "weighted":
+        if fusion == "weighted":
             kw_part = settings.keyword_weight * kw_norm
             sem_part = settings.semantic_weight * sem_norm
         else:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
-from cuedeck_search.analysis import terms
+from cuedeck_search.analysis import term_counts, terms
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -43,13 +43,36 @@ class KeywordSettings:
 
 
 @attrs.frozen
-class _DocumentTerms:
-    """The term ids, weighted frequencies and lengths of one document's sections."""
+class DocumentTerms:
+    """The terms of one document's sections: its own vocabulary, then flat arrays.
 
-    ids: NDArray[np.int32]
+    Row ``i`` (section ``i``) owns ``row_sizes[i]`` consecutive entries of ``local``
+    (indexes into ``vocabulary``) and ``frequencies``; ``lengths`` are the weighted
+    section lengths. Kept in the cache as bytes, so a restart tokenises nothing.
+    """
+
+    vocabulary: tuple[str, ...]
+    local: NDArray[np.int32]
     frequencies: NDArray[np.float32]
     row_sizes: NDArray[np.int32]
     lengths: NDArray[np.float32]
+
+    def to_bytes(self) -> tuple[str, bytes, int, int]:
+        """``(vocabulary text, arrays, entries, rows)`` for the cache."""
+        blob = b"".join(
+            a.tobytes() for a in (self.local, self.frequencies, self.row_sizes, self.lengths)
+        )
+        return "\n".join(self.vocabulary), blob, len(self.local), len(self.row_sizes)
+
+    @classmethod
+    def from_bytes(cls, vocabulary: str, blob: bytes, entries: int, rows: int) -> DocumentTerms:
+        """The inverse of :meth:`to_bytes`."""
+        local = np.frombuffer(blob, dtype=np.int32, count=entries)
+        frequencies = np.frombuffer(blob, dtype=np.float32, count=entries, offset=4 * entries)
+        sizes = np.frombuffer(blob, dtype=np.int32, count=rows, offset=8 * entries)
+        lengths = np.frombuffer(blob, dtype=np.float32, count=rows, offset=8 * entries + 4 * rows)
+        words = tuple(vocabulary.split("\n")) if vocabulary else ()
+        return cls(words, local, frequencies, sizes, lengths)
 
 
 def name_terms(path: str) -> list[str]:
@@ -60,85 +83,81 @@ def name_terms(path: str) -> list[str]:
     return terms(stem_.replace("-", " ").replace("_", " "))
 
 
+def tokenise(path: str, sections: Sequence[Section], settings: KeywordSettings) -> DocumentTerms:
+    """The weighted field terms of each section of the document at ``path``."""
+    name = Counter(name_terms(path))
+    vocabulary: dict[str, int] = {}
+    local: list[int] = []
+    values: list[float] = []
+    sizes: list[int] = []
+    lengths: list[float] = []
+    for section in sections:
+        body = section.text
+        if section.anchor is not None:
+            body = body.partition("\n")[2]  # the heading line is a field of its own
+        counts = term_counts(body)
+        *ancestors, own = section.heading_path or ("",)
+        term_counts(own, settings.heading_weight, counts)
+        term_counts(" ".join(ancestors), settings.path_weight, counts)
+        for term, count in name.items():
+            counts[term] = counts.get(term, 0.0) + settings.name_weight * count
+        for term, count in counts.items():
+            local.append(vocabulary.setdefault(term, len(vocabulary)))
+            values.append(count)
+        sizes.append(len(counts))
+        lengths.append(float(sum(counts.values())))
+    return DocumentTerms(
+        vocabulary=tuple(vocabulary),
+        local=np.asarray(local, dtype=np.int32),
+        frequencies=np.asarray(values, dtype=np.float32),
+        row_sizes=np.asarray(sizes, dtype=np.int32),
+        lengths=np.asarray(lengths, dtype=np.float32),
+    )
+
+
 class KeywordIndex:
-    """Section scores for a query by BM25F; :meth:`update` keeps it in step."""
+    """Section scores for a query by BM25F over the documents given to :meth:`update`."""
 
     def __init__(self, settings: KeywordSettings | None = None) -> None:
         self.settings = settings or KeywordSettings()
         self.vocabulary: dict[str, int] = {}
-        self._documents: dict[tuple[str, str], _DocumentTerms] = {}
-        self._weights: object = None  # scipy csc_matrix, sections x terms
+        self._global: dict[tuple[str, str], NDArray[np.int32]] = {}  # key -> term ids
+        self._weights: Any = None  # scipy csc_matrix, sections x terms
         self._phrase_texts: list[str | None] = []
         self.sections: list[Section] = []
-        self.tokenised = 0  # documents tokenised so far (tests and benchmarks read it)
 
-    def _term_ids(self, counts: Counter[str]) -> tuple[list[int], list[float]]:
-        ids: list[int] = []
-        values: list[float] = []
-        vocabulary = self.vocabulary
-        for term, count in counts.items():
-            index = vocabulary.get(term)
-            if index is None:
-                index = vocabulary[term] = len(vocabulary)
-            ids.append(index)
-            values.append(count)
-        return ids, values
+    def _ids(self, key: tuple[str, str], terms_: DocumentTerms) -> NDArray[np.int32]:
+        found = self._global.get(key)
+        if found is None:
+            vocabulary = self.vocabulary
+            mapping = np.fromiter(
+                (vocabulary.setdefault(t, len(vocabulary)) for t in terms_.vocabulary),
+                dtype=np.int32,
+                count=len(terms_.vocabulary),
+            )
+            found = mapping[terms_.local] if len(terms_.local) else terms_.local
+        return found
 
-    def _tokenise(self, path: str, sections: Sequence[Section]) -> _DocumentTerms:
-        settings = self.settings
-        name = Counter(name_terms(path))
-        all_ids: list[int] = []
-        all_values: list[float] = []
-        sizes: list[int] = []
-        lengths: list[float] = []
-        for section in sections:
-            counts: Counter[str] = Counter()
-            body = section.text
-            if section.anchor is not None:
-                body = body.partition("\n")[2]  # the heading line is a field of its own
-            for term in terms(body):
-                counts[term] += 1
-            *ancestors, own = section.heading_path or ("",)
-            for term in terms(own):
-                counts[term] += settings.heading_weight  # type: ignore[assignment]
-            for term in terms(" ".join(ancestors)):
-                counts[term] += settings.path_weight  # type: ignore[assignment]
-            for term, count in name.items():
-                counts[term] += settings.name_weight * count  # type: ignore[assignment]
-            ids, values = self._term_ids(counts)
-            all_ids.extend(ids)
-            all_values.extend(values)
-            sizes.append(len(ids))
-            lengths.append(float(sum(values)))
-        return _DocumentTerms(
-            ids=np.asarray(all_ids, dtype=np.int32),
-            frequencies=np.asarray(all_values, dtype=np.float32),
-            row_sizes=np.asarray(sizes, dtype=np.int32),
-            lengths=np.asarray(lengths, dtype=np.float32),
-        )
-
-    def update(self, documents: Iterable[tuple[str, str, Sequence[Section]]]) -> None:
-        """Index exactly these ``(path, sha256, sections)``; only new content is tokenised."""
+    def update(
+        self, documents: Iterable[tuple[tuple[str, str], Sequence[Section], DocumentTerms]]
+    ) -> None:
+        """Index exactly these ``((path, sha256), sections, terms)``."""
         from scipy.sparse import csr_matrix
 
-        kept: dict[tuple[str, str], _DocumentTerms] = {}
+        ids_by_key: dict[tuple[str, str], NDArray[np.int32]] = {}
+        parts: list[DocumentTerms] = []
         sections: list[Section] = []
-        for path, sha, doc_sections in documents:
-            key = (path, sha)
-            found = self._documents.get(key)
-            if found is None:
-                found = self._tokenise(path, doc_sections)
-                self.tokenised += 1
-            kept[key] = found
+        for key, doc_sections, doc_terms in documents:
+            ids_by_key[key] = self._ids(key, doc_terms)
+            parts.append(doc_terms)
             sections.extend(doc_sections)
-        self._documents = kept
+        self._global = ids_by_key
         self.sections = sections
         self._phrase_texts = [None] * len(sections)
-        parts = list(kept.values())
         if not parts:
             self._weights = None
             return
-        ids = np.concatenate([p.ids for p in parts])
+        ids = np.concatenate(list(ids_by_key.values()))
         tf = np.concatenate([p.frequencies for p in parts])
         sizes = np.concatenate([p.row_sizes for p in parts])
         lengths = np.concatenate([p.lengths for p in parts])
@@ -165,7 +184,7 @@ class KeywordIndex:
             return np.zeros(count, dtype=np.float32)
         columns = [self.vocabulary[t] for t in wanted]
         repeats = np.asarray(list(wanted.values()), dtype=np.float32)
-        sub = self._weights[:, columns]  # type: ignore[index]
+        sub = self._weights[:, columns]
         result = np.asarray(sub @ repeats, dtype=np.float32).ravel()
         self._phrase(query, result)
         return result

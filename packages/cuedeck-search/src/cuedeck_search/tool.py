@@ -7,7 +7,7 @@ from typing import Annotated, Literal, TypedDict
 import pydantic
 
 # Imported at run time: pydantic resolves the tool's annotations from this module.
-from cuedeck.workspace import Workspace  # noqa: TC002
+from cuedeck.workspace import Workspace  # noqa: TC001
 
 
 class ContextFilters(pydantic.BaseModel):

@@ -1,0 +1,361 @@
+"""Search quality and speed on the shared corpora (issue 5).
+
+    uv run python benchmarks/search.py [--corpora DIR] [--skip-tldr] [--raw-sample N]
+
+Quality: the labelled fastapi queries (benchmarks/queries/fastapi.json), nDCG@10 and
+recall@10 per file for keyword, semantic, hybrid (both fusions) and ``bm25s`` run on the
+very same sections (stemmed with our stemmer, best section per file), all in this run.
+Speed: warm query p50 per mode (the query embedding is not cached between timed
+queries), keyword p50 on tldr-pages-en, cold embedding throughput next to raw
+onnxruntime on the same word pieces and batches, and a restart in a fresh process with
+the warm cache. Prints a table and writes benchmarks/results/search.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+QUERIES = REPO / "benchmarks" / "queries" / "fastapi.json"
+RESULTS = REPO / "benchmarks" / "results" / "search.json"
+TLDR_QUERIES = [
+    "extract a tar archive",
+    "list files sorted by size",
+    "git amend last commit",
+    "find files by name",
+    "show disk usage",
+    "compress a directory with zip",
+    "kill a process by name",
+    "change file permissions",
+    "download a file over http",
+    "search text in files recursively",
+    "docker remove stopped containers",
+    "create a python virtual environment",
+    "ssh port forwarding",
+    "rename a git branch",
+    "convert video to gif",
+    "show network interfaces",
+    "count lines in a file",
+    "mount a usb drive",
+    "schedule a cron job",
+    "check open ports",
+]
+
+
+def corpora_dir(explicit: str | None) -> Path:
+    for candidate in (explicit, os.environ.get("CUEDECK_CORPORA"), REPO.parent / "shared" /
+                      "corpora", "/work/shared/corpora"):  # fmt: skip
+        if candidate and (Path(candidate) / "fastapi-docs-en.tar.gz").is_file():
+            return Path(candidate)
+    sys.exit("shared corpora not found; pass --corpora DIR or set CUEDECK_CORPORA")
+
+
+def workspace_from(corpora: Path, name: str, into: Path) -> Path:
+    """Extract a corpus into ``into`` and make it a workspace."""
+    with tarfile.open(corpora / f"{name}.tar.gz") as archive:
+        archive.extractall(into, filter="data")
+    root = into / name
+    (root / ".cuedeck").mkdir(exist_ok=True)
+    return root
+
+
+# --- quality -----------------------------------------------------------------------------
+
+
+def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    gains = [
+        (2 ** relevant.get(path, 0) - 1) / math.log2(i + 2) for i, path in enumerate(ranked[:k])
+    ]
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    best = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return sum(gains) / best if best else 0.0
+
+
+def recall_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    return len(set(ranked[:k]) & set(relevant)) / len(relevant)
+
+
+def bm25s_ranker(engine: Any, support: bool) -> Any:
+    """bm25s over the engine's sections (heading path + text), aggregated per file.
+
+    Without ``support`` a file scores as its best section; with it, the way our keyword
+    mode aggregates (best + 0.3 * second + 0.09 * third), so that the comparison
+    isolates the ranking function.
+    """
+    from cuedeck_search.engine import SUPPORT_DECAY, SUPPORT_DEPTH
+
+    import bm25s
+
+    from cuedeck_search.analysis import stem
+
+    def stem_words(words: list[str]) -> list[str]:
+        return [stem(w) for w in words]
+
+    sections = engine.sections
+    corpus = [f"{s.context}\n{s.text}" for s in sections]
+    tokens = bm25s.tokenize(corpus, stopwords="en", stemmer=stem_words, show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    paths = [s.path for s in sections]
+
+    def rank(query: str, k: int = 10) -> list[str]:
+        query_tokens = bm25s.tokenize([query], stopwords="en", stemmer=stem_words,
+                                       show_progress=False)  # fmt: skip
+        found, scores = retriever.retrieve(query_tokens, k=min(200, len(sections)),
+                                           show_progress=False)  # fmt: skip
+        totals: dict[str, float] = {}
+        seen: dict[str, int] = {}
+        for index, score in zip(found[0], scores[0], strict=True):
+            if score <= 0:
+                break
+            path = paths[int(index)]
+            rank = seen.get(path, 0)
+            seen[path] = rank + 1
+            if rank == 0 or (support and rank < SUPPORT_DEPTH):
+                totals[path] = totals.get(path, 0.0) + float(score) * SUPPORT_DECAY**rank
+        return sorted(totals, key=lambda p: (-totals[p], p))[:k]
+
+    return rank
+
+
+def quality(engine: Any, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    rankers: dict[str, Any] = {
+        "keyword": lambda q: [r.path for r in engine.search(q, mode="keyword", limit=10)],
+        "semantic": lambda q: [r.path for r in engine.search(q, mode="semantic", limit=10)],
+        "hybrid (rrf)": lambda q: [
+            r.path for r in engine.search(q, mode="hybrid", limit=10, fusion="rrf")
+        ],
+        "hybrid (weighted)": lambda q: [
+            r.path for r in engine.search(q, mode="hybrid", limit=10, fusion="weighted")
+        ],
+        "bm25s (best section)": bm25s_ranker(engine, support=False),
+        "bm25s (same aggregation)": bm25s_ranker(engine, support=True),
+    }
+    table: dict[str, Any] = {}
+    for name, rank in rankers.items():
+        per_kind: dict[str, list[tuple[float, float]]] = {}
+        misses = []
+        for item in queries:
+            ranked = rank(item["query"])
+            scores = (ndcg_at(ranked, item["relevant"]), recall_at(ranked, item["relevant"]))
+            per_kind.setdefault(item["kind"], []).append(scores)
+            per_kind.setdefault("all", []).append(scores)
+            if scores[1] == 0:
+                misses.append(item["id"])
+        table[name] = {
+            kind: {
+                "ndcg@10": round(statistics.fmean(s[0] for s in values), 4),
+                "recall@10": round(statistics.fmean(s[1] for s in values), 4),
+                "queries": len(values),
+            }
+            for kind, values in per_kind.items()
+        }
+        table[name]["missed"] = misses
+    return table
+
+
+# --- speed -------------------------------------------------------------------------------
+
+
+def p50_ms(engine: Any, queries: list[str], mode: str, rounds: int = 3) -> float:
+    for query in queries:
+        engine.search(query, mode=mode, limit=10)  # warm: index built, vectors loaded
+    timings = []
+    for _ in range(rounds):
+        for query in queries:
+            engine._queries.clear()  # time the query's embedding too
+            started = time.perf_counter()
+            engine.search(query, mode=mode, limit=10)
+            timings.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(timings), 2)
+
+
+def raw_onnxruntime(engine: Any, sample: int) -> dict[str, Any]:
+    """The same word pieces in the same batches, straight through onnxruntime."""
+    from cuedeck_search.embedding import BATCH_SIZE
+
+    embedder = engine.embedder
+    sections = engine.sections[:sample] if sample else engine.sections
+    encoded = embedder.encode([s.embedding_text for s in sections])
+    encoded.sort(key=len)
+    batches = []
+    for start in range(0, len(encoded), BATCH_SIZE):
+        batch = encoded[start : start + BATCH_SIZE]
+        width = max(len(ids) for ids in batch)
+        ids = np.zeros((len(batch), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, item in enumerate(batch):
+            ids[row, : len(item)] = item
+            mask[row, : len(item)] = 1
+        batches.append((ids, mask))
+    started = time.perf_counter()
+    for ids, mask in batches:
+        embedder.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                    "token_type_ids": np.zeros_like(ids)})  # fmt: skip
+    seconds = time.perf_counter() - started
+    tokens = sum(len(e) for e in encoded)
+    return {
+        "chunks": len(encoded),
+        "tokens": tokens,
+        "seconds": round(seconds, 2),
+        "chunks_per_s": round(len(encoded) / seconds, 1),
+        "tokens_per_s": round(tokens / seconds),
+    }
+
+
+RESTART = """
+import json, sys, time
+started = time.perf_counter()
+import numpy, scipy.sparse
+import cuedeck.workspace, cuedeck_search.engine, cuedeck_search.store
+from cuedeck import open_workspace
+imported = time.perf_counter()
+workspace = open_workspace(sys.argv[1])
+engine = workspace.service("search")
+engine.sync()
+engine.ensure_vectors()
+ready = time.perf_counter()
+engine.embedder
+model = time.perf_counter()
+engine.search("how do I add a custom header to every response", mode="hybrid")
+first = time.perf_counter()
+print(json.dumps({
+    "imports_ms": round((imported - started) * 1000, 1),
+    "ready_ms": round((ready - imported) * 1000, 1),
+    "model_load_ms": round((model - ready) * 1000, 1),
+    "first_hybrid_query_ms": round((first - model) * 1000, 1),
+    "documents_split": engine.stats.documents_split,
+    "documents_loaded": engine.stats.documents_loaded,
+    "chunks_embedded": engine.stats.chunks_embedded,
+    "chunks_loaded": engine.stats.chunks_loaded,
+}))
+"""
+
+
+def restart(root: Path) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    output = subprocess.run([sys.executable, "-c", RESTART, str(root)], check=True,
+                            capture_output=True, text=True, env=env).stdout  # fmt: skip
+    result: dict[str, Any] = json.loads(output)
+    return result
+
+
+# --- main --------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", help="folder holding the shared corpora tarballs")
+    parser.add_argument("--skip-tldr", action="store_true", help="skip the tldr-pages run")
+    parser.add_argument("--raw-sample", type=int, default=0,
+                        help="compare raw onnxruntime on the first N sections only")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+
+    from cuedeck import open_workspace
+
+    corpora = corpora_dir(args.corpora)
+    queries = json.loads(QUERIES.read_text(encoding="utf-8"))["queries"]
+    report: dict[str, Any] = {"machine": {"cpus": os.cpu_count()}, "queries": len(queries)}
+    with tempfile.TemporaryDirectory(prefix="cuedeck-search-bench-") as tmp:
+        root = workspace_from(corpora, "fastapi-docs-en", Path(tmp))
+        workspace = open_workspace(root)
+        engine = workspace.service("search")
+
+        started = time.perf_counter()
+        engine.sync()
+        keyword_build = time.perf_counter() - started
+        started = time.perf_counter()
+        engine.ensure_vectors()
+        cold = time.perf_counter() - started
+        stats = engine.stats
+        inference = engine.embedder.inference_seconds
+        report["fastapi"] = {
+            "files": len(engine.documents),
+            "sections": len(engine.sections),
+            "keyword_build_s": round(keyword_build, 3),
+            "cold_embedding": {
+                "chunks": stats.chunks_embedded,
+                "tokens": stats.tokens_embedded,
+                "seconds": round(cold, 2),
+                "chunks_per_s": round(stats.chunks_embedded / cold, 1),
+                "tokens_per_s": round(stats.tokens_embedded / cold),
+                "onnxruntime_share": round(inference / cold, 3),
+            },
+        }
+        report["fastapi"]["raw_onnxruntime"] = raw_onnxruntime(engine, args.raw_sample)
+        raw = report["fastapi"]["raw_onnxruntime"]
+        if not args.raw_sample:
+            report["fastapi"]["embedding_overhead"] = round(
+                raw["chunks_per_s"] / report["fastapi"]["cold_embedding"]["chunks_per_s"] - 1, 3
+            )
+        report["quality"] = quality(engine, queries)
+        texts = [q["query"] for q in queries]
+        report["fastapi"]["p50_ms"] = {
+            mode: p50_ms(engine, texts, mode) for mode in ("keyword", "semantic", "hybrid")
+        }
+        engine.cache.close()
+        report["fastapi"]["restart"] = restart(root)
+
+        if not args.skip_tldr:
+            root = workspace_from(corpora, "tldr-pages-en", Path(tmp))
+            workspace = open_workspace(root)
+            engine = workspace.service("search")
+            started = time.perf_counter()
+            engine.sync()
+            report["tldr"] = {
+                "files": len(engine.documents),
+                "sections": len(engine.sections),
+                "keyword_build_s": round(time.perf_counter() - started, 3),
+                "keyword_p50_ms": p50_ms(engine, TLDR_QUERIES, "keyword"),
+            }
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print_table(report)
+    print(f"\nwritten to {args.out}")
+
+
+def print_table(report: dict[str, Any]) -> None:
+    print(f"\nQuality on fastapi-docs-en ({report['queries']} labelled queries, per file)")
+    kinds = ["all", "keyword", "paraphrase", "conceptual"]
+    print(f"{'ranker':<20}" + "".join(f"{k + ' nDCG':>17}{'R@10':>7}" for k in kinds))
+    for name, row in report["quality"].items():
+        cells = "".join(
+            f"{row[k]['ndcg@10']:>17.3f}{row[k]['recall@10']:>7.3f}" for k in kinds if k in row
+        )
+        print(f"{name:<20}{cells}")
+    fastapi = report["fastapi"]
+    print(f"\nSpeed (fastapi: {fastapi['files']} files, {fastapi['sections']} sections)")
+    for mode, value in fastapi["p50_ms"].items():
+        print(f"  warm {mode:<8} p50  {value:8.2f} ms")
+    if "tldr" in report:
+        tldr = report["tldr"]
+        print(f"  tldr keyword p50  {tldr['keyword_p50_ms']:8.2f} ms "
+              f"({tldr['files']} files, build {tldr['keyword_build_s']} s)")  # fmt: skip
+    cold, raw = fastapi["cold_embedding"], fastapi["raw_onnxruntime"]
+    print(f"  cold embedding    {cold['chunks_per_s']} chunks/s, {cold['tokens_per_s']} tokens/s "
+          f"({cold['chunks']} chunks in {cold['seconds']} s; onnxruntime "
+          f"{cold['onnxruntime_share']:.0%} of it)")  # fmt: skip
+    print(f"  raw onnxruntime   {raw['chunks_per_s']} chunks/s, {raw['tokens_per_s']} tokens/s "
+          f"({raw['chunks']} chunks)")  # fmt: skip
+    if "embedding_overhead" in fastapi:
+        print(f"  overhead          {fastapi['embedding_overhead']:.1%}")
+    print(f"  restart (warm)    {fastapi['restart']}")
+
+
+if __name__ == "__main__":
+    main()

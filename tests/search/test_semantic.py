@@ -1,0 +1,133 @@
+"""Semantic and hybrid modes with the real ONNX model, and the embedding cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cuedeck import open_workspace
+from cuedeck.errors import MissingExtra
+
+from cuedeck_search.embedding import (
+    MAX_WORD_PIECES,
+    EmbeddingCache,
+    ModelError,
+    load_embedder,
+    model_file,
+)
+
+pytestmark = pytest.mark.slow  # loads the real model (about a second)
+
+
+def cached_rows(root: Path) -> int:
+    with sqlite3.connect(root / ".cuedeck/.cache/index.sqlite3") as connection:
+        return int(connection.execute("SELECT COUNT(*) FROM search_embeddings").fetchone()[0])
+
+
+def test_a_paraphrase_finds_the_right_doc(small_workspace: Path) -> None:
+    workspace = open_workspace(small_workspace)
+    # No word in common with the billing doc's "Refunds" section.
+    results = workspace.search("reimburse a buyer", mode="semantic")
+    assert results[0].path == ".cuedeck/docs/billing.md"
+    assert results[0].anchors[0] == "Refunds"
+    assert results[0].keyword_score is None
+    assert 0 < results[0].score == results[0].semantic_score <= 1
+    assert open_workspace(small_workspace).search("bread baking", mode="semantic")[0].path == (
+        "notes/cooking.md"
+    )
+
+
+def test_hybrid_says_how_much_came_from_each_side(small_workspace: Path) -> None:
+    workspace = open_workspace(small_workspace)
+    for fusion in ("rrf", "weighted"):
+        results = workspace.service("search").search("docker image", fusion=fusion)
+        assert results[0].path == ".cuedeck/docs/deploy.md"
+        for result in results:
+            assert result.keyword_score is not None
+            assert result.semantic_score is not None
+            assert result.score == pytest.approx(result.keyword_score + result.semantic_score, abs=2e-6)
+    weighted = workspace.service("search").search("docker image", fusion="weighted")[0]
+    assert weighted.semantic_score == pytest.approx(0.7)  # best on both sides: 0.7 + 0.3
+    assert weighted.keyword_score == pytest.approx(0.3)
+
+
+def test_fusion_follows_the_config(small_workspace: Path) -> None:
+    (small_workspace / ".cuedeck/config.toml").write_text(
+        '[search]\nfusion = "weighted"\nsemantic_weight = 0.5\nkeyword_weight = 0.5\n'
+    )
+    top = open_workspace(small_workspace).search("docker image")[0]
+    assert (top.semantic_score, top.keyword_score) == (pytest.approx(0.5), pytest.approx(0.5))
+
+
+def test_restart_reuses_the_cache_and_an_edit_embeds_one_section(small_workspace: Path) -> None:
+    first = open_workspace(small_workspace)
+    first.search("rolling restarts", mode="semantic")
+    cold = first.service("search").stats
+    sections = len(first.service("search").sections)
+    assert cold.chunks_embedded == sections == cached_rows(small_workspace)
+
+    again = open_workspace(small_workspace)  # a new workspace: nothing in memory
+    again.search("rolling restarts", mode="semantic")
+    warm = again.service("search").stats
+    assert (warm.chunks_embedded, warm.chunks_loaded) == (0, sections)
+
+    path = small_workspace / ".cuedeck/docs/deploy.md"
+    path.write_text(path.read_text().replace("one at a time", "two at a time"))
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    edited = open_workspace(small_workspace)
+    edited.search("rolling restarts", mode="semantic")
+    assert edited.service("search").stats.chunks_embedded == 1  # only the changed section
+    assert cached_rows(small_workspace) == sections + 1
+
+
+def test_the_model_is_checked_against_its_published_sha256(tmp_path: Path) -> None:
+    path, sha, model_id = model_file()
+    broken = tmp_path / "model.onnx"
+    shutil.copyfile(path, broken)
+    with broken.open("r+b") as handle:
+        handle.seek(4096)
+        byte = handle.read(1)
+        handle.seek(4096)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    with pytest.raises(ModelError) as caught:
+        load_embedder(model=(broken, sha, model_id))
+    assert isinstance(caught.value, MissingExtra)
+    assert caught.value.code == 1008
+    assert caught.value.data["expected"] == sha
+    assert "reinstall" in (caught.value.help or "")
+    with pytest.raises(ModelError, match="missing"):
+        load_embedder(model=(tmp_path / "absent.onnx", sha, model_id))
+
+
+def test_embeddings_are_unit_vectors_and_long_texts_are_cut_at_256(small_workspace: Path) -> None:
+    engine = open_workspace(small_workspace).service("search")
+    embedder = engine.embedder
+    long_text = "word " * 1000
+    assert len(embedder.encode([long_text])[0]) == MAX_WORD_PIECES
+    vectors = embedder.embed(["short text", long_text, "another one"])
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # Padding a batch must not change a text's vector.
+    alone = embedder.embed(["short text"])[0]
+    assert np.allclose(alone, vectors[0], atol=1e-4)
+
+
+def test_the_cache_evicts_least_recently_used_rows_past_its_cap(small_workspace: Path) -> None:
+    workspace = open_workspace(small_workspace)
+    cache = EmbeddingCache(workspace.index.connect, "test-model")
+    vector = np.ones(384, dtype=np.float32)
+    cache.store([(f"hash{i}", vector) for i in range(10)])
+    connection = cache.connection
+    connection.execute("UPDATE search_embeddings SET used = 100 WHERE chunk_hash IN ('hash0', 'hash1')")
+    cap_mb = 8 * EmbeddingCache.ROW_BYTES / 2**20  # room for eight rows
+    assert cache.enforce_cap(cap_mb) == 2
+    left = {h for (h,) in connection.execute("SELECT chunk_hash FROM search_embeddings")}
+    assert left == {f"hash{i}" for i in range(2, 10)}
+    assert cache.enforce_cap(1 * EmbeddingCache.ROW_BYTES / 2**20, keep={"hash9"}) == 7
+    assert set(cache.load(["hash9", "hash8"])) == {"hash9"}
+    cache.close()
