@@ -95,11 +95,10 @@ def bm25s_ranker(engine: Any, support: bool) -> Any:
     mode aggregates (best + 0.3 * second + 0.09 * third), so that the comparison
     isolates the ranking function.
     """
-    from cuedeck_search.engine import SUPPORT_DECAY, SUPPORT_DEPTH
-
     import bm25s
 
     from cuedeck_search.analysis import stem
+    from cuedeck_search.engine import SUPPORT_DECAY, SUPPORT_DEPTH
 
     def stem_words(words: list[str]) -> list[str]:
         return [stem(w) for w in words]
