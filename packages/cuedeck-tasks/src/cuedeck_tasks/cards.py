@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
+
 from cuedeck.errors import InvalidInput
 from cuedeck.parsing import CARDS_DIR
 

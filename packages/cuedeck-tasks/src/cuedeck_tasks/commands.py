@@ -13,7 +13,6 @@ import click
 
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
-
     from cuedeck_tasks.cards import Card
     from cuedeck_tasks.store import CardStore
 
@@ -72,8 +71,9 @@ def _print(renderable: Any) -> None:
 
 
 def _cards_table(cards: list[Card]) -> Any:
-    from cuedeck_cli.output import console
     from rich.markup import escape
+
+    from cuedeck_cli.output import console
 
     # The update day only fits beside the title on a wide terminal (not when piped: 80).
     dated = console().width >= 100
@@ -373,7 +373,9 @@ def validate(card_id: str | None, as_json: bool) -> None:
         if report["valid"]:
             click.echo(report["message"])
         else:
-            cycles = report.get("cycles") or [report["cycle_path"]] * ("cycle_path" in report)
+            cycles = report.get("cycles") or (
+                [report["cycle_path"]] if "cycle_path" in report else []
+            )
             for cycle in cycles:
                 click.secho(
                     f"error[1002]: circular dependency: {' → '.join(cycle)}", err=True, fg="red"
@@ -411,7 +413,6 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
     Without a terminal, prints a numbered list and reads the choice from stdin.
     """
     from cuedeck.errors import FileNotFound
-
     from cuedeck_tasks.finder import entries_of, numbered_choice, open_in_editor, pick, rank
 
     workspace = _workspace()

@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 import attrs
+
 from cuedeck.errors import InvalidInput
 
 if TYPE_CHECKING:

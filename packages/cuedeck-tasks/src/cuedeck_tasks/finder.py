@@ -16,14 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
+
 from cuedeck.errors import CueError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from cuedeck.models import Document
     from prompt_toolkit.formatted_text import StyleAndTextTuples
     from prompt_toolkit.key_binding import KeyPressEvent
+
+    from cuedeck.models import Document
 
 _KIND_ORDER = {"card": 0, "doc": 1, "file": 2}
 #: Editors that take ``+LINE path``.
@@ -91,7 +93,7 @@ def score_word(word: str, text: str) -> int | None:
     """How well ``word`` matches ``text`` (both lower case), or None when it does not."""
     at = text.find(word)
     if at >= 0:
-        return 100 + 2 * len(word) + (25 if _boundary(text, at) else 0) - min(at, 40) // 4
+        return 100 + 2 * len(word) + (25 if _boundary(text, at) else 0) - min(at, 40) // 2
     best: int | None = None
     start = text.find(word[0])
     for _ in range(8):  # a few start positions are enough to find a tight match

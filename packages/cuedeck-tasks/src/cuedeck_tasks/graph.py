@@ -11,8 +11,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import rustworkx as rx
-from cuedeck.errors import CircularDependency, DependencyNotFound, did_you_mean, suggestion_text
 
+from cuedeck.errors import CircularDependency, DependencyNotFound, did_you_mean, suggestion_text
 from cuedeck_tasks.cards import PRIORITIES, card_path
 
 if TYPE_CHECKING:

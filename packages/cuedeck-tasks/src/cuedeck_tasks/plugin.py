@@ -14,7 +14,6 @@ from cuedeck.hookspecs import hookimpl
 if TYPE_CHECKING:
     from cuedeck.hookspecs import RegisterNamed, RegisterTool
     from cuedeck.workspace import Workspace
-
     from cuedeck_tasks.store import CardStore
 
 

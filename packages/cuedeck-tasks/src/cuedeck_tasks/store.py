@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
+
 from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_you_mean
 from cuedeck.errors import suggestion_text as _suggestion_text
 from cuedeck.files import atomic_write, locked, sha256_bytes
 from cuedeck.parsing import CARDS_DIR, decode, load_frontmatter, split_lines
-
 from cuedeck_tasks.cardfile import DELETE, append_note, edit_frontmatter, render_frontmatter
 from cuedeck_tasks.cards import (
     CARD_ID,
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
     from cuedeck.workspace import Workspace
-
     from cuedeck_tasks.filters import CardFilter
 
 log = logging.getLogger("cuedeck")
@@ -95,6 +94,16 @@ class CardChanges:
             check_text(tag, field="tags")
         for dep in (*self.add_depends_on, *self.remove_depends_on):
             check_id(dep, field="depends_on")
+        for field, added, removed in (
+            ("tags", self.add_tags, self.remove_tags),
+            ("depends_on", self.add_depends_on, self.remove_depends_on),
+        ):
+            both = sorted(set(added) & set(removed))
+            if both:
+                raise InvalidInput(
+                    f"{', '.join(map(repr, both))} would be both added to and removed from {field}",
+                    field=field,
+                )
         if self == CardChanges():
             raise InvalidInput("nothing to update: name at least one field", field="updates")
         return self

@@ -9,10 +9,9 @@ from the annotations by :class:`cuedeck.tools.Tool`. Errors are CueErrors: unkno
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, NotRequired, cast
+from typing import TYPE_CHECKING, Annotated, Literal, NotRequired, cast
 
 import pydantic
-from cuedeck.workspace import Workspace  # noqa: TC002 (tool signatures are read at runtime)
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
@@ -20,6 +19,10 @@ from cuedeck_tasks.cards import ID_PATTERN, Card, Priority, Status
 from cuedeck_tasks.filters import DATE_FILTER_PATTERN, CardFilter
 from cuedeck_tasks.reports import dependency_report, validation_report
 from cuedeck_tasks.store import CardChanges, CardStore
+
+if TYPE_CHECKING:
+    # cuedeck.tools.Tool supplies Workspace when it reads the signatures.
+    from cuedeck.workspace import Workspace
 
 CardId = Annotated[str, Field(pattern=ID_PATTERN, description="6-character card id (a-z, 0-9)")]
 DateFilterText = Annotated[

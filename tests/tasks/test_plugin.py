@@ -1,0 +1,35 @@
+"""The tasks plugin: registered through entry points, and light to load."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from cuedeck.plugins import get_services, make_plugin_manager, plugin_infos, source_of
+
+
+def test_the_plugin_registers_the_service_tools_and_commands() -> None:
+    pm = make_plugin_manager()
+    info = next(info for info in plugin_infos(pm) if info.name == "tasks")
+    assert info.distribution == "cuedeck-tasks"
+    assert info.hooks == ("register_commands", "register_services", "register_tools")
+    assert "cards" in get_services(pm)
+    assert source_of(pm, "register_services", "cards") == "tasks"
+
+
+def test_loading_the_cli_does_not_import_the_heavy_task_modules() -> None:
+    code = (
+        "import json, sys\n"
+        "from cuedeck_cli.app import make_cli\n"
+        "cli = make_cli()\n"
+        "ours = ('cuedeck_tasks', 'prompt_toolkit')\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(ours))\n"
+        "print(json.dumps({'commands': sorted(cli.commands), 'loaded': loaded}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    report = json.loads(out)
+    assert {"card", "open"} <= set(report["commands"])
+    assert report["loaded"] == ["cuedeck_tasks", "cuedeck_tasks.commands", "cuedeck_tasks.plugin"]
