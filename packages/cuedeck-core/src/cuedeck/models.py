@@ -143,7 +143,14 @@ class SecretSpan:
 
 @attrs.frozen
 class SceneItem:
-    """A candidate of a scene: a whole file or one section, with its priority."""
+    """A candidate of a scene: a whole file or one section (``anchor``, a heading slug).
+
+    ``priority`` is 100 for the active card, 50 for its direct references, 25 for
+    indirect ones and 10 for global docs; ``depth`` is the reference distance from the
+    card (-1 for a global doc nothing refers to); ``role`` names the level (``card``,
+    ``direct``, ``indirect``, ``global``). ``text`` is masked already; ``tokens`` is what
+    it costs in the scene (with its per-document framing); ``sha256`` is of the file.
+    """
 
     path: str
     anchor: str | None
@@ -152,11 +159,22 @@ class SceneItem:
     text: str
     tokens: int
     sha256: str
+    role: str = "direct"
+    title: str = ""
+
+    @property
+    def key(self) -> str:
+        """``path`` or ``path#anchor``: the node label in the reference graph."""
+        return f"{self.path}#{self.anchor}" if self.anchor else self.path
 
 
 @attrs.frozen
 class Placement:
-    """What a pruner did with a scene item: ``whole``, ``section``, ``outline`` or ``dropped``."""
+    """What a pruner did with a scene item: ``whole``, ``section``, ``outline`` or ``dropped``.
+
+    ``text`` is what goes into the scene (empty when dropped), ``tokens`` its cost as
+    counted by the pruner's ``count``, ``reason`` why it was not kept in full.
+    """
 
     item: SceneItem
     mode: str

@@ -1,1 +1,182 @@
-"""SCAFFOLD: filled in by the work on its issue."""
+"""Pruners: fit the candidates of a scene, in priority order, into its token budget.
+
+``greedy`` is the original algorithm: keep documents in order while they fit and stop
+at the first that does not. ``outline`` (the default) goes on past a document that
+does not fit: it tries the document's outline (its headings and the first paragraph
+of each section), then its headings alone, before dropping it, so the agent still sees
+what exists and can ask for it. Both always keep the active card (the first item)
+whole; the scene has checked that it fits.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING
+
+from cuedeck.hookspecs import RegisterNamed, hookimpl
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from cuedeck.models import Placement, SceneItem
+
+#: Longest first paragraph an outline keeps, in characters (then it ends with "…").
+PARAGRAPH_CHARS = 320
+
+
+def full_mode(item: SceneItem) -> str:
+    """``section`` for an item that is one section of its file, else ``whole``."""
+    return "section" if item.anchor else "whole"
+
+
+def _keep(item: SceneItem) -> Placement:
+    from cuedeck.models import Placement
+
+    return Placement(item, full_mode(item), item.text, item.tokens)
+
+
+def _drop(item: SceneItem, reason: str) -> Placement:
+    from cuedeck.models import Placement
+
+    return Placement(item, "dropped", "", 0, reason)
+
+
+class GreedyPruner:
+    """Keep items in order while they fit; stop at the first one that does not."""
+
+    def prune(
+        self, items: Sequence[SceneItem], budget: int, count: Callable[[str], int]
+    ) -> list[Placement]:
+        placements: list[Placement] = []
+        used = 0
+        stopped_at: str | None = None
+        for index, item in enumerate(items):
+            if stopped_at is None and (index == 0 or used + item.tokens <= budget):
+                placements.append(_keep(item))
+                used += item.tokens
+            elif stopped_at is None:
+                stopped_at = item.key
+                left = max(budget - used, 0)
+                placements.append(_drop(item, f"needs {item.tokens} tokens, {left} left"))
+            else:
+                placements.append(_drop(item, f"after the truncation at {stopped_at}"))
+        return placements
+
+
+class OutlinePruner:
+    """Keep what fits whole; outline what does not; drop only what not even outlines fit."""
+
+    def prune(
+        self, items: Sequence[SceneItem], budget: int, count: Callable[[str], int]
+    ) -> list[Placement]:
+        placements: list[Placement] = []
+        used = 0
+        floor = count("")  # the framing of a document: no outline costs less
+        for index, item in enumerate(items):
+            left = max(budget - used, 0)
+            if index == 0 or item.tokens <= left:
+                placement = _keep(item)
+            elif left <= floor:
+                placement = _drop(item, f"needs {item.tokens} tokens, {left} left")
+            else:
+                placement = _shrink(item, left, count)
+            placements.append(placement)
+            used += placement.tokens
+        return placements
+
+
+def _shrink(item: SceneItem, left: int, count: Callable[[str], int]) -> Placement:
+    """``item`` as an outline, then as headings only, if either fits ``left``; else dropped."""
+    from cuedeck.models import Placement
+
+    smallest: int | None = None
+    for paragraphs, text in zip((True, False), outlines(item.text), strict=True):
+        if not text:
+            continue
+        tokens = count(text)
+        if tokens >= item.tokens:
+            continue  # an outline as large as the text saves nothing
+        if tokens <= left:
+            what = "outline" if paragraphs else "headings only"
+            reason = f"{what}: the full text needs {item.tokens} tokens, {left} left"
+            return Placement(item, "outline", text, tokens, reason)
+        smallest = tokens
+    outlined = f" ({smallest} as headings)" if smallest is not None else ""
+    return _drop(item, f"needs {item.tokens} tokens{outlined}, {left} left")
+
+
+def outline(text: str, *, paragraphs: bool = True) -> str:
+    """The headings of a markdown text, each with its section's first paragraph.
+
+    Frontmatter and fenced code are skipped; a long paragraph is cut at
+    :data:`PARAGRAPH_CHARS`. With ``paragraphs=False``, only the headings. Empty when
+    there is nothing to show.
+    """
+    return outlines(text)[0 if paragraphs else 1]
+
+
+_ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+@functools.lru_cache(maxsize=1024)
+def outlines(text: str) -> tuple[str, str]:
+    """``(outline, headings only)`` of a markdown text, in one pass over its lines.
+
+    A line scan (ATX headings, fences, blank lines) rather than a full parse: pruners
+    ask for outlines of every document that does not fit, on every budget they try.
+    """
+    lines = text.splitlines()
+    start = 0
+    if lines and lines[0].rstrip() == "---":
+        for number in range(1, len(lines)):
+            if lines[number].rstrip() in ("---", "..."):
+                start = number + 1
+                break
+    sections: list[list[str]] = [[]]  # the preamble is a section without a heading
+    headings: list[str] = []
+    paragraph: list[str] = []
+    done = False  # the current section's first paragraph is complete
+    fence = ""
+    for line in lines[start:]:
+        if fence:
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = ""
+            continue
+        if found := _FENCE.match(line):
+            fence = found.group(1)
+            done = done or bool(paragraph)
+            continue
+        if _ATX.match(line):
+            _close(sections[-1], paragraph)
+            paragraph, done = [], False
+            headings.append(line.strip())
+            sections.append([line.strip()])
+            continue
+        if done:
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("|", "<", "![")) or (
+            not paragraph and line.startswith("    ")
+        ):
+            done = bool(paragraph)  # tables, HTML, images and code say little here
+            continue
+        paragraph.append(stripped)
+    _close(sections[-1], paragraph)
+    full = "\n\n".join("\n".join(section) for section in sections if section)
+    return full, "\n".join(headings)
+
+
+def _close(section: list[str], paragraph: list[str]) -> None:
+    if paragraph:
+        joined = " ".join(paragraph)
+        if len(joined) > PARAGRAPH_CHARS:
+            joined = joined[: PARAGRAPH_CHARS - 1].rstrip() + "…"
+        section.append(joined)
+
+
+@hookimpl
+def register_pruners(register: RegisterNamed) -> None:
+    register("greedy", GreedyPruner())
+    register("outline", OutlinePruner())
