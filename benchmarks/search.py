@@ -306,7 +306,6 @@ def main() -> None:
         report["fastapi"]["p50_ms"] = {
             mode: p50_ms(engine, texts, mode) for mode in ("keyword", "semantic", "hybrid")
         }
-        engine.cache.close()
         report["fastapi"]["restart"] = restart(root)
 
         if not args.skip_tldr:

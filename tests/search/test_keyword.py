@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from cuedeck import open_workspace
 
+from cuedeck import open_workspace
 from tests.conftest import MakeWorkspace
 
 
@@ -73,10 +73,16 @@ def test_filters_by_tag_priority_and_assignee(small_workspace: Path) -> None:
     from cuedeck.models import SearchFilters
 
     workspace = open_workspace(small_workspace)
-    by_tag = workspace.search("rates invoices", mode="keyword", filters=SearchFilters(tags=("PAYMENTS",)))
+    by_tag = workspace.search(
+        "rates invoices", mode="keyword", filters=SearchFilters(tags=("PAYMENTS",))
+    )
     assert {r.path for r in by_tag} == {".cuedeck/docs/billing.md", ".cuedeck/cards/a1b2c3.md"}
-    by_priority = workspace.search("cache rates", mode="keyword", filters=SearchFilters(priority="high"))
+    by_priority = workspace.search(
+        "cache rates", mode="keyword", filters=SearchFilters(priority="high")
+    )
     assert [r.path for r in by_priority] == [".cuedeck/cards/a1b2c3.md"]
-    assert workspace.search("cache rates", mode="keyword", filters=SearchFilters(priority="low")) == []
+    assert (
+        workspace.search("cache rates", mode="keyword", filters=SearchFilters(priority="low")) == []
+    )
     by_assignee = workspace.search("tests", mode="keyword", filters=SearchFilters(assignee="BOB"))
     assert [r.path for r in by_assignee] == [".cuedeck/cards/d4e5f6.md"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from cuedeck.parsing import parse_document, split_lines
-
 from cuedeck_search.sections import split_sections
 
 TEXT = """---
@@ -43,7 +42,13 @@ def sections_of(text: str, path: str = "docs/guide.md") -> list:  # type: ignore
 def test_sections_cover_the_body_without_overlap() -> None:
     sections = sections_of(TEXT)
     assert [s.anchor for s in sections] == [None, "Guide", "Install", "On Windows", "Usage"]
-    assert [(s.line, s.end_line) for s in sections] == [(5, 6), (7, 10), (11, 18), (19, 22), (23, 25)]
+    assert [(s.line, s.end_line) for s in sections] == [
+        (5, 6),
+        (7, 10),
+        (11, 18),
+        (19, 22),
+        (23, 25),
+    ]
     assert "title:" not in sections[0].text  # frontmatter is not searchable text
 
 

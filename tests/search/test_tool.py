@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
 from cuedeck.plugins import get_tools, make_plugin_manager

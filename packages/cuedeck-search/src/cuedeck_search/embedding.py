@@ -24,7 +24,7 @@ import numpy as np
 from cuedeck.errors import MissingExtra
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from numpy.typing import NDArray
 
@@ -223,7 +223,8 @@ class EmbeddingCache:
     """Vectors by (chunk hash, model id) in the workspace's SQLite cache, size-capped.
 
     ``used`` (unix seconds) is refreshed when a vector is loaded, at most hourly; past
-    the cap, the least recently used rows go first.
+    the cap, the least recently used rows go first. Each call opens its own connection,
+    so the cache can be used from any thread (MCP servers run tools in worker threads).
     """
 
     ROW_BYTES = DIMENSIONS * 4 + 120  # vector plus key and b-tree overhead, roughly
@@ -231,118 +232,110 @@ class EmbeddingCache:
     def __init__(self, connect: Callable[[], sqlite3.Connection], model_id: str) -> None:
         self._connect = connect
         self.model_id = model_id
-        self.loaded = 0
-        self.stored = 0
-        self.evicted = 0
-        self._connection: sqlite3.Connection | None = None
+        self._ready = False
 
-    @property
-    def connection(self) -> sqlite3.Connection:
-        if self._connection is None:
-            connection = self._connect()
-            connection.execute(
-                """
-                CREATE TABLE IF NOT EXISTS search_embeddings (
-                    chunk_hash TEXT NOT NULL,
-                    model TEXT NOT NULL,
-                    vector BLOB NOT NULL,
-                    used INTEGER NOT NULL,
-                    PRIMARY KEY (chunk_hash, model)
-                ) WITHOUT ROWID
-                """
-            )
-            connection.execute(
-                "CREATE INDEX IF NOT EXISTS search_embeddings_used ON search_embeddings (used)"
-            )
-            self._connection = connection
-        return self._connection
-
-    def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+    @contextlib.contextmanager
+    def _open(self) -> Iterator[sqlite3.Connection]:
+        connection = self._connect()
+        try:
+            if not self._ready:
+                connection.execute(
+                    """
+                    CREATE TABLE IF NOT EXISTS search_embeddings (
+                        chunk_hash TEXT NOT NULL,
+                        model TEXT NOT NULL,
+                        vector BLOB NOT NULL,
+                        used INTEGER NOT NULL,
+                        PRIMARY KEY (chunk_hash, model)
+                    ) WITHOUT ROWID
+                    """
+                )
+                connection.execute(
+                    "CREATE INDEX IF NOT EXISTS search_embeddings_used ON search_embeddings (used)"
+                )
+                self._ready = True
+            yield connection
+        finally:
+            connection.close()
 
     def load(self, hashes: Sequence[str]) -> dict[str, NDArray[np.float32]]:
         """Cached vectors among ``hashes``."""
         found: dict[str, NDArray[np.float32]] = {}
         stale: list[str] = []
         now = int(time.time())
-        connection = self.connection
         unique = list(dict.fromkeys(hashes))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = connection.execute(
-                f"SELECT chunk_hash, vector, used FROM search_embeddings "
-                f"WHERE model = ? AND chunk_hash IN ({marks})",
-                (self.model_id, *chunk),
-            ).fetchall()
-            for chunk_hash, blob, used in rows:
-                found[chunk_hash] = np.frombuffer(blob, dtype=np.float32)
-                if used < now - 3600:
-                    stale.append(chunk_hash)
-        if stale:
-            # A busy database only delays the LRU bookkeeping.
-            with contextlib.suppress(sqlite3.OperationalError):
-                connection.executemany(
-                    "UPDATE search_embeddings SET used = ? WHERE chunk_hash = ? AND model = ?",
-                    [(now, h, self.model_id) for h in stale],
-                )
-        self.loaded += len(found)
+        with self._open() as connection:
+            for start in range(0, len(unique), 500):
+                chunk = unique[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = connection.execute(
+                    f"SELECT chunk_hash, vector, used FROM search_embeddings "
+                    f"WHERE model = ? AND chunk_hash IN ({marks})",
+                    (self.model_id, *chunk),
+                ).fetchall()
+                for chunk_hash, blob, used in rows:
+                    found[chunk_hash] = np.frombuffer(blob, dtype=np.float32)
+                    if used < now - 3600:
+                        stale.append(chunk_hash)
+            if stale:
+                # A busy database only delays the LRU bookkeeping.
+                with contextlib.suppress(sqlite3.OperationalError):
+                    connection.executemany(
+                        "UPDATE search_embeddings SET used = ? WHERE chunk_hash = ? AND model = ?",
+                        [(now, h, self.model_id) for h in stale],
+                    )
         return found
 
     def store(self, items: Sequence[tuple[str, NDArray[np.float32]]]) -> None:
         """Save vectors in one transaction (a committed batch survives an interrupt)."""
         now = int(time.time())
-        connection = self.connection
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            connection.executemany(
-                "INSERT OR REPLACE INTO search_embeddings VALUES (?, ?, ?, ?)",
-                [
-                    (h, self.model_id, np.asarray(v, dtype=np.float32).tobytes(), now)
-                    for h, v in items
-                ],
+        rows = [
+            (h, self.model_id, np.asarray(v, dtype=np.float32).tobytes(), now) for h, v in items
+        ]
+        with self._open() as connection:
+            _transaction(
+                connection, "INSERT OR REPLACE INTO search_embeddings VALUES (?, ?, ?, ?)", rows
             )
-            connection.execute("COMMIT")
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        self.stored += len(items)
 
     def count(self) -> int:
         """Rows in the cache (every model)."""
-        return int(self.connection.execute("SELECT COUNT(*) FROM search_embeddings").fetchone()[0])
+        with self._open() as connection:
+            return int(connection.execute("SELECT COUNT(*) FROM search_embeddings").fetchone()[0])
 
     def enforce_cap(self, cap_mb: float, keep: set[str] | frozenset[str] = frozenset()) -> int:
         """Evict least recently used rows beyond ``cap_mb``; rows in ``keep`` stay."""
         limit = int(cap_mb * 1024 * 1024 / self.ROW_BYTES)
-        total = self.count()
-        excess = total - limit
-        if excess <= 0:
-            return 0
-        rows = self.connection.execute(
-            "SELECT chunk_hash, model FROM search_embeddings ORDER BY used"
-        ).fetchall()
-        victims: list[tuple[str, str]] = []
-        for chunk_hash, model in rows:
-            if len(victims) >= excess:
-                break
-            if model == self.model_id and chunk_hash in keep:
-                continue
-            victims.append((chunk_hash, model))
-        connection = self.connection
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            connection.executemany(
-                "DELETE FROM search_embeddings WHERE chunk_hash = ? AND model = ?", victims
+        with self._open() as connection:
+            total = int(connection.execute("SELECT COUNT(*) FROM search_embeddings").fetchone()[0])
+            excess = total - limit
+            if excess <= 0:
+                return 0
+            victims: list[tuple[str, str]] = []
+            rows = connection.execute(
+                "SELECT chunk_hash, model FROM search_embeddings ORDER BY used"
             )
-            connection.execute("COMMIT")
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        self.evicted += len(victims)
+            for chunk_hash, model in rows:
+                if len(victims) >= excess:
+                    break
+                if model == self.model_id and chunk_hash in keep:
+                    continue
+                victims.append((chunk_hash, model))
+            _transaction(
+                connection,
+                "DELETE FROM search_embeddings WHERE chunk_hash = ? AND model = ?",
+                victims,
+            )
         return len(victims)
+
+
+def _transaction(connection: sqlite3.Connection, sql: str, rows: Sequence[Any]) -> None:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.executemany(sql, rows)
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
 
 
 def progress_display(total: int) -> Any:

@@ -99,11 +99,11 @@ def tokenise(path: str, sections: Sequence[Section], settings: KeywordSettings) 
         *ancestors, own = section.heading_path or ("",)
         term_counts(own, settings.heading_weight, counts)
         term_counts(" ".join(ancestors), settings.path_weight, counts)
-        for term, count in name.items():
-            counts[term] = counts.get(term, 0.0) + settings.name_weight * count
-        for term, count in counts.items():
+        for term, times in name.items():
+            counts[term] = counts.get(term, 0.0) + settings.name_weight * times
+        for term, weight in counts.items():
             local.append(vocabulary.setdefault(term, len(vocabulary)))
-            values.append(count)
+            values.append(weight)
         sizes.append(len(counts))
         lengths.append(float(sum(counts.values())))
     return DocumentTerms(
