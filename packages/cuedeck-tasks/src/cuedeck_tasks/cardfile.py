@@ -14,6 +14,7 @@ newlines round-trip exactly.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Any, Final
 
@@ -25,7 +26,7 @@ from cuedeck.parsing import build_headings, load_frontmatter, scan_fast, split_l
 from cuedeck_tasks.cards import FIELD_ORDER
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 
 class _Delete:
@@ -75,6 +76,7 @@ def dump_scalar(value: Any) -> str:
     return '"' + "".join(_escape(ch) for ch in text) + '"'
 
 
+@functools.lru_cache(maxsize=4096)  # card files repeat the same words (todo, medium, ids)
 def _implicit_tag(text: str) -> str:
     """The tag YAML gives ``text`` written plain (``yes`` is a bool, ``2024-01-01`` a date)."""
     tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
@@ -109,6 +111,67 @@ def render_frontmatter(data: Mapping[str, Any], newline: str = "\n") -> str:
     """A ``---`` block holding ``data`` in its order, one key per line."""
     body = "".join(f"{key}: {dump_value(value)}{newline}" for key, value in data.items())
     return f"---{newline}{body}---{newline}"
+
+
+# --- fast reading ------------------------------------------------------------------------
+
+_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(.*?)[ \t]*")
+
+
+def quick_frontmatter(lines: Sequence[str]) -> dict[str, Any] | None:
+    """The frontmatter of ``lines`` when every line is simple, else None (use YAML).
+
+    Simple means ``key: value`` lines (and comments or blank lines) whose values are
+    plain words, quoted strings without escapes or flow lists of those, which is what
+    :func:`render_frontmatter` writes for ordinary titles. It is about twenty times
+    faster than YAML, which matters when thousands of cards are read for the first
+    time; tests check that it agrees with YAML wherever it answers.
+    """
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    data: dict[str, Any] = {}
+    for line in lines[1:]:
+        if line.rstrip() in ("---", "..."):
+            return data
+        if not line.strip() or line.startswith("#"):
+            continue
+        match = _SIMPLE_LINE.fullmatch(line)
+        if match is None or _implicit_tag(match.group(1)) != _STR_TAG:  # 'yes:' is a bool key
+            return None
+        raw = match.group(2)
+        if raw.startswith("["):
+            if not raw.endswith("]"):
+                return None
+            inner = raw[1:-1].strip()
+            items = [_quick_scalar(item.strip()) for item in inner.split(",")] if inner else []
+            if any(item is None for item in items):
+                return None
+            data[match.group(1)] = items
+        else:
+            value = _quick_scalar(raw)
+            if value is None:
+                return None
+            data[match.group(1)] = value
+    return None  # never closed: let YAML and the parser report it
+
+
+def _quick_scalar(raw: str) -> str | None:
+    if len(raw) >= 2 and raw[0] == raw[-1] == "'":
+        inner = raw[1:-1]
+        if "'" in inner.replace("''", ""):
+            return None
+        return inner.replace("''", "'") if _printable(inner) else None
+    if len(raw) >= 2 and raw[0] == raw[-1] == '"':
+        inner = raw[1:-1]
+        return inner if '"' not in inner and "\\" not in inner and _printable(inner) else None
+    if _PLAIN.fullmatch(raw) and "  " not in raw and _implicit_tag(raw) == _STR_TAG:
+        return raw
+    return None
+
+
+def _printable(text: str) -> bool:
+    # Tabs, control characters and line separators: leave them to YAML.
+    return text.isprintable() and "\u2028" not in text and "\u2029" not in text
 
 
 def keep_lines(text: str) -> list[str]:

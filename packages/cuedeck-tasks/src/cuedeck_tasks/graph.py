@@ -32,15 +32,20 @@ class TaskGraph:
     def __init__(self, cards: Mapping[str, Card]) -> None:
         self.cards = cards
         self.graph: rx.PyDiGraph = rx.PyDiGraph(multigraph=False)
-        self._nodes: dict[str, int] = {}
-        for card_id in sorted(cards):
-            self._node(card_id)
-        edges = []
-        for card_id in sorted(cards):
-            source = self._nodes[card_id]
-            for dependency in dict.fromkeys(cards[card_id].depends_on):
-                edges.append((source, self._node(dependency)))
-        self.graph.add_edges_from_no_data(edges)
+        ids = sorted(cards)
+        nodes = self._nodes = dict(zip(ids, self.graph.add_nodes_from(ids), strict=True))
+        edges: list[tuple[int, int]] = []
+        self._self_loops: list[str] = []
+        for card_id in ids:
+            source = nodes[card_id]
+            for dependency in cards[card_id].depends_on:
+                target = nodes.get(dependency)
+                if target is None:
+                    target = nodes[dependency] = self.graph.add_node(dependency)
+                if target == source:
+                    self._self_loops.append(card_id)
+                edges.append((source, target))
+        self.graph.add_edges_from_no_data(edges)  # repeated edges collapse (not a multigraph)
 
     def _node(self, card_id: str) -> int:
         index = self._nodes.get(card_id)
@@ -67,11 +72,12 @@ class TaskGraph:
 
     def missing(self) -> list[tuple[str, str]]:
         """``(card, dependency)`` pairs whose dependency has no card file."""
+        cards = self.cards
         return [
             (card_id, dependency)
-            for card_id in sorted(self.cards)
-            for dependency in self.dependencies(card_id)
-            if dependency not in self.cards
+            for card_id in sorted(cards)
+            for dependency in dict.fromkeys(cards[card_id].depends_on)
+            if dependency not in cards
         ]
 
     def path(self, source: str, target: str) -> list[str] | None:
@@ -101,13 +107,10 @@ class TaskGraph:
 
     def cycles(self) -> list[list[str]]:
         """One cycle per group of cards that depend on each other, each closed (a → b → a)."""
-        found = []
+        found = [[card_id, card_id] for card_id in dict.fromkeys(self._self_loops)]
         for component in rx.strongly_connected_components(self.graph):
             if len(component) == 1:
-                node = component[0]
-                if self.graph.has_edge(node, node):
-                    found.append([self.graph[node], self.graph[node]])
-                continue
+                continue  # a self-loop at most, found above
             sub = self.graph.subgraph(sorted(component))
             edges = rx.digraph_find_cycle(sub, 0)
             ring = [sub[source] for source, _target in edges]

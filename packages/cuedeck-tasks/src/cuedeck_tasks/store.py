@@ -28,7 +28,13 @@ from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_y
 from cuedeck.errors import suggestion_text as _suggestion_text
 from cuedeck.files import atomic_write, locked, sha256_bytes
 from cuedeck.parsing import CARDS_DIR, decode, load_frontmatter, split_lines
-from cuedeck_tasks.cardfile import DELETE, append_note, edit_frontmatter, render_frontmatter
+from cuedeck_tasks.cardfile import (
+    DELETE,
+    append_note,
+    edit_frontmatter,
+    quick_frontmatter,
+    render_frontmatter,
+)
 from cuedeck_tasks.cards import (
     CARD_ID,
     PRIORITIES,
@@ -47,6 +53,7 @@ from cuedeck_tasks.graph import TaskGraph
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
+    from cuedeck.models import Problem
     from cuedeck.workspace import Workspace
     from cuedeck_tasks.filters import CardFilter
 
@@ -54,7 +61,7 @@ log = logging.getLogger("cuedeck")
 
 CACHE_FILE = ".cuedeck/.cache/cards.sqlite3"
 LOCK_DIR = ".cuedeck/.cache/locks"
-CACHE_SCHEMA = "1"
+CACHE_SCHEMA = "2"
 _ID_ATTEMPTS = 20
 _WRITE_ATTEMPTS = 10
 
@@ -127,7 +134,8 @@ class CardStore:
         self.root = workspace.root if isinstance(workspace, Workspace) else Path(workspace)
         self.directory = self.root / CARDS_DIR
         self._memory: dict[str, tuple[FileKey, Card]] = {}
-        self._disk: dict[str, tuple[FileKey, str]] | None = None  # id -> (key, card json)
+        self._disk: dict[str, tuple[FileKey, list[Any]]] | None = None  # id -> (key, fields)
+        self._graph: tuple[tuple[tuple[str, FileKey], ...], TaskGraph] | None = None
 
     def __repr__(self) -> str:
         return f"CardStore({str(self.root)!r})"
@@ -155,7 +163,9 @@ class CardStore:
 
     def all(self) -> dict[str, Card]:
         """Every card by id, sorted by id."""
-        keys = self._scan()
+        return self._all(self._scan())
+
+    def _all(self, keys: dict[str, FileKey]) -> dict[str, Card]:
         cards: dict[str, Card] = {}
         fresh: list[tuple[str, FileKey, Card]] = []
         for card_id in sorted(keys):
@@ -243,8 +253,12 @@ class CardStore:
         return [card for card in cards if filters is None or filters.accepts(card)]
 
     def graph(self) -> TaskGraph:
-        """The dependency graph of the cards as they are now."""
-        return TaskGraph(self.all())
+        """The dependency graph of the cards as they are now (rebuilt only after changes)."""
+        keys = self._scan()
+        snapshot = tuple(sorted(keys.items()))
+        if self._graph is None or self._graph[0] != snapshot:
+            self._graph = (snapshot, TaskGraph(self._all(keys)))
+        return self._graph[1]
 
     def _read(self, card_id: str) -> tuple[FileKey, Card] | None:
         path = self.directory / f"{card_id}.md"
@@ -259,7 +273,13 @@ class CardStore:
     @staticmethod
     def _parse(card_id: str, data: bytes) -> Card:
         text, replaced = decode(data)
-        frontmatter, _body, problems = load_frontmatter(split_lines(text), card_path(card_id))
+        lines = split_lines(text)
+        quick = quick_frontmatter(lines)
+        problems: list[Problem] = []
+        if quick is not None:
+            frontmatter = quick
+        else:
+            frontmatter, _body, problems = load_frontmatter(lines, card_path(card_id))
         messages = [f"line {p.line}: {p.message}" for p in problems]
         if replaced:
             messages.append("the file is not valid UTF-8")
@@ -288,29 +308,39 @@ class CardStore:
 
     def _from_disk_cache(self, card_id: str, key: FileKey) -> Card | None:
         if self._disk is None:
-            self._disk = {}
-            try:
-                with self._cache() as connection:
-                    rows = connection.execute(
-                        "SELECT id, ino, mtime_ns, size, card FROM cards WHERE schema = ?",
-                        (CACHE_SCHEMA,),
-                    ).fetchall()
-            except sqlite3.Error as exc:
-                log.debug("card cache unreadable, parsing cards instead: %s", exc)
-                rows = []
-            self._disk = {row[0]: ((row[1], row[2], row[3]), row[4]) for row in rows}
+            self._disk = self._load_disk_cache()
         row = self._disk.get(card_id)
         if row is None or row[0] != key:
             return None
         try:
-            fields = json.loads(row[1])
-            return Card(**{name: _tupled(value) for name, value in fields.items()})
-        except (ValueError, TypeError):
+            f = row[1]  # the fields of Card, in order (attrs.astuple)
+            return Card(
+                f[0], f[1], f[2], f[3], f[4], tuple(f[5]), tuple(f[6]), f[7], f[8], f[9], f[10],
+                tuple(f[11]),
+            )  # fmt: skip
+        except (IndexError, TypeError):
             return None
+
+    def _load_disk_cache(self) -> dict[str, tuple[FileKey, list[Any]]]:
+        try:
+            with self._cache() as connection:
+                rows = connection.execute(
+                    "SELECT id, ino, mtime_ns, size, card FROM cards WHERE schema = ?",
+                    (CACHE_SCHEMA,),
+                ).fetchall()
+            # One JSON document for all rows: far cheaper than a json.loads per card.
+            decoded = json.loads("[" + ",".join(row[4] for row in rows) + "]")
+        except (sqlite3.Error, ValueError) as exc:
+            log.debug("card cache unreadable, parsing cards instead: %s", exc)
+            return {}
+        return {
+            row[0]: ((row[1], row[2], row[3]), fields)
+            for row, fields in zip(rows, decoded, strict=True)
+        }
 
     def _save_disk_cache(self, fresh: list[tuple[str, FileKey, Card]]) -> None:
         rows = [
-            (card_id, CACHE_SCHEMA, *key, json.dumps(attrs.asdict(card), ensure_ascii=False))
+            (card_id, CACHE_SCHEMA, *key, json.dumps(_fields(card), ensure_ascii=False))
             for card_id, key, card in fresh
         ]
         try:
@@ -514,5 +544,6 @@ class CardStore:
         return str(self.workspace.config.tasks.default_priority)
 
 
-def _tupled(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
+def _fields(card: Card) -> list[Any]:
+    """The values of ``card``'s fields in order (what the card cache stores)."""
+    return [getattr(card, field.name) for field in attrs.fields(Card)]
