@@ -38,6 +38,11 @@ def test_registered_as_a_read_only_search_tool(tool: Tool) -> None:
     assert properties["limit"]["default"] == 5
     assert properties["semantic"]["deprecated"] is True
     assert properties["semantic"]["default"] is False
+    output = tool.output_schema()
+    assert output is not None
+    assert output["type"] == "array"
+    item = output["$defs"]["ContextResult"]
+    assert {"path", "hash", "tokens", "anchors", "score"} <= set(item["required"])
 
 
 def test_keyword_results_have_the_documented_shape(tool: Tool, small_workspace: Path) -> None:

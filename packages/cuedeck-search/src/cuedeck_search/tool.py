@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Literal
 
 import pydantic
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 # Imported at run time: pydantic resolves the tool's annotations from this module.
 from cuedeck.workspace import Workspace  # noqa: TC001
