@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 STATUS_CHOICES = ("todo", "active", "done", "archived")
 PRIORITY_CHOICES = ("low", "medium", "high", "critical")
 FORMAT_CHOICES = ("mermaid", "dot", "json")
+PIPED_WIDTH = 160
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/tasks.md).")
 
@@ -42,8 +43,8 @@ def _emit_json(value: Any) -> None:
 
 
 def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -> Any:
-    """A borderless table: ``wrap`` takes the spare width and wraps, ``clip`` columns
-    are cut short with an ellipsis, the others keep their full width."""
+    """A borderless table: only ``wrap`` wraps when space runs out, ``clip`` columns are
+    cut short with an ellipsis, the others keep their full width."""
     from rich.table import Table
 
     table = Table(
@@ -52,11 +53,11 @@ def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -
         pad_edge=False,
         show_edge=False,
         header_style="bold",
-        expand=wrap is not None,
+        expand=False,
     )
     for column in columns:
         if column == wrap:
-            table.add_column(column, overflow="fold", ratio=1, min_width=12)
+            table.add_column(column, overflow="fold", min_width=12)
         elif column in clip:
             table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=18)
         else:
@@ -64,19 +65,28 @@ def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -
     return table
 
 
-def _print(renderable: Any) -> None:
+def _console() -> Any:
+    """The CLI console; when piped, wide enough that table rows stay on one line each."""
     from cuedeck_cli.output import console
 
-    console().print(renderable)
+    out = console()
+    if not out.is_terminal:
+        out.width = PIPED_WIDTH
+    return out
+
+
+def _print(renderable: Any) -> None:
+    """Print a rich renderable without the padding rich leaves at the end of lines."""
+    out = _console()
+    with out.capture() as captured:
+        out.print(renderable)
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
 def _cards_table(cards: list[Card]) -> Any:
     from rich.markup import escape
 
-    from cuedeck_cli.output import console
-
-    # The update day only fits beside the title on a wide terminal (not when piped: 80).
-    dated = console().width >= 100
+    dated = _console().width >= 100  # room for the update day beside the title
     columns = ["ID", "STATUS", "PRIORITY", "TITLE", "ASSIGNEE", "TAGS", "DEPS"]
     table = _table(
         *columns, *(["UPDATED"] if dated else []), wrap="TITLE", clip=("ASSIGNEE", "TAGS")

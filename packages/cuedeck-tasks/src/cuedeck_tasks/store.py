@@ -15,6 +15,7 @@ writer has meanwhile changed a field this update sets, the update fails with
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -61,6 +62,7 @@ log = logging.getLogger("cuedeck")
 
 CACHE_FILE = ".cuedeck/.cache/cards.sqlite3"
 LOCK_DIR = ".cuedeck/.cache/locks"
+LOCK_STRIPES = 32
 CACHE_SCHEMA = "2"
 _ID_ATTEMPTS = 20
 _WRITE_ATTEMPTS = 10
@@ -356,6 +358,12 @@ class CardStore:
     def _lock(self, name: str) -> contextlib.AbstractContextManager[None]:
         return locked(self.root / LOCK_DIR / f"{name}.lock", display=f"{LOCK_DIR}/{name}.lock")
 
+    def _card_lock(self, card_id: str) -> contextlib.AbstractContextManager[None]:
+        # A fixed set of lock files (not one per card): writers of different cards rarely
+        # share one, and the cache directory does not fill up with lock files.
+        stripe = int(hashlib.blake2b(card_id.encode(), digest_size=2).hexdigest(), 16)
+        return self._lock(f"cards-{stripe % LOCK_STRIPES:02d}")
+
     def create(
         self,
         title: str,
@@ -406,7 +414,7 @@ class CardStore:
                 text = render_frontmatter(fields) + heading_of(title) + "\n"
                 if body:
                     text += "\n" + body.rstrip("\n") + "\n"
-                with self._lock(card_id):
+                with self._card_lock(card_id):
                     try:
                         atomic_write(
                             self.directory / f"{card_id}.md",
@@ -430,7 +438,7 @@ class CardStore:
         touches_graph = bool(changes.add_depends_on)
         with self._lock("dependencies") if touches_graph else contextlib.nullcontext():
             for _ in range(_WRITE_ATTEMPTS):
-                with self._lock(card_id):
+                with self._card_lock(card_id):
                     path = self.directory / f"{card_id}.md"
                     try:
                         data = path.read_bytes()
