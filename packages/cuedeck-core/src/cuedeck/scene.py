@@ -245,13 +245,14 @@ class _Entry:
 def _discovery(graph: ReferenceGraph, start: str, depths: Mapping[str, int]) -> dict[str, int]:
     """Reachable nodes numbered in breadth-first order, each file's references in file order."""
     index = {graph.graph[i]: i for i in graph.graph.node_indices()}
+    written = {id(link): n for links in graph.links.values() for n, link in enumerate(links)}
     order = {start: 0}
     queue = deque([start])
     while queue:
         node = queue.popleft()
         edges = sorted(
             graph.graph.out_edges(index[node]),
-            key=lambda edge: (edge[2].reference.line, graph.graph[edge[1]]),
+            key=lambda edge: (edge[2].reference.line, written.get(id(edge[2]), 0)),
         )
         for _, target, _ in edges:
             label = graph.graph[target]
@@ -876,9 +877,10 @@ def _fit(
 ) -> tuple[list[Placement], str, int]:
     """The fullest placements whose rendered scene does not exceed ``limit`` tokens.
 
-    Budgets are searched on a prediction (the scene without its documents, counted,
-    plus each placement's own cost); then the chosen scene is rendered and counted
-    whole, and the budget corrected until the real count fits as closely as it can.
+    A pruner budget counts only the documents; the header and manifest around them
+    change with the placements. So the budget is found by binary search, first on a
+    prediction (the scene without its documents, counted, plus each placement's own
+    cost), then checked and corrected on the real count of the whole rendered text.
     """
     from cuedeck.models import Placement
     from cuedeck.pruning import full_mode
@@ -886,36 +888,31 @@ def _fit(
     def secrets_of(placements: Sequence[Placement]) -> dict[str, int]:
         return _secret_counts("".join(p.text for p in placements), placeholders)
 
-    part_tokens: dict[str, int] = {}
-
     def predict(placements: list[Placement]) -> int:
-        # Lines of the header and manifest repeat from one budget to the next: count each
-        # once. The sum is close to the count of the whole, which render() then takes.
-        total = sum(p.tokens for p in placements)
-        for part in renderer.parts(header, placements, limit, secrets_of(placements), blocks=False):
-            tokens = part_tokens.get(part)
-            if tokens is None:
-                tokens = part_tokens[part] = count_text(part + "\n")
-            total += tokens
-        return total
+        parts = renderer.parts(header, placements, limit, secrets_of(placements), blocks=False)
+        return count_text("\n".join(parts) + "\n") + sum(p.tokens for p in placements)
 
-    def render(placements: list[Placement]) -> tuple[str, int]:
+    def render(placements: list[Placement], head: _Header = header) -> tuple[str, int]:
         # The header states the tokens used, which the text itself includes: settle it.
         secrets = secrets_of(placements)
         used = predict(placements)
         text = ""
         for _ in range(4):
-            text = _render(renderer, header, placements, used, secrets)
+            text = _render(renderer, head, placements, used, secrets)
             counted = count_text(text)
             if counted == used:
                 break
             used = counted
         return text, count_text(text)
 
+    pruned: dict[int, list[Placement]] = {}
+
     def prune(budget: int) -> list[Placement]:
-        placements = pruner.prune(items, budget, count)
-        _validate(items, placements, pruner_name)
-        return placements
+        if budget not in pruned:
+            placements = pruner.prune(items, budget, count)
+            _validate(items, placements, pruner_name)
+            pruned[budget] = placements
+        return pruned[budget]
 
     card = items[0]
     card_only = [Placement(card, full_mode(card), card.text, card.tokens)] + [
@@ -924,52 +921,69 @@ def _fit(
     ]
     card_text, card_used = render(card_only)
     if card_used > limit:
+        needed = card_used
+        for _ in range(4):  # what it needs when the header states that very budget
+            needed_now = render(card_only, attrs.evolve(header, token_limit=needed))[1]
+            if needed_now == needed:
+                break
+            needed = needed_now
         raise TokenLimitExceeded(
-            f"the active card {header.card} alone needs {card_used} tokens with the scene's "
-            f"header and manifest, {card_used - limit} over the budget of {limit}",
+            f"the active card {header.card} alone needs {needed} tokens with the scene's "
+            f"header and manifest, {needed - limit} over the budget of {limit}",
             path=card.path,
-            current_size=card_used,
+            current_size=needed,
             limit=limit,
-            action=f"raise the budget to at least {card_used} (--token-limit or [scene] "
+            action=f"raise the budget to at least {needed} (--token-limit or [scene] "
             "token_limit) or shorten the card",
-            help=f"raise the budget to at least {card_used} tokens, or shorten the card",
+            help=f"raise the budget to at least {needed} tokens, or shorten the card",
         )
 
-    def search(budget: int, measure: Callable[[list[Placement]], int], rounds: int) -> int:
-        """The budget whose placements measure fullest within ``limit`` (-1: none)."""
-        best_budget, best_used = -1, -1
-        tried: set[int] = set()
-        for _ in range(rounds):
-            tried.add(budget)
+    # Many budgets give the same placements: render and count each outcome once.
+    measured: dict[tuple[tuple[str, int], ...], tuple[list[Placement], str, int]] = {}
+    predicted: dict[tuple[tuple[str, int], ...], int] = {}
+
+    def outcome(budget: int) -> tuple[tuple[str, int], ...]:
+        return tuple((p.mode, p.tokens) for p in prune(budget))
+
+    def real(budget: int) -> int:
+        key = outcome(budget)
+        if key not in measured:
             placements = prune(budget)
-            used = measure(placements)
-            if used <= limit:
-                if used > best_used:
-                    best_budget, best_used = budget, used
-                if all(p.mode in ("whole", "section") for p in placements):
-                    break
-                step = limit - used
+            text, used = render(placements)
+            measured[key] = (placements, text, used)
+        return measured[key][2]
+
+    def guess(budget: int) -> int:
+        key = outcome(budget)
+        if key not in predicted:
+            predicted[key] = predict(prune(budget))
+        return predicted[key]
+
+    def highest(low: int, high: int, fits: Callable[[int], bool]) -> int:
+        """The largest budget in [low, high) that fits, given that ``low`` does."""
+        while high - low > 1:
+            middle = (low + high) // 2
+            if fits(middle):
+                low = middle
             else:
-                step = limit - used - 1
-            budget = max(budget + step, card.tokens)
-            if step == 0 or budget in tried:
-                break
-        return best_budget
+                high = middle
+        return low
 
-    all_dropped = [Placement(item, "dropped", "", 0, "over budget") for item in items]
-    budget = search(max(limit - predict(all_dropped), card.tokens), predict, 12)
-    measured: dict[int, tuple[list[Placement], str, int]] = {}
-
-    def real(placements: list[Placement]) -> int:
-        text, used = render(placements)
-        measured.setdefault(used, (placements, text, used))
-        return used
-
-    search(max(budget, card.tokens), real, 4)
-    fitting = [used for used in measured if used <= limit]
-    if not fitting:
+    # Budgets past min(everything, limit) change nothing: documents are part of the limit.
+    top = min(sum(item.tokens for item in items), limit)
+    if guess(top) <= limit and real(top) <= limit:
+        budget = top
+    else:
+        budget = highest(card.tokens, top + 1, lambda b: guess(b) <= limit)
+        if real(budget) > limit:
+            budget = highest(card.tokens, budget, lambda b: real(b) <= limit)
+        elif budget < top and real(budget + 1) <= limit:
+            # The prediction was cautious: go on from there on real counts.
+            budget = highest(budget + 1, top + 1, lambda b: real(b) <= limit)
+    if budget == card.tokens and real(budget) > limit:
         return card_only, card_text, card_used
-    return measured[max(fitting)]
+    real(budget)
+    return measured[outcome(budget)]
 
 
 def _validate(items: Sequence[SceneItem], placements: Sequence[Placement], name: str) -> None:
