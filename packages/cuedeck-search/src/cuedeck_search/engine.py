@@ -40,6 +40,7 @@ MAX_ANCHORS = 3
 SUPPORT_DEPTH = 3  # sections of a file that count towards its keyword score
 SUPPORT_DECAY = 0.3  # weight of the 2nd section; the 3rd counts 0.3 ** 2
 SNIPPET_CHARS = 160
+SNIPPET_LINES = 40  # lines of the best section considered for its snippet
 
 _EMBEDDERS: dict[str, Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
@@ -396,32 +397,36 @@ class SearchEngine:
             candidates.tolist(), key=lambda d: (-file_scores[d], self.documents[d].path)
         )
         session = self.workspace.mask_session()
-        query_terms = set(terms(query))
+        query_terms = [t for t in terms(query) if t.isalnum() or "_" in t]
         results: list[SearchResult] = []
         for doc_index in ranked:
             document = self.documents[doc_index]
             first = int(self._starts[doc_index])
-            last = int(self._ends[doc_index])
-            local = section_scores[first:last]
-            order = np.argsort(-local, kind="stable")
-            best_sections = [self.sections[first + int(i)] for i in order]
+            local = section_scores[first : int(self._ends[doc_index])]
+            order = np.argsort(-local, kind="stable")[: MAX_ANCHORS * 4].tolist()
             anchors: list[str] = []
-            for position, section in zip(order.tolist(), best_sections, strict=True):
+            for position in order:
+                section = self.sections[first + position]
                 if len(anchors) == MAX_ANCHORS or local[position] <= 0:
                     break
                 if section.anchor and section.anchor not in anchors:
                     anchors.append(section.anchor)
-            best = best_sections[0]
+            best = self.sections[first + order[0]]
+            # One masking call per result: titles, headings and snippet are all shown.
+            shown = [document.title, *anchors, _snippet(best, query_terms)]
+            masked = session.mask("\n".join(shown), path=document.path).split("\n")
+            if len(masked) != len(shown):
+                masked = [session.mask(text, path=document.path) for text in shown]
             results.append(
                 SearchResult(
                     path=document.path,
-                    title=session.mask(document.title, path=document.path),
+                    title=masked[0],
                     hash=document.sha256,
                     tokens=document.tokens,
                     score=round(float(file_scores[doc_index]), 6),
-                    anchors=tuple(session.mask(a, path=document.path) for a in anchors),
+                    anchors=tuple(masked[1:-1]),
                     line=best.line,
-                    snippet=session.mask(_snippet(best, query_terms), path=document.path),
+                    snippet=masked[-1],
                     keyword_score=_part(keyword_part, doc_index),
                     semantic_score=_part(semantic_part, doc_index),
                 )
@@ -448,12 +453,13 @@ def _reciprocal_ranks(
 _CLEAN = re.compile(r"`+|\*\*|^\s*(?:#+|>|[-*+]|\d+[.)])\s+|\{\s*#[^}]*\}|<[^>]+>")
 
 
-def _snippet(section: Section, query_terms: set[str]) -> str:
-    """The prose line of ``section`` sharing most terms with the query, shortened."""
-    lines = [line for line in section.prose.splitlines() if line.strip()]
+def _snippet(section: Section, query_terms: Sequence[str]) -> str:
+    """The prose line of ``section`` holding most query stems, shortened, on one line."""
+    lines = [line for line in section.prose.splitlines()[:SNIPPET_LINES] if line.strip()]
     if not lines:
         return section.context[:SNIPPET_CHARS]
-    best = max(lines, key=lambda line: len(query_terms.intersection(terms(line))))
+    # A stem is (nearly always) a prefix of its words: a substring test is enough here.
+    best = max(lines, key=lambda line: sum(t in line.lower() for t in query_terms))
     text = " ".join(_CLEAN.sub("", best).split())
     if len(text) > SNIPPET_CHARS:
         text = text[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "…"
