@@ -287,7 +287,7 @@ def test_never_exceeds_the_budget(make_workspace: MakeWorkspace, pruner: str, fm
     root = make_workspace(project())
     full = build(root, format=fmt, pruner=pruner)
     floor = smallest_budget(root, format=fmt, pruner=pruner)
-    modes = set()
+    modes: set[str] = set()
     for limit in range(floor, full.tokens + 30, 17):
         scene = build(root, format=fmt, pruner=pruner, token_limit=limit)
         assert counted(root, scene) == scene.tokens <= limit
@@ -356,7 +356,7 @@ def test_outline_keeps_headings_and_first_paragraphs_before_dropping(
     assert "## Part 5\nFirst words of part 5." in scene.text
     assert "rule number 3" not in scene.text.split("storage.md · outline")[1].split("## .")[0]
     reason = next(c["reason"] for c in scene.manifest["candidates"] if c["placed"] == "outline")
-    assert reason.startswith("outline: the full text needs")
+    assert str(reason).startswith("outline: the full text needs")
 
 
 def test_same_input_same_bytes(make_workspace: MakeWorkspace) -> None:

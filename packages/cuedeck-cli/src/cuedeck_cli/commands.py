@@ -306,4 +306,9 @@ def _plugin_packages(pm: Any) -> dict[str, str]:
     return owners
 
 
-CORE_COMMANDS: tuple[click.Command, ...] = (init, index, doctor, clean, upgrade, plugins)
+from cuedeck_cli.scene_commands import scene, watch  # noqa: E402
+
+CORE_COMMANDS: tuple[click.Command, ...] = (
+    *(init, index, doctor, clean, upgrade, plugins),
+    *(scene, watch),
+)

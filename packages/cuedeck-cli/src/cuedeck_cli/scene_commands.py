@@ -1,0 +1,263 @@
+"""``cue scene`` and ``cue watch``: build the active card's scene, once or on every change."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cuedeck.errors import CueError
+from cuedeck_cli.output import emit_json, print_error
+
+if TYPE_CHECKING:
+    from cuedeck.scene import Scene
+    from cuedeck.workspace import Workspace
+    from cuedeck_cli.app import CliState
+
+FORMATS = ("markdown", "xml", "json")
+
+
+def _state() -> CliState:
+    from cuedeck_cli.app import CliState
+
+    found = click.get_current_context().find_object(CliState)
+    assert found is not None
+    return found
+
+
+class Clipboard:
+    """Copies scenes to the system clipboard; says once when there is none."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.missing: str | None = None
+
+    def copy(self, text: str) -> bool:
+        """Whether ``text`` is on the clipboard now. Never fails: no clipboard is a note."""
+        if not self.enabled or self.missing is not None:
+            return False
+        import pyperclip
+
+        try:
+            pyperclip.copy(text)
+        except pyperclip.PyperclipException as exc:
+            reason = str(exc).split(".")[0].strip() or type(exc).__name__
+            self.missing = reason
+            click.secho(
+                "note: no clipboard here (headless or remote session?): the scene is only "
+                f"in the output file [{reason}]",
+                err=True,
+                fg="yellow",
+            )
+            return False
+        return True
+
+
+def _options(function: Any) -> Any:
+    """The options ``cue scene`` and ``cue watch`` share."""
+    for decorator in reversed(
+        [
+            click.argument("card_id", required=False),
+            click.option(
+                "--token-limit",
+                type=click.IntRange(min=1),
+                help="Token budget (default: [scene] token_limit, 32000).",
+            ),
+            click.option(
+                "--format",
+                "format_",
+                type=click.Choice(FORMATS),
+                help="Output format (default: [scene] format, markdown).",
+            ),
+            click.option("--pruner", help="Registered pruner (default: [scene] pruner, outline)."),
+            click.option(
+                "--clipboard/--no-clipboard",
+                default=None,
+                help="Copy the scene to the clipboard (default: [scene] clipboard).",
+            ),
+        ]
+    ):
+        function = decorator(function)
+    return function
+
+
+def _build(
+    workspace: Workspace,
+    card_id: str | None,
+    token_limit: int | None,
+    format_: str | None,
+    pruner: str | None,
+) -> Scene:
+    from cuedeck.scene import build_scene
+
+    return build_scene(workspace, card_id, token_limit, format=format_, pruner=pruner)
+
+
+@click.command()
+@_options
+@click.option("-d", "--dry-run", is_flag=True, help="Print the scene; write and copy nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON (docs/scene.md).")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; fail with error 1006 if the scene file is out of date.",
+)
+def scene(
+    card_id: str | None,
+    token_limit: int | None,
+    format_: str | None,
+    pruner: str | None,
+    clipboard: bool | None,
+    dry_run: bool,
+    as_json: bool,
+    check: bool,
+) -> None:
+    """Pack the active card and what it references into .cuedeck/SCENE.md.
+
+    CARD_ID defaults to the card set by `cue card activate`, else the most recently
+    updated card with status: active. Secrets are masked; the scene never exceeds the
+    token budget. The scene is also copied to the clipboard.
+    """
+    from cuedeck.scene import check_scene, write_scene
+
+    workspace = _state().workspace
+    built = _build(workspace, card_id, token_limit, format_, pruner)
+    output = workspace.config.scene.output
+    if check:
+        check_scene(workspace, built)
+        if as_json:
+            emit_json({"fresh": True, "output": output, "card": built.card})
+        else:
+            click.echo(f"{output} is up to date ({built.summary()})")
+        return
+    if dry_run:
+        if as_json:
+            emit_json(built.manifest)
+        else:
+            sys.stdout.write(built.text)
+        return
+    changed = write_scene(workspace, built)
+    use_clipboard = workspace.config.scene.clipboard if clipboard is None else clipboard
+    copied = Clipboard(use_clipboard).copy(built.text)
+    if as_json:
+        emit_json(built.manifest)
+        return
+    verb = "wrote" if changed else "unchanged:"
+    note = "; copied to the clipboard" if copied else ""
+    click.echo(f"{verb} {output}: {built.summary()}{note}")
+
+
+def _relevant(root: Path, output: Path) -> Any:
+    """A watchfiles filter: markdown, config and the active-card state; never our output."""
+    from watchfiles import DefaultFilter
+
+    ignored_dirs = DefaultFilter.ignore_dirs
+
+    def accept(change: Any, path: str) -> bool:
+        try:
+            rel = Path(path).relative_to(root)
+        except ValueError:
+            return False
+        parts = rel.parts
+        if not parts or any(part in ignored_dirs for part in parts[:-1]):
+            return False
+        if parts[:2] == (".cuedeck", ".cache") or Path(path) == output:
+            return False
+        name = parts[-1]
+        if name.startswith("."):
+            return False  # temporary files of atomic writes and editors
+        if parts[0] == ".cuedeck" and name in ("config.toml", "state.json"):
+            return True
+        return name.endswith(".md")
+
+    return accept
+
+
+@click.command()
+@_options
+def watch(
+    card_id: str | None,
+    token_limit: int | None,
+    format_: str | None,
+    pruner: str | None,
+    clipboard: bool | None,
+) -> None:
+    """Rebuild the scene whenever a card, doc, indexed file or the config changes.
+
+    Changes within [watch] debounce_ms (500) of each other make one rebuild, after the
+    last of them. Prints one line per rebuild; errors are reported and watching goes
+    on. Stop with Ctrl-C.
+    """
+    from watchfiles import watch as watch_files
+
+    from cuedeck.scene import output_path
+    from cuedeck.workspace import open_workspace
+
+    state = _state()
+    first = state.workspace
+    root = first.root
+    debounce = max(first.config.watch.debounce_ms, 0) / 1000
+    output = output_path(first)
+    use_clipboard = first.config.scene.clipboard if clipboard is None else clipboard
+    board = Clipboard(use_clipboard)
+
+    def rebuild(reason: str) -> None:
+        started = time.perf_counter()
+        stamp = time.strftime("%H:%M:%S")
+        try:
+            # A fresh workspace each time: the config may have changed too.
+            from cuedeck.scene import write_scene
+
+            workspace = open_workspace(root, plugins=state.plugins)
+            built = _build(workspace, card_id, token_limit, format_, pruner)
+            changed = write_scene(workspace, built)
+            board.copy(built.text)
+        except CueError as exc:
+            click.echo(f"{stamp} failed ({reason}); still watching", err=True)
+            print_error(exc)
+            return
+        except Exception as exc:  # a bug must not end the watch either
+            click.echo(f"{stamp} failed ({reason}): {type(exc).__name__}: {exc}", err=True)
+            return
+        took = (time.perf_counter() - started) * 1000
+        verb = "rebuilt" if changed else "unchanged"
+        click.echo(
+            f"{stamp} {verb} {workspace.config.scene.output} ({reason}): "
+            f"{built.summary()} in {took:.0f} ms"
+        )
+
+    click.echo(f"watching {root} (debounce {debounce * 1000:.0f} ms); Ctrl-C to stop", err=True)
+    rebuild("start")
+    pending: set[str] = set()
+    first_change = last_change = 0.0
+    try:
+        for changes in watch_files(
+            root,
+            watch_filter=_relevant(root, output),
+            step=50,
+            rust_timeout=100,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+        ):
+            now = time.monotonic()
+            if changes:
+                if not pending:
+                    first_change = now
+                pending.update(str(Path(path).relative_to(root)) for _, path in changes)
+                last_change = now
+            # Trailing edge: after the last change of a burst; never starve under a storm.
+            quiet = now - last_change >= debounce
+            if pending and (quiet or now - first_change >= 10 * max(debounce, 0.1)):
+                names = sorted(pending)
+                pending.clear()
+                more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+                rebuild(f"{names[0]} changed{more}")
+    except KeyboardInterrupt:
+        pass
+    click.echo("stopped watching", err=True)
+
+
+COMMANDS: tuple[click.Command, ...] = (scene, watch)
