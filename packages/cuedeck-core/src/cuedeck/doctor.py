@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 def diagnose(workspace: Workspace) -> list[Problem]:
-    """Config, frontmatter, dead references and anchors, reference cycles, plugins."""
+    """Config, frontmatter, dead references and anchors, reference cycles, plugins, and a
+    stale scene."""
     problems: list[Problem] = []
     try:
         config = workspace.config
@@ -51,6 +52,9 @@ def diagnose(workspace: Workspace) -> list[Problem]:
                 f"remove the reference from {cycle[-2]} to {cycle[-1]}",
             )
         )
+    from cuedeck.scene import scene_problems
+
+    problems.extend(scene_problems(workspace))  # SCENE.md older than its inputs
     return sorted(problems, key=_order)
 
 
