@@ -186,7 +186,7 @@ class CardStore:
             self._memory[card_id] = (key, card)
             cards[card_id] = card
         for gone in set(self._memory) - set(keys):
-            del self._memory[gone]
+            self._memory.pop(gone, None)  # pop: another thread may have dropped it too
         if fresh:
             self._save_disk_cache(fresh)
         return cards
