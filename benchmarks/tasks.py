@@ -108,7 +108,11 @@ def bench_size(count: int, runs: int) -> dict[str, Any]:
         root = Path(tmp)
         ids, edges = generate(root, count)
         rng = random.Random(11)
-        filters = {"status": "todo", "tags": ["api", "auth"], "created": ">2024-01-01"}
+        filters: dict[str, Any] = {
+            "status": "todo",
+            "tags": ["api", "auth"],
+            "created": ">2024-01-01",
+        }
 
         def drop_cache() -> None:
             (root / CACHE_FILE).unlink(missing_ok=True)
