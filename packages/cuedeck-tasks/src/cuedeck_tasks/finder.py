@@ -20,7 +20,7 @@ import attrs
 from cuedeck.errors import CueError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
 
     from prompt_toolkit.formatted_text import StyleAndTextTuples
     from prompt_toolkit.key_binding import KeyPressEvent
@@ -296,7 +296,3 @@ def open_in_editor(path: Path, line: int | None, editor: str | None = None) -> N
     if status != 0:
         raise CueError(f"the editor {argv[0]!r} exited with status {status}", path=str(path))
 
-
-def matching(entries: Iterable[Entry], query: str) -> bool:
-    """Whether any entry matches ``query``."""
-    return bool(rank(list(entries), query, limit=1))
