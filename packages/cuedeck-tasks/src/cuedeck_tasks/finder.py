@@ -295,4 +295,3 @@ def open_in_editor(path: Path, line: int | None, editor: str | None = None) -> N
         ) from None
     if status != 0:
         raise CueError(f"the editor {argv[0]!r} exited with status {status}", path=str(path))
-
