@@ -282,8 +282,10 @@ class SearchEngine:
         # einsum, not @: a matrix-vector product through a multithreaded BLAS costs
         # 10-40x more on a busy machine, and its spinning threads slow onnxruntime down.
         vector = self.query_vector(query)
-        sections = np.einsum("ij,j->i", matrix, vector) if len(matrix) else np.zeros(0)
-        return _Scored(np.asarray(sections, dtype=np.float32), self._files(sections))
+        sections: NDArray[np.float32] = np.zeros(0, dtype=np.float32)
+        if len(matrix):
+            sections = np.asarray(np.einsum("ij,j->i", matrix, vector), dtype=np.float32)
+        return _Scored(sections, self._files(sections))
 
     def search(
         self,
