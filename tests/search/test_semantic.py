@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +23,7 @@ from cuedeck_search.embedding import (
     load_embedder,
     model_file,
 )
+from tests.conftest import MakeWorkspace
 
 pytestmark = pytest.mark.slow  # loads the real model (about a second)
 
@@ -135,3 +140,46 @@ def test_the_cache_evicts_least_recently_used_rows_past_its_cap(small_workspace:
     assert cache.enforce_cap(1 * EmbeddingCache.ROW_BYTES / 2**20, keep={"hash9"}) == 7
     assert set(cache.load(["hash9", "hash8"])) == {"hash9"}
     assert cache.count() == 1
+
+
+INTERRUPTED_RUN = """
+import sys
+from cuedeck import open_workspace
+open_workspace(sys.argv[1]).search("anything", mode="semantic")
+"""
+
+
+def test_an_interrupted_embedding_keeps_what_it_saved(make_workspace: MakeWorkspace) -> None:
+    sections = 600
+    notes = {
+        f"docs/note{i:03}.md": f"# Note {i}\n\nItem number {i} of a long list of notes.\n"
+        for i in range(sections)
+    }
+    root = make_workspace(notes)
+    database = root / ".cuedeck/.cache/index.sqlite3"
+    process = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_RUN, str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if cached_rows(root) > 0:
+                break
+        except sqlite3.Error:
+            pass  # the table does not exist yet
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode != 0, "the run finished before it could be interrupted"
+    assert "KeyboardInterrupt" in err
+    saved = cached_rows(root)
+    assert 0 < saved < sections
+    assert database.is_file()
+
+    workspace = open_workspace(root)
+    workspace.search("anything", mode="semantic")
+    stats = workspace.service("search").stats
+    assert (stats.chunks_loaded, stats.chunks_embedded) == (saved, sections - saved)
