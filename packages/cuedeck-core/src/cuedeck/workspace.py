@@ -161,6 +161,10 @@ class Workspace:
             self._fresh = True
             return stats
 
+    def invalidate(self) -> None:
+        """Note that files changed: the next read of documents or the graph refreshes."""
+        self._fresh = False
+
     def _ensure_fresh(self) -> None:
         if not self._fresh:
             self.refresh()

@@ -540,10 +540,13 @@ class CardStore:
         return edited, tuple(fields)
 
     def _remember(self, card_id: str) -> Card:
+        """Re-read a card just written, and tell the workspace its index is stale."""
         loaded = self._read(card_id)
         if loaded is None:
             raise self.not_found(card_id)
         self._memory[card_id] = loaded
+        if self.workspace is not None:
+            self.workspace.invalidate()
         return loaded[1]
 
     def _default_priority(self) -> str:

@@ -1,0 +1,113 @@
+"""Tools: validation that names the field, schemas derived from the signature."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import pytest
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from cuedeck import open_workspace
+from cuedeck.errors import InvalidInput
+from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.tools import Tool
+from tests.conftest import MakeWorkspace
+
+
+class Filters(TypedDict, total=False):
+    tags: list[str]
+    priority: str
+
+
+class Reply(TypedDict):
+    echoed: str
+    limit: int
+
+
+def echo(
+    workspace: Any,
+    query: Annotated[str, Field(min_length=1, max_length=20, description="What to echo")],
+    limit: Annotated[int, Field(ge=1, le=50)] = 5,
+    filters: Filters | None = None,
+) -> Reply:
+    """Echo the query back.
+
+    Longer text after the summary line.
+    """
+    return {"echoed": query, "limit": limit}
+
+
+@pytest.fixture
+def tool() -> Tool:
+    return Tool(echo, name="echo", plugin="tests", category="test", read_only=True)
+
+
+def test_summary_and_description(tool: Tool) -> None:
+    assert tool.summary == "Echo the query back."
+    assert tool.description.endswith("Longer text after the summary line.")
+
+
+def test_input_schema_carries_the_constraints(tool: Tool) -> None:
+    schema = tool.input_schema()
+    assert schema["required"] == ["query"]
+    query = schema["properties"]["query"]
+    assert (query["minLength"], query["maxLength"], query["description"]) == (1, 20, "What to echo")
+    assert schema["properties"]["limit"]["maximum"] == 50
+    assert schema["additionalProperties"] is False
+    assert "workspace" not in schema["properties"]
+
+
+def test_output_schema_from_the_return_type(tool: Tool) -> None:
+    schema = tool.output_schema()
+    assert schema is not None
+    assert set(schema["properties"]) == {"echoed", "limit"}
+
+
+def test_call_validates_and_converts(tool: Tool, make_workspace: MakeWorkspace) -> None:
+    workspace = open_workspace(make_workspace())
+    assert tool.call(workspace, {"query": "hi"}) == {"echoed": "hi", "limit": 5}
+    assert tool.call(workspace, {"query": "hi", "limit": 7})["limit"] == 7
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({}, "query"),
+        ({"query": ""}, "query"),
+        ({"query": "x" * 21}, "query"),
+        ({"query": "ok", "limit": 0}, "limit"),
+        ({"query": "ok", "limit": "many"}, "limit"),
+        ({"query": "ok", "filters": {"tags": "auth"}}, "filters.tags"),
+        ({"query": "ok", "colour": "red"}, "colour"),
+    ],
+)
+def test_bad_arguments_name_the_field(
+    tool: Tool, make_workspace: MakeWorkspace, arguments: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        tool.call(open_workspace(make_workspace()), arguments)
+    assert caught.value.code == 1004
+    assert caught.value.data["field"] == field
+
+
+def test_a_tool_needs_a_docstring_and_a_workspace_parameter() -> None:
+    def undocumented(workspace: Any) -> None:
+        pass
+
+    def no_workspace(query: str) -> None:
+        """Has a docstring."""
+
+    with pytest.raises(InvalidInput, match="no docstring"):
+        Tool(undocumented, name="u", plugin="p")
+    with pytest.raises(InvalidInput, match="first parameter must be 'workspace'"):
+        Tool(no_workspace, name="n", plugin="p")
+
+
+def test_every_registered_tool_has_working_schemas() -> None:
+    tools = get_tools(make_plugin_manager())
+    assert tools, "core registers tools of its own"
+    for name, registered in tools.items():
+        assert registered.summary, name
+        assert registered.input_schema()["type"] == "object", name
+        registered.output_schema()  # builds, or raises
