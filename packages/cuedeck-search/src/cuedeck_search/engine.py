@@ -455,6 +455,7 @@ def _reciprocal_ranks(
     return result
 
 
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _CLEAN = re.compile(r"`+|\*\*|^\s*(?:#+|>|[-*+]|\d+[.)])\s+|\{\s*#[^}]*\}|<[^>]+>")
 
 
@@ -465,7 +466,7 @@ def _snippet(section: Section, query_terms: Sequence[str]) -> str:
         return section.context[:SNIPPET_CHARS]
     # A stem is (nearly always) a prefix of its words: a substring test is enough here.
     best = max(lines, key=lambda line: sum(t in line.lower() for t in query_terms))
-    text = " ".join(_CLEAN.sub("", best).split())
+    text = " ".join(_CLEAN.sub("", _LINK.sub(r"\1", best)).split())
     if len(text) > SNIPPET_CHARS:
         text = text[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "…"
     return text
