@@ -3,8 +3,9 @@
 :class:`SearchEngine` is the workspace service ``search`` (one per workspace). Before a
 query it brings itself in step with the index: documents whose sha256 changed are split
 and tokenised again, and only sections whose text changed are embedded again. Scores
-are computed per section and aggregated per file: a file scores as its best section,
-and its result lists its best sections (anchors) first.
+are computed per section and aggregated per file (semantic: the best section; keyword:
+the best plus a decaying share of the next two), and a file's result lists its best
+sections (anchors) first.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
     from cuedeck_search.embedding import Embedder, EmbeddingCache
 
-Mode = Literal["keyword", "semantic", "hybrid"]
 MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
 MAX_ANCHORS = 3
 SUPPORT_DEPTH = 3  # sections of a file that count towards its keyword score
