@@ -86,3 +86,12 @@ def test_filters_by_tag_priority_and_assignee(small_workspace: Path) -> None:
     )
     by_assignee = workspace.search("tests", mode="keyword", filters=SearchFilters(assignee="BOB"))
     assert [r.path for r in by_assignee] == [".cuedeck/cards/d4e5f6.md"]
+
+
+def test_a_long_lived_workspace_sees_edits_after_invalidate(small_workspace: Path) -> None:
+    workspace = open_workspace(small_workspace)
+    assert workspace.search("sourdough", mode="keyword")[0].path == "notes/cooking.md"
+    (small_workspace / "notes/bread.md").write_text("# Rye\n\nA sourdough rye loaf.\n")
+    workspace.invalidate()
+    paths = {r.path for r in workspace.search("sourdough rye", mode="keyword")}
+    assert paths == {"notes/cooking.md", "notes/bread.md"}

@@ -275,6 +275,8 @@ class Workspace:
             )
         if not query.strip():
             raise InvalidInput("the query is empty", field="query")
+        # Searchers follow index.generation; refresh first if files changed (invalidate()).
+        self._ensure_fresh()
         return searcher.search(
             self,
             query,
