@@ -230,9 +230,9 @@ def watch(
         )
 
     click.echo(f"watching {root} (debounce {debounce * 1000:.0f} ms); Ctrl-C to stop", err=True)
-    rebuild("start")
     pending: set[str] = set()
     first_change = last_change = 0.0
+    started = False
     try:
         for changes in watch_files(
             root,
@@ -242,6 +242,10 @@ def watch(
             yield_on_timeout=True,
             raise_interrupt=False,
         ):
+            if not started:
+                # Build only once the watch is in place, so that no change slips by.
+                started = True
+                rebuild("start")
             now = time.monotonic()
             if changes:
                 if not pending:
