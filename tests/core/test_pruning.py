@@ -1,0 +1,126 @@
+"""The greedy and outline pruners, and outlines, on real markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cuedeck.models import SceneItem
+from cuedeck.plugins import get_pruners, make_plugin_manager
+from cuedeck.pruning import GreedyPruner, OutlinePruner, outline
+from cuedeck.tokens import EstimateCounter
+
+COUNT = EstimateCounter().count
+
+
+def item(path: str, text: str, *, anchor: str | None = None, role: str = "direct") -> SceneItem:
+    return SceneItem(path, anchor, 50, 1, text, COUNT(text), "0" * 64, role=role)
+
+
+DOC = """---
+title: Guide
+---
+# Guide
+
+Intro paragraph that
+spans two lines.
+
+```python
+# not a heading
+print("code")
+```
+
+## Install
+
+Run the installer.
+
+More install details nobody needs in an outline.
+
+## Use
+
+| a table | first |
+| --- | --- |
+
+The first prose after the table.
+"""
+
+
+def test_outline_keeps_headings_and_first_paragraphs() -> None:
+    assert outline(DOC) == (
+        "# Guide\nIntro paragraph that spans two lines.\n\n"
+        "## Install\nRun the installer.\n\n"
+        "## Use\nThe first prose after the table."
+    )
+    assert outline(DOC, paragraphs=False) == "# Guide\n## Install\n## Use"
+
+
+def test_outline_of_text_without_headings_is_its_first_paragraph() -> None:
+    assert outline("Just prose.\nMore prose.\n\nLater.\n") == "Just prose. More prose."
+    assert outline("Just prose.\n", paragraphs=False) == ""
+    assert outline("") == ""
+
+
+def test_outline_cuts_long_paragraphs() -> None:
+    text = "# T\n\n" + "word " * 200 + "\n"
+    first = outline(text).splitlines()[1]
+    assert first.endswith("…") and len(first) <= 320
+
+
+def test_outline_on_real_docs_is_much_smaller(fastapi_docs: Path) -> None:
+    text = (fastapi_docs / "tutorial" / "security" / "oauth2-jwt.md").read_text(encoding="utf-8")
+    short = outline(text)
+    assert COUNT(short) < COUNT(text) / 3
+    assert "## Handle JWT tokens { #handle-jwt-tokens }" in short
+    assert "openssl rand" not in short  # code is never in an outline
+
+
+def test_greedy_keeps_in_order_until_the_first_misfit() -> None:
+    items = [
+        item("card.md", "card " * 10, role="card"),
+        item("a.md", "alpha " * 10),
+        item("big.md", "big " * 100),
+        item("small.md", "s"),
+    ]
+    budget = items[0].tokens + items[1].tokens + 5
+    placements = GreedyPruner().prune(items, budget, COUNT)
+    assert [p.mode for p in placements] == ["whole", "whole", "dropped", "dropped"]
+    assert placements[2].reason == f"needs {items[2].tokens} tokens, 5 left"
+    assert placements[3].reason == "after the truncation at big.md"
+    assert sum(p.tokens for p in placements) <= budget
+
+
+def test_the_card_is_kept_even_when_it_alone_is_over() -> None:
+    items = [item("card.md", "card " * 50, role="card"), item("a.md", "a")]
+    for pruner in (GreedyPruner(), OutlinePruner()):
+        assert [p.mode for p in pruner.prune(items, 1, COUNT)] == ["whole", "dropped"]
+
+
+def test_outline_pruner_outlines_then_continues() -> None:
+    big = "# Big\n\nFirst words.\n\n" + "\n\n".join(
+        f"## Part {n}\n\nOpening of part {n}.\n\n" + "filler text here. " * 40 for n in range(4)
+    )
+    items = [
+        item("card.md", "card", role="card"),
+        item("big.md", big),
+        item("sec.md", "## Sec\n\nSection text.", anchor="sec"),
+    ]
+    budget = items[0].tokens + COUNT(outline(big)) + items[2].tokens
+    placements = OutlinePruner().prune(items, budget, COUNT)
+    assert [p.mode for p in placements] == ["whole", "outline", "section"]
+    assert placements[1].text == outline(big)
+    assert placements[1].reason is not None and placements[1].reason.startswith("outline:")
+    assert sum(p.tokens for p in placements) <= budget
+
+    tighter = items[0].tokens + COUNT(outline(big, paragraphs=False)) + items[2].tokens
+    placements = OutlinePruner().prune(items, tighter, COUNT)
+    assert placements[1].text == outline(big, paragraphs=False)
+    assert placements[1].reason is not None and placements[1].reason.startswith("headings only")
+
+    placements = OutlinePruner().prune(items, items[0].tokens, COUNT)
+    assert [p.mode for p in placements] == ["whole", "dropped", "dropped"]
+
+
+@pytest.mark.parametrize("name", ["greedy", "outline"])
+def test_core_registers_both_pruners(name: str) -> None:
+    assert name in get_pruners(make_plugin_manager(entry_points=False))
