@@ -20,7 +20,6 @@ from pydantic import PrivateAttr
 
 if TYPE_CHECKING:
     from cuedeck.tools import Tool
-
     from cuedeck_mcp.runtime import WorkspaceRuntime
 
 log = logging.getLogger("cuedeck")

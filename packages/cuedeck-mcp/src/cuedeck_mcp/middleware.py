@@ -12,11 +12,11 @@ import logging
 from typing import TYPE_CHECKING
 
 import mcp_types
-from cuedeck.errors import RateLimited
 from fastmcp.server.middleware import Middleware
 from mcp import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from cuedeck.errors import RateLimited
 from cuedeck_mcp.runtime import CueFailure
 
 if TYPE_CHECKING:

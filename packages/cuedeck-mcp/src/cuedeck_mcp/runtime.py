@@ -3,8 +3,8 @@
 Every tool call and resource read runs on a single worker thread. That serialises
 access to the index and to whatever plugins keep open (SQLite connections may only be
 used by the thread that made them), and keeps the event loop free for other requests.
-Before each call the index is refreshed (cheap when nothing changed), so edits made
-between calls are seen; after it, every string of the reply passes the maskers.
+Before each call the index catches up with edited files (:mod:`cuedeck_mcp.freshness`);
+after it, every string of the reply passes the maskers.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cuedeck.errors import CueError
 from fastmcp.exceptions import FastMCPError
+
+from cuedeck.errors import CueError
+from cuedeck_mcp.freshness import Freshness
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -54,18 +56,30 @@ class CueFailure(FastMCPError):
 
 def mask_value(session: MaskSession, value: Any, path: str | None = None) -> Any:
     """``value`` (JSON-like) with every string masked; a dict's ``path`` names its file."""
-    if isinstance(value, str):
-        return session.mask(value, path=path)
-    if isinstance(value, dict):
-        own = value.get("path")
-        here = own if isinstance(own, str) else path
-        return {
-            key: item if key in UNMASKED_KEYS else mask_value(session, item, here)
-            for key, item in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [mask_value(session, item, path) for item in value]
-    return value
+    memo: dict[tuple[str, str | None], str] = {}  # replies repeat statuses, tags, dates...
+
+    def mask(text: str, where: str | None) -> str:
+        key = (text, where)
+        masked = memo.get(key)
+        if masked is None:
+            masked = memo[key] = session.mask(text, path=where)
+        return masked
+
+    def walk(node: Any, where: str | None) -> Any:
+        if isinstance(node, str):
+            return mask(node, where)
+        if isinstance(node, dict):
+            own = node.get("path")
+            here = own if isinstance(own, str) else where
+            return {
+                key: item if key in UNMASKED_KEYS else walk(item, here)
+                for key, item in node.items()
+            }
+        if isinstance(node, list | tuple):
+            return [walk(item, where) for item in node]
+        return node
+
+    return walk(value, path)
 
 
 class WorkspaceRuntime:
@@ -75,6 +89,7 @@ class WorkspaceRuntime:
         self.workspace = workspace
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cuedeck-mcp")
         self._cards: frozenset[str] | None = None
+        self.freshness = Freshness(workspace)
 
     async def run(self, func: Callable[..., T], *args: Any) -> T:
         """``func(*args)`` on the worker thread."""
@@ -92,7 +107,7 @@ class WorkspaceRuntime:
         import pydantic_core
 
         with self.guard(tool.name):
-            self.workspace.refresh()
+            self.freshness.ensure()
             value = tool.call(self.workspace, arguments)
             plain = pydantic_core.to_jsonable_python(value)
             return mask_value(self.workspace.mask_session(), plain)
@@ -102,7 +117,7 @@ class WorkspaceRuntime:
         from cuedeck.reading import find_doc
 
         with self.guard("reading a doc"):
-            self.workspace.refresh()
+            self.freshness.ensure()
             document = find_doc(self.workspace, path)
             text = self.workspace.read_text(document.path)
             return self.workspace.mask_session().mask(text, path=document.path)
@@ -110,7 +125,7 @@ class WorkspaceRuntime:
     def card_titles(self) -> list[tuple[str, str]]:
         """``(id, title)`` of every card, by id."""
         with self.guard("listing cards"):
-            self.workspace.refresh()
+            self.freshness.ensure()
             return [
                 (doc.path.rsplit("/", 1)[-1].removesuffix(".md"), doc.title)
                 for doc in self.workspace.documents.values()

@@ -14,11 +14,11 @@ import logging
 import os
 from typing import TYPE_CHECKING, Literal
 
-from cuedeck.plugins import get_tools
 from fastmcp import FastMCP
 from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.auth.auth import AccessToken
 
+from cuedeck.plugins import get_tools
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
 from cuedeck_mcp.ratelimit import RateLimiter
