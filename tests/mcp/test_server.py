@@ -106,10 +106,12 @@ async def test_read_doc_structured_content_and_text(demo: Path) -> None:
     async with Client(server_for(demo)) as client:
         result = await client.call_tool("read_doc", {"path": "docs/auth.md", "anchor": "sessions"})
     page = result.structured_content
+    heading = open_workspace(demo).document(".cuedeck/docs/auth.md").find_heading("Sessions")
+    assert heading is not None
     assert page is not None
     assert page["path"] == ".cuedeck/docs/auth.md"
     assert page["content"].startswith("## Sessions\n")
-    assert page["line_range"] == {"start": 9, "end": 13}
+    assert page["line_range"] == {"start": heading.line, "end": heading.end_line}
     assert json.loads(result.content[0].text) == page  # type: ignore[union-attr]
 
 
