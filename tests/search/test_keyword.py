@@ -95,3 +95,14 @@ def test_a_long_lived_workspace_sees_edits_after_invalidate(small_workspace: Pat
     workspace.invalidate()
     paths = {r.path for r in workspace.search("sourdough rye", mode="keyword")}
     assert paths == {"notes/cooking.md", "notes/bread.md"}
+
+
+def test_a_restart_loads_sections_and_terms_instead_of_tokenising(small_workspace: Path) -> None:
+    first = open_workspace(small_workspace)
+    expected = first.search("refunds", mode="keyword")
+    assert first.service("search").stats.documents_split == 6
+
+    again = open_workspace(small_workspace)
+    assert again.search("refunds", mode="keyword") == expected
+    stats = again.service("search").stats
+    assert (stats.documents_split, stats.documents_loaded) == (0, 6)

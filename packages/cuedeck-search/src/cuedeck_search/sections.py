@@ -8,6 +8,7 @@ as context: the keyword index weights it, and it leads the text the model embeds
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from typing import TYPE_CHECKING
@@ -31,8 +32,9 @@ class Section:
     """One searchable slice of a document.
 
     ``text`` is the raw section (heading line included) for keywords and snippets;
-    ``prose`` drops code blocks and includes, for the embedding model. ``hash`` is the
-    sha256 of what the model embeds, so an unchanged section is never embedded twice.
+    :attr:`prose` drops the heading, code blocks and includes, for the embedding model.
+    ``hash`` is the sha256 of what the model embeds, so an unchanged section is never
+    embedded twice.
     """
 
     path: str
@@ -41,8 +43,13 @@ class Section:
     line: int
     end_line: int
     text: str
-    prose: str
     hash: str
+
+    @functools.cached_property
+    def prose(self) -> str:
+        """The text without its heading line, code blocks and source includes."""
+        lines = self.text.split("\n") if self.text else []  # the lines it was joined from
+        return _prose(lines[1:] if self.anchor is not None else lines)
 
     @property
     def context(self) -> str:
@@ -108,7 +115,6 @@ def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
         if position is None:
             anchor = None
             heading_path: tuple[str, ...] = (title,) if title else ()
-            prose = _prose(chunk)
         else:
             heading = headings[position]
             while stack and stack[-1][0] >= heading.level:
@@ -118,8 +124,8 @@ def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
             heading_path = tuple(text for _, text in stack if text)
             if title and (not heading_path or heading_path[0] != title) and heading.level > 1:
                 heading_path = (title, *heading_path)
-            prose = _prose(chunk[1:])  # the heading is in the path already
         text = "\n".join(chunk)
+        prose = _prose(chunk[1:] if anchor is not None else chunk)
         digest = hashlib.sha256(embedding_text(heading_path, prose).encode()).hexdigest()
         sections.append(
             Section(
@@ -129,7 +135,6 @@ def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
                 line=first,
                 end_line=last,
                 text=text,
-                prose=prose,
                 hash=digest,
             )
         )
@@ -143,7 +148,6 @@ def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
                 line=body,
                 end_line=max(body, total),
                 text="",
-                prose="",
                 hash=hashlib.sha256(title.encode()).hexdigest(),
             )
         )

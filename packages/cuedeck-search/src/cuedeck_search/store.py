@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from cuedeck_search.keyword import KeywordSettings
 
 #: Bump when sections or terms would come out differently for the same file.
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2
 
 Key = tuple[str, str]  # (path, sha256)
 
@@ -80,8 +80,8 @@ class SectionStore:
             if (path, sha) not in wanted:
                 continue
             parsed = [
-                Section(path, anchor, tuple(heading_path), line, end, text, prose, digest)
-                for anchor, heading_path, line, end, text, prose, digest in json.loads(sections)
+                Section(path, anchor, tuple(heading_path), line, end, text, digest)
+                for anchor, heading_path, line, end, text, digest in json.loads(sections)
             ]
             found[(path, sha)] = (
                 parsed,
@@ -100,7 +100,7 @@ class SectionStore:
         for (path, sha), sections, terms_ in items:
             data = json.dumps(
                 [
-                    [s.anchor, list(s.heading_path), s.line, s.end_line, s.text, s.prose, s.hash]
+                    [s.anchor, list(s.heading_path), s.line, s.end_line, s.text, s.hash]
                     for s in sections
                 ],
                 ensure_ascii=False,
