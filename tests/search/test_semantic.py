@@ -183,3 +183,13 @@ def test_an_interrupted_embedding_keeps_what_it_saved(make_workspace: MakeWorksp
     workspace.search("anything", mode="semantic")
     stats = workspace.service("search").stats
     assert (stats.chunks_loaded, stats.chunks_embedded) == (saved, sections - saved)
+
+
+def test_a_verified_model_is_remembered_by_path_size_and_mtime(small_workspace: Path) -> None:
+    workspace = open_workspace(small_workspace)
+    path, sha, model_id = model_file()
+    load_embedder(workspace.index.connect, model=(path, sha, model_id))
+    stat = path.stat()
+    with sqlite3.connect(small_workspace / ".cuedeck/.cache/index.sqlite3") as connection:
+        rows = connection.execute("SELECT key, sha256 FROM search_verified_models").fetchall()
+    assert rows == [(f"{path}|{stat.st_size}|{stat.st_mtime_ns}", sha)]
