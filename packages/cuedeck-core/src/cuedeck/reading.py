@@ -72,22 +72,19 @@ def read_doc(
     path: Annotated[
         str,
         pydantic.Field(
-            description="Workspace-relative .md path, e.g. .cuedeck/docs/auth.md",
-            min_length=1,
+            description="Workspace-relative .md path",
             max_length=500,
             json_schema_extra={"pattern": PATH_PATTERN},
         ),
     ],
     anchor: Annotated[
         str | None,
-        pydantic.Field(description="Heading text or slug: read only that section", max_length=100),
+        pydantic.Field(description="Heading text or slug: read only its section", max_length=100),
     ] = None,
-    offset: Annotated[
-        int, pydantic.Field(description="Lines to skip (next_offset of the last page)", ge=0)
-    ] = 0,
+    offset: Annotated[int, pydantic.Field(description="Lines to skip (next_offset)", ge=0)] = 0,
     limit: Annotated[int | None, pydantic.Field(description="Max lines", ge=1)] = None,
     max_tokens: Annotated[
-        int | None, pydantic.Field(description="Page budget (default 5000)", ge=1)
+        int | None, pydantic.Field(description="Page budget; default 5000", ge=1)
     ] = None,
 ) -> DocPage:
     """Read a markdown file or one section of it, in pages that end on whole lines.

@@ -90,8 +90,50 @@ def _fold_nullable(node: dict[str, Any]) -> dict[str, Any]:
     return folded
 
 
+#: Objects nested deeper than this keep their type but not their properties in output
+#: schemas: the top of a reply is what clients check and agents plan with.
+OUTPUT_DEPTH = 2
+
+
+def _inline(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
+    """``node`` with local ``$ref`` s replaced by their definitions."""
+    if isinstance(node, list):
+        return [_inline(item, defs, depth) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and depth < 32:
+        target = defs.get(ref.removeprefix("#/$defs/"), {})
+        rest = {key: value for key, value in node.items() if key != "$ref"}
+        return _inline({**target, **rest}, defs, depth + 1)
+    return {key: _inline(value, defs, depth) for key, value in node.items() if key != "$defs"}
+
+
+def _shallow(node: Any, level: int = 0) -> Any:
+    """``node`` with the properties of objects below :data:`OUTPUT_DEPTH` left out."""
+    if isinstance(node, list):
+        return [_shallow(item, level) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            if level >= OUTPUT_DEPTH:
+                continue
+            out[key] = {name: _shallow(sub, level + 1) for name, sub in value.items()}
+        elif key in ("additionalProperties", "patternProperties") and isinstance(value, dict):
+            out[key] = _shallow(value, level + 1) if level < OUTPUT_DEPTH else {}
+        else:
+            out[key] = _shallow(value, level)
+    return out
+
+
 def output_schema(tool: Tool) -> dict[str, Any] | None:
-    """The MCP output schema of ``tool``: an object, wrapping other shapes; None if untyped."""
+    """The MCP output schema of ``tool``: an object, wrapping other shapes; None if untyped.
+
+    References are inlined, and objects nested deeper than :data:`OUTPUT_DEPTH` keep
+    only their type, so that the schema stays small in ``tools/list``.
+    """
     try:
         schema = tool.output_schema()
     except Exception as exc:  # a plugin's odd return type must not stop the server
@@ -99,19 +141,16 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
         return None
     if schema is None:
         return None
-    schema = compact_schema(schema, output=True)
-    if schema.get("type") == "object":
-        return schema  # type: ignore[no-any-return]
-    defs = schema.pop("$defs", None)
-    wrapped: dict[str, Any] = {
-        "type": "object",
-        "properties": {"result": schema},
-        "required": ["result"],
-        WRAP_KEY: True,
-    }
-    if defs:
-        wrapped["$defs"] = defs
-    return wrapped
+    compact = compact_schema(schema, output=True)
+    schema = _inline(compact, compact.get("$defs") or {})
+    if schema.get("type") != "object":
+        schema = {
+            "type": "object",
+            "properties": {"result": schema},
+            "required": ["result"],
+            WRAP_KEY: True,
+        }
+    return _shallow(schema)  # type: ignore[no-any-return]
 
 
 class ServedTool(FastMCPTool):
