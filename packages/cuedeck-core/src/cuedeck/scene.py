@@ -888,9 +888,26 @@ def _fit(
     def secrets_of(placements: Sequence[Placement]) -> dict[str, int]:
         return _secret_counts("".join(p.text for p in placements), placeholders)
 
-    def predict(placements: list[Placement]) -> int:
+    part_tokens: dict[str, int] = {}
+
+    def shell(placements: list[Placement]) -> tuple[str, int]:
+        """The scene without documents, and the sum of its lines' counts (each counted once:
+        most manifest rows repeat from one budget to the next)."""
         parts = renderer.parts(header, placements, limit, secrets_of(placements), blocks=False)
-        return count_text("\n".join(parts) + "\n") + sum(p.tokens for p in placements)
+        total = 0
+        for part in parts:
+            if (tokens := part_tokens.get(part)) is None:
+                tokens = part_tokens[part] = count_text(part + "\n")
+            total += tokens
+        return "\n".join(parts) + "\n", total
+
+    # Lines counted apart add up to a little more than the text counted whole: measure
+    # the difference once and take it off every prediction.
+    reference, summed = shell([Placement(item, "dropped", "", 0, "over budget") for item in items])
+    joining = count_text(reference) - summed
+
+    def predict(placements: list[Placement]) -> int:
+        return shell(placements)[1] + joining + sum(p.tokens for p in placements)
 
     def render(placements: list[Placement], head: _Header = header) -> tuple[str, int]:
         # The header states the tokens used, which the text itself includes: settle it.
@@ -975,11 +992,21 @@ def _fit(
         budget = top
     else:
         budget = highest(card.tokens, top + 1, lambda b: guess(b) <= limit)
+        # How far the prediction is off here, and a margin for how that varies elsewhere.
+        error = guess(budget) - real(budget)
+        margin = 16 + limit // 200
         if real(budget) > limit:
-            budget = highest(card.tokens, budget, lambda b: real(b) <= limit)
+            # The prediction was bold: find the real edge near where it says, corrected.
+            low = highest(card.tokens, budget, lambda b: guess(b) - error + margin <= limit)
+            if real(low) <= limit:
+                budget = highest(low, budget, lambda b: real(b) <= limit)
+            else:
+                budget = highest(card.tokens, low, lambda b: real(b) <= limit)
         elif budget < top and real(budget + 1) <= limit:
-            # The prediction was cautious: go on from there on real counts.
-            budget = highest(budget + 1, top + 1, lambda b: real(b) <= limit)
+            # The prediction was cautious: go on from there on real counts, as far as
+            # the prediction corrected by its error here says it may still fit.
+            end = highest(budget, top + 1, lambda b: guess(b) - error - margin <= limit) + 1
+            budget = highest(budget + 1, max(end, budget + 2), lambda b: real(b) <= limit)
     if budget == card.tokens and real(budget) > limit:
         return card_only, card_text, card_used
     real(budget)
