@@ -42,12 +42,20 @@ class Searcher(Protocol):
 
 @runtime_checkable
 class Pruner(Protocol):
-    """Fits scene items, in priority order, into a token budget."""
+    """Fits scene items, in priority order, into a token budget.
+
+    ``items[0]`` is the active card: keep it whole (the scene has checked that it
+    fits). ``item.tokens`` is what an item costs placed in full, and ``count(text)``
+    what any other text (an outline) would cost placed, framing included. The scene
+    searches for the largest ``budget`` whose rendered result fits its token limit, so
+    a pruner may be called several times with different budgets.
+    """
 
     def prune(
         self, items: Sequence[SceneItem], budget: int, count: Callable[[str], int]
     ) -> list[Placement]:
-        """One placement per item, in the order given; the kept text fits ``budget``."""
+        """One placement per item, in the order given; their ``tokens`` add up to at most
+        ``budget`` (the card aside)."""
         ...
 
 
@@ -103,8 +111,9 @@ def register_pruners(register: RegisterNamed) -> None:
     """Register pruners, which fit a scene to its token budget.
 
     Called when a scene is built. ``register(name, pruner)`` takes the name that
-    ``[scene] pruner`` selects and a :class:`Pruner`. Core registers ``greedy`` and
-    ``outline``.
+    ``[scene] pruner`` (or ``cue scene --pruner``) selects and a :class:`Pruner`. Core
+    registers ``greedy`` (stop at the first document that does not fit) and ``outline``
+    (the default: outline or drop what does not fit, and go on).
 
     Example::
 
@@ -119,8 +128,10 @@ def register_maskers(register: RegisterNamed) -> None:
     """Register secret maskers, applied to every text that leaves the process.
 
     Called when the first text is masked. ``register(name, masker)`` takes a
-    :class:`Masker`; every registered masker runs, and overlapping spans are merged.
-    Core registers ``builtin`` (the default rule set).
+    :class:`Masker`; every registered masker runs, and overlapping spans are merged
+    (the first masker's rule names the result). ``[masking]`` config (disabled rules,
+    allowed paths and values, extra patterns) applies to every masker. Core registers
+    ``builtin`` (the rule set of :mod:`cuedeck.secret_rules`, docs/masking.md).
 
     Example::
 
