@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput
 from cuedeck.masking import BuiltinMasker, MaskSession
 from cuedeck.models import SecretSpan
 from cuedeck.plugins import make_plugin_manager
 from cuedeck.secret_rules import RULE_NAMES, RULES, entropy, is_placeholder
-
 from tests.conftest import MakeWorkspace
 
 

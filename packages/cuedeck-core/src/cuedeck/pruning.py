@@ -157,8 +157,10 @@ def outlines(text: str) -> tuple[str, str]:
         if done:
             continue
         stripped = line.strip()
-        if not stripped or stripped.startswith(("|", "<", "![")) or (
-            not paragraph and line.startswith("    ")
+        if (
+            not stripped
+            or stripped.startswith(("|", "<", "!["))
+            or (not paragraph and line.startswith("    "))
         ):
             done = bool(paragraph)  # tables, HTML, images and code say little here
             continue
