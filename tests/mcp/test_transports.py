@@ -141,3 +141,14 @@ async def test_http_with_a_token_requires_it(demo: Path) -> None:
     assert refused.status_code == 401
     assert wrong.status_code == 401
     assert result.structured_content["path"] == ".cuedeck/docs/api.md"
+
+
+def test_cue_help_does_not_import_fastmcp() -> None:
+    code = (
+        "import sys\n"
+        "from cuedeck_cli.app import make_cli\n"
+        "names = [c for c in make_cli().commands]\n"
+        "assert 'mcp' in names, names\n"
+        "assert 'fastmcp' not in sys.modules and 'mcp' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, env=_environment(), timeout=60)
