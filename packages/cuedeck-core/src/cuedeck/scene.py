@@ -67,6 +67,8 @@ PRIORITIES = {"card": 100, "direct": 50, "indirect": 25, "global": 10}
 HASH_CHARS = 12
 CARD_ID_PATTERN = r"^[a-z0-9]{6}$"
 MANIFEST_VERSION = 1
+#: Most scenes rendered and counted whole while fitting one (each costs a full count).
+REAL_RENDERS = 5
 
 
 # --- results -----------------------------------------------------------------------------
@@ -965,6 +967,8 @@ def _fit(
     def real(budget: int) -> int:
         key = outcome(budget)
         if key not in measured:
+            if len(measured) >= REAL_RENDERS:
+                return limit + 1  # enough full counts: settle for the best one so far
             placements = prune(budget)
             text, used = render(placements)
             measured[key] = (placements, text, used)
@@ -1007,10 +1011,11 @@ def _fit(
             # the prediction corrected by its error here says it may still fit.
             end = highest(budget, top + 1, lambda b: guess(b) - error - margin <= limit) + 1
             budget = highest(budget + 1, max(end, budget + 2), lambda b: real(b) <= limit)
-    if budget == card.tokens and real(budget) > limit:
-        return card_only, card_text, card_used
     real(budget)
-    return measured[outcome(budget)]
+    fitting = [found for found in measured.values() if found[2] <= limit]
+    if not fitting:
+        return card_only, card_text, card_used
+    return max(fitting, key=lambda found: found[2])
 
 
 def _validate(items: Sequence[SceneItem], placements: Sequence[Placement], name: str) -> None:
