@@ -38,7 +38,8 @@ class SceneSettings:
     token_limit: int = _setting(32000, "Token budget of a scene.")
     pruner: str = _setting("outline", "Registered pruner that fits documents to the budget.")
     global_docs: list[str] = _setting(
-        [], "Workspace-relative docs added to every scene at priority 10 (TOML key `global`)."
+        [],
+        "Docs (`path` or `path#heading`) added to every scene at priority 10 (TOML key `global`).",
     )
     format: str = _setting("markdown", "Default output format.", ("markdown", "xml", "json"))
     output: str = _setting(".cuedeck/SCENE.md", "Where `cue scene` writes the scene.")
