@@ -11,7 +11,6 @@ import hashlib
 import importlib.util
 import math
 import os
-import re
 import tempfile
 from collections import OrderedDict
 from pathlib import Path
@@ -32,7 +31,8 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int: ...
 
 
-_PUNCT = re.compile(r"[^\w\s]")
+#: ASCII letters, digits, underscore and whitespace: what is left of ASCII is punctuation.
+_NOT_PUNCT = bytes(b for b in range(128) if chr(b).isalnum() or chr(b) in "_ \t\n\r\x0b\x0c")
 
 
 @attrs.frozen
@@ -53,9 +53,10 @@ class EstimateCounter:
     def count(self, text: str) -> int:
         if not text:
             return 0
-        ascii_chars = len(text.encode("ascii", "ignore"))
+        ascii_bytes = text.encode("ascii", "ignore")
+        ascii_chars = len(ascii_bytes)
         other_chars = len(text) - ascii_chars
-        punct = len(_PUNCT.findall(text))
+        punct = len(ascii_bytes.translate(None, _NOT_PUNCT))  # bytes.translate runs in C
         words = len(text.split())
         estimate = 0.2829 * ascii_chars + 0.4848 * punct - 0.6589 * words + 0.8 * other_chars
         return max(1, math.ceil(estimate))
