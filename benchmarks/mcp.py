@@ -157,7 +157,7 @@ def call_plan(root: Path, seed: int) -> list[tuple[str, str, Callable[[], dict[s
     ]
 
 
-async def timed_calls(root: Path, calls: int) -> tuple[dict[str, list[float]], int]:
+async def timed_calls(root: Path, calls: int) -> tuple[dict[str, list[float]], tuple[int, str]]:
     """Round trips through `cue mcp` over stdio, as the SDK client sees them."""
     samples: dict[str, list[float]] = {}
     params = StdioServerParameters(command=CUE, args=["-C", str(root), "mcp"], env=_env())
@@ -211,11 +211,12 @@ def server_side(root: Path, calls: int) -> dict[str, list[float]]:
     return samples
 
 
-def count_tokens(text: str) -> int:
+def count_tokens(text: str) -> tuple[int, str]:
+    """Tokens of ``text`` and the counter's name (o200k when installed, else the estimate)."""
     from cuedeck.tokens import EstimateCounter, O200kCounter
 
     counter = O200kCounter.load() or EstimateCounter()
-    return counter.count(text)
+    return counter.count(text), counter.name
 
 
 def main() -> None:
@@ -248,7 +249,7 @@ def main() -> None:
         shown = f"{target:g}" if target else "-"
         inner = f"{row['server_p50_ms']:8.2f}" if "server_p50_ms" in row else f"{'-':>8}"
         print(f"{label:24} {row['p50_ms']:8.2f} {row['p95_ms']:8.2f} {inner} {shown:>8} {mark}")
-    print(f"tools/list: {tools_tokens} tokens (budget 3000)")
+    print(f"tools/list: {tools_tokens[0]} tokens by {tools_tokens[1]} (budget 3000)")
     out = Path(options.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
@@ -257,7 +258,8 @@ def main() -> None:
                 "cards": CARDS,
                 "targets_ms": TARGETS_MS,
                 "results": rows,
-                "tools_list_tokens": tools_tokens,
+                "tools_list_tokens": tools_tokens[0],
+                "token_counter": tools_tokens[1],
             },
             indent=2,
         )
