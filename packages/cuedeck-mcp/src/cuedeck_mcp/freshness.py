@@ -63,10 +63,6 @@ class Freshness:
         self._stamps = self._snapshot()
         return True
 
-    def forget(self) -> None:
-        """Make the next :meth:`ensure` refresh (after the server itself wrote files)."""
-        self._stamps = None
-
     def _watched(self) -> set[str]:
         root = str(self.workspace.root)
         folders = {"", ".cuedeck", ".cuedeck/cards", ".cuedeck/docs"}
