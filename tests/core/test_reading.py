@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
 from cuedeck.errors import FileNotFound, InvalidInput
 from cuedeck.plugins import get_tools
 from cuedeck.reading import read_doc
