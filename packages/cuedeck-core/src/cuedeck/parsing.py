@@ -188,7 +188,7 @@ def scan_mistletoe(lines: Sequence[str], start: int) -> Block:
 
     body = [line + "\n" for line in lines[start - 1 :]]
     offset = start - 1
-    with HtmlRenderer():  # the renderer context switches on CommonMark's HTML blocks
+    with HtmlRenderer():  # type: ignore[no-untyped-call]  # switches on HTML blocks
         document = block_token.Document(body)
     headings: list[tuple[int, int, str]] = []
     code: list[tuple[int, int]] = []
