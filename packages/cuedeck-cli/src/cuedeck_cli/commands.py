@@ -272,12 +272,15 @@ def plugins(as_json: bool) -> None:
         return
     from rich.table import Table
 
+    # A counter registered as None cannot work on this machine (o200k without its file).
+    idle = {n for n, e in collect(pm, "register_token_counters").items() if e.item is None}
+
     table = Table(title="CueDeck plugins", title_justify="left")
     for column in ("plugin", "distribution", "version", "registers"):
         table.add_column(column)
     for info in infos:
         mine = [
-            f"{kind[:-1] if kind.endswith('s') else kind} {name}"
+            f"{kind.removesuffix('s')} {name}" + (" (unavailable here)" if name in idle else "")
             for kind, names in registered.items()
             for name, owner in names.items()
             if owner == info.name
