@@ -87,16 +87,19 @@ async def test_every_registered_tool_is_served_with_its_metadata(demo: Path) -> 
     )
 
 
-async def test_tools_list_token_size_is_measured(demo: Path) -> None:
+async def test_tools_list_fits_its_token_budget(demo: Path) -> None:
     workspace = open_workspace(demo)
     async with Client(server_for(demo)) as client:
         listed = await client.list_tools()
-    wire = json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed])
+    served = [t for t in listed if t.name != "word_count"]  # the example plugin's tool
+    assert len(served) == 10
+    wire = json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in served])
     tokens = workspace.count_tokens(wire)
-    per_tool = tokens / len(listed)
-    # The whole list is paid by every conversation; the budget is 3,000 tokens for all
-    # tools (benchmarks/mcp.py reports the exact figure). Each tool must stay lean.
-    assert per_tool < 600, f"{tokens} tokens for {len(listed)} tools"
+    # Every conversation pays for tools/list: all of CueDeck's tools together stay under
+    # 3,000 tokens. The estimate runs up to 19% over o200k (docs/tokens.md) and more on
+    # JSON, so it gets that margin; benchmarks/mcp.py reports the exact o200k figure.
+    budget = 3000 if workspace.token_counter.exact else 3000 * 1.25
+    assert tokens < budget, f"{tokens} tokens ({workspace.token_counter.name}) for the tools"
 
 
 # -- read_doc and the example plugin -------------------------------------------------------

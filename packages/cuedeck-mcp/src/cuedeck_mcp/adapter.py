@@ -90,9 +90,33 @@ def _fold_nullable(node: dict[str, Any]) -> dict[str, Any]:
     return folded
 
 
-#: Objects nested deeper than this keep their type but not their properties in output
-#: schemas: the top of a reply is what clients check and agents plan with.
-OUTPUT_DEPTH = 2
+#: Properties at this depth and below keep their names but not their schemas (``{}``
+#: accepts anything) in output schemas: agents still see every field of a reply (the
+#: description says what they hold) for a fraction of the tokens ``tools/list`` costs.
+OUTPUT_DEPTH = 0
+
+
+def _optional_not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """Optional top-level inputs typed without their ``null``: leaving one out is the same
+    as null, and the union costs tokens for every optional argument of every tool."""
+    required = set(schema.get("required", ()))
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        kind = prop.get("type")
+        if name not in required and isinstance(kind, list) and "null" in kind:
+            rest = [k for k in kind if k != "null"]
+            prop = {**prop, "type": rest[0] if len(rest) == 1 else rest}
+        options = prop.get("anyOf")
+        if name not in required and isinstance(options, list) and {"type": "null"} in options:
+            rest_options = [o for o in options if o != {"type": "null"}]
+            prop = {k: v for k, v in prop.items() if k != "anyOf"}
+            prop = (
+                {**rest_options[0], **prop}
+                if len(rest_options) == 1
+                else {**prop, "anyOf": rest_options}
+            )
+        properties[name] = prop
+    return {**schema, "properties": properties} if "properties" in schema else schema
 
 
 def _inline(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
@@ -118,7 +142,10 @@ def _shallow(node: Any, level: int = 0) -> Any:
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "properties" and isinstance(value, dict):
-            if level >= OUTPUT_DEPTH:
+            if level > OUTPUT_DEPTH:
+                continue
+            if level == OUTPUT_DEPTH:
+                out[key] = dict.fromkeys(value, {})
                 continue
             out[key] = {name: _shallow(sub, level + 1) for name, sub in value.items()}
         elif key in ("additionalProperties", "patternProperties") and isinstance(value, dict):
@@ -142,7 +169,7 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
     if schema is None:
         return None
     compact = compact_schema(schema, output=True)
-    schema = _inline(compact, compact.get("$defs") or {})
+    schema = _shallow(_inline(compact, compact.get("$defs") or {}))
     if schema.get("type") != "object":
         schema = {
             "type": "object",
@@ -150,7 +177,7 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
             "required": ["result"],
             WRAP_KEY: True,
         }
-    return _shallow(schema)  # type: ignore[no-any-return]
+    return schema  # type: ignore[no-any-return]
 
 
 class ServedTool(FastMCPTool):
@@ -165,7 +192,7 @@ class ServedTool(FastMCPTool):
         served = cls(
             name=tool.name,
             description=tool.description,
-            parameters=compact_schema(tool.input_schema()),
+            parameters=_optional_not_null(compact_schema(tool.input_schema())),
             output_schema=output_schema(tool),
             annotations=ToolAnnotations(
                 read_only_hint=tool.read_only,
@@ -181,6 +208,7 @@ class ServedTool(FastMCPTool):
     def to_mcp_tool(self, **overrides: Any) -> MCPTool:
         tool = super().to_mcp_tool(**overrides)
         tool.meta = None  # FastMCP's tag list: the category is in get_tool_categories
+        tool.title = None  # FastMCP derives it from the name, which says the same
         return tool
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:

@@ -17,14 +17,10 @@ class ContextFilters(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid")
 
     tags: list[Annotated[str, pydantic.Field(min_length=1)]] = pydantic.Field(
-        default_factory=list, description="Filter by tags (ANY match logic)"
+        default_factory=list, description="Any of these tags"
     )
-    priority: str | None = pydantic.Field(
-        default=None, description="Filter by priority (case-insensitive)"
-    )
-    assignee: str | None = pydantic.Field(
-        default=None, description="Filter by assignee (case-insensitive)"
-    )
+    priority: str | None = None
+    assignee: str | None = None
 
 
 class ContextResult(TypedDict):
@@ -46,19 +42,18 @@ def read_context(
     query: Annotated[
         str,
         pydantic.Field(
-            min_length=1, max_length=200, description="Keywords to match (e.g. 'auth flow')"
+            min_length=1, max_length=200, description="Words or a question, e.g. 'auth flow'"
         ),
     ],
-    limit: Annotated[int, pydantic.Field(ge=1, le=50, description="Results wanted")] = 5,
+    limit: Annotated[int, pydantic.Field(ge=1, le=50)] = 5,
     mode: Annotated[
         Literal["keyword", "semantic", "hybrid"] | None,
-        pydantic.Field(description="Search algorithm selection; default hybrid ([search] mode)"),
+        pydantic.Field(description="Default hybrid"),
     ] = None,
     semantic: Annotated[
         bool,
         pydantic.Field(
-            description="DEPRECATED: Use mode='semantic' instead. Kept for backward "
-            "compatibility; mode wins when both are given.",
+            description="Deprecated: use mode='semantic'",
             json_schema_extra={"deprecated": True},
         ),
     ] = False,
@@ -66,13 +61,11 @@ def read_context(
         ContextFilters | None, pydantic.Field(description="Frontmatter filters")
     ] = None,
 ) -> list[ContextResult]:
-    """Search the workspace's docs, cards and markdown files; best files first.
+    """Search docs, cards and markdown by keyword, meaning or both; best files first.
 
-    Keyword (BM25 with stemming, headings and file names weighted), semantic
-    (all-MiniLM-L6-v2, offline) or hybrid (both fused, the default). Each result names
-    the file, its sha256 and token count, the best-matching sections (anchors, best
-    first, with the line of the best), the score and how much of it came from each side.
-    Use it to find what to read, then read_doc the top results.
+    Each result has the file's hash and tokens, its best sections (anchors, best first;
+    line of the best) and the keyword and semantic parts of its score. Then read_doc the
+    top results. Filters match frontmatter (any tag; priority and assignee ignore case).
     """
     from cuedeck.models import SearchFilters
 

@@ -24,14 +24,12 @@ if TYPE_CHECKING:
     # cuedeck.tools.Tool supplies Workspace when it reads the signatures.
     from cuedeck.workspace import Workspace
 
-CardId = Annotated[str, Field(pattern=ID_PATTERN, description="6-character card id (a-z, 0-9)")]
+CardId = Annotated[str, Field(pattern=ID_PATTERN)]
 DateFilterText = Annotated[
     str,
     Field(
         pattern=DATE_FILTER_PATTERN,
-        description="A day ('2024-01-01'), a comparison ('>2024-01-01', '<=2024-03-01') "
-        "or an age ('<2w' = newer than two weeks, '>3d' = older than three days; "
-        "units d, w, m, y)",
+        description="'2024-01-01', '>2024-01-01', '<2w' (newer), '>3d' (older); d/w/m/y",
     ),
 ]
 
@@ -129,25 +127,14 @@ class TaskUpdates(TypedDict, total=False):
     """The fields to change; at least one."""
 
     status: Status
-    assignee: Annotated[
-        str, Field(max_length=50, description="New assignee; an empty string unassigns")
-    ]
+    assignee: Annotated[str, Field(max_length=50, description="'' unassigns")]
     priority: Priority
-    notes: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=500,
-            description="A note appended to the card's '## Notes' section with a timestamp",
-        ),
-    ]
-    title: Annotated[str, Field(min_length=1, max_length=200, description="New title")]
-    add_tags: Annotated[list[str], Field(description="Tags to add")]
-    remove_tags: Annotated[list[str], Field(description="Tags to remove")]
-    add_depends_on: Annotated[
-        list[CardId], Field(description="Card ids to depend on (must exist; no cycles)")
-    ]
-    remove_depends_on: Annotated[list[CardId], Field(description="Card ids to stop depending on")]
+    notes: Annotated[str, Field(min_length=1, max_length=500, description="Appended, dated")]
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+    add_tags: list[str]
+    remove_tags: list[str]
+    add_depends_on: list[CardId]
+    remove_depends_on: list[CardId]
 
 
 def _at_least_one(updates: TaskUpdates) -> TaskUpdates:
@@ -181,19 +168,16 @@ def summary(card: Card) -> TaskSummary:
 
 def list_tasks(
     workspace: Workspace,
-    status: Annotated[Status | None, Field(description="Only cards with this status")] = None,
-    assignee: Annotated[
-        str | None, Field(description="Only cards of this assignee (case-insensitive)")
-    ] = None,
-    tags: Annotated[list[str] | None, Field(description="Cards with any of these tags")] = None,
-    priority: Annotated[Priority | None, Field(description="Only cards with this priority")] = None,
-    created: Annotated[DateFilterText | None, Field(description="Filter by creation date")] = None,
-    updated: Annotated[DateFilterText | None, Field(description="Filter by update date")] = None,
+    status: Status | None = None,
+    assignee: str | None = None,
+    tags: list[str] | None = None,
+    priority: Priority | None = None,
+    created: DateFilterText | None = None,
+    updated: DateFilterText | None = None,
 ) -> list[TaskSummary]:
-    """List task cards, filtered by status, assignee, tags, priority and dates.
+    """List task cards by status, assignee, tags, priority and dates, sorted by id.
 
-    All filters combine (AND); ``tags`` matches cards with any of the tags. Dates take
-    '2024-01-01', '>2024-01-01' or ages such as '<2w' and '>3d'. Sorted by id.
+    Filters combine; tags match any; assignee ignores case.
     """
     filters = CardFilter.build(
         status=status,
@@ -208,23 +192,15 @@ def list_tasks(
 
 def create_task(
     workspace: Workspace,
-    title: Annotated[str, Field(min_length=1, max_length=200, description="Task title")],
-    tags: Annotated[list[str] | None, Field(description="Tags for categorisation")] = None,
-    priority: Annotated[
-        Priority | None,
-        Field(description="Priority; [tasks] default_priority (medium) when omitted"),
-    ] = None,
-    assignee: Annotated[
-        str | None, Field(max_length=50, description="Person assigned to the task")
-    ] = None,
-    depends_on: Annotated[
-        list[CardId] | None, Field(description="Ids of the cards this task depends on")
-    ] = None,
+    title: Annotated[str, Field(min_length=1, max_length=200)],
+    tags: list[str] | None = None,
+    priority: Annotated[Priority | None, Field(description="Default medium")] = None,
+    assignee: Annotated[str | None, Field(max_length=50)] = None,
+    depends_on: list[CardId] | None = None,
 ) -> CreatedTask:
-    """Create a task card (status todo) with metadata and checked dependencies.
+    """Create a task card (status todo); its dependencies must exist and form no cycle.
 
-    Every id in ``depends_on`` must name an existing card (DependencyNotFound, 1001,
-    with similar ids); nothing is written otherwise.
+    A missing dependency is 1001 with similar ids, a cycle 1002; nothing is written then.
     """
     card = _store(workspace).create(
         title,
@@ -251,29 +227,20 @@ def create_task(
 def get_task_dependencies(
     workspace: Workspace,
     id: CardId,
-    reverse: Annotated[
-        bool, Field(description="Dependents (cards that depend on this one) instead")
-    ] = False,
+    reverse: Annotated[bool, Field(description="Cards depending on this one instead")] = False,
 ) -> TaskDependencies:
     """Cards a task depends on, or with ``reverse`` the cards that depend on it.
 
-    A dependency that names no card is listed with status ``missing``.
+    A dependency that names no card has status ``missing``.
     """
     return cast("TaskDependencies", dependency_report(_store(workspace), id, reverse=reverse))
 
 
 def validate_task_graph(
     workspace: Workspace,
-    id: Annotated[
-        CardId | None, Field(description="Validate only this card's dependencies")
-    ] = None,
+    id: Annotated[CardId | None, Field(description="Only this card")] = None,
 ) -> GraphValidation:
-    """Check the task dependency graph for circular and missing dependencies.
-
-    Without ``id`` the whole graph is checked; with it, that card's dependencies
-    (missing ones, and any cycle through the card). Problems are reported with
-    ``valid: false``, not raised.
-    """
+    """Check task dependencies for cycles and missing cards; reports, never raises."""
     return cast("GraphValidation", validation_report(_store(workspace), id))
 
 
@@ -283,14 +250,10 @@ def update_task(
     updates: Annotated[
         TaskUpdates,
         pydantic.AfterValidator(_at_least_one),
-        Field(description="Fields to change (at least one)"),
+        Field(description="At least one field"),
     ],
 ) -> UpdatedTask:
-    """Change a task card's status, assignee, priority, title, tags or dependencies, or add a note.
-
-    Only the named fields change; the rest of the file stays byte-for-byte. ``notes``
-    is appended to the card's '## Notes' section with a timestamp.
-    """
+    """Change a task card's fields or dependencies, or add a note; nothing else changes."""
     changes = CardChanges(
         title=updates.get("title"),
         status=updates.get("status"),
