@@ -145,7 +145,7 @@ def _shallow(node: Any, level: int = 0) -> Any:
             if level > OUTPUT_DEPTH:
                 continue
             if level == OUTPUT_DEPTH:
-                out[key] = dict.fromkeys(value, {})
+                out[key] = {name: {} for name in value}
                 continue
             out[key] = {name: _shallow(sub, level + 1) for name, sub in value.items()}
         elif key in ("additionalProperties", "patternProperties") and isinstance(value, dict):
