@@ -177,7 +177,7 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
             "required": ["result"],
             WRAP_KEY: True,
         }
-    return schema  # type: ignore[no-any-return]
+    return schema
 
 
 class ServedTool(FastMCPTool):
