@@ -149,21 +149,24 @@ def walk_markdown(root: Path, settings: IndexSettings) -> Iterator[tuple[str, Fi
             return
         found.append((child, FileStat(st.st_mtime_ns, st.st_size)))
 
+    def visit_cuedeck(directory: str, rel: str) -> None:
+        """Every markdown file under a card or doc folder, whatever the ignore rules say."""
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            child = f"{rel}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                visit_cuedeck(entry.path, child)
+            elif entry.name.endswith(".md"):
+                _add(entry, child)
+
     visit(root, "", [])
     for special in (CARDS_DIR, DOCS_DIR):
-        base = root / special
-        if base.is_dir():
-            for dirpath, dirnames, filenames in os.walk(base):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-                rel_dir = Path(dirpath).relative_to(root).as_posix()
-                for name in filenames:
-                    if name.endswith(".md") and not name.startswith("."):
-                        path = Path(dirpath) / name
-                        try:
-                            st = path.stat()
-                        except OSError:
-                            continue
-                        found.append((f"{rel_dir}/{name}", FileStat(st.st_mtime_ns, st.st_size)))
+        visit_cuedeck(os.path.join(root, special), special)
     found.sort(key=lambda pair: pair[0])
     return iter(found)
 
