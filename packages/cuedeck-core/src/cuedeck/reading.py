@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
@@ -23,17 +23,9 @@ if TYPE_CHECKING:
     from cuedeck.models import Document
     from cuedeck.workspace import Workspace
 else:
-
-    class _LazyPydantic:
-        """``pydantic`` on first use: the tool's annotations name it, and ``cue --help``
-        imports this module without ever evaluating them."""
-
-        def __getattr__(self, name: str) -> Any:
-            import pydantic
-
-            return getattr(pydantic, name)
-
-    pydantic = _LazyPydantic()
+    # The tool's annotations name pydantic; ``cue --help`` imports this module without
+    # ever evaluating them, so pydantic loads on first use.
+    from cuedeck.tools import lazy_pydantic as pydantic
 
 #: The published path pattern: the specification's, widened to any name that ends in .md.
 #: The specification's character class would refuse ``.cuedeck/docs/*.md`` and names

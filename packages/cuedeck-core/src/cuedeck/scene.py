@@ -47,17 +47,9 @@ if TYPE_CHECKING:
     from cuedeck.models import Document, Placement, Problem, SceneItem
     from cuedeck.workspace import Workspace
 else:
-
-    class _LazyPydantic:
-        """``pydantic`` on first use: the tool's annotations name it, and ``cue --help``
-        imports this module without ever evaluating them."""
-
-        def __getattr__(self, name: str) -> Any:
-            import pydantic
-
-            return getattr(pydantic, name)
-
-    pydantic = _LazyPydantic()
+    # The tool's annotations name pydantic; ``cue --help`` imports this module without
+    # ever evaluating them, so pydantic loads on first use.
+    from cuedeck.tools import lazy_pydantic as pydantic
 
 Format = Literal["markdown", "xml", "json"]
 FORMATS: tuple[str, ...] = ("markdown", "xml", "json")

@@ -21,6 +21,25 @@ if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
 
 
+class _LazyModule:
+    """A module imported on first attribute access.
+
+    Tool modules that are also core plugin modules name ``pydantic.Field`` in their
+    annotations; bound to this, they import pydantic only when a schema is built.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attribute)
+
+
+lazy_pydantic: Any = _LazyModule("pydantic")
+
+
 class Tool:
     """A registered tool with its metadata; call it with :meth:`call`."""
 
