@@ -38,7 +38,8 @@ DateFilterText = Annotated[
 
 
 class TaskSummary(TypedDict):
-    """A card as ``list_tasks`` returns it."""
+    """A card as ``list_tasks`` returns it: what an agent picks work by. The file is
+    ``.cuedeck/cards/<id>.md``; dates are left out to keep the reply small."""
 
     id: Annotated[str, Field(pattern=ID_PATTERN)]
     title: str
@@ -47,9 +48,6 @@ class TaskSummary(TypedDict):
     assignee: str | None
     tags: list[str]
     depends_on: list[str]
-    created: str | None
-    updated: str | None
-    path: str
 
 
 class TaskMetadata(TypedDict):
@@ -160,9 +158,6 @@ def summary(card: Card) -> TaskSummary:
         "assignee": card.assignee,
         "tags": list(card.tags),
         "depends_on": list(card.depends_on),
-        "created": card.created,
-        "updated": card.updated,
-        "path": card.path,
     }
 
 
