@@ -209,12 +209,15 @@ def show(card_id: str, as_json: bool) -> None:
     from cuedeck.parsing import load_frontmatter
 
     _fm, body_line, _problems = load_frontmatter(lines, found.path)
-    body = _workspace().mask("\n".join(lines[body_line - 1 :]).strip("\n"), path=found.path)
+    masking = _workspace().mask_session()  # one session: a secret keeps one number
+    title = masking.mask(found.title, path=found.path)
+    body = masking.mask("\n".join(lines[body_line - 1 :]).strip("\n"), path=found.path)
     dependents = store.graph().dependents(found.id)
     if as_json:
         _emit_json(
             {
                 **found.to_record(),
+                "title": title,
                 "dependents": dependents,
                 "problems": list(found.problems),
                 "body": body,
@@ -227,7 +230,7 @@ def show(card_id: str, as_json: bool) -> None:
     table.show_header = False
     rows = [
         ("id", found.id),
-        ("title", found.title),
+        ("title", title),
         ("status", found.status),
         ("priority", found.priority),
         ("assignee", found.assignee or "-"),
