@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 Engine = Literal["fast", "mistletoe"]
 CARDS_DIR = ".cuedeck/cards"
 DOCS_DIR = ".cuedeck/docs"
+#: A card id: six of a-z and 0-9; the card is ``CARDS_DIR/<id>.md``.
+CARD_ID_PATTERN = r"^[a-z0-9]{6}$"
+CARD_ID = re.compile(CARD_ID_PATTERN)
 
 
 @attrs.frozen

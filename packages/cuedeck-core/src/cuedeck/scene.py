@@ -35,6 +35,7 @@ from cuedeck.errors import (
     suggestion_text,
 )
 from cuedeck.hookspecs import hookimpl
+from cuedeck.parsing import CARD_ID_PATTERN
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -57,7 +58,6 @@ PRIORITIES = {"card": 100, "direct": 50, "indirect": 25, "global": 10}
 #: Hex digits of each input's sha256 written into the scene (the manifest is part of the
 #: budget; 48 bits are plenty to notice a changed file). ``--json`` has them in full.
 HASH_CHARS = 12
-CARD_ID_PATTERN = r"^[a-z0-9]{6}$"
 MANIFEST_VERSION = 1
 _DIGIT = re.compile(r"\d")
 #: Most scenes rendered and counted whole while fitting one (each costs a full count).
@@ -146,8 +146,8 @@ class Scene:
 def find_card(workspace: Workspace, card_id: str | None = None) -> Document:
     """The card a scene is for: ``card_id``; else the activated card; else the most
     recently updated card with ``status: active``."""
-    from cuedeck.parsing import CARDS_DIR
-    from cuedeck.state import CARD_ID, active_card
+    from cuedeck.parsing import CARD_ID, CARDS_DIR
+    from cuedeck.state import active_card
 
     documents = workspace.documents
     cards = {p: d for p, d in documents.items() if d.kind == "card"}

@@ -7,17 +7,16 @@ focus, not project data) and written atomically.
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import InvalidInput
 from cuedeck.files import atomic_write, locked
+from cuedeck.parsing import CARD_ID
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 STATE_PATH = ".cuedeck/state.json"
-CARD_ID = re.compile(r"^[a-z0-9]{6}$")
 
 
 def _read(root: Path) -> dict[str, Any]:

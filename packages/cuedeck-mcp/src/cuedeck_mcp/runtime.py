@@ -135,7 +135,7 @@ class WorkspaceRuntime:
     def card_text(self, card_id: str) -> str:
         """The masked text of card ``card_id``."""
         from cuedeck.errors import FileNotFound, InvalidInput, did_you_mean, suggestion_text
-        from cuedeck.state import CARD_ID
+        from cuedeck.parsing import CARD_ID
 
         with self.guard("reading a card"):
             if not CARD_ID.match(card_id):

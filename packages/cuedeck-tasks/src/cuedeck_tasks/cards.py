@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.parsing import CARDS_DIR
+from cuedeck.parsing import CARD_ID, CARD_ID_PATTERN, CARDS_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -26,8 +25,7 @@ Status = Literal["todo", "active", "done", "archived"]
 Priority = Literal["low", "medium", "high", "critical"]
 STATUSES: tuple[str, ...] = ("todo", "active", "done", "archived")
 PRIORITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
-CARD_ID = re.compile(r"^[a-z0-9]{6}$")
-ID_PATTERN = r"^[a-z0-9]{6}$"
+ID_PATTERN = CARD_ID_PATTERN
 #: Where a new card's keys go, and where a key added by an update is placed.
 FIELD_ORDER: tuple[str, ...] = (
     "id",

@@ -28,7 +28,7 @@ import attrs
 from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_you_mean
 from cuedeck.errors import suggestion_text as _suggestion_text
 from cuedeck.files import atomic_write, locked, sha256_bytes
-from cuedeck.parsing import CARDS_DIR, decode, load_frontmatter, split_lines
+from cuedeck.parsing import CARD_ID, CARDS_DIR, decode, load_frontmatter, split_lines
 from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,
@@ -37,7 +37,6 @@ from cuedeck_tasks.cardfile import (
     render_frontmatter,
 )
 from cuedeck_tasks.cards import (
-    CARD_ID,
     PRIORITIES,
     STATUSES,
     Card,
