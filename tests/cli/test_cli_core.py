@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck_cli.app import make_cli
-from tests.conftest import MakeWorkspace, needs_extras
+from tests.conftest import REPO, MakeWorkspace, needs_extras
 
 CUE = [sys.executable, "-m", "cuedeck_cli"]
 
@@ -211,3 +212,13 @@ def test_upgrade_fails_clearly_without_a_package_index() -> None:
     assert "error[1000]" in result.stderr
     assert "package index cannot be reached" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@needs_extras
+def test_the_demo_workspace_is_healthy(tmp_path: Path) -> None:
+    demo = tmp_path / "demo"
+    shutil.copytree(REPO / "examples" / "demo", demo, ignore=shutil.ignore_patterns(".cache"))
+    (demo / ".cuedeck" / "SCENE.md").unlink(missing_ok=True)
+    code, out, _ = run("-C", str(demo), "doctor", "--json")
+    assert json.loads(out)["problems"] == []
+    assert code == 0
