@@ -419,6 +419,3 @@ class Index:
 
     def __contains__(self, path: object) -> bool:
         return path in self._rows
-
-    def __len__(self) -> int:
-        return len(self._rows)

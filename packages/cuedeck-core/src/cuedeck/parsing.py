@@ -18,17 +18,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 import yaml
 
+from cuedeck.layout import CARD_ID, CARD_ID_PATTERN, CARDS_DIR, DOCS_DIR
 from cuedeck.models import Document, DocumentKind, Heading, Problem, Reference
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
 Engine = Literal["fast", "mistletoe"]
-CARDS_DIR = ".cuedeck/cards"
-DOCS_DIR = ".cuedeck/docs"
-#: A card id: six of a-z and 0-9; the card is ``CARDS_DIR/<id>.md``.
-CARD_ID_PATTERN = r"^[a-z0-9]{6}$"
-CARD_ID = re.compile(CARD_ID_PATTERN)
+__all__ = ["CARDS_DIR", "CARD_ID", "CARD_ID_PATTERN", "DOCS_DIR", "parse_document"]
 
 
 @attrs.frozen

@@ -35,7 +35,7 @@ from cuedeck.errors import (
     suggestion_text,
 )
 from cuedeck.hookspecs import hookimpl
-from cuedeck.parsing import CARD_ID_PATTERN
+from cuedeck.layout import CARD_ID_PATTERN
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import InvalidInput
 from cuedeck.files import atomic_write, locked
-from cuedeck.parsing import CARD_ID
+from cuedeck.layout import CARD_ID
 
 if TYPE_CHECKING:
     from pathlib import Path
