@@ -61,6 +61,28 @@ class PluginInfo:
     hooks: tuple[str, ...]
 
 
+@attrs.define
+class _State:
+    """What CueDeck keeps beside a plugin manager: where plugins came from, which failed,
+    and what the register hooks returned (they run once per manager)."""
+
+    distributions: dict[str, importlib.metadata.Distribution | None] = attrs.Factory(dict)
+    failures: list[PluginFailure] = attrs.Factory(list)
+    registry: dict[str, dict[str, Registered]] = attrs.Factory(dict)
+    tools: dict[str, Tool] | None = None
+
+
+def _state(pm: pluggy.PluginManager) -> _State:
+    state: _State = pm.__dict__.setdefault("_cuedeck", _State())
+    return state
+
+
+def _failed(pm: pluggy.PluginManager, name: str, exc: Exception) -> None:
+    dist = _state(pm).distributions.get(name)
+    error = f"{type(exc).__name__}: {exc}"
+    _state(pm).failures.append(PluginFailure(name, dist.name if dist else None, error))
+
+
 def _names(var: str) -> set[str] | None:
     raw = os.environ.get(var)
     if raw is None:
@@ -72,8 +94,6 @@ def make_plugin_manager(*, entry_points: bool = True) -> pluggy.PluginManager:
     """A fresh plugin manager with core's plugins and, unless disabled, the installed ones."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
-    pm.cuedeck_failures = []  # type: ignore[attr-defined]
-    pm.cuedeck_distributions = {}  # type: ignore[attr-defined]
     for module_name in DEFAULT_PLUGINS:
         pm.register(importlib.import_module(module_name), name=module_name)
     if entry_points:
@@ -92,23 +112,19 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
             continue
         if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
             continue
-        dist = ep.dist
+        _state(pm).distributions[ep.name] = ep.dist
         try:
-            plugin = ep.load()
-            pm.register(plugin, name=ep.name)
+            pm.register(ep.load(), name=ep.name)
         except Exception as exc:  # a broken plugin must not stop CueDeck
-            pm.cuedeck_failures.append(  # type: ignore[attr-defined]
-                PluginFailure(ep.name, dist.name if dist else None, f"{type(exc).__name__}: {exc}")
-            )
+            _failed(pm, ep.name, exc)
+            del _state(pm).distributions[ep.name]
             log.warning("plugin %r failed to load and was skipped: %s", ep.name, exc)
-            continue
-        pm.cuedeck_distributions[ep.name] = dist  # type: ignore[attr-defined]
 
 
 def plugin_infos(pm: pluggy.PluginManager) -> list[PluginInfo]:
     """Loaded plugins with their distribution, version and implemented hooks."""
     infos = []
-    dists = pm.cuedeck_distributions  # type: ignore[attr-defined]
+    dists = _state(pm).distributions
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda pair: pair[0]):
         if plugin is None:
             continue
@@ -129,7 +145,7 @@ def plugin_infos(pm: pluggy.PluginManager) -> list[PluginInfo]:
 
 def plugin_failures(pm: pluggy.PluginManager) -> list[PluginFailure]:
     """Entry points that failed to load."""
-    return list(pm.cuedeck_failures)  # type: ignore[attr-defined]
+    return list(_state(pm).failures)
 
 
 @attrs.frozen
@@ -148,7 +164,7 @@ def collect(pm: pluggy.PluginManager, hook_name: str) -> dict[str, Registered]:
     Results are cached on the plugin manager (hooks run once per manager). A taken
     name is an error naming both plugins unless the newcomer passed ``replace=True``.
     """
-    cache: dict[str, dict[str, Registered]] = pm.__dict__.setdefault("cuedeck_registry", {})
+    cache = _state(pm).registry
     if hook_name in cache:
         return cache[hook_name]
     found: dict[str, Registered] = {}
@@ -202,12 +218,7 @@ def _guarded(pm: pluggy.PluginManager, impl: Any, kwargs: dict[str, Any]) -> Non
     except CueError:
         raise
     except Exception as exc:
-        dist = pm.cuedeck_distributions.get(impl.plugin_name)  # type: ignore[attr-defined]
-        pm.cuedeck_failures.append(  # type: ignore[attr-defined]
-            PluginFailure(
-                impl.plugin_name, dist.name if dist else None, f"{type(exc).__name__}: {exc}"
-            )
-        )
+        _failed(pm, impl.plugin_name, exc)
         log.warning(
             "plugin %r failed in %s and was skipped: %s",
             impl.plugin_name,
@@ -255,14 +266,13 @@ def get_tools(pm: pluggy.PluginManager) -> dict[str, Tool]:
     """Tools by name, wrapped with their metadata."""
     from cuedeck.tools import Tool
 
-    cache: dict[str, Tool] | None = pm.__dict__.get("cuedeck_tools")
-    if cache is None:
-        cache = {
+    state = _state(pm)
+    if state.tools is None:
+        state.tools = {
             name: Tool.from_function(entry.item, name=name, plugin=entry.plugin, **entry.options)
             for name, entry in collect(pm, "register_tools").items()
         }
-        pm.cuedeck_tools = cache  # type: ignore[attr-defined]
-    return cache
+    return state.tools
 
 
 def source_of(pm: pluggy.PluginManager, hook_name: str, name: str) -> str:
