@@ -116,6 +116,14 @@ class MissingExtra(CueError):
     title = "Missing Extra"
 
 
+class ConfirmationRequired(CueError):
+    """A destructive operation whose confirmation token is missing, wrong, used or expired
+    (1009); ``data`` carries a fresh ``confirmation_token`` and the ``warning_message``."""
+
+    code = 1009
+    title = "Confirmation Required"
+
+
 class RateLimited(CueError):
     """Too many calls of one tool in its window (429)."""
 
