@@ -22,15 +22,14 @@ from cuedeck.errors import CueError
 from cuedeck.plugins import call_each, make_plugin_manager
 
 if TYPE_CHECKING:
-    import pluggy
-
+    from cuedeck.plugins import PluginHost
     from cuedeck.workspace import Workspace
 
 
 class CliState:
     """What every command shares: the plugin manager and the (lazily opened) workspace."""
 
-    def __init__(self, plugins: pluggy.PluginManager, directory: Path | None, debug: bool) -> None:
+    def __init__(self, plugins: PluginHost, directory: Path | None, debug: bool) -> None:
         self.plugins = plugins
         self.directory = directory
         self.debug = debug
@@ -116,7 +115,7 @@ def _version() -> str:
     return f"cue {get('cuedeck-cli')} (cuedeck-core {get('cuedeck-core')})"
 
 
-def make_cli(plugins: pluggy.PluginManager | None = None) -> click.Group:
+def make_cli(plugins: PluginHost | None = None) -> click.Group:
     """A fresh ``cue`` group with core's commands and every plugin's."""
     pm = plugins or make_plugin_manager()
 

@@ -12,10 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.hookspecs import hookimpl
-
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterTool
     from cuedeck.models import Document
     from cuedeck.tools import Tool
     from cuedeck.workspace import Workspace
@@ -169,12 +166,6 @@ def _example_doc(documents: Any) -> dict[str, Any]:
     doc = ranked[0]
     section = next((h for h in doc.headings if h.level > 1), None)
     return {"path": doc.path, "anchor": section.text} if section else {"path": doc.path}
-
-
-@hookimpl
-def register_tools(register: RegisterTool) -> None:
-    register(get_tool_categories, category="guide", read_only=True, idempotent=True)
-    register(first_time_user_guide, category="guide", read_only=True, idempotent=True)
 
 
 __all__ = [

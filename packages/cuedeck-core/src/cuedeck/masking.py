@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck.hookspecs import RegisterNamed, hookimpl
-
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator, Sequence
 
@@ -298,8 +296,3 @@ class MaskSession:
             found = self._numbers[key] = f"[REDACTED:{rule}#{number}]"
             self.placeholders[found] = rule
         return found
-
-
-@hookimpl
-def register_maskers(register: RegisterNamed) -> None:
-    register("builtin", BuiltinMasker())

@@ -1,9 +1,10 @@
-"""The plugin manager and typed accessors over what plugins register.
+"""The plugin host and typed accessors over what plugins register.
 
-``make_plugin_manager()`` adds the hookspecs, registers core's own plugins
-(:data:`DEFAULT_PLUGINS`), loads the ``cuedeck`` entry-point group and checks every
-hookimpl against its spec. ``CUEDECK_LOAD_PLUGINS`` (comma-separated entry-point names)
-loads only those; ``CUEDECK_DISABLE_PLUGINS`` skips some. A plugin that fails to import
+``make_plugin_manager()`` returns a :class:`PluginHost`: pluggy's manager with the
+hookspecs, core's own plugins (:data:`DEFAULT_PLUGINS`) and the ``cuedeck`` entry-point
+group, every hookimpl checked against its spec, and CueDeck's records beside it.
+``CUEDECK_LOAD_PLUGINS`` (comma-separated entry-point names) loads only those;
+``CUEDECK_DISABLE_PLUGINS`` skips some. A plugin that fails to import
 is logged and listed by ``cue plugins``; it never stops CueDeck.
 """
 
@@ -20,7 +21,8 @@ import attrs
 import pluggy
 
 from cuedeck import hookspecs
-from cuedeck.errors import InvalidInput
+from cuedeck.errors import CueError
+from cuedeck.registry import Registered, Registry
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,14 +33,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-#: Core's own plugin modules, registered before any entry point. Keep them import-light.
+#: Core's own plugins, registered before any entry point: thin modules of ``@hookimpl``
+#: functions that import the domain inside each hook, so loading them is cheap.
 DEFAULT_PLUGINS: tuple[str, ...] = (
-    "cuedeck.tokens",
-    "cuedeck.masking",
-    "cuedeck.pruning",
-    "cuedeck.scene",
-    "cuedeck.reading",
-    "cuedeck.guide",
+    "cuedeck.default_plugins.token_counters",
+    "cuedeck.default_plugins.maskers",
+    "cuedeck.default_plugins.pruners",
+    "cuedeck.default_plugins.tools",
 )
 
 
@@ -61,26 +62,146 @@ class PluginInfo:
     hooks: tuple[str, ...]
 
 
-@attrs.define
-class _State:
-    """What CueDeck keeps beside a plugin manager: where plugins came from, which failed,
-    and what the register hooks returned (they run once per manager)."""
+class PluginHost:
+    """Pluggy's plugin manager and what CueDeck keeps beside it.
 
-    distributions: dict[str, importlib.metadata.Distribution | None] = attrs.Factory(dict)
-    failures: list[PluginFailure] = attrs.Factory(list)
-    registry: dict[str, dict[str, Registered]] = attrs.Factory(dict)
-    tools: dict[str, Tool] | None = None
+    Beside the manager: where each plugin came from, which failed, and what the
+    ``register_*`` hooks returned (each runs once per host; registering a plugin
+    starts over).
+    """
+
+    def __init__(self) -> None:
+        self.manager = pluggy.PluginManager(hookspecs.PROJECT)
+        self.manager.add_hookspecs(hookspecs)
+        self.distributions: dict[str, importlib.metadata.Distribution | None] = {}
+        self.failures: list[PluginFailure] = []
+        self._registries: dict[str, Registry] = {}
+        self._tools: dict[str, Tool] | None = None
+
+    def __repr__(self) -> str:
+        return f"PluginHost({[name for name, _ in self.manager.list_name_plugin()]!r})"
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        """Register a plugin object or module (see :meth:`pluggy.PluginManager.register`)."""
+        self._registries.clear()
+        self._tools = None
+        return self.manager.register(plugin, name=name)
+
+    def list_name_plugin(self) -> list[tuple[str, Any]]:
+        """``(name, plugin)`` pairs of every registered plugin."""
+        return self.manager.list_name_plugin()
+
+    def load_defaults(self) -> None:
+        """Register core's own plugins (:data:`DEFAULT_PLUGINS`)."""
+        for module_name in DEFAULT_PLUGINS:
+            self.register(importlib.import_module(module_name), name=module_name)
+
+    def load_entry_points(self) -> None:
+        """Register the ``cuedeck`` entry points the allow and deny lists let through."""
+        allow = _names("CUEDECK_LOAD_PLUGINS")
+        deny = _names("CUEDECK_DISABLE_PLUGINS") or set()
+        entry_points = importlib.metadata.entry_points(group=hookspecs.PROJECT)
+        for ep in sorted(entry_points, key=lambda e: e.name):
+            if (allow is not None and ep.name not in allow) or ep.name in deny:
+                continue
+            if self.manager.get_plugin(ep.name) is not None or self.manager.is_blocked(ep.name):
+                continue
+            self.distributions[ep.name] = ep.dist
+            try:
+                self.register(ep.load(), name=ep.name)
+            except Exception as exc:  # a broken plugin must not stop CueDeck
+                self._failed(ep.name, exc)
+                del self.distributions[ep.name]
+                log.warning("plugin %r failed to load and was skipped: %s", ep.name, exc)
+
+    def _failed(self, name: str, exc: Exception) -> None:
+        dist = self.distributions.get(name)
+        error = f"{type(exc).__name__}: {exc}"
+        self.failures.append(PluginFailure(name, dist.name if dist else None, error))
+
+    # -- what plugins registered -------------------------------------------------------------
+
+    def collect(self, hook_name: str) -> dict[str, Registered]:
+        """Run one ``register_*`` hook plugin by plugin, recording who registered what.
+
+        Hooks run once per host. A taken name is an error naming both plugins unless
+        the newcomer passed ``replace=True``.
+        """
+        registry = self._registries.get(hook_name)
+        if registry is None:
+            registry = Registry(hook_name)
+            # get_hookimpls() is in load order (core first), so later plugins may replace.
+            for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
+                register = registry.registrar(impl.plugin_name)
+                self._guarded(impl, dict.fromkeys(impl.argnames, register))
+            self._registries[hook_name] = registry
+        return registry.items
+
+    def call_each(self, hook_name: str, **kwargs: Any) -> None:
+        """Call every implementation of a hook, isolating plugins that raise."""
+        for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
+            self._guarded(impl, {name: kwargs[name] for name in impl.argnames})
+
+    def _guarded(self, impl: Any, kwargs: dict[str, Any]) -> None:
+        """Run one hookimpl; a plugin that raises is logged and recorded, never fatal.
+
+        CueErrors (such as a name registered twice) are real configuration errors and
+        propagate.
+        """
+        try:
+            impl.function(**kwargs)
+        except CueError:
+            raise
+        except Exception as exc:
+            self._failed(impl.plugin_name, exc)
+            log.warning(
+                "plugin %r failed in %s and was skipped: %s",
+                impl.plugin_name,
+                impl.function.__name__,
+                exc,
+            )
+
+    def items(self, hook_name: str) -> dict[str, Any]:
+        """What ``hook_name`` registered, by name, without the owners."""
+        return {name: entry.item for name, entry in self.collect(hook_name).items()}
+
+    def tools(self) -> dict[str, Tool]:
+        """Tools by name, wrapped with their metadata (built once per host)."""
+        if self._tools is None:
+            from cuedeck.tools import Tool
+
+            self._tools = {
+                name: Tool.from_function(
+                    entry.item, name=name, plugin=entry.plugin, **entry.options
+                )
+                for name, entry in self.collect("register_tools").items()
+            }
+        return self._tools
+
+    def infos(self) -> list[PluginInfo]:
+        """Loaded plugins with their distribution, version and implemented hooks."""
+        infos = []
+        for name, plugin in sorted(self.manager.list_name_plugin(), key=lambda pair: pair[0]):
+            if plugin is None:
+                continue
+            callers = self.manager.get_hookcallers(plugin) or ()
+            hooks = tuple(sorted(caller.name for caller in callers))
+            dist = self.distributions.get(name)
+            if dist is None and name in DEFAULT_PLUGINS:
+                infos.append(PluginInfo(name, "cuedeck-core", _core_version(), hooks))
+                continue
+            version = dist.version if dist else None
+            infos.append(PluginInfo(name, dist.name if dist else None, version, hooks))
+        return infos
 
 
-def _state(pm: pluggy.PluginManager) -> _State:
-    state: _State = pm.__dict__.setdefault("_cuedeck", _State())
-    return state
-
-
-def _failed(pm: pluggy.PluginManager, name: str, exc: Exception) -> None:
-    dist = _state(pm).distributions.get(name)
-    error = f"{type(exc).__name__}: {exc}"
-    _state(pm).failures.append(PluginFailure(name, dist.name if dist else None, error))
+def _core_version() -> str | None:
+    try:
+        return importlib.metadata.version("cuedeck-core")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def _names(var: str) -> set[str] | None:
@@ -90,194 +211,69 @@ def _names(var: str) -> set[str] | None:
     return {part.strip() for part in raw.split(",") if part.strip()}
 
 
-def make_plugin_manager(*, entry_points: bool = True) -> pluggy.PluginManager:
-    """A fresh plugin manager with core's plugins and, unless disabled, the installed ones."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
-    for module_name in DEFAULT_PLUGINS:
-        pm.register(importlib.import_module(module_name), name=module_name)
+def make_plugin_manager(*, entry_points: bool = True) -> PluginHost:
+    """A fresh plugin host with core's plugins and, unless disabled, the installed ones."""
+    host = PluginHost()
+    host.load_defaults()
     if entry_points:
-        _load_entry_points(pm)
-    pm.check_pending()
-    return pm
+        host.load_entry_points()
+    host.manager.check_pending()
+    return host
 
 
-def _load_entry_points(pm: pluggy.PluginManager) -> None:
-    allow = _names("CUEDECK_LOAD_PLUGINS")
-    deny = _names("CUEDECK_DISABLE_PLUGINS") or set()
-    for ep in sorted(
-        importlib.metadata.entry_points(group=hookspecs.PROJECT), key=lambda e: e.name
-    ):
-        if (allow is not None and ep.name not in allow) or ep.name in deny:
-            continue
-        if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
-            continue
-        _state(pm).distributions[ep.name] = ep.dist
-        try:
-            pm.register(ep.load(), name=ep.name)
-        except Exception as exc:  # a broken plugin must not stop CueDeck
-            _failed(pm, ep.name, exc)
-            del _state(pm).distributions[ep.name]
-            log.warning("plugin %r failed to load and was skipped: %s", ep.name, exc)
-
-
-def plugin_infos(pm: pluggy.PluginManager) -> list[PluginInfo]:
+def plugin_infos(pm: PluginHost) -> list[PluginInfo]:
     """Loaded plugins with their distribution, version and implemented hooks."""
-    infos = []
-    dists = _state(pm).distributions
-    for name, plugin in sorted(pm.list_name_plugin(), key=lambda pair: pair[0]):
-        if plugin is None:
-            continue
-        hooks = tuple(sorted(impl.name for impl in pm.get_hookcallers(plugin) or ()))
-        dist = dists.get(name)
-        if dist is None and name in DEFAULT_PLUGINS:
-            try:
-                version: str | None = importlib.metadata.version("cuedeck-core")
-            except importlib.metadata.PackageNotFoundError:
-                version = None
-            infos.append(PluginInfo(name, "cuedeck-core", version, hooks))
-            continue
-        infos.append(
-            PluginInfo(name, dist.name if dist else None, dist.version if dist else None, hooks)
-        )
-    return infos
+    return pm.infos()
 
 
-def plugin_failures(pm: pluggy.PluginManager) -> list[PluginFailure]:
-    """Entry points that failed to load."""
-    return list(_state(pm).failures)
+def plugin_failures(pm: PluginHost) -> list[PluginFailure]:
+    """Entry points and hook implementations that failed."""
+    return list(pm.failures)
 
 
-@attrs.frozen
-class Registered:
-    """An item a plugin registered, with the plugin's name."""
-
-    name: str
-    item: Any
-    plugin: str
-    options: dict[str, Any] = attrs.field(factory=dict)
+def collect(pm: PluginHost, hook_name: str) -> dict[str, Registered]:
+    """What one ``register_*`` hook registered, by name (see :meth:`PluginHost.collect`)."""
+    return pm.collect(hook_name)
 
 
-def collect(pm: pluggy.PluginManager, hook_name: str) -> dict[str, Registered]:
-    """Run one ``register_*`` hook plugin by plugin, recording who registered what.
-
-    Results are cached on the plugin manager (hooks run once per manager). A taken
-    name is an error naming both plugins unless the newcomer passed ``replace=True``.
-    """
-    cache = _state(pm).registry
-    if hook_name in cache:
-        return cache[hook_name]
-    found: dict[str, Registered] = {}
-    caller = getattr(pm.hook, hook_name)
-    # get_hookimpls() is in load order (core first), so later plugins may replace.
-    for impl in caller.get_hookimpls():
-        plugin_name = impl.plugin_name
-
-        def register(
-            name_or_item: Any,
-            item: Any = None,
-            *,
-            replace: bool = False,
-            _plugin: str = plugin_name,
-            **options: Any,
-        ) -> None:
-            if hook_name == "register_tools":
-                func = name_or_item
-                name = options.pop("name", None) or func.__name__
-                entry = Registered(name, func, _plugin, options)
-            else:
-                name, entry = name_or_item, Registered(name_or_item, item, _plugin, options)
-            if not isinstance(name, str) or not name:
-                raise InvalidInput(f"plugin {_plugin!r} registered an empty name", field="name")
-            previous = found.get(name)
-            if previous is not None and not replace:
-                raise InvalidInput(
-                    f"{hook_name}: {name!r} is registered by both {previous.plugin!r} and "
-                    f"{_plugin!r}",
-                    field="name",
-                    help="pass replace=True to take the name over on purpose, "
-                    "or disable one plugin with CUEDECK_DISABLE_PLUGINS",
-                )
-            found[name] = entry
-
-        _guarded(pm, impl, dict.fromkeys(impl.argnames, register))
-    cache[hook_name] = found
-    return found
-
-
-def _guarded(pm: pluggy.PluginManager, impl: Any, kwargs: dict[str, Any]) -> None:
-    """Run one hookimpl; a plugin that raises is logged and recorded, never fatal.
-
-    CueErrors (such as a name registered twice) are real configuration errors and
-    propagate.
-    """
-    from cuedeck.errors import CueError
-
-    try:
-        impl.function(**kwargs)
-    except CueError:
-        raise
-    except Exception as exc:
-        _failed(pm, impl.plugin_name, exc)
-        log.warning(
-            "plugin %r failed in %s and was skipped: %s",
-            impl.plugin_name,
-            impl.function.__name__,
-            exc,
-        )
-
-
-def call_each(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> None:
+def call_each(pm: PluginHost, hook_name: str, **kwargs: Any) -> None:
     """Call every implementation of a hook, isolating plugins that raise."""
-    for impl in getattr(pm.hook, hook_name).get_hookimpls():
-        _guarded(pm, impl, {name: kwargs[name] for name in impl.argnames})
+    pm.call_each(hook_name, **kwargs)
 
 
-def _items(pm: pluggy.PluginManager, hook_name: str) -> dict[str, Any]:
-    return {name: entry.item for name, entry in collect(pm, hook_name).items()}
-
-
-def get_searchers(pm: pluggy.PluginManager) -> dict[str, Searcher]:
+def get_searchers(pm: PluginHost) -> dict[str, Searcher]:
     """Search modes by name."""
-    return _items(pm, "register_searchers")
+    return pm.items("register_searchers")
 
 
-def get_pruners(pm: pluggy.PluginManager) -> dict[str, Pruner]:
+def get_pruners(pm: PluginHost) -> dict[str, Pruner]:
     """Pruners by name."""
-    return _items(pm, "register_pruners")
+    return pm.items("register_pruners")
 
 
-def get_maskers(pm: pluggy.PluginManager) -> dict[str, Masker]:
+def get_maskers(pm: PluginHost) -> dict[str, Masker]:
     """Maskers by name."""
-    return _items(pm, "register_maskers")
+    return pm.items("register_maskers")
 
 
-def get_token_counters(pm: pluggy.PluginManager) -> dict[str, TokenCounter]:
+def get_token_counters(pm: PluginHost) -> dict[str, TokenCounter]:
     """Token counters that work on this machine, by name."""
-    return {k: v for k, v in _items(pm, "register_token_counters").items() if v is not None}
+    return {k: v for k, v in pm.items("register_token_counters").items() if v is not None}
 
 
-def get_services(pm: pluggy.PluginManager) -> dict[str, Callable[[Any], Any]]:
+def get_services(pm: PluginHost) -> dict[str, Callable[[Any], Any]]:
     """Workspace service factories by name."""
-    return _items(pm, "register_services")
+    return pm.items("register_services")
 
 
-def get_tools(pm: pluggy.PluginManager) -> dict[str, Tool]:
+def get_tools(pm: PluginHost) -> dict[str, Tool]:
     """Tools by name, wrapped with their metadata."""
-    from cuedeck.tools import Tool
-
-    state = _state(pm)
-    if state.tools is None:
-        state.tools = {
-            name: Tool.from_function(entry.item, name=name, plugin=entry.plugin, **entry.options)
-            for name, entry in collect(pm, "register_tools").items()
-        }
-    return state.tools
+    return pm.tools()
 
 
-def source_of(pm: pluggy.PluginManager, hook_name: str, name: str) -> str:
+def source_of(pm: PluginHost, hook_name: str, name: str) -> str:
     """The plugin that registered ``name`` through ``hook_name``."""
-    return collect(pm, hook_name)[name].plugin
+    return pm.collect(hook_name)[name].plugin
 
 
 def hook_names() -> list[str]:

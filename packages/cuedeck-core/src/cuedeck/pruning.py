@@ -14,8 +14,6 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from cuedeck.hookspecs import RegisterNamed, hookimpl
-
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -176,9 +174,3 @@ def _close(section: list[str], paragraph: list[str]) -> None:
         if len(joined) > PARAGRAPH_CHARS:
             joined = joined[: PARAGRAPH_CHARS - 1].rstrip() + "…"
         section.append(joined)
-
-
-@hookimpl
-def register_pruners(register: RegisterNamed) -> None:
-    register("greedy", GreedyPruner())
-    register("outline", OutlinePruner())

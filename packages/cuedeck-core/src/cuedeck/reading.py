@@ -14,12 +14,10 @@ from typing import TYPE_CHECKING, Annotated
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import FileNotFound, InvalidInput, did_you_mean, suggestion_text
-from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     import pydantic
 
-    from cuedeck.hookspecs import RegisterTool
     from cuedeck.models import Document
     from cuedeck.workspace import Workspace
 else:
@@ -220,11 +218,6 @@ def _hint(
             f"call again with offset={page_end - first} for the rest."
         )
     return " ".join(notes) or None
-
-
-@hookimpl
-def register_tools(register: RegisterTool) -> None:
-    register(read_doc, category="docs", read_only=True, idempotent=True)
 
 
 __all__ = ["PATH_PATTERN", "DocPage", "LineRange", "find_doc", "read_doc"]

@@ -34,7 +34,6 @@ from cuedeck.errors import (
     did_you_mean,
     suggestion_text,
 )
-from cuedeck.hookspecs import hookimpl
 from cuedeck.layout import CARD_ID_PATTERN
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
     import pydantic
 
     from cuedeck.graph import ReferenceGraph
-    from cuedeck.hookspecs import Pruner, RegisterTool
+    from cuedeck.hookspecs import Pruner
     from cuedeck.models import Document, Placement, Problem, SceneItem
     from cuedeck.workspace import Workspace
 else:
@@ -1217,10 +1216,3 @@ def build_scene_tool(
     """
     scene = build_scene(workspace, card_id, token_limit, format=format)
     return {"text": scene.text, "manifest": scene.manifest}
-
-
-@hookimpl
-def register_tools(register: RegisterTool) -> None:
-    register(
-        build_scene_tool, name="build_scene", category="scene", read_only=True, idempotent=True
-    )

@@ -18,8 +18,6 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from cuedeck.hookspecs import RegisterNamed, hookimpl
-
 
 @runtime_checkable
 class TokenCounter(Protocol):
@@ -154,9 +152,3 @@ class CachedCounter:
         if len(self._memo) > self._size:
             self._memo.popitem(last=False)
         return value
-
-
-@hookimpl
-def register_token_counters(register: RegisterNamed) -> None:
-    register("estimate", EstimateCounter())
-    register("o200k", O200kCounter.load())

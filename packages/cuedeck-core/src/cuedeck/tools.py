@@ -84,12 +84,10 @@ class Tool:
     @cached_property
     def _hints(self) -> dict[str, Any]:
         # Tool modules usually import Workspace under TYPE_CHECKING only (to stay
-        # import-light), so supply it for evaluating the ``workspace`` annotation.
-        from cuedeck.workspace import Workspace
-
-        return typing.get_type_hints(
-            self.func, localns={"Workspace": Workspace}, include_extras=True
-        )
+        # import-light), so the ``workspace`` annotation cannot be evaluated as written.
+        # It is never validated (the caller supplies the workspace), so any stand-in
+        # does, and importing the real class here would close an import circle.
+        return typing.get_type_hints(self.func, localns={"Workspace": Any}, include_extras=True)
 
     @cached_property
     def input_model(self) -> Any:

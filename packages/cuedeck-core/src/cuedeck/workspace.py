@@ -19,6 +19,7 @@ from cuedeck.config import Config, load_config
 from cuedeck.errors import FileNotFound, InvalidInput, MissingExtra, did_you_mean, suggestion_text
 from cuedeck.index import Index, RefreshStats
 from cuedeck.plugins import (
+    PluginHost,
     get_searchers,
     get_services,
     get_token_counters,
@@ -28,8 +29,6 @@ from cuedeck.tokens import CachedCounter
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-
-    import pluggy
 
     from cuedeck.graph import ReferenceGraph
     from cuedeck.masking import MaskSession
@@ -73,7 +72,7 @@ def _explicit_root(path: Path, source: str) -> Path:
 
 
 def open_workspace(
-    path: Path | str | None = None, *, plugins: pluggy.PluginManager | None = None
+    path: Path | str | None = None, *, plugins: PluginHost | None = None
 ) -> Workspace:
     """Open the workspace at or above ``path``; see :func:`find_root`."""
     return Workspace(find_root(path), plugins=plugins)
@@ -82,7 +81,7 @@ def open_workspace(
 class Workspace:
     """A CueDeck workspace. Heavy parts load on first use and are shared afterwards."""
 
-    def __init__(self, root: Path, *, plugins: pluggy.PluginManager | None = None) -> None:
+    def __init__(self, root: Path, *, plugins: PluginHost | None = None) -> None:
         self.root = root
         self._plugins = plugins
         self._lock = threading.RLock()
@@ -107,8 +106,8 @@ class Workspace:
     # -- parts -----------------------------------------------------------------------------
 
     @property
-    def plugins(self) -> pluggy.PluginManager:
-        """The plugin manager (a fresh one unless one was passed in)."""
+    def plugins(self) -> PluginHost:
+        """The plugin host (a fresh one unless one was passed in)."""
         if self._plugins is None:
             self._plugins = make_plugin_manager()
         return self._plugins
