@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from cuedeck import hookimpl
 from cuedeck.guide import first_time_user_guide, get_tool_categories
 from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.scene import build_scene
 from cuedeck.state import set_active_card
 from cuedeck.workspace import open_workspace
 
@@ -106,3 +107,32 @@ def test_guide_without_tasks_tools_leaves_their_steps_out(make_workspace: MakeWo
     assert not {"list_tasks", "update_task", "read_context"} & set(steps)
     assert guide["active_card"] is None
     assert guide["other_tools"] == []
+
+
+def test_guide_and_scene_choose_the_same_active_card(make_workspace: MakeWorkspace) -> None:
+    # Two cards with status: active. The scene takes the most recently updated one; the
+    # guide used to take the first by path, so it showed a different card.
+    older = CARD.format(id="aaa111", title="Old work", status="active")
+    newer = CARD.format(id="zzz999", title="New work", status="active")
+    root = make_workspace(
+        {
+            ".cuedeck/cards/aaa111.md": older.replace("---\n#", "updated: 2024-01-01\n---\n#"),
+            ".cuedeck/cards/zzz999.md": newer.replace("---\n#", "updated: 2025-06-01\n---\n#"),
+        }
+    )
+    workspace = open_workspace(root)
+    scene = build_scene(workspace)
+    guide = first_time_user_guide(workspace)
+    assert scene.manifest["card"] == "zzz999"
+    assert guide["active_card"] == "zzz999"
+
+
+def test_guide_has_no_active_card_when_the_scene_has_none(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {".cuedeck/cards/abc123.md": CARD.format(id="abc123", title="Todo", status="todo")}
+    )
+    guide = first_time_user_guide(open_workspace(root))
+    assert guide["active_card"] is None
+    steps = {step["tool"]: step for step in guide["steps"]}
+    if "get_task_dependencies" in steps:  # examples still use a real card id
+        assert steps["get_task_dependencies"]["example"] == {"id": "abc123"}

@@ -17,7 +17,7 @@ import pytest
 from cuedeck import open_workspace
 from cuedeck.errors import LockError
 from cuedeck.files import locked
-from cuedeck.index import CACHE_DIR, INDEX_FILE
+from cuedeck.layout import INDEX_DB
 from tests.conftest import MakeWorkspace
 
 FILES = {
@@ -37,7 +37,7 @@ def test_cold_then_warm_restart_reuses_everything(make_workspace: MakeWorkspace)
     root = make_workspace(FILES)
     cold = open_workspace(root).refresh()
     assert (cold.seen, cold.parsed, cold.reused, cold.removed) == (4, 4, 0, 0)
-    assert (root / CACHE_DIR / INDEX_FILE).is_file()
+    assert (root / INDEX_DB).is_file()
     warm_workspace = open_workspace(root)
     warm = warm_workspace.refresh()
     assert (warm.seen, warm.parsed, warm.reused) == (4, 0, 4)
@@ -81,7 +81,7 @@ def test_corrupt_cache_is_rebuilt_with_a_warning(
     root = make_workspace(FILES)
     with open_workspace(root) as workspace:
         workspace.refresh()
-    database = root / CACHE_DIR / INDEX_FILE
+    database = root / INDEX_DB
     for suffix in ("-wal", "-shm"):
         Path(str(database) + suffix).unlink(missing_ok=True)
     database.write_bytes(b"this is not a database" * 100)
@@ -99,7 +99,7 @@ def test_old_schema_version_is_rebuilt(
     root = make_workspace(FILES)
     with open_workspace(root) as workspace:
         workspace.refresh()
-    with sqlite3.connect(root / CACHE_DIR / INDEX_FILE) as connection:
+    with sqlite3.connect(root / INDEX_DB) as connection:
         connection.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
     with caplog.at_level(logging.WARNING, logger="cuedeck"):
         stats = open_workspace(root).refresh()
@@ -181,7 +181,7 @@ def test_two_processes_refreshing_at_once_do_not_corrupt_the_cache(
             page.write_text(f"# Page {n} v{round_}\n\n## Part\n", encoding="utf-8")
         time.sleep(0.02)
     assert [worker.wait(timeout=120) for worker in workers] == [0, 0]
-    database = root / CACHE_DIR / INDEX_FILE
+    database = root / INDEX_DB
     with sqlite3.connect(database) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     workspace = open_workspace(root)

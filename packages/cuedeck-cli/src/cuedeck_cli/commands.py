@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cuedeck.errors import CueError
+from cuedeck.layout import CACHE_DIR, CARDS_DIR, DOCS_DIR, GITIGNORE_LINES, WORKSPACE_DIR
 from cuedeck_cli.output import console, emit_json, progress_bar, render_problem
 
 if TYPE_CHECKING:
     from cuedeck_cli.app import CliState
-
-GITIGNORE_LINES = (".cuedeck/.cache/", ".cuedeck/SCENE.md", ".cuedeck/state.json")
 
 
 def state() -> CliState:
@@ -40,17 +39,17 @@ def init(force: bool) -> None:
     if not root.is_dir():
         raise CueError(f"{root} is not a directory", path=str(root))
     created = []
-    for sub in ("cards", "docs", ".cache"):
-        folder = root / ".cuedeck" / sub
+    for sub in (CARDS_DIR, DOCS_DIR, CACHE_DIR):
+        folder = root / sub
         if not folder.is_dir():
             folder.mkdir(parents=True)
-            created.append(f".cuedeck/{sub}/")
+            created.append(f"{sub}/")
     config = root / CONFIG_PATH
     if config.exists() and force:
         backup = config.with_name(f"config.toml.{time.strftime('%Y%m%d-%H%M%S')}.bak")
         shutil.copy2(config, backup)
         atomic_write(config, render_default_config())
-        created.append(f"{CONFIG_PATH} (old one kept as .cuedeck/{backup.name})")
+        created.append(f"{CONFIG_PATH} (old one kept as {WORKSPACE_DIR}/{backup.name})")
     elif not config.exists():
         atomic_write(config, render_default_config())
         created.append(CONFIG_PATH)
@@ -154,7 +153,6 @@ def _counter_info(workspace: Any) -> dict[str, Any]:
 @click.command()
 def clean() -> None:
     """Remove .cuedeck/.cache/ (the index and embeddings are rebuilt on next use)."""
-    from cuedeck.index import CACHE_DIR
 
     root = state().workspace.root
     cache = root / CACHE_DIR

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cuedeck.errors import CueError
+from cuedeck.layout import CACHE_DIR, CONFIG_PATH, STATE_PATH
 from cuedeck_cli.output import emit_json, print_error
 
 if TYPE_CHECKING:
@@ -164,12 +165,13 @@ def _relevant(root: Path, output: Path) -> Any:
         parts = rel.parts
         if not parts or any(part in ignored_dirs for part in parts[:-1]):
             return False
-        if parts[:2] == (".cuedeck", ".cache") or Path(path) == output:
+        posix = rel.as_posix()
+        if posix.startswith(CACHE_DIR + "/") or Path(path) == output:
             return False
         name = parts[-1]
         if name.startswith("."):
             return False  # temporary files of atomic writes and editors
-        if parts[0] == ".cuedeck" and name in ("config.toml", "state.json"):
+        if posix in (CONFIG_PATH, STATE_PATH):
             return True
         return name.endswith(".md")
 

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from cuedeck.errors import InvalidInput
+from cuedeck.layout import CONFIG_PATH, SCENE_PATH
 from cuedeck.models import Problem
 
 if typing.TYPE_CHECKING:
@@ -42,7 +43,7 @@ class SceneSettings:
         "Docs (`path` or `path#heading`) added to every scene at priority 10 (TOML key `global`).",
     )
     format: str = _setting("markdown", "Default output format.", ("markdown", "xml", "json"))
-    output: str = _setting(".cuedeck/SCENE.md", "Where `cue scene` writes the scene.")
+    output: str = _setting(SCENE_PATH, "Where `cue scene` writes the scene.")
     clipboard: bool = _setting(True, "Copy the scene to the clipboard after writing it.")
     follow_project_links: bool = _setting(
         False, "Also follow plain markdown links between project files outside .cuedeck/."
@@ -180,7 +181,6 @@ SECTIONS: dict[str, type] = {
 
 #: Attribute names that differ from their TOML keys (``global`` is a Python keyword).
 _TOML_KEY = {"global_docs": "global"}
-CONFIG_PATH = ".cuedeck/config.toml"
 
 
 def toml_key(attribute: str) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import ConfirmationRequired
 from cuedeck.files import atomic_write, locked
+from cuedeck.layout import CONFIRMATIONS_LOCK, CONFIRMATIONS_PATH
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 ALPHABET = "34679ACDEFGHJKMNPQRTUVWXY"
 TOKEN_LENGTH = 12
 TTL_SECONDS = 300.0
-STORE = ".cuedeck/.cache/confirmations.json"
 
 
 def binding(operation: str, arguments: Mapping[str, Any], state: str = "") -> str:
@@ -56,7 +56,8 @@ class Confirmations:
         ttl: float = TTL_SECONDS,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.path = root / STORE
+        self.path = root / CONFIRMATIONS_PATH
+        self.lock_path = root / CONFIRMATIONS_LOCK
         self.ttl = ttl
         self.clock = clock
 
@@ -114,7 +115,7 @@ class Confirmations:
     def _locked(self) -> Iterator[dict[str, Any]]:
         """The pending tokens, locked; written back (old ones dropped) on success."""
         now = self.clock()
-        with locked(self.path.with_name(self.path.name + ".lock")):
+        with locked(self.lock_path):
             try:
                 loaded = json.loads(self.path.read_text(encoding="utf-8"))
             except (FileNotFoundError, ValueError):

@@ -20,8 +20,8 @@ import attrs
 import rustworkx as rx
 
 from cuedeck.errors import did_you_mean, suggestion_text
+from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR
 from cuedeck.models import Document, Problem, Reference
-from cuedeck.parsing import CARDS_DIR, DOCS_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -88,7 +88,7 @@ class ReferenceGraph:
             return
         followed = (
             reference.kind != "markdown"
-            or source.startswith(".cuedeck/")
+            or source.startswith(WORKSPACE_DIR + "/")
             or self.follow_project_links
         )
         self.links[source].append(Link(source, target, anchor, reference, followed))

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
+from cuedeck.layout import DOCS_DIR, card_path
+
 if TYPE_CHECKING:
     from cuedeck.models import Document
     from cuedeck.tools import Tool
@@ -83,18 +85,20 @@ def get_tool_categories(workspace: Workspace) -> ToolCategories:
 
 def first_time_user_guide(workspace: Workspace) -> Guide:
     """A first-session walkthrough: which tools to call, in what order, with example calls."""
-    from cuedeck.state import active_card
+    from cuedeck.errors import FileNotFound
+    from cuedeck.scene import find_card
 
     tools = _tools(workspace)
     documents = workspace.documents
     cards = [doc for doc in documents.values() if doc.kind == "card"]
     card_ids = {_card_id(doc) for doc in cards}
-    active = active_card(workspace.root)
-    if active not in card_ids:  # none chosen with `cue card activate`: an active-status card
-        active = next((_card_id(d) for d in cards if d.frontmatter.get("status") == "active"), None)
+    try:  # the card build_scene would choose: one rule, in one place
+        active: str | None = _card_id(find_card(workspace))
+    except FileNotFound:
+        active = None
     card = active or next(iter(sorted(card_ids)), None)
     doc = _example_doc(documents.values())
-    topic = documents[f".cuedeck/cards/{card}.md"].title if card else "getting started"
+    topic = documents[card_path(card)].title if card else "getting started"
 
     plan: list[tuple[str, str, dict[str, Any]]] = [
         ("get_tool_categories", "See every tool, grouped, and which ones write.", {}),
@@ -162,7 +166,7 @@ def _example_doc(documents: Any) -> dict[str, Any]:
         key=lambda doc: (doc.kind != "doc", doc.path),
     )
     if not ranked:
-        return {"path": ".cuedeck/docs/guide.md"}
+        return {"path": f"{DOCS_DIR}/guide.md"}
     doc = ranked[0]
     section = next((h for h in doc.headings if h.level > 1), None)
     return {"path": doc.path, "anchor": section.text} if section else {"path": doc.path}

@@ -23,6 +23,7 @@ import attrs
 import pathspec
 
 from cuedeck.files import locked, sha256_bytes
+from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK, WORKSPACE_DIR
 from cuedeck.models import Document, converter
 from cuedeck.parsing import CARDS_DIR, DOCS_DIR, Engine, parse_document
 
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 
 SCHEMA_VERSION = 1
-CACHE_DIR = ".cuedeck/.cache"
-INDEX_FILE = "index.sqlite3"
 _ALWAYS_SKIPPED = {".git", ".hg", ".svn", "__pycache__"}
 
 
@@ -119,7 +118,7 @@ def walk_markdown(root: Path, settings: IndexSettings) -> Iterator[tuple[str, Fi
             except OSError:
                 continue
             if is_dir:
-                if entry.name in _ALWAYS_SKIPPED or child == ".cuedeck":
+                if entry.name in _ALWAYS_SKIPPED or child == WORKSPACE_DIR:
                     continue
                 if exclude is not None and exclude.match(child + "/"):
                     continue
@@ -197,7 +196,7 @@ class Index:
         self.count_tokens = count_tokens
         self.engine: Engine = engine
         self.cache_dir = root / CACHE_DIR
-        self.path = self.cache_dir / INDEX_FILE
+        self.path = root / INDEX_DB
         self._rows: dict[str, tuple[FileStat, str, str]] = {}  # path -> (stat, sha, json)
         self._documents: dict[str, Document] = {}
         self._loaded = False
@@ -296,12 +295,12 @@ class Index:
         started = time.perf_counter()
         rebuilt = rebuild
         if rebuild:
-            with locked(self.cache_dir / "index.lock", display=f"{CACHE_DIR}/index.lock"):
+            with locked(self.root / INDEX_LOCK, display=INDEX_LOCK):
                 self._discard()
             self._loaded = True
         elif not self._loaded:
             if not self._load():
-                with locked(self.cache_dir / "index.lock", display=f"{CACHE_DIR}/index.lock"):
+                with locked(self.root / INDEX_LOCK, display=INDEX_LOCK):
                     self._discard()
                 rebuilt = True
             self._loaded = True
@@ -361,7 +360,7 @@ class Index:
         touched: list[tuple[str, FileStat]],
         removed: list[str],
     ) -> None:
-        with locked(self.cache_dir / "index.lock", display=f"{CACHE_DIR}/index.lock"):
+        with locked(self.root / INDEX_LOCK, display=INDEX_LOCK):
             connection = self._db()
             connection.execute("BEGIN IMMEDIATE")
             try:

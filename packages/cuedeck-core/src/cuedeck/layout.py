@@ -1,14 +1,43 @@
-"""Where a workspace keeps its cards and docs, and what a card id looks like.
+"""Where everything of a workspace lives under ``.cuedeck/``, and what a card id looks like.
 
-A dependency-free module: core plugin modules import it while ``cue --help`` runs.
+The one home of these paths (workspace-relative, POSIX): code that reads or writes
+under ``.cuedeck/`` imports them from here. A dependency-free module: core plugin
+modules import it while ``cue --help`` runs.
 """
 
 from __future__ import annotations
 
 import re
 
-CARDS_DIR = ".cuedeck/cards"
-DOCS_DIR = ".cuedeck/docs"
+#: The folder that makes a directory a CueDeck workspace.
+WORKSPACE_DIR = ".cuedeck"
+CARDS_DIR = f"{WORKSPACE_DIR}/cards"
+DOCS_DIR = f"{WORKSPACE_DIR}/docs"
+CONFIG_PATH = f"{WORKSPACE_DIR}/config.toml"
+#: One person's current card (git-ignored), and the lock its writers take.
+STATE_PATH = f"{WORKSPACE_DIR}/state.json"
+STATE_LOCK = f"{WORKSPACE_DIR}/.state.lock"
+#: Where ``cue scene`` writes by default (``[scene] output``).
+SCENE_PATH = f"{WORKSPACE_DIR}/SCENE.md"
+
+#: Everything rebuildable (git-ignored; ``cue clean`` removes it).
+CACHE_DIR = f"{WORKSPACE_DIR}/.cache"
+INDEX_DB = f"{CACHE_DIR}/index.sqlite3"
+INDEX_LOCK = f"{CACHE_DIR}/index.lock"
+CARDS_DB = f"{CACHE_DIR}/cards.sqlite3"
+#: Per-card write locks: ``LOCKS_DIR/<name>.lock``.
+LOCKS_DIR = f"{CACHE_DIR}/locks"
+CONFIRMATIONS_PATH = f"{CACHE_DIR}/confirmations.json"
+CONFIRMATIONS_LOCK = f"{CONFIRMATIONS_PATH}.lock"
+
+#: What ``cue init`` adds to the workspace's .gitignore.
+GITIGNORE_LINES = (f"{CACHE_DIR}/", SCENE_PATH, STATE_PATH)
+
 #: A card id: six of a-z and 0-9; the card is ``CARDS_DIR/<id>.md``.
 CARD_ID_PATTERN = r"^[a-z0-9]{6}$"
 CARD_ID = re.compile(CARD_ID_PATTERN)
+
+
+def card_path(card_id: str) -> str:
+    """The workspace-relative path of card ``card_id``."""
+    return f"{CARDS_DIR}/{card_id}.md"

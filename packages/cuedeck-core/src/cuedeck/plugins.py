@@ -247,8 +247,10 @@ def get_searchers(pm: PluginHost) -> dict[str, Searcher]:
 
 
 def get_pruners(pm: PluginHost) -> dict[str, Pruner]:
-    """Pruners by name."""
-    return pm.items("register_pruners")
+    """Pruners by name, each held to the contract by :class:`~cuedeck.pruning.CheckedPruner`."""
+    from cuedeck.pruning import CheckedPruner
+
+    return {name: CheckedPruner(name, p) for name, p in pm.items("register_pruners").items()}
 
 
 def get_maskers(pm: PluginHost) -> dict[str, Masker]:

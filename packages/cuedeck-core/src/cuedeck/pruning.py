@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from cuedeck.blocks import Fence, fence_opened_by
+from cuedeck.errors import CueError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from cuedeck.hookspecs import Pruner
     from cuedeck.models import Placement, SceneItem
 
 #: Longest first paragraph an outline keeps, in characters (then it ends with "…").
@@ -38,6 +42,61 @@ def _drop(item: SceneItem, reason: str) -> Placement:
     from cuedeck.models import Placement
 
     return Placement(item, "dropped", "", 0, reason)
+
+
+class CheckedPruner:
+    """A registered pruner held to the :class:`~cuedeck.hookspecs.Pruner` contract.
+
+    A pruner that returns the wrong number of placements or goes over its budget
+    (counting what it keeps in full at the item's measured cost) would make the scene
+    silently wrong: a fallback that drops everything. It fails instead, with a
+    :class:`~cuedeck.errors.CueError` naming the pruner and the broken rule.
+    """
+
+    def __init__(self, name: str, pruner: Pruner) -> None:
+        self.name = name
+        self.pruner = pruner
+
+    def __repr__(self) -> str:
+        return f"CheckedPruner({self.name!r}, {self.pruner!r})"
+
+    def prune(
+        self, items: Sequence[SceneItem], budget: int, count: Callable[[str], int]
+    ) -> list[Placement]:
+        placements = list(self.pruner.prune(items, budget, count))
+        if len(placements) != len(items):
+            self._broken(
+                f"returned {len(placements)} placements for {len(items)} items",
+                placements=len(placements),
+                items=len(items),
+            )
+        for placement in placements:
+            if placement.tokens < 0 or (placement.mode == "dropped" and placement.tokens):
+                self._broken(
+                    f"reported {placement.tokens} tokens for {placement.item.key} "
+                    f"({placement.mode})",
+                    item=placement.item.key,
+                    tokens=placement.tokens,
+                )
+        # What is kept in full costs what the scene measured, whatever the pruner says.
+        costs = [p.item.tokens if p.mode in ("whole", "section") else p.tokens for p in placements]
+        # The active card is kept even when it alone exceeds the budget.
+        allowed = max(budget, costs[0]) if costs else budget
+        if sum(costs) > allowed:
+            self._broken(
+                f"placed {sum(costs)} tokens, over its budget of {budget}",
+                tokens=sum(costs),
+                budget=budget,
+            )
+        return placements
+
+    def _broken(self, what: str, **data: Any) -> NoReturn:
+        raise CueError(
+            f"pruner {self.name!r} broke its contract: {what}",
+            pruner=self.name,
+            help="fix the pruner, or choose another with [scene] pruner or --pruner",
+            **data,
+        )
 
 
 class GreedyPruner:
@@ -115,7 +174,6 @@ def outline(text: str, *, paragraphs: bool = True) -> str:
 
 
 _ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -136,14 +194,14 @@ def outlines(text: str) -> tuple[str, str]:
     headings: list[str] = []
     paragraph: list[str] = []
     done = False  # the current section's first paragraph is complete
-    fence = ""
+    fence: Fence | None = None
     for line in lines[start:]:
-        if fence:
-            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
-                fence = ""
+        if fence is not None:
+            if fence.closed_by(line):
+                fence = None
             continue
-        if found := _FENCE.match(line):
-            fence = found.group(1)
+        fence = fence_opened_by(line)
+        if fence is not None:
             done = done or bool(paragraph)
             continue
         if _ATX.match(line):

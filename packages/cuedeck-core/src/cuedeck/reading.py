@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import FileNotFound, InvalidInput, did_you_mean, suggestion_text
+from cuedeck.layout import WORKSPACE_DIR
 
 if TYPE_CHECKING:
     import pydantic
@@ -30,7 +31,7 @@ else:
 #: like ``c++.md``; :meth:`Workspace.relative_path` does the real checks.
 PATH_PATTERN = r"^[^/\\].*\.md$"
 _PATH_RE = re.compile(PATH_PATTERN, re.DOTALL)
-_CUEDECK_PREFIX = ".cuedeck/"
+_CUEDECK_PREFIX = WORKSPACE_DIR + "/"
 
 
 class LineRange(TypedDict):

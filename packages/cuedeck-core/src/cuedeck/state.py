@@ -11,12 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import InvalidInput
 from cuedeck.files import atomic_write, locked
-from cuedeck.layout import CARD_ID
+from cuedeck.layout import CARD_ID, STATE_LOCK, STATE_PATH
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-STATE_PATH = ".cuedeck/state.json"
 
 
 def _read(root: Path) -> dict[str, Any]:
@@ -37,7 +35,7 @@ def set_active_card(root: Path, card_id: str | None) -> None:
     """Make ``card_id`` the active card (None clears it)."""
     if card_id is not None and not CARD_ID.match(card_id):
         raise InvalidInput(f"{card_id!r} is not a card id (6 of a-z, 0-9)", field="id")
-    with locked(root / ".cuedeck" / ".state.lock"):
+    with locked(root / STATE_LOCK):
         state = _read(root)
         if card_id is None:
             state.pop("active_card", None)

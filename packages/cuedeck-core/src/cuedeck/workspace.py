@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.config import Config, load_config
 from cuedeck.errors import FileNotFound, InvalidInput, MissingExtra, did_you_mean, suggestion_text
 from cuedeck.index import Index, RefreshStats
+from cuedeck.layout import CONFIG_PATH, WORKSPACE_DIR
 from cuedeck.plugins import (
     PluginHost,
     get_searchers,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from cuedeck.masking import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult
 
-WORKSPACE_DIR = ".cuedeck"
 ENV_WORKSPACE = "CUE_WORKSPACE"
 
 
@@ -131,7 +131,7 @@ class Workspace:
                 f"token counter {wanted!r} is not available here "
                 f"(available: {', '.join(sorted(counters))})",
                 field="tokens.counter",
-                path=".cuedeck/config.toml",
+                path=CONFIG_PATH,
                 help='o200k needs `pip install "cuedeck-core[tokens]"` and an offline '
                 'encoding file (docs/tokens.md); or set counter = "auto"',
             )

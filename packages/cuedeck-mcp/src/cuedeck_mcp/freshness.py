@@ -18,6 +18,8 @@ import posixpath
 import time
 from typing import TYPE_CHECKING
 
+from cuedeck.layout import CARDS_DIR, CONFIG_PATH, DOCS_DIR, WORKSPACE_DIR
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -65,8 +67,8 @@ class Freshness:
 
     def _watched(self) -> set[str]:
         root = str(self.workspace.root)
-        folders = {"", ".cuedeck", ".cuedeck/cards", ".cuedeck/docs"}
-        files = {".cuedeck/config.toml", ".gitignore"}
+        folders = {"", WORKSPACE_DIR, CARDS_DIR, DOCS_DIR}
+        files = {CONFIG_PATH, ".gitignore"}
         for path in self.workspace.index.paths:
             files.add(path)
             folder = posixpath.dirname(path)

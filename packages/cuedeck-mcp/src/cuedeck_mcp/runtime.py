@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from fastmcp.exceptions import FastMCPError
 
 from cuedeck.errors import CueError
+from cuedeck.layout import CARDS_DIR
 from cuedeck_mcp.freshness import Freshness
 
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 T = TypeVar("T")
-CARDS_DIR = ".cuedeck/cards"
 
 #: Keys whose values CueDeck computes itself (content hashes): never secrets, and an
 #: entropy-based masker could mistake them for one.
@@ -135,7 +135,7 @@ class WorkspaceRuntime:
     def card_text(self, card_id: str) -> str:
         """The masked text of card ``card_id``."""
         from cuedeck.errors import FileNotFound, InvalidInput, did_you_mean, suggestion_text
-        from cuedeck.parsing import CARD_ID
+        from cuedeck.layout import CARD_ID
 
         with self.guard("reading a card"):
             if not CARD_ID.match(card_id):

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cuedeck.blocks import outside_fences
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cuedeck.models import Document
 
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 #: mkdocs-style include of a source file (``{* ../src/app.py hl[3] *}``): no prose in it.
 _INCLUDE = re.compile(r"^\s*\{\*.*\*\}\s*$")
 _ATTR_LIST = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
@@ -70,16 +71,7 @@ def embedding_text(heading_path: Sequence[str], prose: str) -> str:
 
 def _prose(lines: Sequence[str]) -> str:
     kept: list[str] = []
-    fence: str | None = None
-    for line in lines:
-        match = _FENCE.match(line)
-        if fence is not None:
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
-                fence = None
-            continue
-        if match:
-            fence = match.group(1)
-            continue
+    for line in outside_fences(lines):
         if _INCLUDE.match(line):
             continue
         stripped = line.strip()

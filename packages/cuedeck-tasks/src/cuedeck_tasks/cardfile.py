@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import yaml
 
+from cuedeck.blocks import scan_fast
 from cuedeck.errors import CueError, InvalidInput
-from cuedeck.parsing import build_headings, load_frontmatter, scan_fast, split_lines
+from cuedeck.parsing import build_headings, load_frontmatter, split_lines
 from cuedeck_tasks.cards import FIELD_ORDER
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.parsing import CARD_ID, CARD_ID_PATTERN, CARDS_DIR
+from cuedeck.layout import CARD_ID, CARD_ID_PATTERN, card_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -126,11 +126,6 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 def _optional(value: Any) -> str | None:
     return None if value is None else str(value)
-
-
-def card_path(card_id: str) -> str:
-    """Workspace-relative path of a card."""
-    return f"{CARDS_DIR}/{card_id}.md"
 
 
 def utc_now() -> str:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import rustworkx as rx
 
 from cuedeck.errors import CircularDependency, DependencyNotFound, did_you_mean, suggestion_text
-from cuedeck_tasks.cards import PRIORITIES, card_path
+from cuedeck.layout import card_path
+from cuedeck_tasks.cards import PRIORITIES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

@@ -28,7 +28,8 @@ import attrs
 from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_you_mean
 from cuedeck.errors import suggestion_text as _suggestion_text
 from cuedeck.files import atomic_write, locked, sha256_bytes
-from cuedeck.parsing import CARD_ID, CARDS_DIR, decode, load_frontmatter, split_lines
+from cuedeck.layout import CARD_ID, CARDS_DB, CARDS_DIR, LOCKS_DIR, card_path
+from cuedeck.parsing import decode, load_frontmatter, split_lines
 from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,
@@ -40,7 +41,6 @@ from cuedeck_tasks.cards import (
     PRIORITIES,
     STATUSES,
     Card,
-    card_path,
     check_choice,
     check_id,
     check_text,
@@ -59,8 +59,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-CACHE_FILE = ".cuedeck/.cache/cards.sqlite3"
-LOCK_DIR = ".cuedeck/.cache/locks"
+CACHE_FILE = CARDS_DB
 LOCK_STRIPES = 32
 CACHE_SCHEMA = "2"
 _ID_ATTEMPTS = 20
@@ -355,7 +354,7 @@ class CardStore:
     # -- writing ---------------------------------------------------------------------------
 
     def _lock(self, name: str) -> contextlib.AbstractContextManager[None]:
-        return locked(self.root / LOCK_DIR / f"{name}.lock", display=f"{LOCK_DIR}/{name}.lock")
+        return locked(self.root / LOCKS_DIR / f"{name}.lock", display=f"{LOCKS_DIR}/{name}.lock")
 
     def _card_lock(self, card_id: str) -> contextlib.AbstractContextManager[None]:
         # A fixed set of lock files (not one per card): writers of different cards rarely
