@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -161,6 +160,7 @@ _REFRESHER = textwrap.dedent(
     from cuedeck import open_workspace
     for _ in range(int(sys.argv[2])):
         open_workspace(sys.argv[1]).refresh()
+        print("refreshed", flush=True)
     """
 )
 
@@ -172,15 +172,23 @@ def test_two_processes_refreshing_at_once_do_not_corrupt_the_cache(
     files = {f"docs/page{n:03d}.md": f"# Page {n}\n\n## Part\n\n@doc/x{n}\n" for n in range(150)}
     root = make_workspace(files)
     workers = [
-        subprocess.Popen([sys.executable, "-c", _REFRESHER, str(root), "15"]) for _ in range(2)
+        subprocess.Popen(
+            [sys.executable, "-c", _REFRESHER, str(root), "15"], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
     ]
-    # Keep changing files while both refresh.
+    # Change files each time both workers report a refresh, while they start the next one
+    # (a worker that is done reports "" from then on).
     for round_ in range(20):
+        for worker in workers:
+            assert worker.stdout is not None
+            worker.stdout.readline()
         for n in range(0, 150, 7):
             page = root / f"docs/page{n:03d}.md"
             page.write_text(f"# Page {n} v{round_}\n\n## Part\n", encoding="utf-8")
-        time.sleep(0.02)
-    assert [worker.wait(timeout=120) for worker in workers] == [0, 0]
+    for worker in workers:
+        worker.communicate(timeout=120)
+    assert [worker.returncode for worker in workers] == [0, 0]
     database = root / INDEX_DB
     with sqlite3.connect(database) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -198,10 +206,13 @@ def test_lock_timeout_names_the_holder(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, time\nfrom pathlib import Path\nfrom cuedeck.files import locked\n"
-            "with locked(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(30)\n",
+            "import sys\nfrom pathlib import Path\nfrom cuedeck.files import locked\n"
+            # Holds the lock until the test closes its stdin (or kills it).
+            "with locked(Path(sys.argv[1])):\n    print('held', flush=True)\n"
+            "    sys.stdin.read()\n",
             str(lock),
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from cuedeck_tasks.store import CardStore
 WORKERS = 8
 
 WORKER = """
-import json, sys, time
+import json, sys
 from pathlib import Path
 from cuedeck.errors import CueError
 from cuedeck_tasks.store import CardChanges, CardStore
@@ -25,12 +24,9 @@ from cuedeck_tasks.store import CardChanges, CardStore
 root, worker, mode = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 store = CardStore(root)
 base = store.get("b2b2b2")  # every worker reads the same version before the start
-(root / f"ready-{worker}").write_text("")
-deadline = time.monotonic() + 60
-while not (root / "go").exists():
-    if time.monotonic() > deadline:
-        sys.exit("no start signal")
-    time.sleep(0.001)
+print("ready", flush=True)
+if sys.stdin.readline().strip() != "go":  # the start signal; EOF: the test gave up
+    sys.exit("no start signal")
 try:
     if mode == "tags":
         changes = CardChanges(add_tags=(f"w{worker}",), note=f"note from {worker}")
@@ -52,17 +48,20 @@ def race(root: Path, mode: str, tmp_path: Path) -> list[dict[str, Any]]:
     processes = [
         subprocess.Popen(
             [sys.executable, str(script), str(root), str(i), mode],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for i in range(WORKERS)
     ]
-    deadline = time.monotonic() + 60
-    while not all((root / f"ready-{i}").exists() for i in range(WORKERS)):
-        assert time.monotonic() < deadline, "workers did not start"
-        time.sleep(0.01)
-    (root / "go").write_text("")
+    for process in processes:  # each says "ready" once it has read the card
+        assert process.stdout is not None
+        assert process.stdout.readline() == "ready\n", "a worker did not start"
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
     results = []
     for process in processes:
         out, err = process.communicate(timeout=120)
