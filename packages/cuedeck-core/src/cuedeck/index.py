@@ -23,13 +23,14 @@ import attrs
 import pathspec
 
 from cuedeck.files import locked, sha256_bytes
-from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK, WORKSPACE_DIR
+from cuedeck.layout import CACHE_DIR, CARDS_DIR, DOCS_DIR, INDEX_DB, INDEX_LOCK, WORKSPACE_DIR
 from cuedeck.models import Document, converter
-from cuedeck.parsing import CARDS_DIR, DOCS_DIR, Engine, parse_document
+from cuedeck.parsing import parse_document
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
+    from cuedeck.blocks import Engine
     from cuedeck.config import IndexSettings
 
 log = logging.getLogger("cuedeck")
