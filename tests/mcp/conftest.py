@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,10 +17,13 @@ import pytest
 from cuedeck.workspace import open_workspace
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from fastmcp import FastMCP
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "demo"
+CUE = str(Path(sys.executable).with_name("cue"))
 
 
 @pytest.fixture
@@ -35,3 +44,50 @@ def server_for(root: Path, **options: Any) -> FastMCP:
     from cuedeck_mcp.server import build_server
 
     return build_server(open_workspace(root), **options)
+
+
+def environment(**extra: str) -> dict[str, str]:
+    """This process's environment without CueDeck's variables, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUEDECK_", "CUE_"))}
+    env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def http_server(root: Path, *args: str, **env: str) -> Iterator[tuple[str, int]]:
+    """``cue mcp --transport http`` on a free port, until the block ends: (url, port)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [CUE, "-C", str(root), "mcp", "--transport", "http", "--port", str(port), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(**env),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # wait until the server accepts connections (or dies)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(process.stderr.read().decode()) from None  # type: ignore[union-attr]
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", port
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()

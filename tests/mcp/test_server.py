@@ -272,7 +272,7 @@ async def test_every_error_code_reaches_the_client_with_its_data(demo: Path) -> 
 # -- rate limits -------------------------------------------------------------------------
 
 
-async def test_rate_limit_is_429_per_tool_and_per_session(demo: Path) -> None:
+async def test_rate_limit_is_429_per_tool_and_per_client(demo: Path) -> None:
     config = demo / ".cuedeck" / "config.toml"
     config.write_text(config.read_text() + "\n[rate_limits.read_doc]\nper_minute = 2\nburst = 3\n")
     server = server_for(demo)
@@ -287,8 +287,22 @@ async def test_rate_limit_is_429_per_tool_and_per_session(demo: Path) -> None:
         assert 1 <= error.data["retry_after_seconds"] <= 30
         # other tools have their own buckets
         await client.call_tool("word_count", {"path": "docs/deployment.md"})
+    # Reconnecting does not refill the bucket: it belongs to the client, not the session.
     async with Client(server, mode="legacy") as other_session:
-        await other_session.call_tool("read_doc", {"path": "docs/auth.md"})
+        again = await _error(other_session, "read_doc", {"path": "docs/auth.md"})
+    assert again.code == 429
+
+
+async def test_a_call_that_cannot_run_spends_no_rate_limit_token(demo: Path) -> None:
+    config = demo / ".cuedeck" / "config.toml"
+    config.write_text(config.read_text() + "\n[rate_limits.read_doc]\nper_minute = 1\nburst = 2\n")
+    async with Client(server_for(demo), mode="legacy") as client:
+        for _ in range(5):
+            invalid = await _error(client, "read_doc", {"path": 7})
+            assert invalid.code == 1004
+        for _ in range(2):
+            await client.call_tool("read_doc", {"path": "docs/auth.md"})
+        assert (await _error(client, "read_doc", {"path": "docs/auth.md"})).code == 429
 
 
 # -- masking ------------------------------------------------------------------------------

@@ -92,7 +92,10 @@ class _StderrHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         level = record.levelname.lower()
-        click.secho(f"{level}: {record.getMessage()}", err=True, fg="yellow")
+        text = record.getMessage()
+        if record.exc_info:
+            text += "\n" + logging.Formatter().formatException(record.exc_info)
+        click.secho(f"{level}: {text}", err=True, fg="yellow")
 
 
 def _configure_logging(debug: bool) -> None:

@@ -124,6 +124,16 @@ class McpSettings:
     host: str = _setting("127.0.0.1", "HTTP transport host (loopback by default).")
     port: int = _setting(8765, "HTTP transport port.")
     read_doc_max_tokens: int = _setting(5000, "Default page size of read_doc, in tokens.")
+    allowed_hosts: list[str] = _setting(
+        [],
+        "Extra `Host` header values the HTTP transport accepts (`name` or `name:port`), "
+        "beyond the bound address and loopback names.",
+    )
+    allowed_origins: list[str] = _setting(
+        [],
+        "Browser origins (`scheme://host:port`) allowed to call the HTTP transport, beyond "
+        "the server's own.",
+    )
 
 
 @attrs.frozen

@@ -231,6 +231,7 @@ class MaskSession:
         self.placeholders: dict[str, str] = {}
         self._numbers: dict[tuple[str, str], str] = {}
         self._next: dict[str, int] = {}
+        self._learned: dict[str, str] = {}  # secret -> rule, from the inputs of a request
         self._disabled = frozenset(settings.disabled_rules)
         self._allow_values = frozenset(settings.allow_values)
         self._allow_paths = (
@@ -246,6 +247,14 @@ class MaskSession:
         """Whether ``path`` is allow-listed (its text is never masked)."""
         return bool(path and self._allow_paths is not None and self._allow_paths.match_file(path))
 
+    def learn(self, text: str) -> None:
+        """Remember the secrets in ``text`` (what a request sent) to mask them wherever
+        they come back, even in a form no rule recognises: a database URL normalised as
+        a path loses the ``//`` its rule looks for, but not its password."""
+        if self.enabled:
+            for span in self.find(text):
+                self._learned[text[span.start : span.end]] = span.rule
+
     def find(self, text: str) -> list[SecretSpan]:
         """Secrets in ``text`` from every masker, merged where they overlap."""
         from cuedeck.models import SecretSpan
@@ -259,6 +268,11 @@ class MaskSession:
             for span in found:
                 if span.rule not in self._disabled and 0 <= span.start < span.end <= len(text):
                     spans.append((span.start, order, span.end, span.rule))
+        for secret, rule in self._learned.items():
+            start = text.find(secret)
+            while start >= 0:
+                spans.append((start, len(self._maskers), start + len(secret), rule))
+                start = text.find(secret, start + 1)
         spans.sort()
         merged: list[SecretSpan] = []
         for start, _, end, rule in spans:

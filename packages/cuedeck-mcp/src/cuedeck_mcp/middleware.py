@@ -8,25 +8,26 @@ JSON-RPC errors instead: same code, same data.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import TYPE_CHECKING
 
 import mcp_types
 from fastmcp.server.middleware import Middleware
 from mcp import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from cuedeck.errors import RateLimited
+from cuedeck.errors import CueError
 from cuedeck_mcp.runtime import CueFailure
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Mapping
 
     from fastmcp.resources.base import ResourceResult
     from fastmcp.server.context import Context
     from fastmcp.server.middleware import CallNext, MiddlewareContext
     from fastmcp.tools.base import ToolResult
 
+    from cuedeck.tools import Tool
     from cuedeck_mcp.ratelimit import RateLimiter
     from cuedeck_mcp.runtime import WorkspaceRuntime
 
@@ -40,29 +41,35 @@ def wire_error(failure: CueFailure) -> MCPError:
     )
 
 
-def session_key(context: Context | None) -> str:
-    """Who a call counts against: the MCP session, or the process when there is none.
+def client_key() -> str:
+    """Whose buckets a call spends: the bearer token's, else the remote address's.
 
-    Handshake-era connections (every client today) keep a session id for their whole
-    life. 2026-07-28 connections are sessionless, so each request would look new; there
-    the whole transport (one client on stdio, every token holder on HTTP) shares a bucket.
+    Over stdio (and in-process clients) one client owns the process: ``local``. Keys
+    never depend on the MCP session, so reconnecting does not refill a bucket, and
+    sessionless clients of the newest protocol revision are still told apart.
     """
-    if context is None or context.request_context is None:
+    from fastmcp.server.dependencies import get_http_request
+
+    try:
+        request = get_http_request()
+    except RuntimeError:  # no HTTP request: stdio or in-memory
         return "local"
-    if context.request_context.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return f"transport:{context.transport or 'memory'}"
-    return f"session:{context.session_id}"
+    scheme, _, credential = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and credential.strip():
+        # Hashed so that the limiter (and any dump of it) never holds the token itself.
+        return "token:" + hashlib.sha256(credential.strip().encode()).hexdigest()[:24]
+    return f"address:{request.client.host if request.client else 'unknown'}"
 
 
 class CueDeckMiddleware(Middleware):
     """Rate limits on ``tools/call``, error mapping, and resource list-change notices."""
 
     def __init__(
-        self, runtime: WorkspaceRuntime, limiter: RateLimiter, tools: Collection[str]
+        self, runtime: WorkspaceRuntime, limiter: RateLimiter, tools: Mapping[str, Tool]
     ) -> None:
         self.runtime = runtime
         self.limiter = limiter
-        self.tools = frozenset(tools)
+        self.tools = dict(tools)
 
     async def on_call_tool(
         self,
@@ -70,13 +77,16 @@ class CueDeckMiddleware(Middleware):
         call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
     ) -> ToolResult:
         name = context.message.name
-        if name in self.tools:
+        tool = self.tools.get(name)
+        if tool is not None and name in self.limiter.limits:
             try:
-                self.limiter.check(session_key(context.fastmcp_context), name)
-            except RateLimited as exc:
-                raise MCPError(
-                    code=exc.code, message=f"{exc.title}: {exc.message}", data=exc.data
-                ) from None
+                # A call that cannot run spends nothing: validate first, then count it.
+                tool.validate(context.message.arguments or {})
+                self.limiter.check(client_key(), name)
+            except CueError as exc:
+                arguments = context.message.arguments
+                failure = await self.runtime.run(self.runtime.failure, exc, arguments)
+                raise wire_error(failure) from None
         try:
             return await call_next(context)
         except CueFailure as failure:

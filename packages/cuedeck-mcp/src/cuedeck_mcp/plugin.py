@@ -30,13 +30,25 @@ def register_commands(cli: click.Group) -> None:
     )
     @click.option("--host", help="HTTP host (default [mcp] host, 127.0.0.1).")
     @click.option("--port", type=int, help="HTTP port (default [mcp] port, 8765).")
-    def mcp(transport: str, host: str | None, port: int | None) -> None:
+    @click.option(
+        "--insecure",
+        is_flag=True,
+        help="Serve a non-loopback HTTP address without CUEDECK_MCP_TOKEN.",
+    )
+    def mcp(transport: str, host: str | None, port: int | None, insecure: bool) -> None:
         """Serve this workspace's tools and resources over MCP.
 
         Over stdio, stdout carries only JSON-RPC and logs go to stderr. Over HTTP
-        (streamable), set CUEDECK_MCP_TOKEN to require it as a bearer token.
+        (streamable), set CUEDECK_MCP_TOKEN to require it as a bearer token; Host and
+        Origin are checked against the bound address and [mcp] allowed_hosts/origins.
         """
         from cuedeck_mcp.server import serve
 
         workspace = click.get_current_context().obj.workspace
-        serve(workspace, transport=cast("Transport", transport), host=host, port=port)
+        serve(
+            workspace,
+            transport=cast("Transport", transport),
+            host=host,
+            port=port,
+            insecure=insecure,
+        )

@@ -1,4 +1,4 @@
-"""Per-tool token buckets, one set per client session.
+"""Per-tool token buckets, one set per client (see :func:`cuedeck_mcp.middleware.client_key`).
 
 A bucket holds up to ``burst`` calls and refills at ``per_minute`` calls a minute; a
 call that finds it empty is refused with :class:`~cuedeck.errors.RateLimited` (429),
@@ -25,7 +25,7 @@ _PRUNE_AT = 1024
 
 
 class TokenBucket:
-    """One tool's bucket for one session."""
+    """One tool's bucket for one client."""
 
     def __init__(self, limit: RateLimit, clock: Callable[[], float]) -> None:
         self.limit = limit
@@ -61,7 +61,7 @@ class TokenBucket:
 
 
 class RateLimiter:
-    """Buckets by (session, tool) for the tools that have a limit."""
+    """Buckets by (client, tool) for the tools that have a limit."""
 
     def __init__(
         self, limits: Mapping[str, RateLimit], *, clock: Callable[[], float] = time.monotonic
@@ -71,15 +71,15 @@ class RateLimiter:
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
         self._lock = threading.Lock()
 
-    def check(self, session: str, tool: str) -> None:
-        """Count one call of ``tool`` in ``session``; RateLimited when over the limit."""
+    def check(self, client: str, tool: str) -> None:
+        """Count one call of ``tool`` by ``client``; RateLimited when over the limit."""
         limit = self.limits.get(tool)
         if limit is None:
             return
         with self._lock:
-            bucket = self._buckets.get((session, tool))
+            bucket = self._buckets.get((client, tool))
             if bucket is None:
-                bucket = self._buckets[(session, tool)] = TokenBucket(limit, self.clock)
+                bucket = self._buckets[(client, tool)] = TokenBucket(limit, self.clock)
             bucket.take(tool)
 
             if len(self._buckets) > _PRUNE_AT:

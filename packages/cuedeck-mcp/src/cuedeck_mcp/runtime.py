@@ -15,6 +15,7 @@ import functools
 import json
 import logging
 import os
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -82,6 +83,20 @@ def mask_value(session: MaskSession, value: Any, path: str | None = None) -> Any
     return walk(value, path)
 
 
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON-like value (keys included), iteratively."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+
+
 class WorkspaceRuntime:
     """The workspace behind a server, reached from async code through one worker thread."""
 
@@ -106,28 +121,34 @@ class WorkspaceRuntime:
         """Refresh, validate, call ``tool`` and mask its reply (JSON-like)."""
         import pydantic_core
 
-        with self.guard(tool.name):
+        with self.guard(tool.name, arguments):
+            session = self.masking(arguments)
             self.freshness.ensure()
             value = tool.call(self.workspace, arguments)
             plain = pydantic_core.to_jsonable_python(value)
-            return mask_value(self.workspace.mask_session(), plain)
+            return mask_value(session, plain)
 
     def doc_text(self, path: str) -> str:
         """The masked text of the indexed markdown file at ``path`` (as ``read_doc`` finds it)."""
         from cuedeck.reading import find_doc
 
-        with self.guard("reading a doc"):
+        with self.guard("reading a doc", path):
+            session = self.masking(path)
             self.freshness.ensure()
             document = find_doc(self.workspace, path)
             text = self.workspace.read_text(document.path)
-            return self.workspace.mask_session().mask(text, path=document.path)
+            return session.mask(text, path=document.path)
 
     def card_titles(self) -> list[tuple[str, str]]:
-        """``(id, title)`` of every card, by id."""
+        """``(id, masked title)`` of every card, by id: titles are published as is."""
         with self.guard("listing cards"):
             self.freshness.ensure()
+            session = self.masking()
             return [
-                (doc.path.rsplit("/", 1)[-1].removesuffix(".md"), doc.title)
+                (
+                    doc.path.rsplit("/", 1)[-1].removesuffix(".md"),
+                    session.mask(doc.title, path=doc.path),
+                )
                 for doc in self.workspace.documents.values()
                 if doc.kind == "card"
             ]
@@ -137,7 +158,7 @@ class WorkspaceRuntime:
         from cuedeck.errors import FileNotFound, InvalidInput, did_you_mean, suggestion_text
         from cuedeck.layout import CARD_ID
 
-        with self.guard("reading a card"):
+        with self.guard("reading a card", card_id):
             if not CARD_ID.match(card_id):
                 raise InvalidInput(f"{card_id!r} is not a card id (6 of a-z, 0-9)", field="id")
             ids = [card for card, _ in self.card_titles()]
@@ -176,25 +197,40 @@ class WorkspaceRuntime:
         previous, self._cards = self._cards, names
         return previous is not None and previous != names
 
+    def masking(self, inputs: Any = None) -> MaskSession:
+        """A mask session for one reply, knowing the secrets the request itself sent."""
+        session = self.workspace.mask_session()
+        for text in _strings(inputs):
+            session.learn(text)
+        return session
+
     @contextlib.contextmanager
-    def guard(self, what: str) -> Iterator[None]:
-        """Turn any failure inside into a masked :class:`CueFailure`."""
+    def guard(self, what: str, inputs: Any = None) -> Iterator[None]:
+        """Turn any failure inside into a masked :class:`CueFailure`.
+
+        ``inputs`` are what the request sent: an error that echoes them, even normalised,
+        is masked like the reply would be.
+        """
         try:
             yield
         except CueFailure:
             raise
         except CueError as exc:
-            raise self._failure(exc) from exc
+            raise self.failure(exc, inputs) from exc
         except Exception as exc:
-            log.error("%s failed", what, exc_info=exc)
+            # The traceback goes to the server's log (stderr), masked like everything else
+            # that leaves the process: exception messages often echo their input.
+            trace = "".join(traceback.format_exception(exc))
+            log.error("%s failed:\n%s", what, self.masking(inputs).mask(trace))
             internal = CueError(
                 f"internal error in {what}: {type(exc).__name__}: {exc}",
                 help="see the server's log (stderr), and report it",
             )
-            raise self._failure(internal) from exc
+            raise self.failure(internal, inputs) from exc
 
-    def _failure(self, error: CueError) -> CueFailure:
-        session = self.workspace.mask_session()
+    def failure(self, error: CueError, inputs: Any = None) -> CueFailure:
+        """``error`` as it leaves the server: message and data masked."""
+        session = self.masking(inputs)
         own = error.data.get("path")
         path = own if isinstance(own, str) else None
         return CueFailure(

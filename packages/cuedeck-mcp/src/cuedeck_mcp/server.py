@@ -9,7 +9,6 @@ it over stdio (stdout carries only JSON-RPC) or streamable HTTP.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 import os
 from typing import TYPE_CHECKING, Literal
@@ -18,6 +17,7 @@ from fastmcp import FastMCP
 from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.auth.auth import AccessToken
 
+from cuedeck.errors import InvalidInput
 from cuedeck.plugins import get_tools
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
@@ -84,28 +84,50 @@ def serve(
     transport: Transport = "stdio",
     host: str | None = None,
     port: int | None = None,
+    insecure: bool = False,
 ) -> None:
-    """Serve ``workspace`` until the client disconnects (stdio) or the process stops."""
+    """Serve ``workspace`` until the client disconnects (stdio) or the process stops.
+
+    Over HTTP, a non-loopback ``host`` needs a bearer token (``CUEDECK_MCP_TOKEN``)
+    unless ``insecure``; every request's Host and Origin are checked either way.
+    """
     if transport == "stdio":
-        build_server(workspace).run("stdio", show_banner=False)
+        import anyio
+
+        from cuedeck_mcp.stdio import serve_stdio
+
+        anyio.run(serve_stdio, build_server(workspace))
         return
+    from starlette.middleware import Middleware
+
+    from cuedeck_mcp.http_guard import HostOriginGuard, is_loopback
+
     settings = workspace.config.mcp
     host = host or settings.host
     port = port if port is not None else settings.port
     token = os.environ.get(TOKEN_ENV) or None
-    if token is None and not _loopback(host):
-        log.warning(
-            "serving on %s without a token: anyone who can reach it can use this workspace; set %s",
-            host,
-            TOKEN_ENV,
-        )
-    build_server(workspace, token=token).run("http", show_banner=False, host=host, port=port)
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    if token is None and not is_loopback(host):
+        if not insecure:
+            raise InvalidInput(
+                f"refusing to serve {host} without a token: anyone who can reach it could "
+                "read and change this workspace",
+                field="host",
+                help=f"set {TOKEN_ENV} to require a bearer token, or pass --insecure if "
+                "the network is trusted",
+            )
+        log.warning("serving on %s without a token (--insecure)", host)
+    guard = Middleware(
+        HostOriginGuard,
+        host=host,
+        port=port,
+        allowed_hosts=settings.allowed_hosts,
+        allowed_origins=settings.allowed_origins,
+    )
+    build_server(workspace, token=token).run(
+        "http",
+        show_banner=False,
+        host=host,
+        port=port,
+        middleware=[guard],
+        host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
+    )

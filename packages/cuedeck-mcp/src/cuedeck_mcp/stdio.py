@@ -1,0 +1,155 @@
+"""The stdio transport, answering every line it cannot decode.
+
+The SDK's stdio reader hands a line that is not a valid JSON-RPC message to the session
+as an exception, which logs it and answers nothing: the client then waits for a reply
+that never comes. Here each line is checked first. One that fails gets a JSON-RPC error
+(-32700 parse error, or -32600 for well-formed JSON that is not a message) with the
+request's id when it can be read; every other line reaches the server unchanged.
+
+Replies and refusals share one writer, a whole line at a time, so they never interleave.
+While serving, fd 0 reads the null device and fd 1 points at stderr (as the SDK's own
+transport arranges), so stray output of libraries cannot corrupt the wire.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+    from fastmcp import FastMCP
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+def _lone_surrogate(data: Any) -> bool:
+    stack = [data]
+    while stack:  # iterative: decoded JSON can be nested deeper than the recursion limit
+        node = stack.pop()
+        if isinstance(node, str):
+            if any("\ud800" <= char <= "\udfff" for char in node):
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _reply(request_id: str | int | None, code: int, message: str) -> str:
+    error = {"code": code, "message": message}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}, separators=(",", ":"))
+
+
+def rejection(line: str) -> str | None:
+    """The JSON-RPC error reply to ``line`` when the transport cannot decode it, else None."""
+    import mcp_types
+
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except Exception:  # whatever the validator raises, the line is refused below
+        pass
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return _reply(None, PARSE_ERROR, "Parse error: the line is not JSON CueDeck can read")
+    raw_id = data.get("id") if isinstance(data, dict) else None
+    request_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    if _lone_surrogate(data):
+        return _reply(
+            request_id,
+            PARSE_ERROR,
+            "Parse error: the request contains a lone surrogate escape, which is not Unicode text",
+        )
+    return _reply(request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+
+
+class Wire:
+    """The client's stdout: one whole line per write, in order."""
+
+    def __init__(self, file: anyio.AsyncFile[str]) -> None:
+        self.file = file
+        self.lock = anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        """Write and flush ``text`` (a whole line) before any other line."""
+        async with self.lock:
+            await self.file.write(text)
+            await self.file.flush()
+
+    async def flush(self) -> None:
+        """Nothing to do: every write is flushed."""
+
+
+class CheckedLines:
+    """The client's stdin, with lines the transport cannot decode answered and dropped."""
+
+    def __init__(self, lines: anyio.AsyncFile[str], wire: Wire) -> None:
+        self.lines = lines
+        self.wire = wire
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._checked()
+
+    async def _checked(self) -> AsyncIterator[str]:
+        async for line in self.lines:
+            if not line.strip():
+                continue
+            refusal = rejection(line)
+            if refusal is None:
+                yield line
+            else:
+                await self.wire.write(refusal + "\n")
+
+
+@contextlib.contextmanager
+def _claimed_stdio() -> Iterator[tuple[anyio.AsyncFile[str], Wire]]:
+    """The process's stdin and stdout for the protocol alone, restored on exit."""
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    # The reader is never closed: a worker thread may still be blocked reading it when
+    # the server stops, and a closed descriptor could be reused under it.
+    reader = open(wire_in, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    writer = open(wire_out, "w", encoding="utf-8", closefd=True)  # noqa: SIM115
+    try:
+        yield anyio.wrap_file(reader), Wire(anyio.wrap_file(writer))
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            writer.close()
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
+
+
+async def serve_stdio(server: FastMCP) -> None:
+    """Run ``server`` over the process's stdin and stdout until the client closes them."""
+    from fastmcp.server.context import reset_transport, set_transport
+    from mcp.server.stdio import stdio_server
+
+    token = set_transport("stdio")
+    try:
+        # FastMCP's run_stdio_async does the same, but cannot take our streams.
+        async with server._lifespan_manager():
+            with _claimed_stdio() as (lines, wire):
+                checked = cast("anyio.AsyncFile[str]", CheckedLines(lines, wire))
+                async with stdio_server(stdin=checked, stdout=cast("Any", wire)) as (read, write):
+                    low = server._mcp_server
+                    await low.run(read, write, low.create_initialization_options())
+    finally:
+        reset_transport(token)
