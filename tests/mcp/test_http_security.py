@@ -29,12 +29,14 @@ async def _read_doc(url: str, *, origin: str | None = None, source: str | None =
     """read_doc over a new connection and session: the result, or the MCPError raised."""
     headers = {"Origin": origin} if origin else {}
     transport = httpx2.AsyncHTTPTransport(local_address=source) if source else None
-    async with httpx2.AsyncClient(headers=headers, transport=transport) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
-            try:
-                return await client.call_tool("read_doc", {"path": "docs/api.md"})
-            except MCPError as error:
-                return error
+    async with (
+        httpx2.AsyncClient(headers=headers, transport=transport) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+    ):
+        try:
+            return await client.call_tool("read_doc", {"path": "docs/api.md"})
+        except MCPError as error:
+            return error
 
 
 async def test_forged_host_and_origin_are_refused_and_genuine_ones_served(demo: Path) -> None:
@@ -123,14 +125,18 @@ async def test_token_holders_share_one_bucket_whatever_their_address(demo: Path)
     config.write_text(config.read_text() + "\n[rate_limits.read_doc]\nper_minute = 1\nburst = 1\n")
     token = {"Authorization": "Bearer team-token"}
     with http_server(demo, CUEDECK_MCP_TOKEN="team-token") as (url, _):
-        async with httpx2.AsyncClient(headers=token) as http:
-            async with Client(streamable_http_client(url, http_client=http)) as client:
-                await client.call_tool("read_doc", {"path": "docs/api.md"})
+        async with (
+            httpx2.AsyncClient(headers=token) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            await client.call_tool("read_doc", {"path": "docs/api.md"})
         transport = httpx2.AsyncHTTPTransport(local_address="127.0.0.3")
-        async with httpx2.AsyncClient(headers=token, transport=transport) as http:
-            async with Client(streamable_http_client(url, http_client=http)) as client:
-                with pytest.raises(MCPError) as limited:
-                    await client.call_tool("read_doc", {"path": "docs/api.md"})
+        async with (
+            httpx2.AsyncClient(headers=token, transport=transport) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            with pytest.raises(MCPError) as limited:
+                await client.call_tool("read_doc", {"path": "docs/api.md"})
     assert limited.value.error.code == 429
 
 

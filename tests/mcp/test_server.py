@@ -218,6 +218,8 @@ def raise_error(workspace: Any, kind: str) -> str:
             return "not reached"
     if kind == "bug":
         return str(1 / 0)
+    if kind == "leak":
+        raise ValueError(f"could not parse {SECRET}")
     return f"secret {SECRET}"
 
 
@@ -323,6 +325,52 @@ async def test_a_planted_secret_never_leaves_the_server(demo: Path) -> None:
     ):
         assert SECRET not in text
         assert "[REDACTED:" in text
+
+
+async def test_an_internal_error_is_masked_and_its_traceback_logged_masked(
+    demo: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("ERROR", logger="cuedeck"):
+        async with Client(_failing_server(demo)) as client:
+            error = await _error(client, "raise_error", {"kind": "leak"})
+    assert error.code == 1000
+    assert "ValueError" in error.message
+    assert SECRET not in error.message
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "Traceback (most recent call last)" in logged
+    assert "raise_error" in logged  # the frame that failed
+    assert "ValueError: could not parse [REDACTED:" in logged
+    assert SECRET not in logged
+
+
+async def test_an_error_echoing_normalised_input_is_masked(demo: Path) -> None:
+    password = "Hunter2Hunter2xyzzy"
+    # normpath folds the URL's // into /, which the database-url rule no longer matches.
+    url = f"postgres://ledger:{password}@db.internal:5432/ledger.md"
+    async with Client(server_for(demo)) as client:
+        missing = await _error(client, "read_doc", {"path": url})
+        resource = await _resource_error(client, f"cuedeck://docs/{url}")
+    for error in (missing, resource):
+        assert error.code in (1001, 1004)
+        assert password not in json.dumps([error.message, error.data])
+        assert "[REDACTED:" in error.message
+
+
+async def _resource_error(client: Client[Any], uri: str) -> Any:
+    with pytest.raises(MCPError) as caught:
+        await client.read_resource(uri)
+    return caught.value.error
+
+
+async def test_resource_list_masks_card_titles(demo: Path) -> None:
+    card = demo / ".cuedeck" / "cards" / "s3cr3t.md"
+    card.write_text(f"---\ntitle: rotate {SECRET}\nstatus: todo\n---\nBody.\n")
+    async with Client(server_for(demo)) as client:
+        listed = await client.list_resources()
+    described = [r for r in listed if str(r.uri).endswith("s3cr3t")]
+    assert described
+    assert SECRET not in json.dumps([r.model_dump(mode="json") for r in listed])
+    assert "[REDACTED:" in (described[0].description or "")
 
 
 # -- resources ----------------------------------------------------------------------------

@@ -216,6 +216,8 @@ class Workspace:
         Refuses absolute paths, ``..`` escapes, ``.git`` and symlinks that leave the
         workspace with :class:`InvalidInput` (1004).
         """
+        if "\x00" in path:
+            raise InvalidInput(f"{path!r} contains a NUL byte", field=field)
         raw = path.replace("\\", "/").strip()
         if not raw or raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
             raise InvalidInput(f"{path!r} must be a workspace-relative path", field=field)

@@ -67,12 +67,17 @@ class DateFilter:
             )
         op = match.group("op") or None
         if match.group("amount") is not None:
-            age = timedelta(days=int(match.group("amount")) * _UNITS[match.group("unit")])
             if op == "=":
                 raise InvalidInput(f"{field} filter {text!r}: use < or > with an age", field=field)
             # An age bound flips the comparison: "<2w" (younger) means "after now - 2w".
             flipped: dict[str | None, Op] = {None: ">", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-            moment = (now or datetime.now(UTC)) - age
+            try:
+                age = timedelta(days=int(match.group("amount")) * _UNITS[match.group("unit")])
+                moment = (now or datetime.now(UTC)) - age
+            except OverflowError:  # more days than a calendar holds
+                raise InvalidInput(
+                    f"{field} filter {text!r}: the age reaches before year 1", field=field
+                ) from None
             return cls(op=flipped[op], instant=moment, text=text)
         when = match.group("when")
         if len(when) == 10:
