@@ -134,8 +134,41 @@ def test_plugins_json_lists_the_example_plugin(make_workspace: MakeWorkspace) ->
     assert example["hooks"] == ["register_commands", "register_tools"]
     assert report["registered"]["tools"]["word_count"] == "example"
     assert report["registered"]["commands"]["words"] == "example"
-    assert report["registered"]["commands"]["doctor"] == "cuedeck_cli"
+    assert report["registered"]["commands"]["word-count"] == "example"
     assert report["failures"] == []
+
+
+def test_plugins_json_lists_cuedeck_cli_and_its_commands(make_workspace: MakeWorkspace) -> None:
+    code, out, _ = run("-C", str(make_workspace()), "plugins", "--json")
+    assert code == 0
+    report = json.loads(out)
+    cli = next(p for p in report["plugins"] if p["name"] == "cli")
+    assert cli["distribution"] == "cuedeck-cli"
+    assert cli["hooks"] == ["register_commands"]
+    owned = {name for name, owner in report["registered"]["commands"].items() if owner == "cli"}
+    assert owned == {"init", "index", "doctor", "clean", "scene", "watch", "plugins", "upgrade"}
+    # Every hook of the contract is reported, whoever implements it.
+    assert {"searchers", "pruners", "maskers", "tools", "commands", "services"} <= set(
+        report["registered"]
+    )
+
+
+def test_disabling_the_cli_plugin_removes_its_commands(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace()
+    env = {**os.environ, "CUEDECK_DISABLE_PLUGINS": "cli"}
+    listed = subprocess.run(
+        [*CUE, "-C", str(root), "--help"], capture_output=True, text=True, env=env, check=False
+    )
+    doctor = subprocess.run(
+        [*CUE, "-C", str(root), "doctor"], capture_output=True, text=True, env=env, check=False
+    )
+    assert listed.returncode == 0
+    commands = listed.stdout.split("Commands:")[1]
+    assert "doctor" not in commands and "scene" not in commands
+    assert "card" in commands  # the other plugins' commands stay
+    assert doctor.returncode == 1
+    assert doctor.stderr.startswith("error[1004]")
+    assert "No such command 'doctor'" in doctor.stderr
 
 
 @needs_extras

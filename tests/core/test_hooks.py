@@ -21,6 +21,7 @@ from cuedeck.plugins import (
     source_of,
 )
 from cuedeck_cli.app import make_cli
+from cuedeck_cli.context import pass_workspace
 from tests.conftest import MakeWorkspace
 
 
@@ -88,12 +89,14 @@ class Plugin:
         register("greeter", lambda workspace: f"hello from {workspace.root.name}")
 
     @hookimpl
-    def register_commands(self, cli: Any) -> None:
-        @cli.command("hello")
-        def hello() -> None:
+    def register_commands(self, register: Any) -> None:
+        @click.command("hello")
+        @pass_workspace
+        def hello(workspace: Any) -> None:
             """Say hello."""
-            workspace = click.get_current_context().obj.workspace
             click.echo(f"hello {len(workspace.documents)} documents")
+
+        register(hello)
 
 
 @pytest.fixture

@@ -18,10 +18,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DISTRIBUTIONS = sorted(p for p in (REPO / "packages").glob("*/src") if p.is_dir())
+
+
 #: Distributions with a known circle being broken on another branch (remove when it lands).
-KNOWN_CIRCLES = {"cuedeck-cli": "app <-> commands; the cli12 branch moves CliState out"}
-
-
 def _modules(src: Path) -> dict[str, Path]:
     """Module name -> file, for every ``.py`` file under a src folder."""
     found = {}
@@ -143,19 +142,7 @@ def _cycle_in(graph: dict[str, set[str]], component: set[str]) -> list[str]:
     raise AssertionError("a strongly connected component always holds a cycle")
 
 
-@pytest.mark.parametrize(
-    "src",
-    [
-        pytest.param(
-            src,
-            id=src.parent.name,
-            marks=[pytest.mark.xfail(reason=KNOWN_CIRCLES[src.parent.name], strict=False)]
-            if src.parent.name in KNOWN_CIRCLES
-            else [],
-        )
-        for src in DISTRIBUTIONS
-    ],
-)
+@pytest.mark.parametrize("src", DISTRIBUTIONS, ids=[src.parent.name for src in DISTRIBUTIONS])
 def test_no_import_cycle_within_a_distribution(src: Path) -> None:
     cycles = find_cycles(import_graph(src))
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)

@@ -193,8 +193,8 @@ def test_activate_sets_the_active_card(chain: Workspace) -> None:
     assert active_card(chain.root) is None
     code, _out, err = cue(chain, "card", "activate", "zzzzzz")
     assert code == 1 and "error[1001]" in err and active_card(chain.root) is None
-    code, _out, _err = cue(chain, "card", "activate")
-    assert code == 2  # a usage error
+    code, _out, err = cue(chain, "card", "activate")
+    assert code == 1 and err.startswith("error[1004]")  # a usage error, reported like any
 
 
 def test_deps(chain: Workspace) -> None:

@@ -1,4 +1,9 @@
-"""An example CueDeck plugin: the ``word_count`` tool and the ``cue words`` command."""
+"""An example CueDeck plugin: the ``word_count`` tool and two commands.
+
+``cue words`` is written by hand (and takes the workspace with ``pass_workspace``);
+``cue word-count`` is the tool itself, made a command by one registration call, with
+the tool's own validation and errors.
+"""
 
 from __future__ import annotations
 
@@ -36,13 +41,18 @@ def register_tools(register: Any) -> None:
 
 
 @hookimpl
-def register_commands(cli: Any) -> None:
+def register_commands(register: Any) -> None:
     import click
 
-    @cli.command("words")
+    from cuedeck_cli import pass_workspace, tool_command
+
+    @click.command("words")
     @click.argument("path")
-    def words(path: str) -> None:
+    @pass_workspace
+    def words(workspace: Workspace, path: str) -> None:
         """Count the words of a markdown file (example plugin)."""
-        workspace = click.get_current_context().obj.workspace
         result = word_count(workspace, path)
         click.echo(f"{result['path']}: {result['words']} words, {result['headings']} headings")
+
+    register(words)
+    register(tool_command("word_count"))

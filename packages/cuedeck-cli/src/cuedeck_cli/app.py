@@ -1,85 +1,112 @@
 """The ``cue`` command group, built fresh by :func:`make_cli`.
 
-Core commands live in :mod:`cuedeck_cli.commands`; installed plugins add theirs through
-the ``register_commands`` hook. A command reaches the workspace as
-``click.get_current_context().obj.workspace`` (a :class:`CliState`). Any
-:class:`~cuedeck.errors.CueError` becomes ``error[CODE]: ...`` on stderr and exit
-status 1; other exceptions are reported the same way, with the traceback only under
-``--debug``.
+Every command comes from the ``register_commands`` hook, CueDeck's own included
+(cuedeck-cli registers them by entry point, like any plugin). A command reaches the
+workspace through :mod:`cuedeck_cli.context`. Every failure (a CueError, a usage error,
+a command of an extra that is not installed) leaves as ``error[CODE]: ...`` on stderr,
+or as ``{"error": {...}}`` on stdout for a ``--json`` command, with exit status 1; an
+unexpected exception the same way, with the traceback only under ``--debug``.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from cuedeck.errors import CueError
-from cuedeck.plugins import call_each, make_plugin_manager
+from cuedeck.errors import CueError, InvalidInput, MissingExtra
+from cuedeck.plugins import collect, make_plugin_manager
+from cuedeck_cli.context import CliState
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from cuedeck.plugins import PluginHost
-    from cuedeck.workspace import Workspace
 
-
-class CliState:
-    """What every command shares: the plugin manager and the (lazily opened) workspace."""
-
-    def __init__(self, plugins: PluginHost, directory: Path | None, debug: bool) -> None:
-        self.plugins = plugins
-        self.directory = directory
-        self.debug = debug
-
-    @cached_property
-    def workspace(self) -> Workspace:
-        """The workspace at ``-C DIR``, ``CUE_WORKSPACE`` or above the cwd."""
-        from cuedeck.workspace import open_workspace
-
-        return open_workspace(self.directory, plugins=self.plugins)
-
-    @property
-    def target_directory(self) -> Path:
-        """Where ``cue init`` works: ``-C DIR``, else ``CUE_WORKSPACE``, else the cwd."""
-        import os
-
-        if self.directory is not None:
-            return self.directory
-        return Path(os.environ.get("CUE_WORKSPACE") or Path.cwd())
+#: Commands that an optional distribution provides, and its extra.
+COMMAND_EXTRAS = {
+    "search": "search",
+    "card": "tasks",
+    "open": "tasks",
+    "mcp": "mcp",
+    "memory": "memory",
+}
 
 
 class CueGroup(click.Group):
-    """A click group that reports CueDeck errors as ``error[CODE]`` instead of tracebacks."""
+    """The root group: CueDeck's error format for every failure, install hints for extras."""
+
+    json_errors = False
+
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **extra: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        # A command asked for JSON fails in JSON, usage errors included.
+        self.json_errors = "--json" in argv
+        return super().main(argv, *rest, **extra)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            self.fail(ctx, _usage_error(exc))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        extra = COMMAND_EXTRAS.get(cmd_name)
+        if command is None and extra is not None:
+            raise MissingExtra(
+                f"`cue {cmd_name}` comes with the {extra} extra, which is not installed "
+                "(or its plugin is disabled)",
+                help=f'pip install "cuedeck[{extra}]"',
+                extra=extra,
+            )
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        except (click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except click.UsageError as exc:
+            self.fail(ctx, _usage_error(exc))
+        except click.ClickException:
             raise
         except CueError as exc:
             if _debug(ctx):
                 raise
-            from cuedeck_cli.output import print_error
-
-            print_error(exc)
-            ctx.exit(1)
+            self.fail(ctx, exc)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
         except Exception as exc:
             if _debug(ctx):
                 raise
-            from cuedeck_cli.output import print_error
-
             internal = CueError(
                 f"internal error: {type(exc).__name__}: {exc}",
                 help="rerun with --debug for the traceback, and report it",
             )
-            print_error(internal)
-            ctx.exit(1)
+            self.fail(ctx, internal)
+
+    def fail(self, ctx: click.Context, error: CueError) -> NoReturn:
+        """Report ``error`` (as JSON on stdout for a ``--json`` command) and exit 1."""
+        from cuedeck_cli.output import emit_json, print_error
+
+        if self.json_errors:
+            emit_json({"error": error.to_dict()})
+        else:
+            print_error(error)
+        ctx.exit(1)
+
+
+def _usage_error(exc: click.UsageError) -> InvalidInput:
+    """A click usage error as CueDeck's 1004, naming the option and where help is."""
+    param = getattr(exc, "param", None)
+    field = getattr(param, "name", None) or "arguments"
+    command = exc.ctx.command_path if exc.ctx is not None else "cue"
+    return InvalidInput(exc.format_message(), field=field, help=f"see `{command} --help`")
 
 
 def _debug(ctx: click.Context) -> bool:
@@ -119,12 +146,14 @@ def _version() -> str:
 
 
 def make_cli(plugins: PluginHost | None = None) -> click.Group:
-    """A fresh ``cue`` group with core's commands and every plugin's."""
+    """A fresh ``cue`` group holding every command the plugins registered."""
     pm = plugins or make_plugin_manager()
 
     @click.group(
         cls=CueGroup,
-        context_settings={"help_option_names": ["-h", "--help"]},
+        # The state is there before the group's callback runs, for `cue --help` too
+        # (tool commands look their tool up in its plugins); the callback completes it.
+        context_settings={"help_option_names": ["-h", "--help"], "obj": CliState(pm, None, False)},
     )
     @click.option(
         "-C",
@@ -145,11 +174,8 @@ def make_cli(plugins: PluginHost | None = None) -> click.Group:
         _configure_logging(debug)
         ctx.obj = CliState(pm, directory, debug)
 
-    from cuedeck_cli import commands
-
-    for command in commands.CORE_COMMANDS:
-        cli.add_command(command)
-    call_each(pm, "register_commands", cli=cli)
+    for name, entry in collect(pm, "register_commands").items():
+        cli.add_command(entry.item, name=name)
     return cli
 
 

@@ -7,25 +7,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from cuedeck.errors import CueError
 from cuedeck.layout import CACHE_DIR, CARDS_DIR, DOCS_DIR, GITIGNORE_LINES, WORKSPACE_DIR
+from cuedeck_cli.context import current_state
 from cuedeck_cli.output import console, emit_json, progress_bar, render_problem
-
-if TYPE_CHECKING:
-    from cuedeck_cli.app import CliState
-
-
-def state() -> CliState:
-    """The shared state of the running command."""
-    from cuedeck_cli.app import CliState
-
-    found = click.get_current_context().find_object(CliState)
-    assert found is not None
-    return found
 
 
 @click.command()
@@ -35,7 +24,7 @@ def init(force: bool) -> None:
     from cuedeck.config import CONFIG_PATH, render_default_config
     from cuedeck.files import atomic_write
 
-    root = state().target_directory.resolve()
+    root = current_state().target_directory.resolve()
     if not root.is_dir():
         raise CueError(f"{root} is not a directory", path=str(root))
     created = []
@@ -75,7 +64,7 @@ def init(force: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 def index(rebuild: bool, as_json: bool) -> None:
     """Refresh the index; report files seen, parsed, reused and the time taken."""
-    workspace = state().workspace
+    workspace = current_state().workspace
     with progress_bar("Indexing", enabled=not as_json) as update:
         stats = workspace.refresh(rebuild=rebuild, progress=update)
     result = {
@@ -103,7 +92,7 @@ def doctor(as_json: bool, strict: bool) -> None:
     """Check config, frontmatter, references, anchors and cycles; exit 1 on errors."""
     from cuedeck.doctor import diagnose
 
-    workspace = state().workspace
+    workspace = current_state().workspace
     problems = diagnose(workspace)
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
@@ -154,7 +143,7 @@ def _counter_info(workspace: Any) -> dict[str, Any]:
 def clean() -> None:
     """Remove .cuedeck/.cache/ (the index and embeddings are rebuilt on next use)."""
 
-    root = state().workspace.root
+    root = current_state().workspace.root
     cache = root / CACHE_DIR
     if cache.exists():
         shutil.rmtree(cache)
@@ -225,27 +214,16 @@ def upgrade(dry_run: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the plugin list as JSON.")
 def plugins(as_json: bool) -> None:
     """List loaded plugins, their versions, hooks and what they register."""
-    from cuedeck.plugins import collect, plugin_failures, plugin_infos
+    from cuedeck.plugins import collect, hook_names, plugin_failures, plugin_infos
 
-    pm = state().plugins
+    pm = current_state().plugins
     infos = plugin_infos(pm)
-    registered: dict[str, dict[str, str]] = {}
-    for hook in (
-        "register_searchers",
-        "register_pruners",
-        "register_maskers",
-        "register_token_counters",
-        "register_tools",
-        "register_services",
-    ):
-        kind = hook.removeprefix("register_")
-        registered[kind] = {name: entry.plugin for name, entry in collect(pm, hook).items()}
-    root = click.get_current_context().find_root().command
-    assert isinstance(root, click.Group)
-    owners = _plugin_packages(pm)
-    registered["commands"] = {
-        name: owners.get(_package_of(command), _package_of(command))
-        for name, command in root.commands.items()
+    # Every hook of the contract, and who registered what through it (commands too).
+    registered = {
+        hook.removeprefix("register_"): {
+            name: entry.plugin for name, entry in collect(pm, hook).items()
+        }
+        for hook in hook_names()
     }
     failures = plugin_failures(pm)
     if as_json:
@@ -288,28 +266,3 @@ def plugins(as_json: bool) -> None:
     out.print(table)
     for failure in failures:
         out.print(f"[yellow]failed:[/] {failure.name}: {failure.error}")
-
-
-def _package_of(command: click.Command) -> str:
-    """Top-level package that defined a command (its callback's module)."""
-    module = getattr(command.callback, "__module__", None) or type(command).__module__
-    return module.split(".")[0]
-
-
-def _plugin_packages(pm: Any) -> dict[str, str]:
-    """Top-level package -> plugin name, for plugins outside CueDeck's own packages."""
-    owners: dict[str, str] = {}
-    for name, plugin in pm.list_name_plugin():
-        module = getattr(plugin, "__name__", None) or type(plugin).__module__
-        package = module.split(".")[0]
-        if package != "cuedeck":
-            owners.setdefault(package, name)
-    return owners
-
-
-from cuedeck_cli.scene_commands import scene, watch  # noqa: E402
-
-CORE_COMMANDS: tuple[click.Command, ...] = (
-    *(init, index, doctor, clean, upgrade, plugins),
-    *(scene, watch),
-)

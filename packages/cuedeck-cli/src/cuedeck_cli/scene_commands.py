@@ -11,22 +11,14 @@ import click
 
 from cuedeck.errors import CueError
 from cuedeck.layout import CACHE_DIR, CONFIG_PATH, STATE_PATH
+from cuedeck_cli.context import current_state
 from cuedeck_cli.output import emit_json, print_error
 
 if TYPE_CHECKING:
     from cuedeck.scene import Scene
     from cuedeck.workspace import Workspace
-    from cuedeck_cli.app import CliState
 
 FORMATS = ("markdown", "xml", "json")
-
-
-def _state() -> CliState:
-    from cuedeck_cli.app import CliState
-
-    found = click.get_current_context().find_object(CliState)
-    assert found is not None
-    return found
 
 
 class Clipboard:
@@ -124,7 +116,7 @@ def scene(
     """
     from cuedeck.scene import check_scene, write_scene
 
-    workspace = _state().workspace
+    workspace = current_state().workspace
     built = _build(workspace, card_id, token_limit, format_, pruner)
     output = workspace.config.scene.output
     if check:
@@ -198,7 +190,7 @@ def watch(
     from cuedeck.scene import output_path
     from cuedeck.workspace import open_workspace
 
-    state = _state()
+    state = current_state()
     first = state.workspace
     root = first.root
     debounce = max(first.config.watch.debounce_ms, 0) / 1000

@@ -74,6 +74,12 @@ class RegisterNamed(Protocol):
     def __call__(self, name: str, item: Any, *, replace: bool = False) -> None: ...
 
 
+class RegisterCommand(Protocol):
+    """The callback of :func:`register_commands`."""
+
+    def __call__(self, command: Any, *, name: str | None = None, replace: bool = False) -> None: ...
+
+
 class RegisterTool(Protocol):
     """The callback of :func:`register_tools`."""
 
@@ -178,18 +184,22 @@ def register_tools(register: RegisterTool) -> None:
 
 
 @hookspec
-def register_commands(cli: Any) -> None:
-    """Add commands to the ``cue`` command line.
+def register_commands(register: RegisterCommand) -> None:
+    """Register commands of the ``cue`` command line.
 
-    Called by ``make_cli()`` with the root ``click.Group``; add commands with
-    ``cli.add_command(...)``. Keep imports of heavy libraries inside the commands, so
-    ``cue --help`` stays fast.
+    Called by ``make_cli()`` once. ``register(command)`` takes a ``click.Command`` (a
+    group too), named by its ``.name`` unless ``name=`` says otherwise; a name another
+    plugin took is an error naming both, unless ``replace=True`` takes it over on purpose.
+    A registered tool becomes a command with ``cuedeck_cli.tool_command(tool_name)``.
+    CueDeck's own commands (``init``, ``scene``...) are registered this way by
+    cuedeck-cli. Keep heavy imports inside the commands, so ``cue --help`` stays fast.
 
     Example::
 
         @hookimpl
-        def register_commands(cli):
-            cli.add_command(hello)
+        def register_commands(register):
+            register(hello)
+            register(tool_command("word_count", name="words"))
     """
 
 

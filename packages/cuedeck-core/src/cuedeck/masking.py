@@ -214,6 +214,25 @@ def _path_spec(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(globs)
 
 
+#: Keys whose values CueDeck computes itself (content and commit hashes): never secrets,
+#: and the entropy rule could mistake one for a token.
+UNMASKED_KEYS = frozenset(
+    {
+        "hash",
+        "sha256",
+        "expected_hash",
+        "current_hash",
+        "actual_hash",
+        "content_hash",
+        "new_content_hash",
+        "current_content_hash",
+        "text_hash",
+        "commit_hash",
+        "short_hash",
+    }
+)
+
+
 class MaskSession:
     """Masks the texts of one output (a scene, a tool reply); numbering is per session.
 
@@ -299,6 +318,34 @@ class MaskSession:
             position = span.end
         parts.append(text[position:])
         return "".join(parts)
+
+    def mask_json(self, value: Any, path: str | None = None) -> Any:
+        """``value`` (JSON-like) with every string masked; a dict's ``path`` names the
+        file its strings are masked as (for ``allow_paths``)."""
+        memo: dict[tuple[str, str | None], str] = {}  # replies repeat statuses, tags, dates
+
+        def mask(text: str, where: str | None) -> str:
+            key = (text, where)
+            masked = memo.get(key)
+            if masked is None:
+                masked = memo[key] = self.mask(text, path=where)
+            return masked
+
+        def walk(node: Any, where: str | None) -> Any:
+            if isinstance(node, str):
+                return mask(node, where)
+            if isinstance(node, dict):
+                own = node.get("path")
+                here = own if isinstance(own, str) else where
+                return {
+                    key: item if key in UNMASKED_KEYS else walk(item, here)
+                    for key, item in node.items()
+                }
+            if isinstance(node, list | tuple):
+                return [walk(item, where) for item in node]
+            return node
+
+        return walk(value, path)
 
     def placeholder(self, rule: str, secret: str) -> str:
         """The placeholder of ``secret`` caught by ``rule`` (the same one every time)."""

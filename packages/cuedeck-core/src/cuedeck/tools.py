@@ -82,7 +82,8 @@ class Tool:
         return cls(func, name=name, plugin=plugin, **options)
 
     @cached_property
-    def _hints(self) -> dict[str, Any]:
+    def hints(self) -> dict[str, Any]:
+        """The evaluated annotations of the function, ``Annotated`` kept."""
         # Tool modules usually import Workspace under TYPE_CHECKING only (to stay
         # import-light), so the ``workspace`` annotation cannot be evaluated as written.
         # It is never validated (the caller supplies the workspace), so any stand-in
@@ -96,7 +97,7 @@ class Tool:
 
         fields: dict[str, Any] = {}
         for param in self.parameters:
-            annotation = self._hints.get(param.name, Any)
+            annotation = self.hints.get(param.name, Any)
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[param.name] = (annotation, default)
         config = pydantic.ConfigDict(extra="forbid")
@@ -111,7 +112,7 @@ class Tool:
 
     def output_schema(self) -> dict[str, Any] | None:
         """JSON schema of the return value, or None when it is untyped."""
-        returns = self._hints.get("return")
+        returns = self.hints.get("return")
         if returns is None or returns is Any:
             return None
         import pydantic

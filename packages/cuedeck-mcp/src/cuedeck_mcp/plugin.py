@@ -11,16 +11,15 @@ from typing import TYPE_CHECKING, cast
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    import click
-
+    from cuedeck.hookspecs import RegisterCommand
     from cuedeck_mcp.server import Transport
 
 
 @hookimpl
-def register_commands(cli: click.Group) -> None:
+def register_commands(register: RegisterCommand) -> None:
     import click
 
-    @cli.command("mcp")
+    @click.command("mcp")
     @click.option(
         "--transport",
         type=click.Choice(["stdio", "http"]),
@@ -52,3 +51,5 @@ def register_commands(cli: click.Group) -> None:
             port=port,
             insecure=insecure,
         )
+
+    register(mcp)

@@ -35,10 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 T = TypeVar("T")
 
-#: Keys whose values CueDeck computes itself (content hashes): never secrets, and an
-#: entropy-based masker could mistake them for one.
-UNMASKED_KEYS = frozenset({"hash", "sha256", "expected_hash", "current_hash", "actual_hash"})
-
 
 class CueFailure(FastMCPError):
     """A CueError on its way to the client, with its message and data already masked.
@@ -53,34 +49,6 @@ class CueFailure(FastMCPError):
         self.title = title
         self.message = message
         self.data = data
-
-
-def mask_value(session: MaskSession, value: Any, path: str | None = None) -> Any:
-    """``value`` (JSON-like) with every string masked; a dict's ``path`` names its file."""
-    memo: dict[tuple[str, str | None], str] = {}  # replies repeat statuses, tags, dates...
-
-    def mask(text: str, where: str | None) -> str:
-        key = (text, where)
-        masked = memo.get(key)
-        if masked is None:
-            masked = memo[key] = session.mask(text, path=where)
-        return masked
-
-    def walk(node: Any, where: str | None) -> Any:
-        if isinstance(node, str):
-            return mask(node, where)
-        if isinstance(node, dict):
-            own = node.get("path")
-            here = own if isinstance(own, str) else where
-            return {
-                key: item if key in UNMASKED_KEYS else walk(item, here)
-                for key, item in node.items()
-            }
-        if isinstance(node, list | tuple):
-            return [walk(item, where) for item in node]
-        return node
-
-    return walk(value, path)
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -126,7 +94,7 @@ class WorkspaceRuntime:
             self.freshness.ensure()
             value = tool.call(self.workspace, arguments)
             plain = pydantic_core.to_jsonable_python(value)
-            return mask_value(session, plain)
+            return session.mask_json(plain)
 
     def doc_text(self, path: str) -> str:
         """The masked text of the indexed markdown file at ``path`` (as ``read_doc`` finds it)."""
@@ -237,5 +205,5 @@ class WorkspaceRuntime:
             error.code,
             error.title,
             session.mask(error.message, path=path),
-            mask_value(session, error.data, path),
+            session.mask_json(error.data, path),
         )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterNamed, RegisterTool
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
     from cuedeck.models import SearchFilters, SearchResult
     from cuedeck.workspace import Workspace
 
@@ -63,7 +63,7 @@ def register_tools(register: RegisterTool) -> None:
 
 
 @hookimpl
-def register_commands(cli: Any) -> None:
+def register_commands(register: RegisterCommand) -> None:
     from cuedeck_search.command import search
 
-    cli.add_command(search)
+    register(search)

@@ -7,12 +7,12 @@ plugin module, so the store, pydantic and prompt_toolkit load only when used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterNamed, RegisterTool
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
     from cuedeck.workspace import Workspace
     from cuedeck_tasks.store import CardStore
 
@@ -41,8 +41,8 @@ def register_tools(register: RegisterTool) -> None:
 
 
 @hookimpl
-def register_commands(cli: Any) -> None:
+def register_commands(register: RegisterCommand) -> None:
     from cuedeck_tasks.commands import card, open_command
 
-    cli.add_command(card)
-    cli.add_command(open_command)
+    register(card)
+    register(open_command)
