@@ -273,3 +273,11 @@ def test_open_without_a_terminal_lists_and_reads_a_number(
     assert code == 1 and "error[1004]" in err
     code, _out, err = cue(chain, "open", "qqqqqqqq")
     assert code == 1 and "error[1001]" in err and "nothing in the workspace matches" in err
+
+
+def test_open_print_without_a_terminal_prints_only_the_best_match(chain: Workspace) -> None:
+    code, out, _ = cue(chain, "open", "users", "table", "--print")
+    assert (code, out) == (0, f"{chain.root / '.cuedeck/cards/b2b2b2.md'}\n")  # no menu
+    code, out, err = cue(chain, "open", "qqqqqqqq", "--print")
+    assert (code, out) == (1, "")
+    assert err.startswith("error[1004]") and "nothing in the workspace matches" in err

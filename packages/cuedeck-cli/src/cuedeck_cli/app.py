@@ -150,6 +150,7 @@ def make_cli(plugins: PluginHost | None = None) -> click.Group:
     pm = plugins or make_plugin_manager()
 
     @click.group(
+        "cue",
         cls=CueGroup,
         # The state is there before the group's callback runs, for `cue --help` too
         # (tool commands look their tool up in its plugins); the callback completes it.

@@ -423,17 +423,27 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
     """Fuzzy-find a card, doc or heading and open it in $EDITOR.
 
     Type to filter, arrows to move, Enter to open (at the heading's line), Esc to quit.
-    Without a terminal, prints a numbered list and reads the choice from stdin.
+    Without a terminal, prints a numbered list and reads the choice from stdin; with
+    --print and no terminal, prints the best match's path:line (for scripts and agents).
     """
-    from cuedeck.errors import FileNotFound
+    from cuedeck.errors import FileNotFound, InvalidInput
     from cuedeck_tasks.finder import entries_of, numbered_choice, open_in_editor, pick, rank
 
     workspace = _workspace()
     text = " ".join(query)
     entries = entries_of(workspace.documents)
-    if text and not rank(entries, text, limit=1):
+    best = rank(entries, text, limit=1)
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    if print_only and not interactive:
+        if not best:
+            raise InvalidInput(f"nothing in the workspace matches {text!r}", field="query")
+        chosen = best[0]
+        path = workspace.root / chosen.path
+        click.echo(f"{path}:{chosen.line}" if chosen.line else str(path))
+        return
+    if text and not best:
         raise FileNotFound(f"nothing in the workspace matches {text!r}", query=text)
-    if sys.stdin.isatty() and sys.stdout.isatty():
+    if interactive:
         chosen = pick(entries, text)
     else:
         chosen = numbered_choice(entries, text, stdin=sys.stdin, out=sys.stdout)
