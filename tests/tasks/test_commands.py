@@ -281,3 +281,14 @@ def test_open_print_without_a_terminal_prints_only_the_best_match(chain: Workspa
     code, out, err = cue(chain, "open", "qqqqqqqq", "--print")
     assert (code, out) == (1, "")
     assert err.startswith("error[1004]") and "nothing in the workspace matches" in err
+
+
+def test_card_commands_validate_like_the_tools(chain: Workspace) -> None:
+    # The 200-character title cap of create_task is the CLI's too: one code path.
+    code, _out, err = cue(chain, "card", "new", "x" * 201)
+    assert code == 1 and err.startswith("error[1004]") and "title" in err
+    code, out, _ = cue(chain, "card", "new", "With a body", "--body", "Steps:\n\n1. one")
+    assert code == 0
+    assert "1. one" in store_of(chain).text(out.strip())
+    listed = cue_json(chain, "card", "list", "--status", "todo", "--status", "done")
+    assert {card["status"] for card in listed} == {"todo", "done"}

@@ -9,6 +9,7 @@ sees the same error 1004.
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,17 @@ class _LazyModule:
 
 
 lazy_pydantic: Any = _LazyModule("pydantic")
+
+
+#: Location parts that pydantic adds for the members of a union (``literal['a','b']``,
+#: ``list[str]``, ``str``...): they name a type, not an argument.
+_TYPE_TAG = re.compile(r"^(?:[a-z_-]+\[.*\]|str|int|float|bool|none|dict|list)$")
+
+
+def _field_name(loc: tuple[int | str, ...]) -> str:
+    """The argument a validation error is about, as ``updates.status`` or ``tags.2``."""
+    parts = [str(part) for part in loc if not (isinstance(part, str) and _TYPE_TAG.match(part))]
+    return ".".join(parts) or "arguments"
 
 
 class Tool:
@@ -128,7 +140,7 @@ class Tool:
             model = self.input_model.model_validate(dict(arguments))
         except pydantic.ValidationError as exc:
             error = exc.errors()[0]
-            field = ".".join(str(part) for part in error["loc"]) or "arguments"
+            field = _field_name(error["loc"])
             message = error["msg"]
             if error["type"] == "extra_forbidden":
                 message = "unknown argument"

@@ -36,6 +36,15 @@ def _store() -> CardStore:
     return store
 
 
+def _call(tool: str, **arguments: Any) -> Any:
+    """Run the registered tool ``tool`` exactly as MCP clients do (validation included)."""
+    from cuedeck.plugins import get_tools
+
+    workspace = _workspace()
+    given = {name: value for name, value in arguments.items() if value is not None}
+    return get_tools(workspace.plugins)[tool].call(workspace, given)
+
+
 def _emit_json(value: Any) -> None:
     from cuedeck_cli.output import emit_json
 
@@ -142,10 +151,16 @@ def new(
 ) -> None:
     """Create a card and print its id."""
     store = _store()
-    deps = [store.resolve(dep) for dep in depends_on]
-    created = store.create(
-        title, priority=priority, assignee=assignee, tags=tags, depends_on=deps, body=body
+    reply = _call(
+        "create_task",
+        title=title,
+        priority=priority,
+        assignee=assignee,
+        tags=list(tags) or None,
+        depends_on=[store.resolve(dep) for dep in depends_on] or None,
+        body=body,
     )
+    created = store.get(reply["id"])
     if as_json:
         _emit_json(created.to_record())
     else:
@@ -178,17 +193,17 @@ def list_cards(
     as_json: bool,
 ) -> None:
     """List cards, filtered (filters combine)."""
-    from cuedeck_tasks.filters import CardFilter
-
-    filters = CardFilter.build(
-        status=status,
-        priority=priority,
+    summaries = _call(
+        "list_tasks",
+        status=list(status) or None,
+        priority=list(priority) or None,
         assignee=assignee,
-        tags=tags,
+        tags=list(tags) or None,
         created=created,
         updated=updated,
     )
-    cards = _store().select(filters)
+    store = _store()
+    cards = [store.get(item["id"]) for item in summaries]
     if as_json:
         _emit_json([c.to_record() for c in cards])
     else:
@@ -277,26 +292,25 @@ def update(
     as_json: bool,
 ) -> None:
     """Change a card; only the named fields change, the rest of the file stays as it is."""
-    from cuedeck_tasks.store import CardChanges
-
     store = _store()
     target = store.resolve(card_id)
-    changes = CardChanges(
-        title=title,
-        status=status,
-        priority=priority,
-        assignee=assignee,
-        note=note,
-        add_tags=tags,
-        remove_tags=untag,
-        add_depends_on=tuple(store.resolve(dep) for dep in depends_on),
-        remove_depends_on=tuple(dep.strip().lower() for dep in no_depends_on),
-    )
-    result = store.update(target, changes)
+    updates = {
+        "title": title,
+        "status": status,
+        "priority": priority,
+        "assignee": assignee,
+        "notes": note,
+        "add_tags": list(tags),
+        "remove_tags": list(untag),
+        "add_depends_on": [store.resolve(dep) for dep in depends_on],
+        "remove_depends_on": [dep.strip().lower() for dep in no_depends_on],
+    }
+    given = {field: value for field, value in updates.items() if value not in (None, [])}
+    fields = _call("update_task", id=target, updates=given)["updated_fields"]
     if as_json:
-        _emit_json({**result.card.to_record(), "updated_fields": list(result.fields)})
-    elif result.fields:
-        click.echo(f"{target}: updated {', '.join(result.fields)}")
+        _emit_json({**store.get(target).to_record(), "updated_fields": fields})
+    elif fields:
+        click.echo(f"{target}: updated {', '.join(fields)}")
     else:
         click.echo(f"{target}: nothing changed")
 
@@ -340,10 +354,8 @@ def deps(card_id: str, reverse: bool, as_json: bool) -> None:
     """The cards a card depends on (or, with --reverse, its dependents)."""
     from rich.markup import escape
 
-    from cuedeck_tasks.reports import dependency_report
-
     store = _store()
-    report = dependency_report(store, store.resolve(card_id), reverse=reverse)
+    report = _call("get_task_dependencies", id=store.resolve(card_id), reverse=reverse)
     if as_json:
         _emit_json(report)
         return
@@ -373,10 +385,8 @@ def ready(as_json: bool) -> None:
 @json_option
 def validate(card_id: str | None, as_json: bool) -> None:
     """Check dependencies for cycles and missing cards; exit 1 when there are any."""
-    from cuedeck_tasks.reports import validation_report
-
     store = _store()
-    report = validation_report(store, store.resolve(card_id) if card_id else None)
+    report = _call("validate_task_graph", id=store.resolve(card_id) if card_id else None)
     if as_json:
         _emit_json(report)
     else:

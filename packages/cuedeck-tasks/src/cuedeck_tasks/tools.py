@@ -163,16 +163,16 @@ def summary(card: Card) -> TaskSummary:
 
 def list_tasks(
     workspace: Workspace,
-    status: Status | None = None,
+    status: Status | list[Status] | None = None,
     assignee: str | None = None,
     tags: list[str] | None = None,
-    priority: Priority | None = None,
+    priority: Priority | list[Priority] | None = None,
     created: DateFilterText | None = None,
     updated: DateFilterText | None = None,
 ) -> list[TaskSummary]:
     """List task cards by status, assignee, tags, priority and dates, sorted by id.
 
-    Filters combine; tags match any; assignee ignores case.
+    Filters combine; tags, statuses and priorities match any; assignee ignores case.
     """
     filters = CardFilter.build(
         status=status,
@@ -192,6 +192,7 @@ def create_task(
     priority: Annotated[Priority | None, Field(description="Default medium")] = None,
     assignee: Annotated[str | None, Field(max_length=50)] = None,
     depends_on: list[CardId] | None = None,
+    body: Annotated[str | None, Field(description="Markdown under the title")] = None,
 ) -> CreatedTask:
     """Create a task card (status todo); its dependencies must exist and form no cycle.
 
@@ -203,6 +204,7 @@ def create_task(
         assignee=assignee,
         tags=tags or (),
         depends_on=depends_on or (),
+        body=body,
     )
     return {
         "id": card.id,
