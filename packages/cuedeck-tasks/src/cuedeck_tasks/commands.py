@@ -437,7 +437,14 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
     --print and no terminal, prints the best match's path:line (for scripts and agents).
     """
     from cuedeck.errors import FileNotFound, InvalidInput
-    from cuedeck_tasks.finder import entries_of, numbered_choice, open_in_editor, pick, rank
+    from cuedeck_tasks.finder import (
+        Entry,
+        entries_of,
+        numbered_choice,
+        open_in_editor,
+        pick,
+        rank,
+    )
 
     workspace = _workspace()
     text = " ".join(query)
@@ -447,12 +454,12 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
     if print_only and not interactive:
         if not best:
             raise InvalidInput(f"nothing in the workspace matches {text!r}", field="query")
-        chosen = best[0]
-        path = workspace.root / chosen.path
-        click.echo(f"{path}:{chosen.line}" if chosen.line else str(path))
+        path = workspace.root / best[0].path
+        click.echo(f"{path}:{best[0].line}" if best[0].line else str(path))
         return
     if text and not best:
         raise FileNotFound(f"nothing in the workspace matches {text!r}", query=text)
+    chosen: Entry | None
     if interactive:
         chosen = pick(entries, text)
     else:
