@@ -38,6 +38,7 @@ def diagnose(workspace: Workspace) -> list[Problem]:
         graph = workspace.graph
     except CueError as exc:
         return [*problems, _from_error(exc)]
+    problems.extend(workspace.index.left_out)  # links leaving the workspace, binary files
     for document in documents.values():
         problems.extend(document.problems)
     problems.extend(graph.problems)

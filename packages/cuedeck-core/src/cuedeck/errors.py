@@ -124,6 +124,21 @@ class ConfirmationRequired(CueError):
     title = "Confirmation Required"
 
 
+class PermissionDenied(CueError):
+    """A file or folder CueDeck may not read or write (1010); ``path`` names it."""
+
+    code = 1010
+    title = "Permission Denied"
+
+
+class NotIndexed(CueError):
+    """A file the index leaves out (1011): a link whose real path leaves the workspace,
+    or a binary file named like markdown; ``path`` names it, ``reason`` says why."""
+
+    code = 1011
+    title = "Not Indexed"
+
+
 class RateLimited(CueError):
     """Too many calls of one tool in its window (429)."""
 

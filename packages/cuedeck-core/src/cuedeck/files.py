@@ -15,11 +15,20 @@ from typing import TYPE_CHECKING
 
 import filelock
 
-from cuedeck.errors import Conflict, LockError
+from cuedeck.errors import Conflict, LockError, PermissionDenied
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+
+
+def _denied(where: str, exc: OSError) -> PermissionDenied:
+    return PermissionDenied(
+        f"cannot write in {where}: {exc.strerror or 'permission denied'}",
+        path=where,
+        reason=exc.strerror or str(exc),
+        help="make the folder writable (and not immutable) for this user",
+    )
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -47,8 +56,11 @@ def atomic_write(
                 current_hash=current,
                 help="read it again and retry",
             )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except PermissionError as exc:
+        raise _denied(display or str(path.parent), exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
@@ -73,11 +85,13 @@ def locked(lock_path: Path, *, timeout: float = 30.0, display: str | None = None
     Writes the holder's pid beside the lock so that a timeout (:class:`LockError`, 1007)
     can name it.
     """
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
     holder = lock_path.with_name(lock_path.name + ".pid")
     lock = filelock.FileLock(str(lock_path), timeout=timeout)
     try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
         lock.acquire()
+    except PermissionError as exc:
+        raise _denied(str(lock_path.parent), exc) from None
     except filelock.Timeout:
         try:
             pid: int | None = int(holder.read_text().strip())

@@ -11,24 +11,21 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
 import sqlite3
-import stat as stat_module
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
-import pathspec
 
 from cuedeck.files import locked, sha256_bytes
-from cuedeck.layout import CACHE_DIR, CARDS_DIR, DOCS_DIR, INDEX_DB, INDEX_LOCK, WORKSPACE_DIR
-from cuedeck.models import Document, converter
+from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
+from cuedeck.models import Document, Problem, converter
 from cuedeck.parsing import parse_document
+from cuedeck.walk import FileStat, binary, binary_file, unreadable, walk_markdown
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Mapping
 
     from cuedeck.blocks import Engine
     from cuedeck.config import IndexSettings
@@ -36,7 +33,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 
 SCHEMA_VERSION = 1
-_ALWAYS_SKIPPED = {".git", ".hg", ".svn", "__pycache__"}
 
 
 @attrs.frozen
@@ -49,134 +45,6 @@ class RefreshStats:
     removed: int
     seconds: float
     rebuilt: bool = False
-
-
-@attrs.frozen
-class FileStat:
-    """The part of a stat result that decides whether a file changed."""
-
-    mtime_ns: int
-    size: int
-
-
-class Globs:
-    """Gitignore-style patterns, matched as one regular expression when none negates.
-
-    pathspec tries each pattern in turn; one alternation is several times faster, which
-    matters when every refresh matches every path of a large workspace.
-    """
-
-    def __init__(self, lines: list[str]) -> None:
-        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        patterns = [p for p in self.spec.patterns if p.include is not None]
-        self.regex: re.Pattern[str] | None = None
-        if patterns and all(p.include and p.regex is not None for p in patterns):
-            alternatives = (
-                p.regex.pattern.replace("(?P<ps_d>", "(?:") for p in patterns if p.regex
-            )
-            self.regex = re.compile("|".join(f"(?:{a})" for a in alternatives))
-
-    def match(self, path: str) -> bool:
-        """Whether ``path`` (a directory when it ends in ``/``) matches."""
-        if self.regex is not None:
-            return self.regex.match(path) is not None
-        return self.spec.match_file(path)
-
-
-def _spec(patterns: list[str]) -> Globs | None:
-    return Globs(patterns) if patterns else None
-
-
-def walk_markdown(root: Path, settings: IndexSettings) -> Iterator[tuple[str, FileStat]]:
-    """Workspace-relative markdown paths the index covers, with their stats, sorted.
-
-    Cards and docs under ``.cuedeck/`` always count; other files must match
-    ``include``, must not match ``exclude`` and, when ``gitignore`` is on, must not be
-    ignored by any ``.gitignore`` between the root and the file.
-    """
-    include = None if settings.include == ["**/*.md"] else _spec(settings.include)
-    exclude = _spec(settings.exclude)
-    max_bytes = int(settings.max_file_mb * 1024 * 1024)
-    found: list[tuple[str, FileStat]] = []
-
-    def visit(directory: Path, rel: str, ignores: list[tuple[str, Globs]]) -> None:
-        if settings.gitignore:
-            gitignore = directory / ".gitignore"
-            if gitignore.is_file():
-                try:
-                    lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-                    ignores = [*ignores, (rel, Globs(lines))]
-                except OSError:
-                    pass
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            return
-        for entry in entries:
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            if is_dir:
-                if entry.name in _ALWAYS_SKIPPED or child == WORKSPACE_DIR:
-                    continue
-                if exclude is not None and exclude.match(child + "/"):
-                    continue
-                if _ignored(child + "/", ignores):
-                    continue
-                visit(Path(entry.path), child, ignores)
-                continue
-            if not entry.name.endswith(".md"):
-                continue
-            if include is not None and not include.match(child):
-                continue
-            if exclude is not None and exclude.match(child):
-                continue
-            if _ignored(child, ignores):
-                continue
-            _add(entry, child)
-
-    def _add(entry: os.DirEntry[str], child: str) -> None:
-        try:
-            st = entry.stat()
-        except OSError:
-            return
-        if not stat_module.S_ISREG(st.st_mode):
-            return
-        if st.st_size > max_bytes:
-            log.warning("skipped %s: %d bytes is over [index] max_file_mb", child, st.st_size)
-            return
-        found.append((child, FileStat(st.st_mtime_ns, st.st_size)))
-
-    def visit_cuedeck(directory: str, rel: str) -> None:
-        """Every markdown file under a card or doc folder, whatever the ignore rules say."""
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            child = f"{rel}/{entry.name}"
-            if entry.is_dir(follow_symlinks=False):
-                visit_cuedeck(entry.path, child)
-            elif entry.name.endswith(".md"):
-                _add(entry, child)
-
-    visit(root, "", [])
-    for special in (CARDS_DIR, DOCS_DIR):
-        visit_cuedeck(os.path.join(root, special), special)
-    found.sort(key=lambda pair: pair[0])
-    return iter(found)
-
-
-def _ignored(rel: str, ignores: list[tuple[str, Globs]]) -> bool:
-    for base, spec in ignores:
-        local = rel[len(base) + 1 :] if base else rel
-        if spec.match(local):
-            return True
-    return False
 
 
 class Index:
@@ -203,6 +71,9 @@ class Index:
         self._loaded = False
         self._connection: sqlite3.Connection | None = None
         self.generation = 0  # bumped whenever the set of documents changes
+        #: What the last refresh left out (links leaving the workspace, binary or
+        #: unreadable files), as warnings for ``cue doctor``.
+        self.left_out: list[Problem] = []
 
     # -- storage ---------------------------------------------------------------------------
 
@@ -306,7 +177,8 @@ class Index:
                 rebuilt = True
             self._loaded = True
 
-        files = list(walk_markdown(self.root, self.settings))
+        left_out: list[Problem] = []
+        files = list(walk_markdown(self.root, self.settings, left_out))
         seen = {path for path, _ in files}
         removed = [path for path in self._rows if path not in seen]
         stale: list[tuple[str, FileStat]] = []
@@ -324,8 +196,16 @@ class Index:
         for done, (path, stat) in enumerate(stale, start=1):
             try:
                 data = (self.root / path).read_bytes()
-            except OSError:
-                removed.append(path)
+            except OSError as exc:
+                if not isinstance(exc, FileNotFoundError):
+                    left_out.append(unreadable(path, exc))
+                if path in self._rows:
+                    removed.append(path)
+                continue
+            if binary(data):
+                left_out.append(binary_file(path))
+                if path in self._rows:  # it was text before
+                    removed.append(path)
                 continue
             row = self._rows.get(path)
             sha = sha256_bytes(data)
@@ -346,6 +226,7 @@ class Index:
             self._write(updates, touched, removed)
         if updates or removed or rebuilt:
             self.generation += 1
+        self.left_out = left_out
         return RefreshStats(
             seen=len(files),
             parsed=parsed,

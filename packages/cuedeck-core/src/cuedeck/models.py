@@ -185,3 +185,32 @@ class Placement:
 
 #: (De)serialises the models above; cattrs generates fast code per class.
 converter = cattrs.Converter()
+
+
+@attrs.frozen
+class Snapshot:
+    """The bytes of an indexed document as read now, with the document the index holds.
+
+    ``sha256`` is the hash of these raw bytes, the one every write checks; when it
+    differs from ``document.sha256`` the file changed since the index last read it.
+    """
+
+    document: Document
+    data: bytes
+
+    @property
+    def path(self) -> str:
+        """The document's workspace-relative path."""
+        return self.document.path
+
+    @property
+    def sha256(self) -> str:
+        """Hex sha256 of :attr:`data`."""
+        import hashlib
+
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def text(self) -> str:
+        """:attr:`data` as text (UTF-8, a BOM dropped, undecodable bytes replaced)."""
+        return self.data.decode("utf-8-sig", errors="replace")

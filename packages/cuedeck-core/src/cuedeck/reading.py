@@ -7,7 +7,6 @@ file's own bytes, line endings and all, so joining every page rebuilds the file 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import TYPE_CHECKING, Annotated
 
@@ -134,16 +133,13 @@ def read_doc(
 def _load(workspace: Workspace, path: str) -> tuple[Document, bytes, str, bool]:
     """The indexed document at ``path``, the file's bytes and sha256, and whether the
     index already matched those bytes."""
-    document = find_doc(workspace, path)
-    data = workspace.read_bytes(document.path)
-    digest = hashlib.sha256(data).hexdigest()
-    if digest == document.sha256:
-        return document, data, digest, True
+    snapshot = workspace.snapshot(find_doc(workspace, path).path)
+    if snapshot.sha256 == snapshot.document.sha256:
+        return snapshot.document, snapshot.data, snapshot.sha256, True
     # Edited since the last refresh: re-index so headings and counts match these bytes.
     workspace.refresh()
-    document = workspace.document(document.path)
-    data = workspace.read_bytes(document.path)
-    return document, data, hashlib.sha256(data).hexdigest(), False
+    snapshot = workspace.snapshot(snapshot.path)
+    return snapshot.document, snapshot.data, snapshot.sha256, False
 
 
 def find_doc(workspace: Workspace, path: str) -> Document:

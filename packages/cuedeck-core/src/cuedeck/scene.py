@@ -715,7 +715,7 @@ def build_scene(
     """
     from cuedeck.config import CONFIG_PATH
     from cuedeck.models import Placement, SceneItem
-    from cuedeck.parsing import decode, split_lines
+    from cuedeck.parsing import split_lines
     from cuedeck.plugins import get_pruners
     from cuedeck.pruning import full_mode
 
@@ -748,12 +748,8 @@ def build_scene(
     raw_items = []
     for entry in entries:
         if entry.path not in files:
-            # Indexed paths are workspace-relative already; read_bytes() would re-check.
-            try:
-                data = (workspace.root / entry.path).read_bytes()
-            except OSError:
-                raise workspace.not_found(entry.path) from None
-            files[entry.path] = (decode(data)[0], hashlib.sha256(data).hexdigest())
+            snapshot = workspace.snapshot(entry.path)  # what the index holds, and only that
+            files[entry.path] = (snapshot.text, snapshot.sha256)
         text, digest = files[entry.path]
         if entry.anchor is not None:
             first, last = entry.lines

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from cuedeck.graph import ReferenceGraph
     from cuedeck.masking import MaskSession
-    from cuedeck.models import Document, SearchFilters, SearchResult
+    from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
 
@@ -240,6 +240,18 @@ class Workspace:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             self._ensure_fresh()
             raise self.not_found(rel) from None
+
+    def snapshot(self, path: str) -> Snapshot:
+        """The indexed document at ``path`` with its bytes as they are on disk now.
+
+        The one way readers (scenes, search, read_doc, resources, tools) get a document's
+        content: only what the index holds can be read, so a file the index left out (a
+        symlink leaving the workspace, a binary file) is FileNotFound (1001) whoever asks.
+        """
+        from cuedeck.models import Snapshot
+
+        document = self.document(path)
+        return Snapshot(document, self.read_bytes(document.path))
 
     def read_text(self, path: str) -> str:
         """Text of workspace-relative ``path`` (UTF-8; undecodable bytes replaced)."""

@@ -104,7 +104,7 @@ class WorkspaceRuntime:
             session = self.masking(path)
             self.freshness.ensure()
             document = find_doc(self.workspace, path)
-            text = self.workspace.read_text(document.path)
+            text = self.workspace.snapshot(document.path).text
             return session.mask(text, path=document.path)
 
     def card_titles(self) -> list[tuple[str, str]]:

@@ -145,7 +145,7 @@ class SearchEngine:
 
     def _split_document(self, document: Document) -> list[Section]:
         try:
-            text = self.workspace.read_text(document.path)
+            text = self.workspace.snapshot(document.path).text
         except Exception:  # vanished since the refresh: it drops out at the next one
             text = ""
         return split_sections(document, split_lines(text))

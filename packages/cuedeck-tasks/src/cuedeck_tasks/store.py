@@ -30,6 +30,7 @@ from cuedeck.errors import suggestion_text as _suggestion_text
 from cuedeck.files import atomic_write, locked, sha256_bytes
 from cuedeck.layout import CARD_ID, CARDS_DB, CARDS_DIR, LOCKS_DIR, card_path
 from cuedeck.parsing import decode, load_frontmatter, split_lines
+from cuedeck.walk import inside
 from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,
@@ -153,6 +154,8 @@ class CardStore:
                 name = entry.name
                 if len(name) != 9 or not name.endswith(".md") or not CARD_ID.match(name[:6]):
                     continue
+                if entry.is_symlink() and not inside(self.root, entry.path):
+                    continue  # not part of the workspace (cue doctor names it)
                 try:
                     stat = entry.stat()
                 except FileNotFoundError:
@@ -196,7 +199,7 @@ class CardStore:
     def get(self, card_id: str) -> Card:
         """The card ``card_id``, or FileNotFound (1001) naming similar ids."""
         check_id(card_id)
-        path = self.directory / f"{card_id}.md"
+        path = self._path(card_id)
         try:
             stat = path.stat()
         except FileNotFoundError:
@@ -215,7 +218,7 @@ class CardStore:
         """The text of card ``card_id``'s file."""
         check_id(card_id)
         try:
-            return decode((self.directory / f"{card_id}.md").read_bytes())[0]
+            return decode(self._path(card_id).read_bytes())[0]
         except FileNotFoundError:
             raise self.not_found(card_id) from None
 
@@ -260,8 +263,19 @@ class CardStore:
             self._graph = (snapshot, TaskGraph(self._all(keys)))
         return self._graph[1]
 
-    def _read(self, card_id: str) -> tuple[FileKey, Card] | None:
+    def _path(self, card_id: str) -> Path:
+        """The file of card ``card_id``; one whose real path leaves the workspace (a
+        symlink out) is treated as absent, as the index treats it."""
         path = self.directory / f"{card_id}.md"
+        if path.is_symlink() and not inside(self.root, path):
+            raise self.not_found(card_id)
+        return path
+
+    def _read(self, card_id: str) -> tuple[FileKey, Card] | None:
+        try:
+            path = self._path(card_id)
+        except FileNotFound:
+            return None
         try:
             with path.open("rb") as handle:
                 stat = os.fstat(handle.fileno())

@@ -1,0 +1,240 @@
+"""Which files the index reads: the one place that decides what is inside the workspace.
+
+A path is part of the workspace when its resolved real path stays under the root. A
+symlink to a file inside is followed (indexed under the link's own path); a symlink
+whose target leaves the root is left out, whatever asks for it; a symlinked folder is
+not descended into (it could loop or index the same files twice). Folders and files
+that cannot be read are left out too. Each path left out is recorded as a warning for
+``cue doctor``, never an error for the command that walked.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat as stat_module
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+import pathspec
+
+from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR
+from cuedeck.models import Problem
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from cuedeck.config import IndexSettings
+
+log = logging.getLogger("cuedeck")
+
+_ALWAYS_SKIPPED = {".git", ".hg", ".svn", "__pycache__"}
+#: Problem code of a path left out of the index (NotIndexed), and of one that cannot be
+#: read (PermissionDenied); see docs/errors.md.
+NOT_INDEXED = 1011
+UNREADABLE = 1010
+
+
+@attrs.frozen
+class FileStat:
+    """The part of a stat result that decides whether a file changed."""
+
+    mtime_ns: int
+    size: int
+
+
+class Globs:
+    """Gitignore-style patterns, matched as one regular expression when none negates.
+
+    pathspec tries each pattern in turn; one alternation is several times faster, which
+    matters when every refresh matches every path of a large workspace.
+    """
+
+    def __init__(self, lines: list[str]) -> None:
+        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        patterns = [p for p in self.spec.patterns if p.include is not None]
+        self.regex: re.Pattern[str] | None = None
+        if patterns and all(p.include and p.regex is not None for p in patterns):
+            alternatives = (
+                p.regex.pattern.replace("(?P<ps_d>", "(?:") for p in patterns if p.regex
+            )
+            self.regex = re.compile("|".join(f"(?:{a})" for a in alternatives))
+
+    def match(self, path: str) -> bool:
+        """Whether ``path`` (a directory when it ends in ``/``) matches."""
+        if self.regex is not None:
+            return self.regex.match(path) is not None
+        return self.spec.match_file(path)
+
+
+def _spec(patterns: list[str]) -> Globs | None:
+    return Globs(patterns) if patterns else None
+
+
+def walk_markdown(
+    root: Path, settings: IndexSettings, left_out: list[Problem] | None = None
+) -> Iterator[tuple[str, FileStat]]:
+    """Workspace-relative markdown paths the index covers, with their stats, sorted.
+
+    Cards and docs under ``.cuedeck/`` always count; other files must match
+    ``include``, must not match ``exclude`` and, when ``gitignore`` is on, must not be
+    ignored by any ``.gitignore`` between the root and the file. Paths left out because
+    they leave the workspace or cannot be read are appended to ``left_out``.
+    """
+    root = Path(os.path.realpath(root))
+    skipped: list[Problem] = [] if left_out is None else left_out
+    include = None if settings.include == ["**/*.md"] else _spec(settings.include)
+    exclude = _spec(settings.exclude)
+    max_bytes = int(settings.max_file_mb * 1024 * 1024)
+    found: list[tuple[str, FileStat]] = []
+
+    def visit(directory: Path, rel: str, ignores: list[tuple[str, Globs]]) -> None:
+        if settings.gitignore:
+            try:
+                text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+                ignores = [*ignores, (rel, Globs(text.splitlines()))]
+            except OSError:  # none there; an unreadable folder is reported by its scan below
+                pass
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as exc:
+            skipped.append(unreadable(rel, exc))
+            return
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.is_symlink() and _link_left_out(entry, child):
+                continue
+            if is_dir:
+                if entry.name in _ALWAYS_SKIPPED or child == WORKSPACE_DIR:
+                    continue
+                if exclude is not None and exclude.match(child + "/"):
+                    continue
+                if _ignored(child + "/", ignores):
+                    continue
+                visit(Path(entry.path), child, ignores)
+                continue
+            if not entry.name.endswith(".md"):
+                continue
+            if include is not None and not include.match(child):
+                continue
+            if exclude is not None and exclude.match(child):
+                continue
+            if _ignored(child, ignores):
+                continue
+            _add(entry, child)
+
+    def _link_left_out(entry: os.DirEntry[str], child: str) -> bool:
+        """Whether a symlink is left out: it leaves the workspace, or names a folder."""
+        if not inside(root, entry.path):
+            skipped.append(excluded_link(child, os.path.realpath(entry.path)))
+            return True
+        return os.path.isdir(entry.path)  # linked folders inside are not descended into
+
+    def _add(entry: os.DirEntry[str], child: str) -> None:
+        try:
+            st = entry.stat()
+        except OSError as exc:
+            skipped.append(unreadable(child, exc))
+            return
+        if not stat_module.S_ISREG(st.st_mode):
+            return
+        if st.st_size > max_bytes:
+            log.warning("skipped %s: %d bytes is over [index] max_file_mb", child, st.st_size)
+            return
+        found.append((child, FileStat(st.st_mtime_ns, st.st_size)))
+
+    def visit_cuedeck(directory: str, rel: str) -> None:
+        """Every markdown file under a card or doc folder, whatever the ignore rules say."""
+        try:
+            entries = list(os.scandir(directory))
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            skipped.append(unreadable(rel, exc))
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            child = f"{rel}/{entry.name}"
+            if entry.is_symlink() and _link_left_out(entry, child):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                visit_cuedeck(entry.path, child)
+            elif entry.name.endswith(".md"):
+                _add(entry, child)
+
+    visit(root, "", [])
+    for special in (CARDS_DIR, DOCS_DIR):
+        folder = os.path.join(root, special)
+        if os.path.islink(folder) and not inside(root, folder):
+            skipped.append(excluded_link(special, os.path.realpath(folder)))
+            continue
+        visit_cuedeck(folder, special)
+    found.sort(key=lambda pair: pair[0])
+    return iter(found)
+
+
+def _ignored(rel: str, ignores: list[tuple[str, Globs]]) -> bool:
+    for base, spec in ignores:
+        local = rel[len(base) + 1 :] if base else rel
+        if spec.match(local):
+            return True
+    return False
+
+
+def inside(root: Path, path: str | os.PathLike[str]) -> bool:
+    """Whether the real path of ``path`` (symlinks resolved) stays under ``root``."""
+    real = os.path.realpath(path)
+    return real == str(root) or real.startswith(str(root) + os.sep)
+
+
+def excluded_link(child: str, target: str) -> Problem:
+    """The warning for a symlink whose real path leaves the workspace."""
+    return Problem(
+        "warning",
+        NOT_INDEXED,
+        child,
+        None,
+        f"not indexed: a symlink to {target}, outside the workspace",
+        "CueDeck reads only files whose real path is inside the workspace; "
+        "copy the file in, or remove the link",
+    )
+
+
+def unreadable(child: str, error: OSError) -> Problem:
+    """The warning for a folder or file that cannot be read."""
+    return Problem(
+        "warning",
+        UNREADABLE,
+        child or ".",
+        None,
+        f"not indexed: cannot read it ({error.strerror or error})",
+        "check its permissions",
+    )
+
+
+def binary(data: bytes) -> bool:
+    """Whether ``data`` is not text: a NUL byte, or mostly bytes that are not UTF-8."""
+    if b"\x00" in data:
+        return True
+    sample = data[:65536]
+    text = sample.decode("utf-8", errors="replace")
+    return len(sample) > 0 and text.count("\ufffd") > len(text) * 0.3
+
+
+def binary_file(child: str) -> Problem:
+    """The warning for a file named like markdown that holds binary data."""
+    return Problem(
+        "warning",
+        NOT_INDEXED,
+        child,
+        None,
+        "not indexed: binary content (NUL bytes or mostly undecodable) in a markdown file",
+        "rename it if it is not markdown, or re-save it as UTF-8 text",
+    )
