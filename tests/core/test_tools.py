@@ -111,3 +111,57 @@ def test_every_registered_tool_has_working_schemas() -> None:
         assert registered.summary, name
         assert registered.input_schema()["type"] == "object", name
         registered.output_schema()  # builds, or raises
+
+
+def _demo_tool(name: str) -> tuple[Any, Tool]:
+    from tests.conftest import REPO
+
+    workspace = open_workspace(REPO / "examples" / "demo")
+    return workspace, get_tools(workspace.plugins)[name]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("read_doc", {"path": "docs/api.md", "offset": True}, "offset"),
+        ("read_doc", {"path": 7}, "path"),
+        ("read_doc", {"path": "docs/api.md", "max_tokens": "500"}, "max_tokens"),
+        ("build_scene", {"token_limit": 1000.0}, "token_limit"),
+    ],
+)
+def test_arguments_are_strictly_typed(tool: str, arguments: dict[str, Any], field: str) -> None:
+    workspace, served = _demo_tool(tool)
+    with pytest.raises(InvalidInput) as refused:
+        served.call(workspace, arguments)
+    assert (refused.value.code, refused.value.data["field"]) == (1004, field)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field", "problem"),
+    [
+        ({"path": "x" * 1_000_001}, "path", "longer than 1,000,000 characters"),
+        ({"path": "a.md", "anchor": "a" * 1_000_001}, "anchor", "longer than"),
+    ],
+)
+def test_every_string_has_a_length_cap(arguments: dict[str, Any], field: str, problem: str) -> None:
+    workspace, served = _demo_tool("read_doc")
+    with pytest.raises(InvalidInput) as refused:
+        served.call(workspace, arguments)
+    assert refused.value.data["field"] == field
+    assert problem in refused.value.message
+
+
+def test_lists_and_nesting_have_caps() -> None:
+    from cuedeck.tools import check_sizes
+
+    with pytest.raises(InvalidInput) as long_list:
+        check_sizes({"tags": ["x"] * 10_001}, tool="t")
+    deep: Any = "leaf"
+    for _ in range(40):
+        deep = [deep]
+    with pytest.raises(InvalidInput) as too_deep:
+        check_sizes({"updates": {"tags": deep}}, tool="t")
+    assert long_list.value.data["field"] == "tags"
+    assert "more than 10,000 items" in long_list.value.message
+    assert too_deep.value.data["field"].startswith("updates.tags.0.0")
+    check_sizes({"tags": ["x"] * 10_000, "text": "y" * 1_000_000}, tool="t")  # at the caps

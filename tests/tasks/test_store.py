@@ -346,9 +346,19 @@ def test_writes_are_atomic_and_keep_the_file_mode(chain: Workspace) -> None:
     assert leftovers == []
 
 
-HOSTILE_TEXT = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=400).filter(
-    lambda s: bool(s.strip())
-)
+#: Labels may hold any visible text: no controls, bidi overrides or surrogates (labels.py).
+HOSTILE_TEXT = st.text(
+    st.characters(
+        exclude_categories=["Cs", "Cc"],
+        exclude_characters="\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069",
+    ),
+    min_size=1,
+    max_size=400,
+).filter(lambda s: bool(s.strip()))
+#: Notes span lines: anything but NUL and surrogates.
+HOSTILE_NOTES = st.text(
+    st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), min_size=1, max_size=400
+).filter(lambda s: bool(s.strip()))
 
 
 @settings(
@@ -356,7 +366,7 @@ HOSTILE_TEXT = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(title=HOSTILE_TEXT, assignee=HOSTILE_TEXT, tag=HOSTILE_TEXT, note=HOSTILE_TEXT)
+@given(title=HOSTILE_TEXT, assignee=HOSTILE_TEXT, tag=HOSTILE_TEXT, note=HOSTILE_NOTES)
 def test_hostile_values_round_trip_through_create_and_update(
     chain: Workspace, title: str, assignee: str, tag: str, note: str
 ) -> None:
@@ -381,3 +391,30 @@ def test_unwritable_text_is_refused_before_writing(chain: Workspace) -> None:
         store_of(chain).create("bad \udcff surrogate")
     assert caught.value.data["field"] == "title"
     assert isinstance(caught.value, CueError)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("title", "drop\x00table"),
+        ("title", "Fix login\u202e\u2066 // admin only"),
+        ("title", "two\nlines"),
+        ("tags", "ok\u2069"),
+        ("assignee", "dana\x1b[31m"),
+    ],
+)
+def test_labels_that_hide_or_reorder_text_are_refused(
+    chain: Workspace, field: str, value: str
+) -> None:
+    store = store_of(chain)
+    before = sorted(p.name for p in (chain.root / ".cuedeck" / "cards").iterdir())
+    arguments = {"tags": [value]} if field == "tags" else {field: value}
+    title = arguments.pop("title", "A plain title")
+    with pytest.raises(InvalidInput) as refused:
+        store.create(title, **arguments)
+    assert (refused.value.code, refused.value.data["field"]) == (1004, field)
+    with pytest.raises(InvalidInput):
+        store.update(
+            "a1a1a1", CardChanges(**({"add_tags": (value,)} if field == "tags" else {field: value}))
+        )
+    assert sorted(p.name for p in (chain.root / ".cuedeck" / "cards").iterdir()) == before

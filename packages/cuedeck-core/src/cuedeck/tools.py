@@ -41,6 +41,33 @@ class _LazyModule:
 lazy_pydantic: Any = _LazyModule("pydantic")
 
 
+#: Caps on every argument, whatever its annotation says (which may set tighter ones):
+#: characters of a string, items of a list or object, and nesting depth.
+MAX_TEXT = 1_000_000
+MAX_ITEMS = 10_000
+MAX_DEPTH = 32
+
+
+def check_sizes(arguments: Mapping[str, Any], *, tool: str) -> None:
+    """Refuse, with InvalidInput naming the field, any argument over the caps above."""
+    stack: list[tuple[Any, str, int]] = [(value, name, 1) for name, value in arguments.items()]
+    while stack:
+        value, field, depth = stack.pop()
+        problem = None
+        if depth > MAX_DEPTH:
+            problem = f"nested deeper than {MAX_DEPTH} levels"
+        elif isinstance(value, str) and len(value) > MAX_TEXT:
+            problem = f"longer than {MAX_TEXT:,} characters"
+        elif isinstance(value, list | tuple | dict) and len(value) > MAX_ITEMS:
+            problem = f"more than {MAX_ITEMS:,} items"
+        if problem is not None:
+            raise InvalidInput(f"{tool}: invalid '{field}': {problem}", field=field, tool=tool)
+        if isinstance(value, dict):
+            stack.extend((item, f"{field}.{key}", depth + 1) for key, item in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((item, f"{field}.{n}", depth + 1) for n, item in enumerate(value))
+
+
 #: Location parts that pydantic adds for the members of a union (``literal['a','b']``,
 #: ``list[str]``, ``str``...): they name a type, not an argument.
 _TYPE_TAG = re.compile(r"^(?:[a-z_-]+\[.*\]|str|int|float|bool|none|dict|list)$")
@@ -104,7 +131,8 @@ class Tool:
 
     @cached_property
     def input_model(self) -> Any:
-        """The pydantic model of the inputs (extra keys forbidden)."""
+        """The pydantic model of the inputs: strict types (``true`` is no number, ``"yes"``
+        no boolean), unknown keys forbidden."""
         import pydantic
 
         fields: dict[str, Any] = {}
@@ -112,7 +140,7 @@ class Tool:
             annotation = self.hints.get(param.name, Any)
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[param.name] = (annotation, default)
-        config = pydantic.ConfigDict(extra="forbid")
+        config = pydantic.ConfigDict(extra="forbid", strict=True)
         model_name = "".join(part.title() for part in self.name.split("_")) + "Input"
         return pydantic.create_model(model_name, __config__=config, **fields)
 
@@ -136,6 +164,7 @@ class Tool:
         """Arguments checked and converted; a bad one is InvalidInput naming its field."""
         import pydantic
 
+        check_sizes(arguments, tool=self.name)
         try:
             model = self.input_model.model_validate(dict(arguments))
         except pydantic.ValidationError as exc:

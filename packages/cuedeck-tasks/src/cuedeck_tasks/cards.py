@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from cuedeck.errors import InvalidInput
+from cuedeck.labels import check_label
 from cuedeck.layout import CARD_ID, CARD_ID_PATTERN, card_path
 
 if TYPE_CHECKING:
@@ -156,9 +157,12 @@ def check_id(card_id: str, *, field: str = "id") -> str:
 
 
 def check_text(value: str, *, field: str, allow_empty: bool = False) -> str:
-    """``value`` if a card file can hold it exactly, else InvalidInput naming ``field``."""
+    """``value`` if a card file can hold it exactly (no NUL, no lone surrogate), else
+    InvalidInput naming ``field``; for notes and bodies, which may span lines."""
     if not allow_empty and not value.strip():
         raise InvalidInput(f"{field} must not be empty", field=field)
+    if "\x00" in value:
+        raise InvalidInput(f"{field} contains a NUL byte", field=field)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -166,6 +170,13 @@ def check_text(value: str, *, field: str, allow_empty: bool = False) -> str:
             f"{field} contains a lone surrogate, which UTF-8 files cannot hold", field=field
         ) from None
     return value
+
+
+def check_card_label(value: str, *, field: str, allow_empty: bool = False) -> str:
+    """``value`` if it can be a title, tag or assignee (see :mod:`cuedeck.labels`)."""
+    if not allow_empty and not value.strip():
+        raise InvalidInput(f"{field} must not be empty", field=field)
+    return check_label(value, field)
 
 
 def check_choice(value: str, choices: tuple[str, ...], *, field: str) -> str:

@@ -42,6 +42,7 @@ from cuedeck_tasks.cards import (
     PRIORITIES,
     STATUSES,
     Card,
+    check_card_label,
     check_choice,
     check_id,
     check_text,
@@ -89,17 +90,17 @@ class CardChanges:
     def check(self) -> CardChanges:
         """Self, or InvalidInput naming the first bad field."""
         if self.title is not None:
-            check_text(self.title, field="title")
+            check_card_label(self.title, field="title")
         if self.status is not None:
             check_choice(self.status, STATUSES, field="status")
         if self.priority is not None:
             check_choice(self.priority, PRIORITIES, field="priority")
         if self.assignee is not None:
-            check_text(self.assignee, field="assignee", allow_empty=True)
+            check_card_label(self.assignee, field="assignee", allow_empty=True)
         if self.note is not None:
             check_text(self.note, field="notes")
         for tag in (*self.add_tags, *self.remove_tags):
-            check_text(tag, field="tags")
+            check_card_label(tag, field="tags")
         for dep in (*self.add_depends_on, *self.remove_depends_on):
             check_id(dep, field="depends_on")
         for field, added, removed in (
@@ -390,13 +391,13 @@ class CardStore:
 
         Dependencies must exist (DependencyNotFound, 1001); nothing is written otherwise.
         """
-        check_text(title, field="title")
+        check_card_label(title, field="title")
         if priority is None:
             priority = self._default_priority()
         check_choice(priority, PRIORITIES, field="priority")
         if assignee is not None:
-            check_text(assignee, field="assignee", allow_empty=True)
-        tag_list = list(dict.fromkeys(check_text(tag, field="tags") for tag in tags))
+            check_card_label(assignee, field="assignee", allow_empty=True)
+        tag_list = list(dict.fromkeys(check_card_label(tag, field="tags") for tag in tags))
         deps = list(dict.fromkeys(check_id(dep, field="depends_on") for dep in depends_on))
         if body is not None:
             check_text(body, field="body", allow_empty=True)
