@@ -25,18 +25,26 @@ if typing.TYPE_CHECKING:
     from pathlib import Path
 
 
-def _setting(default: Any, doc: str, choices: tuple[str, ...] = ()) -> Any:
+def _setting(
+    default: Any,
+    doc: str,
+    choices: tuple[str, ...] = (),
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> Any:
     if isinstance(default, list | dict):
         value = default
         return attrs.field(factory=lambda: type(value)(value), metadata={"doc": doc})
-    return attrs.field(default=default, metadata={"doc": doc, "choices": choices})
+    metadata = {"doc": doc, "choices": choices, "minimum": minimum, "maximum": maximum}
+    return attrs.field(default=default, metadata=metadata)
 
 
 @attrs.frozen
 class SceneSettings:
     """``[scene]``: how ``cue scene`` packs the active card and its references."""
 
-    token_limit: int = _setting(32000, "Token budget of a scene.")
+    token_limit: int = _setting(32000, "Token budget of a scene.", minimum=1)
     pruner: str = _setting("outline", "Registered pruner that fits documents to the budget.")
     global_docs: list[str] = _setting(
         [],
@@ -62,7 +70,7 @@ class IndexSettings:
         "Globs never indexed, on top of .gitignore.",
     )
     gitignore: bool = _setting(True, "Honour .gitignore files.")
-    max_file_mb: float = _setting(64.0, "Larger files are skipped with a warning.")
+    max_file_mb: float = _setting(64.0, "Larger files are skipped with a warning.", minimum=0.001)
 
 
 @attrs.frozen
@@ -86,14 +94,19 @@ class SearchSettings:
         "on scores scaled to [0, 1]).",
         ("rrf", "weighted"),
     )
-    semantic_weight: float = _setting(0.7, "Weight of the semantic score in weighted fusion.")
-    keyword_weight: float = _setting(0.3, "Weight of the keyword score in weighted fusion.")
-    rrf_k: int = _setting(60, "The k constant of reciprocal rank fusion.")
-    limit: int = _setting(5, "Default number of results.")
+    semantic_weight: float = _setting(
+        0.7, "Weight of the semantic score in weighted fusion.", minimum=0
+    )
+    keyword_weight: float = _setting(
+        0.3, "Weight of the keyword score in weighted fusion.", minimum=0
+    )
+    rrf_k: int = _setting(60, "The k constant of reciprocal rank fusion.", minimum=1)
+    limit: int = _setting(5, "Default number of results.", minimum=1, maximum=100)
     embedding_cache_mb: int = _setting(
         256,
         "Size cap of the embedding cache in MB (about 1.7 KB a section; least recently "
         "used vectors go first; 0 = no cap).",
+        minimum=0,
     )
 
 
@@ -101,7 +114,7 @@ class SearchSettings:
 class WatchSettings:
     """``[watch]``: ``cue watch``."""
 
-    debounce_ms: int = _setting(500, "Changes within this window produce one rebuild.")
+    debounce_ms: int = _setting(500, "Changes within this window produce one rebuild.", minimum=0)
 
 
 @attrs.frozen
@@ -122,8 +135,10 @@ class McpSettings:
     """``[mcp]``: the MCP server."""
 
     host: str = _setting("127.0.0.1", "HTTP transport host (loopback by default).")
-    port: int = _setting(8765, "HTTP transport port.")
-    read_doc_max_tokens: int = _setting(5000, "Default page size of read_doc, in tokens.")
+    port: int = _setting(8765, "HTTP transport port.", minimum=1, maximum=65535)
+    read_doc_max_tokens: int = _setting(
+        5000, "Default page size of read_doc, in tokens.", minimum=100
+    )
     allowed_hosts: list[str] = _setting(
         [],
         "Extra `Host` header values the HTTP transport accepts (`name` or `name:port`), "
@@ -175,6 +190,29 @@ class Config:
     tasks: TaskSettings = attrs.field(factory=TaskSettings)
     rate_limits: dict[str, RateLimit] = attrs.field(factory=lambda: dict(DEFAULT_RATE_LIMITS))
     warnings: tuple[Problem, ...] = ()
+    #: ``section.key`` -> its line in config.toml, to point at a value found wrong later.
+    lines: dict[str, int] = attrs.field(factory=dict, eq=False)
+
+    def unavailable(self, key: str, value: str, available: list[str]) -> InvalidInput:
+        """The error for a value naming what no installed plugin registered, at its line."""
+        return InvalidInput(
+            f"config key '{key}' is {value!r}, which nothing installed provides "
+            f"(available: {', '.join(sorted(available)) or 'none'})",
+            path=CONFIG_PATH,
+            line=self.lines.get(key),
+            field=key,
+            help=NAMED_VALUE_HELP.get(key),
+        )
+
+
+#: Keys whose value names something a plugin registers, and what to do when it is missing.
+NAMED_VALUE_HELP = {
+    "scene.pruner": "pick a registered pruner (`cue plugins` lists them; built in: greedy, "
+    "outline)",
+    "search.mode": "use keyword, semantic or hybrid, or a mode a plugin registers (`cue plugins`)",
+    "tokens.counter": 'set counter = "auto", or install the counter (`cue plugins` lists '
+    "what is there; docs/tokens.md)",
+}
 
 
 #: TOML section name -> settings class (``rate_limits`` is handled on its own).
@@ -356,13 +394,20 @@ def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
     }
     if "rate_limits" in values:
         built["rate_limits"] = {**DEFAULT_RATE_LIMITS, **values["rate_limits"]}
-    return Config(**built, warnings=tuple(warnings))
+    return Config(**built, warnings=tuple(warnings), lines=lines)
 
 
 def _check_choice(cls: type, name: str, value: Any) -> Any:
-    choices = attrs.fields_dict(cls)[name].metadata.get("choices", ())
+    """``value`` when it is one of the key's choices and within its range (ValueError)."""
+    metadata = attrs.fields_dict(cls)[name].metadata
+    choices = metadata.get("choices", ())
     if choices and value not in choices:
         raise ValueError(f"expected one of {', '.join(choices)}")
+    low, high = metadata.get("minimum"), metadata.get("maximum")
+    if low is not None and value < low:
+        raise ValueError(f"must be at least {low:g}" + (f" and at most {high:g}" if high else ""))
+    if high is not None and value > high:
+        raise ValueError(f"must be at most {high:g}")
     return value
 
 

@@ -21,6 +21,7 @@ def diagnose(workspace: Workspace) -> list[Problem]:
     except CueError as exc:
         return [_from_error(exc)]
     problems.extend(config.warnings)
+    problems.extend(_registered_names(workspace))
     for failure in plugin_failures(workspace.plugins):
         problems.append(
             Problem(
@@ -37,7 +38,7 @@ def diagnose(workspace: Workspace) -> list[Problem]:
         documents = workspace.documents
         graph = workspace.graph
     except CueError as exc:
-        return [*problems, _from_error(exc)]
+        return sorted(dict.fromkeys([*problems, _from_error(exc)]), key=_order)
     problems.extend(workspace.index.left_out)  # links leaving the workspace, binary files
     for document in documents.values():
         problems.extend(document.problems)
@@ -56,7 +57,28 @@ def diagnose(workspace: Workspace) -> list[Problem]:
     from cuedeck.scene import scene_problems
 
     problems.extend(scene_problems(workspace))  # SCENE.md older than its inputs
-    return sorted(problems, key=_order)
+    # A config value found wrong by its check may be met again by the refresh.
+    return sorted(dict.fromkeys(problems), key=_order)
+
+
+def _registered_names(workspace: Workspace) -> list[Problem]:
+    """Config values that name a pruner, searcher or counter no plugin registered."""
+    from cuedeck.plugins import get_pruners, get_searchers, get_token_counters
+
+    config = workspace.config
+    checks = [
+        ("scene.pruner", config.scene.pruner, list(get_pruners(workspace.plugins))),
+        ("search.mode", config.search.mode, list(get_searchers(workspace.plugins))),
+    ]
+    if config.tokens.counter != "auto":
+        counters = list(get_token_counters(workspace.plugins))
+        checks.append(("tokens.counter", config.tokens.counter, counters))
+    problems = []
+    for key, value, available in checks:
+        # No searcher at all means search is not installed: nothing to check against.
+        if value not in available and (key != "search.mode" or available):
+            problems.append(_from_error(config.unavailable(key, value, available)))
+    return problems
 
 
 def _from_error(exc: CueError) -> Problem:

@@ -732,10 +732,11 @@ def build_scene(
     pruner_name = pruner or settings.pruner
     pruners = get_pruners(workspace.plugins)
     if pruner_name not in pruners:
+        if pruner is None:
+            raise workspace.config.unavailable("scene.pruner", pruner_name, list(pruners))
         raise InvalidInput(
             f"unknown pruner {pruner_name!r} (available: {', '.join(sorted(pruners))})",
-            field="scene.pruner" if pruner is None else "pruner",
-            path=CONFIG_PATH if pruner is None else None,
+            field="pruner",
         )
     workspace.refresh()
     card = find_card(workspace, card_id)

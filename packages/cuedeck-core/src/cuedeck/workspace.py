@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.config import Config, load_config
 from cuedeck.errors import FileNotFound, InvalidInput, MissingExtra, did_you_mean, suggestion_text
 from cuedeck.index import Index, RefreshStats
-from cuedeck.layout import CONFIG_PATH, WORKSPACE_DIR
+from cuedeck.layout import WORKSPACE_DIR
 from cuedeck.plugins import (
     PluginHost,
     get_searchers,
@@ -127,14 +127,7 @@ class Workspace:
         elif wanted in counters:
             name = wanted
         else:
-            raise InvalidInput(
-                f"token counter {wanted!r} is not available here "
-                f"(available: {', '.join(sorted(counters))})",
-                field="tokens.counter",
-                path=CONFIG_PATH,
-                help='o200k needs `pip install "cuedeck-core[tokens]"` and an offline '
-                'encoding file (docs/tokens.md); or set counter = "auto"',
-            )
+            raise self.config.unavailable("tokens.counter", wanted, list(counters))
         return CachedCounter(counters[name])
 
     def count_tokens(self, text: str) -> int:
@@ -273,6 +266,7 @@ class Workspace:
         from cuedeck.models import SearchFilters
 
         searchers = get_searchers(self.plugins)
+        from_config = mode is None
         mode = mode or self.config.search.mode
         if not searchers:
             raise MissingExtra(
@@ -282,6 +276,8 @@ class Workspace:
             )
         searcher = searchers.get(mode)
         if searcher is None:
+            if from_config:
+                raise self.config.unavailable("search.mode", mode, list(searchers))
             raise InvalidInput(
                 f"unknown search mode {mode!r} (available: {', '.join(sorted(searchers))})",
                 field="mode",

@@ -42,8 +42,8 @@ def search(
 
     workspace = click.get_current_context().obj.workspace
     filters = SearchFilters(tags=tags, priority=priority, assignee=assignee)
+    results = workspace.search(query, mode=mode, limit=limit, filters=filters)
     chosen = mode or workspace.config.search.mode
-    results = workspace.search(query, mode=chosen, limit=limit, filters=filters)
     if as_json:
         from cuedeck_cli.output import emit_json
 
