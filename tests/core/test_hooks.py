@@ -164,3 +164,40 @@ def test_hook_register_commands(make_workspace: MakeWorkspace, plugins: Any) -> 
     result = CliRunner().invoke(make_cli(plugins), ["-C", str(root), "hello"])
     assert result.exit_code == 0, result.output
     assert result.output == "hello 2 documents\n"
+
+
+class Checks:
+    @hookimpl
+    def register_checks(self, register: Any) -> None:
+        from cuedeck.models import Problem
+
+        def short_docs(workspace: Any) -> list[Problem]:
+            return [
+                Problem("warning", 1004, path, 1, "fewer than 3 words", "write more")
+                for path, document in workspace.documents.items()
+                if len(workspace.snapshot(path).text.split()) < 3
+            ]
+
+        def broken(workspace: Any) -> list[Any]:
+            raise ZeroDivisionError("a bug in a check")
+
+        register("short-docs", short_docs)
+        register("broken", broken)
+
+
+def test_hook_register_checks(make_workspace: MakeWorkspace) -> None:
+    from cuedeck.doctor import diagnose
+
+    pm = make_plugin_manager(entry_points=False)
+    pm.register(Checks(), name="checks")
+    root = make_workspace(
+        {"docs/long.md": "# Long\n\nplenty of words here\n", "docs/a.md": "# A\n"}
+    )
+    problems = diagnose(open_workspace(root, plugins=pm))
+    found = {(p.code, p.path, p.message) for p in problems}
+    assert (1004, "docs/a.md", "fewer than 3 words") in found
+    assert not any(p.path == "docs/long.md" for p in problems)
+    failed = [p for p in problems if p.code == 1000]
+    assert [p.message for p in failed] == [
+        "check 'broken' failed: ZeroDivisionError: a bug in a check"
+    ]

@@ -418,3 +418,28 @@ def test_labels_that_hide_or_reorder_text_are_refused(
             "a1a1a1", CardChanges(**({"add_tags": (value,)} if field == "tags" else {field: value}))
         )
     assert sorted(p.name for p in (chain.root / ".cuedeck" / "cards").iterdir()) == before
+
+
+def test_values_of_the_wrong_type_are_reported_not_rewritten(chain: Workspace) -> None:
+    from cuedeck.doctor import diagnose
+
+    path = chain.root / ".cuedeck" / "cards" / "d4d4d4.md"
+    original = "---\ntitle: Odd card\nstatus: 7\ntags: {a: 1}\nassignee: [x, [y]]\n---\n# Odd\n"
+    path.write_text(original)
+    card = store_of(chain).get("d4d4d4")
+    assert card.tags == () and card.assignee is None and card.status == "7"
+    assert set(card.malformed) == {"tags", "assignee"}
+    assert 'tags must be a list of text, not a mapping: {"a": 1}' in card.problems
+    assert "status '7' is not one of todo, active, done, archived" in card.problems
+    with pytest.raises(InvalidInput) as refused:
+        store_of(chain).update("d4d4d4", CardChanges(add_tags=("new",)))
+    assert refused.value.data["field"] == "tags"
+    assert path.read_text() == original  # nothing rewritten into a repr string
+    store_of(chain).update("d4d4d4", CardChanges(priority="high"))  # other fields still work
+    assert "tags: {a: 1}" in path.read_text()
+    problems = [p for p in diagnose(chain) if p.path == ".cuedeck/cards/d4d4d4.md"]
+    assert {(p.severity, p.message.split(" ")[0]) for p in problems} == {
+        ("error", "tags"),
+        ("error", "assignee"),
+        ("warning", "status"),
+    }

@@ -42,6 +42,7 @@ def diagnose(workspace: Workspace) -> list[Problem]:
     problems.extend(workspace.index.left_out)  # links leaving the workspace, binary files
     for document in documents.values():
         problems.extend(document.problems)
+    problems.extend(_plugin_checks(workspace))
     problems.extend(graph.problems)
     for cycle in graph.cycles:
         problems.append(
@@ -59,6 +60,22 @@ def diagnose(workspace: Workspace) -> list[Problem]:
     problems.extend(scene_problems(workspace))  # SCENE.md older than its inputs
     # A config value found wrong by its check may be met again by the refresh.
     return sorted(dict.fromkeys(problems), key=_order)
+
+
+def _plugin_checks(workspace: Workspace) -> list[Problem]:
+    """What the checks plugins registered find; a check that fails is itself a warning."""
+    from cuedeck.plugins import get_checks
+
+    found: list[Problem] = []
+    for name, check in get_checks(workspace.plugins).items():
+        try:
+            found.extend(check(workspace))
+        except CueError as exc:
+            found.append(_from_error(exc))
+        except Exception as exc:  # a plugin's bug must not hide the other checks
+            message = f"check {name!r} failed: {type(exc).__name__}: {exc}"
+            found.append(Problem("warning", 1000, None, None, message, "report it"))
+    return found
 
 
 def _registered_names(workspace: Workspace) -> list[Problem]:

@@ -204,6 +204,24 @@ def register_commands(register: RegisterCommand) -> None:
 
 
 @hookspec
+def register_checks(register: RegisterNamed) -> None:
+    """Register health checks that ``cue doctor`` runs.
+
+    Called once per plugin host, when doctor runs. ``register(name, check)`` takes
+    ``check(workspace) -> Iterable[Problem]``: each :class:`~cuedeck.models.Problem` is
+    an error or a warning with a code, the file and line where known, and help. A check
+    that raises is reported as a warning naming it, and doctor goes on. The tasks
+    package checks cards (values of the wrong type, unknown statuses) this way.
+
+    Example::
+
+        @hookimpl
+        def register_checks(register):
+            register("notes", lambda workspace: [Problem("warning", 1004, "n.md", 3, "x")])
+    """
+
+
+@hookspec
 def register_services(register: RegisterNamed) -> None:
     """Register workspace services: objects built from a workspace on first use.
 

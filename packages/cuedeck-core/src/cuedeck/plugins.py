@@ -263,6 +263,11 @@ def get_token_counters(pm: PluginHost) -> dict[str, TokenCounter]:
     return {k: v for k, v in pm.items("register_token_counters").items() if v is not None}
 
 
+def get_checks(pm: PluginHost) -> dict[str, Callable[[Any], Any]]:
+    """Health checks for ``cue doctor`` by name: ``check(workspace) -> [Problem]``."""
+    return pm.items("register_checks")
+
+
 def get_services(pm: PluginHost) -> dict[str, Callable[[Any], Any]]:
     """Workspace service factories by name."""
     return pm.items("register_services")

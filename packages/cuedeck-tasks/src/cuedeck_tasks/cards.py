@@ -58,6 +58,9 @@ class Card:
     path: str
     sha256: str
     problems: tuple[str, ...] = ()
+    #: Fields whose value in the file has the wrong YAML type (a mapping for ``tags``,
+    #: a number for ``status``): read as their default, never written over by an update.
+    malformed: tuple[str, ...] = ()
 
     @classmethod
     def from_frontmatter(
@@ -74,30 +77,50 @@ class Card:
         single string where a list belongs becomes a one-item list.
         """
         found = list(problems)
-        title = frontmatter.get("title")
-        status = frontmatter.get("status")
-        priority = frontmatter.get("priority")
-        assignee = frontmatter.get("assignee")
-        declared = frontmatter.get("id")
+        malformed: list[str] = []
+
+        def text(field: str) -> str | None:
+            value = frontmatter.get(field)
+            if value is None or _scalar(value):
+                return None if value is None else str(value)
+            malformed.append(field)
+            found.append(f"{field} must be text, not {_kind(value)}: {_short(value)}")
+            return None
+
+        def texts(field: str) -> tuple[str, ...]:
+            value = frontmatter.get(field)
+            if value is None:
+                return ()
+            if _scalar(value):
+                return (str(value),)  # one string where a list belongs: a list of one
+            if isinstance(value, list) and all(_scalar(item) for item in value):
+                return tuple(str(item) for item in value if item is not None)
+            malformed.append(field)
+            found.append(f"{field} must be a list of text, not {_kind(value)}: {_short(value)}")
+            return ()
+
+        title, status, priority = text("title"), text("status"), text("priority")
+        assignee, declared = text("assignee"), frontmatter.get("id")
         if declared is not None and str(declared) != card_id:
             found.append(f"frontmatter id {declared!r} differs from the file name {card_id!r}")
-        if status is not None and str(status) not in STATUSES:
+        if status is not None and status not in STATUSES:
             found.append(f"status {status!r} is not one of {', '.join(STATUSES)}")
-        if priority is not None and str(priority) not in PRIORITIES:
+        if priority is not None and priority not in PRIORITIES:
             found.append(f"priority {priority!r} is not one of {', '.join(PRIORITIES)}")
         return cls(
             id=card_id,
-            title=str(title) if title is not None and str(title) else card_id,
-            status=str(status) if status is not None else "todo",
-            priority=str(priority) if priority is not None else "medium",
-            assignee=str(assignee) if assignee not in (None, "") else None,
-            tags=_strings(frontmatter.get("tags")),
-            depends_on=tuple(item.strip() for item in _strings(frontmatter.get("depends_on"))),
-            created=_optional(frontmatter.get("created")),
-            updated=_optional(frontmatter.get("updated")),
+            title=title or card_id,
+            status=status if status is not None else "todo",
+            priority=priority if priority is not None else "medium",
+            assignee=assignee or None,
+            tags=texts("tags"),
+            depends_on=tuple(item.strip() for item in texts("depends_on")),
+            created=text("created"),
+            updated=text("updated"),
             path=card_path(card_id),
             sha256=sha256,
             problems=tuple(found),
+            malformed=tuple(malformed),
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -117,16 +140,20 @@ class Card:
         }
 
 
-def _strings(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, list | tuple):
-        return tuple(str(item) for item in value if item is not None)
-    return (str(value),)
+def _scalar(value: Any) -> bool:
+    """Whether a YAML value reads as one piece of text (a string, number, date...)."""
+    return value is not None and not isinstance(value, dict | list | tuple | set)
 
 
-def _optional(value: Any) -> str | None:
-    return None if value is None else str(value)
+def _kind(value: Any) -> str:
+    return "a mapping" if isinstance(value, dict) else "a list of lists or mappings"
+
+
+def _short(value: Any) -> str:
+    import json
+
+    shown = json.dumps(value, default=str, ensure_ascii=False)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def utc_now() -> str:

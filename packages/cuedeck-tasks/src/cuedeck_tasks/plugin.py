@@ -25,6 +25,13 @@ def card_store(workspace: Workspace) -> CardStore:
 
 
 @hookimpl
+def register_checks(register: RegisterNamed) -> None:
+    from cuedeck_tasks.reports import card_problems
+
+    register("cards", card_problems)
+
+
+@hookimpl
 def register_services(register: RegisterNamed) -> None:
     register("cards", card_store)
 

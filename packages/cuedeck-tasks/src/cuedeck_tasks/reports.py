@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 from cuedeck_tasks.graph import ARROW
 
 if TYPE_CHECKING:
+    from cuedeck.models import Problem
+    from cuedeck.workspace import Workspace
     from cuedeck_tasks.store import CardStore
 
 
@@ -74,3 +76,25 @@ def validation_report(store: CardStore, card_id: str | None = None) -> dict[str,
             f"{len(graph.cards)} cards)"
         )
     return result
+
+
+def card_problems(workspace: Workspace) -> list[Problem]:
+    """``cue doctor``'s check of the cards: values of the wrong type are errors (updates
+    of them are refused), other oddities warnings."""
+    from cuedeck.models import Problem
+
+    found: list[Problem] = []
+    for card in workspace.cards.all().values():
+        for message in card.problems:
+            wrong_type = message.startswith(card.malformed) if card.malformed else False
+            found.append(
+                Problem(
+                    "error" if wrong_type else "warning",
+                    1004,
+                    card.path,
+                    None,
+                    message,
+                    "edit the card's frontmatter (docs/tasks.md lists each field's type)",
+                )
+            )
+    return found

@@ -63,7 +63,7 @@ log = logging.getLogger("cuedeck")
 
 CACHE_FILE = CARDS_DB
 LOCK_STRIPES = 32
-CACHE_SCHEMA = "2"
+CACHE_SCHEMA = "3"  # 3: Card.malformed
 _ID_ATTEMPTS = 20
 _WRITE_ATTEMPTS = 10
 
@@ -515,6 +515,18 @@ class CardStore:
             )
         if data.startswith(b"\xef\xbb\xbf"):
             text = "\ufeff" + text
+        touched = [name for name in CardChanges.SCALARS if getattr(changes, name) is not None]
+        touched += ["tags"] * bool(changes.add_tags or changes.remove_tags)
+        touched += ["depends_on"] * bool(changes.add_depends_on or changes.remove_depends_on)
+        broken = [name for name in touched if name in current.malformed]
+        if broken:
+            raise InvalidInput(
+                f"{card_path(card_id)}: {', '.join(broken)} has a value of the wrong type in "
+                "the file; fix it by hand before updating it",
+                path=card_path(card_id),
+                field=broken[0],
+                problems=[p for p in current.problems if p.startswith(tuple(broken))],
+            )
         frontmatter: dict[str, Any] = {}
         fields: list[str] = []
         for name in CardChanges.SCALARS:
