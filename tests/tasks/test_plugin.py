@@ -13,7 +13,12 @@ def test_the_plugin_registers_the_service_tools_and_commands() -> None:
     pm = make_plugin_manager()
     info = next(info for info in plugin_infos(pm) if info.name == "tasks")
     assert info.distribution == "cuedeck-tasks"
-    assert info.hooks == ("register_commands", "register_services", "register_tools")
+    assert info.hooks == (
+        "register_checks",
+        "register_commands",
+        "register_services",
+        "register_tools",
+    )
     assert "cards" in get_services(pm)
     assert source_of(pm, "register_services", "cards") == "tasks"
 
