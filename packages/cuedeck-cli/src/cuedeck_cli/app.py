@@ -24,6 +24,7 @@ from cuedeck_cli.context import CliState
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from cuedeck.masking import MaskSession
     from cuedeck.plugins import PluginHost
 
 #: Commands that an optional distribution provides, and its extra.
@@ -37,15 +38,20 @@ COMMAND_EXTRAS = {
 
 
 class CueGroup(click.Group):
-    """The root group: CueDeck's error format for every failure, install hints for extras."""
+    """The root group: CueDeck's error format for every failure, install hints for extras,
+    and every byte it prints masked (:func:`cuedeck_cli.output.masked_output`)."""
 
     json_errors = False
+    state: CliState | None = None
 
     def main(self, args: Sequence[str] | None = None, *rest: Any, **extra: Any) -> Any:
+        from cuedeck_cli.output import masked_output
+
         argv = list(sys.argv[1:] if args is None else args)
         # A command asked for JSON fails in JSON, usage errors included.
         self.json_errors = "--json" in argv
-        return super().main(argv, *rest, **extra)
+        with masked_output(lambda: _mask_session(self.state, argv)):
+            return super().main(argv, *rest, **extra)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
@@ -99,6 +105,24 @@ class CueGroup(click.Group):
         else:
             print_error(error)
         ctx.exit(1)
+
+
+def _mask_session(state: CliState | None, argv: list[str]) -> MaskSession:
+    """The session masking what a command prints: the workspace's maskers when it is
+    open, else the built-in rules; it knows the secrets the command line itself holds,
+    so an error echoing an argument (even normalised) is masked too."""
+    from cuedeck.masking import MaskSession
+
+    workspace = None
+    if state is not None and "workspace" in state.__dict__:  # opened by the command
+        workspace = state.workspace
+    try:
+        session = MaskSession(workspace)
+    except CueError:  # a broken config: the built-in rules still apply
+        session = MaskSession(None)
+    for argument in argv:
+        session.learn(argument)
+    return session
 
 
 def _usage_error(exc: click.UsageError) -> InvalidInput:
@@ -174,6 +198,7 @@ def make_cli(plugins: PluginHost | None = None) -> click.Group:
         """
         _configure_logging(debug)
         ctx.obj = CliState(pm, directory, debug)
+        cli.state = ctx.obj
 
     for name, entry in collect(pm, "register_commands").items():
         cli.add_command(entry.item, name=name)

@@ -2,7 +2,9 @@
 
 Errors and diagnostics go to stderr, results to stdout. Rich colours them on a terminal
 and prints plain text when piped. JSON output is ``json.dumps(..., indent=2)`` of
-documented shapes (docs/cli-json.md).
+documented shapes (docs/cli-json.md). While a command runs, both streams pass through
+:class:`MaskedStream`: the one exit point of the CLI, where every line is masked as it
+is sent, whatever printed it.
 """
 
 from __future__ import annotations
@@ -13,12 +15,71 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
+    from typing import TextIO
 
     from rich.console import Console
 
     from cuedeck.errors import CueError
+    from cuedeck.masking import MaskSession
     from cuedeck.models import Problem
+
+
+class MaskedStream:
+    """A text stream that masks whole lines before they reach ``inner``.
+
+    Lines are held until their newline (or a flush), so a secret is never split between
+    two writes; the mask session comes from ``session()`` at the first line, which lets
+    the workspace open first when the command opens one.
+    """
+
+    def __init__(self, inner: TextIO, session: Callable[[], MaskSession]) -> None:
+        self.inner = inner
+        self._session = session
+        self._masking: MaskSession | None = None
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        if "\n" in self._pending:
+            complete, _, self._pending = self._pending.rpartition("\n")
+            self.inner.write(self._mask(complete + "\n"))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self.inner.write(self._mask(self._pending))
+            self._pending = ""
+        self.inner.flush()
+
+    def _mask(self, text: str) -> str:
+        if self._masking is None:
+            self._masking = self._session()
+        return self._masking.mask(text)
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, buffer...
+        return getattr(self.inner, name)
+
+
+@contextmanager
+def masked_output(session: Callable[[], MaskSession]) -> Iterator[None]:
+    """Route ``sys.stdout`` and ``sys.stderr`` through :class:`MaskedStream` (one session)."""
+    shared: list[MaskSession] = []
+
+    def once() -> MaskSession:
+        if not shared:
+            shared.append(session())
+        return shared[0]
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = MaskedStream(out, once), MaskedStream(err, once)
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, MaskedStream):
+                stream.flush()
+        sys.stdout, sys.stderr = out, err
 
 
 def console(*, stderr: bool = False) -> Console:

@@ -240,11 +240,14 @@ class MaskSession:
     placeholder issued for each distinct secret (placeholder -> rule).
     """
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace | None) -> None:
+        """With ``workspace`` None: the built-in rules and default settings, for output
+        made where no workspace could be opened (the error saying there is none)."""
+        from cuedeck.config import MaskingSettings
         from cuedeck.plugins import get_maskers
 
         self.workspace = workspace
-        settings = workspace.config.masking
+        settings = workspace.config.masking if workspace is not None else MaskingSettings()
         self.enabled = settings.enabled
         self.counts: dict[str, int] = {}
         self.placeholders: dict[str, str] = {}
@@ -256,7 +259,11 @@ class MaskSession:
         self._allow_paths = (
             _path_spec(tuple(settings.allow_paths)) if settings.allow_paths else None
         )
-        maskers: list[object] = list(get_maskers(workspace.plugins).values())
+        maskers: list[object] = (
+            list(get_maskers(workspace.plugins).values())
+            if workspace is not None
+            else [BuiltinMasker()]
+        )
         if settings.patterns:
             patterns = _compile_patterns(tuple(sorted(settings.patterns.items())))
             maskers.append(PatternMasker(patterns))
