@@ -443,3 +443,12 @@ def test_values_of_the_wrong_type_are_reported_not_rewritten(chain: Workspace) -
         ("error", "assignee"),
         ("warning", "status"),
     }
+
+
+def test_the_card_cache_keeps_every_field(chain: Workspace) -> None:
+    path = chain.root / ".cuedeck" / "cards" / "e5e5e5.md"
+    path.write_text("---\ntitle: Cached\ntags: {a: 1}\n---\n# Cached\n")
+    first = CardStore(chain.root).all()["e5e5e5"]  # parsed, then saved to the cache
+    second = CardStore(chain.root).all()["e5e5e5"]  # a new store reads the cache
+    assert second == first
+    assert second.malformed == ("tags",)

@@ -16,14 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import os
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import attrs
 
 from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_you_mean
 from cuedeck.errors import suggestion_text as _suggestion_text
@@ -31,6 +27,7 @@ from cuedeck.files import atomic_write, locked, sha256_bytes
 from cuedeck.layout import CARD_ID, CARDS_DB, CARDS_DIR, LOCKS_DIR, card_path
 from cuedeck.parsing import decode, load_frontmatter, split_lines
 from cuedeck.walk import inside
+from cuedeck_tasks.card_cache import CardCache, FileKey
 from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,
@@ -40,7 +37,6 @@ from cuedeck_tasks.cardfile import (
 )
 from cuedeck_tasks.cards import (
     PRIORITIES,
-    STATUSES,
     Card,
     check_card_label,
     check_choice,
@@ -50,10 +46,12 @@ from cuedeck_tasks.cards import (
     new_id,
     utc_now,
 )
+from cuedeck_tasks.changes import CardChanges as CardChanges  # re-exported: public API
+from cuedeck_tasks.changes import Updated as Updated
 from cuedeck_tasks.graph import TaskGraph
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
 
     from cuedeck.models import Problem
     from cuedeck.workspace import Workspace
@@ -61,69 +59,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-CACHE_FILE = CARDS_DB
+CACHE_FILE = CARDS_DB  # the cross-process cache of parsed cards (card_cache.py)
 LOCK_STRIPES = 32
-CACHE_SCHEMA = "3"  # 3: Card.malformed
 _ID_ATTEMPTS = 20
 _WRITE_ATTEMPTS = 10
-
-FileKey = tuple[int, int, int]  # inode, mtime_ns, size
-
-
-@attrs.frozen
-class CardChanges:
-    """What an update changes. ``assignee=""`` unassigns; ``note`` is appended."""
-
-    title: str | None = None
-    status: str | None = None
-    priority: str | None = None
-    assignee: str | None = None
-    note: str | None = None
-    add_tags: tuple[str, ...] = ()
-    remove_tags: tuple[str, ...] = ()
-    add_depends_on: tuple[str, ...] = ()
-    remove_depends_on: tuple[str, ...] = ()
-
-    #: Fields set outright: an update from an old ``base`` conflicts on these.
-    SCALARS = ("title", "status", "priority", "assignee")
-
-    def check(self) -> CardChanges:
-        """Self, or InvalidInput naming the first bad field."""
-        if self.title is not None:
-            check_card_label(self.title, field="title")
-        if self.status is not None:
-            check_choice(self.status, STATUSES, field="status")
-        if self.priority is not None:
-            check_choice(self.priority, PRIORITIES, field="priority")
-        if self.assignee is not None:
-            check_card_label(self.assignee, field="assignee", allow_empty=True)
-        if self.note is not None:
-            check_text(self.note, field="notes")
-        for tag in (*self.add_tags, *self.remove_tags):
-            check_card_label(tag, field="tags")
-        for dep in (*self.add_depends_on, *self.remove_depends_on):
-            check_id(dep, field="depends_on")
-        for field, added, removed in (
-            ("tags", self.add_tags, self.remove_tags),
-            ("depends_on", self.add_depends_on, self.remove_depends_on),
-        ):
-            both = sorted(set(added) & set(removed))
-            if both:
-                raise InvalidInput(
-                    f"{', '.join(map(repr, both))} would be both added to and removed from {field}",
-                    field=field,
-                )
-        if self == CardChanges():
-            raise InvalidInput("nothing to update: name at least one field", field="updates")
-        return self
-
-
-@attrs.frozen
-class Updated:
-    """The result of an update: the card as written and the fields that changed."""
-
-    card: Card
-    fields: tuple[str, ...]
 
 
 class CardStore:
@@ -136,7 +75,7 @@ class CardStore:
         self.root = workspace.root if isinstance(workspace, Workspace) else Path(workspace)
         self.directory = self.root / CARDS_DIR
         self._memory: dict[str, tuple[FileKey, Card]] = {}
-        self._disk: dict[str, tuple[FileKey, list[Any]]] | None = None  # id -> (key, fields)
+        self._disk = CardCache(self.root / CACHE_FILE)
         self._graph: tuple[tuple[tuple[str, FileKey], ...], TaskGraph] | None = None
 
     def __repr__(self) -> str:
@@ -178,7 +117,7 @@ class CardStore:
             if remembered is not None and remembered[0] == key:
                 cards[card_id] = remembered[1]
                 continue
-            card = self._from_disk_cache(card_id, key)
+            card = self._disk.get(card_id, key)
             if card is None:
                 loaded = self._read(card_id)
                 if loaded is None:
@@ -190,7 +129,7 @@ class CardStore:
         for gone in set(self._memory) - set(keys):
             self._memory.pop(gone, None)  # pop: another thread may have dropped it too
         if fresh:
-            self._save_disk_cache(fresh)
+            self._disk.save(fresh)
         return cards
 
     def ids(self) -> list[str]:
@@ -301,70 +240,6 @@ class CardStore:
         return Card.from_frontmatter(
             card_id, frontmatter, sha256=sha256_bytes(data), problems=messages
         )
-
-    # -- the cross-process cache -------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def _cache(self) -> Iterator[sqlite3.Connection]:
-        path = self.root / CACHE_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(path, timeout=10.0, isolation_level=None)
-        try:
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = OFF")  # a cache: losing it is harmless
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS cards (id TEXT PRIMARY KEY, schema TEXT NOT NULL, "
-                "ino INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, "
-                "card TEXT NOT NULL)"
-            )
-            yield connection
-        finally:
-            connection.close()
-
-    def _from_disk_cache(self, card_id: str, key: FileKey) -> Card | None:
-        if self._disk is None:
-            self._disk = self._load_disk_cache()
-        row = self._disk.get(card_id)
-        if row is None or row[0] != key:
-            return None
-        try:
-            f = row[1]  # the fields of Card, in order (attrs.astuple)
-            return Card(
-                f[0], f[1], f[2], f[3], f[4], tuple(f[5]), tuple(f[6]), f[7], f[8], f[9], f[10],
-                tuple(f[11]),
-            )  # fmt: skip
-        except (IndexError, TypeError):
-            return None
-
-    def _load_disk_cache(self) -> dict[str, tuple[FileKey, list[Any]]]:
-        try:
-            with self._cache() as connection:
-                rows = connection.execute(
-                    "SELECT id, ino, mtime_ns, size, card FROM cards WHERE schema = ?",
-                    (CACHE_SCHEMA,),
-                ).fetchall()
-            # One JSON document for all rows: far cheaper than a json.loads per card.
-            decoded = json.loads("[" + ",".join(row[4] for row in rows) + "]")
-        except (sqlite3.Error, ValueError) as exc:
-            log.debug("card cache unreadable, parsing cards instead: %s", exc)
-            return {}
-        return {
-            row[0]: ((row[1], row[2], row[3]), fields)
-            for row, fields in zip(rows, decoded, strict=True)
-        }
-
-    def _save_disk_cache(self, fresh: list[tuple[str, FileKey, Card]]) -> None:
-        rows = [
-            (card_id, CACHE_SCHEMA, *key, json.dumps(_fields(card), ensure_ascii=False))
-            for card_id, key, card in fresh
-        ]
-        try:
-            with self._cache() as connection:
-                connection.executemany(
-                    "INSERT OR REPLACE INTO cards VALUES (?, ?, ?, ?, ?, ?)", rows
-                )
-        except sqlite3.Error as exc:  # a cache write must never fail a command
-            log.debug("card cache not updated: %s", exc)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -578,8 +453,3 @@ class CardStore:
         if self.workspace is None:
             return "medium"
         return str(self.workspace.config.tasks.default_priority)
-
-
-def _fields(card: Card) -> list[Any]:
-    """The values of ``card``'s fields in order (what the card cache stores)."""
-    return [getattr(card, field.name) for field in attrs.fields(Card)]
