@@ -137,7 +137,7 @@ class McpSettings:
     host: str = _setting("127.0.0.1", "HTTP transport host (loopback by default).")
     port: int = _setting(8765, "HTTP transport port.", minimum=1, maximum=65535)
     read_doc_max_tokens: int = _setting(
-        5000, "Default page size of read_doc, in tokens.", minimum=100
+        5000, "Default page size of read_doc, in tokens.", minimum=1
     )
     allowed_hosts: list[str] = _setting(
         [],
