@@ -1,0 +1,107 @@
+"""Scene types and constants: the reply shapes, the :class:`Scene` a build returns."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
+
+if TYPE_CHECKING:
+    from cuedeck.models import Placement
+else:
+    # The tool's annotations name pydantic; ``cue --help`` imports this module without
+    # ever evaluating them, so pydantic loads on first use.
+    pass
+
+
+Format = Literal["markdown", "xml", "json"]
+FORMATS: tuple[str, ...] = ("markdown", "xml", "json")
+PRIORITIES = {"card": 100, "direct": 50, "indirect": 25, "global": 10}
+#: Hex digits of each input's sha256 written into the scene (the manifest is part of the
+#: budget; 48 bits are plenty to notice a changed file). ``--json`` has them in full.
+HASH_CHARS = 12
+MANIFEST_VERSION = 1
+DIGIT = re.compile(r"\d")
+#: Most scenes rendered and counted whole while fitting one (each costs a full count).
+REAL_RENDERS = 5
+
+
+# --- results -----------------------------------------------------------------------------
+
+
+class Candidate(TypedDict):
+    """One candidate of a scene, as the manifest records it."""
+
+    path: str
+    anchor: str | None
+    role: str
+    priority: int
+    depth: int
+    placed: str
+    tokens: int
+    full_tokens: int
+    reason: str | None
+    sha256: str
+
+
+class SceneManifest(TypedDict):
+    """What a scene holds and why: the shape of ``cue scene --json``."""
+
+    version: int
+    card: str
+    card_path: str
+    title: str
+    format: str
+    pruner: str
+    counter: str
+    exact: bool
+    token_limit: int
+    tokens: int
+    truncated: bool
+    candidates: list[Candidate]
+    inputs: dict[str, str]
+    secrets: dict[str, int]
+
+
+class SceneReply(TypedDict):
+    """What the ``build_scene`` tool returns: the scene's text and its manifest."""
+
+    text: str
+    manifest: SceneManifest
+
+
+@attrs.frozen
+class Scene:
+    """A built scene: its text, manifest and the pruner's placements."""
+
+    text: str
+    manifest: SceneManifest
+    placements: tuple[Placement, ...]
+
+    @property
+    def card(self) -> str:
+        """The active card's id."""
+        return self.manifest["card"]
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of :attr:`text` by the workspace's counter."""
+        return self.manifest["tokens"]
+
+    def summary(self) -> str:
+        """One line: card, tokens of budget, and what was kept, outlined and dropped."""
+        counts: dict[str, int] = {}
+        for candidate in self.manifest["candidates"]:
+            counts[candidate["placed"]] = counts.get(candidate["placed"], 0) + 1
+        kept = ", ".join(f"{n} {mode}" for mode, n in counts.items())
+        secrets = sum(self.manifest["secrets"].values())
+        masked = f", {secrets} secret{'s' * (secrets != 1)} masked" if secrets else ""
+        return (
+            f"card {self.card}: {self.tokens}/{self.manifest['token_limit']} tokens "
+            f"({self.manifest['counter']}), {kept}{masked}"
+        )
+
+
+# --- the active card ---------------------------------------------------------------------

@@ -1,0 +1,346 @@
+"""Scene formats: markdown, XML and JSON renderers behind one protocol."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import TYPE_CHECKING, Any, Protocol
+
+import attrs
+
+from cuedeck.scene.model import HASH_CHARS
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from cuedeck.models import Placement
+else:
+    # The tool's annotations name pydantic; ``cue --help`` imports this module without
+    # ever evaluating them, so pydantic loads on first use.
+    pass
+
+
+@attrs.frozen
+class Header:
+    card: str
+    card_path: str
+    title: str
+    token_limit: int
+    counter: str
+    exact: bool
+    pruner: str
+    format: str
+    config: tuple[str, str] | None  # (path, sha256) of config.toml when it exists
+
+
+def _short(digest: str) -> str:
+    return digest[:HASH_CHARS]
+
+
+def _note(placement: Placement) -> str:
+    role = "active card" if placement.item.role == "card" else placement.item.role
+    return f"{role}; {placement.reason}" if placement.reason else role
+
+
+def _tokens_cell(placement: Placement) -> str:
+    if placement.tokens == placement.item.tokens:
+        return str(placement.tokens)
+    return f"{placement.tokens}/{placement.item.tokens}"
+
+
+def _truncation(placements: Sequence[Placement], limit: int) -> str | None:
+    dropped = sum(p.mode == "dropped" for p in placements)
+    outlined = sum(p.mode == "outline" for p in placements)
+    if not dropped and not outlined:
+        return None
+    parts = []
+    if outlined:
+        parts.append(f"{outlined} outlined")
+    if dropped:
+        parts.append(f"{dropped} dropped")
+    return (
+        f"Context truncated: {' and '.join(parts)} of {len(placements)} candidates "
+        f"to fit the {limit}-token budget (see the manifest)."
+    )
+
+
+def secret_counts(text: str, placeholders: Mapping[str, str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for placeholder, rule in placeholders.items():
+        found = text.count(placeholder)
+        if found:
+            counts[rule] = counts.get(rule, 0) + found
+    return dict(sorted(counts.items()))
+
+
+class Renderer(Protocol):
+    """A scene format: one placed document as a block, and the whole scene as parts."""
+
+    name: str
+
+    def escape(self, text: str) -> str:
+        """``text`` safe inside this format."""
+        ...
+
+    def block(self, placement: Placement) -> str:
+        """How one placed document reads in the scene."""
+        ...
+
+    def parts(
+        self,
+        header: Header,
+        placements: Sequence[Placement],
+        used: int,
+        secrets: Mapping[str, int],
+        *,
+        blocks: bool = True,
+    ) -> list[str]:
+        """The scene's lines and blocks; joined with newlines they are the scene."""
+        ...
+
+
+class MarkdownRenderer:
+    """Markdown: a header, one fenced block per document, a manifest table."""
+
+    name = "markdown"
+
+    @staticmethod
+    def escape(text: str) -> str:
+        return text
+
+    @staticmethod
+    @functools.lru_cache(maxsize=1024)
+    def _fence(text: str) -> str:
+        """A backtick fence longer than any run of backticks in ``text``."""
+        if "```" not in text:
+            return "```"
+        return "`" * (max(len(run) for run in _BACKTICKS.findall(text)) + 1)
+
+    def block(self, placement: Placement) -> str:
+        item = placement.item
+        label = item.key
+        if placement.mode == "outline":
+            label += f" · outline (the full text has {item.tokens} tokens)"
+        elif placement.mode == "section":
+            label += " · section"
+        fence = self._fence(placement.text)
+        return f"## {label}\n\n{fence}markdown\n{placement.text}\n{fence}\n"
+
+    def parts(
+        self,
+        header: Header,
+        placements: Sequence[Placement],
+        used: int,
+        secrets: Mapping[str, int],
+        *,
+        blocks: bool = True,
+    ) -> list[str]:
+        """The scene's lines and blocks; joined with newlines they are the scene."""
+        out = [
+            f"# Scene: {header.title} ({header.card})",
+            "",
+            f"> card `{header.card_path}` · budget {header.token_limit} tokens · used {used} · "
+            f"counter {header.counter} · pruner {header.pruner}",
+            "",
+        ]
+        if blocks:
+            out.extend(self.block(p) for p in placements if p.mode != "dropped")
+        if marker := _truncation(placements, header.token_limit):
+            out.append(f"> [!WARNING]\n> {marker}\n")
+        out.append("## Manifest\n")
+        out.append("| priority | tokens | placed | candidate | sha256 | note |")
+        out.append("| --- | --- | --- | --- | --- | --- |")
+        for p in placements:
+            cells = (
+                str(p.item.priority),
+                _tokens_cell(p),
+                p.mode,
+                p.item.key.replace("|", "\\|"),
+                _short(p.item.sha256),
+                _note(p).replace("|", "\\|"),
+            )
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+        if header.config is not None:
+            out.append(f"Config: `{header.config[0]}` {_short(header.config[1])}")
+        masked = ", ".join(f"{rule} {n}" for rule, n in secrets.items()) or "none"
+        out.append(f"Secrets masked: {masked}")
+        return out
+
+
+_BACKTICKS = re.compile(r"`{3,}")
+
+
+class XmlRenderer:
+    """XML: one ``<document>`` per document (CDATA content) and a ``<manifest>``."""
+
+    name = "xml"
+
+    @staticmethod
+    def escape(text: str) -> str:
+        return text.replace("]]>", "]]]]><![CDATA[>")
+
+    def block(self, placement: Placement) -> str:
+        item = placement.item
+        attributes = _attributes(
+            path=item.path,
+            anchor=item.anchor,
+            role=item.role,
+            priority=item.priority,
+            placed=placement.mode,
+            tokens=placement.tokens,
+        )
+        return f"<document {attributes}><![CDATA[\n{self.escape(placement.text)}\n]]></document>"
+
+    def parts(
+        self,
+        header: Header,
+        placements: Sequence[Placement],
+        used: int,
+        secrets: Mapping[str, int],
+        *,
+        blocks: bool = True,
+    ) -> list[str]:
+        """The scene's lines and blocks; joined with newlines they are the scene."""
+        attributes = _attributes(
+            card=header.card,
+            path=header.card_path,
+            title=header.title,
+            budget=header.token_limit,
+            used=used,
+            counter=header.counter,
+            pruner=header.pruner,
+        )
+        out = [f"<scene {attributes}>"]
+        if blocks:
+            out.extend(self.block(p) for p in placements if p.mode != "dropped")
+        if marker := _truncation(placements, header.token_limit):
+            out.append(f"<truncated>{_xml_text(marker)}</truncated>")
+        out.append("<manifest>")
+        for p in placements:
+            candidate = _attributes(
+                priority=p.item.priority,
+                tokens=p.tokens,
+                full=p.item.tokens,
+                placed=p.mode,
+                path=p.item.path,
+                anchor=p.item.anchor,
+                sha256=_short(p.item.sha256),
+                note=_note(p),
+            )
+            out.append(f"<candidate {candidate}/>")
+        if header.config is not None:
+            out.append(
+                f"<config {_attributes(path=header.config[0], sha256=_short(header.config[1]))}/>"
+            )
+        for rule, count in secrets.items():
+            out.append(f"<secrets {_attributes(rule=rule, count=count)}/>")
+        out.append("</manifest>")
+        out.append("</scene>")
+        return out
+
+
+def _xml_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _attributes(**values: Any) -> str:
+    parts = []
+    for key, value in values.items():
+        if value is None:
+            continue
+        parts.append(f'{key}="{_xml_text(str(value)).replace(chr(34), "&quot;")}"')
+    return " ".join(parts)
+
+
+class JsonRenderer:
+    """JSON: the header fields, the documents with their text, and the manifest."""
+
+    name = "json"
+
+    @staticmethod
+    def escape(text: str) -> str:
+        return json.dumps(text, ensure_ascii=False)
+
+    @staticmethod
+    def document(placement: Placement) -> dict[str, Any]:
+        item = placement.item
+        return {
+            "path": item.path,
+            "anchor": item.anchor,
+            "role": item.role,
+            "priority": item.priority,
+            "placed": placement.mode,
+            "tokens": placement.tokens,
+            "text": placement.text,
+        }
+
+    def block(self, placement: Placement) -> str:
+        # As it appears inside the "documents" list (indent=1, one level in).
+        return json.dumps([self.document(placement)], ensure_ascii=False, indent=1)
+
+    def parts(
+        self,
+        header: Header,
+        placements: Sequence[Placement],
+        used: int,
+        secrets: Mapping[str, int],
+        *,
+        blocks: bool = True,
+    ) -> list[str]:
+        """The scene's lines and blocks; joined with newlines they are the scene."""
+        candidates = [
+            {
+                "priority": p.item.priority,
+                "tokens": p.tokens,
+                "full": p.item.tokens,
+                "placed": p.mode,
+                "path": p.item.path,
+                "anchor": p.item.anchor,
+                "sha256": _short(p.item.sha256),
+                "note": _note(p),
+            }
+            for p in placements
+        ]
+        manifest: dict[str, Any] = {"candidates": candidates}
+        if header.config is not None:
+            manifest["config"] = {"path": header.config[0], "sha256": _short(header.config[1])}
+        manifest["secrets"] = dict(secrets)
+        value = {
+            "scene": {
+                "card": header.card,
+                "path": header.card_path,
+                "title": header.title,
+                "budget": header.token_limit,
+                "used": used,
+                "counter": header.counter,
+                "pruner": header.pruner,
+            },
+            "documents": [self.document(p) for p in placements if p.mode != "dropped"]
+            if blocks
+            else [],
+            "truncated": _truncation(placements, header.token_limit),
+            "manifest": manifest,
+        }
+        return [json.dumps(value, ensure_ascii=False, indent=1)]
+
+
+def render_scene(
+    renderer: Renderer,
+    header: Header,
+    placements: Sequence[Placement],
+    used: int,
+    secrets: Mapping[str, int],
+) -> str:
+    return "\n".join(renderer.parts(header, placements, used, secrets)) + "\n"
+
+
+RENDERERS: dict[str, Renderer] = {
+    "markdown": MarkdownRenderer(),
+    "xml": XmlRenderer(),
+    "json": JsonRenderer(),
+}
+
+
+# --- building ----------------------------------------------------------------------------

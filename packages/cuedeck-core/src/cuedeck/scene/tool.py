@@ -1,0 +1,48 @@
+"""The ``build_scene`` tool: a scene as MCP clients and the Python API receive it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from cuedeck.layout import CARD_ID_PATTERN
+from cuedeck.scene.build import build_scene
+
+# Evaluated at run time: a tool's annotations build its schema.
+from cuedeck.scene.model import Format, SceneReply  # noqa: TC001
+
+if TYPE_CHECKING:
+    import pydantic
+
+    from cuedeck.workspace import Workspace
+else:
+    # The tool's annotations name pydantic; ``cue --help`` imports this module without
+    # ever evaluating them, so pydantic loads on first use.
+    from cuedeck.tools import lazy_pydantic as pydantic
+
+
+def build_scene_tool(
+    workspace: Workspace,
+    card_id: Annotated[
+        str | None,
+        pydantic.Field(
+            description="Card id (6 characters); default: the active card",
+            pattern=CARD_ID_PATTERN,
+        ),
+    ] = None,
+    token_limit: Annotated[
+        int | None,
+        pydantic.Field(description="Token budget; default: [scene] token_limit", ge=1),
+    ] = None,
+    format: Annotated[
+        Format | None,
+        pydantic.Field(description="markdown, xml or json; default: [scene] format"),
+    ] = None,
+) -> SceneReply:
+    """Build the scene: the active card and what it references, fitted to the token budget.
+
+    Secrets are masked. The manifest lists every candidate with its priority, tokens and
+    whether it was kept whole, as a section, as an outline or dropped (and why). Nothing
+    is written; `cue scene` writes .cuedeck/SCENE.md.
+    """
+    scene = build_scene(workspace, card_id, token_limit, format=format)
+    return {"text": scene.text, "manifest": scene.manifest}
