@@ -33,6 +33,9 @@ def test_every_syntax_resolves(make_workspace: MakeWorkspace) -> None:
         ("src/notes.md", None, "at"),
         (".cuedeck/docs/api.md", "login", "at"),
         (".cuedeck/cards/def456.md", None, "at"),
+    ]
+    see_also = [(link.target, link.anchor, link.reference.kind) for link in graph.see_also(CARD)]
+    assert see_also == [
         (".cuedeck/docs/guide.md", "Setup", "markdown"),
         ("handbook/glossary.md", None, "wiki"),
         (".cuedeck/docs/api.md", "Login", "wiki"),
@@ -107,7 +110,7 @@ def test_section_references_in_both_directions_are_not_a_cycle(
 def test_section_cycle_is_found(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(
         {
-            ".cuedeck/docs/api.md": "# API\n## Login\nsee [[auth#Sessions]]\n",
+            ".cuedeck/docs/api.md": "# API\n## Login\nsee @doc/auth#Sessions\n",
             ".cuedeck/docs/auth.md": "# Auth\n## Sessions\nsee @doc/api#Login\n",
         }
     )
@@ -116,21 +119,17 @@ def test_section_cycle_is_found(make_workspace: MakeWorkspace) -> None:
     assert graph.cycles == [[login, sessions, login]]
 
 
-def test_project_navigation_links_are_not_followed_by_default(
-    make_workspace: MakeWorkspace,
-) -> None:
+def test_markdown_and_wiki_links_never_make_a_cycle(make_workspace: MakeWorkspace) -> None:
     files = {
         "docs/a.md": "# A\n[b](b.md)\n",
-        "docs/b.md": "# B\n[a](a.md)\n",
+        "docs/b.md": "# B\n[a](a.md) and [[c]]\n",
+        ".cuedeck/docs/c.md": "# C\n[[a]] and [b](../../docs/b.md)\n",
     }
     graph = open_workspace(make_workspace(files)).graph
     assert graph.cycles == []
     assert graph.targets("docs/a.md") == []
+    assert [link.target for link in graph.see_also("docs/a.md")] == ["docs/b.md"]
     assert graph.problems == []
-    followed = open_workspace(
-        make_workspace(files, config="[scene]\nfollow_project_links = true\n")
-    ).graph
-    assert followed.cycles == [["docs/a.md", "docs/b.md", "docs/a.md"]]
 
 
 def test_dead_project_links_are_still_reported(make_workspace: MakeWorkspace) -> None:

@@ -176,21 +176,27 @@ def test_missing_global_doc_is_a_clear_error(make_workspace: MakeWorkspace) -> N
     assert "style.md" in caught.value.data["suggestion"]
 
 
-def test_plain_links_between_project_files_are_followed_only_when_configured(
+def test_see_also_links_are_followed_link_depth_hops_at_a_lower_priority(
     make_workspace: MakeWorkspace,
 ) -> None:
     files = {
         ".cuedeck/cards/aaa111.md": card("aaa111", "Read @guide.md.", status="active"),
-        "guide.md": "# Guide\n\nSee [the appendix](appendix.md).\n",
-        "appendix.md": "# Appendix\n\nDetails.\n",
+        "guide.md": "# Guide\n\nSee [the appendix](appendix.md) and [[glossary]].\n",
+        "appendix.md": "# Appendix\n\nBack to [the guide](guide.md); also [faq](faq.md).\n",
+        "glossary.md": "# Glossary\n\nTerms, and [the guide](guide.md).\n",
+        "faq.md": "# FAQ\n\nQuestions.\n",
     }
-    assert [k for k, _, _ in keys(build(make_workspace(files)))] == [
-        ".cuedeck/cards/aaa111.md",
-        "guide.md",
+    default = keys(build(make_workspace(files)))
+    assert default == [
+        (".cuedeck/cards/aaa111.md", 100, "whole"),
+        ("guide.md", 50, "whole"),
+        ("appendix.md", 20, "whole"),
+        ("glossary.md", 20, "whole"),
     ]
-    config = "[scene]\nfollow_project_links = true\n"
-    followed = build(make_workspace(files, config=config))
-    assert [k for k, _, _ in keys(followed)][-1] == "appendix.md"
+    deeper = keys(build(make_workspace(files, config="[scene]\nlink_depth = 2\n")))
+    assert [k for k, _, _ in deeper] == [k for k, _, _ in default] + ["faq.md"]
+    none = keys(build(make_workspace(files, config="[scene]\nlink_depth = 0\n")))
+    assert [k for k, _, _ in none] == [".cuedeck/cards/aaa111.md", "guide.md"]
 
 
 def test_cycle_fails_with_1002_and_the_path(make_workspace: MakeWorkspace) -> None:

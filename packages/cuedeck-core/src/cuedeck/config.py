@@ -53,8 +53,11 @@ class SceneSettings:
     format: str = _setting("markdown", "Default output format.", ("markdown", "xml", "json"))
     output: str = _setting(SCENE_PATH, "Where `cue scene` writes the scene.")
     clipboard: bool = _setting(True, "Copy the scene to the clipboard after writing it.")
-    follow_project_links: bool = _setting(
-        False, "Also follow plain markdown links between project files outside .cuedeck/."
+    link_depth: int = _setting(
+        1,
+        "Hops of plain markdown and wiki links (\"see also\") a scene follows from what it "
+        "includes, at priority 20; 0 follows none.",
+        minimum=0,
     )
 
 

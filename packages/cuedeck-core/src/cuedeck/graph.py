@@ -1,12 +1,12 @@
 """The reference graph: which file (and section) refers to which, built with rustworkx.
 
 Nodes are indexed paths. Every reference is resolved; unresolved references and
-anchors become doctor problems with a did-you-mean. Only *followed* links become
-edges, which scenes walk and cycle checks inspect: all references of cards and
-``.cuedeck/docs``, and the explicit CueDeck references (``@...``, wiki links,
-``refs:``) of project files. Plain markdown links between project files are
-navigation for readers (real documentation links back and forth all the time), so
-they are followed only when ``[scene] follow_project_links`` is on.
+anchors become doctor problems with a did-you-mean. Only the explicit CueDeck
+references (``@...``, ``refs:``, ``depends_on``) *include*: they become the edges that
+scenes walk and whose loops are error 1002. Plain markdown links and ``[[wiki]]`` links
+are "see also": navigation for readers, which real documentation writes back and forth
+all the time. A scene may follow them (``[scene] link_depth``), but a loop among them
+is never an error.
 """
 
 from __future__ import annotations
@@ -20,11 +20,15 @@ import attrs
 import rustworkx as rx
 
 from cuedeck.errors import did_you_mean, suggestion_text
-from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR
+from cuedeck.layout import CARDS_DIR, DOCS_DIR
 from cuedeck.models import Document, Problem, Reference
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
+
+
+#: Reference kinds that include their target in a scene (the rest are "see also").
+INCLUDING = frozenset({"at", "frontmatter", "depends_on"})
 
 
 @attrs.frozen
@@ -35,7 +39,7 @@ class Link:
     target: str
     anchor: str | None
     reference: Reference
-    followed: bool
+    followed: bool  # an inclusion (an edge); False: a "see also" link
 
 
 class ReferenceGraph:
@@ -47,11 +51,8 @@ class ReferenceGraph:
     ``a#x -> b#y`` and ``b#z -> a#w`` are not a cycle.
     """
 
-    def __init__(
-        self, documents: Mapping[str, Document], *, follow_project_links: bool = False
-    ) -> None:
+    def __init__(self, documents: Mapping[str, Document]) -> None:
         self.documents = documents
-        self.follow_project_links = follow_project_links
         self.links: dict[str, list[Link]] = {path: [] for path in documents}
         self.problems: list[Problem] = []
         by_stem: dict[str, list[str]] = {}
@@ -86,11 +87,7 @@ class ReferenceGraph:
         if anchor is not None and self.documents[target].find_heading(anchor) is None:
             self.problems.append(self._dead_anchor(source, reference, target))
             return
-        followed = (
-            reference.kind != "markdown"
-            or source.startswith(WORKSPACE_DIR + "/")
-            or self.follow_project_links
-        )
+        followed = reference.kind in INCLUDING
         self.links[source].append(Link(source, target, anchor, reference, followed))
 
     # -- nodes -----------------------------------------------------------------------------
@@ -182,8 +179,15 @@ class ReferenceGraph:
         )
 
     def targets(self, path: str, anchor: str | None = None) -> list[Link]:
-        """Followed references made by a file, or by one of its sections, in file order."""
-        links = [link for link in self.links.get(path, []) if link.followed]
+        """Inclusions made by a file, or by one of its sections, in file order."""
+        return self._within(path, anchor, followed=True)
+
+    def see_also(self, path: str, anchor: str | None = None) -> list[Link]:
+        """Markdown and wiki links made by a file or one of its sections, in file order."""
+        return self._within(path, anchor, followed=False)
+
+    def _within(self, path: str, anchor: str | None, *, followed: bool) -> list[Link]:
+        links = [link for link in self.links.get(path, []) if link.followed is followed]
         if anchor is None:
             return links
         first, last = self.section_lines(path, anchor)

@@ -184,10 +184,7 @@ class Workspace:
             self._ensure_fresh()
             generation = self.index.generation
             if self._graph is None or self._graph[0] != generation:
-                graph = ReferenceGraph(
-                    self.index.documents,
-                    follow_project_links=self.config.scene.follow_project_links,
-                )
+                graph = ReferenceGraph(self.index.documents)
                 self._graph = (generation, graph)
             return self._graph[1]
 

@@ -35,13 +35,16 @@ class Entry:
     path: str
     anchor: str | None  # heading slug
     depth: int  # -1: a global doc nothing refers to
-    rank: tuple[int, int]  # (0, order found) for references, (1, order listed) for globals
+    rank: tuple[int, int]  # (0, found) references, (1, listed) globals, (2, found) links
     lines: tuple[int, int]
+    linked: bool = False  # reached through "see also" links (depth counts their hops)
 
     @property
     def role(self) -> str:
         if self.depth < 0:
             return "global"
+        if self.linked:
+            return "linked"
         return "card" if self.depth == 0 else "direct" if self.depth == 1 else "indirect"
 
     @property
@@ -53,7 +56,7 @@ class Entry:
         if other.priority > self.priority or (
             other.priority == self.priority and 0 <= other.depth < self.depth
         ):
-            self.depth = other.depth
+            self.depth, self.linked = other.depth, other.linked
         self.rank = min(self.rank, other.rank)
 
 
@@ -75,6 +78,30 @@ def _discovery(graph: ReferenceGraph, start: str, depths: Mapping[str, int]) -> 
                 order[label] = len(order)
                 queue.append(label)
     return order
+
+
+def _see_also(
+    graph: ReferenceGraph, start: list[str], included: set[str], hops: int
+) -> list[tuple[str, int]]:
+    """Node labels reached by up to ``hops`` "see also" links from ``start`` (in order
+    found), with their hop count; a file already included is never reached again."""
+    reached: dict[str, int] = {}
+    seen_files = set(included)
+    frontier = start
+    for hop in range(1, hops + 1):
+        following = []
+        for label in frontier:
+            path, anchor = graph.split_key(label)
+            for link in graph.see_also(path, anchor):
+                if link.target in seen_files:
+                    continue  # each file once: a loop of links ends here too
+                target = graph.key(link.target, link.anchor)
+                if target not in reached:
+                    reached[target] = hop
+                    following.append(target)
+        seen_files.update(graph.split_key(label)[0] for label in following)
+        frontier = following
+    return list(reached.items())
 
 
 def _global_labels(workspace: Workspace) -> list[str]:
@@ -132,6 +159,12 @@ def gather_entries(workspace: Workspace, card: Document) -> list[Entry]:
         found.append(
             Entry(path, anchor, depth, (0, order[label]), graph.section_lines(path, anchor))
         )
+    included = {graph.split_key(label)[0] for label in depths}
+    hops = workspace.config.scene.link_depth
+    for position, (label, hop) in enumerate(_see_also(graph, list(depths), included, hops)):
+        path, anchor = graph.split_key(label)
+        lines = graph.section_lines(path, anchor)
+        found.append(Entry(path, anchor, hop, (2, position), lines, linked=True))
     for position, label in enumerate(_global_labels(workspace)):
         path, anchor = graph.split_key(label)
         found.append(Entry(path, anchor, -1, (1, position), graph.section_lines(path, anchor)))
