@@ -106,3 +106,14 @@ def test_headless_clipboard_is_a_note_not_a_failure(make_workspace: MakeWorkspac
     assert result.stdout.startswith("wrote .cuedeck/SCENE.md")
     assert result.stderr.count("no clipboard here") == 1
     assert (root / ".cuedeck" / "SCENE.md").is_file()
+
+
+def test_strict_fails_on_a_dead_reference(make_workspace: MakeWorkspace) -> None:
+    card = "---\ntitle: T\nstatus: active\n---\n# T\n\nSee @doc/gone and @doc/here.\n"
+    root = make_workspace({".cuedeck/cards/aaa111.md": card, ".cuedeck/docs/here.md": "# H\n"})
+    lenient = run("-C", str(root), "scene", "-d", "--json")
+    strict = run("-C", str(root), "scene", "-d", "--strict")
+    assert lenient[0] == 0
+    assert [m["line"] for m in json.loads(lenient[1])["missing"]] == [7]
+    assert strict[0] == 1
+    assert strict[2].startswith("error[1001] .cuedeck/cards/aaa111.md:7: 1 reference(s)")

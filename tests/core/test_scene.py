@@ -482,3 +482,26 @@ def test_build_scene_tool(make_workspace: MakeWorkspace) -> None:
     with pytest.raises(InvalidInput):
         tool.call(workspace, {"token_limit": 0})
     assert not (workspace.root / ".cuedeck" / "SCENE.md").exists()
+
+
+def test_dead_references_are_listed_in_the_manifest(make_workspace: MakeWorkspace) -> None:
+    files = {
+        ".cuedeck/cards/aaa111.md": card(
+            "aaa111", "Read @doc/api#Logon and @doc/gone.", status="active"
+        ),
+        ".cuedeck/docs/api.md": "# API\n\n## Login\n\nPOST /login, see [[nowhere]].\n",
+    }
+    root = make_workspace(files)
+    scene = build(root)
+    missing = scene.manifest["missing"]
+    assert [(m["path"], m["line"]) for m in missing] == [
+        (".cuedeck/cards/aaa111.md", 10),
+        (".cuedeck/cards/aaa111.md", 10),
+    ]
+    assert {m["message"].split("'")[1] for m in missing} == {"@doc/api#Logon", "@doc/gone"}
+    assert "Missing (references that lead nowhere" in scene.text
+    assert "- `.cuedeck/cards/aaa111.md:10` reference '@doc/gone'" in scene.text
+    xml = build(root, format="xml").text
+    assert '<missing path=".cuedeck/cards/aaa111.md" line="10">' in xml
+    as_json = json.loads(build(root, format="json").text)
+    assert len(as_json["manifest"]["missing"]) == 2

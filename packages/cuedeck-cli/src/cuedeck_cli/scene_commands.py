@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cuedeck.errors import CueError
+from cuedeck.errors import CueError, FileNotFound
 from cuedeck.layout import CACHE_DIR, CONFIG_PATH, STATE_PATH
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import emit_json, print_error
@@ -98,6 +98,11 @@ def _build(
     is_flag=True,
     help="Write nothing; fail with error 1006 if the scene file is out of date.",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail (error 1001) when an included file has a dead reference or anchor.",
+)
 def scene(
     card_id: str | None,
     token_limit: int | None,
@@ -107,6 +112,7 @@ def scene(
     dry_run: bool,
     as_json: bool,
     check: bool,
+    strict: bool,
 ) -> None:
     """Pack the active card and what it references into .cuedeck/SCENE.md.
 
@@ -118,6 +124,16 @@ def scene(
 
     workspace = current_state().workspace
     built = _build(workspace, card_id, token_limit, format_, pruner)
+    missing = built.manifest["missing"]
+    if strict and missing:
+        first = missing[0]
+        raise FileNotFound(
+            f"{len(missing)} reference(s) of the scene lead nowhere; first: {first['message']}",
+            path=first["path"],
+            line=first["line"],
+            missing=missing,
+            help="fix or remove them (the manifest lists each), or build without --strict",
+        )
     output = workspace.config.scene.output
     if check:
         check_scene(workspace, built)

@@ -55,7 +55,7 @@ class SceneSettings:
     clipboard: bool = _setting(True, "Copy the scene to the clipboard after writing it.")
     link_depth: int = _setting(
         1,
-        "Hops of plain markdown and wiki links (\"see also\") a scene follows from what it "
+        'Hops of plain markdown and wiki links ("see also") a scene follows from what it '
         "includes, at priority 20; 0 follows none.",
         minimum=0,
     )

@@ -122,6 +122,12 @@ def build_scene(
         if config_path.is_file()
         else None
     )
+    included = {entry.path for entry in entries} | {card.path}
+    missing = tuple(
+        (problem.path, problem.line, session.mask(problem.message, path=problem.path))
+        for problem in workspace.graph.problems
+        if problem.code == 1001 and problem.path in included
+    )
     header = Header(
         card=card.path.rsplit("/", 1)[-1].removesuffix(".md"),
         card_path=card.path,
@@ -132,6 +138,7 @@ def build_scene(
         pruner=pruner_name,
         format=format_name,
         config=config,
+        missing=missing,
     )
     placements, text, used = fit_to_budget(
         items,
@@ -174,6 +181,9 @@ def build_scene(
                 "sha256": p.item.sha256,
             }
             for p in placements
+        ],
+        "missing": [
+            {"path": path, "line": line, "message": message} for path, line, message in missing
         ],
         "inputs": dict(sorted(inputs.items())),
         "secrets": secrets,

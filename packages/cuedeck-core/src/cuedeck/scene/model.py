@@ -46,6 +46,14 @@ class Candidate(TypedDict):
     sha256: str
 
 
+class MissingReference(TypedDict):
+    """A reference of an included file that leads nowhere (a dead path or anchor)."""
+
+    path: str
+    line: int | None
+    message: str
+
+
 class SceneManifest(TypedDict):
     """What a scene holds and why: the shape of ``cue scene --json``."""
 
@@ -61,6 +69,7 @@ class SceneManifest(TypedDict):
     tokens: int
     truncated: bool
     candidates: list[Candidate]
+    missing: list[MissingReference]
     inputs: dict[str, str]
     secrets: dict[str, int]
 

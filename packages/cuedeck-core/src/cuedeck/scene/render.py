@@ -32,6 +32,8 @@ class Header:
     pruner: str
     format: str
     config: tuple[str, str] | None  # (path, sha256) of config.toml when it exists
+    #: Dead references and anchors of included files: (path, line, message), masked.
+    missing: tuple[tuple[str, int | None, str], ...] = ()
 
 
 def _short(digest: str) -> str:
@@ -162,6 +164,11 @@ class MarkdownRenderer:
             )
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
+        if header.missing:
+            out.append("Missing (references that lead nowhere, not in this scene):")
+            for path, line, message in header.missing:
+                out.append(f"- `{path}:{line}` {message}" if line else f"- `{path}` {message}")
+            out.append("")
         if header.config is not None:
             out.append(f"Config: `{header.config[0]}` {_short(header.config[1])}")
         masked = ", ".join(f"{rule} {n}" for rule, n in secrets.items()) or "none"
@@ -230,6 +237,9 @@ class XmlRenderer:
                 note=_note(p),
             )
             out.append(f"<candidate {candidate}/>")
+        for path, line, message in header.missing:
+            where = _attributes(path=path, line=line)
+            out.append(f"<missing {where}>{_xml_text(message)}</missing>")
         if header.config is not None:
             out.append(
                 f"<config {_attributes(path=header.config[0], sha256=_short(header.config[1]))}/>"
@@ -304,6 +314,11 @@ class JsonRenderer:
             for p in placements
         ]
         manifest: dict[str, Any] = {"candidates": candidates}
+        if header.missing:
+            manifest["missing"] = [
+                {"path": path, "line": line, "message": message}
+                for path, line, message in header.missing
+            ]
         if header.config is not None:
             manifest["config"] = {"path": header.config[0], "sha256": _short(header.config[1])}
         manifest["secrets"] = dict(secrets)
