@@ -418,9 +418,28 @@ def test_manifest_records_every_input(make_workspace: MakeWorkspace) -> None:
     assert ".cuedeck/config.toml" in inputs
     assert ".cuedeck/docs/api.md" in inputs
     assert all(len(digest) == 64 for digest in inputs.values())
-    recorded = read_recorded(scene.text)
+    workspace = open_workspace(root)
+    assert read_recorded(workspace) is None  # nothing written yet
+    write_scene(workspace, scene)
+    recorded = read_recorded(workspace)
     assert recorded is not None
-    assert recorded.inputs == {path: digest[:12] for path, digest in inputs.items()}
+    assert recorded.inputs == inputs  # as data, full hashes: nothing parsed from the text
+    assert recorded.card == scene.manifest["card_path"]
+
+
+def test_a_scene_without_a_record_is_stale_not_a_crash(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(project())
+    workspace = open_workspace(root)
+    scene = build_scene(workspace)
+    output = root / ".cuedeck" / "SCENE.md"
+    output.write_text(scene.text.replace("# Scene", "# An older scene"), encoding="utf-8")
+    with pytest.raises(StaleCache) as caught:
+        check_scene(workspace, scene)
+    assert "has no record of what it was built from" in caught.value.message
+    write_scene(workspace, scene)
+    check_scene(workspace, scene)
+    output.write_text(scene.text + "edited by hand\n", encoding="utf-8")
+    assert read_recorded(workspace) is None  # the record is of the text CueDeck wrote
 
 
 # --- staleness -------------------------------------------------------------------------

@@ -41,3 +41,7 @@ CARD_ID = re.compile(CARD_ID_PATTERN)
 def card_path(card_id: str) -> str:
     """The workspace-relative path of card ``card_id``."""
     return f"{CARDS_DIR}/{card_id}.md"
+
+
+#: What the written scene was built from (card, inputs and their hashes), as data.
+SCENE_RECORD = f"{CACHE_DIR}/scene.json"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import TYPE_CHECKING
 
 import attrs
@@ -13,6 +12,7 @@ from cuedeck.errors import (
     CueError,
     StaleCache,
 )
+from cuedeck.layout import SCENE_RECORD
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,84 +34,60 @@ def output_path(workspace: Workspace) -> Path:
 
 
 def write_scene(workspace: Workspace, scene: Scene) -> bool:
-    """Write the scene to its output file atomically; False when it was already there."""
+    """Write the scene to its output file atomically, and record what it was built from;
+    False when the file already held it."""
     from cuedeck.files import atomic_write
 
     path = output_path(workspace)
     data = scene.text.encode("utf-8")
     try:
-        if path.read_bytes() == data:
-            return False
+        unchanged = path.read_bytes() == data
     except OSError:
-        pass
-    atomic_write(path, data)
-    return True
+        unchanged = False
+    if not unchanged:
+        atomic_write(path, data)
+    record = {
+        "version": 1,
+        "output": workspace.config.scene.output,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "card": scene.manifest["card_path"],
+        "inputs": scene.manifest["inputs"],
+    }
+    atomic_write(workspace.root / SCENE_RECORD, json.dumps(record, indent=1) + "\n")
+    return not unchanged
 
 
 @attrs.frozen
 class Recorded:
-    """What a written scene says about itself: its card and its inputs' short hashes."""
+    """What a written scene was built from: its card and its inputs' sha256."""
 
-    card: str | None
+    card: str
     inputs: dict[str, str]
 
 
-_MD_CARD = re.compile(r"^> card `([^`]+)` ", re.MULTILINE)
-_MD_ROW = re.compile(r"^\| \d+ \| [\d/]+ \| \w+ \| (.+?) \| ([0-9a-f]+) \| ", re.MULTILINE)
-_MD_CONFIG = re.compile(r"^Config: `([^`]+)` ([0-9a-f]+)$", re.MULTILINE)
-
-
-def read_recorded(text: str) -> Recorded | None:
-    """The card and input hashes a scene in any format records, or None if it is not one."""
-    stripped = text.lstrip()
-    inputs: dict[str, str] = {}
-    card: str | None = None
-    if stripped.startswith("{"):
-        try:
-            value = json.loads(text)
-            card = value["scene"]["path"]
-            for candidate in value["manifest"]["candidates"]:
-                inputs[candidate["path"]] = candidate["sha256"]
-            if config := value["manifest"].get("config"):
-                inputs[config["path"]] = config["sha256"]
-        except (ValueError, KeyError, TypeError):
+def read_recorded(workspace: Workspace) -> Recorded | None:
+    """The record :func:`write_scene` kept for the output file as it is now, or None (no
+    record, or the file was changed or written by something else since)."""
+    try:
+        data = output_path(workspace).read_bytes()
+        record = json.loads((workspace.root / SCENE_RECORD).read_text(encoding="utf-8"))
+        if record["sha256"] != hashlib.sha256(data).hexdigest():
             return None
-    elif stripped.startswith("<scene"):
-        import xml.etree.ElementTree as ElementTree
-
-        try:
-            root = ElementTree.fromstring(text)
-        except ElementTree.ParseError:
-            return None
-        card = root.get("path")
-        for element in root.iter():
-            if element.tag in ("candidate", "config"):
-                path, digest = element.get("path"), element.get("sha256")
-                if path and digest:
-                    inputs[path] = digest
-    else:
-        if found := _MD_CARD.search(text):
-            card = found.group(1)
-        for row in _MD_ROW.finditer(text):
-            key = row.group(1).replace("\\|", "|")
-            inputs[key.split("#", 1)[0]] = row.group(2)
-        if config_row := _MD_CONFIG.search(text):
-            inputs[config_row.group(1)] = config_row.group(2)
-    if card is None or not inputs:
+        return Recorded(str(record["card"]), dict(record["inputs"]))
+    except (OSError, ValueError, KeyError, TypeError, CueError):
         return None
-    return Recorded(card, inputs)
 
 
 def changed_inputs(workspace: Workspace, recorded: Recorded) -> list[str]:
     """Inputs whose bytes no longer have the recorded hash (or that are gone), sorted."""
     changed = []
-    for path, short in sorted(recorded.inputs.items()):
+    for path, short in sorted(recorded.inputs.items()):  # full hashes
         try:
             digest = hashlib.sha256((workspace.root / path).read_bytes()).hexdigest()
         except OSError:
             changed.append(path)
             continue
-        if not digest.startswith(short):
+        if digest != short:
             changed.append(path)
     return changed
 
@@ -131,10 +107,11 @@ def check_scene(workspace: Workspace, scene: Scene) -> None:
         ) from None
     if on_disk == scene.text:
         return
-    recorded = read_recorded(on_disk)
+    recorded = read_recorded(workspace)
     if recorded is None:
         raise StaleCache(
-            f"{display} is not a scene CueDeck wrote",
+            f"{display} has no record of what it was built from (written by an older "
+            "CueDeck or by hand, or the cache was cleaned)",
             path=display,
             changed=[],
             help="run `cue scene`",
@@ -162,12 +139,7 @@ def scene_problems(workspace: Workspace) -> list[Problem]:
     """Doctor's view: a warning when the written scene's inputs changed since."""
     from cuedeck.models import Problem
 
-    try:
-        path = output_path(workspace)
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, CueError):
-        return []
-    recorded = read_recorded(text)
+    recorded = read_recorded(workspace)
     if recorded is None:
         return []
     changed = changed_inputs(workspace, recorded)
