@@ -395,11 +395,13 @@ async def test_resources_cards_docs_and_errors(demo: Path) -> None:
 class Recorder(MessageHandler):
     def __init__(self) -> None:
         self.changes = 0
+        self.changed = asyncio.Event()
 
     async def on_resource_list_changed(
         self, message: mcp_types.ResourceListChangedNotification
     ) -> None:
         self.changes += 1
+        self.changed.set()
 
 
 async def test_a_new_card_announces_resources_list_changed(demo: Path) -> None:
@@ -411,7 +413,7 @@ async def test_a_new_card_announces_resources_list_changed(demo: Path) -> None:
             "---\nid: zz9zz9\ntitle: New\nstatus: todo\n---\n# New\n"
         )
         await client.call_tool("read_doc", {"path": "docs/auth.md"})
-        await asyncio.sleep(0.05)  # the notice travels beside the reply
+        await asyncio.wait_for(recorder.changed.wait(), 10)  # it travels beside the reply
         uris = {str(r.uri) for r in await client.list_resources()}
     assert recorder.changes == 1
     assert "cuedeck://cards/zz9zz9" in uris
