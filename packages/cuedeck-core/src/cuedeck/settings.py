@@ -1,0 +1,221 @@
+"""Every setting of ``.cuedeck/config.toml``: its section, type, default and meaning.
+
+The schema only; :mod:`cuedeck.config` loads a workspace's file and environment into it.
+docs/config.md is generated from the ``doc`` metadata here, and a test keeps them equal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from cuedeck.errors import InvalidInput
+from cuedeck.layout import CONFIG_PATH, SCENE_PATH
+from cuedeck.models import Problem  # noqa: TC001 (config evaluates these annotations)
+
+
+def _setting(
+    default: Any,
+    doc: str,
+    choices: tuple[str, ...] = (),
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> Any:
+    if isinstance(default, list | dict):
+        value = default
+        return attrs.field(factory=lambda: type(value)(value), metadata={"doc": doc})
+    metadata = {"doc": doc, "choices": choices, "minimum": minimum, "maximum": maximum}
+    return attrs.field(default=default, metadata=metadata)
+
+
+@attrs.frozen
+class SceneSettings:
+    """``[scene]``: how ``cue scene`` packs the active card and its references."""
+
+    token_limit: int = _setting(32000, "Token budget of a scene.", minimum=1)
+    pruner: str = _setting("outline", "Registered pruner that fits documents to the budget.")
+    global_docs: list[str] = _setting(
+        [],
+        "Docs (`path` or `path#heading`) added to every scene at priority 10 (TOML key `global`).",
+    )
+    format: str = _setting("markdown", "Default output format.", ("markdown", "xml", "json"))
+    output: str = _setting(SCENE_PATH, "Where `cue scene` writes the scene.")
+    clipboard: bool = _setting(True, "Copy the scene to the clipboard after writing it.")
+    link_depth: int = _setting(
+        1,
+        'Hops of plain markdown and wiki links ("see also") a scene follows from what it '
+        "includes, at priority 20; 0 follows none.",
+        minimum=0,
+    )
+
+
+@attrs.frozen
+class IndexSettings:
+    """``[index]``: which files the index reads."""
+
+    include: list[str] = _setting(
+        ["**/*.md"], "Globs (gitignore syntax) of project markdown to index."
+    )
+    exclude: list[str] = _setting(
+        ["node_modules/", ".venv/", "venv/", ".tox/", "site-packages/", "dist/", "build/"],
+        "Globs never indexed, on top of .gitignore.",
+    )
+    gitignore: bool = _setting(True, "Honour .gitignore files.")
+    max_file_mb: float = _setting(64.0, "Larger files are skipped with a warning.", minimum=0.001)
+
+
+@attrs.frozen
+class TokenSettings:
+    """``[tokens]``: how tokens are counted."""
+
+    counter: str = _setting(
+        "auto", "Registered token counter; `auto` is o200k when installed, else the estimate."
+    )
+
+
+@attrs.frozen
+class SearchSettings:
+    """``[search]``: defaults of ``cue search`` and ``read_context``."""
+
+    mode: str = _setting("hybrid", "Default searcher: keyword, semantic or hybrid.")
+    fusion: str = _setting(
+        "rrf",
+        "How hybrid fuses the two rankings: rrf (reciprocal rank fusion; best nDCG@10 on the "
+        "labelled queries, docs/search.md) or weighted (semantic_weight and keyword_weight "
+        "on scores scaled to [0, 1]).",
+        ("rrf", "weighted"),
+    )
+    semantic_weight: float = _setting(
+        0.7, "Weight of the semantic score in weighted fusion.", minimum=0
+    )
+    keyword_weight: float = _setting(
+        0.3, "Weight of the keyword score in weighted fusion.", minimum=0
+    )
+    rrf_k: int = _setting(60, "The k constant of reciprocal rank fusion.", minimum=1)
+    limit: int = _setting(5, "Default number of results.", minimum=1, maximum=100)
+    embedding_cache_mb: int = _setting(
+        256,
+        "Size cap of the embedding cache in MB (about 1.7 KB a section; least recently "
+        "used vectors go first; 0 = no cap).",
+        minimum=0,
+    )
+
+
+@attrs.frozen
+class WatchSettings:
+    """``[watch]``: ``cue watch``."""
+
+    debounce_ms: int = _setting(500, "Changes within this window produce one rebuild.", minimum=0)
+
+
+@attrs.frozen
+class MaskingSettings:
+    """``[masking]``: secret masking of everything that leaves the process."""
+
+    enabled: bool = _setting(True, "Mask secrets in scenes, search snippets and tool replies.")
+    disabled_rules: list[str] = _setting([], "Names of built-in rules to switch off.")
+    allow_paths: list[str] = _setting([], "Globs of files whose content is never masked.")
+    allow_values: list[str] = _setting([], "Exact values that are never masked.")
+    patterns: dict[str, str] = _setting(
+        {}, "Extra rules: name = regular expression (the whole match is masked)."
+    )
+
+
+@attrs.frozen
+class McpSettings:
+    """``[mcp]``: the MCP server."""
+
+    host: str = _setting("127.0.0.1", "HTTP transport host (loopback by default).")
+    port: int = _setting(8765, "HTTP transport port.", minimum=1, maximum=65535)
+    read_doc_max_tokens: int = _setting(
+        5000, "Default page size of read_doc, in tokens.", minimum=1
+    )
+    allowed_hosts: list[str] = _setting(
+        [],
+        "Extra `Host` header values the HTTP transport accepts (`name` or `name:port`), "
+        "beyond the bound address and loopback names.",
+    )
+    allowed_origins: list[str] = _setting(
+        [],
+        "Browser origins (`scheme://host:port`) allowed to call the HTTP transport, beyond "
+        "the server's own.",
+    )
+
+
+@attrs.frozen
+class TaskSettings:
+    """``[tasks]``: task cards."""
+
+    default_priority: str = _setting(
+        "medium", "Priority of new cards.", ("low", "medium", "high", "critical")
+    )
+
+
+@attrs.frozen
+class RateLimit:
+    """A token bucket: ``per_minute`` refill rate and ``burst`` capacity."""
+
+    per_minute: int
+    burst: int
+
+
+DEFAULT_RATE_LIMITS: dict[str, RateLimit] = {
+    "read_context": RateLimit(10, 15),
+    "read_doc": RateLimit(30, 50),
+    "list_tasks": RateLimit(20, 30),
+    "update_task": RateLimit(10, 15),
+}
+
+
+@attrs.frozen
+class Config:
+    """All settings of a workspace, plus the warnings met while loading them."""
+
+    scene: SceneSettings = attrs.field(factory=SceneSettings)
+    index: IndexSettings = attrs.field(factory=IndexSettings)
+    tokens: TokenSettings = attrs.field(factory=TokenSettings)
+    search: SearchSettings = attrs.field(factory=SearchSettings)
+    watch: WatchSettings = attrs.field(factory=WatchSettings)
+    masking: MaskingSettings = attrs.field(factory=MaskingSettings)
+    mcp: McpSettings = attrs.field(factory=McpSettings)
+    tasks: TaskSettings = attrs.field(factory=TaskSettings)
+    rate_limits: dict[str, RateLimit] = attrs.field(factory=lambda: dict(DEFAULT_RATE_LIMITS))
+    warnings: tuple[Problem, ...] = ()
+    #: ``section.key`` -> its line in config.toml, to point at a value found wrong later.
+    lines: dict[str, int] = attrs.field(factory=dict, eq=False)
+
+    def unavailable(self, key: str, value: str, available: list[str]) -> InvalidInput:
+        """The error for a value naming what no installed plugin registered, at its line."""
+        return InvalidInput(
+            f"config key '{key}' is {value!r}, which nothing installed provides "
+            f"(available: {', '.join(sorted(available)) or 'none'})",
+            path=CONFIG_PATH,
+            line=self.lines.get(key),
+            field=key,
+            help=NAMED_VALUE_HELP.get(key),
+        )
+
+
+#: Keys whose value names something a plugin registers, and what to do when it is missing.
+NAMED_VALUE_HELP = {
+    "scene.pruner": "pick a registered pruner (`cue plugins` lists them; built in: greedy, "
+    "outline)",
+    "search.mode": "use keyword, semantic or hybrid, or a mode a plugin registers (`cue plugins`)",
+    "tokens.counter": 'set counter = "auto", or install the counter (`cue plugins` lists '
+    "what is there; docs/tokens.md)",
+}
+
+
+#: TOML section name -> settings class (``rate_limits`` is handled on its own).
+SECTIONS: dict[str, type] = {
+    "scene": SceneSettings,
+    "index": IndexSettings,
+    "tokens": TokenSettings,
+    "search": SearchSettings,
+    "watch": WatchSettings,
+    "masking": MaskingSettings,
+    "mcp": McpSettings,
+    "tasks": TaskSettings,
+}
