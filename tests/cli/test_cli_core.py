@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -163,9 +164,10 @@ def test_disabling_the_cli_plugin_removes_its_commands(make_workspace: MakeWorks
         [*CUE, "-C", str(root), "doctor"], capture_output=True, text=True, env=env, check=False
     )
     assert listed.returncode == 0
-    commands = listed.stdout.split("Commands:")[1]
+    commands = listed.stdout.partition("Commands:")[2]  # none at all with core alone
     assert "doctor" not in commands and "scene" not in commands
-    assert "card" in commands  # the other plugins' commands stay
+    if importlib.util.find_spec("cuedeck_tasks") is not None:
+        assert "card" in commands  # the other plugins' commands stay
     assert doctor.returncode == 1
     assert doctor.stderr.startswith("error[1004]")
     assert "No such command 'doctor'" in doctor.stderr
