@@ -16,6 +16,7 @@ from cuedeck import hookimpl
 from cuedeck.errors import (
     Conflict,
     CycleDetected,
+    InvalidInput,
     TokenLimitExceeded,
 )
 from cuedeck.files import locked
@@ -66,7 +67,7 @@ def _generated_titles(schema: Any) -> list[str]:
 
 async def test_every_registered_tool_is_served_with_its_metadata(demo: Path) -> None:
     tools = get_tools(open_workspace(demo).plugins)
-    async with Client(server_for(demo)) as client:
+    async with Client(server_for(demo, profile=["all"])) as client:
         listed = {tool.name: tool for tool in await client.list_tools()}
     assert set(listed) == set(tools)
     assert {"read_doc", "get_tool_categories", "first_time_user_guide", "word_count"} <= set(listed)
@@ -100,6 +101,25 @@ async def test_tools_list_fits_its_token_budget(demo: Path) -> None:
     # JSON, so it gets that margin; benchmarks/mcp.py reports the exact o200k figure.
     budget = 3000 if workspace.token_counter.exact else 3000 * 1.25
     assert tokens < budget, f"{tokens} tokens ({workspace.token_counter.name}) for the tools"
+
+
+async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
+    workspace = open_workspace(demo)
+    async with Client(server_for(demo, profile=["all"])) as client:
+        everything = {t.name: t for t in await client.list_tools()}
+    async with Client(server_for(demo, profile=["core", "get_file_content"])) as client:
+        some = {t.name for t in await client.list_tools()}
+    files = {"get_file_content", "create_file", "edit_file", "delete_file"}
+    assert files <= set(everything)
+    assert everything["delete_file"].annotations.destructive_hint is True  # type: ignore[union-attr]
+    assert some & files == {"get_file_content"} and "read_doc" in some
+    wire = json.dumps(
+        [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in everything.values()]
+    )
+    assert workspace.count_tokens(wire) < 8000 * 1.25  # the estimate's margin, as above
+    with pytest.raises(InvalidInput) as unknown:
+        server_for(demo, profile=["core", "no_such_tool"])
+    assert unknown.value.data["field"] == "mcp.tools"
 
 
 # -- read_doc and the example plugin -------------------------------------------------------

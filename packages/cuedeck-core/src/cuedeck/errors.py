@@ -139,6 +139,21 @@ class NotIndexed(CueError):
     title = "Not Indexed"
 
 
+class EditNotFound(CueError):
+    """``edit_file``'s ``old_string`` does not occur in the file (1020)."""
+
+    code = 1020
+    title = "Edit Not Found"
+
+
+class EditAmbiguous(CueError):
+    """``edit_file``'s ``old_string`` occurs several times and ``replace_all`` is off (1021);
+    ``occurrences`` says how many."""
+
+    code = 1021
+    title = "Edit Ambiguous"
+
+
 class RateLimited(CueError):
     """Too many calls of one tool in its window (429)."""
 

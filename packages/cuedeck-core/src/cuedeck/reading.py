@@ -14,6 +14,7 @@ from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3
 
 from cuedeck.errors import FileNotFound, InvalidInput, did_you_mean, suggestion_text
 from cuedeck.layout import WORKSPACE_DIR
+from cuedeck.paging import page_lines
 
 if TYPE_CHECKING:
     import pydantic
@@ -105,7 +106,8 @@ def read_doc(
         content, tokens, taken = data.decode("utf-8", errors="replace"), document.tokens, end
         over_budget = False
     else:
-        content, tokens, taken, over_budget = _page(workspace, lines, start, end, budget)
+        page = page_lines(workspace.count_tokens, lines, start, end, budget)
+        content, tokens, taken, over_budget = page.text, page.tokens, page.taken, page.over_budget
     page_end = start + taken
     has_more = page_end < stop
     truncated = page_end < end
@@ -175,31 +177,6 @@ def _anchor_not_found(document: Document, anchor: str) -> FileNotFound:
         suggestion=suggestion_text(matches),
         candidates=matches or anchors[:10],
     )
-
-
-def _page(
-    workspace: Workspace, lines: list[bytes], start: int, end: int, budget: int
-) -> tuple[str, int, int, bool]:
-    """Text, tokens and line count of the page from ``start``, and whether one line overflowed."""
-    count = workspace.count_tokens
-    texts: list[str] = []
-    used = 0
-    for line in lines[start:end]:
-        text = line.decode("utf-8", errors="replace")
-        cost = count(text)
-        if texts and used + cost > budget:
-            break
-        texts.append(text)
-        used += cost
-    # Per-line counts are an upper bound in practice; recount the page to report it,
-    # and trim in the rare case where joining lines costs more than the sum.
-    content = "".join(texts)
-    tokens = count(content)
-    while tokens > budget and len(texts) > 1:
-        texts.pop()
-        content = "".join(texts)
-        tokens = count(content)
-    return content, tokens, len(texts), tokens > budget
 
 
 def _hint(

@@ -142,6 +142,22 @@ class McpSettings:
         "Browser origins (`scheme://host:port`) allowed to call the HTTP transport, beyond "
         "the server's own.",
     )
+    tools: list[str] = _setting(
+        ["core"],
+        "Tools served: `core` (every tool but the files and git ones), `all`, and/or tool "
+        'names, e.g. `["core", "get_file_content"]`.',
+    )
+
+
+@attrs.frozen
+class FileSettings:
+    """``[files]``: the file tools (get_file_content, create_file, edit_file, delete_file)."""
+
+    deny: list[str] = _setting(
+        [".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*"],
+        "Globs (gitignore syntax) of files the file tools never read or write.",
+    )
+    max_tokens: int = _setting(5000, "Default page size of get_file_content, in tokens.", minimum=1)
 
 
 @attrs.frozen
@@ -181,6 +197,7 @@ class Config:
     masking: MaskingSettings = attrs.field(factory=MaskingSettings)
     mcp: McpSettings = attrs.field(factory=McpSettings)
     tasks: TaskSettings = attrs.field(factory=TaskSettings)
+    files: FileSettings = attrs.field(factory=FileSettings)
     rate_limits: dict[str, RateLimit] = attrs.field(factory=lambda: dict(DEFAULT_RATE_LIMITS))
     warnings: tuple[Problem, ...] = ()
     #: ``section.key`` -> its line in config.toml, to point at a value found wrong later.
@@ -218,4 +235,5 @@ SECTIONS: dict[str, type] = {
     "masking": MaskingSettings,
     "mcp": McpSettings,
     "tasks": TaskSettings,
+    "files": FileSettings,
 }

@@ -30,11 +30,18 @@ def register_commands(register: RegisterCommand) -> None:
     @click.option("--host", help="HTTP host (default [mcp] host, 127.0.0.1).")
     @click.option("--port", type=int, help="HTTP port (default [mcp] port, 8765).")
     @click.option(
+        "--tools",
+        "profile",
+        help="Tools to serve: core, all and/or names, comma-separated (default [mcp] tools).",
+    )
+    @click.option(
         "--insecure",
         is_flag=True,
         help="Serve a non-loopback HTTP address without CUEDECK_MCP_TOKEN.",
     )
-    def mcp(transport: str, host: str | None, port: int | None, insecure: bool) -> None:
+    def mcp(
+        transport: str, host: str | None, port: int | None, profile: str | None, insecure: bool
+    ) -> None:
         """Serve this workspace's tools and resources over MCP.
 
         Over stdio, stdout carries only JSON-RPC and logs go to stderr. Over HTTP
@@ -50,6 +57,9 @@ def register_commands(register: RegisterCommand) -> None:
             host=host,
             port=port,
             insecure=insecure,
+            profile=[part.strip() for part in profile.split(",") if part.strip()]
+            if profile
+            else None,
         )
 
     register(mcp)

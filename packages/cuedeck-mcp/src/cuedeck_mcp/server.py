@@ -26,6 +26,9 @@ from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.runtime import WorkspaceRuntime
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from cuedeck.tools import Tool
     from cuedeck.workspace import Workspace
 
 log = logging.getLogger("cuedeck")
@@ -55,24 +58,52 @@ def _instructions(tools: list[str]) -> str:
     return text
 
 
-def build_server(workspace: Workspace, *, token: str | None = None) -> FastMCP:
-    """A FastMCP server for ``workspace``; with ``token``, HTTP requires it as bearer."""
+#: Tool categories the ``core`` profile leaves out: every tool listed costs tokens in every
+#: conversation, and only agents without a shell need to edit files or commit over MCP.
+OPT_IN_CATEGORIES = frozenset({"files", "git"})
+
+
+def served_tools(tools: Mapping[str, Tool], profile: Sequence[str]) -> dict[str, Tool]:
+    """The tools a profile serves, in registration order: ``core``, ``all`` and/or names."""
+    chosen: set[str] = set()
+    for entry in profile:
+        if entry == "all":
+            chosen.update(tools)
+        elif entry == "core":
+            chosen.update(n for n, tool in tools.items() if tool.category not in OPT_IN_CATEGORIES)
+        elif entry in tools:
+            chosen.add(entry)
+        else:
+            raise InvalidInput(
+                f"the tool profile names {entry!r}, which no installed plugin registers",
+                field="mcp.tools",
+                help="use core, all or tool names (`cue plugins` lists them)",
+            )
+    return {name: tool for name, tool in tools.items() if name in chosen}
+
+
+def build_server(
+    workspace: Workspace, *, token: str | None = None, profile: Sequence[str] | None = None
+) -> FastMCP:
+    """A FastMCP server for ``workspace`` serving the tool ``profile`` (default ``[mcp]
+    tools``); with ``token``, HTTP requires it as bearer."""
     from cuedeck import __version__
 
-    tools = get_tools(workspace.plugins)
+    chosen = profile if profile is not None else workspace.config.mcp.tools
+    tools_served = served_tools(get_tools(workspace.plugins), chosen)
     runtime = WorkspaceRuntime(workspace)
     limiter = RateLimiter(workspace.config.rate_limits)
     server = FastMCP(
         "CueDeck",
-        instructions=_instructions(list(tools)),
+        instructions=_instructions(list(tools_served)),
         version=__version__,
-        middleware=[CueDeckMiddleware(runtime, limiter, tools)],
+        middleware=[CueDeckMiddleware(runtime, limiter, tools_served)],
         auth=BearerToken(token) if token else None,
         on_duplicate="error",
     )
-    for tool in tools.values():
+    for tool in tools_served.values():
         server.add_tool(ServedTool.adapt(tool, runtime))
-    server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools))
+    server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
     runtime.cards_changed()  # the baseline that later changes are announced against
     server.cuedeck_runtime = runtime  # type: ignore[attr-defined]
     return server
@@ -85,6 +116,7 @@ def serve(
     host: str | None = None,
     port: int | None = None,
     insecure: bool = False,
+    profile: Sequence[str] | None = None,
 ) -> None:
     """Serve ``workspace`` until the client disconnects (stdio) or the process stops.
 
@@ -96,7 +128,7 @@ def serve(
 
         from cuedeck_mcp.stdio import serve_stdio
 
-        anyio.run(serve_stdio, build_server(workspace))
+        anyio.run(serve_stdio, build_server(workspace, profile=profile))
         return
     from starlette.middleware import Middleware
 
@@ -123,7 +155,7 @@ def serve(
         allowed_hosts=settings.allowed_hosts,
         allowed_origins=settings.allowed_origins,
     )
-    build_server(workspace, token=token).run(
+    build_server(workspace, token=token, profile=profile).run(
         "http",
         show_banner=False,
         host=host,

@@ -1,4 +1,4 @@
-"""Core's tools: the scene, reading a document, and the guide for new agents."""
+"""Core's tools: the scene, reading a document, the file tools and the guide for new agents."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
+    from cuedeck import file_tools
     from cuedeck.guide import first_time_user_guide, get_tool_categories
     from cuedeck.reading import read_doc
     from cuedeck.scene import build_scene_tool
@@ -21,5 +22,9 @@ def register_tools(register: RegisterTool) -> None:
         build_scene_tool, name="build_scene", category="scene", read_only=True, idempotent=True
     )
     register(read_doc, category="docs", read_only=True, idempotent=True)
+    register(file_tools.get_file_content, category="files", read_only=True, idempotent=True)
+    register(file_tools.create_file, category="files")
+    register(file_tools.edit_file, category="files")
+    register(file_tools.delete_file, category="files", destructive=True)
     register(get_tool_categories, category="guide", read_only=True, idempotent=True)
     register(first_time_user_guide, category="guide", read_only=True, idempotent=True)
