@@ -237,3 +237,19 @@ def test_update_task_refuses_a_cycle(chain: Workspace) -> None:
         call(chain, "update_task", id="a1a1a1", updates={"add_depends_on": ["c3c3c3"]})
     assert caught.value.code == 1002
     assert caught.value.data["cycle_path"] == ["a1a1a1", "c3c3c3", "b2b2b2", "a1a1a1"]
+
+
+def test_update_task_refuses_a_card_changed_since_it_was_read(chain: Workspace) -> None:
+    from cuedeck.errors import Conflict
+    from cuedeck.files import sha256_bytes
+
+    path = chain.root / ".cuedeck" / "cards" / "c3c3c3.md"
+    read = sha256_bytes(path.read_bytes())  # what read_doc / card show report
+    done = call(chain, "update_task", id="c3c3c3", updates={"priority": "low"}, content_hash=read)
+    assert done["updated_fields"] == ["priority"]
+    with pytest.raises(Conflict) as stale:  # the card changed: the hash read is old now
+        call(chain, "update_task", id="c3c3c3", updates={"status": "done"}, content_hash=read)
+    after = path.read_bytes()
+    assert stale.value.code == 1005
+    assert stale.value.data["current_content_hash"] == sha256_bytes(after)
+    assert b"status: done" not in after

@@ -315,11 +315,20 @@ class CardStore:
                 return self._remember(card_id)
         raise CueError(f"could not find a free card id in {_ID_ATTEMPTS} attempts")
 
-    def update(self, card_id: str, changes: CardChanges, *, base: Card | None = None) -> Updated:
+    def update(
+        self,
+        card_id: str,
+        changes: CardChanges,
+        *,
+        base: Card | None = None,
+        content_hash: str | None = None,
+    ) -> Updated:
         """Apply ``changes`` to card ``card_id`` and return the card as written.
 
         With ``base`` (the card as the caller read it), a field this update sets that
         someone else changed meanwhile is a Conflict (1005) naming the current hash.
+        With ``content_hash`` (the card's sha256 as read), any change to the file since
+        is a Conflict (1005): nothing newer is ever overwritten.
         """
         check_id(card_id)
         changes.check()
@@ -333,6 +342,15 @@ class CardStore:
                     except FileNotFoundError:
                         raise self.not_found(card_id) from None
                     sha = sha256_bytes(data)
+                    if content_hash is not None and content_hash != sha:
+                        raise Conflict(
+                            f"{card_path(card_id)} changed since it was read",
+                            path=card_path(card_id),
+                            expected_hash=content_hash,
+                            current_hash=sha,
+                            current_content_hash=sha,
+                            help="read the card again (its sha256) and retry",
+                        )
                     current = self._parse(card_id, data)
                     if base is not None and base.sha256 != sha:
                         self._check_overlap(card_id, changes, base, current, sha)

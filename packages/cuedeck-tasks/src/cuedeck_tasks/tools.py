@@ -249,8 +249,15 @@ def update_task(
         pydantic.AfterValidator(_at_least_one),
         Field(description="At least one field"),
     ],
+    content_hash: Annotated[
+        str | None,
+        Field(description="The card's sha256 as read: refuse if changed", pattern="^[0-9a-f]{64}$"),
+    ] = None,
 ) -> UpdatedTask:
-    """Change a task card's fields or dependencies, or add a note; nothing else changes."""
+    """Change a task card's fields or dependencies, or add a note; nothing else changes.
+
+    With content_hash, a card changed since it was read is refused (1005).
+    """
     changes = CardChanges(
         title=updates.get("title"),
         status=updates.get("status"),
@@ -262,7 +269,7 @@ def update_task(
         add_depends_on=tuple(updates.get("add_depends_on", ())),
         remove_depends_on=tuple(updates.get("remove_depends_on", ())),
     )
-    result = _store(workspace).update(id, changes)
+    result = _store(workspace).update(id, changes, content_hash=content_hash)
     card = result.card
     return {
         "id": card.id,
