@@ -60,6 +60,10 @@ def test_core_tools_keep_their_order_and_owner() -> None:
     assert list(tools) == [
         "build_scene",
         "read_doc",
+        "get_file_content",
+        "create_file",
+        "edit_file",
+        "delete_file",
         "get_tool_categories",
         "first_time_user_guide",
     ]
