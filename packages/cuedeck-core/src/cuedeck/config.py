@@ -34,26 +34,6 @@ from cuedeck.settings import (
     WatchSettings,
 )
 
-# The settings classes are part of this module's API, as they always were.
-__all__ = [
-    "CONFIG_PATH",
-    "DEFAULT_RATE_LIMITS",
-    "SECTIONS",
-    "Config",
-    "IndexSettings",
-    "MaskingSettings",
-    "McpSettings",
-    "RateLimit",
-    "SceneSettings",
-    "SearchSettings",
-    "TaskSettings",
-    "TokenSettings",
-    "WatchSettings",
-    "load_config",
-    "render_default_config",
-    "toml_key",
-]
-
 if typing.TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
