@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +89,47 @@ def test_an_unavailable_counter_is_a_config_error(
         _ = open_workspace(root).token_counter
     assert caught.value.data["field"] == "tokens.counter"
     assert "available: estimate" in caught.value.message
+
+
+def test_bpe_openai_gives_exact_o200k_counts_by_default(make_workspace: Any) -> None:
+    pytest.importorskip("bpe_openai")
+    workspace = open_workspace(make_workspace({"docs/a.md": "# A\n"}))
+    assert (workspace.token_counter.name, workspace.token_counter.exact) == ("o200k", True)
+    assert workspace.count_tokens("hello world, this is a test") == 7
+
+
+def test_a_tampered_encoding_falls_back_to_the_estimate_with_a_warning(
+    make_workspace: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("bpe_openai")
+    from cuedeck.doctor import diagnose
+
+    tampered = tmp_path / "o200k_base.tiktoken"
+    tampered.write_bytes(b"aGVsbG8= 0\n")  # one token: not the published file
+    monkeypatch.setenv("CUEDECK_O200K_FILE", str(tampered))
+    workspace = open_workspace(make_workspace({"docs/a.md": "# A\n"}))
+    assert workspace.token_counter.name == "estimate"
+    warned = [p for p in diagnose(workspace) if p.code == 1008 and "o200k" in p.message]
+    assert warned and warned[0].severity == "warning"
+    assert "does not have the published o200k_base sha256" in warned[0].message
+
+
+def test_a_scene_stays_within_its_budget_by_exact_count(fastapi_docs: Path, tmp_path: Path) -> None:
+    pytest.importorskip("bpe_openai")
+    import shutil
+
+    from cuedeck.scene import build_scene
+
+    root = tmp_path / "ws"
+    (root / ".cuedeck" / "cards").mkdir(parents=True)
+    shutil.copytree(fastapi_docs, root / ".cuedeck" / "docs")
+    (root / ".cuedeck" / "cards" / "aaa111.md").write_text(
+        "---\ntitle: Testing\nstatus: active\n---\n# Testing\n\n@doc/tutorial/testing\n"
+        "@doc/tutorial/security/index and @doc/advanced/testing-dependencies\n"
+    )
+    workspace = open_workspace(root)
+    assert workspace.token_counter.exact
+    for limit in (2000, 8000):
+        scene = build_scene(workspace, token_limit=limit)
+        assert workspace.count_tokens(scene.text) <= limit
+        assert scene.manifest["tokens"] == workspace.count_tokens(scene.text)

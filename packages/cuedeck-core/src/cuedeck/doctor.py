@@ -79,7 +79,8 @@ def _plugin_checks(workspace: Workspace) -> list[Problem]:
 
 
 def _registered_names(workspace: Workspace) -> list[Problem]:
-    """Config values that name a pruner, searcher or counter no plugin registered."""
+    """Config values that name a pruner, searcher or counter no plugin registered, and an
+    exact counter that is installed but was refused (its data failed the hash check)."""
     from cuedeck.plugins import get_pruners, get_searchers, get_token_counters
 
     config = workspace.config
@@ -90,7 +91,20 @@ def _registered_names(workspace: Workspace) -> list[Problem]:
     if config.tokens.counter != "auto":
         counters = list(get_token_counters(workspace.plugins))
         checks.append(("tokens.counter", config.tokens.counter, counters))
+    from cuedeck.tokens import O200kCounter
+
     problems = []
+    if O200kCounter.refused:
+        problems.append(
+            Problem(
+                "warning",
+                1008,
+                None,
+                None,
+                f"exact o200k counts are off: {O200kCounter.refused}; counting with the estimate",
+                "reinstall the package (pip install --force-reinstall bpe-openai)",
+            )
+        )
     for key, value, available in checks:
         # No searcher at all means search is not installed: nothing to check against.
         if value not in available and (key != "search.mode" or available):

@@ -14,9 +14,12 @@ import os
 import tempfile
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 @runtime_checkable
@@ -88,18 +91,73 @@ def find_o200k_file() -> Path | None:
     return next((c for c in candidates if c.is_file()), None)
 
 
+#: Known counts that a working o200k_base tokenizer gives (checked before it is trusted).
+O200K_SAMPLES = {"hello world, this is a test": 7, "": 0}
+
+
 class O200kCounter:
-    """Exact ``o200k_base`` counts with tiktoken, from a local, hash-checked file."""
+    """Exact ``o200k_base`` counts: bpe-openai's native tokenizer, else tiktoken reading a
+    local, hash-checked file. Neither ever downloads anything."""
 
     name = "o200k"
     exact = True
+    #: Why an installed backend was refused (a tampered data file), for ``cue doctor``.
+    refused: str | None = None
 
-    def __init__(self, encoding: Any) -> None:
-        self._encoding = encoding
+    def __init__(self, count: Callable[[str], int], backend: str) -> None:
+        self._count = count
+        self.backend = backend
 
     @classmethod
     def load(cls) -> O200kCounter | None:
-        """The counter, or None when tiktoken or the encoding file is not installed.
+        """The counter, or None when no backend is installed or none passes its checks."""
+        cls.refused = None
+        import warnings
+
+        with warnings.catch_warnings():
+            # bpe-openai 0.1.4 reads its data with importlib.resources.open_binary, which
+            # Python deprecates; harmless, and not ours to fix.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            counter = cls._bpe_openai() or cls._tiktoken()
+        if counter is not None and any(
+            counter.count(text) != expected for text, expected in O200K_SAMPLES.items()
+        ):
+            cls.refused = f"the {counter.backend} tokenizer miscounts known samples"
+            return None
+        return counter
+
+    @classmethod
+    def _bpe_openai(cls) -> O200kCounter | None:
+        """bpe-openai's native counter, once the encoding it ships (or ``CUEDECK_O200K_FILE``)
+        has the published sha256."""
+        if importlib.util.find_spec("bpe_openai") is None:
+            return None
+        import gzip
+        from importlib.resources import files
+
+        explicit = os.environ.get("CUEDECK_O200K_FILE")
+        try:
+            if explicit:
+                data = Path(explicit).read_bytes()
+                where = explicit
+            else:
+                resource = files("bpe_openai") / "data"
+                data = gzip.decompress((resource / "o200k_base.tiktoken.gz").read_bytes())
+                where = "bpe_openai/data/o200k_base.tiktoken.gz"
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            cls.refused = f"cannot read the o200k_base encoding of bpe-openai: {exc}"
+            return None
+        if hashlib.sha256(data).hexdigest() != O200K_SHA256:
+            cls.refused = f"{where} does not have the published o200k_base sha256"
+            return None
+        from bpe_openai import _bindings
+
+        tokenizer = _bindings.tokenizer_for_encoding("o200k_base")
+        return cls(tokenizer.count, "bpe-openai")
+
+    @classmethod
+    def _tiktoken(cls) -> O200kCounter | None:
+        """tiktoken with a local, hash-checked encoding file.
 
         tiktoken downloads the encoding unless its cache (``TIKTOKEN_CACHE_DIR``) holds
         it, and replaces a cached file whose hash is wrong by a fresh download. So the
@@ -124,10 +182,10 @@ class O200kCounter:
                     os.environ.pop("TIKTOKEN_CACHE_DIR", None)
                 else:
                     os.environ["TIKTOKEN_CACHE_DIR"] = previous
-        return cls(encoding)
+        return cls(lambda text: len(encoding.encode(text, disallowed_special=())), "tiktoken")
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode(text, disallowed_special=()))
+        return self._count(text)
 
 
 class CachedCounter:
