@@ -24,11 +24,7 @@ def diagnose(workspace: Workspace) -> list[Problem]:
     problems.extend(_registered_names(workspace))
     for failure in plugin_failures(workspace.plugins):
         problems.append(
-            Problem(
-                "warning",
-                1008,
-                None,
-                None,
+            _unavailable(
                 f"plugin {failure.name!r} failed and was skipped: {failure.error}",
                 f"reinstall or remove {failure.distribution or failure.name}",
             )
@@ -96,11 +92,7 @@ def _registered_names(workspace: Workspace) -> list[Problem]:
     problems = []
     if O200kCounter.refused:
         problems.append(
-            Problem(
-                "warning",
-                1008,
-                None,
-                None,
+            _unavailable(
                 f"exact o200k counts are off: {O200kCounter.refused}; counting with the estimate",
                 "reinstall the package (pip install --force-reinstall bpe-openai)",
             )
@@ -110,6 +102,11 @@ def _registered_names(workspace: Workspace) -> list[Problem]:
         if value not in available and (key != "search.mode" or available):
             problems.append(_from_error(config.unavailable(key, value, available)))
     return problems
+
+
+def _unavailable(message: str, help_text: str) -> Problem:
+    """A warning (1008) that an installed feature is not working."""
+    return Problem("warning", 1008, None, None, message, help_text)
 
 
 def _from_error(exc: CueError) -> Problem:
