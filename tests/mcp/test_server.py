@@ -175,6 +175,13 @@ async def test_guide_tools_over_mcp(demo: Path) -> None:
     assert {"read_doc", "word_count", "first_time_user_guide"} <= names
     assert guide["active_card"] == "k3x9q2"
     assert guide["steps"][0]["tool"] == "get_tool_categories"
+    # The default profile serves no file tools, so the tools about tools do not list them.
+    assert "edit_file" not in names
+    assert not any(line.startswith("edit_file") for line in guide["other_tools"])
+    async with Client(server_for(demo, profile=["all"])) as client:
+        everything = (await client.call_tool("get_tool_categories", {})).structured_content
+    assert everything is not None
+    assert "edit_file" in {t["name"] for c in everything["categories"] for t in c["tools"]}
 
 
 # -- errors ------------------------------------------------------------------------------

@@ -154,6 +154,21 @@ class EditAmbiguous(CueError):
     title = "Edit Ambiguous"
 
 
+class GitFailed(CueError):
+    """A git command that failed (1030); ``command``, ``exit_code`` and ``stderr`` say how,
+    ``reason`` names a known cause (``not_a_repository``, ``credentials``, ``conflict``...)."""
+
+    code = 1030
+    title = "Git Failed"
+
+
+class GitTimeout(CueError):
+    """A git command stopped after its time limit (1031); ``timeout_seconds`` says which."""
+
+    code = 1031
+    title = "Git Timeout"
+
+
 class RateLimited(CueError):
     """Too many calls of one tool in its window (429)."""
 

@@ -64,7 +64,9 @@ class Guide(TypedDict):
 def _tools(workspace: Workspace) -> dict[str, Tool]:
     from cuedeck.plugins import get_tools
 
-    return get_tools(workspace.plugins)
+    tools = get_tools(workspace.plugins)
+    served = workspace.served_tools
+    return tools if served is None else {n: t for n, t in tools.items() if n in served}
 
 
 def get_tool_categories(workspace: Workspace) -> ToolCategories:

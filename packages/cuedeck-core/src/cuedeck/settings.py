@@ -161,6 +161,18 @@ class FileSettings:
 
 
 @attrs.frozen
+class GitSettings:
+    """``[git]``: the git tools of cuedeck-git."""
+
+    timeout: float = _setting(
+        30.0, "Seconds a local git command may run before it is stopped.", minimum=1
+    )
+    network_timeout: float = _setting(
+        120.0, "Seconds git_push, git_pull and git_fetch may run.", minimum=1
+    )
+
+
+@attrs.frozen
 class TaskSettings:
     """``[tasks]``: task cards."""
 
@@ -198,6 +210,7 @@ class Config:
     mcp: McpSettings = attrs.field(factory=McpSettings)
     tasks: TaskSettings = attrs.field(factory=TaskSettings)
     files: FileSettings = attrs.field(factory=FileSettings)
+    git: GitSettings = attrs.field(factory=GitSettings)
     rate_limits: dict[str, RateLimit] = attrs.field(factory=lambda: dict(DEFAULT_RATE_LIMITS))
     warnings: tuple[Problem, ...] = ()
     #: ``section.key`` -> its line in config.toml, to point at a value found wrong later.
@@ -236,4 +249,5 @@ SECTIONS: dict[str, type] = {
     "mcp": McpSettings,
     "tasks": TaskSettings,
     "files": FileSettings,
+    "git": GitSettings,
 }

@@ -91,6 +91,7 @@ def build_server(
 
     chosen = profile if profile is not None else workspace.config.mcp.tools
     tools_served = served_tools(get_tools(workspace.plugins), chosen)
+    workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
     runtime = WorkspaceRuntime(workspace)
     limiter = RateLimiter(workspace.config.rate_limits)
     server = FastMCP(

@@ -1,0 +1,129 @@
+"""Tools that record work: ``git_stage``, ``git_unstage``, ``git_commit``, ``git_merge_abort``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
+
+from cuedeck.errors import InvalidInput
+from cuedeck_git.history import PathList, _paths
+from cuedeck_git.runner import Repo, decode, exclusions, pathspecs
+
+if TYPE_CHECKING:
+    import pydantic
+
+    from cuedeck.workspace import Workspace
+else:
+    from cuedeck.tools import lazy_pydantic as pydantic
+
+
+class GitStage(TypedDict):
+    """The reply of ``git_stage``."""
+
+    success: bool
+    staged_files: list[str]
+
+
+class GitUnstage(TypedDict):
+    """The reply of ``git_unstage``."""
+
+    success: bool
+    unstaged_files: list[str]
+
+
+class GitCommit(TypedDict):
+    """The reply of ``git_commit``."""
+
+    success: bool
+    commit_hash: str
+    short_hash: str
+    message: str
+    author: str
+    files_committed: list[str]
+
+
+class GitMergeAbort(TypedDict):
+    """The reply of ``git_merge_abort``."""
+
+    success: bool
+    message: str
+
+
+def _specs(workspace: Workspace, file_paths: list[str] | None) -> list[str]:
+    """Pathspecs of ``file_paths`` (the whole workspace when None), never a denied file."""
+    specs = pathspecs(_paths(workspace, file_paths)) or ["."]
+    return specs + exclusions(workspace.config.files.deny)
+
+
+def _staged(repo: Repo, specs: list[str]) -> list[str]:
+    raw = repo.run("diff", "--cached", "--name-only", "-z", "--", *specs).stdout
+    return [repo.shown(decode(item)) for item in raw.split(b"\0") if item]
+
+
+def git_stage(workspace: Workspace, file_paths: PathList = None) -> GitStage:
+    """Stage changes (new, modified and deleted files) for the next commit.
+
+    Without file_paths, every change in the workspace. Files of [files] deny are never
+    staged.
+    """
+    repo = Repo(workspace)
+    specs = _specs(workspace, file_paths)
+    repo.run("add", "--all", "--", *specs)
+    return {"success": True, "staged_files": _staged(repo, specs)}
+
+
+def git_unstage(workspace: Workspace, file_paths: PathList = None) -> GitUnstage:
+    """Take staged changes out of the next commit; the files themselves are untouched."""
+    repo = Repo(workspace)
+    specs = _specs(workspace, file_paths)
+    before = _staged(repo, specs)
+    if before:
+        if repo.head():
+            repo.run("restore", "--staged", "--", *specs)
+        else:  # nothing committed yet: unstaging is removing from the index
+            repo.run("rm", "-r", "-q", "--cached", "--", *specs)
+    return {"success": True, "unstaged_files": before}
+
+
+def git_commit(
+    workspace: Workspace,
+    message: Annotated[str, pydantic.Field(description="Commit message", min_length=1)],
+    author: Annotated[
+        str | None,
+        pydantic.Field(description="'Name <email>' when not the configured user", min_length=3),
+    ] = None,
+) -> GitCommit:
+    """Commit the staged changes with message (stage them with git_stage first)."""
+    if not message.strip():
+        raise InvalidInput("the commit message is empty", field="message")
+    repo = Repo(workspace)
+    options = []
+    if author is not None:
+        if not (author.count("<") == 1 and author.rstrip().endswith(">")) or "\n" in author:
+            raise InvalidInput("author must look like 'Name <email>'", field="author")
+        options.append(f"--author={author}")
+    # The message goes through stdin: no length limit, nothing read as an option.
+    repo.run("commit", "--quiet", "--cleanup=strip", "--file=-", *options, input=message.encode())
+    fields = repo.text("log", "-1", "--format=%H%x1f%h%x1f%an <%ae>%x1f%B", "HEAD", "--")
+    commit, short, who, body = fields.split("\x1f", 3)
+    changed = repo.run(
+        "diff-tree", "--root", "--no-commit-id", "--name-only", "-r", "-z", commit, "--"
+    ).stdout
+    return {
+        "success": True,
+        "commit_hash": commit,
+        "short_hash": short,
+        "message": body.strip(),
+        "author": who,
+        "files_committed": [repo.shown(decode(item)) for item in changed.split(b"\0") if item],
+    }
+
+
+def git_merge_abort(workspace: Workspace) -> GitMergeAbort:
+    """Abort the merge in progress and return to the state before it began."""
+    repo = Repo(workspace)
+    repo.run("merge", "--abort")
+    workspace.invalidate()
+    head = repo.text("rev-parse", "--short", "HEAD").strip()
+    return {"success": True, "message": f"merge aborted; HEAD is at {head}"}

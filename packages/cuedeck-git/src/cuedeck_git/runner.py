@@ -1,0 +1,292 @@
+"""Running ``git`` for an agent: argument lists, no prompt, no pager, no editor, a deadline.
+
+Every git tool goes through :class:`Repo`. It never uses a shell, puts ``--`` before
+paths (each marked ``:(literal)``, so ``*.py`` names a file, not a glob), refuses
+revisions that look like options, and runs git in its own process group so that a
+helper git starts (ssh, a credential helper) dies with it at the deadline. Failures
+become :class:`~cuedeck.errors.GitFailed` (1030) with a ``reason`` for the causes we
+recognise, or :class:`~cuedeck.errors.GitTimeout` (1031).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from cuedeck.errors import GitFailed, GitTimeout, InvalidInput
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from pathlib import Path
+
+    from cuedeck.workspace import Workspace
+
+#: Options given to every command: output we can parse, whatever the user's config says.
+BASE_OPTIONS = (
+    "-c", "core.quotepath=off",
+    "-c", "color.ui=false",
+    "-c", "core.pager=cat",
+    "-c", "advice.detachedHead=false",
+    "--no-pager",
+)  # fmt: skip
+
+#: The environment that makes git fail instead of waiting for a person.
+QUIET_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",  # no username/password prompt on the terminal
+    "GIT_ASKPASS": "false",  # nor through a graphical helper: "false" answers nothing
+    "SSH_ASKPASS": "false",
+    "GCM_INTERACTIVE": "never",  # Git Credential Manager
+    "GIT_EDITOR": "false",  # anything that would open an editor fails
+    "GIT_SEQUENCE_EDITOR": "false",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_MERGE_AUTOEDIT": "no",
+    "LC_ALL": "C",  # stable messages, which :func:`reason` reads
+    "LANGUAGE": "C",
+}
+
+#: Known causes, recognised in git's (C locale) stderr: reason, help.
+REASONS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), reason, help)
+    for pattern, reason, help in (
+        (
+            r"not a git repository",
+            "not_a_repository",
+            "the workspace is not inside a git repository: run `git init` there first",
+        ),
+        (
+            r"terminal prompts disabled|could not read (username|password)|authentication "
+            r"failed|permission denied \(publickey|askpass|host key verification failed",
+            "credentials",
+            "git needed credentials and CueDeck never prompts: set up a credential helper "
+            "or an SSH key that works without a prompt",
+        ),
+        (
+            r"index\.lock|unable to create .*\.lock",
+            "locked",
+            "another git process holds the repository's lock; try again when it finishes",
+        ),
+        (
+            r"please tell me who you are|unable to auto-detect email",
+            "identity",
+            "set user.name and user.email in the repository's git config",
+        ),
+        (
+            r"nothing to commit|no changes added to commit|nothing added to commit",
+            "nothing_to_commit",
+            "stage changes with git_stage first",
+        ),
+        (
+            r"\bCONFLICT\b|unmerged|fix conflicts|needs merge",
+            "conflict",
+            "resolve the conflicts, stage the files and commit, or call git_merge_abort",
+        ),
+        (
+            r"\[rejected\]|non-fast-forward|fetch first|failed to push",
+            "rejected",
+            "the remote has commits you do not have: git_pull first",
+        ),
+        (
+            r"not possible to fast-forward|diverging branches|have diverged",
+            "diverged",
+            "the branches have diverged: pull with mode 'merge' or 'rebase'",
+        ),
+        (
+            r"would be overwritten|please commit your changes or stash them",
+            "local_changes",
+            "commit or discard the local changes first (git_status lists them)",
+        ),
+        (
+            r"there is no merge to abort|merge_head missing",
+            "no_merge",
+            "no merge is in progress",
+        ),
+        (
+            r"unknown revision|bad revision|not a valid object name|invalid reference|"
+            r"not a commit|ambiguous argument",
+            "unknown_revision",
+            "git_log and git_branch_list show the commits and branches that exist",
+        ),
+        (
+            r"does not appear to be a git repository|no such remote|could not read from "
+            r"remote repository|repository .* not found",
+            "remote_unreachable",
+            "check the remote's name and address (git_branch_list shows upstreams)",
+        ),
+        (
+            r"did not match any file|pathspec .* did not match",
+            "no_such_path",
+            "git_status lists the paths git knows",
+        ),
+    )
+)
+
+#: A revision or remote argument: no option lookalike, no whitespace or control character.
+_REVISION = re.compile(r"^[^-\s\x00-\x1f\x7f][^\s\x00-\x1f\x7f]*$")
+
+
+def reason(stderr: str) -> tuple[str | None, str | None]:
+    """The known cause of a failure and what to do about it, or ``(None, None)``."""
+    for pattern, name, help in REASONS:
+        if pattern.search(stderr):
+            return name, help
+    return None, None
+
+
+def check_revision(value: str, *, field: str) -> str:
+    """``value`` if it can only be read as a revision (never as an option), else 1004."""
+    if not _REVISION.match(value) or len(value) > 255:
+        raise InvalidInput(
+            f"{value!r} is not a revision, branch or remote name",
+            field=field,
+            help="names may not start with '-' or contain spaces or control characters",
+        )
+    return value
+
+
+def pathspecs(paths: Iterable[str]) -> list[str]:
+    """Workspace-relative paths as pathspecs that git reads literally."""
+    return [f":(literal){path}" for path in paths]
+
+
+def exclusions(globs: Iterable[str]) -> list[str]:
+    """``[files] deny`` globs (gitignore syntax) as git pathspecs that leave them out."""
+    specs = []
+    for glob in globs:
+        pattern = glob.lstrip("/") if glob.startswith("/") else f"**/{glob}"
+        specs.append(f":(exclude,glob){pattern.rstrip('/')}")
+    return specs
+
+
+def decode(data: bytes) -> str:
+    """Git's bytes as text (file names and contents may be in any encoding)."""
+    return data.decode("utf-8", errors="replace")
+
+
+class Repo:
+    """The git repository a workspace lives in, and the one way to run git in it."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.root: Path = workspace.root
+        self.timeout = workspace.config.git.timeout
+        self.network_timeout = workspace.config.git.network_timeout
+
+    def run(
+        self,
+        *args: str,
+        network: bool = False,
+        check: bool = True,
+        input: bytes | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run ``git args`` in the workspace; raise 1030/1031 on failure unless not ``check``."""
+        argv = ["git", *BASE_OPTIONS, *args]
+        timeout = self.network_timeout if network else self.timeout
+        env = {**os.environ, **QUIET_ENV}
+        try:
+            process = subprocess.Popen(
+                argv,
+                cwd=self.root,
+                env=env,
+                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                # A session of its own: no controlling terminal, so ssh cannot ask for a
+                # passphrase on /dev/tty either, and the deadline can kill the whole group.
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise GitFailed(
+                "the git executable was not found",
+                reason="no_git",
+                help="install git and make sure it is on PATH",
+            ) from None
+        try:
+            out, err = process.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise GitTimeout(
+                f"git {args[0]} did not finish within {timeout:g} s and was stopped",
+                command=["git", *args],
+                timeout_seconds=timeout,
+                help=f"raise [git] {'network_timeout' if network else 'timeout'} if it "
+                "needs longer, or check what it waits for (a hook, the network)",
+            ) from None
+        result = subprocess.CompletedProcess(argv, process.returncode, out, err)
+        if check and result.returncode != 0:
+            raise self.failure(args, result)
+        return result
+
+    def text(self, *args: str, network: bool = False) -> str:
+        """Standard output of ``git args`` as text."""
+        return decode(self.run(*args, network=network).stdout)
+
+    def failure(self, args: Sequence[str], result: subprocess.CompletedProcess[bytes]) -> GitFailed:
+        """The error for a failed command, with the cause named when we know it."""
+        stderr = decode(result.stderr).strip()
+        stdout = decode(result.stdout).strip()
+        found, help = reason(f"{stderr}\n{stdout}")
+        detail = (stderr or stdout).splitlines()
+        summary = next((line for line in detail if line.lower().startswith(("fatal", "error"))), "")
+        summary = summary or (detail[0] if detail else f"exit status {result.returncode}")
+        return GitFailed(
+            f"git {args[0]} failed: {summary}",
+            command=["git", *args],
+            exit_code=result.returncode,
+            stderr=stderr[-4000:],
+            reason=found,
+            help=help,
+        )
+
+    @cached_property
+    def prefix(self) -> str:
+        """The workspace's folder inside the repository (``""`` at its top)."""
+        return self.text("rev-parse", "--show-prefix").strip()
+
+    def local(self, path: str) -> str | None:
+        """A repository-relative path as workspace-relative, or None when outside it."""
+        if not self.prefix:
+            return path
+        return path[len(self.prefix) :] if path.startswith(self.prefix) else None
+
+    def shown(self, path: str) -> str:
+        """A repository-relative path as a reply shows it: workspace-relative when inside
+        the workspace, else in git's ``:/path`` notation (relative to the repository)."""
+        local = self.local(path)
+        return local if local is not None else f":/{path}"
+
+    def head(self) -> str | None:
+        """The commit HEAD points at, or None in a repository without commits."""
+        result = self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+        return decode(result.stdout).strip() or None
+
+    def current_branch(self) -> str | None:
+        """The checked-out branch, or None when HEAD is detached."""
+        result = self.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+        return decode(result.stdout).strip() or None
+
+    def commit_of(self, revision: str, *, field: str) -> str:
+        """The full hash of the commit ``revision`` names, or 1030 ``unknown_revision``."""
+        check_revision(revision, field=field)
+        result = self.run(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}",
+            check=False,
+        )  # fmt: skip
+        commit = decode(result.stdout).strip()
+        if result.returncode != 0 or not commit:
+            raise GitFailed(
+                f"{revision!r} names no commit",
+                reason="unknown_revision",
+                field=field,
+                help="git_log and git_branch_list show the commits and branches that exist",
+            )
+        return commit
+
+    def count(self, *revisions: str) -> int:
+        """How many commits ``git rev-list revisions`` lists."""
+        return int(self.text("rev-list", "--count", *revisions, "--").strip() or 0)
