@@ -39,6 +39,10 @@ async def test_every_git_tool_over_stdio(repo: Path, tmp_path: Path) -> None:
     git(tmp_path, "clone", "--quiet", str(tmp_path / "remote.git"), str(teammate))
     git(teammate, "commit", "--quiet", "--allow-empty", "-m", "from a teammate")
     git(teammate, "push", "--quiet")
+    # Destructive tools need the admin role; over stdio the local user has [mcp] local_role.
+    (repo / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "admin"\n')
+    with (repo / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write(".cuedeck/config.toml\n")
     params = StdioServerParameters(
         command=CUE, args=["-C", str(repo), "mcp", "--tools", "all"], env=environment()
     )

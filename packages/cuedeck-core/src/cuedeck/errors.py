@@ -139,6 +139,14 @@ class NotIndexed(CueError):
     title = "Not Indexed"
 
 
+class Forbidden(CueError):
+    """A tool the caller's role may not call (1012); ``role`` is the caller's,
+    ``required_role`` the tool's."""
+
+    code = 1012
+    title = "Forbidden"
+
+
 class EditNotFound(CueError):
     """``edit_file``'s ``old_string`` does not occur in the file (1020)."""
 

@@ -14,6 +14,8 @@ WORKSPACE_DIR = ".cuedeck"
 CARDS_DIR = f"{WORKSPACE_DIR}/cards"
 DOCS_DIR = f"{WORKSPACE_DIR}/docs"
 CONFIG_PATH = f"{WORKSPACE_DIR}/config.toml"
+#: Hashes and roles of the MCP bearer tokens (never the tokens): `cue mcp token add`.
+ACCESS_PATH = f"{WORKSPACE_DIR}/access.toml"
 #: One person's current card (git-ignored), and the lock its writers take.
 STATE_PATH = f"{WORKSPACE_DIR}/state.json"
 STATE_LOCK = f"{WORKSPACE_DIR}/.state.lock"

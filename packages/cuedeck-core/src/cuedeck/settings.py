@@ -142,6 +142,12 @@ class McpSettings:
         "Browser origins (`scheme://host:port`) allowed to call the HTTP transport, beyond "
         "the server's own.",
     )
+    local_role: str = _setting(
+        "write",
+        "Role of clients without a token: stdio, and HTTP on loopback when no token is "
+        "configured. Destructive tools need `admin` (and still their confirmation token).",
+        ("read", "write", "admin"),
+    )
     tools: list[str] = _setting(
         ["core"],
         "Tools served: `core` (every tool but the files and git ones), `all`, and/or tool "

@@ -1,4 +1,5 @@
-"""The server's one middleware: rate limits, CueDeck errors as JSON-RPC errors, list changes.
+"""The server's one middleware: roles, rate limits, CueDeck errors as JSON-RPC errors, list
+changes.
 
 FastMCP turns an exception raised inside a tool into a plain failed result (``isError``)
 that carries no code. CueDeck errors have stable codes and data that agents act on
@@ -16,15 +17,17 @@ import mcp_types
 from fastmcp.server.middleware import Middleware
 from mcp import MCPError
 
-from cuedeck.errors import CueError
+from cuedeck.errors import CueError, Forbidden
+from cuedeck_mcp.roles import CALLER, Caller, Role, allows, required_role
 from cuedeck_mcp.runtime import CueFailure
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from fastmcp.resources.base import ResourceResult
     from fastmcp.server.context import Context
     from fastmcp.server.middleware import CallNext, MiddlewareContext
+    from fastmcp.tools.base import Tool as ServedTool
     from fastmcp.tools.base import ToolResult
 
     from cuedeck.tools import Tool
@@ -61,15 +64,51 @@ def client_key() -> str:
     return f"address:{request.client.host if request.client else 'unknown'}"
 
 
+def current_caller(local_role: Role, workspace: str) -> Caller:
+    """The caller of this request: a token's name and role, or the local user."""
+    from fastmcp.server.dependencies import get_access_token, get_http_request
+
+    try:
+        get_http_request()
+        transport = "http"
+    except RuntimeError:
+        transport = "stdio"
+    token = get_access_token()
+    if token is None or not token.scopes:
+        return Caller("local", local_role, transport, workspace)
+    return Caller(token.client_id, token.scopes[0], transport, workspace)  # type: ignore[arg-type]
+
+
 class CueDeckMiddleware(Middleware):
-    """Rate limits on ``tools/call``, error mapping, and resource list-change notices."""
+    """Roles and rate limits on ``tools/call``, error mapping, resource list-change notices."""
 
     def __init__(
-        self, runtime: WorkspaceRuntime, limiter: RateLimiter, tools: Mapping[str, Tool]
+        self,
+        runtime: WorkspaceRuntime,
+        limiter: RateLimiter,
+        tools: Mapping[str, Tool],
+        *,
+        local_role: Role = "write",
+        workspace: str = "",
     ) -> None:
         self.runtime = runtime
         self.limiter = limiter
         self.tools = dict(tools)
+        self.local_role = local_role
+        self.workspace = workspace
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[mcp_types.ListToolsRequest],
+        call_next: CallNext[mcp_types.ListToolsRequest, Sequence[ServedTool]],
+    ) -> Sequence[ServedTool]:
+        role = current_caller(self.local_role, self.workspace).role
+        listed = await call_next(context)
+        return [
+            tool
+            for tool in listed
+            if tool.name not in self.tools or allows(role, required_role(self.tools[tool.name]))
+        ]
 
     async def on_call_tool(
         self,
@@ -78,6 +117,22 @@ class CueDeckMiddleware(Middleware):
     ) -> ToolResult:
         name = context.message.name
         tool = self.tools.get(name)
+        caller = current_caller(self.local_role, self.workspace)
+        if tool is not None and not allows(caller.role, required_role(tool)):
+            # Checked here again, not only hidden from tools/list: a client may call a
+            # tool by name without listing, and must hear why it may not.
+            needed = required_role(tool)
+            refusal = Forbidden(
+                f"{name} needs the {needed} role; this client has {caller.role}",
+                tool=name,
+                role=caller.role,
+                required_role=needed,
+                help="ask for a token with that role (cue mcp token add --role "
+                f"{needed}), or use a tool your role allows (whoami lists them)",
+            )
+            failure = await self.runtime.run(self.runtime.failure, refusal, None)
+            raise wire_error(failure) from None
+        CALLER.set(caller)
         if tool is not None and name in self.limiter.limits:
             try:
                 # A call that cannot run spends nothing: validate first, then count it.

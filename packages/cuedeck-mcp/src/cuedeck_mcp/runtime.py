@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import json
 import logging
@@ -77,7 +78,11 @@ class WorkspaceRuntime:
     async def run(self, func: Callable[..., T], *args: Any) -> T:
         """``func(*args)`` on the worker thread."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(func, *args))
+        # The caller's context goes along: a tool such as whoami reads who is calling.
+        context = contextvars.copy_context()
+        return await loop.run_in_executor(
+            self._executor, functools.partial(context.run, func, *args)
+        )
 
     def close(self) -> None:
         """Stop the worker thread once queued work is done."""

@@ -18,15 +18,18 @@ from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.auth.auth import AccessToken
 
 from cuedeck.errors import InvalidInput
+from cuedeck.layout import ACCESS_PATH
 from cuedeck.plugins import get_tools
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
 from cuedeck_mcp.ratelimit import RateLimiter
 from cuedeck_mcp.resources import WorkspaceResources
+from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
+    from pathlib import Path
 
     from cuedeck.tools import Tool
     from cuedeck.workspace import Workspace
@@ -38,17 +41,45 @@ TOKEN_ENV = "CUEDECK_MCP_TOKEN"
 Transport = Literal["stdio", "http"]
 
 
-class BearerToken(TokenVerifier):
-    """Accepts exactly one shared token (compared in constant time)."""
+class RoleTokens(TokenVerifier):
+    """Accepts the tokens of ``.cuedeck/access.toml`` (re-read when it changes) with their
+    roles, and the ``CUEDECK_MCP_TOKEN`` shared token as ``admin``.
 
-    def __init__(self, token: str) -> None:
+    The access token FastMCP keeps carries the grant's name as client id and its role as
+    the one scope; no token is ever logged.
+    """
+
+    def __init__(self, root: Path, shared: str | None) -> None:
         super().__init__()
-        self._token = token.encode()
+        self._root = root
+        self._shared = shared.encode() if shared else None
+        self._seen: tuple[int, int] | None = None
+        self._grants: list[Grant] = []
+
+    def grants(self) -> list[Grant]:
+        """The grants on disk now (re-read only when the file changed)."""
+        try:
+            stat = (self._root / ACCESS_PATH).stat()
+            seen = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            seen = (0, 0)
+        if seen != self._seen:
+            self._grants = load_grants(self._root) if seen != (0, 0) else []
+            self._seen = seen
+        return self._grants
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        if not hmac.compare_digest(token.encode(), self._token):
+        if self._shared is not None and hmac.compare_digest(token.encode(), self._shared):
+            return AccessToken(token=token, client_id="shared", scopes=["admin"])
+        grant = find_grant(self.grants(), token)
+        if grant is None:
             return None
-        return AccessToken(token=token, client_id="cuedeck", scopes=[])
+        return AccessToken(token=token, client_id=grant.name, scopes=[grant.role])
+
+
+def needs_tokens(root: Path, shared: str | None) -> bool:
+    """Whether HTTP clients must present a token: one is configured."""
+    return bool(shared) or bool(load_grants(root))
 
 
 def _instructions(tools: list[str]) -> str:
@@ -83,10 +114,19 @@ def served_tools(tools: Mapping[str, Tool], profile: Sequence[str]) -> dict[str,
 
 
 def build_server(
-    workspace: Workspace, *, token: str | None = None, profile: Sequence[str] | None = None
+    workspace: Workspace,
+    *,
+    token: str | None = None,
+    profile: Sequence[str] | None = None,
+    name: str = "",
 ) -> FastMCP:
     """A FastMCP server for ``workspace`` serving the tool ``profile`` (default ``[mcp]
-    tools``); with ``token``, HTTP requires it as bearer."""
+    tools``), known to clients as ``name`` (its endpoint's name when one process serves
+    several workspaces).
+
+    Over HTTP it requires a bearer token when any is configured: the workspace's
+    ``access.toml`` grants with their roles, or ``token`` (``CUEDECK_MCP_TOKEN``) as admin.
+    """
     from cuedeck import __version__
 
     chosen = profile if profile is not None else workspace.config.mcp.tools
@@ -98,8 +138,16 @@ def build_server(
         "CueDeck",
         instructions=_instructions(list(tools_served)),
         version=__version__,
-        middleware=[CueDeckMiddleware(runtime, limiter, tools_served)],
-        auth=BearerToken(token) if token else None,
+        middleware=[
+            CueDeckMiddleware(
+                runtime,
+                limiter,
+                tools_served,
+                local_role=check_role(workspace.config.mcp.local_role, field="mcp.local_role"),
+                workspace=name or workspace.root.name,
+            )
+        ],
+        auth=RoleTokens(workspace.root, token) if needs_tokens(workspace.root, token) else None,
         on_duplicate="error",
     )
     for tool in tools_served.values():
@@ -110,6 +158,23 @@ def build_server(
     return server
 
 
+def check_exposure(host: str, token: str | None, insecure: bool, roots: Iterable[Path]) -> None:
+    """Refuse a non-loopback ``host`` where a workspace has no token, unless ``insecure``."""
+    from cuedeck_mcp.http_guard import is_loopback
+
+    if is_loopback(host) or all(needs_tokens(root, token) for root in roots):
+        return
+    if not insecure:
+        raise InvalidInput(
+            f"refusing to serve {host} without a token: anyone who can reach it could "
+            "read and change this workspace",
+            field="host",
+            help=f"add a token (cue mcp token add --role write NAME) or set {TOKEN_ENV}; "
+            "pass --insecure only if the network is trusted",
+        )
+    log.warning("serving on %s without a token (--insecure)", host)
+
+
 def serve(
     workspace: Workspace,
     *,
@@ -118,11 +183,13 @@ def serve(
     port: int | None = None,
     insecure: bool = False,
     profile: Sequence[str] | None = None,
+    workspaces: Mapping[str, Path] | None = None,
 ) -> None:
     """Serve ``workspace`` until the client disconnects (stdio) or the process stops.
 
-    Over HTTP, a non-loopback ``host`` needs a bearer token (``CUEDECK_MCP_TOKEN``)
-    unless ``insecure``; every request's Host and Origin are checked either way.
+    Over HTTP, a non-loopback ``host`` needs a bearer token unless ``insecure``; every
+    request's Host and Origin are checked either way. With ``workspaces`` (name to
+    folder), one HTTP server serves each at ``/mcp/<name>`` instead.
     """
     if transport == "stdio":
         import anyio
@@ -133,22 +200,30 @@ def serve(
         return
     from starlette.middleware import Middleware
 
-    from cuedeck_mcp.http_guard import HostOriginGuard, is_loopback
+    from cuedeck_mcp.http_guard import HostOriginGuard
 
     settings = workspace.config.mcp
     host = host or settings.host
     port = port if port is not None else settings.port
     token = os.environ.get(TOKEN_ENV) or None
-    if token is None and not is_loopback(host):
-        if not insecure:
-            raise InvalidInput(
-                f"refusing to serve {host} without a token: anyone who can reach it could "
-                "read and change this workspace",
-                field="host",
-                help=f"set {TOKEN_ENV} to require a bearer token, or pass --insecure if "
-                "the network is trusted",
-            )
-        log.warning("serving on %s without a token (--insecure)", host)
+    if workspaces:
+        import uvicorn
+
+        from cuedeck_mcp.asgi import Deployment, build_app
+
+        deployment = Deployment(
+            workspaces=dict(workspaces),
+            host=host,
+            port=port,
+            allowed_hosts=settings.allowed_hosts,
+            allowed_origins=settings.allowed_origins,
+            tools=list(profile) if profile is not None else None,
+            stateless=False,  # one process: sessions (and their notifications) work
+            insecure=insecure,
+        )
+        uvicorn.run(build_app(deployment, token=token), host=host, port=port, log_level="warning")
+        return
+    check_exposure(host, token, insecure, [workspace.root])
     guard = Middleware(
         HostOriginGuard,
         host=host,

@@ -1,0 +1,178 @@
+"""Roles over the real HTTP transport: each token sees and may call exactly its tools."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import MCPError
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from cuedeck.plugins import get_tools
+from cuedeck.workspace import open_workspace
+from cuedeck_mcp.roles import allows, load_grants, required_role
+from tests.mcp.conftest import CUE, environment, free_port, server_for
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def _cue(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CUE, "-C", str(root), *args], capture_output=True, text=True, env=environment()
+    )
+
+
+def _add_token(root: Path, name: str, role: str) -> str:
+    done = _cue(root, "mcp", "token", "add", name, "--role", role)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@contextmanager
+def _serving(root: Path, log: Path, *args: str) -> Iterator[str]:
+    """`cue --debug mcp --transport http` with its log in ``log``; yields the base URL."""
+    port = free_port()
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [CUE, "--debug", "-C", str(root), "mcp", "--transport", "http",
+             "--port", str(port), *args],
+            stdout=sink, stderr=sink, env=environment(),
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        raise AssertionError(log.read_text()) from None
+                    time.sleep(0.05)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            process.terminate()
+            process.wait(10)
+
+
+async def _session(url: str, token: str | None, work: Any) -> Any:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+    ):
+        return await work(client)
+
+
+async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_path: Path) -> None:
+    tokens = {role: _add_token(demo, f"{role}-bot", role) for role in ("read", "write", "admin")}
+    stored = (demo / ".cuedeck" / "access.toml").read_text(encoding="utf-8")
+    assert not any(token in stored for token in tokens.values())  # hashes only
+    assert {g.role for g in load_grants(demo)} == {"read", "write", "admin"}
+
+    workspace = open_workspace(demo)
+    tools = get_tools(workspace.plugins)
+    log = tmp_path / "server.log"
+    seen: dict[str, set[str]] = {}
+    with _serving(demo, log, "--tools", "all") as base:
+        url = f"{base}/mcp"
+        for role, token in tokens.items():
+
+            async def listed(client: Client) -> set[str]:
+                return {tool.name for tool in (await client.list_tools()).tools}
+
+            seen[role] = await _session(url, token, listed)
+
+        async def read_tries_to_write(client: Client) -> Any:
+            who = (await client.call_tool("whoami", {})).structured_content
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool(
+                    "update_task", {"id": "k3x9q2", "updates": {"notes": "sneaky"}}
+                )
+            return who, refused.value.error
+
+        who, refused = await _session(url, tokens["read"], read_tries_to_write)
+
+        async def write_tries_to_delete(client: Client) -> Any:
+            await client.call_tool("update_task", {"id": "k3x9q2", "updates": {"notes": "ok"}})
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("delete_file", {"file_path": "docs/api.md"})
+            return refused.value.error
+
+        write_refused = await _session(url, tokens["write"], write_tries_to_delete)
+
+        async with httpx2.AsyncClient() as http:
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            anonymous = await http.post(url, json=ping)
+            _cue(demo, "mcp", "token", "remove", "read-bot")
+            revoked = await http.post(
+                url, json=ping, headers={"Authorization": f"Bearer {tokens['read']}"}
+            )
+    for role in ("read", "write", "admin"):
+        expected = {n for n, t in tools.items() if allows(role, required_role(t))}  # type: ignore[arg-type]
+        assert seen[role] == expected, role
+    assert "update_task" not in seen["read"] and "update_task" in seen["write"]
+    assert "delete_file" not in seen["write"] and "git_reset" in seen["admin"]
+    assert who["role"] == "read" and who["name"] == "read-bot" and who["transport"] == "http"
+    assert set(who["may_call"]) == seen["read"]
+    assert refused.code == 1012  # refused with a reason, not "unknown tool"
+    assert refused.data["required_role"] == "write" and refused.data["role"] == "read"
+    assert write_refused.code == 1012 and write_refused.data["required_role"] == "admin"
+    assert "sneaky" not in (demo / ".cuedeck" / "cards" / "k3x9q2.md").read_text()
+    assert anonymous.status_code == 401 and revoked.status_code == 401
+    server_log = log.read_text(encoding="utf-8", errors="replace")
+    assert '"POST /mcp HTTP/1.1" 401' in server_log  # requests, refusals included, are logged
+    assert not any(token in server_log for token in tokens.values())  # never a token
+
+
+async def test_stdio_serves_the_local_role(demo: Path) -> None:
+    async def names(root: Path) -> set[str]:
+        from mcp.client.stdio import StdioServerParameters
+
+        params = StdioServerParameters(
+            command=CUE, args=["-C", str(root), "mcp", "--tools", "all"], env=environment()
+        )
+        async with Client(params, mode="legacy") as client:
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            who = (await client.call_tool("whoami", {})).structured_content
+            return listed | {f"role:{who['role']}"}
+
+    default = await names(demo)
+    (demo / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "admin"\n')
+    admin = await names(demo)
+    assert "role:write" in default and "update_task" in default
+    assert "delete_file" not in default  # destructive: admin only
+    assert "role:admin" in admin and "delete_file" in admin
+
+
+async def test_in_process_client_checks_the_role_on_call(demo: Path) -> None:
+    (demo / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "read"\n')
+    from fastmcp import Client as InProcess
+
+    async with InProcess(server_for(demo)) as client:
+        names = {tool.name for tool in await client.list_tools()}
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("create_task", {"title": "Nope"})
+    assert "create_task" not in names and "list_tasks" in names
+    assert refused.value.error.code == 1012
+
+
+def test_token_commands(demo: Path) -> None:
+    token = _add_token(demo, "laptop", "admin")
+    assert token.startswith("cdk_") and len(token) > 40
+    listed = json.loads(_cue(demo, "mcp", "token", "list", "--json").stdout)
+    assert listed == {
+        "tokens": [{"name": "laptop", "role": "admin", "created": listed["tokens"][0]["created"]}]
+    }
+    again = _cue(demo, "mcp", "token", "add", "laptop")
+    assert again.returncode != 0 and "error[1004]" in again.stderr
+    assert _cue(demo, "mcp", "token", "remove", "laptop").returncode == 0
+    assert json.loads(_cue(demo, "mcp", "token", "list", "--json").stdout) == {"tokens": []}

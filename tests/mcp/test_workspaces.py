@@ -1,0 +1,170 @@
+"""Several workspaces behind one server, and one workspace behind several workers."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import MCPError
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.mcp.conftest import CUE, DEMO, environment, free_port
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+UNLIMITED = "".join(
+    f"[rate_limits.{tool}]\nper_minute = 0\n" for tool in ("update_task", "list_tasks", "read_doc")
+)
+
+
+def _copy_demo(into: Path, card: str, title: str) -> Path:
+    """A demo copy holding one extra card of its own."""
+    shutil.copytree(DEMO, into, ignore=shutil.ignore_patterns(".cache", "state.json"))
+    (into / ".cuedeck" / "config.toml").write_text(UNLIMITED, encoding="utf-8")
+    (into / ".cuedeck" / "cards" / f"{card}.md").write_text(
+        f"---\nid: {card}\ntitle: {title}\nstatus: todo\npriority: low\n---\n# {title}\n",
+        encoding="utf-8",
+    )
+    return into
+
+
+@contextmanager
+def _running(argv: list[str], port: int, **env: str) -> Iterator[str]:
+    process = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment(**env)
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(process.stderr.read().decode()) from None  # type: ignore[union-attr]
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+async def _with_client(url: str, work: Any) -> Any:
+    async with (
+        httpx2.AsyncClient() as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+    ):
+        return await work(client)
+
+
+async def _card_ids(client: Client) -> set[str]:
+    reply = (await client.call_tool("list_tasks", {})).structured_content
+    assert reply is not None
+    return {card["id"] for card in reply["result"]}
+
+
+async def test_three_workspaces_in_one_process_never_see_each_other(tmp_path: Path) -> None:
+    roots = {
+        name: _copy_demo(tmp_path / name, f"{name}001", f"Only in {name}")
+        for name in ("api", "web", "ops")
+    }
+    (roots["web"] / ".cuedeck" / "docs" / "web-only.md").write_text("# Web only\n")
+    port = free_port()
+    argv = [CUE, "mcp", "--transport", "http", "--port", str(port)]
+    for name, root in roots.items():
+        argv += ["--workspace", f"{name}={root}"]
+    with _running(argv, port) as base:
+        async with httpx2.AsyncClient() as http:
+            listing = (await http.get(f"{base}/mcp")).json()
+            missing = await http.get(f"{base}/mcp/nope")
+        cards = {name: await _with_client(f"{base}/mcp/{name}", _card_ids) for name in roots}
+
+        async def read_web_doc(client: Client) -> Any:
+            try:
+                return await client.call_tool("read_doc", {"path": "docs/web-only.md"})
+            except MCPError as error:
+                return error.error
+
+        from_web = await _with_client(f"{base}/mcp/web", read_web_doc)
+        from_api = await _with_client(f"{base}/mcp/api", read_web_doc)
+
+        async def whoami(client: Client) -> Any:
+            return (await client.call_tool("whoami", {})).structured_content
+
+        who = await _with_client(f"{base}/mcp/ops", whoami)
+    assert listing == {
+        "workspaces": [{"name": n, "endpoint": f"/mcp/{n}"} for n in ("api", "ops", "web")]
+    }
+    assert missing.status_code == 404
+    for name in roots:
+        own = f"{name}001"
+        assert own in cards[name]
+        assert not (cards[name] - {own}) & {f"{other}001" for other in roots}
+    assert from_web.structured_content["path"] == ".cuedeck/docs/web-only.md"
+    assert from_api.code == 1001
+    assert who["workspace"] == "ops"
+
+
+async def test_two_workers_lose_no_update_and_serve_fresh_results(tmp_path: Path) -> None:
+    root = _copy_demo(tmp_path / "shared", "zz0001", "Shared card")
+    port = free_port()
+    argv = [
+        sys.executable, "-m", "uvicorn", "cuedeck_mcp.asgi:app",
+        "--workers", "2", "--port", str(port), "--log-level", "warning",
+    ]  # fmt: skip
+    with _running(
+        argv, port, CUEDECK_MCP_WORKSPACES=f"team={root}", CUEDECK_MCP_PORT=str(port)
+    ) as base:
+        url = f"{base}/mcp/team"
+
+        async def add_notes(client_number: int) -> None:
+            async def work(client: Client) -> None:
+                for n in range(4):
+                    note = f"note c{client_number:02d}-{n}"
+                    await client.call_tool(
+                        "update_task", {"id": "zz0001", "updates": {"notes": note}}
+                    )
+
+            await _with_client(url, work)
+
+        async with anyio.create_task_group() as group:
+            for number in range(16):
+                group.start_soon(add_notes, number)
+
+        stale = []
+        for n, priority in enumerate(["high", "low", "critical", "medium"] * 3):
+
+            async def change(client: Client, priority: str = priority) -> None:
+                await client.call_tool(
+                    "update_task", {"id": "zz0001", "updates": {"priority": priority}}
+                )
+
+            async def read(client: Client) -> Any:
+                reply = (await client.call_tool("list_tasks", {})).structured_content
+                return next(c["priority"] for c in reply["result"] if c["id"] == "zz0001")
+
+            await _with_client(url, change)
+            seen = await _with_client(url, read)
+            if seen != priority:
+                stale.append((n, priority, seen))
+    card = (root / ".cuedeck" / "cards" / "zz0001.md").read_text(encoding="utf-8")
+    written = [f"note c{c:02d}-{n}" for c in range(16) for n in range(4)]
+    assert [note for note in written if note not in card] == []  # 64 of 64 kept
+    assert stale == []
