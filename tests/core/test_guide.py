@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from cuedeck import hookimpl
 from cuedeck.guide import first_time_user_guide, get_tool_categories
 from cuedeck.plugins import get_tools, make_plugin_manager
@@ -50,9 +52,13 @@ def test_categories_come_from_tool_metadata_including_plugins(
             "destructive": False,
         }
     ]
-    assert {t["name"] for t in by_category["guide"]} == {
+    guide_tools = {t["name"] for t in by_category["guide"]}
+    assert {"get_tool_categories", "get_tool_docs", "first_time_user_guide"} <= guide_tools
+    assert guide_tools <= {
         "get_tool_categories",
+        "get_tool_docs",
         "first_time_user_guide",
+        "whoami",
     }
     if "word_count" in get_tools(pm):  # the example plugin, when installed
         assert {t["name"] for t in by_category["example"]} == {"word_count"}
@@ -73,15 +79,18 @@ def test_guide_uses_the_workspace_real_ids_and_paths(make_workspace: MakeWorkspa
     guide = first_time_user_guide(open_workspace(root))
     assert (guide["active_card"], guide["cards"], guide["docs"]) == ("def456", 2, 1)
     steps = {step["tool"]: step for step in guide["steps"]}
-    assert steps["read_doc"]["example"] == {"path": ".cuedeck/docs/auth.md", "anchor": "Sessions"}
-    assert steps["get_tool_categories"]["example"] == {}
+    assert steps["read_doc"]["example_call"] == {
+        "path": ".cuedeck/docs/auth.md",
+        "anchor": "Sessions",
+    }
+    assert steps["get_tool_categories"]["example_call"] == {}
     tools = get_tools(open_workspace(root).plugins)
     assert set(steps) <= set(tools)  # only installed tools are suggested
     for name in ("update_task", "get_task_dependencies"):
         if name in steps:
-            assert steps[name]["example"]["id"] == "def456"
+            assert steps[name]["example_call"]["id"] == "def456"
     if "read_context" in steps:
-        assert steps["read_context"]["example"]["query"] == "Fix login"
+        assert steps["read_context"]["example_call"]["query"] == "Fix login"
     if "word_count" in tools:
         assert "word_count (example): " in "\n".join(guide["other_tools"])
     assert any("1001" in tip for tip in guide["tips"])
@@ -141,4 +150,24 @@ def test_guide_has_no_active_card_when_the_scene_has_none(make_workspace: MakeWo
     assert guide["active_card"] is None
     steps = {step["tool"]: step for step in guide["steps"]}
     if "get_task_dependencies" in steps:  # examples still use a real card id
-        assert steps["get_task_dependencies"]["example"] == {"id": "abc123"}
+        assert steps["get_task_dependencies"]["example_call"] == {"id": "abc123"}
+
+
+def test_guide_steps_carry_the_reference_and_docs_name_the_fix(
+    make_workspace: MakeWorkspace,
+) -> None:
+    from cuedeck.errors import FileNotFound
+    from cuedeck.guide import get_tool_docs
+
+    workspace = open_workspace(make_workspace({".cuedeck/docs/a.md": "# A\n"}))
+    steps = {step["tool"]: step for step in first_time_user_guide(workspace)["steps"]}
+    read_doc = steps["read_doc"]
+    assert read_doc["expected_result"].startswith("path, anchor, content")
+    assert 1001 in {error["code"] for error in read_doc["common_errors"]}
+    docs = get_tool_docs(workspace, "read_doc")
+    assert docs["role"] == "read" and docs["example"] is not None
+    assert docs["example"]["reply"]["path"] == ".cuedeck/docs/api.md"  # a real demo reply
+    assert [p["name"] for p in docs["parameters"]][:2] == ["path", "anchor"]
+    with pytest.raises(FileNotFound) as unknown:
+        get_tool_docs(workspace, "read_dok")
+    assert unknown.value.data["suggestion"] == "Did you mean 'read_doc'?"

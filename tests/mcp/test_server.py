@@ -65,7 +65,14 @@ def _generated_titles(schema: Any) -> list[str]:
     return found
 
 
+def _as_admin(demo: Path) -> None:
+    """Serve the local user as admin: destructive tools are listed only for that role."""
+    with (demo / ".cuedeck" / "config.toml").open("a", encoding="utf-8") as config:
+        config.write('\n[mcp]\nlocal_role = "admin"\n')
+
+
 async def test_every_registered_tool_is_served_with_its_metadata(demo: Path) -> None:
+    _as_admin(demo)
     tools = get_tools(open_workspace(demo).plugins)
     async with Client(server_for(demo, profile=["all"])) as client:
         listed = {tool.name: tool for tool in await client.list_tools()}
@@ -93,7 +100,7 @@ async def test_tools_list_fits_its_token_budget(demo: Path) -> None:
     async with Client(server_for(demo)) as client:
         listed = await client.list_tools()
     served = [t for t in listed if t.name != "word_count"]  # the example plugin's tool
-    assert len(served) == 10
+    assert len(served) == 12
     wire = json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in served])
     tokens = workspace.count_tokens(wire)
     # Every conversation pays for tools/list: all of CueDeck's tools together stay under
@@ -104,6 +111,7 @@ async def test_tools_list_fits_its_token_budget(demo: Path) -> None:
 
 
 async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
+    _as_admin(demo)
     workspace = open_workspace(demo)
     async with Client(server_for(demo, profile=["all"])) as client:
         everything = {t.name: t for t in await client.list_tools()}

@@ -8,16 +8,20 @@ steps whose tool is not installed are left out.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.layout import DOCS_DIR, card_path
 
 if TYPE_CHECKING:
+    import pydantic
+
     from cuedeck.models import Document
     from cuedeck.tools import Tool
     from cuedeck.workspace import Workspace
+else:
+    from cuedeck.tools import lazy_pydantic as pydantic
 
 
 class ToolInfo(TypedDict):
@@ -42,12 +46,58 @@ class ToolCategories(TypedDict):
     categories: list[ToolCategory]
 
 
+class ErrorInfo(TypedDict):
+    """A common error of a tool: its code, when it happens, and the fix."""
+
+    code: int
+    when: str
+    fix: str
+
+
 class GuideStep(TypedDict):
-    """One step of the walkthrough: a tool, why to call it, and a call to copy."""
+    """One step of the walkthrough: a tool, why to call it, a call to copy, what comes
+    back and what can go wrong."""
 
     tool: str
     why: str
-    example: dict[str, Any]
+    example_call: dict[str, Any]
+    expected_result: str
+    common_errors: list[ErrorInfo]
+
+
+class Parameter(TypedDict):
+    """One input of a tool."""
+
+    name: str
+    type: str
+    required: bool
+    default: Any
+    description: str
+
+
+class ExampleCall(TypedDict):
+    """A call against the demo workspace and the reply it really got."""
+
+    arguments: dict[str, Any]
+    reply: Any
+
+
+class ToolDocs(TypedDict):
+    """What ``get_tool_docs`` returns: one tool's whole reference."""
+
+    name: str
+    tldr: str
+    category: str
+    role: str
+    read_only: bool
+    destructive: bool
+    use_cases: list[str]
+    requires: str
+    parameters: list[Parameter]
+    returns: str
+    example: ExampleCall | None
+    errors: list[ErrorInfo]
+    related: list[str]
 
 
 class Guide(TypedDict):
@@ -85,6 +135,44 @@ def get_tool_categories(workspace: Workspace) -> ToolCategories:
     return {"categories": [{"category": name, "tools": items} for name, items in grouped.items()]}
 
 
+def get_tool_docs(
+    workspace: Workspace,
+    tool: Annotated[str, pydantic.Field(description="Tool name", min_length=1, max_length=100)],
+) -> ToolDocs:
+    """Read one tool's full reference: use cases, parameters, example, errors, related tools.
+
+    The example reply is real, from the demo workspace; errors carry their fix.
+    """
+    from cuedeck.errors import FileNotFound, did_you_mean, suggestion_text
+    from cuedeck.reference import parameters, reference_of
+
+    tools = _tools(workspace)
+    found = tools.get(tool)
+    if found is None:
+        raise FileNotFound(
+            f"there is no tool {tool!r} here",
+            suggestion=suggestion_text(did_you_mean(tool, tools)),
+            help="get_tool_categories lists the tools this server offers",
+        )
+    reference = reference_of(found)
+    example = reference.example
+    return {
+        "name": found.name,
+        "tldr": found.summary,
+        "category": found.category,
+        "role": "read" if found.read_only else ("admin" if found.destructive else "write"),
+        "read_only": found.read_only,
+        "destructive": found.destructive,
+        "use_cases": reference.use_cases,
+        "requires": reference.requires,
+        "parameters": cast("list[Parameter]", parameters(found)),
+        "returns": reference.returns,
+        "example": {"arguments": example.arguments, "reply": example.reply} if example else None,
+        "errors": [{"code": e.code, "when": e.when, "fix": e.fix} for e in reference.errors],
+        "related": reference.related,
+    }
+
+
 def first_time_user_guide(workspace: Workspace) -> Guide:
     """A first-session walkthrough: which tools to call, in what order, with example calls."""
     from cuedeck.errors import FileNotFound
@@ -104,6 +192,11 @@ def first_time_user_guide(workspace: Workspace) -> Guide:
 
     plan: list[tuple[str, str, dict[str, Any]]] = [
         ("get_tool_categories", "See every tool, grouped, and which ones write.", {}),
+        (
+            "get_tool_docs",
+            "Read a tool's full reference before its first use.",
+            {"tool": "build_scene"},
+        ),
         ("list_tasks", "Find the card you are working on.", {"status": "active"}),
         ("build_scene", "Get everything the active card needs, within its token budget.", {}),
         (
@@ -129,12 +222,25 @@ def first_time_user_guide(workspace: Workspace) -> Guide:
         ),
         ("validate_task_graph", "Check that dependencies have no cycles.", {}),
     ]
+    from cuedeck.reference import reference_of
+
     planned = {name for name, _, _ in plan}
-    steps: list[GuideStep] = [
-        {"tool": name, "why": why, "example": example}
-        for name, why, example in plan
-        if name in tools
-    ]
+    steps: list[GuideStep] = []
+    for name, why, example in plan:
+        if name not in tools:
+            continue
+        reference = reference_of(tools[name])
+        steps.append(
+            {
+                "tool": name,
+                "why": why,
+                "example_call": example,
+                "expected_result": reference.returns,
+                "common_errors": [
+                    {"code": e.code, "when": e.when, "fix": e.fix} for e in reference.errors
+                ],
+            }
+        )
     others = [
         f"{tool.name} ({tool.category}): {tool.summary}"
         for tool in sorted(tools.values(), key=lambda t: t.name)
@@ -175,6 +281,7 @@ def _example_doc(documents: Any) -> dict[str, Any]:
 
 
 __all__ = [
+    "ErrorInfo",
     "Guide",
     "GuideStep",
     "ToolCategories",
@@ -182,4 +289,5 @@ __all__ = [
     "ToolInfo",
     "first_time_user_guide",
     "get_tool_categories",
+    "get_tool_docs",
 ]

@@ -191,7 +191,9 @@ class ServedTool(FastMCPTool):
         """The MCP face of ``tool``, running on ``runtime``."""
         served = cls(
             name=tool.name,
-            description=tool.description,
+            # The TL;DR only: every conversation pays for tools/list, and the parameters'
+            # own descriptions are in the schema; get_tool_docs has the whole reference.
+            description=tool.summary,
             parameters=_optional_not_null(compact_schema(tool.input_schema())),
             output_schema=output_schema(tool),
             annotations=ToolAnnotations(

@@ -86,6 +86,8 @@ def _instructions(tools: list[str]) -> str:
     text = "CueDeck: this project's task cards and docs, with secrets masked."
     if "first_time_user_guide" in tools:
         text += " New here? Call first_time_user_guide."
+    if "get_tool_docs" in tools:
+        text += " Tool descriptions are one line; get_tool_docs has each tool's full reference."
     return text
 
 

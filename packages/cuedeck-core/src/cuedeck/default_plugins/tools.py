@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
     from cuedeck import file_tools
-    from cuedeck.guide import first_time_user_guide, get_tool_categories
+    from cuedeck.guide import first_time_user_guide, get_tool_categories, get_tool_docs
     from cuedeck.reading import read_doc
     from cuedeck.scene import build_scene_tool
 
@@ -27,4 +27,5 @@ def register_tools(register: RegisterTool) -> None:
     register(file_tools.edit_file, category="files")
     register(file_tools.delete_file, category="files", destructive=True)
     register(get_tool_categories, category="guide", read_only=True, idempotent=True)
+    register(get_tool_docs, category="guide", read_only=True, idempotent=True)
     register(first_time_user_guide, category="guide", read_only=True, idempotent=True)
