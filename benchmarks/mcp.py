@@ -219,11 +219,24 @@ def count_tokens(text: str) -> tuple[int, str]:
     return counter.count(text), counter.name
 
 
+def _teams() -> Any:
+    """benchmarks/mcp_teams.py: profiles and roles, three workspaces, uvicorn workers."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_mcp_teams", HERE / "mcp_teams.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--corpora")
     parser.add_argument("--json", default=str(HERE / "results" / "mcp.json"))
+    parser.add_argument("--skip-teams", action="store_true", help="leave out mcp_teams.py")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = make_workspace(corpora_dir(options.corpora), Path(tmp))
@@ -250,6 +263,7 @@ def main() -> None:
         inner = f"{row['server_p50_ms']:8.2f}" if "server_p50_ms" in row else f"{'-':>8}"
         print(f"{label:24} {row['p50_ms']:8.2f} {row['p95_ms']:8.2f} {inner} {shown:>8} {mark}")
     print(f"tools/list: {tools_tokens[0]} tokens by {tools_tokens[1]} (budget 3000)")
+    teams = _teams().run(corpora_dir(options.corpora)) if not options.skip_teams else {}
     out = Path(options.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
@@ -260,6 +274,7 @@ def main() -> None:
                 "results": rows,
                 "tools_list_tokens": tools_tokens[0],
                 "token_counter": tools_tokens[1],
+                "teams": teams,
             },
             indent=2,
         )

@@ -65,6 +65,7 @@ def test_core_tools_keep_their_order_and_owner() -> None:
         "edit_file",
         "delete_file",
         "get_tool_categories",
+        "get_tool_docs",
         "first_time_user_guide",
     ]
     assert {tool.plugin for tool in tools.values()} == {"cuedeck.default_plugins.tools"}

@@ -179,6 +179,39 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     )
 
 
+def serve_workspaces(
+    workspaces: Mapping[str, Path],
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    profile: Sequence[str] | None = None,
+    insecure: bool = False,
+) -> None:
+    """Serve ``workspaces`` from this process at ``/mcp/<name>`` until it stops.
+
+    Host, port and the allow lists default to the first workspace's ``[mcp]`` settings.
+    One process keeps sessions (and their notifications), unlike the stateless ``app``.
+    """
+    import uvicorn
+
+    from cuedeck.workspace import open_workspace
+    from cuedeck_mcp.server import TOKEN_ENV
+
+    settings = open_workspace(next(iter(workspaces.values()))).config.mcp
+    deployment = Deployment(
+        workspaces=dict(workspaces),
+        host=host or settings.host,
+        port=port if port is not None else settings.port,
+        allowed_hosts=settings.allowed_hosts,
+        allowed_origins=settings.allowed_origins,
+        tools=list(profile) if profile is not None else None,
+        stateless=False,
+        insecure=insecure,
+    )
+    app = build_app(deployment, token=os.environ.get(TOKEN_ENV) or None)
+    uvicorn.run(app, host=deployment.host, port=deployment.port, log_level="warning")
+
+
 class _FromEnvironment:
     """``app``: built from the environment on its first event, so importing is free."""
 

@@ -80,23 +80,20 @@ def register_commands(register: RegisterCommand) -> None:
             raise InvalidInput(
                 "--workspace serves over HTTP: add --transport http", field="workspace"
             )
-        served = parse_workspaces(workspaces) if workspaces else None
-        if served:  # settings (host, port, allow lists) come from the first one named
-            from cuedeck.workspace import open_workspace
+        tools = [part.strip() for part in profile.split(",") if part.strip()] if profile else None
+        if workspaces:
+            from cuedeck_mcp.asgi import serve_workspaces
 
-            workspace = open_workspace(next(iter(served.values())))
-        else:
-            workspace = context.obj.workspace
+            served = parse_workspaces(workspaces)
+            serve_workspaces(served, host=host, port=port, profile=tools, insecure=insecure)
+            return
         serve(
-            workspace,
+            context.obj.workspace,
             transport=cast("Transport", transport),
             host=host,
             port=port,
             insecure=insecure,
-            profile=[part.strip() for part in profile.split(",") if part.strip()]
-            if profile
-            else None,
-            workspaces=served,
+            profile=tools,
         )
 
     @mcp.group("token")

@@ -185,13 +185,12 @@ def serve(
     port: int | None = None,
     insecure: bool = False,
     profile: Sequence[str] | None = None,
-    workspaces: Mapping[str, Path] | None = None,
 ) -> None:
     """Serve ``workspace`` until the client disconnects (stdio) or the process stops.
 
     Over HTTP, a non-loopback ``host`` needs a bearer token unless ``insecure``; every
-    request's Host and Origin are checked either way. With ``workspaces`` (name to
-    folder), one HTTP server serves each at ``/mcp/<name>`` instead.
+    request's Host and Origin are checked either way (several workspaces:
+    :func:`cuedeck_mcp.asgi.serve_workspaces`).
     """
     if transport == "stdio":
         import anyio
@@ -208,23 +207,6 @@ def serve(
     host = host or settings.host
     port = port if port is not None else settings.port
     token = os.environ.get(TOKEN_ENV) or None
-    if workspaces:
-        import uvicorn
-
-        from cuedeck_mcp.asgi import Deployment, build_app
-
-        deployment = Deployment(
-            workspaces=dict(workspaces),
-            host=host,
-            port=port,
-            allowed_hosts=settings.allowed_hosts,
-            allowed_origins=settings.allowed_origins,
-            tools=list(profile) if profile is not None else None,
-            stateless=False,  # one process: sessions (and their notifications) work
-            insecure=insecure,
-        )
-        uvicorn.run(build_app(deployment, token=token), host=host, port=port, log_level="warning")
-        return
     check_exposure(host, token, insecure, [workspace.root])
     guard = Middleware(
         HostOriginGuard,
