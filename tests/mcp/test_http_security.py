@@ -12,7 +12,7 @@ from mcp import MCPError
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from cuedeck_mcp.http_guard import HostOriginGuard
+from cuedeck.http_guard import HostOriginGuard
 from tests.mcp.conftest import CUE, environment, http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
     from cuedeck_cli import commands, scene_commands
+    from cuedeck_cli.board import board
 
     for command in (
         commands.init,
@@ -28,5 +29,6 @@ def register_commands(register: RegisterCommand) -> None:
         scene_commands.watch,
         commands.plugins,
         commands.upgrade,
+        board,
     ):
         register(command)

@@ -159,7 +159,7 @@ def scene(
     click.echo(f"{verb} {output}: {built.summary()}{note}")
 
 
-def _relevant(root: Path, output: Path) -> Any:
+def relevant_changes(root: Path, output: Path) -> Any:
     """A watchfiles filter: markdown, config and the active-card state; never our output."""
     from watchfiles import DefaultFilter
 
@@ -246,7 +246,7 @@ def watch(
     try:
         for changes in watch_files(
             root,
-            watch_filter=_relevant(root, output),
+            watch_filter=relevant_changes(root, output),
             step=50,
             rust_timeout=100,
             yield_on_timeout=True,

@@ -156,8 +156,8 @@ async def _json(send: Send, status: int, body: Any) -> None:
 
 def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     """One ASGI application serving every workspace of ``deployment``, guarded."""
+    from cuedeck.http_guard import HostOriginGuard
     from cuedeck.workspace import open_workspace
-    from cuedeck_mcp.http_guard import HostOriginGuard
     from cuedeck_mcp.server import build_server, check_exposure
 
     check_exposure(deployment.host, token, deployment.insecure, deployment.workspaces.values())

@@ -162,7 +162,7 @@ def build_server(
 
 def check_exposure(host: str, token: str | None, insecure: bool, roots: Iterable[Path]) -> None:
     """Refuse a non-loopback ``host`` where a workspace has no token, unless ``insecure``."""
-    from cuedeck_mcp.http_guard import is_loopback
+    from cuedeck.http_guard import is_loopback
 
     if is_loopback(host) or all(needs_tokens(root, token) for root in roots):
         return
@@ -201,7 +201,7 @@ def serve(
         return
     from starlette.middleware import Middleware
 
-    from cuedeck_mcp.http_guard import HostOriginGuard
+    from cuedeck.http_guard import HostOriginGuard
 
     settings = workspace.config.mcp
     host = host or settings.host

@@ -6,20 +6,24 @@ carries the page's ``Origin``. So a request passes only when ``Host`` names this
 (the bound address, a loopback name or an allowed host, at the bound port) and
 ``Origin``, when a browser sends one, is the server's own origin or an allowed one.
 Clients that are not browsers send no ``Origin`` and are judged by ``Host`` alone.
+
+Plain ASGI with no web framework, so that core holds the one rule for the MCP server and
+the board alike.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING
-
-from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from starlette.types import ASGIApp, Receive, Scope, Send
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
@@ -95,20 +99,38 @@ class HostOriginGuard:
         if scope["type"] != "http":  # streamable HTTP serves no websockets
             await self.app(scope, receive, send)
             return
-        headers = Headers(scope=scope)
+        headers = {
+            key.decode("latin-1").lower(): value.decode("latin-1")
+            for key, value in scope.get("headers", [])
+        }
         if not self.host_allowed(headers.get("host")):
-            response = PlainTextResponse(
-                "Misdirected Request: the Host header does not name this server "
-                "(add it to [mcp] allowed_hosts to serve under that name)",
-                status_code=421,
+            status, text = (
+                421,
+                (
+                    "Misdirected Request: the Host header does not name this server "
+                    "(add it to [mcp] allowed_hosts to serve under that name)"
+                ),
             )
         elif not self.origin_allowed(headers.get("origin")):
-            response = PlainTextResponse(
-                "Forbidden: requests from this Origin are not allowed "
-                "(add it to [mcp] allowed_origins to trust it)",
-                status_code=403,
+            status, text = (
+                403,
+                (
+                    "Forbidden: requests from this Origin are not allowed "
+                    "(add it to [mcp] allowed_origins to trust it)"
+                ),
             )
         else:
             await self.app(scope, receive, send)
             return
-        await response(scope, receive, send)
+        body = text.encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

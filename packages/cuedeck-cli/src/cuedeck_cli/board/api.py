@@ -1,0 +1,132 @@
+"""What the board asks of the workspace: the registered tools, called as MCP calls them.
+
+Every answer passes the maskers on its way to the page, and every failure becomes a
+CueDeck error in JSON (``{"error": {...}}``) with the HTTP status that fits it. Calls are
+serialised: the workspace and its cache are used from one thread at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from cuedeck.errors import CueError, MissingExtra
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from cuedeck.tools import Tool
+    from cuedeck.workspace import Workspace
+
+class BoardApi:
+    """The board's view of one workspace."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._lock = threading.Lock()
+
+    def tools(self) -> dict[str, Tool]:
+        from cuedeck.plugins import get_tools
+
+        return get_tools(self.workspace.plugins)
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """Run the tool ``name`` on fresh files; its reply, masked and JSON-ready."""
+        import pydantic_core
+
+        tool = self.tools().get(name)
+        if tool is None:
+            raise MissingExtra(
+                f"the board needs the {name} tool, which no installed plugin registers",
+                help='pip install "cuedeck[all]"',
+            )
+        with self._lock:
+            self.workspace.invalidate()  # the files are the truth: see every edit on disk
+            session = self.workspace.mask_session()
+            for text in _strings(arguments):
+                session.learn(text)
+            value = tool.call(self.workspace, arguments or {})
+            return session.mask_json(pydantic_core.to_jsonable_python(value))
+
+    def failure(self, error: CueError) -> dict[str, Any]:
+        """The JSON body of ``error``, masked."""
+        return {"error": self.masked(error.to_dict())}
+
+    def masked(self, value: Any) -> Any:
+        """``value`` (JSON-like) with every string masked."""
+        with self._lock:
+            return self.workspace.mask_session().mask_json(value)
+
+    # -- what the page shows -----------------------------------------------------------
+
+    def cards(self) -> dict[str, Any]:
+        """Every card with its content hash, the columns, and what the filters offer."""
+        cards = self.call("list_tasks", {"status": ["todo", "active", "done", "archived"]})
+        for card in cards:
+            card["content_hash"] = self._card_hash(card["id"])
+        tags = sorted({tag for card in cards for tag in card.get("tags") or []})
+        assignees = sorted({card["assignee"] for card in cards if card.get("assignee")})
+        return {
+            "cards": cards,
+            "columns": ["todo", "active", "done", "archived"],
+            "tags": tags,
+            "assignees": assignees,
+            "priorities": ["critical", "high", "medium", "low"],
+            "search": "read_context" in self.tools(),
+            "memory": "context_analyze_usage" in self.tools(),
+        }
+
+    def _card_hash(self, card_id: str) -> str | None:
+        """The sha256 of a card's file as it is now: update_task's ``content_hash``."""
+        from cuedeck.files import sha256_bytes
+        from cuedeck.layout import card_path
+
+        try:
+            return sha256_bytes((self.workspace.root / card_path(card_id)).read_bytes())
+        except OSError:
+            return None
+
+    def graph(self) -> dict[str, Any]:
+        """Nodes (with readiness) and dependency edges; the cycles the graph holds."""
+        cards = self.call("list_tasks", {"status": ["todo", "active", "done", "archived"]})
+        report = self.call("validate_task_graph")
+        status = {card["id"]: card["status"] for card in cards}
+        nodes = []
+        for card in cards:
+            waits = [dep for dep in card.get("depends_on") or [] if status.get(dep) != "done"]
+            nodes.append(
+                {
+                    "id": card["id"],
+                    "title": card["title"],
+                    "status": card["status"],
+                    "ready": card["status"] == "todo" and not waits,
+                }
+            )
+        edges = [
+            {"from": card["id"], "to": dep}
+            for card in cards
+            for dep in card.get("depends_on") or []
+            if dep in status
+        ]
+        return {"nodes": nodes, "edges": edges, "cycles": report.get("cycles", [])}
+
+    def search(self, query: str) -> Any:
+        """read_context hits (hybrid when the model is there, else keyword)."""
+        return self.call("read_context", {"query": query, "limit": 10})
+
+    def memory(self) -> dict[str, Any]:
+        """Usage, health, working set and pins of the current task (cuedeck-memory)."""
+        usage = self.call("context_analyze_usage")
+        working = self.call("context_get_working_set")
+        return {"usage": usage, "working_set": working}
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string inside ``value`` (what a request sent, to be masked wherever it returns)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in _strings(item)]
+    return []

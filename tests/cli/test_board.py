@@ -1,0 +1,190 @@
+"""The board in a real headless Chromium: cards, drag and drop, live updates, conflicts,
+scenes; and its session and Host checks over plain HTTP."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+
+pytest.importorskip("cuedeck_tasks")
+sync_api = pytest.importorskip("playwright.sync_api")
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "examples" / "demo"
+CUE = str(Path(sys.executable).with_name("cue"))
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        CHROMIUM is None and not os.environ.get("CUEDECK_REQUIRE_BROWSER"),
+        reason="Debian's chromium is not installed (.ci/run installs it)",
+    ),
+]
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".cache", "state.json"))
+    return root
+
+
+@pytest.fixture
+def board(demo: Path) -> Iterator[str]:
+    """`cue board --no-open` on the demo copy: the address it prints."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUEDECK_", "CUE_"))}
+    process = subprocess.Popen(
+        [CUE, "-C", str(demo), "board", "--no-open"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()  # "board of ... at http://127.0.0.1:PORT/open/TOKEN"
+        found = re.search(r"http://127\.0\.0\.1:\d+/open/\S+", line)
+        assert found, line + process.stderr.read()
+        yield found.group(0)
+    finally:
+        process.terminate()
+        process.wait(15)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+@pytest.fixture
+def page(board: str) -> Iterator[tuple[object, list[str]]]:
+    """A Chromium page on the board, and the console errors it logged."""
+    assert CHROMIUM is not None, "chromium is required (CUEDECK_REQUIRE_BROWSER is set)"
+    errors: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        tab = browser.new_page(viewport={"width": 1280, "height": 800})
+        tab.on(
+            "console",
+            lambda message: errors.append(message.text) if message.type == "error" else None,
+        )
+        tab.on("pageerror", lambda error: errors.append(str(error)))
+        tab.goto(board)
+        tab.wait_for_selector(".card")
+        yield tab, errors
+        browser.close()
+
+
+def _card_text(demo: Path, card: str) -> str:
+    return (demo / ".cuedeck" / "cards" / f"{card}.md").read_text(encoding="utf-8")
+
+
+def test_cards_load_and_a_drag_moves_a_card_on_disk(page: tuple, demo: Path) -> None:
+    tab, errors = page
+    todo = tab.locator('.column[data-status="todo"]')
+    assert todo.locator(".card").count() == 1
+    assert tab.locator('.column[data-status="active"] .card .title').inner_text() == (
+        "Add refresh tokens to login"
+    )
+    tab.locator('.card[data-id="w4n8t1"]').drag_to(tab.locator('.column[data-status="done"]'))
+    tab.wait_for_selector('.column[data-status="done"] .card[data-id="w4n8t1"]')
+    assert "status: done" in _card_text(demo, "w4n8t1")
+    assert errors == []
+
+
+def test_keyboard_moves_a_card(page: tuple, demo: Path) -> None:
+    tab, errors = page
+    tab.locator('.card[data-id="w4n8t1"]').focus()
+    tab.keyboard.press("]")
+    tab.wait_for_selector('.column[data-status="active"] .card[data-id="w4n8t1"]')
+    assert "status: active" in _card_text(demo, "w4n8t1")
+    assert errors == []
+
+
+def test_an_edit_on_disk_shows_without_a_reload(page: tuple, demo: Path) -> None:
+    tab, errors = page
+    tab.wait_for_selector("#live.on")  # the change stream is connected
+    path = demo / ".cuedeck" / "cards" / "w4n8t1.md"
+    path.write_text(
+        _card_text(demo, "w4n8t1").replace("Partial refunds in the dashboard", "Edited on disk"),
+        encoding="utf-8",
+    )
+    tab.wait_for_selector('.card[data-id="w4n8t1"] .title:text("Edited on disk")', timeout=5000)
+    assert errors == []
+
+
+def test_a_stale_edit_is_refused_and_the_newer_card_shown(page: tuple, demo: Path) -> None:
+    tab, errors = page
+    tab.locator('.card[data-id="w4n8t1"]').dblclick()
+    tab.wait_for_selector("#editor[open]")
+    path = demo / ".cuedeck" / "cards" / "w4n8t1.md"
+    path.write_text(_card_text(demo, "w4n8t1").replace("priority: low", "priority: critical"))
+    tab.fill('#editor-form [name="title"]', "My title")
+    tab.click("#editor-save")
+    tab.wait_for_selector("#notice:not([hidden])")
+    assert "changed on disk" in tab.inner_text("#notice")
+    text = _card_text(demo, "w4n8t1")
+    assert "priority: critical" in text and "My title" not in text  # nothing overwritten
+    tab.wait_for_selector('.card[data-id="w4n8t1"].p-critical')
+    assert errors == []
+
+
+def test_a_new_card_with_a_cycle_is_refused(page: tuple, demo: Path) -> None:
+    tab, errors = page
+    tab.click("#new-card")
+    tab.fill('#editor-form [name="title"]', "Follow-up docs")
+    tab.fill('#editor-form [name="depends_on"]', "k3x9q2")
+    tab.click("#editor-save")
+    tab.wait_for_selector('.card .title:text("Follow-up docs")')
+    new_id = tab.locator('.card:has(.title:text("Follow-up docs"))').get_attribute("data-id")
+    tab.locator('.card[data-id="m7p2r5"]').dblclick()
+    tab.fill('#editor-form [name="depends_on"]', new_id or "")
+    tab.click("#editor-save")
+    tab.wait_for_selector("#editor-error:not([hidden])")
+    assert "cycle" in tab.inner_text("#editor-error")
+    assert errors == []
+
+
+def test_scene_and_its_budget_slider(page: tuple) -> None:
+    tab, errors = page
+    tab.click('.tab[data-view="scene"]')
+    tab.wait_for_selector("#manifest tbody tr")
+    before = tab.inner_text("#scene-total")
+    rows_before = tab.locator("#manifest tbody tr").count()
+    slider = tab.locator("#budget")
+    slider.fill("800")
+    tab.wait_for_function(
+        "t => document.querySelector('#scene-total').textContent !== t", arg=before
+    )
+    assert "of 800 tokens" in tab.inner_text("#scene-total")
+    assert (
+        "dropped" in tab.inner_text("#manifest")
+        or tab.locator("#manifest tbody tr").count() <= rows_before
+    )
+    assert "# Scene:" in tab.inner_text("#scene-text")
+    tab.click('.tab[data-view="graph"]')
+    tab.wait_for_selector(".graph .node.ready")
+    assert errors == []
+
+
+def test_the_board_needs_its_session_and_its_own_host(board: str) -> None:
+    base = board.split("/open/")[0]
+    with httpx.Client() as client:
+        assert client.get(f"{base}/api/cards").status_code == 401
+        assert client.get(f"{base}/").status_code == 401
+        assert client.get(f"{base}/open/wrong-token").status_code == 401
+        opened = client.get(board, follow_redirects=False)
+        assert opened.status_code == 303
+        assert "httponly" in opened.headers["set-cookie"].lower()
+        assert client.get(f"{base}/api/cards").status_code == 200  # the cookie now
+        rebound = client.get(f"{base}/api/cards", headers={"Host": "evil.example:80"})
+        foreign = client.post(
+            f"{base}/api/cards/w4n8t1",
+            json={"updates": {"status": "done"}},
+            headers={"Origin": "http://evil.example"},
+        )
+    assert rebound.status_code == 421
+    assert foreign.status_code == 403
