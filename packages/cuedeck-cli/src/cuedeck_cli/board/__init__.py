@@ -34,6 +34,7 @@ def board(port: int, no_open: bool) -> None:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
+    listener.listen(128)  # connections wait in the backlog until the server runs
     port = listener.getsockname()[1]
     token = secrets.token_urlsafe(24)
     url = f"http://127.0.0.1:{port}/open/{token}"
