@@ -147,7 +147,17 @@ def test_plugins_json_lists_cuedeck_cli_and_its_commands(make_workspace: MakeWor
     assert cli["distribution"] == "cuedeck-cli"
     assert cli["hooks"] == ["register_commands"]
     owned = {name for name, owner in report["registered"]["commands"].items() if owner == "cli"}
-    assert owned == {"init", "index", "doctor", "clean", "scene", "watch", "plugins", "upgrade"}
+    assert owned == {
+        "init",
+        "index",
+        "doctor",
+        "clean",
+        "scene",
+        "watch",
+        "plugins",
+        "upgrade",
+        "board",
+    }
     # Every hook of the contract is reported, whoever implements it.
     assert {"searchers", "pruners", "maskers", "tools", "commands", "services"} <= set(
         report["registered"]

@@ -162,7 +162,7 @@ def test_guide_steps_carry_the_reference_and_docs_name_the_fix(
     workspace = open_workspace(make_workspace({".cuedeck/docs/a.md": "# A\n"}))
     steps = {step["tool"]: step for step in first_time_user_guide(workspace)["steps"]}
     read_doc = steps["read_doc"]
-    assert read_doc["expected_result"].startswith("path, anchor, content")
+    assert read_doc["expected_result"].startswith("path, content (masked), anchor")
     assert 1001 in {error["code"] for error in read_doc["common_errors"]}
     docs = get_tool_docs(workspace, "read_doc")
     assert docs["role"] == "read" and docs["example"] is not None
