@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from cuedeck.tools import Tool
     from cuedeck.workspace import Workspace
 
+
 class BoardApi:
     """The board's view of one workspace."""
 
