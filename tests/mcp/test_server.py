@@ -441,12 +441,14 @@ class Recorder(MessageHandler):
 
 async def test_a_new_card_announces_resources_list_changed(demo: Path) -> None:
     recorder = Recorder()
-    async with Client(server_for(demo), message_handler=recorder, mode="legacy") as client:
+    server = server_for(demo)
+    async with Client(server, message_handler=recorder, mode="legacy") as client:
         await client.call_tool("read_doc", {"path": "docs/auth.md"})
         assert recorder.changes == 0
         (demo / ".cuedeck" / "cards" / "zz9zz9.md").write_text(
             "---\nid: zz9zz9\ntitle: New\nstatus: todo\n---\n# New\n"
         )
+        await _reported(server, ".cuedeck/cards/zz9zz9.md")
         await client.call_tool("read_doc", {"path": "docs/auth.md"})
         await asyncio.wait_for(recorder.changed.wait(), 10)  # it travels beside the reply
         uris = {str(r.uri) for r in await client.list_resources()}
@@ -457,11 +459,19 @@ async def test_a_new_card_announces_resources_list_changed(demo: Path) -> None:
 # -- freshness and concurrency -------------------------------------------------------------
 
 
+async def _reported(server: Any, path: str) -> None:
+    """Wait until the server's file watcher has seen ``path`` change."""
+    freshness = server.cuedeck_runtime.freshness
+    assert await asyncio.to_thread(freshness.wait_for, path)
+
+
 async def test_edits_between_calls_are_seen(demo: Path) -> None:
     doc = demo / ".cuedeck" / "docs" / "auth.md"
-    async with Client(server_for(demo)) as client:
+    server = server_for(demo)
+    async with Client(server) as client:
         before = (await client.call_tool("read_doc", {"path": "docs/auth.md"})).structured_content
         doc.write_text(doc.read_text() + "\n## Lockout\n\nTen minutes.\n")
+        await _reported(server, ".cuedeck/docs/auth.md")
         after = await client.call_tool("read_doc", {"path": "docs/auth.md", "anchor": "lockout"})
         counted = await client.call_tool("word_count", {"path": ".cuedeck/docs/auth.md"})
     assert before is not None

@@ -22,10 +22,10 @@ from cuedeck.files import locked, sha256_bytes
 from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
 from cuedeck.models import Document, Problem, converter
 from cuedeck.parsing import parse_document
-from cuedeck.walk import FileStat, binary, binary_file, unreadable, walk_markdown
+from cuedeck.walk import FileStat, admitted, binary, binary_file, unreadable, walk_markdown
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from cuedeck.blocks import Engine
     from cuedeck.config import IndexSettings
@@ -190,9 +190,66 @@ class Index:
             else:
                 stale.append((path, stat))
 
+        parsed, reused_now = self._apply(stale, removed, left_out, progress, rebuilt=rebuilt)
+        self.left_out = left_out
+        return RefreshStats(
+            seen=len(files),
+            parsed=parsed,
+            reused=reused + reused_now,
+            removed=len(removed),
+            seconds=time.perf_counter() - started,
+            rebuilt=rebuilt,
+        )
+
+    def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
+        """Bring just ``paths`` in step (what a file watcher reported), without a walk.
+
+        Each path is judged by the index's own rules (:func:`~cuedeck.walk.admitted`):
+        a file the index covers is read when its stat changed, anything else is dropped.
+        """
+        started = time.perf_counter()
+        if not self._loaded:
+            return self.refresh()
+        stale: list[tuple[str, FileStat]] = []
+        removed: list[str] = []
+        reused = 0
+        wanted = sorted(set(paths))
+        for path in wanted:
+            stat = admitted(self.root, self.settings, path)
+            row = self._rows.get(path)
+            if stat is None:
+                if row is not None:
+                    removed.append(path)
+            elif row is not None and row[0] == stat:
+                reused += 1
+            else:
+                stale.append((path, stat))
+        left_out = [p for p in self.left_out if p.path not in set(wanted)]
+        parsed, reused_now = self._apply(stale, removed, left_out, None, rebuilt=False)
+        self.left_out = left_out
+        return RefreshStats(
+            seen=len(wanted),
+            parsed=parsed,
+            reused=reused + reused_now,
+            removed=len(removed),
+            seconds=time.perf_counter() - started,
+            rebuilt=False,
+        )
+
+    def _apply(
+        self,
+        stale: list[tuple[str, FileStat]],
+        removed: list[str],
+        left_out: list[Problem],
+        progress: Callable[[int, int], None] | None,
+        *,
+        rebuilt: bool,
+    ) -> tuple[int, int]:
+        """Read and parse ``stale`` files, drop ``removed`` ones, write the changes:
+        ``(parsed, reused)``."""
         updates: list[tuple[str, FileStat, str, str]] = []  # path, stat, sha, json
         touched: list[tuple[str, FileStat]] = []  # same content, new stat
-        parsed = 0
+        parsed = reused = 0
         for done, (path, stat) in enumerate(stale, start=1):
             try:
                 data = (self.root / path).read_bytes()
@@ -226,15 +283,7 @@ class Index:
             self._write(updates, touched, removed)
         if updates or removed or rebuilt:
             self.generation += 1
-        self.left_out = left_out
-        return RefreshStats(
-            seen=len(files),
-            parsed=parsed,
-            reused=reused,
-            removed=len(removed),
-            seconds=time.perf_counter() - started,
-            rebuilt=rebuilt,
-        )
+        return parsed, reused
 
     def _write(
         self,

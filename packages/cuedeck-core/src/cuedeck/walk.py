@@ -10,6 +10,7 @@ that cannot be read are left out too. Each path left out is recorded as a warnin
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -178,6 +179,78 @@ def walk_markdown(
         visit_cuedeck(folder, special)
     found.sort(key=lambda pair: pair[0])
     return iter(found)
+
+
+def admitted(root: Path, settings: IndexSettings, rel: str) -> FileStat | None:
+    """The stat of ``rel`` when the index covers it, else None: :func:`walk_markdown`'s
+    rules for one path, so that a watcher's report can be applied without a walk."""
+    root = Path(os.path.realpath(root))
+    parts = rel.split("/")
+    if not rel.endswith(".md") or ".." in parts or "" in parts:
+        return None
+    for depth in range(1, len(parts)):  # linked folders are never descended into
+        if os.path.islink(root.joinpath(*parts[:depth])) and depth > 2:
+            return None
+    path = root / rel
+    if path.is_symlink() and not inside(root, path):
+        return None
+    if rel.startswith((CARDS_DIR + "/", DOCS_DIR + "/")):
+        if any(part.startswith(".") for part in parts[2:]):
+            return None
+    elif not _covered(root, settings, parts):
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if not stat_module.S_ISREG(st.st_mode) or st.st_size > settings.max_file_mb * 1024 * 1024:
+        return None
+    return FileStat(st.st_mtime_ns, st.st_size)
+
+
+def _covered(root: Path, settings: IndexSettings, parts: list[str]) -> bool:
+    """Whether the include, exclude and .gitignore rules admit a file outside .cuedeck/."""
+    if parts[0] == WORKSPACE_DIR or any(part in _ALWAYS_SKIPPED for part in parts[:-1]):
+        return False
+    if any(os.path.islink(root.joinpath(*parts[:depth])) for depth in range(1, len(parts))):
+        return False
+    include = None if settings.include == ["**/*.md"] else _spec(settings.include)
+    exclude = _spec(settings.exclude)
+    ignores: list[tuple[str, Globs]] = []
+    for depth in range(len(parts)):
+        base = "/".join(parts[:depth])
+        if depth and (
+            (exclude is not None and exclude.match(base + "/")) or _ignored(base + "/", ignores)
+        ):
+            return False
+        if settings.gitignore:
+            found = _gitignore(root / base / ".gitignore")
+            if found is not None:
+                ignores.append((base, found))
+    rel = "/".join(parts)
+    if include is not None and not include.match(rel):
+        return False
+    if exclude is not None and exclude.match(rel):
+        return False
+    return not _ignored(rel, ignores)
+
+
+def _gitignore(path: Path) -> Globs | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return _gitignore_globs(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _gitignore_globs(path: str, mtime_ns: int, size: int) -> Globs | None:
+    """The patterns of one .gitignore, cached while the file is unchanged."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return Globs(text.splitlines())
 
 
 def _ignored(rel: str, ignores: list[tuple[str, Globs]]) -> bool:

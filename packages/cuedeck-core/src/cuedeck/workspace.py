@@ -29,7 +29,7 @@ from cuedeck.plugins import (
 from cuedeck.tokens import CachedCounter
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from cuedeck.graph import ReferenceGraph
     from cuedeck.masking import MaskSession
@@ -153,6 +153,13 @@ class Workspace:
         """Re-read what changed on disk; cheap when nothing did."""
         with self._lock:
             stats = self.index.refresh(rebuild=rebuild, progress=progress)
+            self._fresh = True
+            return stats
+
+    def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
+        """Re-read just ``paths`` (workspace-relative), as a file watcher reported them."""
+        with self._lock:
+            stats = self.index.refresh_paths(paths)
             self._fresh = True
             return stats
 

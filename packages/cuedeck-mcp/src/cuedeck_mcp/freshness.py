@@ -1,31 +1,37 @@
-"""Keeping the index in step with the files between calls, cheaply.
+"""Keeping the index in step with the files between calls, without walking the tree.
 
-A full incremental refresh walks the whole tree and matches every path against the
-include, exclude and .gitignore rules: milliseconds per call on a few hundred files,
-more than a tool call itself. Between calls, :class:`Freshness` instead stats what the
-last refresh saw: every indexed file, every directory holding one (and their parents),
-``.cuedeck/cards``, ``.cuedeck/docs``, the config and the .gitignore files there. An
-edited file changes its own mtime or size; a created, deleted or renamed one changes
-its directory's mtime. Only then is the index refreshed. Files that appear in
-directories the index has never seen (a new subtree inside a folder holding no markdown)
-change nothing watched, so a full refresh also runs every ``full_every`` seconds.
+A file watcher (watchfiles, the one ``cue watch`` uses) runs beside the server and
+notes every markdown file created, changed, deleted or renamed. Before a call,
+:meth:`Freshness.ensure` re-reads just those files (:meth:`Workspace.refresh_paths`);
+with nothing reported it touches no file at all, however large the workspace. Only a
+change that can move many files at once (a folder renamed or deleted, a .gitignore or
+the config edited) costs a full refresh.
+
+When the watcher cannot run (no inotify watches left, a file system without events),
+the server falls back to stamps: it stats what the last refresh saw (every indexed file,
+their folders, the config and .gitignore files) and refreshes when one moved, with a
+full refresh every ``full_every`` seconds for files appearing in folders it never saw.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
+import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from cuedeck.layout import CARDS_DIR, CONFIG_PATH, DOCS_DIR, WORKSPACE_DIR
+from cuedeck.layout import CACHE_DIR, CARDS_DIR, CONFIG_PATH, DOCS_DIR, WORKSPACE_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cuedeck.workspace import Workspace
 
+log = logging.getLogger("cuedeck")
 Stamp = tuple[int, int]  # (mtime_ns, size); (0, -1) for a path that does not exist
+_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"}
 
 
 def _stamp(path: str) -> Stamp:
@@ -37,12 +43,13 @@ def _stamp(path: str) -> Stamp:
 
 
 class Freshness:
-    """Refreshes ``workspace`` when something the index covers may have changed."""
+    """Refreshes ``workspace`` with what changed since the last call."""
 
     def __init__(
         self,
         workspace: Workspace,
         *,
+        watch: bool = True,
         full_every: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -51,9 +58,112 @@ class Freshness:
         self.clock = clock
         self._stamps: dict[str, Stamp] | None = None
         self._full_at = 0.0
+        self._lock = threading.Lock()
+        self._pending: set[str] = set()
+        self._reported: set[str] = set()  # every path reported so far (for wait_for)
+        self._structural = False
+        self._refreshed = False
+        self.reported = threading.Condition(self._lock)  # notified with every report
+        self._ready = threading.Event()
+        self._stop = threading.Event()
+        self._failed = not watch
+        self._thread: threading.Thread | None = None
+        if watch:
+            self._thread = threading.Thread(target=self._watch, name="cuedeck-watch", daemon=True)
+            self._thread.start()
+            if not self._ready.wait(5.0):  # the watch must be in place before the first read
+                log.warning("the file watcher did not start in time; checking stamps instead")
+                self._failed = True
+
+    @property
+    def watching(self) -> bool:
+        """Whether changes come from the watcher (else from stamps)."""
+        return not self._failed
 
     def ensure(self) -> bool:
-        """Refresh the index if anything may have changed; whether it refreshed."""
+        """Refresh the index if anything changed; whether it refreshed."""
+        if not self.watching:
+            return self._ensure_by_stamps()
+        with self._lock:
+            pending, self._pending = self._pending, set()
+            structural, self._structural = self._structural, False
+            first = not self._refreshed
+            self._refreshed = True
+        if first or structural:
+            self.workspace.refresh()
+            return True
+        if pending:
+            self.workspace.refresh_paths(pending)
+            return True
+        return False
+
+    def wait_for(self, rel: str, timeout: float = 10.0) -> bool:
+        """Wait until the watcher has reported ``rel`` (workspace-relative); whether it did.
+
+        A change reaches the watcher some milliseconds after it is made; code that writes
+        a file and must see it in the next call (a test, a script) waits here.
+        """
+        if not self.watching:
+            return True  # stamps see every change at the next call
+        with self.reported:
+            return self.reported.wait_for(lambda: rel in self._reported, timeout)
+
+    def close(self) -> None:
+        """Stop the watcher."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5.0)
+
+    # -- the watcher -------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        try:
+            from watchfiles import watch
+
+            for changes in watch(
+                self.workspace.root,
+                watch_filter=self._wanted,
+                stop_event=self._stop,
+                step=20,
+                rust_timeout=200,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+            ):
+                self._ready.set()  # the first (empty) yield: the watch is in place
+                if changes:
+                    self._note([path for _, path in changes])
+        except Exception as exc:  # no inotify watches left, an odd file system...
+            log.warning("file watcher stopped (%s); checking stamps instead", exc)
+        finally:
+            if not self._stop.is_set():
+                self._failed = True
+            self._ready.set()
+
+    def _wanted(self, change: Any, path: str) -> bool:
+        rel = os.path.relpath(path, self.workspace.root).replace(os.sep, "/")
+        parts = rel.split("/")
+        if rel.startswith((CACHE_DIR + "/", "../")) or any(p in _SKIPPED_DIRS for p in parts):
+            return False
+        return not parts[-1].startswith(".") or parts[-1] == ".gitignore"
+
+    def _note(self, paths: list[str]) -> None:
+        root = self.workspace.root
+        with self._lock:
+            for path in paths:
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                name = rel.rsplit("/", 1)[-1]
+                self._reported.add(rel)
+                if rel.endswith(".md"):
+                    self._pending.add(rel)
+                elif name == ".gitignore" or rel == CONFIG_PATH or os.path.isdir(path):
+                    self._structural = True
+                elif "." not in name and not os.path.exists(path):
+                    self._structural = True  # maybe a folder, renamed or deleted
+            self.reported.notify_all()
+
+    # -- the fallback: stamps ----------------------------------------------------------
+
+    def _ensure_by_stamps(self) -> bool:
         if (
             self._stamps is not None
             and self.clock() - self._full_at < self.full_every

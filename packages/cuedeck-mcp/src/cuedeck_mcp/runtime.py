@@ -85,8 +85,9 @@ class WorkspaceRuntime:
         )
 
     def close(self) -> None:
-        """Stop the worker thread once queued work is done."""
+        """Stop the worker thread once queued work is done, and the file watcher."""
         self._executor.shutdown(wait=True)
+        self.freshness.close()
 
     # -- on the worker thread --------------------------------------------------------------
 

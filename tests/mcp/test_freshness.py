@@ -1,0 +1,111 @@
+"""Watcher-driven freshness: what changes on disk is seen by the next call, without a walk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cuedeck.workspace import Workspace, open_workspace
+from cuedeck_mcp.freshness import Freshness
+
+
+@pytest.fixture
+def workspace(demo: Path) -> Workspace:
+    return open_workspace(demo)
+
+
+def _walks(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count full refreshes (tree walks) of ``workspace`` from now on."""
+    walks: list[int] = []
+    original = workspace.index.refresh
+
+    def counted(**options: object) -> object:
+        walks.append(1)
+        return original(**options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workspace.index, "refresh", counted)
+    return walks
+
+
+def test_edit_create_delete_and_rename_are_seen_without_a_walk(
+    workspace: Workspace, demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    freshness = Freshness(workspace)
+    try:
+        assert freshness.watching
+        freshness.ensure()  # the first call reads everything once
+        walks = _walks(workspace, monkeypatch)
+        assert freshness.ensure() is False  # nothing changed: not even a stat
+
+        auth = demo / ".cuedeck" / "docs" / "auth.md"
+        auth.write_text(auth.read_text() + "\n## Lockout\n\nTen minutes.\n")
+        (demo / "docs" / "new.md").write_text("# Brand new\n")
+        (demo / ".cuedeck" / "docs" / "conventions.md").unlink()
+        os.rename(
+            demo / ".cuedeck" / "docs" / "schema.md", demo / ".cuedeck" / "docs" / "tables.md"
+        )
+        for rel in (
+            ".cuedeck/docs/auth.md", "docs/new.md", ".cuedeck/docs/conventions.md",
+            ".cuedeck/docs/schema.md", ".cuedeck/docs/tables.md",
+        ):  # fmt: skip
+            assert freshness.wait_for(rel), rel
+        assert freshness.ensure() is True
+        paths = set(workspace.index.paths)
+        assert walks == []  # applied path by path
+        assert "docs/new.md" in paths and ".cuedeck/docs/tables.md" in paths
+        assert ".cuedeck/docs/conventions.md" not in paths
+        assert ".cuedeck/docs/schema.md" not in paths
+        assert "Lockout" in [h.text for h in workspace.index.get(".cuedeck/docs/auth.md").headings]
+    finally:
+        freshness.close()
+
+
+def test_rules_still_apply_to_reported_files(workspace: Workspace, demo: Path) -> None:
+    (demo / ".gitignore").write_text("build/\n")
+    freshness = Freshness(workspace)
+    try:
+        freshness.ensure()
+        (demo / "build").mkdir()
+        (demo / "build" / "out.md").write_text("# Generated\n")
+        (demo / "notes.txt").write_text("not markdown\n")
+        assert freshness.wait_for("build/out.md")
+        freshness.ensure()
+        assert "build/out.md" not in workspace.index.paths  # .gitignore'd
+    finally:
+        freshness.close()
+
+
+def test_a_new_gitignore_rule_costs_a_full_refresh(workspace: Workspace, demo: Path) -> None:
+    freshness = Freshness(workspace)
+    try:
+        freshness.ensure()
+        assert "docs/deployment.md" in workspace.index.paths
+        (demo / ".gitignore").write_text("docs/\n")
+        assert freshness.wait_for(".gitignore")
+        freshness.ensure()
+        assert "docs/deployment.md" not in workspace.index.paths
+    finally:
+        freshness.close()
+
+
+def test_without_a_watcher_stamps_still_see_every_change(
+    workspace: Workspace, demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import watchfiles
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise OSError("inotify watch limit reached")
+
+    monkeypatch.setattr(watchfiles, "watch", broken)
+    freshness = Freshness(workspace)
+    assert not freshness.watching  # fell back
+    freshness.ensure()
+    (demo / "docs" / "fresh.md").unlink(missing_ok=True)
+    deployment = demo / "docs" / "deployment.md"
+    deployment.write_text(deployment.read_text() + "\n## Rollback\n")
+    assert freshness.ensure() is True
+    headings = [h.text for h in workspace.index.get("docs/deployment.md").headings]
+    assert "Rollback" in headings
+    assert freshness.ensure() is False  # and nothing changed since
