@@ -27,11 +27,7 @@ def test_a_narrow_terminal_wraps_the_title_only() -> None:
     assert all(len(line) <= 40 for line in lines)
     assert lines[1].startswith("k3x9q2  Rotate") and lines[1].endswith("auth")
     assert lines[2].startswith(" " * 8)  # continuation under the title column
-    assert (
-        " ".join(line[8:].split("  ")[0].strip() for line in lines[1:])
-        .replace("  ", " ")
-        .startswith("Rotate the")
-    )
+    assert " ".join(line[8:].split("  ")[0].strip() for line in lines[1:]) == title
 
 
 def test_clipped_columns_end_with_an_ellipsis_and_wide_characters_align() -> None:
@@ -42,4 +38,4 @@ def test_clipped_columns_end_with_an_ellipsis_and_wide_characters_align() -> Non
     first, second = text.splitlines()[1:]
     assert first.endswith("…") and len(first.split("  ")[-1]) == 18
     # 8 wide characters take 16 cells: the TAGS column starts at the same cell in both rows
-    assert first.index("security") - 8 == second.index("x")
+    assert first.index("security") + 8 == second.index("x")
