@@ -96,11 +96,14 @@ def _print_cards(cards: list[Card], *, empty: str) -> None:
     """Cards as aligned columns (plain text: thousands of rows print in milliseconds)."""
     from cuedeck_tasks.columns import render_columns
 
+    import shutil
+
     if not cards:
         click.echo(empty, err=True)
         return
-    out = _console()
-    dated = out.width >= 100  # room for the update day beside the title
+    terminal = sys.stdout.isatty()  # rich's console is not needed (nor its import time)
+    width = shutil.get_terminal_size().columns if terminal else PIPED_WIDTH
+    dated = width >= 100  # room for the update day beside the title
     headers = ["ID", "STATUS", "PRIORITY", "TITLE", "ASSIGNEE", "TAGS", "DEPS"]
     rows = [
         [
@@ -118,10 +121,10 @@ def _print_cards(cards: list[Card], *, empty: str) -> None:
     text = render_columns(
         [*headers, *(["UPDATED"] if dated else [])],
         rows,
-        width=out.width,
+        width=width,
         wrap="TITLE",
         clip=("ASSIGNEE", "TAGS"),
-        bold_header=out.is_terminal,
+        bold_header=terminal,
     )
     sys.stdout.write(text)
 
