@@ -94,9 +94,9 @@ def _print(renderable: Any) -> None:
 
 def _print_cards(cards: list[Card], *, empty: str) -> None:
     """Cards as aligned columns (plain text: thousands of rows print in milliseconds)."""
-    from cuedeck_tasks.columns import render_columns
-
     import shutil
+
+    from cuedeck_tasks.columns import render_columns
 
     if not cards:
         click.echo(empty, err=True)
