@@ -11,11 +11,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2 as httpx
 import pytest
 
 pytest.importorskip("cuedeck_tasks")
 sync_api = pytest.importorskip("playwright.sync_api")
+httpx = pytest.importorskip("httpx2")
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "demo"
