@@ -24,12 +24,15 @@ class Clock:
         return self.now
 
 
-def test_freshness_refreshes_only_when_something_changed(make_workspace: MakeWorkspace) -> None:
+def test_freshness_by_stamps_refreshes_only_when_something_changed(
+    make_workspace: MakeWorkspace,
+) -> None:
+    """The fallback when no watcher can run: stamps of what the last refresh saw."""
     root = make_workspace({"docs/a.md": "# A\n", ".cuedeck/docs/b.md": "# B\n"})
     (root / "src" / "deep").mkdir(parents=True)
     workspace = open_workspace(root)
     clock = Clock()
-    freshness = Freshness(workspace, full_every=2.0, clock=clock)
+    freshness = Freshness(workspace, watch=False, full_every=2.0, clock=clock)
     assert freshness.ensure() is True  # first call: a full refresh
     assert freshness.ensure() is False  # nothing changed
     (root / "docs" / "a.md").write_text("# A\n\nMore.\n")  # edited in place

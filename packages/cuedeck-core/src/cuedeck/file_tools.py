@@ -230,7 +230,7 @@ def create_file(
                 help="read it with get_file_content and change it with edit_file",
             )
         digest = atomic_write(path, data, expected_sha256="", display=rel)
-    workspace.invalidate()
+    workspace.invalidate([rel])
     return {
         "success": True,
         "file_path": rel,
@@ -295,7 +295,7 @@ def edit_file(
             )
         edited = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         digest = atomic_write(path, edited.encode("utf-8"), expected_sha256=current, display=rel)
-    workspace.invalidate()
+    workspace.invalidate([rel])
     return {
         "success": True,
         "file_path": rel,
@@ -326,5 +326,5 @@ def delete_file(
                 current_content_hash=current,
             )
         os.unlink(path)
-    workspace.invalidate()
+    workspace.invalidate([rel])
     return {"success": True, "file_path": rel, "deleted_at": _now()}

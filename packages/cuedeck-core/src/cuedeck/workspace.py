@@ -163,9 +163,15 @@ class Workspace:
             self._fresh = True
             return stats
 
-    def invalidate(self) -> None:
-        """Note that files changed: the next read of documents or the graph refreshes."""
-        self._fresh = False
+    def invalidate(self, paths: Iterable[str] | None = None) -> None:
+        """Note that files changed. Named ``paths`` are re-read at once when the index is
+        in step (cheap, whatever the workspace's size); otherwise the next read of
+        documents or the graph refreshes everything."""
+        with self._lock:
+            if paths is not None and self._fresh and "index" in self.__dict__:
+                self.index.refresh_paths(paths)
+            else:
+                self._fresh = False
 
     def _ensure_fresh(self) -> None:
         if not self._fresh:

@@ -464,7 +464,7 @@ class CardStore:
             raise self.not_found(card_id)
         self._memory[card_id] = loaded
         if self.workspace is not None:
-            self.workspace.invalidate()
+            self.workspace.invalidate([card_path(card_id)])
         return loaded[1]
 
     def _default_priority(self) -> str:
