@@ -77,5 +77,6 @@ Feed the starter with flour and water, then let the dough rise overnight before 
 
 @pytest.fixture
 def small_workspace(make_workspace: MakeWorkspace) -> Path:
-    """Six files on unrelated topics, two of them cards with priority and assignee."""
-    return make_workspace(FILES)
+    """Six files on unrelated topics, two of them cards with priority and assignee;
+    searches wait for embeddings (``[search] wait``), so results are complete."""
+    return make_workspace(FILES, config="[search]\nwait = true\n")

@@ -24,7 +24,7 @@ def test_json_output(small_workspace: Path) -> None:
     first = data["results"][0]
     assert set(first) == {
         "path", "title", "hash", "tokens", "anchors", "line", "score",
-        "keyword_score", "semantic_score", "snippet",
+        "keyword_score", "semantic_score", "semantic_coverage", "snippet",
     }  # fmt: skip
     assert first["path"] == ".cuedeck/docs/auth.md"
     assert first["anchors"][0] == "Token refresh"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -64,7 +65,7 @@ def test_hybrid_says_how_much_came_from_each_side(small_workspace: Path) -> None
 
 def test_fusion_follows_the_config(small_workspace: Path) -> None:
     (small_workspace / ".cuedeck/config.toml").write_text(
-        '[search]\nfusion = "weighted"\nsemantic_weight = 0.5\nkeyword_weight = 0.5\n'
+        '[search]\nwait = true\nfusion = "weighted"\nsemantic_weight = 0.5\nkeyword_weight = 0.5\n'
     )
     top = open_workspace(small_workspace).search("docker image")[0]
     assert (top.semantic_score, top.keyword_score) == (pytest.approx(0.5), pytest.approx(0.5))
@@ -145,7 +146,7 @@ def test_the_cache_evicts_least_recently_used_rows_past_its_cap(small_workspace:
 INTERRUPTED_RUN = """
 import sys
 from cuedeck import open_workspace
-open_workspace(sys.argv[1]).search("anything", mode="semantic")
+open_workspace(sys.argv[1]).service("search").embed_all()
 """
 
 
@@ -180,7 +181,7 @@ def test_an_interrupted_embedding_keeps_what_it_saved(make_workspace: MakeWorksp
     assert database.is_file()
 
     workspace = open_workspace(root)
-    workspace.search("anything", mode="semantic")
+    workspace.service("search").embed_all()  # carries on where the killed run stopped
     stats = workspace.service("search").stats
     assert (stats.chunks_loaded, stats.chunks_embedded) == (saved, sections - saved)
 
@@ -193,3 +194,42 @@ def test_a_verified_model_is_remembered_by_path_size_and_mtime(small_workspace: 
     with sqlite3.connect(small_workspace / ".cuedeck/.cache/index.sqlite3") as connection:
         rows = connection.execute("SELECT key, sha256 FROM search_verified_models").fetchall()
     assert rows == [(f"{path}|{stat.st_size}|{stat.st_mtime_ns}", sha)]
+
+
+def test_a_search_never_waits_for_embedding_and_says_how_much_it_used(
+    make_workspace: MakeWorkspace,
+) -> None:
+    from tests.search.conftest import FILES
+
+    workspace = open_workspace(make_workspace(FILES))  # [search] wait is off by default
+    engine = workspace.service("search")
+    first = workspace.search("refunds", mode="hybrid")
+    assert first  # answered at once, by keyword alone
+    assert {r.semantic_coverage for r in first} == {0.0}
+    assert engine.stats.chunks_embedded == 0  # nothing was embedded before answering
+    assert engine.background_embedder().wait(120)  # the rest is embedded meanwhile
+    later = workspace.search("reimburse a buyer", mode="semantic")
+    assert {r.semantic_coverage for r in later} == {1.0}
+    assert later[0].path == ".cuedeck/docs/billing.md"  # found by meaning now
+    assert engine.stats.chunks_embedded > 0
+
+
+def test_read_context_reports_coverage_and_the_cli_can_wait(make_workspace: MakeWorkspace) -> None:
+    from tests.search.conftest import FILES
+
+    root = make_workspace(FILES)
+    cue = str(Path(sys.executable).with_name("cue"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUE")}
+    quick = subprocess.run(
+        [cue, "-C", str(root), "search", "--json", "refunds"],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    reply = json.loads(quick.stdout)
+    assert reply["semantic_coverage"] == 0.0
+    assert "cue index --semantic" in quick.stderr
+    waited = subprocess.run(
+        [cue, "-C", str(root), "search", "--json", "--wait", "reimburse a buyer"],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    assert json.loads(waited.stdout)["semantic_coverage"] == 1.0
+    assert json.loads(waited.stdout)["results"][0]["path"] == ".cuedeck/docs/billing.md"

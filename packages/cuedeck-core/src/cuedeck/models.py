@@ -130,6 +130,9 @@ class SearchResult:
     snippet: str = ""
     keyword_score: float | None = None
     semantic_score: float | None = None
+    #: Share of sections with a vector when a semantic or hybrid search ran (1.0 once
+    #: every section is embedded); None for keyword searches.
+    semantic_coverage: float | None = None
 
 
 @attrs.frozen

@@ -95,6 +95,12 @@ class SearchSettings:
     )
     rrf_k: int = _setting(60, "The k constant of reciprocal rank fusion.", minimum=1)
     limit: int = _setting(5, "Default number of results.", minimum=1, maximum=100)
+    wait: bool = _setting(
+        False,
+        "Semantic and hybrid searches first embed every section not yet embedded (true), "
+        "or answer at once from the vectors there are, with semantic_coverage, while the "
+        "rest is embedded in the background (false).",
+    )
     embedding_cache_mb: int = _setting(
         256,
         "Size cap of the embedding cache in MB (about 1.7 KB a section; least recently "

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 @click.option("--tag", "tags", multiple=True, help="Only files tagged T (repeat: any of them).")
 @click.option("--priority", default=None, help="Only files of this priority (any case).")
 @click.option("--assignee", default=None, help="Only files assigned to A (any case).")
+@click.option(
+    "--wait", is_flag=True, help="Embed what is not embedded yet first (semantic, hybrid)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def search(
     query: str,
@@ -30,24 +33,45 @@ def search(
     tags: tuple[str, ...],
     priority: str | None,
     assignee: str | None,
+    wait: bool,
     as_json: bool,
 ) -> None:
     """Search docs, cards and markdown files: best files first, with the matching sections.
 
     Hybrid (the default) fuses keyword ranking (BM25, stemmed, headings and file names
-    weighted) with semantic similarity (all-MiniLM-L6-v2, run locally). The first
-    semantic search embeds every section once; later ones reuse the cache.
+    weighted) with semantic similarity (all-MiniLM-L6-v2, run locally). Sections not
+    embedded yet are ranked by keyword alone (the coverage is printed): `cue index
+    --semantic` embeds them once, `--wait` first, and the MCP server in the background.
     """
     from cuedeck.models import SearchFilters
 
     workspace = click.get_current_context().obj.workspace
     filters = SearchFilters(tags=tags, priority=priority, assignee=assignee)
-    results = workspace.search(query, mode=mode, limit=limit, filters=filters)
     chosen = mode or workspace.config.search.mode
+    if chosen != "keyword":
+        engine = workspace.service("search")
+        engine.background = False  # this process ends with the answer: no thread
+        if wait:
+            engine.embed_all()
+    results = workspace.search(query, mode=mode, limit=limit, filters=filters)
+    coverage = results[0].semantic_coverage if results else None
+    if coverage is not None and coverage < 1:
+        click.echo(
+            f"semantic coverage {coverage:.0%}: sections not embedded yet were ranked by "
+            "keyword; run `cue index --semantic` once (or search with --wait)",
+            err=True,
+        )
     if as_json:
         from cuedeck_cli.output import emit_json
 
-        emit_json({"query": query, "mode": chosen, "results": [_json(r) for r in results]})
+        emit_json(
+            {
+                "query": query,
+                "mode": chosen,
+                "semantic_coverage": coverage,
+                "results": [_json(r) for r in results],
+            }
+        )
         return
     _print(query, chosen, results)
 
@@ -63,6 +87,7 @@ def _json(result: SearchResult) -> dict[str, Any]:
         "score": result.score,
         "keyword_score": result.keyword_score,
         "semantic_score": result.semantic_score,
+        "semantic_coverage": result.semantic_coverage,
         "snippet": result.snippet,
     }
 

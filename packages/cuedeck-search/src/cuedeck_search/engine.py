@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from cuedeck.models import Document
     from cuedeck.workspace import Workspace
+    from cuedeck_search.background import BackgroundEmbedder
     from cuedeck_search.embedding import Embedder, EmbeddingCache
 
 MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
@@ -99,6 +100,11 @@ class SearchEngine:
         self._queries: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._embedder: Embedder | None = None
         self._cache: EmbeddingCache | None = None
+        #: Embed missing sections on a thread between calls (long-lived processes); a
+        #: short-lived CLI turns it off and embeds in the foreground when asked to.
+        self.background = True
+        self._background: BackgroundEmbedder | None = None
+        self.coverage = 1.0  # share of sections with a vector at the last search
 
     # -- keeping in step -------------------------------------------------------------------
 
@@ -170,48 +176,87 @@ class SearchEngine:
         return self._cache
 
     def ensure_vectors(self) -> NDArray[np.float32]:
-        """The section-by-dimension matrix, embedding only sections never seen before.
+        """The section-by-dimension matrix, embedding in the foreground what is missing.
 
         Vectors are committed in batches, so an interrupt (Ctrl-C) loses at most one
         batch; the next search carries on from there.
         """
+        self.embed_all()
+        return self.available_vectors()[0]
+
+    def missing_sections(self) -> list[Section]:
+        """Sections without a vector, after taking what the cache holds."""
         with self._lock:
             self.sync()
-            if self._matrix is not None:
-                return self._matrix
             wanted = {s.hash: s for s in self.sections}
             missing = [h for h in wanted if h not in self._vectors]
             if missing:
                 found = self.cache.load(missing)
                 self.stats.chunks_loaded += len(found)
-                self._vectors.update(found)
-                missing = [h for h in missing if h not in found]
-            if missing:
-                self._embed([wanted[h] for h in missing])
-                from cuedeck_search.embedding import EmbeddingCache
+                if found:
+                    self._vectors.update(found)
+                    self._matrix = None
+            return [wanted[h] for h in missing if h not in self._vectors]
 
-                cap = self.workspace.config.search.embedding_cache_mb
-                if cap > 0 and self.cache.count() * EmbeddingCache.ROW_BYTES > cap * 2**20:
-                    self.cache.enforce_cap(cap, keep=set(wanted))
-            # Forget vectors of sections that are gone, so memory follows the workspace.
-            self._vectors = {h: self._vectors[h] for h in wanted}
-            from cuedeck_search.embedding import DIMENSIONS
+    def embed_sections(self, sections: Sequence[Section], *, show_progress: bool = True) -> None:
+        """Embed ``sections`` (batches committed as they are done)."""
+        self._embed(sections, show_progress=show_progress)
 
-            if self.sections:
-                matrix = np.stack([self._vectors[s.hash] for s in self.sections])
-            else:
-                matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
-            self._matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-            return self._matrix
+    def embed_all(self) -> int:
+        """Embed every section that has no vector yet, in the foreground; how many."""
+        if self._background is not None:
+            self._background.wait()
+        missing = self.missing_sections()
+        if missing:
+            from cuedeck_search.embedding import EmbeddingCache
 
-    def _embed(self, sections: Sequence[Section]) -> None:
+            self._embed(missing)
+            cap = self.workspace.config.search.embedding_cache_mb
+            if cap > 0 and self.cache.count() * EmbeddingCache.ROW_BYTES > cap * 2**20:
+                self.cache.enforce_cap(cap, keep={s.hash for s in self.sections})
+        return len(missing)
+
+    def background_embedder(self) -> BackgroundEmbedder:
+        """The thread that embeds between calls (created on first use)."""
+        if self._background is None:
+            from cuedeck_search.background import BackgroundEmbedder
+
+            self._background = BackgroundEmbedder(self)
+        return self._background
+
+    def available_vectors(self) -> tuple[NDArray[np.float32], NDArray[np.bool_], float]:
+        """The vectors there are now (zero rows where missing), which rows are real, and
+        the share of sections covered; never embeds."""
+        from cuedeck_search.embedding import DIMENSIONS
+
+        with self._lock:
+            self.missing_sections()
+            if self._matrix is not None:
+                return self._matrix, np.ones(len(self.sections), dtype=bool), 1.0
+            present = np.fromiter(
+                (s.hash in self._vectors for s in self.sections),
+                dtype=bool,
+                count=len(self.sections),
+            )
+            zero = np.zeros(DIMENSIONS, dtype=np.float32)
+            rows = [self._vectors.get(s.hash, zero) for s in self.sections]
+            matrix = np.stack(rows) if rows else np.zeros((0, DIMENSIONS), dtype=np.float32)
+            matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+            coverage = float(present.mean()) if len(present) else 1.0
+            if coverage == 1.0:
+                # Forget vectors of sections that are gone, so memory follows the workspace.
+                self._vectors = {s.hash: self._vectors[s.hash] for s in self.sections}
+                self._matrix = matrix
+            return matrix, present, coverage
+
+    def _embed(self, sections: Sequence[Section], *, show_progress: bool = True) -> None:
         from cuedeck_search.embedding import BATCH_SIZE, progress_display
 
         embedder = self.embedder
         encoded = embedder.encode([s.embedding_text for s in sections])
         # Similar lengths in one batch: padding costs as much as text.
         order = sorted(range(len(sections)), key=lambda i: len(encoded[i]))
-        progress = progress_display(len(sections))
+        progress = progress_display(len(sections)) if show_progress else None
         task = None
         if progress is not None:
             progress.start()
@@ -222,7 +267,9 @@ class SearchEngine:
                 vectors = embedder.embed_ids([encoded[i] for i in batch])
                 items = [(sections[i].hash, vectors[row]) for row, i in enumerate(batch)]
                 self.cache.store(items)
-                self._vectors.update(items)
+                with self._lock:  # a search in another thread reads these
+                    self._vectors.update(items)
+                    self._matrix = None
                 self.stats.chunks_embedded += len(batch)
                 self.stats.tokens_embedded += sum(len(encoded[i]) for i in batch)
                 if progress is not None:
@@ -277,14 +324,19 @@ class SearchEngine:
         return _Scored(sections, self._files_with_support(sections))
 
     def semantic_scores(self, query: str) -> _Scored:
-        """Cosine similarity per section and the best per file."""
-        matrix = self.ensure_vectors()
-        # einsum, not @: a matrix-vector product through a multithreaded BLAS costs
-        # 10-40x more on a busy machine, and its spinning threads slow onnxruntime down.
-        vector = self.query_vector(query)
-        sections: NDArray[np.float32] = np.zeros(0, dtype=np.float32)
-        if len(matrix):
-            sections = np.asarray(np.einsum("ij,j->i", matrix, vector), dtype=np.float32)
+        """Cosine similarity per section and the best per file, from the vectors there
+        are; sections without one score -1 (last). Missing ones are embedded in the
+        background when :attr:`background` is on."""
+        matrix, present, self.coverage = self.available_vectors()
+        if self.coverage < 1.0 and self.background:
+            self.background_embedder().start()
+        sections: NDArray[np.float32] = np.full(len(matrix), -1.0, dtype=np.float32)
+        if len(matrix) and present.any():
+            # einsum, not @: a matrix-vector product through a multithreaded BLAS costs
+            # 10-40x more on a busy machine, and its spinning threads slow onnxruntime down.
+            vector = self.query_vector(query)
+            scores = np.asarray(np.einsum("ij,j->i", matrix, vector), dtype=np.float32)
+            sections = np.where(present, scores, np.float32(-1.0)).astype(np.float32)
         return _Scored(sections, self._files(sections))
 
     def search(
@@ -315,14 +367,19 @@ class SearchEngine:
                     query, keyword.files, keyword.sections, allowed, limit,
                     keyword_part=keyword.files,
                 )  # fmt: skip
+            if self.workspace.config.search.wait:
+                self.embed_all()
             semantic = self.semantic_scores(query)
-            if mode == "semantic":
-                return self._results(
+            coverage = round(self.coverage, 4)
+            if mode == "semantic" and coverage > 0:
+                found = self._results(
                     query, semantic.files, semantic.sections, allowed, limit,
                     semantic_part=semantic.files,
                 )  # fmt: skip
-            keyword = self.keyword_scores(query)
-            return self._hybrid(query, keyword, semantic, allowed, limit, fusion)
+            else:  # hybrid; or semantic with nothing embedded yet: keyword answers alone
+                keyword = self.keyword_scores(query)
+                found = self._hybrid(query, keyword, semantic, allowed, limit, fusion)
+            return [attrs.evolve(result, semantic_coverage=coverage) for result in found]
 
     def _allowed(self, filters: SearchFilters) -> NDArray[np.bool_]:
         if filters == SearchFilters():
@@ -342,40 +399,20 @@ class SearchEngine:
         limit: int,
         fusion: str | None,
     ) -> list[SearchResult]:
-        settings = self.workspace.config.search
-        fusion = fusion or settings.fusion
-        if fusion not in ("rrf", "weighted"):
-            raise InvalidInput(f"unknown fusion {fusion!r} (rrf or weighted)", field="fusion")
-        kw_files = np.where(allowed, keyword.files, 0.0)
-        sem_files = np.where(allowed, semantic.files, -1.0)
-        kw_top = float(kw_files.max()) if len(kw_files) else 0.0
-        sem_low = float(sem_files[allowed].min()) if allowed.any() else 0.0
-        sem_top = float(sem_files.max()) if len(sem_files) else 0.0
-        kw_norm = kw_files / kw_top if kw_top > 0 else np.zeros_like(kw_files)
-        span = sem_top - sem_low
-        sem_norm = np.clip((sem_files - sem_low) / span, 0, 1) if span > 0 else kw_norm * 0
-        if fusion == "weighted":
-            kw_part = settings.keyword_weight * kw_norm
-            sem_part = settings.semantic_weight * sem_norm
-        else:
-            k = float(settings.rrf_k)
-            kw_part = _reciprocal_ranks(kw_files, allowed & (kw_files > 0), k)
-            sem_part = _reciprocal_ranks(sem_files, allowed, k)
-        fused = (kw_part + sem_part).astype(np.float32)
-        # Anchors: sections ranked by the same blend of their normalised scores.
-        kw_sections = keyword.sections / kw_top if kw_top > 0 else keyword.sections * 0
-        sem_sections = np.clip((semantic.sections - sem_low) / span, 0, 1) if span > 0 else 0
-        section_blend = (
-            settings.keyword_weight * kw_sections + settings.semantic_weight * sem_sections
-        ).astype(np.float32)
+        from cuedeck_search.fusion import fuse
+
+        fused = fuse(
+            self.workspace.config.search, fusion,
+            keyword.files, keyword.sections, semantic.files, semantic.sections, allowed,
+        )  # fmt: skip
         return self._results(
             query,
-            fused,
-            section_blend,
+            fused.files,
+            fused.sections,
             allowed,
             limit,
-            keyword_part=kw_part.astype(np.float32),
-            semantic_part=sem_part.astype(np.float32),
+            keyword_part=fused.keyword_part,
+            semantic_part=fused.semantic_part,
         )
 
     # -- results ---------------------------------------------------------------------------
@@ -441,18 +478,6 @@ class SearchEngine:
 
 def _part(values: NDArray[np.float32] | None, index: int) -> float | None:
     return None if values is None else round(float(values[index]), 6)
-
-
-def _reciprocal_ranks(
-    scores: NDArray[np.float32], eligible: NDArray[np.bool_], k: float
-) -> NDArray[np.float64]:
-    """``1 / (k + rank)`` for eligible entries (rank 1 = best), 0 elsewhere."""
-    result = np.zeros(len(scores), dtype=np.float64)
-    indexes = np.flatnonzero(eligible)
-    if len(indexes):
-        order = indexes[np.argsort(-scores[indexes], kind="stable")]
-        result[order] = 1.0 / (k + np.arange(1, len(order) + 1))
-    return result
 
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")

@@ -35,6 +35,7 @@ class ContextResult(TypedDict):
     score: float
     keyword_score: float | None
     semantic_score: float | None
+    semantic_coverage: float | None
 
 
 def read_context(
@@ -64,8 +65,10 @@ def read_context(
     """Search docs, cards and markdown by keyword, meaning or both; best files first.
 
     Each result has the file's hash and tokens, its best sections (anchors, best first;
-    line of the best) and the keyword and semantic parts of its score. Then read_doc the
-    top results. Filters match frontmatter (any tag; priority and assignee ignore case).
+    line of the best) and the keyword and semantic parts of its score. semantic_coverage
+    below 1 means sections are still being embedded: the answer used the vectors there
+    were (keyword alone at 0). Then read_doc the top results. Filters match frontmatter
+    (any tag; priority and assignee ignore case).
     """
     from cuedeck.models import SearchFilters
 
@@ -87,6 +90,7 @@ def read_context(
             score=r.score,
             keyword_score=r.keyword_score,
             semantic_score=r.semantic_score,
+            semantic_coverage=r.semantic_coverage,
         )
         for r in results
     ]
