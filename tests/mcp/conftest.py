@@ -17,7 +17,7 @@ import pytest
 from cuedeck.workspace import open_workspace
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from fastmcp import FastMCP
 
@@ -60,6 +60,21 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_until_listening(
+    port: int, process: subprocess.Popen[bytes], why: Callable[[], str], timeout: float = 30
+) -> None:
+    """Wait until ``port`` accepts connections; fail with ``why()`` if ``process`` dies."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(why()) from None
+            time.sleep(0.05)  # polling a port: there is no event to wait on
+
+
 @contextmanager
 def http_server(root: Path, *args: str, **env: str) -> Iterator[tuple[str, int]]:
     """``cue mcp --transport http`` on a free port, until the block ends: (url, port)."""
@@ -71,15 +86,7 @@ def http_server(root: Path, *args: str, **env: str) -> Iterator[tuple[str, int]]
         env=environment(**env),
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:  # wait until the server accepts connections (or dies)
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(process.stderr.read().decode()) from None  # type: ignore[union-attr]
-                time.sleep(0.05)
+        wait_until_listening(port, process, lambda: process.stderr.read().decode())  # type: ignore[union-attr]
         yield f"http://127.0.0.1:{port}/mcp", port
     finally:
         process.terminate()

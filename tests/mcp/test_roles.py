@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.roles import allows, load_grants, required_role
-from tests.mcp.conftest import CUE, environment, free_port, server_for
+from tests.mcp.conftest import CUE, environment, free_port, server_for, wait_until_listening
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -48,15 +46,7 @@ def _serving(root: Path, log: Path, *args: str) -> Iterator[str]:
             stdout=sink, stderr=sink, env=environment(),
         )  # fmt: skip
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    if process.poll() is not None or time.monotonic() > deadline:
-                        raise AssertionError(log.read_text()) from None
-                    time.sleep(0.05)
+            wait_until_listening(port, process, log.read_text)
             yield f"http://127.0.0.1:{port}"
         finally:
             process.terminate()

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +17,7 @@ from mcp import MCPError
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import CUE, DEMO, environment, free_port
+from tests.mcp.conftest import CUE, DEMO, environment, free_port, wait_until_listening
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -45,15 +43,12 @@ def _running(argv: list[str], port: int, **env: str) -> Iterator[str]:
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment(**env)
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(process.stderr.read().decode()) from None  # type: ignore[union-attr]
-                time.sleep(0.05)
+        wait_until_listening(
+            port,
+            process,
+            lambda: process.stderr.read().decode(),
+            timeout=60,  # type: ignore[union-attr]
+        )
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
