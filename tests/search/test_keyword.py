@@ -106,3 +106,22 @@ def test_a_restart_loads_sections_and_terms_instead_of_tokenising(small_workspac
     assert again.search("refunds", mode="keyword") == expected
     stats = again.service("search").stats
     assert (stats.documents_split, stats.documents_loaded) == (0, 6)
+
+
+def test_a_damaged_stored_document_is_split_again(small_workspace: Path) -> None:
+    import sqlite3
+
+    from cuedeck import open_workspace
+
+    first = open_workspace(small_workspace).service("search")
+    first.sync()
+    database = small_workspace / ".cuedeck/.cache/index.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE search_sections SET payload = x'00ff00'")
+    again = open_workspace(small_workspace).service("search")
+    results = again.search("refunds", mode="keyword")
+    assert results and again.stats.documents_loaded == 0  # nothing usable was stored
+    assert again.stats.documents_split == len(again.documents)
+    fresh = open_workspace(small_workspace).service("search")
+    fresh.sync()
+    assert fresh.stats.documents_loaded == len(fresh.documents)  # rewritten, whole

@@ -233,3 +233,28 @@ def test_read_context_reports_coverage_and_the_cli_can_wait(make_workspace: Make
     )  # fmt: skip
     assert json.loads(waited.stdout)["semantic_coverage"] == 1.0
     assert json.loads(waited.stdout)["results"][0]["path"] == ".cuedeck/docs/billing.md"
+
+
+def test_vectors_of_the_old_table_layout_are_kept(small_workspace: Path) -> None:
+    """A cache from before (WITHOUT ROWID, overflow pages) is moved, not re-embedded."""
+    database = small_workspace / ".cuedeck/.cache/index.sqlite3"
+    database.parent.mkdir(parents=True, exist_ok=True)
+    vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "CREATE TABLE search_embeddings (chunk_hash TEXT NOT NULL, model TEXT NOT NULL, "
+            "vector BLOB NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (chunk_hash, model)) "
+            "WITHOUT ROWID"
+        )
+        connection.execute(
+            "INSERT INTO search_embeddings VALUES ('old-hash', ?, ?, 1)",
+            (EmbeddingCache.__name__, vector.tobytes()),
+        )
+    engine = open_workspace(small_workspace).service("search")
+    cache = EmbeddingCache(engine.workspace.index.connect, EmbeddingCache.__name__)
+    assert set(cache.load(["old-hash"])) == {"old-hash"}
+    with sqlite3.connect(database) as connection:
+        sql = connection.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'search_embeddings'"
+        ).fetchone()[0]
+    assert "WITHOUT ROWID" not in sql.upper()

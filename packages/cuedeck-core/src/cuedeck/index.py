@@ -13,6 +13,7 @@ import json
 import logging
 import sqlite3
 import time
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: document data zlib-compressed
 
 
 @attrs.frozen
@@ -66,7 +67,8 @@ class Index:
         self.engine: Engine = engine
         self.cache_dir = root / CACHE_DIR
         self.path = root / INDEX_DB
-        self._rows: dict[str, tuple[FileStat, str, str]] = {}  # path -> (stat, sha, json)
+        # path -> (stat, sha, zlib-compressed JSON): a fifth of the size, on disk and here
+        self._rows: dict[str, tuple[FileStat, str, bytes]] = {}
         self._documents: dict[str, Document] = {}
         self._loaded = False
         self._connection: sqlite3.Connection | None = None
@@ -128,7 +130,7 @@ class Index:
                 mtime_ns INTEGER NOT NULL,
                 size INTEGER NOT NULL,
                 sha256 TEXT NOT NULL,
-                data TEXT NOT NULL
+                data BLOB NOT NULL
             );
             """
         )
@@ -247,7 +249,7 @@ class Index:
     ) -> tuple[int, int]:
         """Read and parse ``stale`` files, drop ``removed`` ones, write the changes:
         ``(parsed, reused)``."""
-        updates: list[tuple[str, FileStat, str, str]] = []  # path, stat, sha, json
+        updates: list[tuple[str, FileStat, str, bytes]] = []  # path, stat, sha, data
         touched: list[tuple[str, FileStat]] = []  # same content, new stat
         parsed = reused = 0
         for done, (path, stat) in enumerate(stale, start=1):
@@ -273,7 +275,8 @@ class Index:
                 document = parse_document(
                     path, data, count_tokens=self.count_tokens, engine=self.engine
                 )
-                updates.append((path, stat, sha, json.dumps(converter.unstructure(document))))
+                data = json.dumps(converter.unstructure(document)).encode("utf-8")
+                updates.append((path, stat, sha, zlib.compress(data, 6)))
                 self._documents[path] = document
                 parsed += 1
             if progress is not None:
@@ -287,7 +290,7 @@ class Index:
 
     def _write(
         self,
-        updates: list[tuple[str, FileStat, str, str]],
+        updates: list[tuple[str, FileStat, str, bytes]],
         touched: list[tuple[str, FileStat]],
         removed: list[str],
     ) -> None:
@@ -338,7 +341,7 @@ class Index:
         row = self._rows.get(path)
         if row is None:
             return None
-        document = converter.structure(json.loads(row[2]), Document)
+        document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
         self._documents[path] = document
         return document
 
