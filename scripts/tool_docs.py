@@ -122,7 +122,7 @@ def render(replies: dict[str, Any] | None = None) -> str:
         lines.append(f"- **{category}**: " + ", ".join(f"[`{n}`](#{n})" for n in names))
     for name, tool in tools.items():
         reference = reference_of(tool)
-        role = "read" if tool.read_only else ("admin" if tool.destructive else "write")
+        role = tool.role
         flags = ["destructive" if tool.destructive else "", "read-only" if tool.read_only else ""]
         lines += ["", f"## {name}", "", f"**TL;DR:** {tool.summary}", ""]
         lines.append(

@@ -160,7 +160,7 @@ def get_tool_docs(
         "name": found.name,
         "tldr": found.summary,
         "category": found.category,
-        "role": "read" if found.read_only else ("admin" if found.destructive else "write"),
+        "role": found.role,
         "read_only": found.read_only,
         "destructive": found.destructive,
         "use_cases": reference.use_cases,

@@ -113,6 +113,14 @@ class Tool:
             )
         self.parameters = params[1:]
 
+    @property
+    def role(self) -> str:
+        """The least role that may call it: ``read`` for a read-only tool, ``admin`` for a
+        destructive one, ``write`` otherwise (MCP roles check and filter by it)."""
+        if self.read_only:
+            return "read"
+        return "admin" if self.destructive else "write"
+
     @classmethod
     def from_function(
         cls, func: Callable[..., Any], *, name: str, plugin: str, **options: Any

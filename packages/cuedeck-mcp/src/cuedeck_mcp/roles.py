@@ -50,10 +50,8 @@ CALLER: ContextVar[Caller | None] = ContextVar("cuedeck_caller", default=None)
 
 
 def required_role(tool: Tool) -> Role:
-    """The least role that may call ``tool``."""
-    if tool.read_only:
-        return "read"
-    return "admin" if tool.destructive else "write"
+    """The least role that may call ``tool`` (:attr:`cuedeck.tools.Tool.role`)."""
+    return check_role(tool.role)
 
 
 def allows(role: Role, needed: Role) -> bool:
