@@ -23,7 +23,7 @@ from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3
 from cuedeck.errors import Conflict, EditAmbiguous, EditNotFound, FileNotFound, InvalidInput
 from cuedeck.files import atomic_write, locked, sha256_bytes
 from cuedeck.layout import CACHE_DIR, LOCKS_DIR
-from cuedeck.paging import page_lines
+from cuedeck.paging import check_offset, page_lines
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -170,11 +170,8 @@ def get_file_content(
         raise InvalidInput(f"{rel} is not a text file", field="file_path", path=rel)
     lines = data.splitlines(keepends=True)
     total = len(lines)
+    check_offset(offset, total)
     start = offset - 1
-    if total and start >= total:
-        raise InvalidInput(
-            f"offset {offset} is past the end ({total} lines)", field="offset", total_lines=total
-        )
     end = total if limit is None else min(total, start + limit)
     budget = workspace.config.files.max_tokens
     page = page_lines(workspace.count_tokens, lines, start, end, budget)

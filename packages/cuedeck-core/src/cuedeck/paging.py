@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cuedeck.errors import InvalidInput
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -48,3 +50,12 @@ def page_lines(
         content = "".join(texts)
         tokens = count(content)
     return Page(content, tokens, len(texts), tokens > budget)
+
+
+def check_offset(offset: int, total: int) -> None:
+    """Refuse (1004) a page whose first line (``offset``, 1-based) is past the last of
+    ``total`` lines; an empty file has one empty page."""
+    if total and offset - 1 >= total:
+        raise InvalidInput(
+            f"offset {offset} is past the end ({total} lines)", field="offset", total_lines=total
+        )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput
-from cuedeck.paging import page_lines
+from cuedeck.paging import check_offset, page_lines
 from cuedeck_git.runner import Repo, decode, exclusions, pathspecs
 
 if TYPE_CHECKING:
@@ -158,11 +158,8 @@ def git_diff(
     text = repo.run("diff", f"-U{context_lines}", "--no-ext-diff", *command[1:]).stdout
     lines = text.splitlines(keepends=True)
     total = len(lines)
+    check_offset(offset, total)
     start = offset - 1
-    if total and start >= total:
-        raise InvalidInput(
-            f"offset {offset} is past the end ({total} lines)", field="offset", total_lines=total
-        )
     budget = workspace.config.files.max_tokens
     page = page_lines(workspace.count_tokens, lines, start, total, budget)
     last = start + page.taken
