@@ -63,16 +63,34 @@ def test_edit_create_delete_and_rename_are_seen_without_a_walk(
 
 
 def test_rules_still_apply_to_reported_files(workspace: Workspace, demo: Path) -> None:
-    (demo / ".gitignore").write_text("build/\n")
+    (demo / ".gitignore").write_text("docs/draft-*.md\n")
     freshness = Freshness(workspace)
     try:
         freshness.ensure()
-        (demo / "build").mkdir()
-        (demo / "build" / "out.md").write_text("# Generated\n")
+        (demo / "docs" / "draft-1.md").write_text("# Draft\n")
+        (demo / "docs" / "kept.md").write_text("# Kept\n")
         (demo / "notes.txt").write_text("not markdown\n")
-        assert freshness.wait_for("build/out.md")
+        assert freshness.wait_for("docs/draft-1.md")
+        assert freshness.wait_for("docs/kept.md")
         freshness.ensure()
-        assert "build/out.md" not in workspace.index.paths  # .gitignore'd
+        paths = workspace.index.paths
+        assert "docs/kept.md" in paths
+        assert "docs/draft-1.md" not in paths  # .gitignore'd, judged path by path
+    finally:
+        freshness.close()
+
+
+def test_a_new_folder_is_read_whole(workspace: Workspace, demo: Path) -> None:
+    """Files made right after their folder may come before the folder is watched: the
+    folder's own report makes the next call refresh in full."""
+    freshness = Freshness(workspace)
+    try:
+        freshness.ensure()
+        (demo / "guides").mkdir()
+        (demo / "guides" / "setup.md").write_text("# Setup\n")
+        assert freshness.wait_for("guides")
+        freshness.ensure()
+        assert "guides/setup.md" in workspace.index.paths
     finally:
         freshness.close()
 
