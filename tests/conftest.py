@@ -14,7 +14,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: Optional distributions and the test folders that need them: `tox -e core` installs only
 #: core and the CLI, and those folders are then not collected.
-OPTIONAL = {"cuedeck_search": "search", "cuedeck_tasks": "tasks", "cuedeck_mcp": "mcp"}
+OPTIONAL = {
+    "cuedeck_search": "search",
+    "cuedeck_tasks": "tasks",
+    "cuedeck_mcp": "mcp",
+    "cuedeck_memory": "memory",
+}
 collect_ignore = [
     folder for module, folder in OPTIONAL.items() if importlib.util.find_spec(module) is None
 ]
