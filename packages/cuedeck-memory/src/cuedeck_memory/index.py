@@ -27,6 +27,32 @@ _COLUMNS = (
     "refs, pinned, tier, tokens, text_hash, last_touched_at, gc_survival_count"
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS segments (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL, project TEXT NOT NULL, type TEXT NOT NULL,
+        text TEXT NOT NULL, created_at REAL NOT NULL, task_id TEXT,
+        tags TEXT NOT NULL, file_path TEXT, line_range TEXT, topic_id TEXT,
+        refs TEXT NOT NULL, pinned INTEGER NOT NULL, tier TEXT NOT NULL,
+        tokens INTEGER NOT NULL, text_hash TEXT NOT NULL,
+        last_touched_at REAL NOT NULL, gc_survival_count INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (project, id))""",
+    "CREATE INDEX IF NOT EXISTS segments_by_tier ON segments (project, tier)",
+    "CREATE INDEX IF NOT EXISTS segments_by_hash ON segments (project, text_hash)",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS segments_fts USING fts5 (
+        text, content='segments', content_rowid='rowid', tokenize='porter unicode61')""",
+    "CREATE TABLE IF NOT EXISTS refs (project TEXT NOT NULL, source TEXT NOT NULL, "
+    "target TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS refs_by_target ON refs (project, target)",
+    "CREATE INDEX IF NOT EXISTS refs_by_source ON refs (project, source)",
+    """CREATE TABLE IF NOT EXISTS problems (
+        path TEXT PRIMARY KEY, project TEXT NOT NULL, mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL, line INTEGER NOT NULL, message TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS token_counts (
+        counter TEXT NOT NULL, text_hash TEXT NOT NULL, tokens INTEGER NOT NULL,
+        PRIMARY KEY (counter, text_hash))""",
+)
 
 
 _LIGHT = (
@@ -125,22 +151,28 @@ class MemoryIndex:
     def db(self) -> sqlite3.Connection:
         """The open connection (created with the schema on first use)."""
         if self._connection is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
+            self._connection = self._open(retry=True)
+        return self._connection
+
+    def _open(self, *, retry: bool) -> sqlite3.Connection:
+        """Connect, creating the schema; a corrupt cache file is deleted and made anew."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(
+            self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        try:
             connection.execute("PRAGMA busy_timeout = 30000")
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
-            try:
-                self._schema(connection)
-            except sqlite3.DatabaseError:
-                connection.close()
-                for suffix in ("", "-wal", "-shm"):
-                    self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
-                return self.db
-            self._connection = connection
-        return self._connection
+            self._schema(connection)
+        except sqlite3.DatabaseError:
+            connection.close()
+            if not retry:
+                raise
+            for suffix in ("", "-wal", "-shm"):
+                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+            return self._open(retry=False)
+        return connection
 
     def close(self) -> None:
         """Close the connection (it reopens on next use)."""
@@ -160,39 +192,8 @@ class MemoryIndex:
                 for table in ("segments", "segments_fts", "refs", "problems", "token_counts"):
                     connection.execute(f"DROP TABLE IF EXISTS {table}")
                 connection.execute("DELETE FROM meta")
-            connection.executescript(
-                """
-                CREATE TABLE IF NOT EXISTS segments (
-                    rowid INTEGER PRIMARY KEY,
-                    id TEXT NOT NULL, project TEXT NOT NULL, type TEXT NOT NULL,
-                    text TEXT NOT NULL, created_at REAL NOT NULL, task_id TEXT,
-                    tags TEXT NOT NULL, file_path TEXT, line_range TEXT, topic_id TEXT,
-                    refs TEXT NOT NULL, pinned INTEGER NOT NULL, tier TEXT NOT NULL,
-                    tokens INTEGER NOT NULL, text_hash TEXT NOT NULL,
-                    last_touched_at REAL NOT NULL, gc_survival_count INTEGER NOT NULL,
-                    mtime_ns INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL DEFAULT 0,
-                    UNIQUE (project, id)
-                );
-                CREATE INDEX IF NOT EXISTS segments_by_tier ON segments (project, tier);
-                CREATE INDEX IF NOT EXISTS segments_by_hash ON segments (project, text_hash);
-                CREATE VIRTUAL TABLE IF NOT EXISTS segments_fts
-                    USING fts5 (text, content='segments', content_rowid='rowid',
-                                tokenize='porter unicode61');
-                CREATE TABLE IF NOT EXISTS refs (
-                    project TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL
-                );
-                CREATE INDEX IF NOT EXISTS refs_by_target ON refs (project, target);
-                CREATE INDEX IF NOT EXISTS refs_by_source ON refs (project, source);
-                CREATE TABLE IF NOT EXISTS problems (
-                    path TEXT PRIMARY KEY, project TEXT NOT NULL, mtime_ns INTEGER NOT NULL,
-                    size INTEGER NOT NULL, line INTEGER NOT NULL, message TEXT NOT NULL
-                );
-                CREATE TABLE IF NOT EXISTS token_counts (
-                    counter TEXT NOT NULL, text_hash TEXT NOT NULL, tokens INTEGER NOT NULL,
-                    PRIMARY KEY (counter, text_hash)
-                );
-                """
-            )
+            for statement in _SCHEMA:
+                connection.execute(statement)
             connection.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
             )

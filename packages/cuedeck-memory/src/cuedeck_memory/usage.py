@@ -2,8 +2,8 @@
 
 The health score is ``100 · (0.5 · usage + 0.25 · distribution + 0.25 · age)``; each
 factor is in [0, 1] and reported: ``usage`` is the share of the window still free,
-``distribution`` the share of working tokens that GC would keep (reachable or not
-worth pruning yet), ``age`` the token-weighted freshness ``0.5^(age / half-life)``.
+``distribution`` one minus the token-weighted GC score of the candidates (how much of
+the working set is garbage, and how surely), ``age`` the token-weighted freshness ``0.5^(age / half-life)``.
 Warnings at 60, 80 and 90 % name the next call and its measured effect: the GC plan
 that brings usage back to half the window is computed, and the warning says how many
 segments it stashes and how many tokens that frees.
@@ -148,9 +148,10 @@ def report(
             pinned_count += 1
             pinned_tokens += row.tokens
     candidate_tokens = sum(c.tokens for c in analysis.candidates)
+    garbage = sum(c.tokens * c.score for c in analysis.candidates)
     factors = {
         "usage": _unit(1.0 - percent / 100.0),
-        "distribution": _unit(1.0 - candidate_tokens / measured) if measured else 1.0,
+        "distribution": _unit(1.0 - garbage / measured) if measured else 1.0,
         "age": _unit(freshness / measured) if measured else 1.0,
     }
     score = 100.0 * (
