@@ -31,7 +31,9 @@ def store_of(workspace: Workspace) -> MemoryStore:
     return store
 
 
-def card(card_id: str, title: str, *, depends_on: tuple[str, ...] = (), status: str = "todo") -> str:
+def card(
+    card_id: str, title: str, *, depends_on: tuple[str, ...] = (), status: str = "todo"
+) -> str:
     """A hand-written card file."""
     return (
         f"---\nid: {card_id}\ntitle: {title}\nstatus: {status}\npriority: medium\n"

@@ -218,7 +218,7 @@ def _frontmatter(text: str) -> tuple[dict[str, Any], dict[str, int], str]:
         try:
             loaded = yaml.load(block, Loader=loader)
         except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
+            mark = exc.context_mark or exc.problem_mark
             where = mark.line + 2 if mark is not None else 2
             raise SegmentFileError(f"frontmatter is not valid YAML: {exc.problem}", where) from None
         except yaml.YAMLError as exc:

@@ -151,7 +151,8 @@ class MemoryStore:
                     seen.discard(segment_id)
                     continue
             try:
-                text = open(entry.path, encoding="utf-8").read()  # noqa: SIM115
+                with open(entry.path, encoding="utf-8") as handle:
+                    text = handle.read()
                 segment = parse_file(text, segment_id=segment_id, project_id=project)
             except UnicodeDecodeError as exc:
                 problems.append((rel, *key, 1, f"not UTF-8 text: {exc.reason}"))
@@ -266,7 +267,8 @@ class MemoryStore:
                     created_at=draft.created_at or now,
                     last_touched_at=now,
                 )
-                existing[(segment.type, segment.text_hash)] = segment
+                if dedupe:
+                    existing[(segment.type, segment.text_hash)] = segment
                 fresh.append(segment)
                 result.append(segment)
             if fresh:
