@@ -228,7 +228,8 @@ def test_hook_register_scene_sources(make_workspace: MakeWorkspace) -> None:
             ".cuedeck/cards/abc123.md": "---\nstatus: active\n---\n# Card\n\n@.cuedeck/docs/a.md\n",
             ".cuedeck/docs/a.md": "# A\n\nsee @.cuedeck/docs/b.md\n",
             ".cuedeck/docs/b.md": "# B\n\nindirect\n",
-            "notes.txt": "remember the key sk_live_4eC39HqLyjWDarjtT1zdp7dcTYooMQauvdEDq54NiTphI7jx\n",
+            "notes.txt": "remember the key "
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dcTYooMQauvdEDq54NiTphI7jx\n",
         }
     )
     scene = build_scene(open_workspace(root, plugins=pm), "abc123")

@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("cuedeck_memory")
 
-from cuedeck.plugins import get_tools  # noqa: E402
-from cuedeck.workspace import Workspace, open_workspace  # noqa: E402
-from cuedeck_memory.store import MemoryStore  # noqa: E402
+from cuedeck.plugins import get_tools
+from cuedeck.workspace import Workspace, open_workspace
+from cuedeck_memory.store import MemoryStore
 
 KEY = "sk_live_4eC39HqLyjWDarjtT1zdp7dcTYooMQauvdEDq54NiTphI7jx"
 

@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("cuedeck_mcp")
 
-from mcp import MCPError  # noqa: E402
-from mcp.client import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp import MCPError
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
 
-from tests.mcp.conftest import CUE, environment  # noqa: E402
-from tests.memory.conftest import KEY, card  # noqa: E402
+from tests.mcp.conftest import CUE, environment
+from tests.memory.conftest import KEY, card
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -62,7 +62,7 @@ def test_pins_protect_from_pruning_and_unknown_ids_are_listed(
 
 
 def test_every_prune_is_a_gc_run(workspace: Workspace, capture: Capture) -> None:
-    a, b, c = capture("one", "two", "three")
+    a, _, c = capture("one", "two", "three")
     for _ in range(2):
         call(workspace, "context_gc_prune", project_id="p", segment_ids=[c], action="stash")
     [seg] = [
@@ -263,7 +263,7 @@ def test_snapshots_restore_and_paging(workspace: Workspace, capture: Capture) ->
         cursor = page["page"]["next_cursor"]
         if cursor is None:
             break
-    assert len(pages) > 3 and sorted(sum(pages, [])) == sorted([*ids, decision])
+    assert len(pages) > 3 and sorted(i for page in pages for i in page) == sorted([*ids, decision])
     from cuedeck_memory.operations import list_snapshots
 
     assert [s["name"] for s in list_snapshots(store_of(open_workspace(workspace.root)), "p")] == [

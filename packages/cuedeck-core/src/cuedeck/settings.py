@@ -193,7 +193,8 @@ class MemorySettings:
         True, "Mask secrets in segments before they are written to disk."
     )
     max_tokens: int = _setting(
-        8000, "Default reply budget of the memory tools, in tokens; longer replies page.",
+        8000,
+        "Default reply budget of the memory tools, in tokens; longer replies page.",
         minimum=100,
     )
     search_mode: str = _setting(

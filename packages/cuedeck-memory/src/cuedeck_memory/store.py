@@ -130,12 +130,15 @@ class MemoryStore:
             if not name.endswith(".md") or name.startswith("."):
                 continue
             segment_id = name[:-3]
-            rel = f"{MEMORY_DIR}/{project}/segments/{name}"
             try:
                 stat = entry.stat()
             except OSError:
                 continue
             key = (stat.st_mtime_ns, stat.st_size)
+            if known.get(segment_id) == key:  # the common case: nothing changed
+                seen.add(segment_id)
+                continue
+            rel = f"{MEMORY_DIR}/{project}/segments/{name}"
             if not valid_segment_id(segment_id):
                 problems.append((rel, *key, 1, f"{segment_id!r} is not a segment id"))
                 continue

@@ -3,7 +3,8 @@
 The health score is ``100 · (0.5 · usage + 0.25 · distribution + 0.25 · age)``; each
 factor is in [0, 1] and reported: ``usage`` is the share of the window still free,
 ``distribution`` one minus the token-weighted GC score of the candidates (how much of
-the working set is garbage, and how surely), ``age`` the token-weighted freshness ``0.5^(age / half-life)``.
+the working set is garbage, and how surely), ``age`` the token-weighted freshness
+``0.5^(age / half-life)``.
 Warnings at 60, 80 and 90 % name the next call and its measured effect: the GC plan
 that brings usage back to half the window is computed, and the warning says how many
 segments it stashes and how many tokens that frees.

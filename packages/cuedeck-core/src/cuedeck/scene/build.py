@@ -123,9 +123,7 @@ def build_scene(
         for extra_item, digest in extras:
             files[extra_item.path] = (extra_item.text, digest)
         # A stable sort: each extra joins the end of its priority level, the card stays first.
-        items = sorted(
-            [*items, *(extra for extra, _ in extras)], key=lambda item: -item.priority
-        )
+        items = sorted([*items, *(extra for extra, _ in extras)], key=lambda item: -item.priority)
 
     config_path = workspace.root / CONFIG_PATH
     config = (
