@@ -120,7 +120,8 @@ def find(
         return [(s, v) for s, v in keyword], "keyword"
     from cuedeck.plugins import get_searchers
 
-    searcher = get_searchers(store.workspace.plugins).get(mode)
+    # Both rank by meaning through the semantic searcher; hybrid fuses it with keyword.
+    searcher = get_searchers(store.workspace.plugins).get("semantic")
     rank_texts = getattr(searcher, "rank_texts", None)
     if rank_texts is None:
         return [(s, v) for s, v in keyword], f"keyword ({mode} unavailable: install cuedeck-search)"
