@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("cuedeck_search")
 
-from cuedeck.workspace import open_workspace  # noqa: E402
-from tests.memory.conftest import call  # noqa: E402
+from cuedeck.workspace import open_workspace
+from tests.memory.conftest import call
 
 pytestmark = pytest.mark.slow
 
