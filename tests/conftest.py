@@ -19,6 +19,7 @@ OPTIONAL = {
     "cuedeck_tasks": "tasks",
     "cuedeck_mcp": "mcp",
     "cuedeck_git": "git",
+    "cuedeck_memory": "memory",
 }
 collect_ignore = [
     folder for module, folder in OPTIONAL.items() if importlib.util.find_spec(module) is None

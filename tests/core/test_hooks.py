@@ -201,3 +201,45 @@ def test_hook_register_checks(make_workspace: MakeWorkspace) -> None:
     assert [p.message for p in failed] == [
         "check 'broken' failed: ZeroDivisionError: a bug in a check"
     ]
+
+
+class Notes:
+    @hookimpl
+    def register_scene_sources(self, register: Any) -> None:
+        import hashlib
+
+        from cuedeck.models import SceneExtra
+
+        def notes(workspace: Any, card_id: str) -> list[SceneExtra]:
+            data = (workspace.root / "notes.txt").read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            return [SceneExtra("notes.txt", f"Notes of {card_id}", data.decode(), digest)]
+
+        register("notes", notes)
+
+
+def test_hook_register_scene_sources(make_workspace: MakeWorkspace) -> None:
+    from cuedeck.scene import build_scene
+
+    pm = make_plugin_manager(entry_points=False)
+    pm.register(Notes(), name="notes")
+    root = make_workspace(
+        {
+            ".cuedeck/cards/abc123.md": "---\nstatus: active\n---\n# Card\n\n@.cuedeck/docs/a.md\n",
+            ".cuedeck/docs/a.md": "# A\n\nsee @.cuedeck/docs/b.md\n",
+            ".cuedeck/docs/b.md": "# B\n\nindirect\n",
+            "notes.txt": "remember the key "
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dcTYooMQauvdEDq54NiTphI7jx\n",
+        }
+    )
+    scene = build_scene(open_workspace(root, plugins=pm), "abc123")
+    roles = [(c["path"], c["role"], c["priority"]) for c in scene.manifest["candidates"]]
+    assert roles == [
+        (".cuedeck/cards/abc123.md", "card", 100),
+        (".cuedeck/docs/a.md", "direct", 50),
+        ("notes.txt", "memory", 40),
+        (".cuedeck/docs/b.md", "indirect", 25),
+    ]
+    assert "remember the key [REDACTED:" in scene.text
+    assert "sk_live_4eC39" not in scene.text
+    assert "notes.txt" in scene.manifest["inputs"]

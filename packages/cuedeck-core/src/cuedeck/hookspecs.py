@@ -21,7 +21,14 @@ import pluggy
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from cuedeck.models import Placement, SceneItem, SearchFilters, SearchResult, SecretSpan
+    from cuedeck.models import (
+        Placement,
+        SceneExtra,
+        SceneItem,
+        SearchFilters,
+        SearchResult,
+        SecretSpan,
+    )
     from cuedeck.workspace import Workspace
 
 PROJECT = "cuedeck"
@@ -65,6 +72,15 @@ class Masker(Protocol):
 
     def find_secrets(self, text: str) -> Iterable[SecretSpan]:
         """Spans of ``text`` to replace by a ``[REDACTED:rule#n]`` placeholder."""
+        ...
+
+
+@runtime_checkable
+class SceneSource(Protocol):
+    """Adds items to a card's scene beyond the files it references (memory, for one)."""
+
+    def __call__(self, workspace: Workspace, card_id: str) -> Iterable[SceneExtra]:
+        """Extras for the scene of card ``card_id``, in the order they should appear."""
         ...
 
 
@@ -234,4 +250,24 @@ def register_services(register: RegisterNamed) -> None:
         @hookimpl
         def register_services(register):
             register("notes", NoteStore)
+    """
+
+
+@hookspec
+def register_scene_sources(register: RegisterNamed) -> None:
+    """Register scene sources: more items for a card's scene than the files it references.
+
+    Called when a scene is built. ``register(name, source)`` takes a :class:`SceneSource`,
+    ``source(workspace, card_id) -> Iterable[SceneExtra]``. Each
+    :class:`~cuedeck.models.SceneExtra` names a workspace file (its bytes' sha256 makes
+    ``cue scene --check`` notice a change), its text, a priority and a role; the scene
+    masks it, counts it in the budget, lets the pruner fit it and lists it in the
+    manifest. cuedeck-memory registers ``memory`` (the card's pinned segments and
+    decisions at priority 40); ``[scene] memory = false`` leaves that source out.
+
+    Example::
+
+        @hookimpl
+        def register_scene_sources(register):
+            register("notes", lambda ws, card: [SceneExtra("notes.md", "Notes", text, sha)])
     """

@@ -32,12 +32,24 @@ LOCKS_DIR = f"{CACHE_DIR}/locks"
 CONFIRMATIONS_PATH = f"{CACHE_DIR}/confirmations.json"
 CONFIRMATIONS_LOCK = f"{CONFIRMATIONS_PATH}.lock"
 
+#: Context memory (cuedeck-memory): ``MEMORY_DIR/<project>/segments/<id>.md``, one
+#: file per segment, ``.../snapshots/<id>.json`` and ``.../project.json`` (the current
+#: task). One person's session context: git-ignored (docs/memory.md says why).
+MEMORY_DIR = f"{WORKSPACE_DIR}/memory"
+#: The memory index (rebuildable from the files, GC counters aside).
+MEMORY_DB = f"{CACHE_DIR}/memory.sqlite3"
+
 #: What ``cue init`` adds to the workspace's .gitignore.
-GITIGNORE_LINES = (f"{CACHE_DIR}/", SCENE_PATH, STATE_PATH)
+GITIGNORE_LINES = (f"{CACHE_DIR}/", SCENE_PATH, STATE_PATH, f"{MEMORY_DIR}/")
 
 #: A card id: six of a-z and 0-9; the card is ``CARDS_DIR/<id>.md``.
 CARD_ID_PATTERN = r"^[a-z0-9]{6}$"
 CARD_ID = re.compile(CARD_ID_PATTERN)
+
+
+def memory_lock(project_id: str) -> str:
+    """The lock writers of one memory project take."""
+    return f"{LOCKS_DIR}/memory-{project_id}.lock"
 
 
 def card_path(card_id: str) -> str:

@@ -172,6 +172,23 @@ class SceneItem:
 
 
 @attrs.frozen
+class SceneExtra:
+    """An item a scene source adds to a scene: text from workspace file ``path``.
+
+    ``sha256`` is of the file's bytes (what ``cue scene --check`` compares); ``text`` is
+    what the scene shows (masked by the scene); ``priority`` orders it among the levels
+    of :class:`SceneItem` (memory uses 40, between direct and indirect references).
+    """
+
+    path: str
+    title: str
+    text: str
+    sha256: str
+    priority: int = 40
+    role: str = "memory"
+
+
+@attrs.frozen
 class Placement:
     """What a pruner did with a scene item: ``whole``, ``section``, ``outline`` or ``dropped``.
 

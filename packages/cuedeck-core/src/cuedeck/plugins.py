@@ -27,7 +27,7 @@ from cuedeck.registry import Registered, Registry
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from cuedeck.hookspecs import Masker, Pruner, Searcher
+    from cuedeck.hookspecs import Masker, Pruner, SceneSource, Searcher
     from cuedeck.tokens import TokenCounter
     from cuedeck.tools import Tool
 
@@ -271,6 +271,11 @@ def get_checks(pm: PluginHost) -> dict[str, Callable[[Any], Any]]:
 def get_services(pm: PluginHost) -> dict[str, Callable[[Any], Any]]:
     """Workspace service factories by name."""
     return pm.items("register_services")
+
+
+def get_scene_sources(pm: PluginHost) -> dict[str, SceneSource]:
+    """Scene sources by name: ``source(workspace, card_id) -> [SceneExtra]``."""
+    return pm.items("register_scene_sources")
 
 
 def get_tools(pm: PluginHost) -> dict[str, Tool]:

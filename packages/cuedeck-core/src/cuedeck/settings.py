@@ -49,6 +49,11 @@ class SceneSettings:
         "includes, at priority 20; 0 follows none.",
         minimum=0,
     )
+    memory: bool = _setting(
+        True,
+        "Add the active card's pinned memory segments and decisions (cuedeck-memory) at "
+        "priority 40, between direct and indirect references.",
+    )
 
 
 @attrs.frozen
@@ -194,6 +199,36 @@ class TaskSettings:
 
 
 @attrs.frozen
+class MemorySettings:
+    """``[memory]``: context memory (cuedeck-memory): segments, usage, GC and stash."""
+
+    token_limit: int = _setting(
+        200000, "Context window that usage and health are measured against.", minimum=1
+    )
+    recency_window: int = _setting(
+        20,
+        "The current task's latest messages and decisions that are GC roots (never pruned).",
+        minimum=0,
+    )
+    half_life_hours: float = _setting(
+        24.0, "Age at which a segment's age factor in the GC score reaches 0.5.", minimum=0.01
+    )
+    mask_on_capture: bool = _setting(
+        True, "Mask secrets in segments before they are written to disk."
+    )
+    max_tokens: int = _setting(
+        8000,
+        "Default reply budget of the memory tools, in tokens; longer replies page.",
+        minimum=100,
+    )
+    search_mode: str = _setting(
+        "keyword",
+        "How stash queries are ranked: keyword (always), or semantic or hybrid through the "
+        "workspace's searchers when cuedeck-search is installed.",
+    )
+
+
+@attrs.frozen
 class RateLimit:
     """A token bucket: ``per_minute`` refill rate and ``burst`` capacity."""
 
@@ -223,6 +258,7 @@ class Config:
     tasks: TaskSettings = attrs.field(factory=TaskSettings)
     files: FileSettings = attrs.field(factory=FileSettings)
     git: GitSettings = attrs.field(factory=GitSettings)
+    memory: MemorySettings = attrs.field(factory=MemorySettings)
     rate_limits: dict[str, RateLimit] = attrs.field(factory=lambda: dict(DEFAULT_RATE_LIMITS))
     warnings: tuple[Problem, ...] = ()
     #: ``section.key`` -> its line in config.toml, to point at a value found wrong later.
@@ -262,4 +298,5 @@ SECTIONS: dict[str, type] = {
     "tasks": TaskSettings,
     "files": FileSettings,
     "git": GitSettings,
+    "memory": MemorySettings,
 }

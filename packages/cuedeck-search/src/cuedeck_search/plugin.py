@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
     from cuedeck.models import SearchFilters, SearchResult
     from cuedeck.workspace import Workspace
@@ -36,6 +38,13 @@ class ModeSearcher:
             query, mode=self.mode, limit=limit, filters=filters
         )
         return results
+
+    def rank_texts(self, workspace: Workspace, query: str, texts: Sequence[str]) -> list[float]:
+        """Semantic similarity of ``query`` to each text (for texts that are no files,
+        such as memory segments); every mode ranks texts by meaning."""
+        engine = workspace.service("search")
+        scores: list[float] = engine.rank_texts(query, texts)
+        return scores
 
 
 def _engine(workspace: Workspace) -> Any:

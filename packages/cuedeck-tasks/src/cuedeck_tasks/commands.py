@@ -341,13 +341,8 @@ def activate(card_id: str | None, clear: bool, as_json: bool) -> None:
         else:
             click.echo("no active card")
         return
-    from cuedeck_tasks.store import CardChanges
-
     store = _store()
-    found = store.get(store.resolve(card_id))
-    if found.status == "todo":
-        found = store.update(found.id, CardChanges(status="active")).card
-    set_active_card(workspace.root, found.id)
+    found = store.activate(store.resolve(card_id))
     if as_json:
         _emit_json({"active_card": found.id, "card": found.to_record()})
     else:

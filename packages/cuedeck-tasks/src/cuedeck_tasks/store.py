@@ -370,6 +370,17 @@ class CardStore:
             help="retry",
         )
 
+    def activate(self, card_id: str) -> Card:
+        """Make ``card_id`` the active card (what scenes pack and memory's current task
+        follows); a todo card becomes active. FileNotFound (1001) for an unknown id."""
+        from cuedeck.state import set_active_card
+
+        found = self.get(card_id)
+        if found.status == "todo":
+            found = self.update(found.id, CardChanges(status="active")).card
+        set_active_card(self.root, found.id)
+        return found
+
     def _check_overlap(
         self, card_id: str, changes: CardChanges, base: Card, current: Card, sha: str
     ) -> None:

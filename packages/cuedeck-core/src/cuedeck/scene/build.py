@@ -17,7 +17,9 @@ from cuedeck.scene.render import RENDERERS, Header, secret_counts
 from cuedeck.scene.selection import find_card
 
 if TYPE_CHECKING:
+    from cuedeck.masking import MaskSession
     from cuedeck.models import SceneItem
+    from cuedeck.scene.render import Renderer
     from cuedeck.workspace import Workspace
 else:
     # The tool's annotations name pydantic; ``cue --help`` imports this module without
@@ -116,6 +118,13 @@ def build_scene(
         # What an outline costs as a placed document: the longest framing plus its text.
         return counter.count(renderer.escape(text)) + wrapper
 
+    extras = _extras(workspace, header_card_id(card.path), session, renderer)
+    if extras:
+        for extra_item, digest in extras:
+            files[extra_item.path] = (extra_item.text, digest)
+        # A stable sort: each extra joins the end of its priority level, the card stays first.
+        items = sorted([*items, *(extra for extra, _ in extras)], key=lambda item: -item.priority)
+
     config_path = workspace.root / CONFIG_PATH
     config = (
         (CONFIG_PATH, hashlib.sha256(config_path.read_bytes()).hexdigest())
@@ -129,7 +138,7 @@ def build_scene(
         if problem.code == 1001 and problem.path in included
     )
     header = Header(
-        card=card.path.rsplit("/", 1)[-1].removesuffix(".md"),
+        card=header_card_id(card.path),
         card_path=card.path,
         title=card.title,
         token_limit=limit,
@@ -189,3 +198,41 @@ def build_scene(
         "secrets": secrets,
     }
     return Scene(text=text, manifest=manifest, placements=tuple(placements))
+
+
+def header_card_id(path: str) -> str:
+    """The card id of a card's path."""
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _extras(
+    workspace: Workspace, card_id: str, session: MaskSession, renderer: Renderer
+) -> list[tuple[SceneItem, str]]:
+    """What registered scene sources add for ``card_id``, masked and costed, with each
+    file's sha256; ``[scene] memory = false`` leaves the ``memory`` source out."""
+    from cuedeck.models import Placement, SceneItem
+    from cuedeck.plugins import get_scene_sources
+    from cuedeck.pruning import full_mode
+
+    found: list[tuple[SceneItem, str]] = []
+    for name, source in get_scene_sources(workspace.plugins).items():
+        if name == "memory" and not workspace.config.scene.memory:
+            continue
+        for extra in source(workspace, card_id):
+            text = session.mask(extra.text.rstrip(), path=extra.path)
+            item = SceneItem(
+                extra.path,
+                None,
+                extra.priority,
+                1,
+                text,
+                0,
+                extra.sha256,
+                role=extra.role,
+                title=extra.title,
+            )
+            tokens = workspace.token_counter.count(
+                renderer.block(Placement(item, full_mode(item), text, 0))
+            )
+            found.append((attrs.evolve(item, tokens=tokens), extra.sha256))
+    return found

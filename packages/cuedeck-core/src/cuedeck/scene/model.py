@@ -18,7 +18,14 @@ else:
 
 Format = Literal["markdown", "xml", "json"]
 FORMATS: tuple[str, ...] = ("markdown", "xml", "json")
-PRIORITIES = {"card": 100, "direct": 50, "indirect": 25, "linked": 20, "global": 10}
+PRIORITIES = {
+    "card": 100,
+    "direct": 50,
+    "memory": 40,
+    "indirect": 25,
+    "linked": 20,
+    "global": 10,
+}
 #: Hex digits of each input's sha256 written into the scene (the manifest is part of the
 #: budget; 48 bits are plenty to notice a changed file). ``--json`` has them in full.
 HASH_CHARS = 12

@@ -1,0 +1,339 @@
+"""``cue memory ...``: context memory from the command line.
+
+Every subcommand calls the registered tool (the code path MCP clients use) and takes
+``--json``; ``--project`` defaults to ``default``. Loaded by ``cue --help``, so only
+click is imported at module level.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from cuedeck.workspace import Workspace
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
+project_option = click.option(
+    "-p", "--project", default="default", show_default=True, help="Project id."
+)
+cursor_option = click.option("--cursor", help="next_cursor of the previous page.")
+tokens_option = click.option("--max-tokens", type=int, help="Reply budget in tokens.")
+
+
+def _workspace() -> Workspace:
+    workspace: Workspace = click.get_current_context().obj.workspace
+    return workspace
+
+
+def _call(tool: str, **arguments: Any) -> Any:
+    """Run the registered tool exactly as MCP clients do (validation included)."""
+    from cuedeck.plugins import get_tools
+
+    workspace = _workspace()
+    given = {name: value for name, value in arguments.items() if value is not None}
+    return get_tools(workspace.plugins)[tool].call(workspace, given)
+
+
+def _emit(value: Any, as_json: bool, lines: list[str] | None = None) -> None:
+    if as_json:
+        from cuedeck_cli.output import emit_json
+
+        emit_json(value)
+    else:
+        click.echo("\n".join(lines) if lines is not None else json.dumps(value, indent=2))
+
+
+def _segment_line(item: dict[str, Any]) -> str:
+    text = " ".join(item["text"].split())
+    pin = "*" if item["pinned"] else " "
+    return f"{item['segment_id']} {pin} {item['type']:<8} {item['tokens']:>6}  {text[:70]}"
+
+
+def _page_note(page: dict[str, Any]) -> list[str]:
+    if page.get("next_cursor"):
+        return [
+            f"... {page['total'] - page['offset'] - page['returned']} more: "
+            f"--cursor {page['next_cursor']}"
+        ]
+    return []
+
+
+@click.group()
+def memory() -> None:
+    """Context memory: capture segments, watch usage, collect garbage, stash, snapshot.
+
+    Segments are files under .cuedeck/memory/<project>/ (docs/memory.md).
+    """
+
+
+@memory.command()
+@project_option
+@click.option("--task", "task_id", help="Task id (default: the current task).")
+@click.option("--token-limit", type=int, help="Context window (default [memory] token_limit).")
+@json_option
+def status(project: str, task_id: str | None, token_limit: int | None, as_json: bool) -> None:
+    """Usage, health and advice (context_analyze_usage)."""
+    from cuedeck_memory.tools import _store
+
+    _store(_workspace()).refresh(project, full=True)
+    reply = _call(
+        "context_analyze_usage", project_id=project, task_id=task_id, token_limit=token_limit
+    )
+    metrics, health = reply["usage_metrics"], reply["health_score"]
+    lines = [
+        f"project {project}, task {reply['task_id'] or '-'}",
+        f"{metrics['total_tokens']:,} of {metrics['token_limit']:,} tokens "
+        f"({metrics['usage_percent']}%), {metrics['total_segments']} working segments, "
+        f"{metrics['pinned_segments_count']} pinned",
+        f"health {health['score']} ({', '.join(f'{k} {v}' for k, v in health['factors'].items())})",
+        *(r["message"] for r in reply["recommendations"]),
+    ]
+    _emit(reply, as_json, lines)
+
+
+@memory.command("list")
+@project_option
+@click.option("--task", "task_id", help="Task id (default: the current task).")
+@click.option("--all", "every", is_flag=True, help="Both tiers of the task (context).")
+@tokens_option
+@cursor_option
+@json_option
+def list_command(
+    project: str,
+    task_id: str | None,
+    every: bool,
+    max_tokens: int | None,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
+    """The working set (context_get_working_set), or with --all the task's context."""
+    tool = "context_get_task_context" if every else "context_get_working_set"
+    reply = _call(tool, project_id=project, task_id=task_id, max_tokens=max_tokens, cursor=cursor)
+    lines = [_segment_line(item) for item in reply["segments"]] + _page_note(reply["page"])
+    _emit(reply, as_json, lines or ["no segments"])
+
+
+@memory.command()
+@click.argument("segment_id")
+@project_option
+@json_option
+def show(segment_id: str, project: str, as_json: bool) -> None:
+    """One segment, whole."""
+    from cuedeck_memory.operations import refcounted
+    from cuedeck_memory.tools import _store
+
+    store = _store(_workspace())
+    store.refresh(project, full=True)
+    item = refcounted(store, project, [store.segment(project, segment_id)])[0]
+    meta = [f"{k}: {json.dumps(v)}" for k, v in item.items() if k != "text"]
+    _emit(item, as_json, [*meta, "", item["text"]])
+
+
+@memory.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@project_option
+@click.option("-t", "--type", "kind", default="note", show_default=True, help="Segment type.")
+@click.option("--task", "task_id", help="Task id (default: the current task).")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--topic", "topic_id", help="Topic id.")
+@click.option("--ref", "refs", multiple=True, help="A segment, card or doc it refers to.")
+@click.option("--pin", is_flag=True, help="Pin what is captured.")
+@json_option
+def capture(
+    files: tuple[str, ...],
+    project: str,
+    kind: str,
+    task_id: str | None,
+    tags: tuple[str, ...],
+    topic_id: str | None,
+    refs: tuple[str, ...],
+    pin: bool,
+    as_json: bool,
+) -> None:
+    """Capture text from stdin, or one segment per FILE (its path as file_path)."""
+    sources: list[tuple[str, str | None]] = []
+    if files:
+        for name in files:
+            with open(name, encoding="utf-8", errors="replace") as handle:
+                sources.append((handle.read(), name))
+    else:
+        sources.append((sys.stdin.read(), None))
+    segments = [
+        {
+            "text": text,
+            "type": kind,
+            "tags": list(tags),
+            "topic_id": topic_id,
+            "refs": list(refs),
+            "pinned": pin,
+            **({"file_path": path} if path else {}),
+        }
+        for text, path in sources
+        if text.strip()
+    ]
+    if not segments:
+        raise click.UsageError("nothing to capture: stdin and the files are empty")
+    reply = _call("context_capture", project_id=project, segments=segments, task_id=task_id)
+    lines = [*reply["segment_ids"], *(w["message"] for w in reply["warnings"])]
+    _emit(reply, as_json, lines)
+
+
+def _ids_command(name: str, tool: str, key: str, help_text: str) -> click.Command:
+    @click.command(name, help=help_text)
+    @click.argument("segment_ids", nargs=-1, required=True)
+    @project_option
+    @json_option
+    def command(segment_ids: tuple[str, ...], project: str, as_json: bool) -> None:
+        reply = _call(tool, project_id=project, segment_ids=list(segment_ids))
+        lines = [f"{name}ned {i}" for i in reply[key]] + [
+            f"error {e['segment_id']}: {e['message']}" for e in reply["errors"]
+        ]
+        _emit(reply, as_json, lines)
+
+    return command
+
+
+memory.add_command(_ids_command("pin", "context_gc_pin", "pinned_segments", "Pin segments."))
+memory.add_command(
+    _ids_command("unpin", "context_gc_unpin", "unpinned_segments", "Unpin segments.")
+)
+
+
+@memory.command()
+@click.argument("query", required=False)
+@project_option
+@click.option("--filters", help="JSON filters: file_path, task_id, tags, type, created_*.")
+@click.option("--ids", "segment_ids", multiple=True, help="Stash these segments instead.")
+@json_option
+def stash(
+    query: str | None,
+    project: str,
+    filters: str | None,
+    segment_ids: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Stash working segments by query and filters (context_stash), or by --ids."""
+    if segment_ids:
+        reply = _call(
+            "context_gc_prune", project_id=project, segment_ids=list(segment_ids), action="stash"
+        )
+        reply = {"stashed_segments": reply["pruned_segments"], **reply}
+    else:
+        reply = _call("context_stash", project_id=project, query=query, filters=filters)
+    _emit(reply, as_json, [f"stashed {len(reply['stashed_segments'])} segments"])
+
+
+@memory.command()
+@click.argument("query", required=False)
+@project_option
+@click.option("--filters", help="JSON filters: file_path, task_id, tags, type, created_*.")
+@click.option("--move", is_flag=True, help="Move what is found back to the working set.")
+@tokens_option
+@cursor_option
+@json_option
+def retrieve(
+    query: str | None,
+    project: str,
+    filters: str | None,
+    move: bool,
+    max_tokens: int | None,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
+    """Search the stash (ranked), and with --move bring the hits back."""
+    reply = _call(
+        "context_retrieve_stashed",
+        project_id=project,
+        query=query,
+        filters=filters,
+        move_to_active=move,
+        max_tokens=max_tokens,
+        cursor=cursor,
+    )
+    lines = [_segment_line(i) for i in reply["retrieved_segments"]] + _page_note(reply["page"])
+    _emit(reply, as_json, lines or ["nothing found"])
+
+
+@memory.command()
+@project_option
+@click.option("--target", type=int, help="Tokens to free: plan for them.")
+@click.option("--apply", is_flag=True, help="Stash the plan (or every candidate).")
+@click.option("--task", "task_id", help="Task id (default: the current task).")
+@json_option
+def gc(project: str, target: int | None, apply: bool, task_id: str | None, as_json: bool) -> None:
+    """Pruning candidates, a plan with --target, stashed with --apply."""
+    reply = _call(
+        "context_gc_analyze",
+        project_id=project,
+        task_id=task_id,
+        target_tokens=target,
+        max_tokens=1_000_000,
+    )
+    plan = reply.get("pruning_plan")
+    chosen = (
+        plan["stash_segments"] if plan else [c["segment_id"] for c in reply["pruning_candidates"]]
+    )
+    lines = [
+        f"{c['segment_id']} {c['score']:.3f} {c['tokens']:>6}  {c['reason']}"
+        for c in reply["pruning_candidates"][:50]
+    ]
+    if plan:
+        lines.append(plan["reason"])
+    if apply and chosen:
+        reply["applied"] = _call(
+            "context_gc_prune", project_id=project, segment_ids=chosen, action="stash"
+        )
+        lines.append(f"stashed {len(reply['applied']['pruned_segments'])} segments")
+    _emit(reply, as_json, lines or ["no candidates"])
+
+
+@memory.command()
+@click.argument("name", required=False)
+@project_option
+@click.option("--task", "task_id", help="Task id (default: the current task).")
+@click.option("--list", "listing", is_flag=True, help="List the project's snapshots instead.")
+@json_option
+def snapshot(
+    name: str | None, project: str, task_id: str | None, listing: bool, as_json: bool
+) -> None:
+    """Snapshot the task (context_create_task_snapshot), or --list the snapshots."""
+    if listing:
+        from cuedeck_memory.operations import list_snapshots
+        from cuedeck_memory.tools import _store
+
+        found = list_snapshots(_store(_workspace()), project)
+        lines = [
+            f"{s['snapshot_id']}  {s['name']}  {s['segments_snapshot']} segments" for s in found
+        ]
+        _emit({"snapshots": found}, as_json, lines or ["no snapshots"])
+        return
+    reply = _call("context_create_task_snapshot", project_id=project, task_id=task_id, name=name)
+    _emit(
+        reply,
+        as_json,
+        [f"{reply['snapshot_id']} {reply['name']}: {reply['segments_snapshot']} segments"],
+    )
+
+
+@memory.command()
+@project_option
+@click.option("--task", "task_id", help="Task id (default: the current task).")
+@tokens_option
+@json_option
+def restore(project: str, task_id: str | None, max_tokens: int | None, as_json: bool) -> None:
+    """Pins, working set and latest snapshot, fitted to a budget (context_restore)."""
+    reply = _call("context_restore", project_id=project, task_id=task_id, max_tokens=max_tokens)
+    lines = [_segment_line(i) for i in reply["segments"]] + _page_note(reply["page"])
+    _emit(reply, as_json, lines or ["nothing to restore"])
+
+
+@memory.command()
+@json_option
+def projects(as_json: bool) -> None:
+    """Projects with memory (context_list_projects)."""
+    reply = _call("context_list_projects")
+    _emit(reply, as_json, reply["projects"] or ["no projects"])

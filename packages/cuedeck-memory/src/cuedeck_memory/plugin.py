@@ -1,0 +1,84 @@
+"""The CueDeck plugin of cuedeck-memory (entry point ``cuedeck = memory``).
+
+Registers the ``memory`` service (the store), the context tools, ``cue memory``, the
+doctor check of segment files and the scene source of a card's pinned segments and
+decisions. Kept import-light: ``cue --help`` loads every plugin module.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cuedeck.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
+    from cuedeck.models import Problem, SceneExtra
+    from cuedeck.workspace import Workspace
+    from cuedeck_memory.store import MemoryStore
+
+
+def memory_store(workspace: Workspace) -> MemoryStore:
+    """The ``memory`` service: the workspace's :class:`~cuedeck_memory.store.MemoryStore`."""
+    from cuedeck_memory.store import MemoryStore
+
+    return MemoryStore(workspace)
+
+
+def segment_problems(workspace: Workspace) -> Iterable[Problem]:
+    """Doctor: every segment file that cannot be read, with its line."""
+    from cuedeck_memory.reports import segment_problems as check
+
+    return check(workspace)
+
+
+def scene_memory(workspace: Workspace, card_id: str) -> Iterable[SceneExtra]:
+    """Scene source: the card's pinned segments and decisions."""
+    from cuedeck_memory.reports import scene_extras
+
+    return scene_extras(workspace, card_id)
+
+
+@hookimpl
+def register_services(register: RegisterNamed) -> None:
+    register("memory", memory_store)
+
+
+@hookimpl
+def register_checks(register: RegisterNamed) -> None:
+    register("memory", segment_problems)
+
+
+@hookimpl
+def register_scene_sources(register: RegisterNamed) -> None:
+    register("memory", scene_memory)
+
+
+@hookimpl
+def register_tools(register: RegisterTool) -> None:
+    from cuedeck_memory import tools
+
+    register(tools.context_analyze_usage, category="memory")  # captures recent_messages
+    register(tools.context_get_working_set, category="memory", read_only=True, idempotent=True)
+    register(tools.context_gc_analyze, category="memory")
+    register(tools.context_gc_prune, category="memory", destructive=True)
+    register(tools.context_gc_pin, category="memory", idempotent=True)
+    register(tools.context_gc_unpin, category="memory", idempotent=True)
+    register(tools.context_stash, category="memory")
+    register(tools.context_search_stashed, category="memory", read_only=True, idempotent=True)
+    register(tools.context_retrieve_stashed, category="memory")
+    register(tools.context_list_projects, category="memory", read_only=True, idempotent=True)
+    register(tools.context_set_current_task, category="memory", idempotent=True)
+    register(tools.context_get_task_context, category="memory", read_only=True, idempotent=True)
+    register(tools.context_create_task_snapshot, category="memory")
+    register(tools.context_capture, category="memory")
+    register(tools.context_restore, category="memory", read_only=True, idempotent=True)
+
+
+@hookimpl
+def register_commands(register: RegisterCommand) -> None:
+    from cuedeck_memory.commands import memory
+
+    register(memory)

@@ -1,0 +1,309 @@
+"""Segments: one piece of an agent's context, and the file that holds it.
+
+A segment file is markdown with a frontmatter, ``.cuedeck/memory/<project>/segments/
+<id>.md``: the fields below as ``key: value`` lines (values written as JSON, which is
+YAML too, so a person may edit them in either syntax), then the segment's text. What
+the file holds is the truth; the index adds what can be derived (tokens, text hash)
+and what every GC run updates (generation, survival count, last touch).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+from cuedeck.errors import InvalidInput
+
+#: Segment types the reference knows; anything else is kept and weighted as a note.
+TYPES = ("message", "code", "log", "decision", "note", "summary")
+#: How readily a type is pruned (the GC score's type factor, in [0, 1]).
+TYPE_WEIGHTS = {
+    "log": 1.0,
+    "message": 0.7,
+    "code": 0.6,
+    "note": 0.5,
+    "summary": 0.3,
+    "decision": 0.2,
+}
+TIERS = ("working", "stashed")
+#: Generations by GC runs survived: young below 2, mature below 5, then old.
+GENERATIONS = ((2, "young"), (5, "mature"))
+OLD = "old"
+
+PROJECT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+SEGMENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+_PROJECT = re.compile(PROJECT_PATTERN)
+_SEGMENT = re.compile(SEGMENT_PATTERN)
+_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+
+#: Frontmatter keys in the order they are written.
+FILE_FIELDS = (
+    "id",
+    "type",
+    "project_id",
+    "task_id",
+    "tags",
+    "file_path",
+    "line_range",
+    "topic_id",
+    "refs",
+    "created_at",
+    "pinned",
+    "tier",
+)
+
+
+def type_weight(kind: str) -> float:
+    """The GC type factor of ``kind`` (unknown types weigh as notes)."""
+    return TYPE_WEIGHTS.get(kind, TYPE_WEIGHTS["note"])
+
+
+def generation_of(survived: int) -> str:
+    """The generation of a segment that survived ``survived`` GC runs."""
+    for limit, name in GENERATIONS:
+        if survived < limit:
+            return name
+    return OLD
+
+
+def new_id(now: float) -> str:
+    """A fresh segment id: 8 characters of time (sortable) and 6 random ones."""
+    stamp = int(now * 1000)
+    head = ""
+    for _ in range(9):
+        stamp, digit = divmod(stamp, 32)
+        head = _ID_ALPHABET[digit] + head
+    tail = "".join(secrets.choice(_ID_ALPHABET) for _ in range(6))
+    return f"{head}{tail}"
+
+
+def check_project(project_id: str) -> str:
+    """``project_id`` if it can name a folder, else InvalidInput (1004)."""
+    if not isinstance(project_id, str) or not _PROJECT.match(project_id):
+        raise InvalidInput(
+            f"{project_id!r} is not a project id (letters, digits, '.', '_', '-'; up to 64)",
+            field="project_id",
+        )
+    return project_id
+
+
+def valid_segment_id(segment_id: str) -> bool:
+    """Whether ``segment_id`` can name a segment file."""
+    return bool(_SEGMENT.match(segment_id))
+
+
+def iso(timestamp: float) -> str:
+    """``timestamp`` as ISO 8601 UTC with a ``Z``."""
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+def parse_time(value: Any, *, field: str) -> float:
+    """An ISO 8601 time (or epoch seconds) as epoch seconds; naive times are UTC."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, datetime):
+        when = value
+    else:
+        try:
+            when = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidInput(f"{value!r} is not an ISO 8601 time", field=field) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp()
+
+
+@attrs.frozen
+class Segment:
+    """One segment: the fields of its file, plus what the index derives and GC updates."""
+
+    id: str
+    type: str
+    text: str
+    project_id: str
+    created_at: float
+    task_id: str | None = None
+    tags: tuple[str, ...] = ()
+    file_path: str | None = None
+    line_range: tuple[int, int] | None = None
+    topic_id: str | None = None
+    refs: tuple[str, ...] = ()
+    pinned: bool = False
+    tier: str = "working"
+    # Derived or kept by the index:
+    tokens: int = 0
+    text_hash: str = ""
+    last_touched_at: float = 0.0
+    gc_survival_count: int = 0
+
+    @property
+    def generation(self) -> str:
+        """young, mature or old, by GC runs survived."""
+        return generation_of(self.gc_survival_count)
+
+    @property
+    def path(self) -> str:
+        """The workspace-relative path of the segment's file."""
+        from cuedeck.layout import MEMORY_DIR
+
+        return f"{MEMORY_DIR}/{self.project_id}/segments/{self.id}.md"
+
+
+class SegmentFileError(ValueError):
+    """A segment file that cannot be read: the message and the 1-based line."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def render_file(segment: Segment) -> str:
+    """The text of ``segment``'s file."""
+    values: dict[str, Any] = {
+        "id": segment.id,
+        "type": segment.type,
+        "project_id": segment.project_id,
+        "task_id": segment.task_id,
+        "tags": list(segment.tags),
+        "file_path": segment.file_path,
+        "line_range": list(segment.line_range) if segment.line_range else None,
+        "topic_id": segment.topic_id,
+        "refs": list(segment.refs),
+        "created_at": iso(segment.created_at),
+        "pinned": segment.pinned,
+        "tier": segment.tier,
+    }
+    lines = ["---"]
+    lines.extend(f"{key}: {json.dumps(values[key], ensure_ascii=False)}" for key in FILE_FIELDS)
+    lines.append("---")
+    return "\n".join(lines) + "\n" + segment.text + "\n"
+
+
+def _frontmatter(text: str) -> tuple[dict[str, Any], dict[str, int], str]:
+    """The frontmatter values, each key's line, and the body of a segment file."""
+    if not text.startswith("---\n"):
+        raise SegmentFileError("a segment file starts with a '---' frontmatter line", 1)
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise SegmentFileError("the frontmatter has no closing '---' line", 1)
+    block = text[4 : end + 1]
+    body = text[end + 5 :]
+    values: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    fast = True
+    for number, line in enumerate(block.splitlines(), start=2):
+        key, sep, raw = line.partition(": ")
+        if not sep or not key.isidentifier():
+            fast = False
+            break
+        try:
+            values[key] = json.loads(raw)
+        except ValueError:
+            fast = False
+            break
+        lines[key] = number
+    if not fast:  # written by hand in YAML syntax
+        import yaml
+
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        try:
+            loaded = yaml.load(block, Loader=loader)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.context_mark or exc.problem_mark
+            where = mark.line + 2 if mark is not None else 2
+            raise SegmentFileError(f"frontmatter is not valid YAML: {exc.problem}", where) from None
+        except yaml.YAMLError as exc:
+            raise SegmentFileError(f"frontmatter is not valid YAML: {exc}", 2) from None
+        if not isinstance(loaded, dict):
+            raise SegmentFileError("the frontmatter is not a mapping of keys to values", 2)
+        values = {str(k): v for k, v in loaded.items()}
+        for number, text_line in enumerate(block.splitlines(), start=2):
+            name = text_line.split(":", 1)[0].strip()
+            if name in values and name not in lines:
+                lines[name] = number
+    return values, lines, body
+
+
+def _strings(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str | int) for v in value):
+        return tuple(str(v) for v in value)
+    return None
+
+
+def parse_file(text: str, *, segment_id: str, project_id: str) -> Segment:
+    """The segment in a file's ``text``; SegmentFileError naming the line if it is bad.
+
+    ``segment_id`` and ``project_id`` come from the file's place; a frontmatter that
+    names others is an error (a copied file must be renamed with its id).
+    """
+    values, lines, body = _frontmatter(text)
+
+    def bad(key: str, message: str) -> SegmentFileError:
+        return SegmentFileError(f"{key}: {message}", lines.get(key, 1))
+
+    if values.get("id", segment_id) != segment_id:
+        raise bad("id", f"{values['id']!r} differs from the file name {segment_id!r}")
+    if values.get("project_id", project_id) != project_id:
+        raise bad("project_id", f"{values['project_id']!r} differs from the folder {project_id!r}")
+    kind = values.get("type", "note")
+    if not isinstance(kind, str) or not kind:
+        raise bad("type", "expected a word such as message, code, log, decision, note")
+    optional: dict[str, str | None] = {}
+    for key in ("task_id", "file_path", "topic_id"):
+        value = values.get(key)
+        if value is not None and not isinstance(value, str | int):
+            raise bad(key, "expected a string or null")
+        optional[key] = None if value is None else str(value)
+    tags, refs = _strings(values.get("tags")), _strings(values.get("refs"))
+    if tags is None:
+        raise bad("tags", "expected a list of strings")
+    if refs is None:
+        raise bad("refs", "expected a list of strings")
+    raw_range = values.get("line_range")
+    line_range: tuple[int, int] | None = None
+    if raw_range is not None:
+        if (
+            not isinstance(raw_range, list)
+            or len(raw_range) != 2
+            or not all(isinstance(n, int) and not isinstance(n, bool) for n in raw_range)
+        ):
+            raise bad("line_range", "expected [first, last] line numbers")
+        line_range = (raw_range[0], raw_range[1])
+    pinned = values.get("pinned", False)
+    if not isinstance(pinned, bool):
+        raise bad("pinned", "expected true or false")
+    tier = values.get("tier", "working")
+    if tier not in TIERS:
+        raise bad("tier", f"expected one of {', '.join(TIERS)}")
+    try:
+        created = parse_time(values.get("created_at", 0), field="created_at")
+    except InvalidInput as exc:
+        raise bad("created_at", exc.message) from None
+    return Segment(
+        id=segment_id,
+        type=kind,
+        text=body[:-1] if body.endswith("\n") else body,
+        project_id=project_id,
+        created_at=created,
+        task_id=optional["task_id"],
+        tags=tags,
+        file_path=optional["file_path"],
+        line_range=line_range,
+        topic_id=optional["topic_id"],
+        refs=refs,
+        pinned=pinned,
+        tier=tier,
+    )

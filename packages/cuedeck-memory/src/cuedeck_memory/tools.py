@@ -1,0 +1,422 @@
+"""The memory tools: the reference API (same names and parameters) plus capture and restore.
+
+Typed functions served to MCP, the CLI and Python alike. Lists of segments page to
+``max_tokens`` (``[memory] max_tokens`` by default) with ``cursor``. Errors are CueErrors:
+1004 bad input, 1001 unknown segment, 1009 a delete without a valid confirmation token.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+
+from pydantic import Field
+from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
+
+from cuedeck.errors import InvalidInput
+from cuedeck_memory import gc, ranking, usage
+from cuedeck_memory.operations import (
+    capture_segments,
+    page_segments,
+    prune,
+    refcounted,
+    restore,
+    set_current_task,
+    set_pinned,
+    snapshot,
+    task_segments,
+)
+from cuedeck_memory.segments import PROJECT_PATTERN, check_project
+
+if TYPE_CHECKING:
+    # cuedeck.tools.Tool supplies Workspace when it reads the signatures.
+    from cuedeck.workspace import Workspace
+    from cuedeck_memory.store import MemoryStore
+
+ProjectId = Annotated[str, Field(pattern=PROJECT_PATTERN, description="Project identifier")]
+OptionalTask = Annotated[
+    str | None, Field(max_length=200, description="Task id (default: the current task)")
+]
+Descriptors = Annotated[
+    dict[str, Any] | str | None,
+    Field(description="recent_messages, current_file, token_usage (object or JSON string)"),
+]
+FiltersArg = Annotated[
+    dict[str, Any] | str | None,
+    Field(
+        description="file_path, task_id, tags, type, created_after, created_before "
+        "(object or JSON string)"
+    ),
+]
+MaxTokens = Annotated[
+    int | None, Field(ge=100, description="Reply budget in tokens (default [memory] max_tokens)")
+]
+Cursor = Annotated[str | None, Field(description="next_cursor of the previous page")]
+SegmentIds = Annotated[list[str], Field(min_length=1, max_length=10_000)]
+
+
+class SegmentInput(TypedDict, total=False):
+    """A segment to capture; only ``text`` is required."""
+
+    text: Annotated[str, Field(min_length=1)]
+    type: Annotated[str, Field(description="message, code, log, decision, note, summary")]
+    task_id: str | None
+    tags: list[str]
+    file_path: str | None
+    line_range: Annotated[list[int] | None, Field(min_length=2, max_length=2)]
+    topic_id: str | None
+    refs: Annotated[list[str], Field(description="Segment ids, card ids or doc references")]
+    pinned: bool
+
+
+def _store(workspace: Workspace) -> MemoryStore:
+    return cast("MemoryStore", workspace.service("memory"))
+
+
+def _budget(store: MemoryStore, max_tokens: int | None) -> int:
+    return max_tokens or store.settings.max_tokens
+
+
+# --- monitoring --------------------------------------------------------------------------
+
+
+def context_analyze_usage(
+    workspace: Workspace,
+    project_id: ProjectId,
+    context_descriptors: Descriptors = None,
+    task_id: OptionalTask = None,
+    token_limit: Annotated[int | None, Field(ge=1)] = None,
+) -> dict[str, Any]:
+    """Analyze context usage: metrics, health score, recommendations and warnings.
+
+    Warnings at 60/80/90% name the call to make and its measured effect. Descriptors'
+    recent_messages are captured (deduplicated), current_file becomes a GC root and
+    token_usage overrides the measured usage. token_limit defaults to [memory] token_limit.
+    """
+    store = _store(workspace)
+    described = usage.ingest(store, project_id, context_descriptors, task_id)
+    reply = usage.report(
+        store, project_id, task_id=task_id, token_limit=token_limit, descriptors=described
+    )
+    if described.captured:
+        reply["captured_segments"] = list(described.captured)
+    return reply
+
+
+def context_get_working_set(
+    workspace: Workspace,
+    project_id: ProjectId,
+    task_id: OptionalTask = None,
+    max_tokens: MaxTokens = None,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    """Get the working set: the current task's working segments (and pinned ones)."""
+    store = _store(workspace)
+    task = task_id or store.current_task(project_id)
+    found = task_segments(store, project_id, task, tiers=("working",), pinned=True)
+    segments, page = page_segments(store, found, _budget(store, max_tokens), cursor)
+    total = sum(s.tokens for s in found)
+    last = max((s.last_touched_at or s.created_at for s in found), default=None)
+    from cuedeck_memory.segments import iso
+
+    return {
+        "working_set": {
+            "project_id": project_id,
+            "task_id": task,
+            "total_tokens": total,
+            "last_updated": iso(last) if last else None,
+        },
+        "segments": segments,
+        "total_tokens": total,
+        "segment_count": len(found),
+        "page": page,
+    }
+
+
+def context_get_task_context(
+    workspace: Workspace,
+    project_id: ProjectId,
+    task_id: OptionalTask = None,
+    max_tokens: MaxTokens = None,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    """Get every segment of a task, from both tiers (working and stashed)."""
+    store = _store(workspace)
+    task = task_id or store.current_task(project_id)
+    if task is None:
+        raise InvalidInput("no task_id given and the project has no current task", field="task_id")
+    found = task_segments(store, project_id, task, tiers=("working", "stashed"))
+    segments, page = page_segments(store, found, _budget(store, max_tokens), cursor)
+    return {
+        "task_id": task,
+        "segments": segments,
+        "total_tokens": sum(s.tokens for s in found),
+        "segment_count": len(found),
+        "page": page,
+    }
+
+
+def context_list_projects(workspace: Workspace) -> dict[str, Any]:
+    """List every project id with memory in this workspace."""
+    return {"projects": _store(workspace).projects()}
+
+
+# --- pruning -----------------------------------------------------------------------------
+
+
+def context_gc_analyze(
+    workspace: Workspace,
+    project_id: ProjectId,
+    context_descriptors: Descriptors = None,
+    task_id: OptionalTask = None,
+    target_tokens: Annotated[int | None, Field(ge=1)] = None,
+    max_tokens: MaxTokens = None,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    """Find pruning candidates (score, tokens, age, reason); with target_tokens, a plan.
+
+    Roots (recent messages and decisions of the current task, the current file's
+    segments, pinned ones, the active card's and its dependencies') and what they reach
+    are never candidates. The plan says whether the target is met or only partly.
+    """
+    store = _store(workspace)
+    described = usage.ingest(store, project_id, context_descriptors, task_id)
+    analysis = gc.analyze(store, project_id, task_id=task_id, current_file=described.current_file)
+    budget = _budget(store, max_tokens)
+    items = [c.to_dict() for c in analysis.candidates]
+    reply: dict[str, Any] = {
+        "total_candidates": len(items),
+        "estimated_tokens_freed": sum(c.tokens for c in analysis.candidates),
+        "roots": len(analysis.roots),
+        "reachable": len(analysis.reached),
+        "working_tokens": analysis.working_tokens,
+    }
+    if target_tokens is not None:
+        proposal = gc.plan(analysis, target_tokens)
+        chosen = proposal.pop("candidates")
+        proposal["candidates_count"] = len(chosen)
+        reply["pruning_plan"] = proposal
+    from cuedeck_memory.replies import page
+
+    count = store.workspace.token_counter.count
+    used = count(str(reply)) if target_tokens is not None else 0
+    reply["pruning_candidates"], reply["page"] = page(items, count, budget, cursor, used=used)
+    return reply
+
+
+def context_gc_prune(
+    workspace: Workspace,
+    project_id: ProjectId,
+    segment_ids: SegmentIds,
+    action: Literal["stash", "delete"],
+    confirm: bool = False,
+    confirmation_token: Annotated[
+        str | None, Field(description="The token a first delete call returned")
+    ] = None,
+) -> dict[str, Any]:
+    """Stash (reversible) or delete segments; pinned or unknown ids are listed in errors.
+
+    Delete takes two calls: with confirm=true the first answers requires_confirmation
+    and a single-use token (5 minutes, bound to the project, action and these exact
+    ids); the second, with that token, deletes. Each prune counts as a GC run.
+    """
+    return prune(_store(workspace), project_id, segment_ids, action, confirm, confirmation_token)
+
+
+def context_gc_pin(
+    workspace: Workspace, project_id: ProjectId, segment_ids: SegmentIds
+) -> dict[str, Any]:
+    """Pin segments: GC never prunes them, and a card's pinned segments join its scene."""
+    done, errors = set_pinned(_store(workspace), project_id, segment_ids, True)
+    return {"pinned_segments": done, "errors": errors}
+
+
+def context_gc_unpin(
+    workspace: Workspace, project_id: ProjectId, segment_ids: SegmentIds
+) -> dict[str, Any]:
+    """Unpin segments so that GC may prune them again."""
+    done, errors = set_pinned(_store(workspace), project_id, segment_ids, False)
+    return {"unpinned_segments": done, "errors": errors}
+
+
+# --- stashing ----------------------------------------------------------------------------
+
+
+def context_stash(
+    workspace: Workspace,
+    project_id: ProjectId = "default",
+    query: Annotated[str | None, Field(description="Ranked match on segment text")] = None,
+    filters: FiltersArg = None,
+) -> dict[str, Any]:
+    """Move working segments matching a query and filters to the stash (pinned ones stay)."""
+    store = _store(workspace)
+    parsed = ranking.parse_filters(filters)
+    if not query and not parsed.given:
+        raise InvalidInput(
+            "give a query or filters: stashing everything is not a filter", field="query"
+        )
+    matched, _ = ranking.find(store, project_id, query, parsed, ("working",))
+    pinned = [s.id for s, _ in matched if s.pinned]
+    wanted = [s.id for s, _ in matched if not s.pinned]
+    reply = prune(store, project_id, wanted, "stash", False, None) if wanted else None
+    errors = [
+        {"segment_id": i, "error": "pinned", "message": "pinned segments are not stashed"}
+        for i in pinned
+    ]
+    return {
+        "stashed_segments": reply["pruned_segments"] if reply else [],
+        "tokens_stashed": reply["tokens_freed"] if reply else 0,
+        "segments_matched": len(matched),
+        "errors": errors + (reply["errors"] if reply else []),
+    }
+
+
+def context_search_stashed(
+    workspace: Workspace,
+    project_id: Annotated[str | None, Field(pattern=PROJECT_PATTERN)] = None,
+    query: Annotated[str | None, Field(description="Ranked search of segment text")] = None,
+    filters: FiltersArg = None,
+    limit: Annotated[int, Field(ge=1, le=1000)] = 50,
+    max_tokens: MaxTokens = None,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    """Search stashed segments (read-only), ranked by query through the searchers.
+
+    Without project_id every project is searched.
+    """
+    store = _store(workspace)
+    parsed = ranking.parse_filters(filters)
+    projects = [check_project(project_id)] if project_id else store.projects()
+    found: list[tuple[Any, float | None]] = []
+    mode = "newest first"
+    for project in projects:
+        hits, mode = ranking.find(store, project, query, parsed, ("stashed",), limit=limit)
+        found.extend(hits)
+    if len(projects) > 1:
+        found.sort(key=lambda pair: -(pair[1] or 0.0) if query else -pair[0].created_at)
+    found = found[:limit]
+    segments, page = page_segments(
+        store,
+        [s for s, _ in found],
+        _budget(store, max_tokens),
+        cursor,
+        scores=[v for _, v in found],
+    )
+    return {
+        "segments": segments,
+        "total_matches": len(found),
+        "query": query,
+        "ranking": mode,
+        "filters_applied": parsed.given,
+        "page": page,
+    }
+
+
+def context_retrieve_stashed(
+    workspace: Workspace,
+    project_id: ProjectId = "default",
+    query: Annotated[str | None, Field(description="Ranked search of segment text")] = None,
+    filters: FiltersArg = None,
+    move_to_active: bool = False,
+    max_tokens: MaxTokens = None,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    """Fetch stashed segments by query and filters; move_to_active restores them."""
+    store = _store(workspace)
+    parsed = ranking.parse_filters(filters)
+    found, mode = ranking.find(store, project_id, query, parsed, ("stashed",), limit=1000)
+    segments = [s for s, _ in found]
+    items, page = page_segments(
+        store, segments, _budget(store, max_tokens), cursor, scores=[v for _, v in found]
+    )
+    reply: dict[str, Any] = {
+        "retrieved_segments": items,
+        "segments_found": len(segments),
+        "ranking": mode,
+        "page": page,
+    }
+    if move_to_active:
+        from cuedeck_memory.operations import move_to_working
+
+        reply["moved_to_active"] = move_to_working(store, project_id, [s.id for s in segments])
+    return reply
+
+
+# --- tasks -------------------------------------------------------------------------------
+
+
+def context_set_current_task(
+    workspace: Workspace,
+    project_id: ProjectId,
+    task_id: Annotated[str | None, Field(max_length=200, description="None clears it")] = None,
+) -> dict[str, Any]:
+    """Set the project's current task; a card id also activates that card (cue card activate)."""
+    return set_current_task(_store(workspace), project_id, task_id)
+
+
+def context_create_task_snapshot(
+    workspace: Workspace,
+    project_id: ProjectId,
+    task_id: OptionalTask = None,
+    name: Annotated[str | None, Field(max_length=200)] = None,
+) -> dict[str, Any]:
+    """Snapshot a task's segments and pins under a name, persisted and listable."""
+    return snapshot(_store(workspace), project_id, task_id, name)
+
+
+def context_capture(
+    workspace: Workspace,
+    project_id: ProjectId,
+    segments: Annotated[list[SegmentInput], Field(min_length=1, max_length=10_000)],
+    task_id: OptionalTask = None,
+    token_limit: Annotated[int | None, Field(ge=1)] = None,
+) -> dict[str, Any]:
+    """Capture segments in one call: their ids out, with the usage after and its advice.
+
+    Secrets are masked before anything is written ([memory] mask_on_capture).
+    """
+    store = _store(workspace)
+    captured = capture_segments(store, project_id, cast("list[dict[str, Any]]", segments), task_id)
+    after = usage.report(store, project_id, task_id=task_id, token_limit=token_limit)
+    return {
+        "segment_ids": [s.id for s in captured],
+        "captured": len(captured),
+        "tokens": sum(s.tokens for s in captured),
+        "usage_metrics": after["usage_metrics"],
+        "health_score": after["health_score"],
+        "warnings": after["warnings"],
+        "suggested_actions": after["suggested_actions"],
+    }
+
+
+def context_restore(
+    workspace: Workspace,
+    project_id: ProjectId,
+    task_id: OptionalTask = None,
+    max_tokens: MaxTokens = None,
+) -> dict[str, Any]:
+    """The current task's pins, working set and latest snapshot, fitted to max_tokens.
+
+    What to call at session start or when the working set is empty.
+    """
+    store = _store(workspace)
+    return restore(store, project_id, task_id, _budget(store, max_tokens))
+
+
+__all__ = [
+    "context_analyze_usage",
+    "context_capture",
+    "context_create_task_snapshot",
+    "context_gc_analyze",
+    "context_gc_pin",
+    "context_gc_prune",
+    "context_gc_unpin",
+    "context_get_task_context",
+    "context_get_working_set",
+    "context_list_projects",
+    "context_restore",
+    "context_retrieve_stashed",
+    "context_search_stashed",
+    "context_set_current_task",
+    "context_stash",
+    "refcounted",
+]

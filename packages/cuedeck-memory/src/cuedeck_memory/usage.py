@@ -1,0 +1,252 @@
+"""Usage, health and advice: what ``context_analyze_usage`` and ``context_capture`` report.
+
+The health score is ``100 · (0.5 · usage + 0.25 · distribution + 0.25 · age)``; each
+factor is in [0, 1] and reported: ``usage`` is the share of the window still free,
+``distribution`` one minus the token-weighted GC score of the candidates (how much of
+the working set is garbage, and how surely), ``age`` the token-weighted freshness
+``0.5^(age / half-life)``.
+Warnings at 60, 80 and 90 % name the next call and its measured effect: the GC plan
+that brings usage back to half the window is computed, and the warning says how many
+segments it stashes and how many tokens that frees.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from cuedeck.errors import InvalidInput
+from cuedeck_memory import gc
+from cuedeck_memory.segments import Segment
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from cuedeck_memory.store import MemoryStore
+
+LEVELS = ((90.0, "urgent"), (80.0, "high"), (60.0, "warning"))
+#: Where the advice aims: half the window.
+TARGET_PERCENT = 50.0
+
+
+@attrs.frozen
+class Descriptors:
+    """What a platform's context descriptors told us."""
+
+    current_file: str | None = None
+    current_tokens: int | None = None
+    limit: int | None = None
+    captured: tuple[str, ...] = ()
+
+
+def ingest(
+    store: MemoryStore,
+    project: str,
+    raw: Mapping[str, Any] | str | None,
+    task_id: str | None,
+) -> Descriptors:
+    """Read descriptors: ``recent_messages`` become message segments (deduplicated by
+    hash), ``current_file`` a GC root, ``token_usage`` overrides the measured usage."""
+    if raw is None or raw == "":
+        return Descriptors()
+    if isinstance(raw, str):
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise InvalidInput(
+                f"context_descriptors is not valid JSON: {exc}", field="context_descriptors"
+            ) from None
+    else:
+        data = dict(raw)
+    if not isinstance(data, dict):
+        raise InvalidInput("context_descriptors must be an object", field="context_descriptors")
+    current = data.get("current_file")
+    path = current.get("path") if isinstance(current, dict) else current
+    if path is not None and not isinstance(path, str):
+        raise InvalidInput("current_file.path must be a string", field="current_file")
+    usage = data.get("token_usage") or {}
+    if not isinstance(usage, dict):
+        raise InvalidInput("token_usage must be an object", field="token_usage")
+    tokens, limit = usage.get("current"), usage.get("limit")
+    for name, value in (("current", tokens), ("limit", limit)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise InvalidInput(
+                f"token_usage.{name} must be an integer", field=f"token_usage.{name}"
+            )
+    messages = data.get("recent_messages") or []
+    if not isinstance(messages, list):
+        raise InvalidInput("recent_messages must be a list", field="recent_messages")
+    drafts = []
+    task = task_id or store.current_task(project)
+    for n, message in enumerate(messages):
+        if isinstance(message, dict):
+            text = message.get("content", message.get("text"))
+            role = message.get("role")
+        else:
+            text, role = message, None
+        if not isinstance(text, str):
+            raise InvalidInput("a message has no text", field=f"recent_messages.{n}")
+        if text.strip():
+            tags = (f"role:{role}",) if isinstance(role, str) else ()
+            drafts.append(_draft(store, text, "message", task, tags))
+    captured = store.add(project, drafts, dedupe=True) if drafts else []
+    return Descriptors(
+        current_file=path,
+        current_tokens=tokens,
+        limit=limit if limit and limit > 0 else None,
+        captured=tuple(s.id for s in captured),
+    )
+
+
+def _draft(
+    store: MemoryStore, text: str, kind: str, task: str | None, tags: tuple[str, ...]
+) -> Segment:
+    masked = store.workspace.mask(text) if store.settings.mask_on_capture else text
+    return Segment(
+        id="", type=kind, text=masked, project_id="", created_at=0.0, task_id=task, tags=tags
+    )
+
+
+def report(
+    store: MemoryStore,
+    project: str,
+    *,
+    task_id: str | None = None,
+    token_limit: int | None = None,
+    descriptors: Descriptors | None = None,
+) -> dict[str, Any]:
+    """The full usage report of ``project`` (the reply of ``context_analyze_usage``)."""
+    described = descriptors or Descriptors()
+    store.refresh(project)
+    now = store.clock()
+    rows = store.index.light(project, ("working",))
+    analysis = gc.analyze(
+        store, project, task_id=task_id, current_file=described.current_file, now=now, rows=rows
+    )
+    limit = token_limit or described.limit or store.settings.token_limit
+    measured = analysis.working_tokens
+    current = described.current_tokens if described.current_tokens is not None else measured
+    percent = 100.0 * current / limit
+    tokens_by_type: dict[str, int] = {}
+    segments_by_type: dict[str, int] = {}
+    tokens_by_task: dict[str, int] = {}
+    ages = []
+    pinned_count = pinned_tokens = 0
+    freshness = 0.0
+    half_life = store.settings.half_life_hours
+    for row in rows:
+        tokens_by_type[row.type] = tokens_by_type.get(row.type, 0) + row.tokens
+        segments_by_type[row.type] = segments_by_type.get(row.type, 0) + 1
+        task = row.task_id or "(none)"
+        tokens_by_task[task] = tokens_by_task.get(task, 0) + row.tokens
+        age = max(0.0, (now - row.created_at) / 3600.0)
+        ages.append(age)
+        touched = max(0.0, (now - (row.last_touched_at or row.created_at)) / 3600.0)
+        freshness += row.tokens * 0.5 ** (touched / half_life)
+        if row.pinned:
+            pinned_count += 1
+            pinned_tokens += row.tokens
+    candidate_tokens = sum(c.tokens for c in analysis.candidates)
+    garbage = sum(c.tokens * c.score for c in analysis.candidates)
+    factors = {
+        "usage": _unit(1.0 - percent / 100.0),
+        "distribution": _unit(1.0 - garbage / measured) if measured else 1.0,
+        "age": _unit(freshness / measured) if measured else 1.0,
+    }
+    score = 100.0 * (
+        0.5 * factors["usage"] + 0.25 * factors["distribution"] + 0.25 * factors["age"]
+    )
+    advice = advise(store, project, analysis, current, limit)
+    after = 100.0 * max(0, current - candidate_tokens) / limit
+    return {
+        "project_id": project,
+        "task_id": task_id or store.current_task(project),
+        "usage_metrics": {
+            "total_tokens": current,
+            "measured_tokens": measured,
+            "total_segments": len(rows),
+            "tokens_by_type": tokens_by_type,
+            "segments_by_type": segments_by_type,
+            "tokens_by_task": tokens_by_task,
+            "oldest_segment_age_hours": round(max(ages), 2) if ages else 0.0,
+            "newest_segment_age_hours": round(min(ages), 2) if ages else 0.0,
+            "pinned_segments_count": pinned_count,
+            "pinned_tokens": pinned_tokens,
+            "usage_percent": round(percent, 2),
+            "token_limit": limit,
+            "estimated_remaining_tokens": max(0, limit - current),
+        },
+        "health_score": {
+            "score": round(score, 1),
+            "usage_percent": round(percent, 2),
+            "factors": {k: round(v, 4) for k, v in factors.items()},
+            "weights": {"usage": 0.5, "distribution": 0.25, "age": 0.25},
+        },
+        "recommendations": advice["recommendations"],
+        "warnings": advice["warnings"],
+        "suggested_actions": advice["suggested_actions"],
+        "impact_summary": {
+            "pruning_candidates_count": len(analysis.candidates),
+            "estimated_tokens_freed": candidate_tokens,
+            "estimated_usage_after_pruning": round(after, 2),
+        },
+        "pruning_candidates_count": len(analysis.candidates),
+    }
+
+
+def _unit(value: float) -> float:
+    return min(1.0, max(0.0, value))
+
+
+def advise(
+    store: MemoryStore, project: str, analysis: gc.Analysis, current: int, limit: int
+) -> dict[str, list[dict[str, Any]]]:
+    """Warnings (60/80/90 %) with the measured effect of the call they suggest."""
+    percent = 100.0 * current / limit
+    level = next((name for threshold, name in LEVELS if percent >= threshold), None)
+    if level is None:
+        return {
+            "recommendations": [
+                {"priority": "low", "message": "Context usage is healthy", "action": None}
+            ],
+            "warnings": [],
+            "suggested_actions": [],
+        }
+    target = max(1, current - int(limit * TARGET_PERCENT / 100))
+    proposal = gc.plan(analysis, target)
+    freed, ids = proposal["total_tokens_freed"], proposal["stash_segments"]
+    after = 100.0 * max(0, current - freed) / limit
+    if ids:
+        effect = (
+            f"stash {len(ids)} segments with context_gc_prune to free {freed:,} tokens "
+            f"({percent:.1f}% -> {after:.1f}%)"
+        )
+        if not proposal["target_met"]:
+            effect += (
+                f"; that is all GC may prune, {target - freed:,} tokens short of "
+                f"{TARGET_PERCENT:g}%"
+            )
+    else:
+        effect = (
+            "nothing can be pruned: every working segment is pinned or reachable from the "
+            "roots; unpin segments or switch task (context_set_current_task)"
+        )
+    message = f"Context at {percent:.1f}% of {limit:,} tokens ({level}): {effect}"
+    action = (
+        {
+            "tool": "context_gc_prune",
+            "arguments": {"project_id": project, "segment_ids": ids, "action": "stash"},
+            "segments": len(ids),
+            "tokens_freed": freed,
+            "usage_percent_after": round(after, 2),
+        }
+        if ids
+        else None
+    )
+    return {
+        "recommendations": [{"priority": level, "message": message, "action": action}],
+        "warnings": [{"level": level, "usage_percent": round(percent, 2), "message": message}],
+        "suggested_actions": [action] if action else [],
+    }

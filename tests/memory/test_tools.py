@@ -1,0 +1,328 @@
+"""The memory tools on real files and a real SQLite cache."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cuedeck.errors import ConfirmationRequired, FileNotFound, InvalidInput
+from cuedeck.layout import CONFIRMATIONS_PATH
+from cuedeck.state import active_card
+from cuedeck.workspace import Workspace, open_workspace
+from tests.memory.conftest import KEY, call, store_of
+
+Capture = Callable[..., list[str]]
+
+
+def segment_file(workspace: Workspace, segment_id: str, project: str = "p") -> Path:
+    return workspace.root / f".cuedeck/memory/{project}/segments/{segment_id}.md"
+
+
+def test_capture_masks_secrets_before_writing(workspace: Workspace, capture: Capture) -> None:
+    [segment_id] = capture(f"the key is {KEY}", type="message")
+    on_disk = segment_file(workspace, segment_id).read_text(encoding="utf-8")
+    assert KEY not in on_disk and "[REDACTED:stripe-secret-key#1]" in on_disk
+    shown = call(workspace, "context_get_working_set", project_id="p")
+    assert KEY not in json.dumps(shown)
+
+
+def test_masking_at_capture_can_be_switched_off(make_workspace: Any) -> None:
+    root = make_workspace(config="[memory]\nmask_on_capture = false\n")
+    workspace = open_workspace(root)
+    reply = call(workspace, "context_capture", project_id="p", segments=[{"text": KEY}])
+    assert KEY in segment_file(workspace, reply["segment_ids"][0]).read_text()
+
+
+def test_pins_protect_from_pruning_and_unknown_ids_are_listed(
+    workspace: Workspace, capture: Capture
+) -> None:
+    a, b = capture("first", "second")
+    pinned = call(workspace, "context_gc_pin", project_id="p", segment_ids=[a, "nope"])
+    assert pinned["pinned_segments"] == [a]
+    assert [e["segment_id"] for e in pinned["errors"]] == ["nope"]
+    assert '"pinned": true' not in segment_file(workspace, b).read_text()
+    assert "pinned: true" in segment_file(workspace, a).read_text()
+    pruned = call(
+        workspace, "context_gc_prune", project_id="p", segment_ids=[a, b, "x"], action="stash"
+    )
+    assert pruned["pruned_segments"] == [b]
+    assert {(e["segment_id"], e["error"]) for e in pruned["errors"]} == {
+        (a, "pinned"),
+        ("x", "not_found"),
+    }
+    candidates = call(workspace, "context_gc_analyze", project_id="p")["pruning_candidates"]
+    assert a not in {c["segment_id"] for c in candidates}
+    call(workspace, "context_gc_unpin", project_id="p", segment_ids=[a])
+    candidates = call(workspace, "context_gc_analyze", project_id="p")["pruning_candidates"]
+    assert a in {c["segment_id"] for c in candidates}
+
+
+def test_every_prune_is_a_gc_run(workspace: Workspace, capture: Capture) -> None:
+    a, _, c = capture("one", "two", "three")
+    for _ in range(2):
+        call(workspace, "context_gc_prune", project_id="p", segment_ids=[c], action="stash")
+    [seg] = [
+        s
+        for s in call(workspace, "context_get_working_set", project_id="p")["segments"]
+        if s["segment_id"] == a
+    ]
+    assert seg["gc_survival_count"] == 2 and seg["generation"] == "mature"
+
+
+def test_delete_takes_a_confirmation_token(workspace: Workspace, capture: Capture) -> None:
+    a, b, c = capture("one", "two", "three")
+    with pytest.raises(InvalidInput):
+        call(workspace, "context_gc_prune", project_id="p", segment_ids=[a], action="delete")
+    first = call(
+        workspace,
+        "context_gc_prune",
+        project_id="p",
+        segment_ids=[a, b],
+        action="delete",
+        confirm=True,
+    )
+    assert first["requires_confirmation"] and first["segment_ids"] == sorted([a, b])
+    assert first["expires_in_seconds"] == 300
+    token = first["confirmation_token"]
+    assert segment_file(workspace, a).exists()
+
+    def delete(ids: list[str], token: str) -> Any:
+        return call(
+            workspace,
+            "context_gc_prune",
+            project_id="p",
+            segment_ids=ids,
+            action="delete",
+            confirm=True,
+            confirmation_token=token,
+        )
+
+    with pytest.raises(ConfirmationRequired) as wrong:
+        delete([a, b], "AAAA-AAAA-AAAA")
+    assert wrong.value.data["reason"] == "unknown or already used"
+    other = call(
+        workspace,
+        "context_gc_prune",
+        project_id="p",
+        segment_ids=[a, b],
+        action="delete",
+        confirm=True,
+    )
+    with pytest.raises(ConfirmationRequired) as other_ids:
+        delete([a, c], other["confirmation_token"])
+    assert "other arguments" in other_ids.value.data["reason"]
+    assert segment_file(workspace, c).exists()
+
+    done = delete([b, a], token)  # the same ids in another order
+    assert sorted(done["pruned_segments"]) == sorted([a, b]) and done["action"] == "deleted"
+    assert not segment_file(workspace, a).exists() and not segment_file(workspace, b).exists()
+    with pytest.raises(ConfirmationRequired) as reused:
+        delete([a, b], token)
+    assert reused.value.data["reason"] == "unknown or already used"
+
+    late = call(
+        workspace,
+        "context_gc_prune",
+        project_id="p",
+        segment_ids=[c],
+        action="delete",
+        confirm=True,
+    )
+    pending_path = workspace.root / CONFIRMATIONS_PATH
+    pending = json.loads(pending_path.read_text())
+    for entry in pending.values():
+        entry["expires"] -= 301  # five minutes and a second have passed
+    pending_path.write_text(json.dumps(pending))
+    with pytest.raises(ConfirmationRequired) as expired:
+        delete([c], late["confirmation_token"])
+    assert expired.value.data["reason"] == "expired"
+    assert segment_file(workspace, c).exists()
+
+
+def test_filters_as_a_json_string_and_ranked_queries(
+    workspace: Workspace, capture: Capture
+) -> None:
+    capture(
+        "the login form posts the password", type="code", file_path="src/login.py", tags=["auth"]
+    )
+    capture("password reset emails go out hourly", type="note", tags=["mail"])
+    capture("a password password password policy", type="note", tags=["auth"])
+    capture("unrelated build output", type="log")
+    stashed = call(workspace, "context_stash", project_id="p", query="password")
+    assert stashed["segments_matched"] == 3 and len(stashed["stashed_segments"]) == 3
+    found = call(
+        workspace,
+        "context_search_stashed",
+        project_id="p",
+        query="password",
+        filters=json.dumps({"tags": ["auth"]}),
+    )
+    assert found["ranking"] == "keyword" and found["total_matches"] == 2
+    assert found["segments"][0]["text"] == "a password password password policy"
+    assert found["segments"][0]["score"] >= found["segments"][1]["score"]
+    by_path = call(
+        workspace, "context_search_stashed", filters='{"file_path": "src/login.py", "type": "code"}'
+    )
+    assert [s["file_path"] for s in by_path["segments"]] == ["src/login.py"]
+    later = call(
+        workspace,
+        "context_search_stashed",
+        project_id="p",
+        filters={"created_after": "2999-01-01T00:00:00Z"},
+    )
+    assert later["total_matches"] == 0
+    with pytest.raises(InvalidInput) as bad:
+        call(workspace, "context_search_stashed", filters='{"colour": "red"}')
+    assert bad.value.data["field"] == "filters.colour"
+    with pytest.raises(InvalidInput):
+        call(workspace, "context_search_stashed", filters="{not json")
+    back = call(
+        workspace, "context_retrieve_stashed", project_id="p", query="reset", move_to_active=True
+    )
+    assert len(back["moved_to_active"]) == 1
+    working = call(workspace, "context_get_working_set", project_id="p")
+    assert {s["tier"] for s in working["segments"]} == {"working"} and working["segment_count"] == 2
+
+
+def test_a_hand_edited_segment_file_is_noticed(workspace: Workspace, capture: Capture) -> None:
+    [segment_id] = capture("original text")
+    path = segment_file(workspace, segment_id)
+    text = path.read_text().replace("original text", "edited by hand, with more words")
+    text = text.replace("tags: []", "tags:\n  - handmade")  # YAML syntax, not JSON
+    path.write_text(text)
+    fresh = open_workspace(workspace.root)  # a new process would see it the same way
+    [seg] = call(fresh, "context_get_working_set", project_id="p")["segments"]
+    assert seg["text"] == "edited by hand, with more words" and seg["tags"] == ["handmade"]
+    store = store_of(workspace)
+    store.refresh("p", full=True)  # a running process looks again
+    assert store.segment("p", segment_id).text == "edited by hand, with more words"
+
+
+def test_a_corrupt_segment_file_is_skipped_and_reported(
+    workspace: Workspace, capture: Capture
+) -> None:
+    from cuedeck.doctor import diagnose
+
+    good, bad = capture("fine", "soon broken")
+    path = segment_file(workspace, bad)
+    path.write_text(path.read_text().replace("pinned: false", "pinned: [unclosed"))
+    fresh = open_workspace(workspace.root)
+    ids = [
+        s["segment_id"] for s in call(fresh, "context_get_working_set", project_id="p")["segments"]
+    ]
+    assert ids == [good]
+    problems = [p for p in diagnose(fresh) if p.path and "memory" in p.path]
+    assert [(p.path, p.line, p.code) for p in problems] == [
+        (f".cuedeck/memory/p/segments/{bad}.md", 12, 1004)
+    ]
+    path.write_text(path.read_text().replace("pinned: [unclosed", "pinned: true"))
+    assert not [
+        p for p in diagnose(open_workspace(workspace.root)) if p.path and "memory" in p.path
+    ]
+
+
+def test_set_current_task_activates_a_card(workspace: Workspace, capture: Capture) -> None:
+    reply = call(workspace, "context_set_current_task", project_id="p", task_id="c2c2c2")
+    assert reply["active_card"] == "c2c2c2" and reply["previous_task_id"] is None
+    assert active_card(workspace.root) == "c2c2c2"
+    assert "status: active" in (workspace.root / ".cuedeck/cards/c2c2c2.md").read_text()
+    [segment_id] = capture("for the login card")
+    context = call(workspace, "context_get_task_context", project_id="p")
+    assert context["task_id"] == "c2c2c2" and context["segments"][0]["segment_id"] == segment_id
+    plain = call(workspace, "context_set_current_task", project_id="p", task_id="refactor-api")
+    assert plain["previous_task_id"] == "c2c2c2" and plain["active_card"] is None
+    assert active_card(workspace.root) == "c2c2c2"
+    cleared = call(workspace, "context_set_current_task", project_id="p")
+    assert cleared["task_id"] is None
+
+
+def test_snapshots_restore_and_paging(workspace: Workspace, capture: Capture) -> None:
+    call(workspace, "context_set_current_task", project_id="p", task_id="t1")
+    ids = capture(*[f"message number {n} " + "words " * 100 for n in range(30)], type="message")
+    [decision] = capture("we chose sqlite", type="decision")
+    call(workspace, "context_gc_pin", project_id="p", segment_ids=[ids[0]])
+    snap = call(workspace, "context_create_task_snapshot", project_id="p", name="before-gc")
+    assert snap["name"] == "before-gc" and snap["segments_snapshot"] == 31
+    call(workspace, "context_gc_prune", project_id="p", segment_ids=ids[10:], action="stash")
+    restored = call(workspace, "context_restore", project_id="p", max_tokens=1000)
+    assert restored["snapshot"]["name"] == "before-gc"
+    got = [s["segment_id"] for s in restored["segments"]]
+    assert got[0] == ids[0] and got[1] == decision  # pins, then decisions
+    assert len(json.dumps(restored)) < 1000 * 6 and restored["page"]["next_cursor"]
+    assert restored["candidates"] == 31  # the working set plus what the snapshot adds
+    pages, cursor = [], None
+    while True:
+        page = call(
+            workspace, "context_get_task_context", project_id="p", max_tokens=800, cursor=cursor
+        )
+        pages.append([s["segment_id"] for s in page["segments"]])
+        cursor = page["page"]["next_cursor"]
+        if cursor is None:
+            break
+    assert len(pages) > 3 and sorted(i for page in pages for i in page) == sorted([*ids, decision])
+    from cuedeck_memory.operations import list_snapshots
+
+    assert [s["name"] for s in list_snapshots(store_of(open_workspace(workspace.root)), "p")] == [
+        "before-gc"
+    ]
+
+
+def test_usage_warnings_name_the_call_and_its_measured_effect(
+    workspace: Workspace, capture: Capture
+) -> None:
+    capture(*["old log output " * 40 for _ in range(10)], type="log")
+    report = call(workspace, "context_analyze_usage", project_id="p", token_limit=1300)
+    usage = report["usage_metrics"]["usage_percent"]
+    assert usage > 90
+    [warning] = report["warnings"]
+    assert warning["level"] == "urgent"
+    action = report["suggested_actions"][0]
+    assert action["tool"] == "context_gc_prune"
+    freed = action["tokens_freed"]
+    assert (
+        f"stash {action['segments']} segments with context_gc_prune to free {freed:,} tokens"
+        in warning["message"]
+    )
+    assert all(0 <= v <= 1 for v in report["health_score"]["factors"].values())
+    call(workspace, "context_gc_prune", **action["arguments"])
+    after = call(workspace, "context_analyze_usage", project_id="p", token_limit=1300)
+    assert after["usage_metrics"]["usage_percent"] == pytest.approx(
+        action["usage_percent_after"], abs=0.01
+    )
+
+
+def test_descriptors_are_ingested(workspace: Workspace) -> None:
+    descriptors = {
+        "recent_messages": [{"role": "user", "content": "fix the login"}, "fix the login"],
+        "current_file": {"path": "src/app.py", "line": 3},
+        "token_usage": {"current": 150000, "limit": 200000},
+    }
+    first = call(
+        workspace,
+        "context_analyze_usage",
+        project_id="p",
+        context_descriptors=json.dumps(descriptors),
+    )
+    again = call(
+        workspace, "context_analyze_usage", project_id="p", context_descriptors=descriptors
+    )
+    assert len(set(first["captured_segments"])) == 1  # deduplicated by hash
+    assert again["captured_segments"] == first["captured_segments"]
+    assert first["usage_metrics"]["total_tokens"] == 150000
+    assert first["warnings"][0]["level"] == "warning"
+    with pytest.raises(InvalidInput):
+        call(workspace, "context_analyze_usage", project_id="p", context_descriptors="{")
+
+
+def test_projects_and_unknown_segments(workspace: Workspace, capture: Capture) -> None:
+    capture("a", project="alpha")
+    capture("b", project="beta")
+    assert call(workspace, "context_list_projects")["projects"] == ["alpha", "beta"]
+    with pytest.raises(FileNotFound):
+        store_of(workspace).segment("alpha", "missing")
+    with pytest.raises(InvalidInput):
+        call(workspace, "context_get_working_set", project_id="../escape")
