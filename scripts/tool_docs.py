@@ -209,10 +209,9 @@ def main() -> int:
         for name, reply in replies.items()
         if isinstance(reply, dict) and "example_failed" in reply
     ]
-    if not options.update:
-        for name in mismatches(replies):
-            print(f"{name}: the example's reply changed: run --update", file=sys.stderr)
-            failed.append(name)
+    changed = [] if options.update else mismatches(replies)
+    for name in changed:
+        print(f"{name}: the example's reply changed: run --update", file=sys.stderr)
     if options.update:
         update(replies)
         PAGE.write_text(render(), encoding="utf-8")
@@ -222,7 +221,7 @@ def main() -> int:
         print(f"{name}: the example fails: {replies[name]['example_failed']}", file=sys.stderr)
     if stale:
         print("docs/tools.md is stale: run scripts/tool_docs.py --update", file=sys.stderr)
-    return 1 if failed or stale else 0
+    return 1 if failed or changed or stale else 0
 
 
 if __name__ == "__main__":

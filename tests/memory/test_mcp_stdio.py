@@ -44,7 +44,12 @@ def anyio_backend() -> str:
 
 
 def server(root: Path) -> StdioServerParameters:
-    return StdioServerParameters(command=CUE, args=["-C", str(root), "mcp"], env=environment())
+    """`cue mcp` serving the memory tools; the local user as admin, for prune-delete."""
+    config = root / ".cuedeck" / "config.toml"
+    if not config.exists():
+        config.write_text('[mcp]\nlocal_role = "admin"\n', encoding="utf-8")
+    args = ["-C", str(root), "mcp", "--tools", "core,memory"]
+    return StdioServerParameters(command=CUE, args=args, env=environment())
 
 
 async def use(client: Client, tool: str, **arguments: Any) -> Any:

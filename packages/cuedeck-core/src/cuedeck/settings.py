@@ -161,8 +161,9 @@ class McpSettings:
     )
     tools: list[str] = _setting(
         ["core"],
-        "Tools served: `core` (every tool but the files and git ones), `all`, and/or tool "
-        'names, e.g. `["core", "get_file_content"]`.',
+        "Tools served: `core` (every tool but the files, git and memory ones), `all`, "
+        "categories (`files`, `git`, `memory`...) and/or tool names, e.g. "
+        '`["core", "memory", "get_file_content"]`.',
     )
 
 

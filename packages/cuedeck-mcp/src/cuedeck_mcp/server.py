@@ -92,12 +92,14 @@ def _instructions(tools: list[str]) -> str:
 
 
 #: Tool categories the ``core`` profile leaves out: every tool listed costs tokens in every
-#: conversation, and only agents without a shell need to edit files or commit over MCP.
-OPT_IN_CATEGORIES = frozenset({"files", "git"})
+#: conversation, only agents without a shell need to edit files or commit over MCP, and
+#: the fifteen memory tools alone would double the default's size (add ``memory``).
+OPT_IN_CATEGORIES = frozenset({"files", "git", "memory"})
 
 
 def served_tools(tools: Mapping[str, Tool], profile: Sequence[str]) -> dict[str, Tool]:
-    """The tools a profile serves, in registration order: ``core``, ``all`` and/or names."""
+    """The tools a profile serves, in registration order: ``core``, ``all``, categories
+    and/or tool names."""
     chosen: set[str] = set()
     for entry in profile:
         if entry == "all":
@@ -106,11 +108,14 @@ def served_tools(tools: Mapping[str, Tool], profile: Sequence[str]) -> dict[str,
             chosen.update(n for n, tool in tools.items() if tool.category not in OPT_IN_CATEGORIES)
         elif entry in tools:
             chosen.add(entry)
+        elif any(tool.category == entry for tool in tools.values()):
+            chosen.update(n for n, tool in tools.items() if tool.category == entry)
         else:
             raise InvalidInput(
                 f"the tool profile names {entry!r}, which no installed plugin registers",
                 field="mcp.tools",
-                help="use core, all or tool names (`cue plugins` lists them)",
+                help="use core, all, categories (files, git, memory...) or tool names "
+                "(`cue plugins` lists them)",
             )
     return {name: tool for name, tool in tools.items() if name in chosen}
 
