@@ -278,30 +278,6 @@ class SearchEngine:
             if progress is not None:
                 progress.stop()
 
-    def rank_texts(self, query: str, texts: Sequence[str]) -> list[float]:
-        """Cosine similarity of ``query`` to each of ``texts`` (texts that are no files:
-        memory segments); vectors are cached by the text's sha256 like sections'."""
-        import hashlib
-
-        from cuedeck_search.embedding import BATCH_SIZE
-
-        if not texts:
-            return []
-        keys = [
-            hashlib.sha256(("text\0" + t).encode("utf-8", "surrogatepass")).hexdigest()
-            for t in texts
-        ]
-        found = self.cache.load(list(dict.fromkeys(keys)))
-        missing = [i for i, key in enumerate(keys) if key not in found]
-        for start in range(0, len(missing), BATCH_SIZE):
-            batch = missing[start : start + BATCH_SIZE]
-            vectors = self.embedder.embed([texts[i] for i in batch])
-            items = [(keys[i], vectors[row]) for row, i in enumerate(batch)]
-            self.cache.store(items)
-            found.update(items)
-        matrix = np.stack([found[key] for key in keys])
-        return [float(v) for v in matrix @ self.query_vector(query)]
-
     def query_vector(self, query: str) -> NDArray[np.float32]:
         """The unit vector of ``query`` (the last 64 queries are remembered)."""
         vector = self._queries.get(query)

@@ -43,7 +43,9 @@ class ModeSearcher:
         """Semantic similarity of ``query`` to each text (for texts that are no files,
         such as memory segments); every mode ranks texts by meaning."""
         engine = workspace.service("search")
-        scores: list[float] = engine.rank_texts(query, texts)
+        from cuedeck_search.texts import rank_texts
+
+        scores: list[float] = rank_texts(engine, query, texts)
         return scores
 
 
