@@ -115,10 +115,10 @@ class BoardApi:
         """read_context hits (hybrid when the model is there, else keyword)."""
         return self.call("read_context", {"query": query, "limit": 10})
 
-    def memory(self) -> dict[str, Any]:
-        """Usage, health, working set and pins of the current task (cuedeck-memory)."""
-        usage = self.call("context_analyze_usage")
-        working = self.call("context_get_working_set")
+    def memory(self, project: str = "default") -> dict[str, Any]:
+        """Usage, health, working set and pins of a project's current task (cuedeck-memory)."""
+        usage = self.call("context_analyze_usage", {"project_id": project})
+        working = self.call("context_get_working_set", {"project_id": project})
         return {"usage": usage, "working_set": working}
 
 

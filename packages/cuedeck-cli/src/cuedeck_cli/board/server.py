@@ -128,7 +128,7 @@ def build_app(api: BoardApi, token: str, *, host: str, port: int, stop: anyio.Ev
         return await in_thread(api.search, request.query_params.get("q", ""))
 
     async def memory(request: Request) -> Any:
-        return await in_thread(api.memory)
+        return await in_thread(api.memory, request.query_params.get("project") or "default")
 
     async def events(request: Request) -> Response:
         if not authorised(request):
