@@ -106,9 +106,10 @@ def main() -> None:
     capture_seconds = 0.0
     batch = 1000
     first_working = args.segments - args.working
+    clock = [start_time]
+    store = MemoryStore(workspace, clock=lambda: clock[0])
     for first in range(0, args.segments, batch):
-        when = start_time + first * step
-        store = MemoryStore(workspace, clock=lambda when=when: when)
+        clock[0] = start_time + first * step
         started = time.perf_counter()
         session = workspace.mask_session()
         drafts = []
@@ -132,7 +133,7 @@ def main() -> None:
         added = store.add("bench", drafts)
         capture_seconds += time.perf_counter() - started
         ids.extend(s.id for s in added)
-        store.close()
+    store.close()
     rate = args.segments / capture_seconds
 
     store = memory_store(open_workspace(scratch))

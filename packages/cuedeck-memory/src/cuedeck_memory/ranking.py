@@ -4,8 +4,8 @@ Filters are the reference's (``file_path``, ``task_id``, ``tags`` (any), ``type`
 ``created_after``, ``created_before``), given as an object or a JSON string; an unknown
 key or a bad value is 1004 naming it. A query is ranked, never matched as a bare
 substring: ``keyword`` is BM25 over the full-text index (always there); ``semantic``
-and ``hybrid`` ask the workspace's searcher of that name to rank the texts (cuedeck-
-search registers them), hybrid fusing its ranking with the keyword one by reciprocal
+and ``hybrid`` ask the workspace's ``semantic`` searcher to rank the texts (cuedeck-
+search registers it), hybrid fusing its ranking with the keyword one by reciprocal
 ranks. When the searcher cannot rank texts, the keyword ranking answers and the reply
 says so.
 """
