@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -67,8 +68,10 @@ class Index:
         self.engine: Engine = engine
         self.cache_dir = root / CACHE_DIR
         self.path = root / INDEX_DB
-        # path -> (stat, sha, zlib-compressed JSON): a fifth of the size, on disk and here
-        self._rows: dict[str, tuple[FileStat, str, bytes]] = {}
+        # path -> (stat, sha, zlib-compressed JSON or None until a reader needs it): a
+        # refresh compares stats only, so the documents stay in the database until asked.
+        self._rows: dict[str, tuple[FileStat, str, bytes | None]] = {}
+        self._data_lock = threading.Lock()
         self._documents: dict[str, Document] = {}
         self._loaded = False
         self._connection: sqlite3.Connection | None = None
@@ -109,15 +112,11 @@ class Index:
                     self._expected_meta(),
                 )
                 return False
-            rows = connection.execute(
-                "SELECT path, mtime_ns, size, sha256, data FROM documents"
-            ).fetchall()
+            rows = connection.execute("SELECT path, mtime_ns, size, sha256 FROM documents").fetchall()
         except sqlite3.DatabaseError as exc:
             log.warning("index cache %s is unreadable (%s); rebuilding it", self.path, exc)
             return False
-        self._rows = {
-            path: (FileStat(mtime, size), sha, data) for path, mtime, size, sha, data in rows
-        }
+        self._rows = {path: (FileStat(mtime, size), sha, None) for path, mtime, size, sha in rows}
         return True
 
     @staticmethod
@@ -333,13 +332,20 @@ class Index:
         """Indexed paths, sorted."""
         return sorted(self._rows)
 
+    def keys(self) -> list[tuple[str, str]]:
+        """``(path, sha256)`` of every indexed file, sorted by path; decodes nothing."""
+        return sorted((path, row[1]) for path, row in self._rows.items())
+
     def get(self, path: str) -> Document | None:
         """The document at ``path``, or None."""
         document = self._documents.get(path)
         if document is not None:
             return document
+        if path not in self._rows:
+            return None
+        self._fetch([path])
         row = self._rows.get(path)
-        if row is None:
+        if row is None or row[2] is None:
             return None
         document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
         self._documents[path] = document
@@ -348,7 +354,34 @@ class Index:
     @property
     def documents(self) -> Mapping[str, Document]:
         """Every indexed document by path, sorted by path."""
-        return {path: doc for path in self.paths if (doc := self.get(path)) is not None}
+        paths = self.paths
+        self._fetch([p for p in paths if p not in self._documents])
+        return {path: doc for path in paths if (doc := self.get(path)) is not None}
+
+    def _fetch(self, paths: list[str]) -> None:
+        """Read the stored data of ``paths`` not read yet (one query for many)."""
+        with self._data_lock:
+            wanted = [p for p in paths if (row := self._rows.get(p)) is not None and row[2] is None]
+            if not wanted:
+                return
+            connection = self._db()
+            found: dict[str, tuple[str, bytes]] = {}
+            if len(wanted) > 500:
+                rows = connection.execute("SELECT path, sha256, data FROM documents")
+            else:
+                marks = ",".join("?" * len(wanted))
+                rows = connection.execute(
+                    f"SELECT path, sha256, data FROM documents WHERE path IN ({marks})", wanted
+                )
+            for path, sha, data in rows:
+                found[path] = (sha, data)
+            for path in wanted:
+                stat, sha, _ = self._rows[path]
+                stored = found.get(path)
+                if stored is not None and stored[0] == sha:
+                    self._rows[path] = (stat, sha, stored[1])
+                else:  # another process changed the row: read the file again next refresh
+                    self._rows.pop(path)
 
     def __contains__(self, path: object) -> bool:
         return path in self._rows
