@@ -76,6 +76,7 @@ class Index:
         self._loaded = False
         self._connection: sqlite3.Connection | None = None
         self.generation = 0  # bumped whenever the set of documents changes
+        self._keys: tuple[int, list[tuple[str, str]]] | None = None
         #: What the last refresh left out (links leaving the workspace, binary or
         #: unreadable files), as warnings for ``cue doctor``.
         self.left_out: list[Problem] = []
@@ -334,7 +335,9 @@ class Index:
 
     def keys(self) -> list[tuple[str, str]]:
         """``(path, sha256)`` of every indexed file, sorted by path; decodes nothing."""
-        return sorted((path, row[1]) for path, row in self._rows.items())
+        if self._keys is None or self._keys[0] != self.generation:
+            self._keys = (self.generation, sorted((p, row[1]) for p, row in self._rows.items()))
+        return self._keys[1]
 
     def get(self, path: str) -> Document | None:
         """The document at ``path``, or None."""
@@ -382,6 +385,7 @@ class Index:
                     self._rows[path] = (stat, sha, stored[1])
                 else:  # another process changed the row: read the file again next refresh
                     self._rows.pop(path)
+                    self.generation += 1
 
     def __contains__(self, path: object) -> bool:
         return path in self._rows

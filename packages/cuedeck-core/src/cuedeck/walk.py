@@ -16,9 +16,8 @@ import os
 import re
 import stat as stat_module
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-import attrs
 import pathspec
 
 from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR
@@ -38,9 +37,9 @@ NOT_INDEXED = 1011
 UNREADABLE = 1010
 
 
-@attrs.frozen
-class FileStat:
-    """The part of a stat result that decides whether a file changed."""
+class FileStat(NamedTuple):
+    """The part of a stat result that decides whether a file changed (a tuple: a walk
+    makes one per file, and a large workspace has tens of thousands)."""
 
     mtime_ns: int
     size: int
@@ -104,11 +103,14 @@ def walk_markdown(
             skipped.append(unreadable(rel, exc))
             return
         for entry in entries:
-            child = f"{rel}/{entry.name}" if rel else entry.name
+            name = entry.name
+            child = f"{rel}/{name}" if rel else name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
+            if not is_dir and not name.endswith(".md"):
+                continue  # most of a tree: decided before any other test
             if entry.is_symlink() and _link_left_out(entry, child):
                 continue
             if is_dir:
@@ -119,8 +121,6 @@ def walk_markdown(
                 if _ignored(child + "/", ignores):
                     continue
                 visit(Path(entry.path), child, ignores)
-                continue
-            if not entry.name.endswith(".md"):
                 continue
             if include is not None and not include.match(child):
                 continue
