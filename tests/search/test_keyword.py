@@ -119,8 +119,10 @@ POSTINGS = ".cuedeck/.cache/keyword.postings"
         pytest.param(lambda data: b"", id="empty"),
         pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
         pytest.param(lambda data: b"garbage" + data[7:], id="bad-magic"),
-        pytest.param(lambda data: data.replace(b"cuedeck-postings/1", b"cuedeck-postings/0"),
-                     id="other-format"),  # fmt: skip
+        pytest.param(
+            lambda data: data.replace(b"cuedeck-postings/1", b"cuedeck-postings/0"),
+            id="other-format",
+        ),
     ],
 )
 def test_damaged_saved_postings_are_rebuilt(small_workspace: Path, damage: Any) -> None:

@@ -113,7 +113,9 @@ class Index:
                     self._expected_meta(),
                 )
                 return False
-            rows = connection.execute("SELECT path, mtime_ns, size, sha256 FROM documents").fetchall()
+            rows = connection.execute(
+                "SELECT path, mtime_ns, size, sha256 FROM documents"
+            ).fetchall()
         except sqlite3.DatabaseError as exc:
             log.warning("index cache %s is unreadable (%s); rebuilding it", self.path, exc)
             return False

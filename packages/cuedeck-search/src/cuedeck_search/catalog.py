@@ -154,7 +154,6 @@ class Catalog:
         self.stats.merges += 1
         _drop_old_tables(self.workspace)
 
-
     def discard(self) -> None:
         """Forget the saved postings (damaged): the next sync rebuilds them whole."""
         self.path.unlink(missing_ok=True)

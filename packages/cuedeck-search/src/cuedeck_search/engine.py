@@ -11,7 +11,6 @@ sections (anchors) first.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ from cuedeck_search.analysis import terms
 from cuedeck_search.catalog import Catalog
 from cuedeck_search.keyword import KeywordSettings
 from cuedeck_search.postings import PostingsError
+from cuedeck_search.snippets import snippet
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,8 +42,6 @@ MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
 MAX_ANCHORS = 3
 SUPPORT_DEPTH = 3  # sections of a file that count towards its keyword score
 SUPPORT_DECAY = 0.3  # weight of the 2nd section; the 3rd counts 0.3 ** 2
-SNIPPET_CHARS = 160
-SNIPPET_LINES = 40  # lines of the best section considered for its snippet
 
 _EMBEDDERS: dict[str, Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
@@ -240,7 +238,10 @@ class SearchEngine:
                 (h in self._vectors for h in hashes), dtype=bool, count=len(hashes)
             )
             zero = np.zeros(DIMENSIONS, dtype=np.float32)
-            rows = [self._vectors.get(h, zero) if p else zero for h, p in zip(hashes, present)]
+            rows = [
+                self._vectors.get(h, zero) if p else zero
+                for h, p in zip(hashes, present.tolist(), strict=True)
+            ]
             matrix = np.stack(rows) if rows else np.zeros((0, DIMENSIONS), dtype=np.float32)
             matrix = np.ascontiguousarray(matrix, dtype=np.float32)
             wanted = int(live.sum())
@@ -470,7 +471,7 @@ class SearchEngine:
                     anchors.append(section.anchor)
             best = sections[order[0]]
             # One masking call per result: titles, headings and snippet are all shown.
-            shown = [document.title, *anchors, _snippet(best, query_terms)]
+            shown = [document.title, *anchors, snippet(best, query_terms)]
             masked = session.mask("\n".join(shown), path=document.path).split("\n")
             if len(masked) != len(shown):
                 masked = [session.mask(text, path=document.path) for text in shown]
@@ -493,20 +494,3 @@ class SearchEngine:
 
 def _part(values: NDArray[np.float32] | None, index: int) -> float | None:
     return None if values is None else round(float(values[index]), 6)
-
-
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_CLEAN = re.compile(r"`+|\*\*|^\s*(?:#+|>|[-*+]|\d+[.)])\s+|\{\s*#[^}]*\}|<[^>]+>")
-
-
-def _snippet(section: Section, query_terms: Sequence[str]) -> str:
-    """The prose line of ``section`` holding most query stems, shortened, on one line."""
-    lines = [line for line in section.prose.splitlines()[:SNIPPET_LINES] if line.strip()]
-    if not lines:
-        return section.context[:SNIPPET_CHARS]
-    # A stem is (nearly always) a prefix of its words: a substring test is enough here.
-    best = max(lines, key=lambda line: sum(t in line.lower() for t in query_terms))
-    text = " ".join(_CLEAN.sub("", _LINK.sub(r"\1", best)).split())
-    if len(text) > SNIPPET_CHARS:
-        text = text[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    return text
