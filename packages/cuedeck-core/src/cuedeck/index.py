@@ -70,7 +70,7 @@ class Index:
         self.path = root / INDEX_DB
         # path -> (stat, sha, zlib-compressed JSON or None until a reader needs it): a
         # refresh compares stats only, so the documents stay in the database until asked.
-        self._rows: dict[str, tuple[FileStat, str, bytes | None]] = {}
+        self._rows: dict[str, tuple[tuple[int, int], str, bytes | None]] = {}
         self._data_lock = threading.Lock()
         self._documents: dict[str, Document] = {}
         self._loaded = False
@@ -119,7 +119,8 @@ class Index:
         except sqlite3.DatabaseError as exc:
             log.warning("index cache %s is unreadable (%s); rebuilding it", self.path, exc)
             return False
-        self._rows = {path: (FileStat(mtime, size), sha, None) for path, mtime, size, sha in rows}
+        # Plain tuples: equal to the walk's FileStat (a NamedTuple), and faster to make.
+        self._rows = {path: ((mtime, size), sha, None) for path, mtime, size, sha in rows}
         return True
 
     @staticmethod

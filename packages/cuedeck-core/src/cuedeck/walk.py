@@ -54,6 +54,10 @@ class Globs:
 
     def __init__(self, lines: list[str]) -> None:
         self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        rules = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+        #: Every rule names folders only (``dist/``): a walk that pruned those folders
+        #: need not test the files it finds (most rules of a large tree are like this).
+        self.folders_only = all(r.endswith("/") and not r.startswith("!") for r in rules)
         patterns = [p for p in self.spec.patterns if p.include is not None]
         self.regex: re.Pattern[str] | None = None
         if patterns and all(p.include and p.regex is not None for p in patterns):
@@ -67,6 +71,10 @@ class Globs:
         if self.regex is not None:
             return self.regex.match(path) is not None
         return self.spec.match_file(path)
+
+    def match_found_file(self, path: str) -> bool:
+        """:meth:`match` for a file whose folders were already tested."""
+        return not self.folders_only and self.match(path)
 
 
 def _spec(patterns: list[str]) -> Globs | None:
@@ -124,9 +132,9 @@ def walk_markdown(
                 continue
             if include is not None and not include.match(child):
                 continue
-            if exclude is not None and exclude.match(child):
+            if exclude is not None and exclude.match_found_file(child):
                 continue
-            if _ignored(child, ignores):
+            if ignores and _ignored(child, ignores, files=True):
                 continue
             _add(entry, child)
 
@@ -253,10 +261,12 @@ def _gitignore_globs(path: str, mtime_ns: int, size: int) -> Globs | None:
     return Globs(text.splitlines())
 
 
-def _ignored(rel: str, ignores: list[tuple[str, Globs]]) -> bool:
+def _ignored(rel: str, ignores: list[tuple[str, Globs]], *, files: bool = False) -> bool:
+    """Whether a .gitignore on the way ignores ``rel``; ``files``: a file found by a walk
+    that tested its folders already."""
     for base, spec in ignores:
         local = rel[len(base) + 1 :] if base else rel
-        if spec.match(local):
+        if spec.match_found_file(local) if files else spec.match(local):
             return True
     return False
 
