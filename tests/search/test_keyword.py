@@ -210,3 +210,30 @@ def test_many_changes_are_merged_into_the_saved_postings(make_workspace: MakeWor
     third = open_workspace(root)
     assert len(third.search("changed", mode="keyword", limit=100)) == 70
     assert third.service("search").stats.documents_split == 0
+
+
+def test_a_long_lived_engine_follows_reported_files_exactly(make_workspace: MakeWorkspace) -> None:
+    words = ["alpha", "beta", "gamma", "delta", "token", "access", "refresh", "cache"]
+    files = {
+        f"docs/d{n}.md": f"# Doc {n}\n\n" + " ".join(words[(n * k) % 8] for k in range(n + 3))
+        for n in range(40)
+    }
+    root = make_workspace(files)
+    workspace = open_workspace(root)
+    workspace.search("alpha", mode="keyword")
+    engine = workspace.service("search")
+    split = engine.stats.documents_split
+    (root / "docs/d3.md").write_text("# Doc 3\n\naccess token access cache\n")
+    (root / "docs/d11.md").unlink()
+    (root / "docs/new.md").write_text("# New\n\nrefresh the access token\n")
+    workspace.refresh_paths(["docs/d3.md", "docs/d11.md", "docs/new.md"])  # a watcher's report
+    queries = ["access token", "alpha beta", "cache", "refresh"]
+    followed = [workspace.search(q, mode="keyword", limit=50) for q in queries]
+    assert engine.stats.documents_split == split + 2  # the edited and the new file only
+
+    (root / POSTINGS).unlink()
+    rebuilt = open_workspace(root)
+    for got, query in zip(followed, queries, strict=True):
+        expected = rebuilt.search(query, mode="keyword", limit=50)
+        assert [r.path for r in got] == [r.path for r in expected]
+        assert [r.score for r in got] == pytest.approx([r.score for r in expected], rel=1e-5)

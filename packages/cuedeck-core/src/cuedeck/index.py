@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 
 SCHEMA_VERSION = 2  # 2: document data zlib-compressed
+CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
 
 
 @attrs.frozen
@@ -77,6 +78,7 @@ class Index:
         self._connection: sqlite3.Connection | None = None
         self.generation = 0  # bumped whenever the set of documents changes
         self._keys: tuple[int, list[tuple[str, str]]] | None = None
+        self._log: list[tuple[int, frozenset[str]]] = []  # (generation, paths it changed)
         #: What the last refresh left out (links leaving the workspace, binary or
         #: unreadable files), as warnings for ``cue doctor``.
         self.left_out: list[Problem] = []
@@ -184,16 +186,14 @@ class Index:
 
         left_out: list[Problem] = []
         files = list(walk_markdown(self.root, self.settings, left_out))
-        seen = {path for path, _ in files}
-        removed = [path for path in self._rows if path not in seen]
-        stale: list[tuple[str, FileStat]] = []
-        reused = 0
-        for path, stat in files:
-            row = self._rows.get(path)
-            if row is not None and row[0] == stat:
-                reused += 1
-            else:
-                stale.append((path, stat))
+        rows = self._rows
+        stale = [(p, stat) for p, stat in files if (row := rows.get(p)) is None or row[0] != stat]
+        reused = len(files) - len(stale)
+        known = reused + sum(1 for p, _ in stale if p in rows)
+        removed: list[str] = []
+        if known != len(rows):  # some indexed path was not found: which ones
+            seen = {path for path, _ in files}
+            removed = [path for path in rows if path not in seen]
 
         parsed, reused_now = self._apply(stale, removed, left_out, progress, rebuilt=rebuilt)
         self.left_out = left_out
@@ -288,8 +288,32 @@ class Index:
         if updates or touched or removed or rebuilt or not self.path.exists():
             self._write(updates, touched, removed)
         if updates or removed or rebuilt:
-            self.generation += 1
+            self._bump(None if rebuilt else [path for path, *_ in updates] + removed)
         return parsed, reused
+
+    def _bump(self, paths: list[str] | None) -> None:
+        """A new generation, in which ``paths`` changed (None: anything may have)."""
+        self.generation += 1
+        if paths is None:
+            self._log.clear()
+        else:
+            self._log.append((self.generation, frozenset(paths)))
+            del self._log[:-CHANGE_LOG]
+
+    def changed_since(self, generation: int) -> set[str] | None:
+        """Paths whose document was added, changed or removed after ``generation``, or
+        None when that is not known (too long ago, or a rebuild since)."""
+        if generation == self.generation:
+            return set()
+        known = [paths for gen, paths in self._log if gen > generation]
+        if len(known) != self.generation - generation:
+            return None
+        return set().union(*known)
+
+    def sha(self, path: str) -> str | None:
+        """The sha256 of the indexed file at ``path``, or None."""
+        row = self._rows.get(path)
+        return row[1] if row is not None else None
 
     def _write(
         self,
@@ -388,7 +412,7 @@ class Index:
                     self._rows[path] = (stat, sha, stored[1])
                 else:  # another process changed the row: read the file again next refresh
                     self._rows.pop(path)
-                    self.generation += 1
+                    self._bump([path])
 
     def __contains__(self, path: object) -> bool:
         return path in self._rows

@@ -112,14 +112,17 @@ def walk_markdown(
             return
         for entry in entries:
             name = entry.name
-            child = f"{rel}/{name}" if rel else name
+            markdown = name.endswith(".md")
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
+                # A plain markdown file, the bulk of a large tree, takes the short way.
+                regular = markdown and entry.is_file(follow_symlinks=False)
+                is_dir = not regular and entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if not is_dir and not name.endswith(".md"):
-                continue  # most of a tree: decided before any other test
-            if entry.is_symlink() and _link_left_out(entry, child):
+            if not is_dir and not markdown:
+                continue
+            child = f"{rel}/{name}" if rel else name
+            if not regular and entry.is_symlink() and _link_left_out(entry, child):
                 continue
             if is_dir:
                 if entry.name in _ALWAYS_SKIPPED or child == WORKSPACE_DIR:
@@ -185,7 +188,7 @@ def walk_markdown(
             skipped.append(excluded_link(special, os.path.realpath(folder)))
             continue
         visit_cuedeck(folder, special)
-    found.sort(key=lambda pair: pair[0])
+    found.sort()  # by path: paths are unique, so the stats never decide
     return iter(found)
 
 

@@ -183,11 +183,10 @@ class Workspace:
         self._ensure_fresh()
         return self.index.documents
 
-    def document_keys(self) -> list[tuple[str, str]]:
-        """``(path, sha256)`` of every indexed document, sorted by path; decodes none of
-        them, so a caller that needs few documents pays for few (refreshing first)."""
+    def fresh_index(self) -> Index:
+        """The index, refreshed first when files may have changed since it was read."""
         self._ensure_fresh()
-        return self.index.keys()
+        return self.index
 
     def document(self, path: str) -> Document:
         """The indexed document at workspace-relative ``path``, or FileNotFound (1001)."""

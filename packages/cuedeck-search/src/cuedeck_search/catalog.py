@@ -37,7 +37,7 @@ from cuedeck_search.postings import (
 from cuedeck_search.sections import split_sections
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from numpy.typing import NDArray
 
@@ -82,7 +82,7 @@ class Catalog:
         self.section_doc: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.live_docs: NDArray[np.bool_] = np.zeros(0, dtype=bool)
         self.live_sections: NDArray[np.bool_] = np.zeros(0, dtype=bool)
-        self._base_position: dict[Key, int] | None = None
+        self._positions: dict[str, int] | None = None
         self._fresh: dict[Key, tuple[DocumentTerms, list[Section]]] = {}
         self._sections: OrderedDict[Key, list[Section]] = OrderedDict()
         self._lines: OrderedDict[str, list[str]] = OrderedDict()
@@ -92,26 +92,51 @@ class Catalog:
     # -- keeping in step -------------------------------------------------------------------
 
     def sync(self, keys: Sequence[Key]) -> None:
-        """Follow the index's ``(path, sha256)`` list."""
-        if not self._loaded:
-            self._set_base(self._load())
-            self._loaded = True
-        base = self.keyword.base
+        """Follow the index's ``(path, sha256)`` list (every file is compared)."""
+        base = self._base()
         fresh: dict[Key, tuple[DocumentTerms, list[Section]]] = {}
         if base.keys == tuple(keys):  # the usual case for a new process: nothing changed
             dead = np.zeros(len(keys), dtype=bool)
         else:
             current = set(keys)
             dead = np.fromiter((k not in current for k in base.keys), bool, len(base.keys))
-            if self._base_position is None:
-                self._base_position = {key: i for i, key in enumerate(base.keys)}
-            if len(keys) - len(self._base_position) > 500:
+            known = set(base.keys)
+            if len(keys) - len(known) > 500:
                 _ = self.workspace.index.documents  # read in one query, not one per file
             for key in keys:
-                if key not in self._base_position:
+                if key not in known:
                     fresh[key] = self._fresh.get(key) or self._tokenise(key)
+        self._finish(base, dead, fresh)
+
+    def apply(self, changed: set[str], sha_of: Callable[[str], str | None]) -> None:
+        """Follow the index after the files at ``changed`` were added, edited or removed
+        (``sha_of(path)`` is the indexed sha256, None when gone): costs those files."""
+        base = self._base()
+        dead = self.keyword.dead.copy()
+        fresh = {key: entry for key, entry in self._fresh.items() if key[0] not in changed}
+        if self._positions is None:
+            self._positions = {path: i for i, (path, _) in enumerate(base.keys)}
+        for path in sorted(changed):
+            sha = sha_of(path)
+            at = self._positions.get(path)
+            saved = at is not None and base.keys[at][1] == sha
+            if at is not None:
+                dead[at] = not saved
+            if sha is not None and not saved:
+                key = (path, sha)
+                fresh[key] = self._fresh.get(key) or self._tokenise(key)
+        self._finish(base, dead, fresh)
+
+    def _finish(
+        self,
+        base: Postings,
+        dead: NDArray[np.bool_],
+        fresh: dict[Key, tuple[DocumentTerms, list[Section]]],
+    ) -> None:
+        """Merge when the changes have grown large, then lay out the section arrays."""
         changed = len(fresh) + int(dead.sum())
-        if changed and (not base.keys or changed > max(MERGE_MIN, MERGE_SHARE * len(keys))):
+        documents = len(base.keys) - int(dead.sum()) + len(fresh)
+        if changed and (not base.keys or changed > max(MERGE_MIN, MERGE_SHARE * documents)):
             base = merge(base, dead, _postings(fresh))
             self._save(base)
             self._set_base(base)
@@ -133,9 +158,20 @@ class Catalog:
         self.live_sections = np.repeat(self.live_docs, sizes)
         self._hashes = None
 
+    @property
+    def ready(self) -> bool:
+        """Whether a sync ran, so that :meth:`apply` can follow from there."""
+        return self._loaded
+
+    def _base(self) -> Postings:
+        if not self._loaded:
+            self._set_base(self._load())
+            self._loaded = True
+        return self.keyword.base
+
     def _set_base(self, base: Postings) -> None:
         self.keyword.base = base
-        self._base_position = None  # made when a sync first needs it
+        self._positions = None  # path -> document, made when an apply first needs it
 
     def _load(self) -> Postings:
         if not self.path.exists():

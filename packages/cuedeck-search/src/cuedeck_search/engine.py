@@ -113,11 +113,17 @@ class SearchEngine:
     def sync(self) -> None:
         """Follow the index: only documents never seen before are split and tokenised."""
         with self._lock:
-            keys = self.workspace.document_keys()  # the first call refreshes the index
-            if self.workspace.index.generation == self._generation:
+            index = self.workspace.fresh_index()
+            if index.generation == self._generation:
                 return
-            self.catalog.sync(keys)
-            self._generation = self.workspace.index.generation
+            changed = None
+            if self._generation is not None and self.catalog.ready:
+                changed = index.changed_since(self._generation)
+            if changed is None:
+                self.catalog.sync(index.keys())
+            else:  # what a file watcher reported: costs those files, not the workspace
+                self.catalog.apply(changed, index.sha)
+            self._generation = index.generation
             self._matrix = None
 
     @property
