@@ -85,7 +85,7 @@ class Catalog:
         self._positions: dict[str, int] | None = None
         self._fresh: dict[Key, tuple[DocumentTerms, list[Section]]] = {}
         self._sections: OrderedDict[Key, list[Section]] = OrderedDict()
-        self._lines: OrderedDict[str, list[str]] = OrderedDict()
+        self._lines: OrderedDict[Key, list[str]] = OrderedDict()
         self._hashes: list[str] | None = None
         self._loaded = False
 
@@ -143,7 +143,6 @@ class Catalog:
             dead = np.zeros(len(base.keys), dtype=bool)
             fresh = {}
         self._fresh = fresh
-        self._lines.clear()  # files may have changed; their lines are read again
         self.keyword.reset(base, dead, _postings(fresh))
         self.stats.documents_loaded = len(base.keys) - int(dead.sum())
         self.keys = [*base.keys, *fresh]
@@ -240,19 +239,23 @@ class Catalog:
             else:
                 found = self._fresh[self.keys[doc]][1][section_id - int(self.starts[doc])]
                 first, last = found.line, found.end_line
-            texts.append("\n".join(self._file_lines(self.keys[doc][0])[first - 1 : last]))
+            texts.append("\n".join(self._file_lines(self.keys[doc])[first - 1 : last]))
         return texts
 
-    def _file_lines(self, path: str) -> list[str]:
-        found = self._lines.get(path)
+    def _file_lines(self, key: Key) -> list[str]:
+        """The lines of the file at ``key`` (path, sha256): kept by content, so an edit
+        elsewhere in the workspace reads nothing again."""
+        found = self._lines.get(key)
         if found is None:
             try:
-                found = split_lines(self.workspace.read_text(path))
+                found = split_lines(self.workspace.read_text(key[0]))
             except Exception:  # gone since the refresh: no text, no bonus
                 found = []
-            self._lines[path] = found
+            self._lines[key] = found
             if len(self._lines) > SECTION_CACHE:
                 self._lines.popitem(last=False)
+        else:
+            self._lines.move_to_end(key)
         return found
 
     def hashes(self) -> list[str]:
