@@ -120,7 +120,7 @@ POSTINGS = ".cuedeck/.cache/keyword.postings"
         pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
         pytest.param(lambda data: b"garbage" + data[7:], id="bad-magic"),
         pytest.param(
-            lambda data: data.replace(b"cuedeck-postings/1", b"cuedeck-postings/0"),
+            lambda data: data.replace(b"cuedeck-postings/2", b"cuedeck-postings/1"),
             id="other-format",
         ),
     ],

@@ -71,7 +71,7 @@ class Index:
         self.path = root / INDEX_DB
         # path -> (stat, sha, zlib-compressed JSON or None until a reader needs it): a
         # refresh compares stats only, so the documents stay in the database until asked.
-        self._rows: dict[str, tuple[tuple[int, int], str, bytes | None]] = {}
+        self._rows: dict[str, tuple[FileStat, str, bytes | None]] = {}
         self._data_lock = threading.Lock()
         self._documents: dict[str, Document] = {}
         self._loaded = False
@@ -121,7 +121,6 @@ class Index:
         except sqlite3.DatabaseError as exc:
             log.warning("index cache %s is unreadable (%s); rebuilding it", self.path, exc)
             return False
-        # Plain tuples: equal to the walk's FileStat (a NamedTuple), and faster to make.
         self._rows = {path: ((mtime, size), sha, None) for path, mtime, size, sha in rows}
         return True
 
@@ -331,11 +330,11 @@ class Index:
                 )
                 connection.executemany(
                     "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?)",
-                    [(p, s.mtime_ns, s.size, sha, data) for p, s, sha, data in updates],
+                    [(p, s[0], s[1], sha, data) for p, s, sha, data in updates],
                 )
                 connection.executemany(
                     "UPDATE documents SET mtime_ns = ?, size = ? WHERE path = ?",
-                    [(s.mtime_ns, s.size, p) for p, s in touched],
+                    [(s[0], s[1], p) for p, s in touched],
                 )
                 connection.executemany(
                     "DELETE FROM documents WHERE path = ?", [(p,) for p in removed]

@@ -16,7 +16,7 @@ import os
 import re
 import stat as stat_module
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import pathspec
 
@@ -37,12 +37,9 @@ NOT_INDEXED = 1011
 UNREADABLE = 1010
 
 
-class FileStat(NamedTuple):
-    """The part of a stat result that decides whether a file changed (a tuple: a walk
-    makes one per file, and a large workspace has tens of thousands)."""
-
-    mtime_ns: int
-    size: int
+#: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
+#: A plain tuple: a walk makes one per file, and a large workspace has tens of thousands.
+FileStat = tuple[int, int]
 
 
 class Globs:
@@ -159,7 +156,7 @@ def walk_markdown(
         if st.st_size > max_bytes:
             log.warning("skipped %s: %d bytes is over [index] max_file_mb", child, st.st_size)
             return
-        found.append((child, FileStat(st.st_mtime_ns, st.st_size)))
+        found.append((child, (st.st_mtime_ns, st.st_size)))
 
     def visit_cuedeck(directory: str, rel: str) -> None:
         """Every markdown file under a card or doc folder, whatever the ignore rules say."""
@@ -216,7 +213,7 @@ def admitted(root: Path, settings: IndexSettings, rel: str) -> FileStat | None:
         return None
     if not stat_module.S_ISREG(st.st_mode) or st.st_size > settings.max_file_mb * 1024 * 1024:
         return None
-    return FileStat(st.st_mtime_ns, st.st_size)
+    return (st.st_mtime_ns, st.st_size)
 
 
 def _covered(root: Path, settings: IndexSettings, parts: list[str]) -> bool:

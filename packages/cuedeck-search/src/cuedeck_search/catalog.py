@@ -97,15 +97,17 @@ class Catalog:
         fresh: dict[Key, tuple[DocumentTerms, list[Section]]] = {}
         if base.keys == tuple(keys):  # the usual case for a new process: nothing changed
             dead = np.zeros(len(keys), dtype=bool)
-        else:
-            current = set(keys)
-            dead = np.fromiter((k not in current for k in base.keys), bool, len(base.keys))
+        else:  # set differences: both sides are usually almost equal
             known = set(base.keys)
-            if len(keys) - len(known) > 500:
+            added = [key for key in keys if key not in known]
+            gone = known.difference(keys)
+            dead = np.zeros(len(base.keys), dtype=bool)
+            if gone:
+                dead[[i for i, key in enumerate(base.keys) if key in gone]] = True
+            if len(added) > 500:
                 _ = self.workspace.index.documents  # read in one query, not one per file
-            for key in keys:
-                if key not in known:
-                    fresh[key] = self._fresh.get(key) or self._tokenise(key)
+            for key in added:
+                fresh[key] = self._fresh.get(key) or self._tokenise(key)
         self._finish(base, dead, fresh)
 
     def apply(self, changed: set[str], sha_of: Callable[[str], str | None]) -> None:

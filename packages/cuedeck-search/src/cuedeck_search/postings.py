@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 #: Bump when sections or terms would come out differently for the same file.
 ANALYSIS_VERSION = 3
-FORMAT = "cuedeck-postings/1"
+FORMAT = "cuedeck-postings/2"
 _MAGIC = b"CUEDECKP"
 _ALIGN = 64
 
@@ -305,7 +305,9 @@ def save(postings: Postings, path: Path, fingerprint: str) -> None:
         "rows": postings.rows,
         "tf": postings.tf,
     }
-    keys = "\n".join(f"{p}\t{s}" for p, s in postings.keys).encode("utf-8")
+    # Paths NUL-separated (no path holds a NUL), then the fixed-width hex digests.
+    paths = "\0".join(p for p, _ in postings.keys)
+    keys = f"{paths}\0\0{''.join(s for _, s in postings.keys)}".encode()
     layout: dict[str, list[Any]] = {}
     offset = 0
     for name in _ARRAYS:
@@ -362,8 +364,9 @@ def _parse(mapped: mmap.mmap, fingerprint: str) -> Postings:
             raise PostingsError(f"truncated at {name}")
         array = np.frombuffer(mapped, dtype=np.dtype(dtype), count=count, offset=start + offset)
         arrays[name] = array.reshape(shape)
-    text = arrays["keys"].tobytes().decode("utf-8")
-    keys = tuple((p, s) for p, _, s in (line.partition("\t") for line in text.split("\n") if line))
+    paths, _, digests = arrays["keys"].tobytes().decode("utf-8").partition("\0\0")
+    shas = [digests[i : i + 64] for i in range(0, len(digests), 64)]
+    keys = tuple(zip(paths.split("\0") if paths else [], shas, strict=True))
     postings = Postings(
         keys=keys,
         doc_ends=arrays["doc_ends"],
