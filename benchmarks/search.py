@@ -247,8 +247,8 @@ def cold_embedding(engine: Any, slices: int = 10) -> dict[str, Any]:
 RESTART = """
 import json, sys, time
 started = time.perf_counter()
-import numpy, scipy.sparse
-import cuedeck.workspace, cuedeck_search.engine, cuedeck_search.store
+import numpy
+import cuedeck.workspace, cuedeck_search.engine, cuedeck_search.catalog
 from cuedeck import open_workspace
 imported = time.perf_counter()
 workspace = open_workspace(sys.argv[1])

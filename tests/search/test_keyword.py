@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,20 +110,130 @@ def test_a_restart_loads_sections_and_terms_instead_of_tokenising(small_workspac
     assert (stats.documents_split, stats.documents_loaded) == (0, 6)
 
 
-def test_a_damaged_stored_document_is_split_again(small_workspace: Path) -> None:
-    import sqlite3
+POSTINGS = ".cuedeck/.cache/keyword.postings"
 
-    from cuedeck import open_workspace
 
-    first = open_workspace(small_workspace).service("search")
-    first.sync()
-    database = small_workspace / ".cuedeck/.cache/index.sqlite3"
-    with sqlite3.connect(database) as connection:
-        connection.execute("UPDATE search_sections SET payload = x'00ff00'")
-    again = open_workspace(small_workspace).service("search")
-    results = again.search("refunds", mode="keyword")
-    assert results and again.stats.documents_loaded == 0  # nothing usable was stored
-    assert again.stats.documents_split == len(again.documents)
-    fresh = open_workspace(small_workspace).service("search")
-    fresh.sync()
-    assert fresh.stats.documents_loaded == len(fresh.documents)  # rewritten, whole
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: b"", id="empty"),
+        pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
+        pytest.param(lambda data: b"garbage" + data[7:], id="bad-magic"),
+        pytest.param(
+            lambda data: data.replace(b"cuedeck-postings/2", b"cuedeck-postings/1"),
+            id="other-format",
+        ),
+    ],
+)
+def test_damaged_saved_postings_are_rebuilt(small_workspace: Path, damage: Any) -> None:
+    first = open_workspace(small_workspace)
+    expected = first.search("refunds", mode="keyword")
+    saved = small_workspace / POSTINGS
+    saved.write_bytes(damage(saved.read_bytes()))
+
+    again = open_workspace(small_workspace)
+    assert again.search("refunds", mode="keyword") == expected
+    stats = again.service("search").stats
+    assert (stats.documents_loaded, stats.documents_split) == (6, 6)  # split again, whole
+    third = open_workspace(small_workspace)
+    assert third.search("refunds", mode="keyword") == expected
+    assert third.service("search").stats.documents_split == 0  # the rebuilt file is used
+
+
+def test_postings_pointing_outside_the_sections_are_rebuilt(small_workspace: Path) -> None:
+    import numpy as np
+
+    first = open_workspace(small_workspace)
+    expected = first.search("refunds", mode="keyword")
+    saved = small_workspace / POSTINGS
+    data = bytearray(saved.read_bytes())
+    header = json.loads(data[16 : 16 + int.from_bytes(data[8:16], "little")])
+    start = (16 + int.from_bytes(data[8:16], "little") + 63) // 64 * 64
+    _, shape, offset = header["arrays"]["rows"]
+    rows = np.full(shape, 10_000, dtype=np.int32)  # every posting past the last section
+    data[start + offset : start + offset + rows.nbytes] = rows.tobytes()
+    saved.write_bytes(bytes(data))
+
+    again = open_workspace(small_workspace)
+    assert again.search("refunds", mode="keyword") == expected
+
+
+def test_changes_made_while_no_process_ran_are_seen(small_workspace: Path) -> None:
+    open_workspace(small_workspace).search("refunds", mode="keyword")
+    (small_workspace / "notes/bread.md").write_text("# Rye\n\nA sourdough rye loaf.\n")
+    (small_workspace / ".cuedeck/docs/billing.md").unlink()
+
+    again = open_workspace(small_workspace)
+    assert again.search("refunds", mode="keyword") == []
+    assert [r.path for r in again.search("rye", mode="keyword")] == ["notes/bread.md"]
+    stats = again.service("search").stats
+    assert (stats.documents_split, stats.documents_loaded) == (1, 5)  # the new file only
+
+
+def test_saved_plus_fresh_postings_score_as_a_rebuild(make_workspace: MakeWorkspace) -> None:
+    words = ["alpha", "beta", "gamma", "delta", "token", "access", "refresh", "cache"]
+    files = {
+        f"docs/d{n}.md": f"# Doc {n}\n\n" + " ".join(words[(n * k) % 8] for k in range(n + 3))
+        for n in range(40)
+    }
+    root = make_workspace(files)
+    open_workspace(root).search("alpha", mode="keyword")  # saves postings of 40 files
+    for n in (3, 7):  # fewer than MERGE_MIN changes: scored as saved plus fresh
+        (root / f"docs/d{n}.md").write_text(f"# Doc {n}\n\naccess token access cache\n")
+    (root / "docs/d11.md").unlink()
+    (root / "docs/new.md").write_text("# New\n\nrefresh the access token\n")
+
+    incremental = open_workspace(root)
+    queries = ["access token", "alpha beta", "cache", "refresh"]
+    mixed = [incremental.search(q, mode="keyword", limit=50) for q in queries]
+    engine = incremental.service("search")
+    assert engine.catalog.keyword.dead.sum() == 3 and engine.stats.documents_split == 3
+    (root / POSTINGS).unlink()
+    rebuilt = open_workspace(root)
+    whole = [rebuilt.search(q, mode="keyword", limit=50) for q in queries]
+    assert rebuilt.service("search").stats.documents_split == 40
+    for got, expected in zip(mixed, whole, strict=True):
+        assert [r.path for r in got] == [r.path for r in expected]
+        assert [r.score for r in got] == pytest.approx([r.score for r in expected], rel=1e-5)
+
+
+def test_many_changes_are_merged_into_the_saved_postings(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({f"docs/d{n}.md": f"# Doc {n}\n\nword{n} shared\n" for n in range(80)})
+    open_workspace(root).search("shared", mode="keyword")
+    for n in range(70):
+        (root / f"docs/d{n}.md").write_text(f"# Doc {n}\n\nchanged{n} shared\n")
+    again = open_workspace(root)
+    assert again.search("changed", mode="keyword", limit=100)[0].path == "docs/d0.md"
+    assert len(again.search("changed", mode="keyword", limit=100)) == 70
+    engine = again.service("search")
+    assert engine.stats.catalog.merges == 1 and not engine.catalog.keyword.dead.any()
+    third = open_workspace(root)
+    assert len(third.search("changed", mode="keyword", limit=100)) == 70
+    assert third.service("search").stats.documents_split == 0
+
+
+def test_a_long_lived_engine_follows_reported_files_exactly(make_workspace: MakeWorkspace) -> None:
+    words = ["alpha", "beta", "gamma", "delta", "token", "access", "refresh", "cache"]
+    files = {
+        f"docs/d{n}.md": f"# Doc {n}\n\n" + " ".join(words[(n * k) % 8] for k in range(n + 3))
+        for n in range(40)
+    }
+    root = make_workspace(files)
+    workspace = open_workspace(root)
+    workspace.search("alpha", mode="keyword")
+    engine = workspace.service("search")
+    split = engine.stats.documents_split
+    (root / "docs/d3.md").write_text("# Doc 3\n\naccess token access cache\n")
+    (root / "docs/d11.md").unlink()
+    (root / "docs/new.md").write_text("# New\n\nrefresh the access token\n")
+    workspace.refresh_paths(["docs/d3.md", "docs/d11.md", "docs/new.md"])  # a watcher's report
+    queries = ["access token", "alpha beta", "cache", "refresh"]
+    followed = [workspace.search(q, mode="keyword", limit=50) for q in queries]
+    assert engine.stats.documents_split == split + 2  # the edited and the new file only
+
+    (root / POSTINGS).unlink()
+    rebuilt = open_workspace(root)
+    for got, query in zip(followed, queries, strict=True):
+        expected = rebuilt.search(query, mode="keyword", limit=50)
+        assert [r.path for r in got] == [r.path for r in expected]
+        assert [r.score for r in got] == pytest.approx([r.score for r in expected], rel=1e-5)

@@ -10,6 +10,7 @@ unexpected exception the same way, with the traceback only under ``--debug``.
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 from pathlib import Path
@@ -207,6 +208,9 @@ def make_cli(plugins: PluginHost | None = None) -> click.Group:
 
 def main() -> None:
     """Console-script entry point of ``cue``."""
+    # Young collections every 50,000 allocations instead of 700: a command that walks or
+    # loads tens of thousands of files otherwise spends a tenth of its time collecting.
+    gc.set_threshold(50_000, 20, 20)
     _configure_logging(debug="--debug" in sys.argv[1:])
     try:
         cli = make_cli()

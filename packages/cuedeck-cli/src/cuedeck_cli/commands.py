@@ -13,6 +13,7 @@ import click
 
 from cuedeck.errors import CueError
 from cuedeck.layout import CACHE_DIR, CARDS_DIR, DOCS_DIR, GITIGNORE_LINES, WORKSPACE_DIR
+from cuedeck.plugins import get_services
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import console, emit_json, progress_bar, render_problem
 
@@ -75,6 +76,8 @@ def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
     embedded = None
     if semantic:  # a MissingExtra (1008) without cuedeck-search
         embedded = workspace.service("search").embed_all()
+    elif "search" in get_services(workspace.plugins):
+        workspace.service("search").sync()  # the keyword postings too, so searches start warm
     result = {
         "seen": stats.seen,
         "parsed": stats.parsed,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 
 SCHEMA_VERSION = 2  # 2: document data zlib-compressed
+CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
 
 
 @attrs.frozen
@@ -67,12 +69,16 @@ class Index:
         self.engine: Engine = engine
         self.cache_dir = root / CACHE_DIR
         self.path = root / INDEX_DB
-        # path -> (stat, sha, zlib-compressed JSON): a fifth of the size, on disk and here
-        self._rows: dict[str, tuple[FileStat, str, bytes]] = {}
+        # path -> (stat, sha, zlib-compressed JSON or None until a reader needs it): a
+        # refresh compares stats only, so the documents stay in the database until asked.
+        self._rows: dict[str, tuple[FileStat, str, bytes | None]] = {}
+        self._data_lock = threading.Lock()
         self._documents: dict[str, Document] = {}
         self._loaded = False
         self._connection: sqlite3.Connection | None = None
         self.generation = 0  # bumped whenever the set of documents changes
+        self._keys: tuple[int, list[tuple[str, str]]] | None = None
+        self._log: list[tuple[int, frozenset[str]]] = []  # (generation, paths it changed)
         #: What the last refresh left out (links leaving the workspace, binary or
         #: unreadable files), as warnings for ``cue doctor``.
         self.left_out: list[Problem] = []
@@ -110,14 +116,12 @@ class Index:
                 )
                 return False
             rows = connection.execute(
-                "SELECT path, mtime_ns, size, sha256, data FROM documents"
+                "SELECT path, mtime_ns, size, sha256 FROM documents"
             ).fetchall()
         except sqlite3.DatabaseError as exc:
             log.warning("index cache %s is unreadable (%s); rebuilding it", self.path, exc)
             return False
-        self._rows = {
-            path: (FileStat(mtime, size), sha, data) for path, mtime, size, sha, data in rows
-        }
+        self._rows = {path: ((mtime, size), sha, None) for path, mtime, size, sha in rows}
         return True
 
     @staticmethod
@@ -181,16 +185,14 @@ class Index:
 
         left_out: list[Problem] = []
         files = list(walk_markdown(self.root, self.settings, left_out))
-        seen = {path for path, _ in files}
-        removed = [path for path in self._rows if path not in seen]
-        stale: list[tuple[str, FileStat]] = []
-        reused = 0
-        for path, stat in files:
-            row = self._rows.get(path)
-            if row is not None and row[0] == stat:
-                reused += 1
-            else:
-                stale.append((path, stat))
+        rows = self._rows
+        stale = [(p, stat) for p, stat in files if (row := rows.get(p)) is None or row[0] != stat]
+        reused = len(files) - len(stale)
+        known = reused + sum(1 for p, _ in stale if p in rows)
+        removed: list[str] = []
+        if known != len(rows):  # some indexed path was not found: which ones
+            seen = {path for path, _ in files}
+            removed = [path for path in rows if path not in seen]
 
         parsed, reused_now = self._apply(stale, removed, left_out, progress, rebuilt=rebuilt)
         self.left_out = left_out
@@ -285,8 +287,32 @@ class Index:
         if updates or touched or removed or rebuilt or not self.path.exists():
             self._write(updates, touched, removed)
         if updates or removed or rebuilt:
-            self.generation += 1
+            self._bump(None if rebuilt else [path for path, *_ in updates] + removed)
         return parsed, reused
+
+    def _bump(self, paths: list[str] | None) -> None:
+        """A new generation, in which ``paths`` changed (None: anything may have)."""
+        self.generation += 1
+        if paths is None:
+            self._log.clear()
+        else:
+            self._log.append((self.generation, frozenset(paths)))
+            del self._log[:-CHANGE_LOG]
+
+    def changed_since(self, generation: int) -> set[str] | None:
+        """Paths whose document was added, changed or removed after ``generation``, or
+        None when that is not known (too long ago, or a rebuild since)."""
+        if generation == self.generation:
+            return set()
+        known = [paths for gen, paths in self._log if gen > generation]
+        if len(known) != self.generation - generation:
+            return None
+        return set().union(*known)
+
+    def sha(self, path: str) -> str | None:
+        """The sha256 of the indexed file at ``path``, or None."""
+        row = self._rows.get(path)
+        return row[1] if row is not None else None
 
     def _write(
         self,
@@ -304,11 +330,11 @@ class Index:
                 )
                 connection.executemany(
                     "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?)",
-                    [(p, s.mtime_ns, s.size, sha, data) for p, s, sha, data in updates],
+                    [(p, s[0], s[1], sha, data) for p, s, sha, data in updates],
                 )
                 connection.executemany(
                     "UPDATE documents SET mtime_ns = ?, size = ? WHERE path = ?",
-                    [(s.mtime_ns, s.size, p) for p, s in touched],
+                    [(s[0], s[1], p) for p, s in touched],
                 )
                 connection.executemany(
                     "DELETE FROM documents WHERE path = ?", [(p,) for p in removed]
@@ -333,13 +359,22 @@ class Index:
         """Indexed paths, sorted."""
         return sorted(self._rows)
 
+    def keys(self) -> list[tuple[str, str]]:
+        """``(path, sha256)`` of every indexed file, sorted by path; decodes nothing."""
+        if self._keys is None or self._keys[0] != self.generation:
+            self._keys = (self.generation, sorted((p, row[1]) for p, row in self._rows.items()))
+        return self._keys[1]
+
     def get(self, path: str) -> Document | None:
         """The document at ``path``, or None."""
         document = self._documents.get(path)
         if document is not None:
             return document
+        if path not in self._rows:
+            return None
+        self._fetch([path])
         row = self._rows.get(path)
-        if row is None:
+        if row is None or row[2] is None:
             return None
         document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
         self._documents[path] = document
@@ -348,7 +383,35 @@ class Index:
     @property
     def documents(self) -> Mapping[str, Document]:
         """Every indexed document by path, sorted by path."""
-        return {path: doc for path in self.paths if (doc := self.get(path)) is not None}
+        paths = self.paths
+        self._fetch([p for p in paths if p not in self._documents])
+        return {path: doc for path in paths if (doc := self.get(path)) is not None}
+
+    def _fetch(self, paths: list[str]) -> None:
+        """Read the stored data of ``paths`` not read yet (one query for many)."""
+        with self._data_lock:
+            wanted = [p for p in paths if (row := self._rows.get(p)) is not None and row[2] is None]
+            if not wanted:
+                return
+            connection = self._db()
+            found: dict[str, tuple[str, bytes]] = {}
+            if len(wanted) > 500:
+                rows = connection.execute("SELECT path, sha256, data FROM documents")
+            else:
+                marks = ",".join("?" * len(wanted))
+                rows = connection.execute(
+                    f"SELECT path, sha256, data FROM documents WHERE path IN ({marks})", wanted
+                )
+            for path, sha, data in rows:
+                found[path] = (sha, data)
+            for path in wanted:
+                stat, sha, _ = self._rows[path]
+                stored = found.get(path)
+                if stored is not None and stored[0] == sha:
+                    self._rows[path] = (stat, sha, stored[1])
+                else:  # another process changed the row: read the file again next refresh
+                    self._rows.pop(path)
+                    self._bump([path])
 
     def __contains__(self, path: object) -> bool:
         return path in self._rows

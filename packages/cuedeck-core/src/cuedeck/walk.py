@@ -18,7 +18,6 @@ import stat as stat_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
 import pathspec
 
 from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR
@@ -38,12 +37,9 @@ NOT_INDEXED = 1011
 UNREADABLE = 1010
 
 
-@attrs.frozen
-class FileStat:
-    """The part of a stat result that decides whether a file changed."""
-
-    mtime_ns: int
-    size: int
+#: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
+#: A plain tuple: a walk makes one per file, and a large workspace has tens of thousands.
+FileStat = tuple[int, int]
 
 
 class Globs:
@@ -55,6 +51,10 @@ class Globs:
 
     def __init__(self, lines: list[str]) -> None:
         self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        rules = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+        #: Every rule names folders only (``dist/``): a walk that pruned those folders
+        #: need not test the files it finds (most rules of a large tree are like this).
+        self.folders_only = all(r.endswith("/") and not r.startswith("!") for r in rules)
         patterns = [p for p in self.spec.patterns if p.include is not None]
         self.regex: re.Pattern[str] | None = None
         if patterns and all(p.include and p.regex is not None for p in patterns):
@@ -68,6 +68,10 @@ class Globs:
         if self.regex is not None:
             return self.regex.match(path) is not None
         return self.spec.match_file(path)
+
+    def match_found_file(self, path: str) -> bool:
+        """:meth:`match` for a file whose folders were already tested."""
+        return not self.folders_only and self.match(path)
 
 
 def _spec(patterns: list[str]) -> Globs | None:
@@ -104,12 +108,18 @@ def walk_markdown(
             skipped.append(unreadable(rel, exc))
             return
         for entry in entries:
-            child = f"{rel}/{entry.name}" if rel else entry.name
+            name = entry.name
+            markdown = name.endswith(".md")
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
+                # A plain markdown file, the bulk of a large tree, takes the short way.
+                regular = markdown and entry.is_file(follow_symlinks=False)
+                is_dir = not regular and entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if entry.is_symlink() and _link_left_out(entry, child):
+            if not is_dir and not markdown:
+                continue
+            child = f"{rel}/{name}" if rel else name
+            if not regular and entry.is_symlink() and _link_left_out(entry, child):
                 continue
             if is_dir:
                 if entry.name in _ALWAYS_SKIPPED or child == WORKSPACE_DIR:
@@ -120,13 +130,11 @@ def walk_markdown(
                     continue
                 visit(Path(entry.path), child, ignores)
                 continue
-            if not entry.name.endswith(".md"):
-                continue
             if include is not None and not include.match(child):
                 continue
-            if exclude is not None and exclude.match(child):
+            if exclude is not None and exclude.match_found_file(child):
                 continue
-            if _ignored(child, ignores):
+            if ignores and _ignored(child, ignores, files=True):
                 continue
             _add(entry, child)
 
@@ -148,7 +156,7 @@ def walk_markdown(
         if st.st_size > max_bytes:
             log.warning("skipped %s: %d bytes is over [index] max_file_mb", child, st.st_size)
             return
-        found.append((child, FileStat(st.st_mtime_ns, st.st_size)))
+        found.append((child, (st.st_mtime_ns, st.st_size)))
 
     def visit_cuedeck(directory: str, rel: str) -> None:
         """Every markdown file under a card or doc folder, whatever the ignore rules say."""
@@ -177,7 +185,7 @@ def walk_markdown(
             skipped.append(excluded_link(special, os.path.realpath(folder)))
             continue
         visit_cuedeck(folder, special)
-    found.sort(key=lambda pair: pair[0])
+    found.sort()  # by path: paths are unique, so the stats never decide
     return iter(found)
 
 
@@ -205,7 +213,7 @@ def admitted(root: Path, settings: IndexSettings, rel: str) -> FileStat | None:
         return None
     if not stat_module.S_ISREG(st.st_mode) or st.st_size > settings.max_file_mb * 1024 * 1024:
         return None
-    return FileStat(st.st_mtime_ns, st.st_size)
+    return (st.st_mtime_ns, st.st_size)
 
 
 def _covered(root: Path, settings: IndexSettings, parts: list[str]) -> bool:
@@ -253,10 +261,12 @@ def _gitignore_globs(path: str, mtime_ns: int, size: int) -> Globs | None:
     return Globs(text.splitlines())
 
 
-def _ignored(rel: str, ignores: list[tuple[str, Globs]]) -> bool:
+def _ignored(rel: str, ignores: list[tuple[str, Globs]], *, files: bool = False) -> bool:
+    """Whether a .gitignore on the way ignores ``rel``; ``files``: a file found by a walk
+    that tested its folders already."""
     for base, spec in ignores:
         local = rel[len(base) + 1 :] if base else rel
-        if spec.match(local):
+        if spec.match_found_file(local) if files else spec.match(local):
             return True
     return False
 

@@ -183,6 +183,11 @@ class Workspace:
         self._ensure_fresh()
         return self.index.documents
 
+    def fresh_index(self) -> Index:
+        """The index, refreshed first when files may have changed since it was read."""
+        self._ensure_fresh()
+        return self.index
+
     def document(self, path: str) -> Document:
         """The indexed document at workspace-relative ``path``, or FileNotFound (1001)."""
         self._ensure_fresh()

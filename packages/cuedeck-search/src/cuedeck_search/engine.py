@@ -10,7 +10,7 @@ sections (anchors) first.
 
 from __future__ import annotations
 
-import re
+import logging
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING
@@ -20,28 +20,28 @@ import numpy as np
 
 from cuedeck.errors import InvalidInput
 from cuedeck.models import SearchFilters, SearchResult
-from cuedeck.parsing import split_lines
 from cuedeck_search.analysis import terms
-from cuedeck_search.keyword import DocumentTerms, KeywordIndex, tokenise
-from cuedeck_search.sections import Section, split_sections
-from cuedeck_search.store import SectionStore, fingerprint
+from cuedeck_search.catalog import Catalog
+from cuedeck_search.keyword import KeywordSettings
+from cuedeck_search.postings import PostingsError
+from cuedeck_search.snippets import snippet
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from numpy.typing import NDArray
 
-    from cuedeck.models import Document
     from cuedeck.workspace import Workspace
     from cuedeck_search.background import BackgroundEmbedder
     from cuedeck_search.embedding import Embedder, EmbeddingCache
+    from cuedeck_search.sections import Section
+
+log = logging.getLogger("cuedeck")
 
 MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
 MAX_ANCHORS = 3
 SUPPORT_DEPTH = 3  # sections of a file that count towards its keyword score
 SUPPORT_DECAY = 0.3  # weight of the 2nd section; the 3rd counts 0.3 ** 2
-SNIPPET_CHARS = 160
-SNIPPET_LINES = 40  # lines of the best section considered for its snippet
 
 _EMBEDDERS: dict[str, Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
@@ -72,11 +72,20 @@ class _Scored:
 class EngineStats:
     """Counters of what the engine did (tests and benchmarks read them)."""
 
-    documents_split: int = 0  # read, split and tokenised
-    documents_loaded: int = 0  # taken from the cache table instead
     chunks_embedded: int = 0
     chunks_loaded: int = 0
     tokens_embedded: int = 0
+    catalog: object = None  # the catalog's own counters (documents split and loaded)
+
+    @property
+    def documents_split(self) -> int:
+        """Documents read, split and tokenised."""
+        return int(getattr(self.catalog, "documents_split", 0))
+
+    @property
+    def documents_loaded(self) -> int:
+        """Documents taken from saved postings instead."""
+        return int(getattr(self.catalog, "documents_loaded", 0))
 
 
 class SearchEngine:
@@ -84,17 +93,10 @@ class SearchEngine:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
-        self.keyword = KeywordIndex()
-        self.stats = EngineStats()
+        self.catalog = Catalog(workspace, KeywordSettings())
+        self.stats = EngineStats(catalog=self.catalog.stats)
         self._lock = threading.RLock()
         self._generation: int | None = None
-        self._split: dict[tuple[str, str], tuple[list[Section], DocumentTerms]] = {}
-        self._store = SectionStore(workspace.index.connect, fingerprint(self.keyword.settings))
-        self.documents: list[Document] = []
-        self.sections: list[Section] = []
-        self._starts: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._ends: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._section_doc: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._vectors: dict[str, NDArray[np.float32]] = {}
         self._matrix: NDArray[np.float32] | None = None
         self._queries: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
@@ -109,52 +111,32 @@ class SearchEngine:
     # -- keeping in step -------------------------------------------------------------------
 
     def sync(self) -> None:
-        """Follow the index: split and tokenise only documents never seen before.
-
-        Documents come from memory, else from the cache table, else from the file.
-        """
+        """Follow the index: only documents never seen before are split and tokenised."""
         with self._lock:
-            if self._generation is None:
-                documents = self.workspace.documents  # the first access refreshes the index
-            elif self.workspace.index.generation != self._generation:
-                documents = self.workspace.index.documents
-            else:
+            index = self.workspace.fresh_index()
+            if index.generation == self._generation:
                 return
-            self._generation = self.workspace.index.generation
-            keys = [(path, document.sha256) for path, document in documents.items()]
-            unknown = {key for key in keys if key not in self._split}
-            loaded = self._store.load(unknown) if unknown else {}
-            self.stats.documents_loaded += len(loaded)
-            fresh: list[tuple[tuple[str, str], list[Section], DocumentTerms]] = []
-            split: dict[tuple[str, str], tuple[list[Section], DocumentTerms]] = {}
-            for key, document in zip(keys, documents.values(), strict=True):
-                entry = self._split.get(key) or loaded.get(key)
-                if entry is None:
-                    sections = self._split_document(document)
-                    entry = (sections, tokenise(key[0], sections, self.keyword.settings))
-                    fresh.append((key, *entry))
-                    self.stats.documents_split += 1
-                split[key] = entry
-            if fresh or len(loaded) != len(unknown) or len(split) != len(self._split):
-                self._store.save(fresh, split)
-            self._split = split
-            self.documents = list(documents.values())
-            self.sections = [s for sections, _ in split.values() for s in sections]
-            sizes = np.asarray([len(sections) for sections, _ in split.values()], dtype=np.int64)
-            self._ends = np.cumsum(sizes, dtype=np.int64)
-            self._starts = self._ends - sizes
-            self._section_doc = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-            self.keyword.update(
-                (key, sections, terms_) for key, (sections, terms_) in split.items()
-            )
+            changed = None
+            if self._generation is not None and self.catalog.ready:
+                changed = index.changed_since(self._generation)
+            if changed is None:
+                self.catalog.sync(index.keys())
+            else:  # what a file watcher reported: costs those files, not the workspace
+                self.catalog.apply(changed, index.sha)
+            self._generation = index.generation
             self._matrix = None
 
-    def _split_document(self, document: Document) -> list[Section]:
-        try:
-            text = self.workspace.snapshot(document.path).text
-        except Exception:  # vanished since the refresh: it drops out at the next one
-            text = ""
-        return split_sections(document, split_lines(text))
+    @property
+    def paths(self) -> list[str]:
+        """The path of each document, in the engine's order (dead ones included)."""
+        return [path for path, _ in self.catalog.keys]
+
+    @property
+    def sections(self) -> list[Section]:
+        """Every live section, document by document (splits every file: for benchmarks)."""
+        self.sync()
+        live = np.flatnonzero(self.catalog.live_docs).tolist()
+        return [s for doc in live for s in self.catalog.sections_of(doc)]
 
     # -- semantic side ---------------------------------------------------------------------
 
@@ -184,19 +166,42 @@ class SearchEngine:
         self.embed_all()
         return self.available_vectors()[0]
 
-    def missing_sections(self) -> list[Section]:
-        """Sections without a vector, after taking what the cache holds."""
+    def _live_hashes(self) -> list[str]:
+        hashes = self.catalog.hashes()
+        return [hashes[i] for i in np.flatnonzero(self.catalog.live_sections).tolist()]
+
+    def missing_hashes(self) -> list[str]:
+        """Hashes of live sections without a vector, after taking what the cache holds."""
         with self._lock:
             self.sync()
-            wanted = {s.hash: s for s in self.sections}
-            missing = [h for h in wanted if h not in self._vectors]
+            missing = [h for h in dict.fromkeys(self._live_hashes()) if h not in self._vectors]
             if missing:
                 found = self.cache.load(missing)
                 self.stats.chunks_loaded += len(found)
                 if found:
                     self._vectors.update(found)
                     self._matrix = None
-            return [wanted[h] for h in missing if h not in self._vectors]
+            return [h for h in missing if h not in self._vectors]
+
+    def missing_sections(self) -> list[Section]:
+        """Sections without a vector (each text once), split from their files."""
+        with self._lock:
+            missing = set(self.missing_hashes())
+            if not missing:
+                return []
+            hashes = self.catalog.hashes()
+            live = self.catalog.live_sections
+            docs = {
+                int(self.catalog.section_doc[i])
+                for i, h in enumerate(hashes)
+                if h in missing and live[i]
+            }
+            found: dict[str, Section] = {}
+            for doc in sorted(docs):
+                for section in self.catalog.sections_of(doc):
+                    if section.hash in missing:
+                        found.setdefault(section.hash, section)
+            return list(found.values())
 
     def embed_sections(self, sections: Sequence[Section], *, show_progress: bool = True) -> None:
         """Embed ``sections`` (batches committed as they are done)."""
@@ -213,7 +218,7 @@ class SearchEngine:
             self._embed(missing)
             cap = self.workspace.config.search.embedding_cache_mb
             if cap > 0 and self.cache.count() * EmbeddingCache.ROW_BYTES > cap * 2**20:
-                self.cache.enforce_cap(cap, keep={s.hash for s in self.sections})
+                self.cache.enforce_cap(cap, keep=set(self._live_hashes()))
         return len(missing)
 
     def background_embedder(self) -> BackgroundEmbedder:
@@ -230,22 +235,26 @@ class SearchEngine:
         from cuedeck_search.embedding import DIMENSIONS
 
         with self._lock:
-            self.missing_sections()
+            self.missing_hashes()
+            live = self.catalog.live_sections
             if self._matrix is not None:
-                return self._matrix, np.ones(len(self.sections), dtype=bool), 1.0
-            present = np.fromiter(
-                (s.hash in self._vectors for s in self.sections),
-                dtype=bool,
-                count=len(self.sections),
+                return self._matrix, live, 1.0
+            hashes = self.catalog.hashes()
+            present = live & np.fromiter(
+                (h in self._vectors for h in hashes), dtype=bool, count=len(hashes)
             )
             zero = np.zeros(DIMENSIONS, dtype=np.float32)
-            rows = [self._vectors.get(s.hash, zero) for s in self.sections]
+            rows = [
+                self._vectors.get(h, zero) if p else zero
+                for h, p in zip(hashes, present.tolist(), strict=True)
+            ]
             matrix = np.stack(rows) if rows else np.zeros((0, DIMENSIONS), dtype=np.float32)
             matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-            coverage = float(present.mean()) if len(present) else 1.0
+            wanted = int(live.sum())
+            coverage = float(present.sum()) / wanted if wanted else 1.0
             if coverage == 1.0:
                 # Forget vectors of sections that are gone, so memory follows the workspace.
-                self._vectors = {s.hash: self._vectors[s.hash] for s in self.sections}
+                self._vectors = {h: self._vectors[h] for h in self._live_hashes()}
                 self._matrix = matrix
             return matrix, present, coverage
 
@@ -294,8 +303,8 @@ class SearchEngine:
 
     def _files(self, section_scores: NDArray[np.float32]) -> NDArray[np.float32]:
         if not len(section_scores):
-            return np.zeros(len(self.documents), dtype=np.float32)
-        return np.maximum.reduceat(section_scores, self._starts).astype(np.float32)
+            return np.zeros(len(self.catalog.keys), dtype=np.float32)
+        return np.maximum.reduceat(section_scores, self.catalog.starts).astype(np.float32)
 
     def _files_with_support(self, section_scores: NDArray[np.float32]) -> NDArray[np.float32]:
         """Per file: its best section plus a decaying share of the next ones.
@@ -305,12 +314,13 @@ class SearchEngine:
         none for semantic, whose best section alone ranks best).
         """
         positive = np.flatnonzero(section_scores > 0)
-        files = np.zeros(len(self.documents), dtype=np.float64)
+        files = np.zeros(len(self.catalog.keys), dtype=np.float64)
         if not len(positive):
             return files.astype(np.float32)
-        docs = self._section_doc[positive]
+        section_doc = self.catalog.section_doc
+        docs = section_doc[positive]
         order = positive[np.lexsort((-section_scores[positive], docs))]
-        docs = self._section_doc[order]
+        docs = section_doc[order]
         rank = np.arange(len(order)) - np.searchsorted(docs, docs, side="left")
         kept = rank < SUPPORT_DEPTH
         weights = SUPPORT_DECAY ** rank[kept].astype(np.float64)
@@ -320,7 +330,14 @@ class SearchEngine:
     def keyword_scores(self, query: str) -> _Scored:
         """BM25F per section, and per file (best section plus support, see above)."""
         self.sync()
-        sections = self.keyword.scores(query)
+        try:
+            sections = self.catalog.keyword.scores(query, self.catalog.section_texts)
+        except PostingsError as exc:  # a damaged saved file: rebuild it and score again
+            log.warning("search index damaged (%s); rebuilding it", exc)
+            self.catalog.discard()
+            self._generation = None
+            self.sync()
+            sections = self.catalog.keyword.scores(query, self.catalog.section_texts)
         return _Scored(sections, self._files_with_support(sections))
 
     def semantic_scores(self, query: str) -> _Scored:
@@ -358,7 +375,7 @@ class SearchEngine:
             raise InvalidInput("limit must be at least 1", field="limit")
         with self._lock:
             self.sync()
-            if not self.documents:
+            if not self.catalog.live_docs.any():
                 return []
             allowed = self._allowed(filters or SearchFilters())
             if mode == "keyword":
@@ -382,13 +399,15 @@ class SearchEngine:
             return [attrs.evolve(result, semantic_coverage=coverage) for result in found]
 
     def _allowed(self, filters: SearchFilters) -> NDArray[np.bool_]:
+        live = self.catalog.live_docs
         if filters == SearchFilters():
-            return np.ones(len(self.documents), dtype=bool)
-        return np.fromiter(
-            (filters.accepts(d.frontmatter) for d in self.documents),
-            dtype=bool,
-            count=len(self.documents),
+            return live
+        index = self.workspace.index
+        accepted = (
+            bool(live[i]) and (d := index.get(path)) is not None and filters.accepts(d.frontmatter)
+            for i, (path, _) in enumerate(self.catalog.keys)
         )
+        return np.fromiter(accepted, dtype=bool, count=len(live))
 
     def _hybrid(
         self,
@@ -435,27 +454,30 @@ class SearchEngine:
             top = np.argpartition(-file_scores[candidates], limit - 1)[:limit]
             candidates = candidates[top]
         # Ties broken by path, so results are stable between runs.
-        ranked = sorted(
-            candidates.tolist(), key=lambda d: (-file_scores[d], self.documents[d].path)
-        )
+        keys = self.catalog.keys
+        ranked = sorted(candidates.tolist(), key=lambda d: (-file_scores[d], keys[d][0]))
         session = self.workspace.mask_session()
         query_terms = [t for t in terms(query) if t.isalnum() or "_" in t]
         results: list[SearchResult] = []
         for doc_index in ranked:
-            document = self.documents[doc_index]
-            first = int(self._starts[doc_index])
-            local = section_scores[first : int(self._ends[doc_index])]
+            document = self.workspace.index.get(keys[doc_index][0])
+            sections = self.catalog.sections_of(doc_index)
+            first = int(self.catalog.starts[doc_index])
+            # The file may have changed since the index read it: show what it holds now.
+            local = section_scores[first : first + len(sections)]
+            if document is None or not len(local):
+                continue
             order = np.argsort(-local, kind="stable")[: MAX_ANCHORS * 4].tolist()
             anchors: list[str] = []
             for position in order:
-                section = self.sections[first + position]
+                section = sections[position]
                 if len(anchors) == MAX_ANCHORS or local[position] <= 0:
                     break
                 if section.anchor and section.anchor not in anchors:
                     anchors.append(section.anchor)
-            best = self.sections[first + order[0]]
+            best = sections[order[0]]
             # One masking call per result: titles, headings and snippet are all shown.
-            shown = [document.title, *anchors, _snippet(best, query_terms)]
+            shown = [document.title, *anchors, snippet(best, query_terms)]
             masked = session.mask("\n".join(shown), path=document.path).split("\n")
             if len(masked) != len(shown):
                 masked = [session.mask(text, path=document.path) for text in shown]
@@ -478,20 +500,3 @@ class SearchEngine:
 
 def _part(values: NDArray[np.float32] | None, index: int) -> float | None:
     return None if values is None else round(float(values[index]), 6)
-
-
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_CLEAN = re.compile(r"`+|\*\*|^\s*(?:#+|>|[-*+]|\d+[.)])\s+|\{\s*#[^}]*\}|<[^>]+>")
-
-
-def _snippet(section: Section, query_terms: Sequence[str]) -> str:
-    """The prose line of ``section`` holding most query stems, shortened, on one line."""
-    lines = [line for line in section.prose.splitlines()[:SNIPPET_LINES] if line.strip()]
-    if not lines:
-        return section.context[:SNIPPET_CHARS]
-    # A stem is (nearly always) a prefix of its words: a substring test is enough here.
-    best = max(lines, key=lambda line: sum(t in line.lower() for t in query_terms))
-    text = " ".join(_CLEAN.sub("", _LINK.sub(r"\1", best)).split())
-    if len(text) > SNIPPET_CHARS:
-        text = text[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    return text

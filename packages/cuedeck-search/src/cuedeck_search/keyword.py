@@ -1,11 +1,12 @@
-"""BM25F over sections, on a scipy sparse matrix, rebuilt incrementally.
+"""BM25F over sections, scored from postings at query time.
 
 Each section is a bag of terms from three fields: its body, its heading path and the
 file name. Field frequencies are weighted and summed before BM25's saturation (the
 BM25F way), so a term in the heading counts more than one in a paragraph without letting
-one field dominate. Terms of a document are kept by its path and sha256: a refresh
-re-tokenises only files whose content changed, then reassembles the matrix, which costs
-a few array concatenations. A section holding the query as an exact phrase gets a bonus.
+one field dominate. Only raw inputs are stored (:mod:`cuedeck_search.postings`):
+frequencies and lengths, never scores, so postings saved for unchanged files and postings
+of the few files that changed since add up to the exact ranking. A section holding the
+query as an exact phrase gets a bonus.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -21,10 +22,11 @@ import numpy as np
 from cuedeck_search.analysis import term_counts, terms
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Sequence
 
     from numpy.typing import NDArray
 
+    from cuedeck_search.postings import Postings
     from cuedeck_search.sections import Section
 
 _SPACE = re.compile(r"\s+")
@@ -48,7 +50,7 @@ class DocumentTerms:
 
     Row ``i`` (section ``i``) owns ``row_sizes[i]`` consecutive entries of ``local``
     (indexes into ``vocabulary``) and ``frequencies``; ``lengths`` are the weighted
-    section lengths. Kept in the cache as bytes, so a restart tokenises nothing.
+    section lengths.
     """
 
     vocabulary: tuple[str, ...]
@@ -56,23 +58,6 @@ class DocumentTerms:
     frequencies: NDArray[np.float32]
     row_sizes: NDArray[np.int32]
     lengths: NDArray[np.float32]
-
-    def to_bytes(self) -> tuple[str, bytes, int, int]:
-        """``(vocabulary text, arrays, entries, rows)`` for the cache."""
-        blob = b"".join(
-            a.tobytes() for a in (self.local, self.frequencies, self.row_sizes, self.lengths)
-        )
-        return "\n".join(self.vocabulary), blob, len(self.local), len(self.row_sizes)
-
-    @classmethod
-    def from_bytes(cls, vocabulary: str, blob: bytes, entries: int, rows: int) -> DocumentTerms:
-        """The inverse of :meth:`to_bytes`."""
-        local = np.frombuffer(blob, dtype=np.int32, count=entries)
-        frequencies = np.frombuffer(blob, dtype=np.float32, count=entries, offset=4 * entries)
-        sizes = np.frombuffer(blob, dtype=np.int32, count=rows, offset=8 * entries)
-        lengths = np.frombuffer(blob, dtype=np.float32, count=rows, offset=8 * entries + 4 * rows)
-        words = tuple(vocabulary.split("\n")) if vocabulary else ()
-        return cls(words, local, frequencies, sizes, lengths)
 
 
 def name_terms(path: str) -> list[str]:
@@ -116,80 +101,77 @@ def tokenise(path: str, sections: Sequence[Section], settings: KeywordSettings) 
 
 
 class KeywordIndex:
-    """Section scores for a query by BM25F over the documents given to :meth:`update`."""
+    """BM25F section scores over saved postings, less their dead documents, plus fresh ones.
+
+    Sections are numbered base first, then fresh. Document frequencies, the section count
+    and the average length count live sections only, so scores are those of postings
+    rebuilt from the live documents alone.
+    """
 
     def __init__(self, settings: KeywordSettings | None = None) -> None:
+        from cuedeck_search.postings import empty
+
         self.settings = settings or KeywordSettings()
-        self.vocabulary: dict[str, int] = {}
-        self._global: dict[tuple[str, str], NDArray[np.int32]] = {}  # key -> term ids
-        self._weights: Any = None  # scipy csc_matrix, sections x terms
-        self._phrase_texts: list[str | None] = []
-        self.sections: list[Section] = []
+        self.base = empty()
+        self.dead: NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self.fresh = self.base
+        self._live: NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self._count = 0
+        self._average = 1.0
 
-    def _ids(self, key: tuple[str, str], terms_: DocumentTerms) -> NDArray[np.int32]:
-        found = self._global.get(key)
-        if found is None:
-            vocabulary = self.vocabulary
-            mapping = np.fromiter(
-                (vocabulary.setdefault(t, len(vocabulary)) for t in terms_.vocabulary),
-                dtype=np.int32,
-                count=len(terms_.vocabulary),
-            )
-            found = mapping[terms_.local] if len(terms_.local) else terms_.local
-        return found
+    def reset(self, base: Postings, dead: NDArray[np.bool_], fresh: Postings) -> None:
+        """Score ``base`` without its ``dead`` documents, then ``fresh``."""
+        self.base, self.dead, self.fresh = base, dead, fresh
+        sizes = np.diff(base.doc_ends, prepend=0)
+        self._live = np.repeat(~dead, sizes)
+        live_lengths = base.lengths[self._live] if dead.any() else base.lengths
+        self._count = len(live_lengths) + fresh.sections
+        total = float(live_lengths.sum(dtype=np.float64)) + float(fresh.lengths.sum())
+        self._average = total / self._count if self._count else 1.0
 
-    def update(
-        self, documents: Iterable[tuple[tuple[str, str], Sequence[Section], DocumentTerms]]
-    ) -> None:
-        """Index exactly these ``((path, sha256), sections, terms)``."""
-        from scipy.sparse import csr_matrix
+    @property
+    def sections(self) -> int:
+        """Sections numbered, dead ones included."""
+        return self.base.sections + self.fresh.sections
 
-        ids_by_key: dict[tuple[str, str], NDArray[np.int32]] = {}
-        parts: list[DocumentTerms] = []
-        sections: list[Section] = []
-        for key, doc_sections, doc_terms in documents:
-            ids_by_key[key] = self._ids(key, doc_terms)
-            parts.append(doc_terms)
-            sections.extend(doc_sections)
-        self._global = ids_by_key
-        self.sections = sections
-        self._phrase_texts = [None] * len(sections)
-        if not parts:
-            self._weights = None
-            return
-        ids = np.concatenate(list(ids_by_key.values()))
-        tf = np.concatenate([p.frequencies for p in parts])
-        sizes = np.concatenate([p.row_sizes for p in parts])
-        lengths = np.concatenate([p.lengths for p in parts])
-        count = len(sizes)
-        indptr = np.zeros(count + 1, dtype=np.int64)
-        np.cumsum(sizes, out=indptr[1:])
-        vocabulary_size = len(self.vocabulary)
-        df = np.bincount(ids, minlength=vocabulary_size).astype(np.float32)
-        idf = np.log1p((count - df + 0.5) / (df + 0.5)).astype(np.float32)
-        average = float(lengths.mean()) or 1.0
-        k1, b = self.settings.k1, self.settings.b
-        row_lengths = np.repeat(lengths, sizes)
-        saturated = tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * row_lengths / average))
-        weights = csr_matrix((idf[ids] * saturated, ids, indptr), shape=(count, vocabulary_size))
-        self._weights = weights.tocsc()
-
-    def scores(self, query: str) -> NDArray[np.float32]:
-        """BM25F score of every section (in :attr:`sections` order); 0 when nothing matched."""
-        count = len(self.sections)
-        if self._weights is None or not count:
-            return np.zeros(count, dtype=np.float32)
-        wanted = Counter(t for t in terms(query) if t in self.vocabulary)
-        if not wanted:
-            return np.zeros(count, dtype=np.float32)
-        columns = [self.vocabulary[t] for t in wanted]
-        repeats = np.asarray(list(wanted.values()), dtype=np.float32)
-        sub = self._weights[:, columns]
-        result = np.asarray(sub @ repeats, dtype=np.float32).ravel()
-        self._phrase(query, result)
+    def scores(
+        self, query: str, section_text: Callable[[Sequence[int]], list[str]]
+    ) -> NDArray[np.float32]:
+        """BM25F score of every section; 0 when nothing matched. ``section_text(ids)``
+        gives the text of sections that may get the phrase bonus."""
+        result = np.zeros(self.sections, dtype=np.float32)
+        if not self._count:
+            return result
+        k1, b, average = self.settings.k1, self.settings.b, self._average
+        count = self._count
+        pruned = bool(self.dead.any())
+        for term, times in Counter(terms(query)).items():
+            rows, tf = self.base.column(term)
+            if pruned and len(rows):
+                keep = self._live[rows]
+                rows, tf = rows[keep], tf[keep]
+            fresh_rows, fresh_tf = self.fresh.column(term)
+            df = len(rows) + len(fresh_rows)
+            if not df:
+                continue
+            idf = np.float32(np.log1p((count - df + 0.5) / (df + 0.5)))
+            for found, freq, lengths, offset in (
+                (rows, tf, self.base.lengths, 0),
+                (fresh_rows, fresh_tf, self.fresh.lengths, self.base.sections),
+            ):
+                if len(found):
+                    norm = k1 * (1.0 - b + b * lengths[found] / average)
+                    saturated = freq * (k1 + 1.0) / (freq + norm)
+                    result[found + offset] += np.float32(times) * idf * saturated
+        self._phrase(query, result, section_text)
         return result
 
-    def _phrase(self, query: str, result: NDArray[np.float32]) -> None:
+    def _phrase(
+        self,
+        query: str,
+        result: NDArray[np.float32],
+        section_text: Callable[[Sequence[int]], list[str]],
+    ) -> None:
         """Multiply the score of sections holding the query verbatim (two words or more)."""
         phrase = _SPACE.sub(" ", query.strip().lower())
         if " " not in phrase or self.settings.phrase_bonus <= 0:
@@ -197,11 +179,7 @@ class KeywordIndex:
         candidates = np.flatnonzero(result)
         if len(candidates) > 200:  # only the best ones can be lifted into the results
             candidates = candidates[np.argpartition(-result[candidates], 200)[:200]]
-        for index in candidates:
-            text = self._phrase_texts[index]
-            if text is None:
-                section = self.sections[index]
-                text = _SPACE.sub(" ", f"{section.context}\n{section.text}".lower())
-                self._phrase_texts[index] = text
-            if phrase in text:
+        ids = candidates.tolist()
+        for index, text in zip(ids, section_text(ids), strict=True):
+            if phrase in _SPACE.sub(" ", text.lower()):
                 result[index] *= 1.0 + self.settings.phrase_bonus

@@ -2,7 +2,7 @@
 
 Registers the ``keyword``, ``semantic`` and ``hybrid`` searchers, the per-workspace
 ``search`` service (the engine), the ``read_context`` tool and ``cue search``. Kept
-import-light: ``cue --help`` loads every plugin module, so numpy, scipy, onnxruntime and
+import-light: ``cue --help`` loads every plugin module, so numpy, onnxruntime and
 pydantic are imported inside the hooks and commands.
 """
 

@@ -1,0 +1,290 @@
+"""What the engine searches: the indexed documents, their sections and keyword postings.
+
+:class:`Catalog` follows the index by ``(path, sha256)``. At its first sync it maps the
+postings saved in ``.cuedeck/.cache/keyword.postings``; documents added or changed since
+are split and tokenised into fresh postings, and saved documents that changed or went
+away are marked dead. When fresh and dead documents pass a share of the whole, both parts
+are merged and saved again, so the next process starts from a file that matches. So a
+query process reads the few pages of the terms it scores, and an edit costs its own
+file, not a rebuild. Section text is split again from the file only for what a result
+shows or the phrase bonus reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+import attrs
+import numpy as np
+
+from cuedeck.layout import CACHE_DIR
+from cuedeck.parsing import split_lines
+from cuedeck_search.keyword import KeywordIndex, tokenise
+from cuedeck_search.postings import (
+    Postings,
+    PostingsError,
+    build,
+    empty,
+    fingerprint,
+    hex_hashes,
+    load,
+    merge,
+    save,
+)
+from cuedeck_search.sections import split_sections
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from numpy.typing import NDArray
+
+    from cuedeck.workspace import Workspace
+    from cuedeck_search.keyword import DocumentTerms, KeywordSettings
+    from cuedeck_search.sections import Section
+
+log = logging.getLogger("cuedeck")
+
+POSTINGS_FILE = f"{CACHE_DIR}/keyword.postings"
+#: Fresh plus dead documents beyond this share of all (and at least MERGE_MIN) are merged
+#: into the saved postings: small enough that scoring two parts costs nothing noticeable,
+#: large enough that a stream of single edits never rewrites the file each time.
+MERGE_SHARE = 0.05
+MERGE_MIN = 64
+SECTION_CACHE = 512  # documents whose split sections are kept for results and phrases
+
+Key = tuple[str, str]
+
+
+@attrs.define
+class CatalogStats:
+    """What the catalog did (tests and benchmarks read it)."""
+
+    documents_split: int = 0  # read, split and tokenised
+    documents_loaded: int = 0  # taken from saved postings instead
+    merges: int = 0  # saved postings written
+
+
+class Catalog:
+    """Documents (base then fresh), their sections as arrays, and the keyword index."""
+
+    def __init__(self, workspace: Workspace, settings: KeywordSettings) -> None:
+        self.workspace = workspace
+        self.keyword = KeywordIndex(settings)
+        self.fingerprint = fingerprint(settings)
+        self.path = workspace.root / POSTINGS_FILE
+        self.stats = CatalogStats()
+        self.keys: list[Key] = []
+        self.starts: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.ends: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.section_doc: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.live_docs: NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self.live_sections: NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self._positions: dict[str, int] | None = None
+        self._fresh: dict[Key, tuple[DocumentTerms, list[Section]]] = {}
+        self._sections: OrderedDict[Key, list[Section]] = OrderedDict()
+        self._lines: OrderedDict[Key, list[str]] = OrderedDict()
+        self._hashes: list[str] | None = None
+        self._loaded = False
+
+    # -- keeping in step -------------------------------------------------------------------
+
+    def sync(self, keys: Sequence[Key]) -> None:
+        """Follow the index's ``(path, sha256)`` list (every file is compared)."""
+        base = self._base()
+        fresh: dict[Key, tuple[DocumentTerms, list[Section]]] = {}
+        if base.keys == tuple(keys):  # the usual case for a new process: nothing changed
+            dead = np.zeros(len(keys), dtype=bool)
+        else:  # set differences: both sides are usually almost equal
+            known = set(base.keys)
+            added = [key for key in keys if key not in known]
+            gone = known.difference(keys)
+            dead = np.zeros(len(base.keys), dtype=bool)
+            if gone:
+                dead[[i for i, key in enumerate(base.keys) if key in gone]] = True
+            if len(added) > 500:
+                _ = self.workspace.index.documents  # read in one query, not one per file
+            for key in added:
+                fresh[key] = self._fresh.get(key) or self._tokenise(key)
+        self._finish(base, dead, fresh)
+
+    def apply(self, changed: set[str], sha_of: Callable[[str], str | None]) -> None:
+        """Follow the index after the files at ``changed`` were added, edited or removed
+        (``sha_of(path)`` is the indexed sha256, None when gone): costs those files."""
+        base = self._base()
+        dead = self.keyword.dead.copy()
+        fresh = {key: entry for key, entry in self._fresh.items() if key[0] not in changed}
+        if self._positions is None:
+            self._positions = {path: i for i, (path, _) in enumerate(base.keys)}
+        for path in sorted(changed):
+            sha = sha_of(path)
+            at = self._positions.get(path)
+            saved = at is not None and base.keys[at][1] == sha
+            if at is not None:
+                dead[at] = not saved
+            if sha is not None and not saved:
+                key = (path, sha)
+                fresh[key] = self._fresh.get(key) or self._tokenise(key)
+        self._finish(base, dead, fresh)
+
+    def _finish(
+        self,
+        base: Postings,
+        dead: NDArray[np.bool_],
+        fresh: dict[Key, tuple[DocumentTerms, list[Section]]],
+    ) -> None:
+        """Merge when the changes have grown large, then lay out the section arrays."""
+        changed = len(fresh) + int(dead.sum())
+        documents = len(base.keys) - int(dead.sum()) + len(fresh)
+        if changed and (not base.keys or changed > max(MERGE_MIN, MERGE_SHARE * documents)):
+            base = merge(base, dead, _postings(fresh))
+            self._save(base)
+            self._set_base(base)
+            dead = np.zeros(len(base.keys), dtype=bool)
+            fresh = {}
+        self._fresh = fresh
+        self.keyword.reset(base, dead, _postings(fresh))
+        self.stats.documents_loaded = len(base.keys) - int(dead.sum())
+        self.keys = [*base.keys, *fresh]
+        fresh_sizes = [len(sections) for _, sections in fresh.values()]
+        self.ends = np.concatenate(
+            [base.doc_ends, base.sections + np.cumsum(fresh_sizes, dtype=np.int64)]
+        ).astype(np.int64)
+        sizes = np.diff(self.ends, prepend=0)
+        self.starts = self.ends - sizes
+        self.section_doc = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+        self.live_docs = np.concatenate([~dead, np.ones(len(fresh), dtype=bool)])
+        self.live_sections = np.repeat(self.live_docs, sizes)
+        self._hashes = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether a sync ran, so that :meth:`apply` can follow from there."""
+        return self._loaded
+
+    def _base(self) -> Postings:
+        if not self._loaded:
+            self._set_base(self._load())
+            self._loaded = True
+        return self.keyword.base
+
+    def _set_base(self, base: Postings) -> None:
+        self.keyword.base = base
+        self._positions = None  # path -> document, made when an apply first needs it
+
+    def _load(self) -> Postings:
+        if not self.path.exists():
+            return empty()
+        try:
+            return load(self.path, self.fingerprint)
+        except PostingsError as exc:
+            log.info("keyword postings rebuilt: %s", exc)
+            return empty()
+
+    def _save(self, postings: Postings) -> None:
+        try:
+            save(postings, self.path, self.fingerprint)
+        except OSError as exc:  # only a cache: a read-only workspace tokenises next time
+            log.info("keyword postings not saved: %s", exc)
+        self.stats.merges += 1
+        _drop_old_tables(self.workspace)
+
+    def discard(self) -> None:
+        """Forget the saved postings (damaged): the next sync rebuilds them whole."""
+        self.path.unlink(missing_ok=True)
+        self._set_base(empty())
+        self._sections.clear()
+        self._fresh = {}
+        self._loaded = True
+
+    def _tokenise(self, key: Key) -> tuple[DocumentTerms, list[Section]]:
+        sections = self._split(key)
+        self.stats.documents_split += 1
+        return tokenise(key[0], sections, self.keyword.settings), sections
+
+    # -- sections --------------------------------------------------------------------------
+
+    def _split(self, key: Key) -> list[Section]:
+        found = self._sections.get(key)
+        if found is not None:
+            self._sections.move_to_end(key)
+            return found
+        document = self.workspace.index.get(key[0])
+        if document is None:
+            sections: list[Section] = []
+        else:
+            try:
+                text = self.workspace.snapshot(key[0]).text
+            except Exception:  # vanished since the refresh: it drops out at the next one
+                text = ""
+            sections = split_sections(document, split_lines(text))
+        self._sections[key] = sections
+        if len(self._sections) > SECTION_CACHE:
+            self._sections.popitem(last=False)
+        return sections
+
+    def sections_of(self, doc: int) -> list[Section]:
+        """The sections of document ``doc`` (split from the file, a few kept)."""
+        return self._split(self.keys[doc])
+
+    def section_texts(self, ids: Sequence[int]) -> list[str]:
+        """The text of each section in ``ids``, heading line included, read from its
+        file by line range (no parsing; empty when the file is gone)."""
+        base = self.keyword.base
+        texts: list[str] = []
+        for section_id in ids:
+            doc = int(self.section_doc[section_id])
+            if section_id < base.sections:
+                first, last = (int(n) for n in base.lines[section_id])
+            else:
+                found = self._fresh[self.keys[doc]][1][section_id - int(self.starts[doc])]
+                first, last = found.line, found.end_line
+            texts.append("\n".join(self._file_lines(self.keys[doc])[first - 1 : last]))
+        return texts
+
+    def _file_lines(self, key: Key) -> list[str]:
+        """The lines of the file at ``key`` (path, sha256): kept by content, so an edit
+        elsewhere in the workspace reads nothing again."""
+        found = self._lines.get(key)
+        if found is None:
+            try:
+                found = split_lines(self.workspace.read_text(key[0]))
+            except Exception:  # gone since the refresh: no text, no bonus
+                found = []
+            self._lines[key] = found
+            if len(self._lines) > SECTION_CACHE:
+                self._lines.popitem(last=False)
+        else:
+            self._lines.move_to_end(key)
+        return found
+
+    def hashes(self) -> list[str]:
+        """The embedding-text hash of every section, in section order."""
+        if self._hashes is None:
+            self._hashes = hex_hashes(self.keyword.base.hashes) + [
+                s.hash for _, sections in self._fresh.values() for s in sections
+            ]
+        return self._hashes
+
+
+def _postings(fresh: dict[Key, tuple[DocumentTerms, list[Section]]]) -> Postings:
+    return build((key, terms, sections) for key, (terms, sections) in fresh.items())
+
+
+def _drop_old_tables(workspace: Workspace) -> None:
+    """Remove the per-file section table that the saved postings replace (once)."""
+    try:
+        connection = workspace.index.connect()
+        try:
+            found = connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'search_sections'"
+            ).fetchone()
+            if found:
+                connection.execute("DROP TABLE search_sections")
+                connection.execute("VACUUM")  # give its pages back to the file system
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:  # busy or read-only: dropped another time
+        log.info("old search table not dropped: %s", exc)
