@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from fastmcp.tools.base import Tool as FastMCPTool
@@ -37,8 +38,15 @@ _OUTPUT_ONLY_NOISE = frozenset(
     {"description", "required", "pattern", "format", "additionalProperties", "examples"}
 )
 #: Longer input patterns are not published (the description says the format in words,
-#: and the server validates every argument anyway): a date regex costs 70 tokens.
-MAX_PATTERN = 40
+#: and the server validates every argument anyway): a date regex costs 70 tokens, a
+#: project id's 22. Card ids and content hashes keep theirs.
+MAX_PATTERN = 20
+#: Length and count caps from here up are guards against oversized requests, not
+#: guidance: no honest call comes near them, and the server enforces them (1004 names
+#: the limit). Smaller ones (a pair's two items) still say something and stay.
+GUARD_CAP = 50
+_CAPS = ("maxLength", "maxItems")
+_FLOORS = ("minLength", "minItems")
 
 
 def compact_schema(node: Any, *, output: bool = False) -> Any:
@@ -61,6 +69,12 @@ def compact_schema(node: Any, *, output: bool = False) -> Any:
             continue
         if key == "pattern" and isinstance(value, str) and len(value) > MAX_PATTERN:
             continue
+        if key in _CAPS and isinstance(value, int) and value >= GUARD_CAP:
+            continue
+        if key in _FLOORS and value == 1:
+            continue  # non-empty: what any real argument is anyway
+        if key == "additionalProperties" and value is True:
+            continue  # the default
         if key in _SCHEMA_MAPS and isinstance(value, dict):
             out[key] = {name: compact_schema(sub, output=output) for name, sub in value.items()}
         elif key in _SCHEMA_LISTS and isinstance(value, list):
@@ -76,7 +90,40 @@ def compact_schema(node: Any, *, output: bool = False) -> Any:
     return _fold_nullable(out)
 
 
+def _fold_types(node: dict[str, Any]) -> dict[str, Any]:
+    """``anyOf`` of bare types (``{"type": "object"}``, ``{"type": "string"}``) as one
+    ``type`` list, the same schema for half the tokens."""
+    options = node.get("anyOf")
+    if (
+        not isinstance(options, list)
+        or len(options) < 2
+        or "type" in node
+        or not all(
+            isinstance(o, dict) and set(o) == {"type"} and isinstance(o["type"], str)
+            for o in options
+        )
+    ):
+        return node
+    folded = {key: value for key, value in node.items() if key != "anyOf"}
+    folded["type"] = [o["type"] for o in options]
+    return folded
+
+
+def _fold_one_or_many(node: dict[str, Any]) -> dict[str, Any]:
+    """``anyOf [S, array of S]`` as the array alone: the server takes both, an array
+    of one says the same, and the schema of ``S`` is not paid for twice."""
+    options = node.get("anyOf")
+    if not isinstance(options, list) or len(options) != 2:
+        return node
+    one, many = options
+    if not (isinstance(many, dict) and many.get("type") == "array" and many.get("items") == one):
+        return node
+    folded = {key: value for key, value in node.items() if key != "anyOf"}
+    return {**many, **folded}
+
+
 def _fold_nullable(node: dict[str, Any]) -> dict[str, Any]:
+    node = _fold_one_or_many(_fold_types(node))
     options = node.get("anyOf")
     if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
         return node
@@ -96,27 +143,68 @@ def _fold_nullable(node: dict[str, Any]) -> dict[str, Any]:
 OUTPUT_DEPTH = 0
 
 
+#: Words a description may add to a parameter's name and still only restate it.
+_NAME_WORDS = {"identifier": "id", "the": "", "a": "", "name": ""}
+
+
+#: What a parameter described word for word like an earlier one says instead.
+SAME_AS = "As for "
+
+
+def restates(description: str, name: str) -> bool:
+    """Whether ``description`` says no more than the parameter ``name`` (``Project
+    identifier`` for ``project_id``, ``Branch name`` for ``branch_name``)."""
+    words = {_NAME_WORDS.get(w, w) for w in re.findall(r"[a-z0-9]+", description.lower())}
+    return words - {""} <= set(name.lower().split("_"))
+
+
 def _optional_not_null(schema: dict[str, Any]) -> dict[str, Any]:
-    """Optional top-level inputs typed without their ``null``: leaving one out is the same
-    as null, and the union costs tokens for every optional argument of every tool."""
+    """Optional inputs typed without their ``null``, at every level: leaving one out is
+    the same as null, and the union costs tokens for every optional argument of every
+    tool. (What is published stays a subset of what the server accepts.)
+
+    Deprecated optional inputs are not published at all: old callers still send them and
+    the server still takes them, but nobody new should learn them from ``tools/list``.
+    """
+    if isinstance(schema.get("items"), dict):
+        schema = {**schema, "items": _optional_not_null(schema["items"])}
+    if not isinstance(schema.get("properties"), dict):
+        return schema
     required = set(schema.get("required", ()))
-    properties = {}
-    for name, prop in schema.get("properties", {}).items():
-        kind = prop.get("type")
-        if name not in required and isinstance(kind, list) and "null" in kind:
-            rest = [k for k in kind if k != "null"]
-            prop = {**prop, "type": rest[0] if len(rest) == 1 else rest}
-        options = prop.get("anyOf")
-        if name not in required and isinstance(options, list) and {"type": "null"} in options:
-            rest_options = [o for o in options if o != {"type": "null"}]
-            prop = {k: v for k, v in prop.items() if k != "anyOf"}
-            prop = (
-                {**rest_options[0], **prop}
-                if len(rest_options) == 1
-                else {**prop, "anyOf": rest_options}
-            )
-        properties[name] = prop
-    return {**schema, "properties": properties} if "properties" in schema else schema
+    properties: dict[str, Any] = {}
+    described: dict[str, str] = {}  # description -> the first sibling that has it
+    for name, prop in schema["properties"].items():
+        if name not in required and prop.get("deprecated") is True:
+            continue
+        text = prop.get("description")
+        if isinstance(text, str) and restates(text, name):
+            prop = {key: value for key, value in prop.items() if key != "description"}
+        elif isinstance(text, str) and len(text) > len(SAME_AS) + len(described.get(text, "")):
+            if text in described:
+                prop = {**prop, "description": SAME_AS + described[text]}
+            else:
+                described[text] = name
+        if name not in required:
+            prop = _not_null(prop)
+        properties[name] = _optional_not_null(_fold_one_or_many(_fold_types(prop)))
+    return {**schema, "properties": properties}
+
+
+def _not_null(prop: dict[str, Any]) -> dict[str, Any]:
+    kind = prop.get("type")
+    if isinstance(kind, list) and "null" in kind:
+        rest = [k for k in kind if k != "null"]
+        prop = {**prop, "type": rest[0] if len(rest) == 1 else rest}
+    options = prop.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options:
+        rest_options = [o for o in options if o != {"type": "null"}]
+        prop = {k: v for k, v in prop.items() if k != "anyOf"}
+        prop = (
+            {**rest_options[0], **prop}
+            if len(rest_options) == 1
+            else {**prop, "anyOf": rest_options}
+        )
+    return prop
 
 
 def _inline(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
@@ -155,6 +243,13 @@ def _shallow(node: Any, level: int = 0) -> Any:
     return out
 
 
+def input_schema(tool: Tool) -> dict[str, Any]:
+    """The MCP input schema of ``tool``: compacted, references inlined, optional inputs
+    without their ``null``."""
+    compact = compact_schema(tool.input_schema())
+    return _optional_not_null(_inline(compact, compact.get("$defs") or {}))
+
+
 def output_schema(tool: Tool) -> dict[str, Any] | None:
     """The MCP output schema of ``tool``: an object, wrapping other shapes; None if untyped.
 
@@ -170,6 +265,8 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
         return None
     compact = compact_schema(schema, output=True)
     schema = _shallow(_inline(compact, compact.get("$defs") or {}))
+    if schema == {"type": "object"}:
+        return None  # says nothing a dict reply does not; it is still sent as structured
     if schema.get("type") != "object":
         schema = {
             "type": "object",
@@ -178,6 +275,22 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
             WRAP_KEY: True,
         }
     return schema
+
+
+def tool_annotations(tool: Tool) -> ToolAnnotations:
+    """``tool``'s flags as MCP annotations, each hint sent only where it means something.
+
+    The MCP defaults are ``readOnlyHint`` false, ``destructiveHint`` true and
+    ``idempotentHint`` false, and the last two apply to tools that write only. So a
+    read-only tool says just that; a writing tool always says whether it is destructive
+    (explicitly, even where the default would say it) and says idempotent when it is.
+    """
+    if tool.read_only:
+        return ToolAnnotations(read_only_hint=True)
+    return ToolAnnotations(
+        destructive_hint=tool.destructive,
+        idempotent_hint=True if tool.idempotent else None,
+    )
 
 
 class ServedTool(FastMCPTool):
@@ -194,13 +307,9 @@ class ServedTool(FastMCPTool):
             # The TL;DR only: every conversation pays for tools/list, and the parameters'
             # own descriptions are in the schema; get_tool_docs has the whole reference.
             description=tool.summary,
-            parameters=_optional_not_null(compact_schema(tool.input_schema())),
+            parameters=input_schema(tool),
             output_schema=output_schema(tool),
-            annotations=ToolAnnotations(
-                read_only_hint=tool.read_only,
-                destructive_hint=tool.destructive,
-                idempotent_hint=tool.idempotent,
-            ),
+            annotations=tool_annotations(tool),
             tags={tool.category},
         )
         served._tool = tool
