@@ -164,6 +164,54 @@ async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
     assert unknown.value.data["field"] == "mcp.tools"
 
 
+async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
+    """What tools/list leaves out never makes a documented call invalid: every reference
+    example and every call the guide suggests validates against the published schema."""
+    import jsonschema
+
+    from cuedeck.reference import reference_of
+
+    _as_admin(demo)
+    tools = get_tools(open_workspace(demo).plugins)
+    async with Client(server_for(demo, profile=["all"])) as client:
+        listed = {t.name: t for t in await client.list_tools()}
+        guide = (await client.call_tool("first_time_user_guide", {})).structured_content
+    assert guide is not None
+    calls = [(step["tool"], step["example_call"]) for step in guide["steps"]]
+    for name, tool in tools.items():
+        example = reference_of(tool).example
+        assert example is not None, name
+        calls.append((name, example.arguments))
+    for name, arguments in calls:
+        jsonschema.validate(arguments, listed[name].input_schema)
+    assert ("list_tasks", {"status": "active"}) in calls  # one value, and a list, both taken
+    assert ("list_tasks", {"status": ["active", "todo"]}) in calls
+    # Guard caps and the null of optional inputs are not published; real limits are.
+    capture = listed["context_capture"].input_schema["properties"]
+    assert "maxItems" not in capture["segments"]
+    assert capture["segments"]["items"]["properties"]["line_range"]["maxItems"] == 2
+    assert capture["task_id"]["type"] == "string"
+    assert "semantic" not in listed["read_context"].input_schema["properties"]  # deprecated
+
+
+async def test_replies_stay_structured_with_the_compact_output_schemas(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:
+        listed = {t.name: t for t in await client.list_tools()}
+        tasks = await client.call_tool("list_tasks", {"status": "active"})
+        usage = await client.call_tool("context_analyze_usage", {"project_id": "demo"})
+    # A list reply is wrapped as {"result": [...]}; the reply's meta says so, and FastMCP's
+    # client unwraps it without a marker in the schema.
+    assert listed["list_tasks"].output_schema is not None
+    assert set(listed["list_tasks"].output_schema) == {"type", "properties"}
+    assert tasks.structured_content == {"result": json.loads(tasks.content[0].text)}  # type: ignore[union-attr]
+    assert [card["id"] for card in tasks.structured_content["result"]] == ["k3x9q2"]
+    assert len(tasks.data) == 1
+    # A reply typed only as "an object" declares no schema and is still structured.
+    assert listed["context_analyze_usage"].output_schema is None
+    assert usage.structured_content is not None
+    assert usage.structured_content["project_id"] == "demo"
+
+
 # -- read_doc and the example plugin -------------------------------------------------------
 
 

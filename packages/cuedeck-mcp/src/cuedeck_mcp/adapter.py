@@ -1,9 +1,10 @@
 """Registered CueDeck tools as FastMCP tools: schemas, annotations, structured replies.
 
 The adapter adds no behaviour of its own. A tool's input schema, output schema, summary
-and flags all come from :class:`cuedeck.tools.Tool`; the schemas are only compacted
-(pydantic's generated titles dropped, ``X | None`` folded into a type list) because
-every token of ``tools/list`` is paid by every conversation.
+and flags all come from :class:`cuedeck.tools.Tool`; the schemas and annotations are
+only compacted (generated titles, guard limits, MCP defaults and restated text left out;
+docs/mcp.md lists it all) because every token of ``tools/list`` is paid by every
+conversation. The server still validates every argument against the full signature.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "depe
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_ONE = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
 #: Marks an output schema whose value is wrapped as ``{"result": ...}`` (FastMCP's
-#: convention, which its client unwraps): MCP structured content must be an object.
+#: convention, which its client unwraps): MCP structured content must be an object. Kept
+#: on the server's side; ``tools/list`` leaves it out (each reply's meta says it).
 WRAP_KEY = "x-fastmcp-wrap-result"
 
 
@@ -52,10 +54,11 @@ _FLOORS = ("minLength", "minItems")
 def compact_schema(node: Any, *, output: bool = False) -> Any:
     """A JSON schema trimmed for ``tools/list``, where every token is paid per conversation.
 
-    Drops pydantic's generated titles, ``default: null``, ``additionalProperties:
-    false`` and long patterns, and folds ``anyOf [T, null]`` into ``type: [T, "null"]``;
-    an ``output`` schema also drops descriptions, ``required`` and formats: it describes
-    what the server sends, and the tool's description says what it means.
+    Drops pydantic's generated titles, ``default: null``, ``additionalProperties`` (false,
+    or the default true), long patterns, guard caps and floors of 1, and folds ``anyOf``
+    of bare types into a type list (``anyOf [T, null]`` into ``type: [T, "null"]``); an
+    ``output`` schema also drops descriptions, ``required`` and formats: it describes what
+    the server sends, and the tool's description says what it means.
     """
     if not isinstance(node, dict):
         return node
@@ -109,21 +112,8 @@ def _fold_types(node: dict[str, Any]) -> dict[str, Any]:
     return folded
 
 
-def _fold_one_or_many(node: dict[str, Any]) -> dict[str, Any]:
-    """``anyOf [S, array of S]`` as the array alone: the server takes both, an array
-    of one says the same, and the schema of ``S`` is not paid for twice."""
-    options = node.get("anyOf")
-    if not isinstance(options, list) or len(options) != 2:
-        return node
-    one, many = options
-    if not (isinstance(many, dict) and many.get("type") == "array" and many.get("items") == one):
-        return node
-    folded = {key: value for key, value in node.items() if key != "anyOf"}
-    return {**many, **folded}
-
-
 def _fold_nullable(node: dict[str, Any]) -> dict[str, Any]:
-    node = _fold_one_or_many(_fold_types(node))
+    node = _fold_types(node)
     options = node.get("anyOf")
     if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
         return node
@@ -158,16 +148,18 @@ def restates(description: str, name: str) -> bool:
     return words - {""} <= set(name.lower().split("_"))
 
 
-def _optional_not_null(schema: dict[str, Any]) -> dict[str, Any]:
-    """Optional inputs typed without their ``null``, at every level: leaving one out is
-    the same as null, and the union costs tokens for every optional argument of every
-    tool. (What is published stays a subset of what the server accepts.)
+def _published_inputs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The properties of an input schema (at every level) as ``tools/list`` shows them.
 
-    Deprecated optional inputs are not published at all: old callers still send them and
-    the server still takes them, but nobody new should learn them from ``tools/list``.
+    Optional inputs lose their ``null`` (leaving one out is the same, and the union costs
+    tokens for every optional argument of every tool); deprecated optional inputs are left
+    out (old callers still send them and the server still takes them, but nobody new
+    should learn them here); a description that only restates the name goes, and one that
+    repeats an earlier sibling's word for word says ``As for <sibling>``. What is published
+    stays a subset of what the server accepts.
     """
     if isinstance(schema.get("items"), dict):
-        schema = {**schema, "items": _optional_not_null(schema["items"])}
+        schema = {**schema, "items": _published_inputs(schema["items"])}
     if not isinstance(schema.get("properties"), dict):
         return schema
     required = set(schema.get("required", ()))
@@ -179,18 +171,18 @@ def _optional_not_null(schema: dict[str, Any]) -> dict[str, Any]:
         text = prop.get("description")
         if isinstance(text, str) and restates(text, name):
             prop = {key: value for key, value in prop.items() if key != "description"}
-        elif isinstance(text, str) and len(text) > len(SAME_AS) + len(described.get(text, "")):
-            if text in described:
-                prop = {**prop, "description": SAME_AS + described[text]}
-            else:
-                described[text] = name
+        elif isinstance(text, str):
+            first = described.setdefault(text, name)
+            if first != name and len(SAME_AS + first) < len(text):
+                prop = {**prop, "description": SAME_AS + first}
         if name not in required:
             prop = _not_null(prop)
-        properties[name] = _optional_not_null(_fold_one_or_many(_fold_types(prop)))
+        properties[name] = _published_inputs(_fold_types(prop))
     return {**schema, "properties": properties}
 
 
 def _not_null(prop: dict[str, Any]) -> dict[str, Any]:
+    """``prop`` without ``null`` among its types or ``anyOf`` options."""
     kind = prop.get("type")
     if isinstance(kind, list) and "null" in kind:
         rest = [k for k in kind if k != "null"]
@@ -244,10 +236,10 @@ def _shallow(node: Any, level: int = 0) -> Any:
 
 
 def input_schema(tool: Tool) -> dict[str, Any]:
-    """The MCP input schema of ``tool``: compacted, references inlined, optional inputs
-    without their ``null``."""
+    """The MCP input schema of ``tool``: compacted, references inlined, properties as
+    :func:`_published_inputs` shows them."""
     compact = compact_schema(tool.input_schema())
-    return _optional_not_null(_inline(compact, compact.get("$defs") or {}))
+    return _published_inputs(_inline(compact, compact.get("$defs") or {}))
 
 
 def output_schema(tool: Tool) -> dict[str, Any] | None:
@@ -320,6 +312,11 @@ class ServedTool(FastMCPTool):
         tool = super().to_mcp_tool(**overrides)
         tool.meta = None  # FastMCP's tag list: the category is in get_tool_categories
         tool.title = None  # FastMCP derives it from the name, which says the same
+        if tool.output_schema is not None and tool.output_schema.get(WRAP_KEY):
+            # Every wrapped reply says so in its own meta (``fastmcp.wrap_result``, which
+            # FastMCP's client reads first); the marker and the ``required`` that only
+            # constrains the server need not be paid for in every conversation.
+            tool.output_schema = {"type": "object", "properties": tool.output_schema["properties"]}
         return tool
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
