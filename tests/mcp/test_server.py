@@ -205,7 +205,7 @@ async def test_replies_stay_structured_with_the_compact_output_schemas(demo: Pat
     assert set(listed["list_tasks"].output_schema) == {"type", "properties"}
     assert tasks.structured_content == {"result": json.loads(tasks.content[0].text)}  # type: ignore[union-attr]
     assert [card["id"] for card in tasks.structured_content["result"]] == ["k3x9q2"]
-    assert len(tasks.data) == 1
+    assert isinstance(tasks.data, list) and len(tasks.data) == 1  # unwrapped
     # A reply typed only as "an object" declares no schema and is still structured.
     assert listed["context_analyze_usage"].output_schema is None
     assert usage.structured_content is not None
