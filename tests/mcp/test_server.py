@@ -7,6 +7,7 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any
 
+import mcp_types
 import pytest
 from fastmcp import Client
 from fastmcp.client.messages import MessageHandler
@@ -28,8 +29,6 @@ from .conftest import server_for
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import mcp_types
 
     from tests.conftest import MakeWorkspace
 
@@ -192,6 +191,15 @@ async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
     assert capture["segments"]["items"]["properties"]["line_range"]["maxItems"] == 2
     assert capture["task_id"]["type"] == "string"
     assert "semantic" not in listed["read_context"].input_schema["properties"]  # deprecated
+    # Text that only restates a name, or repeats a sibling's, is not paid for twice.
+    assert "description" not in capture["project_id"]  # "Project identifier"
+    dates = listed["list_tasks"].input_schema["properties"]
+    assert "'<2w' (newer)" in dates["created"]["description"]
+    assert dates["updated"]["description"] == "As for created"
+    # Hints the MCP defaults already give are not sent; destructive is always said.
+    assert listed["read_doc"].annotations == mcp_types.ToolAnnotations(read_only_hint=True)
+    assert listed["git_reset"].annotations == mcp_types.ToolAnnotations(destructive_hint=True)
+    assert listed["create_task"].annotations == mcp_types.ToolAnnotations(destructive_hint=False)
 
 
 async def test_replies_stay_structured_with_the_compact_output_schemas(demo: Path) -> None:
