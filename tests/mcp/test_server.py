@@ -190,6 +190,11 @@ async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
     assert "maxItems" not in capture["segments"]
     assert capture["segments"]["items"]["properties"]["line_range"]["maxItems"] == 2
     assert capture["task_id"]["type"] == "string"
+    async with Client(server_for(demo)) as client:  # the server still enforces every cap
+        too_long = await _error(client, "read_context", {"query": "x" * 201})
+    assert "maxLength" not in listed["read_context"].input_schema["properties"]["query"]
+    assert too_long.code == 1004 and too_long.data["field"] == "query"
+    assert "at most 200 characters" in too_long.message
     assert "semantic" not in listed["read_context"].input_schema["properties"]  # deprecated
     # Text that only restates a name, or repeats a sibling's, is not paid for twice.
     assert "description" not in capture["project_id"]  # "Project identifier"

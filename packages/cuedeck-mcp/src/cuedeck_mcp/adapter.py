@@ -43,9 +43,9 @@ _OUTPUT_ONLY_NOISE = frozenset(
 #: and the server validates every argument anyway): a date regex costs 70 tokens, a
 #: project id's 22. Card ids and content hashes keep theirs.
 MAX_PATTERN = 20
-#: Length and count caps from here up are guards against oversized requests, not
-#: guidance: no honest call comes near them, and the server enforces them (1004 names
-#: the limit). Smaller ones (a pair's two items) still say something and stay.
+#: Length and count caps from here up are not published: few calls come near them, and
+#: the server enforces them (1004 names the field and the limit). Smaller ones (a pair's
+#: two items) say what a value is and stay.
 GUARD_CAP = 50
 _CAPS = ("maxLength", "maxItems")
 _FLOORS = ("minLength", "minItems")
