@@ -91,6 +91,24 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
 
         who, refused = await _session(url, tokens["read"], read_tries_to_write)
 
+        async def codes_of(client: Client, names: set[str]) -> dict[str, int]:
+            """Each tool called by name, unlisted: the code it is refused with."""
+            codes = {}
+            for name in sorted(names):
+                with pytest.raises(MCPError) as caught:
+                    await client.call_tool(name, {})
+                codes[name] = caught.value.error.code
+            return codes
+
+        beyond = {
+            role: {n for n, t in tools.items() if not allows(role, required_role(t))}
+            for role in ("read", "write")
+        }
+        refusals = {
+            role: await _session(url, tokens[role], lambda c, r=role: codes_of(c, beyond[r]))
+            for role in beyond
+        }
+
         async def write_tries_to_delete(client: Client) -> Any:
             await client.call_tool("update_task", {"id": "k3x9q2", "updates": {"notes": "ok"}})
             with pytest.raises(MCPError) as refused:
@@ -116,6 +134,10 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
     assert refused.code == 1012  # refused with a reason, not "unknown tool"
     assert refused.data["required_role"] == "write" and refused.data["role"] == "read"
     assert write_refused.code == 1012 and write_refused.data["required_role"] == "admin"
+    # Every tool beyond a role is refused for what it is, never run nor "unknown".
+    assert {"update_task", "git_reset"} <= beyond["read"] and "delete_file" in beyond["write"]
+    for role, codes in refusals.items():
+        assert codes == dict.fromkeys(beyond[role], 1012), role
     assert "sneaky" not in (demo / ".cuedeck" / "cards" / "k3x9q2.md").read_text()
     assert anonymous.status_code == 401 and revoked.status_code == 401
     server_log = log.read_text(encoding="utf-8", errors="replace")

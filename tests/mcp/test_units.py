@@ -7,12 +7,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cuedeck.config import RateLimit
-from cuedeck.errors import RateLimited
+from cuedeck.errors import InvalidInput, RateLimited
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.freshness import Freshness
 from cuedeck_mcp.ratelimit import RateLimiter
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cuedeck_mcp.asgi import Deployment
     from tests.conftest import MakeWorkspace
 
 
@@ -71,3 +74,29 @@ def test_token_bucket_refills_and_reports_when_to_retry() -> None:
     clock.now += 61
     assert RateLimiter({"x": RateLimit(0, 0)}).limits == {}  # 0 per minute: no limit
     limiter.check("s1", "read_doc")
+
+
+def test_deployment_file_takes_lists_or_one_string_and_refuses_typos(tmp_path: Path) -> None:
+    from cuedeck_mcp.asgi import CONFIG_ENV, deployment_from_environment
+
+    (tmp_path / "api").mkdir()
+    config = tmp_path / "mcp.toml"
+
+    def load(text: str) -> Deployment:
+        config.write_text(text + f'\n[workspaces]\napi = "{tmp_path / "api"}"\n')
+        return deployment_from_environment({CONFIG_ENV: str(config)})
+
+    assert load('tools = "core, git"').tools == ["core", "git"]
+    assert load('tools = ["all"]\nallowed_hosts = "cuedeck.internal"').allowed_hosts == [
+        "cuedeck.internal"
+    ]
+    assert load("").tools is None  # each workspace's own [mcp] tools
+    for text, field in (
+        ('tool = "all"', "tool"),
+        ("tools = 3", "tools"),
+        ('port = "8765"', "port"),
+        ('insecure = "yes"', "insecure"),
+    ):
+        with pytest.raises(InvalidInput) as caught:
+            load(text)
+        assert caught.value.data["field"] == field, text

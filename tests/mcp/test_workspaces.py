@@ -163,3 +163,71 @@ async def test_two_workers_lose_no_update_and_serve_fresh_results(tmp_path: Path
     written = [f"note c{c:02d}-{n}" for c in range(16) for n in range(4)]
     assert [note for note in written if note not in card] == []  # 64 of 64 kept
     assert stale == []
+
+
+def _add_token(root: Path, name: str, role: str) -> str:
+    done = subprocess.run(
+        [CUE, "-C", str(root), "mcp", "token", "add", name, "--role", role],
+        capture_output=True, text=True, env=environment(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+async def _as(url: str, token: str | None, work: Any) -> Any:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+    ):
+        return await work(client)
+
+
+async def test_the_team_set_up_of_docs_mcp_md(tmp_path: Path) -> None:
+    """docs/mcp.md's team: a config file for `uvicorn cuedeck_mcp.asgi:app`, tokens per
+    workspace with their roles, the file's tool profile for every workspace."""
+    api = _copy_demo(tmp_path / "api", "api001", "Only in api")
+    web = _copy_demo(tmp_path / "web", "web001", "Only in web")
+    alice = _add_token(api, "alice", "admin")
+    ci = _add_token(web, "ci", "read")
+    port = free_port()
+    config = tmp_path / "mcp.toml"
+    config.write_text(
+        f'host = "127.0.0.1"\nport = {port}\ntools = "core,git"\n\n'
+        f'[workspaces]\napi = "{api}"\nweb = "{web}"\n',
+        encoding="utf-8",
+    )
+    argv = [
+        sys.executable, "-m", "uvicorn", "cuedeck_mcp.asgi:app",
+        "--workers", "2", "--port", str(port), "--log-level", "warning",
+    ]  # fmt: skip
+
+    async def names_and_who(client: Client) -> Any:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        return names, (await client.call_tool("whoami", {})).structured_content
+
+    async def read_tries_to_write(client: Client) -> Any:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("update_task", {"id": "web001", "updates": {"notes": "x"}})
+        return await _card_ids(client), refused.value.error
+
+    with _running(argv, port, CUEDECK_MCP_CONFIG=str(config)) as base:
+        api_names, api_who = await _as(f"{base}/mcp/api", alice, names_and_who)
+        web_cards, refused = await _as(f"{base}/mcp/web", ci, read_tries_to_write)
+        async with httpx2.AsyncClient() as http:
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            wrong_workspace = await http.post(
+                f"{base}/mcp/web", json=ping, headers={"Authorization": f"Bearer {alice}"}
+            )
+            anonymous = await http.post(f"{base}/mcp/api", json=ping)
+            listing = (await http.get(f"{base}/mcp")).json()
+    assert listing == {"workspaces": [{"name": n, "endpoint": f"/mcp/{n}"} for n in ("api", "web")]}
+    assert api_who["name"] == "alice" and api_who["role"] == "admin"
+    assert api_who["workspace"] == "api"
+    # The file's profile: core (with the memory essentials) and git, no file tools.
+    assert {"git_status", "git_reset", "context_capture", "update_task"} <= api_names
+    assert "edit_file" not in api_names and "context_gc_prune" not in api_names
+    assert "web001" in web_cards and "api001" not in web_cards
+    assert refused.code == 1012 and refused.data["required_role"] == "write"
+    assert wrong_workspace.status_code == 401  # a token is good for its own workspace only
+    assert anonymous.status_code == 401

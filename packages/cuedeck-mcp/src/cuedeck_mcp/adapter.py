@@ -1,15 +1,17 @@
 """Registered CueDeck tools as FastMCP tools: schemas, annotations, structured replies.
 
 The adapter adds no behaviour of its own. A tool's input schema, output schema, summary
-and flags all come from :class:`cuedeck.tools.Tool`; the schemas are only compacted
-(pydantic's generated titles dropped, ``X | None`` folded into a type list) because
-every token of ``tools/list`` is paid by every conversation.
+and flags all come from :class:`cuedeck.tools.Tool`; the schemas and annotations are
+only compacted (generated titles, guard limits, MCP defaults and restated text left out;
+docs/mcp.md lists it all) because every token of ``tools/list`` is paid by every
+conversation. The server still validates every argument against the full signature.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from fastmcp.tools.base import Tool as FastMCPTool
@@ -28,7 +30,8 @@ _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "depe
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_ONE = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
 #: Marks an output schema whose value is wrapped as ``{"result": ...}`` (FastMCP's
-#: convention, which its client unwraps): MCP structured content must be an object.
+#: convention, which its client unwraps): MCP structured content must be an object. Kept
+#: on the server's side; ``tools/list`` leaves it out (each reply's meta says it).
 WRAP_KEY = "x-fastmcp-wrap-result"
 
 
@@ -37,17 +40,25 @@ _OUTPUT_ONLY_NOISE = frozenset(
     {"description", "required", "pattern", "format", "additionalProperties", "examples"}
 )
 #: Longer input patterns are not published (the description says the format in words,
-#: and the server validates every argument anyway): a date regex costs 70 tokens.
-MAX_PATTERN = 40
+#: and the server validates every argument anyway): a date regex costs 70 tokens, a
+#: project id's 22. Card ids and content hashes keep theirs.
+MAX_PATTERN = 20
+#: Length and count caps from here up are not published: few calls come near them, and
+#: the server enforces them (1004 names the field and the limit). Smaller ones (a pair's
+#: two items) say what a value is and stay.
+GUARD_CAP = 50
+_CAPS = ("maxLength", "maxItems")
+_FLOORS = ("minLength", "minItems")
 
 
 def compact_schema(node: Any, *, output: bool = False) -> Any:
     """A JSON schema trimmed for ``tools/list``, where every token is paid per conversation.
 
-    Drops pydantic's generated titles, ``default: null``, ``additionalProperties:
-    false`` and long patterns, and folds ``anyOf [T, null]`` into ``type: [T, "null"]``;
-    an ``output`` schema also drops descriptions, ``required`` and formats: it describes
-    what the server sends, and the tool's description says what it means.
+    Drops pydantic's generated titles, ``default: null``, ``additionalProperties`` (false,
+    or the default true), long patterns, guard caps and floors of 1, and folds ``anyOf``
+    of bare types into a type list (``anyOf [T, null]`` into ``type: [T, "null"]``); an
+    ``output`` schema also drops descriptions, ``required`` and formats: it describes what
+    the server sends, and the tool's description says what it means.
     """
     if not isinstance(node, dict):
         return node
@@ -61,6 +72,12 @@ def compact_schema(node: Any, *, output: bool = False) -> Any:
             continue
         if key == "pattern" and isinstance(value, str) and len(value) > MAX_PATTERN:
             continue
+        if key in _CAPS and isinstance(value, int) and value >= GUARD_CAP:
+            continue
+        if key in _FLOORS and value == 1:
+            continue  # non-empty: what any real argument is anyway
+        if key == "additionalProperties" and value is True:
+            continue  # the default
         if key in _SCHEMA_MAPS and isinstance(value, dict):
             out[key] = {name: compact_schema(sub, output=output) for name, sub in value.items()}
         elif key in _SCHEMA_LISTS and isinstance(value, list):
@@ -76,7 +93,27 @@ def compact_schema(node: Any, *, output: bool = False) -> Any:
     return _fold_nullable(out)
 
 
+def _fold_types(node: dict[str, Any]) -> dict[str, Any]:
+    """``anyOf`` of bare types (``{"type": "object"}``, ``{"type": "string"}``) as one
+    ``type`` list, the same schema for half the tokens."""
+    options = node.get("anyOf")
+    if (
+        not isinstance(options, list)
+        or len(options) < 2
+        or "type" in node
+        or not all(
+            isinstance(o, dict) and set(o) == {"type"} and isinstance(o["type"], str)
+            for o in options
+        )
+    ):
+        return node
+    folded = {key: value for key, value in node.items() if key != "anyOf"}
+    folded["type"] = [o["type"] for o in options]
+    return folded
+
+
 def _fold_nullable(node: dict[str, Any]) -> dict[str, Any]:
+    node = _fold_types(node)
     options = node.get("anyOf")
     if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
         return node
@@ -96,27 +133,70 @@ def _fold_nullable(node: dict[str, Any]) -> dict[str, Any]:
 OUTPUT_DEPTH = 0
 
 
-def _optional_not_null(schema: dict[str, Any]) -> dict[str, Any]:
-    """Optional top-level inputs typed without their ``null``: leaving one out is the same
-    as null, and the union costs tokens for every optional argument of every tool."""
+#: Words a description may add to a parameter's name and still only restate it.
+_NAME_WORDS = {"identifier": "id", "the": "", "a": "", "name": ""}
+
+
+#: What a parameter described word for word like an earlier one says instead.
+SAME_AS = "As for "
+
+
+def restates(description: str, name: str) -> bool:
+    """Whether ``description`` says no more than the parameter ``name`` (``Project
+    identifier`` for ``project_id``, ``Branch name`` for ``branch_name``)."""
+    words = {_NAME_WORDS.get(w, w) for w in re.findall(r"[a-z0-9]+", description.lower())}
+    return words - {""} <= set(name.lower().split("_"))
+
+
+def _published_inputs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The properties of an input schema (at every level) as ``tools/list`` shows them.
+
+    Optional inputs lose their ``null`` (leaving one out is the same, and the union costs
+    tokens for every optional argument of every tool); deprecated optional inputs are left
+    out (old callers still send them and the server still takes them, but nobody new
+    should learn them here); a description that only restates the name goes, and one that
+    repeats an earlier sibling's word for word says ``As for <sibling>``. What is published
+    stays a subset of what the server accepts.
+    """
+    if isinstance(schema.get("items"), dict):
+        schema = {**schema, "items": _published_inputs(schema["items"])}
+    if not isinstance(schema.get("properties"), dict):
+        return schema
     required = set(schema.get("required", ()))
-    properties = {}
-    for name, prop in schema.get("properties", {}).items():
-        kind = prop.get("type")
-        if name not in required and isinstance(kind, list) and "null" in kind:
-            rest = [k for k in kind if k != "null"]
-            prop = {**prop, "type": rest[0] if len(rest) == 1 else rest}
-        options = prop.get("anyOf")
-        if name not in required and isinstance(options, list) and {"type": "null"} in options:
-            rest_options = [o for o in options if o != {"type": "null"}]
-            prop = {k: v for k, v in prop.items() if k != "anyOf"}
-            prop = (
-                {**rest_options[0], **prop}
-                if len(rest_options) == 1
-                else {**prop, "anyOf": rest_options}
-            )
-        properties[name] = prop
-    return {**schema, "properties": properties} if "properties" in schema else schema
+    properties: dict[str, Any] = {}
+    described: dict[str, str] = {}  # description -> the first sibling that has it
+    for name, prop in schema["properties"].items():
+        if name not in required and prop.get("deprecated") is True:
+            continue
+        text = prop.get("description")
+        if isinstance(text, str) and restates(text, name):
+            prop = {key: value for key, value in prop.items() if key != "description"}
+        elif isinstance(text, str):
+            first = described.setdefault(text, name)
+            if first != name and len(SAME_AS + first) < len(text):
+                prop = {**prop, "description": SAME_AS + first}
+        if name not in required:
+            prop = _not_null(prop)
+        properties[name] = _published_inputs(_fold_types(prop))
+    return {**schema, "properties": properties}
+
+
+def _not_null(prop: dict[str, Any]) -> dict[str, Any]:
+    """``prop`` without ``null`` among its types or ``anyOf`` options."""
+    kind = prop.get("type")
+    if isinstance(kind, list) and "null" in kind:
+        rest = [k for k in kind if k != "null"]
+        prop = {**prop, "type": rest[0] if len(rest) == 1 else rest}
+    options = prop.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options:
+        rest_options = [o for o in options if o != {"type": "null"}]
+        prop = {k: v for k, v in prop.items() if k != "anyOf"}
+        prop = (
+            {**rest_options[0], **prop}
+            if len(rest_options) == 1
+            else {**prop, "anyOf": rest_options}
+        )
+    return prop
 
 
 def _inline(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
@@ -155,6 +235,13 @@ def _shallow(node: Any, level: int = 0) -> Any:
     return out
 
 
+def input_schema(tool: Tool) -> dict[str, Any]:
+    """The MCP input schema of ``tool``: compacted, references inlined, properties as
+    :func:`_published_inputs` shows them."""
+    compact = compact_schema(tool.input_schema())
+    return _published_inputs(_inline(compact, compact.get("$defs") or {}))
+
+
 def output_schema(tool: Tool) -> dict[str, Any] | None:
     """The MCP output schema of ``tool``: an object, wrapping other shapes; None if untyped.
 
@@ -170,6 +257,8 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
         return None
     compact = compact_schema(schema, output=True)
     schema = _shallow(_inline(compact, compact.get("$defs") or {}))
+    if schema == {"type": "object"}:
+        return None  # says nothing a dict reply does not; it is still sent as structured
     if schema.get("type") != "object":
         schema = {
             "type": "object",
@@ -178,6 +267,22 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
             WRAP_KEY: True,
         }
     return schema
+
+
+def tool_annotations(tool: Tool) -> ToolAnnotations:
+    """``tool``'s flags as MCP annotations, each hint sent only where it means something.
+
+    The MCP defaults are ``readOnlyHint`` false, ``destructiveHint`` true and
+    ``idempotentHint`` false, and the last two apply to tools that write only. So a
+    read-only tool says just that; a writing tool always says whether it is destructive
+    (explicitly, even where the default would say it) and says idempotent when it is.
+    """
+    if tool.read_only:
+        return ToolAnnotations(read_only_hint=True)
+    return ToolAnnotations(
+        destructive_hint=tool.destructive,
+        idempotent_hint=True if tool.idempotent else None,
+    )
 
 
 class ServedTool(FastMCPTool):
@@ -194,13 +299,9 @@ class ServedTool(FastMCPTool):
             # The TL;DR only: every conversation pays for tools/list, and the parameters'
             # own descriptions are in the schema; get_tool_docs has the whole reference.
             description=tool.summary,
-            parameters=_optional_not_null(compact_schema(tool.input_schema())),
+            parameters=input_schema(tool),
             output_schema=output_schema(tool),
-            annotations=ToolAnnotations(
-                read_only_hint=tool.read_only,
-                destructive_hint=tool.destructive,
-                idempotent_hint=tool.idempotent,
-            ),
+            annotations=tool_annotations(tool),
             tags={tool.category},
         )
         served._tool = tool
@@ -211,6 +312,11 @@ class ServedTool(FastMCPTool):
         tool = super().to_mcp_tool(**overrides)
         tool.meta = None  # FastMCP's tag list: the category is in get_tool_categories
         tool.title = None  # FastMCP derives it from the name, which says the same
+        if tool.output_schema is not None and tool.output_schema.get(WRAP_KEY):
+            # Every wrapped reply says so in its own meta (``fastmcp.wrap_result``, which
+            # FastMCP's client reads first); the marker and the ``required`` that only
+            # constrains the server need not be paid for in every conversation.
+            tool.output_schema = {"type": "object", "properties": tool.output_schema["properties"]}
         return tool
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:

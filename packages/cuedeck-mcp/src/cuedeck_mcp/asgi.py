@@ -71,26 +71,70 @@ def parse_workspaces(pairs: Sequence[str]) -> dict[str, Path]:
     return workspaces
 
 
+#: The keys of a ``CUEDECK_MCP_CONFIG`` file; any other is a typo, refused (1004) rather
+#: than a server quietly serving what the file did not mean.
+DEPLOYMENT_KEYS = (
+    "host", "port", "allowed_hosts", "allowed_origins", "tools", "insecure", "workspaces",
+)  # fmt: skip
+
+
+def _strings(data: Mapping[str, Any], key: str, path: Path) -> list[str]:
+    """``data[key]`` as a list of strings: a list of them, or one comma-separated string
+    (``tools = "core,git"`` as on the command line)."""
+    value = data.get(key, [])
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise InvalidInput(
+        f"{path}: {key} must be a string or a list of strings", field=key, path=str(path)
+    )
+
+
+def _deployment_file(path: Path) -> Deployment:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidInput(f"{path}: {exc}", path=str(path)) from None
+    unknown = sorted(set(data) - set(DEPLOYMENT_KEYS))
+    if unknown:
+        raise InvalidInput(
+            f"{path}: unknown key {unknown[0]!r}",
+            field=unknown[0],
+            path=str(path),
+            help=f"the keys are {', '.join(DEPLOYMENT_KEYS)}",
+        )
+    table = data.get("workspaces", {})
+    host, port, insecure = (
+        data.get("host", "127.0.0.1"),
+        data.get("port", 8765),
+        data.get("insecure", False),
+    )
+    for key, ok in (
+        ("workspaces", isinstance(table, dict)),
+        ("host", isinstance(host, str)),
+        ("port", isinstance(port, int) and not isinstance(port, bool)),
+        ("insecure", isinstance(insecure, bool)),
+    ):
+        if not ok:
+            raise InvalidInput(f"{path}: {key} has a bad value", field=key, path=str(path))
+    return Deployment(
+        workspaces=parse_workspaces([f"{name}={folder}" for name, folder in table.items()]),
+        host=host,
+        port=port,
+        allowed_hosts=_strings(data, "allowed_hosts", path),
+        allowed_origins=_strings(data, "allowed_origins", path),
+        tools=_strings(data, "tools", path) if "tools" in data else None,
+        insecure=insecure,
+    )
+
+
 def deployment_from_environment(environ: Mapping[str, str] | None = None) -> Deployment:
     """The deployment ``CUEDECK_MCP_CONFIG`` (a TOML file) or ``CUEDECK_MCP_WORKSPACES``
     describes."""
     env = os.environ if environ is None else environ
     if env.get(CONFIG_ENV):
-        path = Path(env[CONFIG_ENV])
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise InvalidInput(f"{path}: {exc}", path=str(path)) from None
-        table = data.get("workspaces") or {}
-        return Deployment(
-            workspaces=parse_workspaces([f"{name}={folder}" for name, folder in table.items()]),
-            host=str(data.get("host", "127.0.0.1")),
-            port=int(data.get("port", 8765)),
-            allowed_hosts=list(data.get("allowed_hosts", [])),
-            allowed_origins=list(data.get("allowed_origins", [])),
-            tools=list(data["tools"]) if "tools" in data else None,
-            insecure=bool(data.get("insecure", False)),
-        )
+        return _deployment_file(Path(env[CONFIG_ENV]))
     if env.get(WORKSPACES_ENV):
         pairs = [pair for pair in env[WORKSPACES_ENV].split(";") if pair.strip()]
         return Deployment(

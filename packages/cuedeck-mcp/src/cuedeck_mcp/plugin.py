@@ -40,7 +40,8 @@ def register_commands(register: RegisterCommand) -> None:
     @click.option(
         "--tools",
         "profile",
-        help="Tools to serve: core, all and/or names, comma-separated (default [mcp] tools).",
+        help="Tools to serve, comma-separated: core, all, categories (memory, git, files) "
+        "and/or tool names (default [mcp] tools).",
     )
     @click.option(
         "--workspace",

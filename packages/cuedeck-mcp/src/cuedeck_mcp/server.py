@@ -93,19 +93,24 @@ def _instructions(tools: list[str]) -> str:
 
 #: Tool categories the ``core`` profile leaves out: every tool listed costs tokens in every
 #: conversation, only agents without a shell need to edit files or commit over MCP, and
-#: the fifteen memory tools alone would double the default's size (add ``memory``).
+#: all fifteen memory tools would double the default's size (add ``memory``).
 OPT_IN_CATEGORIES = frozenset({"files", "git", "memory"})
+#: Opt-in tools ``core`` serves all the same, when installed: the memory essentials an
+#: agent uses every session (save what it learnt, get it back in the next session, see how
+#: full its context is and what to prune).
+CORE_ESSENTIALS = ("context_capture", "context_restore", "context_analyze_usage")
 
 
 def served_tools(tools: Mapping[str, Tool], profile: Sequence[str]) -> dict[str, Tool]:
-    """The tools a profile serves, in registration order: ``core``, ``all``, categories
-    and/or tool names."""
+    """The tools a profile serves, in registration order: ``core`` (every category but the
+    opt-in ones, plus :data:`CORE_ESSENTIALS`), ``all``, categories and/or tool names."""
     chosen: set[str] = set()
     for entry in profile:
         if entry == "all":
             chosen.update(tools)
         elif entry == "core":
             chosen.update(n for n, tool in tools.items() if tool.category not in OPT_IN_CATEGORIES)
+            chosen.update(name for name in CORE_ESSENTIALS if name in tools)
         elif entry in tools:
             chosen.add(entry)
         elif any(tool.category == entry for tool in tools.values()):

@@ -33,22 +33,17 @@ if TYPE_CHECKING:
     from cuedeck_memory.store import MemoryStore
 
 ProjectId = Annotated[str, Field(pattern=PROJECT_PATTERN, description="Project identifier")]
-OptionalTask = Annotated[
-    str | None, Field(max_length=200, description="Task id (default: the current task)")
-]
+OptionalTask = Annotated[str | None, Field(max_length=200, description="Default: the current task")]
 Descriptors = Annotated[
     dict[str, Any] | str | None,
-    Field(description="recent_messages, current_file, token_usage (object or JSON string)"),
+    Field(description="recent_messages, current_file, token_usage"),
 ]
 FiltersArg = Annotated[
     dict[str, Any] | str | None,
-    Field(
-        description="file_path, task_id, tags, type, created_after, created_before "
-        "(object or JSON string)"
-    ),
+    Field(description="file_path, task_id, tags, type, created_after, created_before"),
 ]
 MaxTokens = Annotated[
-    int | None, Field(ge=100, description="Reply budget in tokens (default [memory] max_tokens)")
+    int | None, Field(ge=100, description="Reply budget; default [memory] max_tokens")
 ]
 Cursor = Annotated[str | None, Field(description="next_cursor of the previous page")]
 SegmentIds = Annotated[list[str], Field(min_length=1, max_length=10_000)]

@@ -25,17 +25,17 @@ def build_scene_tool(
     card_id: Annotated[
         str | None,
         pydantic.Field(
-            description="Card id (6 characters); default: the active card",
+            description="Default: the active card",
             pattern=CARD_ID_PATTERN,
         ),
     ] = None,
     token_limit: Annotated[
         int | None,
-        pydantic.Field(description="Token budget; default: [scene] token_limit", ge=1),
+        pydantic.Field(description="Default: [scene] token_limit", ge=1),
     ] = None,
     format: Annotated[
         Format | None,
-        pydantic.Field(description="markdown, xml or json; default: [scene] format"),
+        pydantic.Field(description="Default: [scene] format"),
     ] = None,
 ) -> SceneReply:
     """Build the scene: the active card and what it references, fitted to the token budget.
