@@ -138,3 +138,10 @@ def test_every_key_is_documented() -> None:
         body = docs.split(f"## `[{section}]`", 1)[1].split("\n## ", 1)[0]
         for field in attrs.fields(cls):
             assert f"| `{toml_key(field.name)}` |" in body, f"{section}.{field.name}"
+
+
+def test_a_list_may_be_one_comma_separated_string(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(config='[mcp]\ntools = "core, git"\n[scene]\nglobal = "a.md"\n')
+    config = load_config(root, environ={})
+    assert config.mcp.tools == ["core", "git"]
+    assert config.scene.global_docs == ["a.md"]

@@ -65,12 +65,15 @@ def _key_lines(text: str) -> dict[str, int]:
 
 
 def _check_type(value: Any, expected: Any) -> Any:
-    """``value`` converted to ``expected`` (int/float/bool/str/list[str]/dict[str,str]).
+    """``value`` converted to ``expected`` (int/float/bool/str/list[str]/dict[str,str]); a
+    list of strings may also be given as one comma-separated string.
 
     Raises ValueError with a short reason when it does not fit.
     """
     origin = typing.get_origin(expected)
     if origin is list:
+        if isinstance(value, str):  # `tools = "core"` or "core,git": one string, commas
+            return [part.strip() for part in value.split(",") if part.strip()]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError("expected a list of strings")
         return list(value)

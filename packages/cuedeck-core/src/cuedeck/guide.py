@@ -197,6 +197,12 @@ def first_time_user_guide(workspace: Workspace) -> Guide:
             "Read a tool's full reference before its first use.",
             {"tool": "build_scene"},
         ),
+        (
+            "context_restore",
+            "At session start: get back what earlier sessions kept (pins, working set, "
+            "latest snapshot) for the current task.",
+            {"project_id": "default"},
+        ),
         ("list_tasks", "Find the card you are working on.", {"status": "active"}),
         ("build_scene", "Get everything the active card needs, within its token budget.", {}),
         (
@@ -221,6 +227,15 @@ def first_time_user_guide(workspace: Workspace) -> Guide:
             {"title": "Follow-up", "depends_on": [card]} if card else {"title": "First task"},
         ),
         ("validate_task_graph", "Check that dependencies have no cycles.", {}),
+        (
+            "context_capture",
+            "Keep a decision or note for later sessions (secrets are masked before it is "
+            "written); the reply says how full the context is and what to free.",
+            {
+                "project_id": "default",
+                "segments": [{"type": "decision", "text": "Chose the approach in read_doc."}],
+            },
+        ),
     ]
     from cuedeck.reference import reference_of
 

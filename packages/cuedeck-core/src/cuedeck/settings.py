@@ -161,9 +161,10 @@ class McpSettings:
     )
     tools: list[str] = _setting(
         ["core"],
-        "Tools served: `core` (every tool but the files, git and memory ones), `all`, "
-        "categories (`files`, `git`, `memory`...) and/or tool names, e.g. "
-        '`["core", "memory", "get_file_content"]`.',
+        "Tools served: `core` (every tool but the files and git ones, and of memory only "
+        "context_capture, context_restore and context_analyze_usage), `all`, categories "
+        "(`files`, `git`, `memory`...) and/or tool names, as a list or one "
+        'comma-separated string, e.g. `["core", "memory", "get_file_content"]` or `"core,git"`.',
     )
 
 
