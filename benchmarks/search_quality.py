@@ -1,0 +1,381 @@
+"""Search quality with peers, the weighted-fusion sweep and the first answer (issue 15).
+
+    uv run python benchmarks/search_quality.py [--corpora DIR] [--work DIR] [--queries N]
+
+Two labelled sets, every ranker in the same run on the same sections and vectors:
+
+- **fastapi**: the 50 labelled queries of benchmarks/queries/fastapi.json over
+  fastapi-docs-en.
+- **tldr held-out summaries**: built here from tldr-pages-en (the tldr-pages project,
+  CC BY 4.0), see :func:`heldout_set`: for N pages (default 200) chosen by the sha256 of
+  their path, the page's one-line summary (its first ``>`` line) is the query and is
+  removed from the page; the page is the answer (grade 2) and the pages of the same
+  command on other platforms also help (grade 1). The other 7,000-odd pages stay as they
+  are, so the query has to be found from the page's title and its examples.
+
+Rankers: CueDeck keyword, semantic, hybrid with rrf (the default) and with weighted
+fusion at the configured weight; peers ``bm25s`` (plain BM25 on the same section texts,
+a file scores as its best section) and **plain RRF** (that bm25s ranking and the MiniLM
+cosine ranking of the same section vectors, each best section per file, fused by
+textbook reciprocal rank fusion with k = 60 over their top 100 files: no CueDeck
+tuning). The sweep re-fuses the same per-file scores of each query through
+``cuedeck_search.fusion.fuse`` for semantic weights 0, 0.05 ... 1 (keyword = 1 - w).
+
+Speed: time from a fresh copy of the corpus to the first hybrid answer, in fresh
+processes as a user would (``cue init``, then ``cue search --json``: keyword-backed,
+nothing embedded yet), median of 3; and warm hybrid p50 with every section embedded.
+
+The first run embeds fastapi (2,082 sections) and tldr (7,426 pages) once: about 3 and
+5 minutes on the 2-core machine; ``--work DIR`` keeps the workspaces (and their vectors)
+for later runs, which take under a minute. Writes benchmarks/results/search_quality.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+from search import (  # the sibling benchmark's helpers (this folder is on sys.path)
+    QUERIES,
+    TLDR_QUERIES,
+    bm25s_ranker,
+    corpora_dir,
+    ndcg_at,
+    p50_ms,
+    recall_at,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cuedeck_search.engine import SearchEngine
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results" / "search_quality.json"
+CUE = str(Path(sys.executable).with_name("cue"))
+WEIGHTS = [round(0.05 * i, 2) for i in range(21)]
+RRF_K = 60
+PEER_DEPTH = 100  # files each side of plain RRF contributes
+
+
+# --- sets --------------------------------------------------------------------------------
+
+
+def extract(corpora: Path, name: str, into: Path) -> Path:
+    """The corpus ``name`` extracted into ``into`` (kept when already there)."""
+    root = into / name
+    if not root.exists():
+        with tarfile.open(corpora / f"{name}.tar.gz") as archive:
+            archive.extractall(into, filter="data")
+    (root / ".cuedeck").mkdir(exist_ok=True)
+    return root
+
+
+def summary_line(lines: list[str]) -> int | None:
+    """Index of a tldr page's one-line summary (its first ``>`` line), if it has one."""
+    for index, line in enumerate(lines):
+        if line.startswith("> "):
+            return index
+    return None
+
+
+def heldout_set(source: Path, target: Path, count: int) -> list[dict[str, Any]]:
+    """The held-out queries from the tldr pages at ``source``, applied to its copy ``target``.
+
+    Eligible pages have a first ``>`` line of at least 3 words that is not a pointer
+    ("More information", "This command is an alias of", "See also") and that no other
+    page has as its summary; ``count`` of them, by sha256 of their path, become queries
+    (backticks dropped, the final full stop too), and that line is deleted from the
+    page in ``target``. ``source`` is never changed, so a rerun builds the same set.
+    """
+    pages = sorted(p.relative_to(source).as_posix() for p in source.glob("*/*.md"))
+    summaries: dict[str, tuple[int, str]] = {}
+    for path in pages:
+        lines = (source / path).read_text(encoding="utf-8").splitlines()
+        index = summary_line(lines)
+        if index is None:
+            continue
+        text = lines[index][2:].replace("`", "").strip().rstrip(".")
+        if len(text.split()) < 3 or text.startswith(
+            ("More information", "This command is an alias", "See also")
+        ):
+            continue
+        summaries[path] = (index, text)
+    seen = collections.Counter(text.lower() for _, text in summaries.values())
+    eligible = [path for path, (_, text) in summaries.items() if seen[text.lower()] == 1]
+    chosen = sorted(eligible, key=lambda p: hashlib.sha256(p.encode()).hexdigest())[:count]
+    by_name: dict[str, list[str]] = collections.defaultdict(list)
+    for path in pages:
+        by_name[path.rsplit("/", 1)[1]].append(path)
+    queries = []
+    for number, path in enumerate(chosen, 1):
+        index, text = summaries[path]
+        lines = (source / path).read_text(encoding="utf-8").splitlines(keepends=True)
+        del lines[index]
+        page = target / path
+        if page.read_text(encoding="utf-8") != "".join(lines):
+            page.write_text("".join(lines), encoding="utf-8")
+        relevant = {other: 1 for other in by_name[path.rsplit("/", 1)[1]] if other != path}
+        relevant[path] = 2
+        queries.append({"id": f"t{number:03d}", "kind": "summary", "query": text,
+                        "relevant": relevant})  # fmt: skip
+    return queries
+
+
+# --- rankers -----------------------------------------------------------------------------
+
+
+def top_files(engine: SearchEngine, scores: np.ndarray[Any, Any], k: int) -> list[str]:
+    """The engine's result order: files scoring above 0, best first, ties by path."""
+    candidates = np.flatnonzero(scores > 0)
+    ranked = sorted(candidates.tolist(), key=lambda d: (-scores[d], engine.documents[d].path))
+    return [engine.documents[d].path for d in ranked[:k]]
+
+
+def cosine_files(engine: SearchEngine) -> Callable[[str, int], list[str]]:
+    """MiniLM cosine of the query against every section vector, best section per file."""
+    matrix = engine.ensure_vectors()
+    paths = [s.path for s in engine.sections]
+
+    def rank(query: str, k: int) -> list[str]:
+        scores = np.einsum("ij,j->i", matrix, engine.query_vector(query))
+        found: list[str] = []
+        for index in np.argsort(-scores, kind="stable"):
+            path = paths[int(index)]
+            if path not in found:
+                found.append(path)
+                if len(found) == k:
+                    break
+        return found
+
+    return rank
+
+
+def plain_rrf(engine: SearchEngine) -> Callable[[str], list[str]]:
+    """bm25s and MiniLM cosine file rankings fused by textbook RRF (k = 60)."""
+    bm25 = bm25s_ranker(engine, support=False)
+    cosine = cosine_files(engine)
+
+    def rank(query: str) -> list[str]:
+        totals: dict[str, float] = collections.defaultdict(float)
+        for ranking in (bm25(query, PEER_DEPTH), cosine(query, PEER_DEPTH)):
+            for position, path in enumerate(ranking, 1):
+                totals[path] += 1.0 / (RRF_K + position)
+        return sorted(totals, key=lambda p: (-totals[p], p))[:10]
+
+    return rank
+
+
+def rankers(engine: SearchEngine) -> dict[str, Callable[[str], list[str]]]:
+    def mode(name: str, fusion: str | None = None) -> Callable[[str], list[str]]:
+        return lambda q: [r.path for r in engine.search(q, mode=name, limit=10, fusion=fusion)]
+
+    settings = engine.workspace.config.search
+    weighted = f"hybrid, weighted {settings.semantic_weight:g}/{settings.keyword_weight:g}"
+    return {
+        "keyword": mode("keyword"),
+        "semantic": mode("semantic"),
+        "hybrid, rrf (default)": mode("hybrid", "rrf"),
+        weighted: mode("hybrid", "weighted"),
+        "peer: bm25s": bm25s_ranker(engine, support=False),
+        "peer: plain RRF (bm25s + MiniLM, k=60)": plain_rrf(engine),
+    }
+
+
+# --- measuring ---------------------------------------------------------------------------
+
+
+def score(rank: Callable[[str], list[str]], queries: list[dict[str, Any]]) -> dict[str, Any]:
+    per_kind: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
+    for item in queries:
+        ranked = rank(item["query"])
+        pair = (ndcg_at(ranked, item["relevant"]), recall_at(ranked, item["relevant"]))
+        per_kind["all"].append(pair)
+        per_kind[item["kind"]].append(pair)
+    return {
+        kind: {
+            "ndcg@10": round(statistics.fmean(p[0] for p in pairs), 4),
+            "recall@10": round(statistics.fmean(p[1] for p in pairs), 4),
+            "queries": len(pairs),
+        }
+        for kind, pairs in per_kind.items()
+    }
+
+
+def sweep(engine: SearchEngine, queries: list[dict[str, Any]]) -> dict[str, float]:
+    """nDCG@10 of weighted fusion per semantic weight (keyword weight = 1 - it)."""
+    from cuedeck_search.fusion import fuse
+
+    settings = engine.workspace.config.search
+    allowed = np.ones(len(engine.documents), dtype=bool)
+    sides = []
+    for item in queries:
+        keyword = engine.keyword_scores(item["query"])
+        semantic = engine.semantic_scores(item["query"])
+        sides.append((item, keyword, semantic))
+    curve = {}
+    for weight in WEIGHTS:
+        chosen = attrs.evolve(settings, semantic_weight=weight, keyword_weight=round(1 - weight, 2))
+        values = []
+        for item, keyword, semantic in sides:
+            fused = fuse(chosen, "weighted", keyword.files, keyword.sections, semantic.files,
+                         semantic.sections, allowed)  # fmt: skip
+            values.append(ndcg_at(top_files(engine, fused.files, 10), item["relevant"]))
+        curve[f"{weight:.2f}"] = round(statistics.fmean(values), 4)
+    return curve
+
+
+def first_answer(corpora: Path, name: str, query: str, into: Path, runs: int = 3) -> dict[str, Any]:
+    """``cue init`` then ``cue search --json`` on fresh copies, in fresh processes."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in env.items() if not k.startswith(("CUEDECK_", "CUE_"))}
+    found = []
+    for run in range(runs):
+        place = into / f"first-{name}-{run}"
+        shutil.rmtree(place, ignore_errors=True)
+        place.mkdir(parents=True)
+        with tarfile.open(corpora / f"{name}.tar.gz") as archive:
+            archive.extractall(place, filter="data")
+        root = place / name
+        started = time.perf_counter()
+        subprocess.run([CUE, "-C", str(root), "init"], check=True, capture_output=True, env=env)
+        initialised = time.perf_counter()
+        output = subprocess.run(
+            [CUE, "-C", str(root), "search", "--mode", "hybrid", "--json", query],
+            check=True, capture_output=True, text=True, env=env,
+        ).stdout  # fmt: skip
+        answered = time.perf_counter()
+        reply = json.loads(output)
+        found.append({
+            "init_s": initialised - started,
+            "search_s": answered - initialised,
+            "results": len(reply["results"]),
+            "semantic_coverage": reply.get("semantic_coverage",
+                                           (reply["results"] or [{}])[0].get("semantic_coverage")),
+        })  # fmt: skip
+        shutil.rmtree(place, ignore_errors=True)
+    return {
+        "init_s": round(statistics.median(r["init_s"] for r in found), 3),
+        "first_hybrid_answer_s": round(statistics.median(r["search_s"] for r in found), 3),
+        "results": found[0]["results"],
+        "semantic_coverage": found[0]["semantic_coverage"],
+        "runs": runs,
+    }
+
+
+def open_engine(root: Path) -> SearchEngine:
+    from cuedeck import open_workspace
+
+    engine: SearchEngine = open_workspace(root).service("search")
+    engine.background = False  # embedding happens in the foreground, timed apart
+    return engine
+
+
+def evaluate(engine: SearchEngine, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    started = time.perf_counter()
+    embedded = engine.embed_all()
+    embedding_s = time.perf_counter() - started
+    return {
+        "files": len(engine.documents),
+        "sections": len(engine.sections),
+        "queries": len(queries),
+        "embedded_now": embedded,
+        "embedding_s": round(embedding_s, 1),
+        "rankers": {name: score(rank, queries) for name, rank in rankers(engine).items()},
+        "sweep": sweep(engine, queries),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", help="folder holding the shared corpora tarballs")
+    parser.add_argument("--work", type=Path, help="keep the workspaces (and vectors) here")
+    parser.add_argument("--queries", type=int, default=200, help="held-out tldr queries")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+
+    corpora = corpora_dir(args.corpora)
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="cuedeck-search-quality-") as tmp:
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        report: dict[str, Any] = {"machine": {"cpus": os.cpu_count()}}
+
+        fastapi_queries = json.loads(QUERIES.read_text(encoding="utf-8"))["queries"]
+        engine = open_engine(extract(corpora, "fastapi-docs-en", work))
+        report["fastapi"] = evaluate(engine, fastapi_queries)
+        report["fastapi"]["warm_hybrid_p50_ms"] = p50_ms(
+            engine, [q["query"] for q in fastapi_queries], "hybrid"
+        )
+
+        tldr_root = extract(corpora, "tldr-pages-en", work)
+        engine = open_engine(tldr_root)
+        started = time.perf_counter()
+        embedded = engine.embed_all()
+        report["tldr"] = {
+            "files": len(engine.documents),
+            "embedded_now": embedded,
+            "embedding_s": round(time.perf_counter() - started, 1),
+            "warm_hybrid_p50_ms": p50_ms(engine, TLDR_QUERIES, "hybrid"),
+        }
+        del engine
+
+        # The held-out copy starts from the tldr workspace with its cache (as a second
+        # clone would): only the pages that lose their summary are split and embedded again.
+        heldout_root = work / "tldr-heldout"
+        if not heldout_root.exists():
+            shutil.copytree(tldr_root, heldout_root,
+                            ignore=shutil.ignore_patterns("index.lock*"))  # fmt: skip
+        heldout_queries = heldout_set(tldr_root, heldout_root, args.queries)
+        report["tldr_heldout"] = evaluate(open_engine(heldout_root), heldout_queries)
+        report["tldr_heldout"]["examples"] = heldout_queries[:5]
+
+        report["first_answer"] = {
+            "fastapi": first_answer(corpora, "fastapi-docs-en",
+                                    "how do I add a custom header to every response", work),
+            "tldr": first_answer(corpora, "tldr-pages-en", "extract a tar archive", work),
+        }  # fmt: skip
+    report["run_s"] = round(time.perf_counter() - began, 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print_report(report)
+    print(f"\nwritten to {args.out}")
+
+
+def print_report(report: dict[str, Any]) -> None:
+    for key, title in (("fastapi", "fastapi-docs-en"), ("tldr_heldout", "tldr held-out")):
+        block = report[key]
+        print(f"\n{title}: {block['queries']} queries, {block['files']} files, "
+              f"{block['sections']} sections (embedded now: {block['embedded_now']}, "
+              f"{block['embedding_s']} s)")  # fmt: skip
+        kinds = [k for k in next(iter(block["rankers"].values())) if k != "all"]
+        print(f"{'ranker':<42}{'nDCG@10':>9}{'R@10':>7}" + "".join(f"{k:>12}" for k in kinds))
+        for name, row in block["rankers"].items():
+            cells = "".join(f"{row[k]['ndcg@10']:>12.3f}" for k in kinds)
+            print(f"{name:<42}{row['all']['ndcg@10']:>9.3f}{row['all']['recall@10']:>7.3f}{cells}")
+        print("weighted sweep (semantic weight: nDCG@10): " + ", ".join(
+            f"{w}: {v:.3f}" for w, v in block["sweep"].items()))  # fmt: skip
+    for name, first in report["first_answer"].items():
+        warm = report[name if name == "fastapi" else "tldr"]["warm_hybrid_p50_ms"]
+        print(f"{name}: cue init {first['init_s']} s, first hybrid answer "
+              f"{first['first_hybrid_answer_s']} s (coverage {first['semantic_coverage']}), "
+              f"warm hybrid p50 {warm} ms")  # fmt: skip
+    print(f"run: {report['run_s']} s")
+
+
+if __name__ == "__main__":
+    main()
