@@ -55,7 +55,8 @@ class _Relay:
     def __call__(self, done: float, total: float | None, message: str) -> None:
         last = self._sent.get(message)
         finished = total is not None and done >= total
-        if last is not None and not finished and total and done - last < STEP * total:
+        # A smaller ``done`` than the last one sent is a new run of the same work: sent.
+        if last is not None and not finished and total and last <= done < last + STEP * total:
             return
         self._sent[message] = done
         coroutine = self._send(done, total, message)
