@@ -216,8 +216,9 @@ def score(rank: Callable[[str], list[str]], queries: list[dict[str, Any]]) -> di
     }
 
 
-def sweep(engine: SearchEngine, queries: list[dict[str, Any]]) -> dict[str, float]:
-    """nDCG@10 of weighted fusion per semantic weight (keyword weight = 1 - it)."""
+def sweep(engine: SearchEngine, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """nDCG@10 of weighted fusion per semantic weight (keyword weight = 1 - it), and the
+    paired difference of the best weight against the configured one (mean, std. error)."""
     from cuedeck_search.fusion import fuse
 
     settings = engine.workspace.config.search
@@ -227,7 +228,7 @@ def sweep(engine: SearchEngine, queries: list[dict[str, Any]]) -> dict[str, floa
         keyword = engine.keyword_scores(item["query"])
         semantic = engine.semantic_scores(item["query"])
         sides.append((item, keyword, semantic))
-    curve = {}
+    per_query: dict[str, list[float]] = {}
     for weight in WEIGHTS:
         chosen = attrs.evolve(settings, semantic_weight=weight, keyword_weight=round(1 - weight, 2))
         values = []
@@ -235,8 +236,46 @@ def sweep(engine: SearchEngine, queries: list[dict[str, Any]]) -> dict[str, floa
             fused = fuse(chosen, "weighted", keyword.files, keyword.sections, semantic.files,
                          semantic.sections, allowed)  # fmt: skip
             values.append(ndcg_at(top_files(engine, fused.files, 10), item["relevant"]))
-        curve[f"{weight:.2f}"] = round(statistics.fmean(values), 4)
-    return curve
+        per_query[f"{weight:.2f}"] = values
+    curve = {w: round(statistics.fmean(v), 4) for w, v in per_query.items()}
+    best = max(curve, key=lambda w: curve[w])
+    configured = f"{settings.semantic_weight:.2f}"
+    gaps = [b - c for b, c in zip(per_query[best], per_query[configured], strict=True)]
+    return {
+        "curve": curve,
+        "best": best,
+        "configured": configured,
+        "best_minus_configured": round(statistics.fmean(gaps), 4),
+        "std_error": round(statistics.stdev(gaps) / len(gaps) ** 0.5, 4),
+    }
+
+
+FIRST = """
+import json, sys, time
+started = time.perf_counter()
+import cuedeck.workspace, cuedeck_search.engine
+from cuedeck import open_workspace
+imported = time.perf_counter()
+workspace = open_workspace(sys.argv[1])
+counter = workspace.token_counter
+counted = time.perf_counter()
+workspace.refresh()
+indexed = time.perf_counter()
+engine = workspace.service("search")
+engine.background = False
+engine.sync()
+split = time.perf_counter()
+results = engine.search(sys.argv[2], mode="hybrid")
+answered = time.perf_counter()
+print(json.dumps({
+    "imports_s": round(imported - started, 3),
+    "token_counter_s": round(counted - imported, 3),
+    "index_s": round(indexed - counted, 3),
+    "sections_and_keyword_s": round(split - indexed, 3),
+    "search_s": round(answered - split, 3),
+    "coverage": results[0].semantic_coverage if results else None,
+}))
+"""
 
 
 def first_answer(corpora: Path, name: str, query: str, into: Path, runs: int = 3) -> dict[str, Any]:
@@ -244,6 +283,7 @@ def first_answer(corpora: Path, name: str, query: str, into: Path, runs: int = 3
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env = {k: v for k, v in env.items() if not k.startswith(("CUEDECK_", "CUE_"))}
     found = []
+    breakdown: dict[str, Any] = {}
     for run in range(runs):
         place = into / f"first-{name}-{run}"
         shutil.rmtree(place, ignore_errors=True)
@@ -267,6 +307,12 @@ def first_answer(corpora: Path, name: str, query: str, into: Path, runs: int = 3
             "semantic_coverage": reply.get("semantic_coverage",
                                            (reply["results"] or [{}])[0].get("semantic_coverage")),
         })  # fmt: skip
+        if run == 0:  # where the time goes: the same steps, timed one by one
+            shutil.rmtree(root / ".cuedeck" / ".cache")
+            breakdown = json.loads(subprocess.run(
+                [sys.executable, "-c", FIRST, str(root), query],
+                check=True, capture_output=True, text=True, env=env,
+            ).stdout)  # fmt: skip
         shutil.rmtree(place, ignore_errors=True)
     return {
         "init_s": round(statistics.median(r["init_s"] for r in found), 3),
@@ -274,6 +320,7 @@ def first_answer(corpora: Path, name: str, query: str, into: Path, runs: int = 3
         "results": found[0]["results"],
         "semantic_coverage": found[0]["semantic_coverage"],
         "runs": runs,
+        "breakdown": breakdown,
     }
 
 
@@ -314,6 +361,7 @@ def main() -> None:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         report: dict[str, Any] = {"machine": {"cpus": os.cpu_count()}}
+        report["machine"]["load_at_start"] = [round(x, 1) for x in os.getloadavg()]
 
         fastapi_queries = json.loads(QUERIES.read_text(encoding="utf-8"))["queries"]
         engine = open_engine(extract(corpora, "fastapi-docs-en", work))
@@ -350,6 +398,7 @@ def main() -> None:
             "tldr": first_answer(corpora, "tldr-pages-en", "extract a tar archive", work),
         }  # fmt: skip
     report["run_s"] = round(time.perf_counter() - began, 1)
+    report["machine"]["load_at_end"] = [round(x, 1) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print_report(report)
@@ -367,14 +416,19 @@ def print_report(report: dict[str, Any]) -> None:
         for name, row in block["rankers"].items():
             cells = "".join(f"{row[k]['ndcg@10']:>12.3f}" for k in kinds)
             print(f"{name:<42}{row['all']['ndcg@10']:>9.3f}{row['all']['recall@10']:>7.3f}{cells}")
+        found = block["sweep"]
         print("weighted sweep (semantic weight: nDCG@10): " + ", ".join(
-            f"{w}: {v:.3f}" for w, v in block["sweep"].items()))  # fmt: skip
+            f"{w}: {v:.3f}" for w, v in found["curve"].items()))  # fmt: skip
+        gap, error = found["best_minus_configured"], found["std_error"]
+        print(f"best {found['best']} - configured {found['configured']}: {gap:+.4f} "
+              f"(std. error {error})")  # fmt: skip
     for name, first in report["first_answer"].items():
         warm = report[name if name == "fastapi" else "tldr"]["warm_hybrid_p50_ms"]
         print(f"{name}: cue init {first['init_s']} s, first hybrid answer "
               f"{first['first_hybrid_answer_s']} s (coverage {first['semantic_coverage']}), "
               f"warm hybrid p50 {warm} ms")  # fmt: skip
-    print(f"run: {report['run_s']} s")
+        print(f"  where the time goes (one fresh process): {first['breakdown']}")
+    print(f"run: {report['run_s']} s, load {report['machine']}")
 
 
 if __name__ == "__main__":
