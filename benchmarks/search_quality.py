@@ -1,17 +1,19 @@
 """Search quality with peers, the weighted-fusion sweep and the first answer (issue 15).
 
-    uv run python benchmarks/search_quality.py [--corpora DIR] [--work DIR] [--queries N]
+    uv run python benchmarks/search_quality.py [--corpora DIR] [--work DIR]
+        [--queries 200] [--pages 2000] [--tldr-p50]
 
 Two labelled sets, every ranker in the same run on the same sections and vectors:
 
 - **fastapi**: the 50 labelled queries of benchmarks/queries/fastapi.json over
   fastapi-docs-en.
 - **tldr held-out summaries**: built here from tldr-pages-en (the tldr-pages project,
-  CC BY 4.0), see :func:`heldout_set`: for N pages (default 200) chosen by the sha256 of
-  their path, the page's one-line summary (its first ``>`` line) is the query and is
-  removed from the page; the page is the answer (grade 2) and the pages of the same
-  command on other platforms also help (grade 1). The other 7,000-odd pages stay as they
-  are, so the query has to be found from the page's title and its examples.
+  CC BY 4.0), see :func:`heldout_set`: for 200 pages chosen by the sha256 of their path,
+  the page's one-line summary (its first ``>`` line) is the query and is removed from
+  the page; the page is the answer (grade 2) and the pages of the same command on other
+  platforms also help (grade 1). The workspace holds those pages and others up to
+  ``--pages`` (2,000; 0 for all 7,426), so the query has to be found among them from the
+  page's title and examples.
 
 Rankers: CueDeck keyword, semantic, hybrid with rrf (the default) and with weighted
 fusion at the configured weight; peers ``bm25s`` (plain BM25 on the same section texts,
@@ -23,11 +25,13 @@ tuning). The sweep re-fuses the same per-file scores of each query through
 
 Speed: time from a fresh copy of the corpus to the first hybrid answer, in fresh
 processes as a user would (``cue init``, then ``cue search --json``: keyword-backed,
-nothing embedded yet), median of 3; and warm hybrid p50 with every section embedded.
+nothing embedded yet), median of 3, and where that time goes; warm hybrid p50 with
+every section embedded on fastapi, and on tldr with ``--tldr-p50`` (which embeds all
+7,426 tldr pages: about 14 minutes on the busy 2-core machine, once).
 
-The first run embeds fastapi (2,082 sections) and tldr (7,426 pages) once: about 3 and
-5 minutes on the 2-core machine; ``--work DIR`` keeps the workspaces (and their vectors)
-for later runs, which take under a minute. Writes benchmarks/results/search_quality.json.
+A cold run of the defaults embeds fastapi (2,082 sections) and the 2,000 held-out pages
+and takes under 10 minutes; ``--work DIR`` keeps the workspaces (and their vectors) for
+later runs, which take about 2 minutes. Writes benchmarks/results/search_quality.json.
 """
 
 from __future__ import annotations
@@ -93,18 +97,24 @@ def summary_line(lines: list[str]) -> int | None:
     return None
 
 
-def heldout_set(source: Path, target: Path, count: int) -> list[dict[str, Any]]:
-    """The held-out queries from the tldr pages at ``source``, applied to its copy ``target``.
+def heldout_set(source: Path, target: Path, count: int, pages: int) -> list[dict[str, Any]]:
+    """Build the held-out workspace ``target`` from the tldr pages at ``source``; its queries.
 
     Eligible pages have a first ``>`` line of at least 3 words that is not a pointer
     ("More information", "This command is an alias of", "See also") and that no other
     page has as its summary; ``count`` of them, by sha256 of their path, become queries
     (backticks dropped, the final full stop too), and that line is deleted from the
-    page in ``target``. ``source`` is never changed, so a rerun builds the same set.
+    page in ``target``. ``target`` holds ``pages`` pages (0: all): the query pages, the
+    same commands' pages on other platforms, then the others by sha256 of their path.
+    ``source`` is never changed, so a rerun builds the same set.
     """
-    pages = sorted(p.relative_to(source).as_posix() for p in source.glob("*/*.md"))
+
+    def order(path: str) -> str:
+        return hashlib.sha256(path.encode()).hexdigest()
+
+    every = sorted(p.relative_to(source).as_posix() for p in source.glob("*/*.md"))
     summaries: dict[str, tuple[int, str]] = {}
-    for path in pages:
+    for path in every:
         lines = (source / path).read_text(encoding="utf-8").splitlines()
         index = summary_line(lines)
         if index is None:
@@ -117,22 +127,34 @@ def heldout_set(source: Path, target: Path, count: int) -> list[dict[str, Any]]:
         summaries[path] = (index, text)
     seen = collections.Counter(text.lower() for _, text in summaries.values())
     eligible = [path for path, (_, text) in summaries.items() if seen[text.lower()] == 1]
-    chosen = sorted(eligible, key=lambda p: hashlib.sha256(p.encode()).hexdigest())[:count]
+    chosen = sorted(eligible, key=order)[:count]
     by_name: dict[str, list[str]] = collections.defaultdict(list)
-    for path in pages:
+    for path in every:
         by_name[path.rsplit("/", 1)[1]].append(path)
+    kept = dict.fromkeys(chosen)
+    for path in chosen:
+        kept.update(dict.fromkeys(by_name[path.rsplit("/", 1)[1]]))
+    for path in sorted(every, key=order):
+        if pages and len(kept) >= pages:
+            break
+        kept[path] = None
     queries = []
+    texts = {path: (source / path).read_text(encoding="utf-8") for path in kept}
     for number, path in enumerate(chosen, 1):
         index, text = summaries[path]
-        lines = (source / path).read_text(encoding="utf-8").splitlines(keepends=True)
+        lines = texts[path].splitlines(keepends=True)
         del lines[index]
-        page = target / path
-        if page.read_text(encoding="utf-8") != "".join(lines):
-            page.write_text("".join(lines), encoding="utf-8")
+        texts[path] = "".join(lines)
         relevant = {other: 1 for other in by_name[path.rsplit("/", 1)[1]] if other != path}
         relevant[path] = 2
         queries.append({"id": f"t{number:03d}", "kind": "summary", "query": text,
                         "relevant": relevant})  # fmt: skip
+    (target / ".cuedeck").mkdir(parents=True, exist_ok=True)
+    for path, text in texts.items():
+        page = target / path
+        if not page.is_file() or page.read_text(encoding="utf-8") != text:
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(text, encoding="utf-8")
     return queries
 
 
@@ -352,6 +374,17 @@ def main() -> None:
     parser.add_argument("--corpora", help="folder holding the shared corpora tarballs")
     parser.add_argument("--work", type=Path, help="keep the workspaces (and vectors) here")
     parser.add_argument("--queries", type=int, default=200, help="held-out tldr queries")
+    parser.add_argument(
+        "--pages",
+        type=int,
+        default=2000,
+        help="pages of the held-out tldr workspace (0: all 7,426)",
+    )
+    parser.add_argument(
+        "--tldr-p50",
+        action="store_true",
+        help="embed all of tldr (minutes) and time warm hybrid queries on it",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
 
@@ -371,24 +404,27 @@ def main() -> None:
         )
 
         tldr_root = extract(corpora, "tldr-pages-en", work)
-        engine = open_engine(tldr_root)
-        started = time.perf_counter()
-        embedded = engine.embed_all()
-        report["tldr"] = {
-            "files": len(engine.documents),
-            "embedded_now": embedded,
-            "embedding_s": round(time.perf_counter() - started, 1),
-            "warm_hybrid_p50_ms": p50_ms(engine, TLDR_QUERIES, "hybrid"),
-        }
-        del engine
+        tldr_cache = tldr_root / ".cuedeck" / ".cache"
+        if args.tldr_p50:
+            engine = open_engine(tldr_root)
+            started = time.perf_counter()
+            embedded = engine.embed_all()
+            report["tldr"] = {
+                "files": len(engine.documents),
+                "embedded_now": embedded,
+                "embedding_s": round(time.perf_counter() - started, 1),
+                "warm_hybrid_p50_ms": p50_ms(engine, TLDR_QUERIES, "hybrid"),
+            }
+            del engine
 
-        # The held-out copy starts from the tldr workspace with its cache (as a second
-        # clone would): only the pages that lose their summary are split and embedded again.
-        heldout_root = work / "tldr-heldout"
-        if not heldout_root.exists():
-            shutil.copytree(tldr_root, heldout_root,
+        heldout_root = work / f"tldr-heldout-{args.pages or 'all'}"
+        if not heldout_root.exists() and tldr_cache.is_dir():
+            # Vectors of the whole corpus exist (--tldr-p50, now or in an earlier run in
+            # --work): start from them, as a second clone would, so that only pages
+            # whose text differs are embedded.
+            shutil.copytree(tldr_cache, heldout_root / ".cuedeck" / ".cache",
                             ignore=shutil.ignore_patterns("index.lock*"))  # fmt: skip
-        heldout_queries = heldout_set(tldr_root, heldout_root, args.queries)
+        heldout_queries = heldout_set(tldr_root, heldout_root, args.queries, args.pages)
         report["tldr_heldout"] = evaluate(open_engine(heldout_root), heldout_queries)
         report["tldr_heldout"]["examples"] = heldout_queries[:5]
 
@@ -423,7 +459,7 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"best {found['best']} - configured {found['configured']}: {gap:+.4f} "
               f"(std. error {error})")  # fmt: skip
     for name, first in report["first_answer"].items():
-        warm = report[name if name == "fastapi" else "tldr"]["warm_hybrid_p50_ms"]
+        warm = report.get(name, {}).get("warm_hybrid_p50_ms", "(--tldr-p50)")
         print(f"{name}: cue init {first['init_s']} s, first hybrid answer "
               f"{first['first_hybrid_answer_s']} s (coverage {first['semantic_coverage']}), "
               f"warm hybrid p50 {warm} ms")  # fmt: skip
