@@ -24,6 +24,7 @@ from cuedeck.files import locked, sha256_bytes
 from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
 from cuedeck.models import Document, Problem, converter
 from cuedeck.parsing import parse_document
+from cuedeck.progress import report
 from cuedeck.walk import FileStat, admitted, binary, binary_file, unreadable, walk_markdown
 
 if TYPE_CHECKING:
@@ -283,6 +284,7 @@ class Index:
                 parsed += 1
             if progress is not None:
                 progress(done, len(stale))
+            report(done, len(stale), "Indexing files")
 
         if updates or touched or removed or rebuilt or not self.path.exists():
             self._write(updates, touched, removed)

@@ -320,7 +320,10 @@ class ServedTool(FastMCPTool):
         return tool
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
-        value = await self._runtime.run(self._runtime.call_tool, self._tool, arguments)
+        from cuedeck_mcp.progress import relayed_progress
+
+        async with relayed_progress():  # long work reports progress if the client asked
+            value = await self._runtime.run(self._runtime.call_tool, self._tool, arguments)
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         content = [TextContent(type="text", text=text)]
         if self.output_schema is not None and self.output_schema.get(WRAP_KEY):

@@ -20,6 +20,7 @@ import numpy as np
 
 from cuedeck.errors import InvalidInput
 from cuedeck.models import SearchFilters, SearchResult
+from cuedeck.progress import report
 from cuedeck_search.analysis import terms
 from cuedeck_search.catalog import Catalog
 from cuedeck_search.keyword import KeywordSettings
@@ -281,6 +282,7 @@ class SearchEngine:
                     self._matrix = None
                 self.stats.chunks_embedded += len(batch)
                 self.stats.tokens_embedded += sum(len(encoded[i]) for i in batch)
+                report(start + len(batch), len(sections), "Embedding sections")
                 if progress is not None:
                     progress.update(task, advance=len(batch))
         finally:

@@ -1,10 +1,15 @@
 """Hybrid ranking: keyword and semantic scores of the same files, fused into one.
 
 Reciprocal rank fusion (``rrf``, the default) adds ``1 / (k + rank)`` of each side, so
-neither side's scale matters. ``weighted`` normalises each side per query (keyword by its
-best score, semantic min-max over the files allowed) and adds them with ``[search]
-keyword_weight`` and ``semantic_weight``. Section anchors are ranked by the weighted
-blend either way.
+neither side's scale matters. ``weighted`` rescales each side per query by min-max over
+the files the query may return, then adds them with ``[search] semantic_weight`` and
+``keyword_weight``. Section anchors are ranked by the same min-max blend either way.
+
+Which files a side's min-max spans: on the keyword side every allowed file (a file the
+query does not match scores 0, a true floor of BM25, so the best match maps to 1 and a
+non-match to 0); on the semantic side the allowed files that have a vector (cosine has no
+floor; a file not embedded yet is left out of the span and gets 0, so a half-embedded
+workspace does not squash the scale of the half that is).
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ if TYPE_CHECKING:
 
     from cuedeck.settings import SearchSettings
 
+#: The semantic score of a section or file that has no vector yet (see the engine).
+NO_VECTOR = -1.0
+
 
 @attrs.frozen
 class Fused:
@@ -32,12 +40,41 @@ class Fused:
     semantic_part: NDArray[np.float32]
 
 
+@attrs.frozen
+class MinMax:
+    """A per-query min-max scale: ``(x - low) / (high - low)`` clipped to [0, 1].
+
+    When every file in the span scores the same (one file, or a tie), they are all the
+    best there is: 1 if that score is a real one, else 0.
+    """
+
+    low: float
+    high: float
+
+    @classmethod
+    def over(cls, scores: NDArray[np.float32], span: NDArray[np.bool_]) -> MinMax | None:
+        """The scale of ``scores[span]``; None when the span is empty."""
+        if not span.any():
+            return None
+        chosen = scores[span]
+        return cls(float(chosen.min()), float(chosen.max()))
+
+    def apply(self, scores: NDArray[np.float32], present: NDArray[np.bool_]) -> NDArray[np.float64]:
+        """Scaled ``scores``; entries not ``present`` get 0."""
+        values = scores.astype(np.float64)
+        if self.high > self.low:
+            scaled = np.clip((values - self.low) / (self.high - self.low), 0.0, 1.0)
+        else:
+            scaled = np.ones_like(values)
+        return np.where(present, scaled, 0.0)
+
+
 def fuse(
     settings: SearchSettings,
     fusion: str | None,
-    kw_files_raw: NDArray[np.float32],
+    kw_files: NDArray[np.float32],
     kw_sections: NDArray[np.float32],
-    sem_files_raw: NDArray[np.float32],
+    sem_files: NDArray[np.float32],
     sem_sections: NDArray[np.float32],
     allowed: NDArray[np.bool_],
 ) -> Fused:
@@ -45,30 +82,35 @@ def fuse(
     fusion = fusion or settings.fusion
     if fusion not in ("rrf", "weighted"):
         raise InvalidInput(f"unknown fusion {fusion!r} (rrf or weighted)", field="fusion")
-    kw_files = np.where(allowed, kw_files_raw, 0.0)
-    sem_files = np.where(allowed, sem_files_raw, -1.0)
-    kw_top = float(kw_files.max()) if len(kw_files) else 0.0
-    sem_low = float(sem_files[allowed].min()) if allowed.any() else 0.0
-    sem_top = float(sem_files.max()) if len(sem_files) else 0.0
-    kw_norm = kw_files / kw_top if kw_top > 0 else np.zeros_like(kw_files)
-    span = sem_top - sem_low
-    sem_norm = np.clip((sem_files - sem_low) / span, 0, 1) if span > 0 else kw_norm * 0
+    kw_matched = allowed & (kw_files > 0)
+    sem_embedded = allowed & (sem_files > NO_VECTOR)
+    kw_scale = MinMax.over(kw_files, allowed) if kw_matched.any() else None
+    sem_scale = MinMax.over(sem_files, sem_embedded)
     if fusion == "weighted":
-        kw_part = settings.keyword_weight * kw_norm
-        sem_part = settings.semantic_weight * sem_norm
+        kw_part = settings.keyword_weight * _scaled(kw_scale, kw_files, kw_matched)
+        sem_part = settings.semantic_weight * _scaled(sem_scale, sem_files, sem_embedded)
     else:
         k = float(settings.rrf_k)
-        kw_part = reciprocal_ranks(kw_files, allowed & (kw_files > 0), k)
-        sem_part = reciprocal_ranks(sem_files, allowed & (sem_files > -1.0), k)
-    kw_blend = kw_sections / kw_top if kw_top > 0 else kw_sections * 0
-    sem_blend = np.clip((sem_sections - sem_low) / span, 0, 1) if span > 0 else 0
-    blend = settings.keyword_weight * kw_blend + settings.semantic_weight * sem_blend
+        kw_part = reciprocal_ranks(kw_files, kw_matched, k)
+        sem_part = reciprocal_ranks(sem_files, sem_embedded, k)
+    # Sections: the same scales (a file's scores are its sections' best, so they fit).
+    blend = settings.keyword_weight * _scaled(
+        kw_scale, kw_sections, kw_sections > 0
+    ) + settings.semantic_weight * _scaled(sem_scale, sem_sections, sem_sections > NO_VECTOR)
     return Fused(
         files=(kw_part + sem_part).astype(np.float32),
-        sections=np.asarray(blend, dtype=np.float32),
+        sections=blend.astype(np.float32),
         keyword_part=kw_part.astype(np.float32),
         semantic_part=sem_part.astype(np.float32),
     )
+
+
+def _scaled(
+    scale: MinMax | None, scores: NDArray[np.float32], present: NDArray[np.bool_]
+) -> NDArray[np.float64]:
+    if scale is None:
+        return np.zeros(len(scores), dtype=np.float64)
+    return scale.apply(scores, present)
 
 
 def reciprocal_ranks(

@@ -1,0 +1,86 @@
+"""Progress notifications of long tool calls, through a real `cue mcp` over stdio."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp_types import ProgressNotification
+
+from tests.conftest import MakeWorkspace
+from tests.mcp.conftest import CUE, environment
+
+pytest.importorskip("cuedeck_search")
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+TOPICS = ("harbour", "orchard", "glacier", "lantern", "meadow", "quarry")
+
+
+def many_sections(make_workspace: MakeWorkspace) -> Path:
+    """A workspace of 48 sections never embedded anywhere (their text is new), whose
+    searches wait for every vector (``[search] wait``): three batches of embedding."""
+    nonce = uuid.uuid4().hex
+    files: dict[str, str | bytes] = {}
+    for number, topic in enumerate(TOPICS):
+        parts = [f"# The {topic} ({nonce})\n\nAbout the {topic}, page {number}.\n"]
+        parts += [
+            f"## Part {part}\n\nNotes {nonce} on the {topic}, part {part} of seven.\n"
+            for part in range(1, 8)
+        ]
+        files[f".cuedeck/docs/{topic}.md"] = "\n".join(parts)
+    return make_workspace(files, config="[search]\nwait = true\n")
+
+
+def server(root: Path) -> StdioServerParameters:
+    return StdioServerParameters(command=CUE, args=["-C", str(root), "mcp"], env=environment())
+
+
+async def test_a_waiting_search_reports_embedding_progress(make_workspace: MakeWorkspace) -> None:
+    root = many_sections(make_workspace)
+    received: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        received.append((progress, total, message))
+
+    async with Client(server(root), mode="legacy") as client:
+        result = await client.call_tool(
+            "read_context",
+            {"query": "fruit trees", "mode": "semantic"},
+            progress_callback=on_progress,
+        )
+    assert not result.is_error
+    replies = result.structured_content
+    assert replies is not None
+    assert replies["result"][0]["path"] == ".cuedeck/docs/orchard.md"
+    assert replies["result"][0]["semantic_coverage"] == 1.0
+    embedding = [
+        (done, total) for done, total, message in received if message == "Embedding sections"
+    ]
+    assert len(embedding) >= 3, received  # one notification per batch of 16
+    done = [value for value, _ in embedding]
+    assert done == sorted(done) and len(set(done)) == len(done)  # strictly increasing
+    total = embedding[-1][1]
+    assert total is not None and total >= 48
+    assert done[-1] == total  # the last one says it is finished
+    assert {t for _, t in embedding} == {total}
+
+
+async def test_no_progress_without_a_token(make_workspace: MakeWorkspace) -> None:
+    root = many_sections(make_workspace)
+    notifications: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, ProgressNotification):
+            notifications.append(message)
+
+    async with Client(server(root), mode="legacy", message_handler=on_message) as client:
+        result = await client.call_tool(
+            "read_context", {"query": "fruit trees", "mode": "semantic"}
+        )
+    assert result.structured_content is not None
+    assert result.structured_content["result"][0]["semantic_coverage"] == 1.0
+    assert notifications == []
