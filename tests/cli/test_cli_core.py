@@ -267,3 +267,12 @@ def test_the_demo_workspace_is_healthy(tmp_path: Path) -> None:
     code, out, _ = run("-C", str(demo), "doctor", "--json")
     assert json.loads(out)["problems"] == []
     assert code == 0
+
+
+def test_long_work_logs_progress_lines_when_piped(make_workspace: Any) -> None:
+    root = make_workspace({f"docs/d{n}.md": f"# Doc {n}\n\nText {n}.\n" for n in range(5)})
+    result = CliRunner().invoke(make_cli(), ["-C", str(root), "index"])
+    assert result.exit_code == 0, result.output
+    assert "Indexing files: 5/5 (100%)" in result.stderr
+    quiet = CliRunner().invoke(make_cli(), ["-C", str(root), "index", "--rebuild", "--json"])
+    assert quiet.exit_code == 0 and "Indexing files" not in quiet.stderr

@@ -73,8 +73,13 @@ class CueGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
+        from cuedeck.progress import reporting_to
+        from cuedeck_cli.output import progress_reporter
+
         try:
-            return super().invoke(ctx)
+            # Piped: log lines of long work on stderr, except for --json answers (kept clean).
+            with reporting_to(None if self.json_errors else progress_reporter()):
+                return super().invoke(ctx)
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except click.UsageError as exc:

@@ -153,3 +153,34 @@ def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Any]:
             progress.update(task, completed=done, total=total)
 
         yield update
+
+
+class ProgressLines:
+    """Long work reported as log lines on stderr when it is not a terminal (a terminal
+    gets the commands' own progress bars): one line when a kind of work starts, then at
+    most one every ``every`` seconds, and one when it is done."""
+
+    def __init__(self, every: float = 2.0) -> None:
+        self.every = every
+        self._last: dict[str, float] = {}
+
+    def __call__(self, done: float, total: float | None, message: str) -> None:
+        import time
+
+        now = time.monotonic()
+        finished = total is not None and done >= total
+        last = self._last.get(message)
+        if last is not None and not finished and now - last < self.every:
+            return
+        self._last[message] = now
+        if finished:
+            self._last.pop(message, None)
+        share = f" ({done / total:.0%})" if total else ""
+        amount = f"{done:g}/{total:g}" if total is not None else f"{done:g}"
+        sys.stderr.write(f"{message or 'working'}: {amount}{share}\n")
+        sys.stderr.flush()
+
+
+def progress_reporter() -> ProgressLines | None:
+    """The reporter for this process's long work: log lines when stderr is piped."""
+    return None if sys.stderr.isatty() else ProgressLines()

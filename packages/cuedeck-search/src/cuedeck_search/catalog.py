@@ -22,6 +22,7 @@ import numpy as np
 
 from cuedeck.layout import CACHE_DIR
 from cuedeck.parsing import split_lines
+from cuedeck.progress import report
 from cuedeck_search.keyword import KeywordIndex, tokenise
 from cuedeck_search.postings import (
     Postings,
@@ -106,8 +107,10 @@ class Catalog:
                 dead[[i for i, key in enumerate(base.keys) if key in gone]] = True
             if len(added) > 500:
                 _ = self.workspace.index.documents  # read in one query, not one per file
-            for key in added:
+            for done, key in enumerate(added, start=1):
                 fresh[key] = self._fresh.get(key) or self._tokenise(key)
+                if done % 64 == 0 or done == len(added):
+                    report(done, len(added), "Tokenising files for search")
         self._finish(base, dead, fresh)
 
     def apply(self, changed: set[str], sha_of: Callable[[str], str | None]) -> None:
