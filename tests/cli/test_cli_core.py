@@ -269,7 +269,7 @@ def test_the_demo_workspace_is_healthy(tmp_path: Path) -> None:
     assert code == 0
 
 
-def test_long_work_logs_progress_lines_when_piped(make_workspace: Any) -> None:
+def test_long_work_logs_progress_lines_when_piped(make_workspace: MakeWorkspace) -> None:
     root = make_workspace({f"docs/d{n}.md": f"# Doc {n}\n\nText {n}.\n" for n in range(5)})
     result = CliRunner().invoke(make_cli(), ["-C", str(root), "index"])
     assert result.exit_code == 0, result.output
