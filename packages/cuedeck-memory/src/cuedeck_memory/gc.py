@@ -113,6 +113,8 @@ def tied_cards(store: MemoryStore, task_id: str | None) -> set[str]:
     from cuedeck.state import active_card
 
     cards = {c for c in (active_card(store.root), task_id) if c and CARD_ID.match(c)}
+    if not cards:  # spares the document index (and the token counter) a first load
+        return cards
     documents = store.workspace.documents
     for card in list(cards):
         document = documents.get(card_path(card))

@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -45,6 +45,13 @@ if TYPE_CHECKING:
 #: How long a running process trusts its last full look at a project's files; within it,
 #: only a change of the folder (a file added, removed or replaced) triggers a new look.
 RESCAN_SECONDS = 5.0
+#: Temporary files a batch keeps open at once (well under the usual limit of 1,024).
+_OPEN_AT_ONCE = 256
+#: Threads that fsync a batch's files side by side.
+_SYNC_THREADS = 16
+_TEMP_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
 
 
 class MemoryStore:
@@ -58,12 +65,18 @@ class MemoryStore:
         self.index = MemoryIndex(workspace.root / MEMORY_DB)
         self.clock = clock
         self._scanned: dict[str, float] = {}
+        self._background: dict[str, threading.Thread] = {}
+        self._background_lock = threading.Lock()
+        #: Why the last background look failed, if it did (the next read looks again).
+        self._background_error: Exception | None = None
 
     def __repr__(self) -> str:
         return f"MemoryStore({str(self.root)!r})"
 
     def close(self) -> None:
-        """Close the index connection."""
+        """Wait for background looks at the files, then close the index connection."""
+        for thread in list(self._background.values()):
+            thread.join()
         self.index.close()
 
     # -- places ----------------------------------------------------------------------------
@@ -103,21 +116,67 @@ class MemoryStore:
 
     def refresh(self, project: str, *, full: bool = False) -> None:
         """Bring the index of ``project`` in step with its files (cheap when nothing
-        changed; ``full`` looks at every file's stat whatever the folder says)."""
+        changed; ``full`` looks at every file's stat whatever the folder says).
+
+        The first look of a process trusts an index whose recorded folder stamp still
+        matches (no file added, removed or replaced since) and answers at once; the stat
+        of every file, which catches edits made in place, is then looked at in a
+        background thread (:meth:`wait_for_scan`).
+        """
         check_project(project)
         stamp = self._folder_stamp(project)
-        last = self._scanned.get(project)
-        fresh = last is not None and time.monotonic() - last < RESCAN_SECONDS
-        if not full and fresh and stamp == self._recorded_stamp(project):
-            return
+        if not full and stamp == self._recorded_stamp(project):
+            last = self._scanned.get(project)
+            if last is None:
+                self._scan_in_background(project)
+                return
+            if time.monotonic() - last < RESCAN_SECONDS:
+                return
         with self.locked(project):
-            self._scan(project, self._folder_stamp(project))
+            self._scan(self.index, project, self._folder_stamp(project))
         self._scanned[project] = time.monotonic()
 
-    def _scan(self, project: str, stamp: str) -> None:
+    def _scan_in_background(self, project: str) -> None:
+        with self._background_lock:
+            running = self._background.get(project)
+            if running is not None and running.is_alive():
+                return
+            thread = threading.Thread(
+                target=self._background_scan,
+                args=(project,),
+                name=f"cuedeck-memory-scan-{project}",
+                # Not a daemon: a short process finishes the look before it exits, so
+                # the next one finds the index in step.
+                daemon=False,
+            )
+            self._background[project] = thread
+            thread.start()
+
+    def _background_scan(self, project: str) -> None:
+        # Its own connection: the caller's may be inside a transaction of its own.
+        index = MemoryIndex(self.index.path)
+        try:
+            with self.locked(project):
+                if project not in self._scanned:
+                    self._scan(index, project, self._folder_stamp(project))
+                    self._scanned[project] = time.monotonic()
+        except Exception as exc:  # a failed look is retried by the next read
+            self._background_error = exc
+        finally:
+            index.close()
+
+    def wait_for_scan(self, project: str, timeout: float | None = None) -> bool:
+        """Wait for the background look at ``project``'s files; whether none is running."""
+        thread = self._background.get(project)
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def _scan(self, index: MemoryIndex, project: str, stamp: str) -> None:
         folder = self.project_dir(project) / "segments"
-        known = self.index.stats(project)
-        problems_before = self.index.problem_stats(project)
+        known = index.stats(project)
+        problems_before = index.problem_stats(project)
         changed: list[tuple[Segment, int, int]] = []
         problems: list[tuple[str, int, int, int, str]] = []
         seen: set[str] = set()
@@ -146,7 +205,7 @@ class MemoryStore:
             if known.get(segment_id) == key:
                 continue
             if problems_before.get(rel) == key:
-                old = self.index.db.execute(
+                old = index.db.execute(
                     "SELECT line, message FROM problems WHERE path = ?", (rel,)
                 ).fetchone()
                 if old is not None:
@@ -154,7 +213,8 @@ class MemoryStore:
                     seen.discard(segment_id)
                     continue
             try:
-                with open(entry.path, encoding="utf-8") as handle:
+                # newline="": a text keeps its line ends (a captured "\r\n" stays one).
+                with open(entry.path, encoding="utf-8", newline="") as handle:
                     text = handle.read()
                 segment = parse_file(text, segment_id=segment_id, project_id=project)
             except UnicodeDecodeError as exc:
@@ -170,26 +230,29 @@ class MemoryStore:
             changed.append((segment, *key))
         removed = [segment_id for segment_id in known if segment_id not in seen]
         if changed:
-            counted = self._count([segment for segment, _, _ in changed])
+            counted = self._count([segment for segment, _, _ in changed], index)
             now = self.clock()
-            self.index.upsert(
+            index.upsert(
                 (attrs.evolve(s, last_touched_at=s.last_touched_at or now), m, z)
                 for s, (_, m, z) in zip(counted, changed, strict=True)
             )
         if removed:
-            self.index.delete(project, removed)
+            index.delete(project, removed)
         if problems or problems_before:
-            self.index.set_problems(project, problems)
-        self._record_stamp(project, stamp)
+            index.set_problems(project, problems)
+        index.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"folder:{project}", stamp))
 
-    def _count(self, segments: Sequence[Segment]) -> list[Segment]:
+    def _count(
+        self, segments: Sequence[Segment], index: MemoryIndex | None = None
+    ) -> list[Segment]:
         """Segments with their text hash and token count (counted once per text)."""
+        index = index or self.index
         counter = self.workspace.token_counter
         hashed = [
             (s, hashlib.sha256(s.text.encode("utf-8", "surrogatepass")).hexdigest())
             for s in segments
         ]
-        known = self.index.cached_tokens(counter.name, list({h for _, h in hashed}))
+        known = index.cached_tokens(counter.name, list({h for _, h in hashed}))
         fresh: dict[str, int] = {}
         result = []
         for segment, text_hash in hashed:
@@ -198,7 +261,7 @@ class MemoryStore:
                 tokens = known[text_hash] = fresh[text_hash] = counter.count(segment.text)
             result.append(attrs.evolve(segment, text_hash=text_hash, tokens=tokens))
         if fresh:
-            self.index.remember_tokens(counter.name, fresh)
+            index.remember_tokens(counter.name, fresh)
         return result
 
     # -- writing segments ----------------------------------------------------------------------
@@ -208,22 +271,34 @@ class MemoryStore:
 
         A batch is written as temporary files, made durable together (their fsyncs run
         side by side, which lets the file system commit them as one), then renamed into
-        place, so a crash leaves every file whole or absent.
+        place and the folder made durable once, so a crash leaves every file whole or
+        absent.
         """
         folder = self.project_dir(project) / "segments"
         before = self._folder_stamp(project)
         in_step = before == self._recorded_stamp(project)
         folder.mkdir(parents=True, exist_ok=True)
         staged: list[tuple[str, str]] = []
+        stats: list[os.stat_result] = []
         try:
-            for segment in segments:
-                fd, tmp = tempfile.mkstemp(prefix=f".{segment.id}.", suffix=".tmp", dir=folder)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(render_file(segment).encode("utf-8"))
-                staged.append((tmp, str(folder / f"{segment.id}.md")))
-            _sync_all([tmp for tmp, _ in staged])
+            for start in range(0, len(segments), _OPEN_AT_ONCE):
+                chunk = segments[start : start + _OPEN_AT_ONCE]
+                descriptors: list[int] = []
+                try:
+                    for segment in chunk:
+                        # The lock makes the name ours; a leftover of a crash is overwritten.
+                        tmp = os.path.join(folder, f".{segment.id}.tmp")
+                        fd = os.open(tmp, _TEMP_FLAGS, 0o644)
+                        descriptors.append(fd)
+                        staged.append((tmp, os.path.join(folder, f"{segment.id}.md")))
+                        _write_all(fd, render_file(segment).encode("utf-8"))
+                    _sync_all(descriptors)
+                    # A rename keeps the mtime and size, so the stat the index keeps is this.
+                    stats.extend(os.fstat(fd) for fd in descriptors)
+                finally:
+                    for fd in descriptors:
+                        os.close(fd)
             for tmp, final in staged:
-                os.chmod(tmp, 0o644)
                 os.replace(tmp, final)
         except BaseException:
             for tmp, _ in staged:
@@ -231,7 +306,6 @@ class MemoryStore:
                     os.unlink(tmp)
             raise
         _sync_dir(folder)
-        stats = [os.stat(final) for _, final in staged]
         self.index.upsert(
             ((s, st.st_mtime_ns, st.st_size) for s, st in zip(segments, stats, strict=True)),
             keep_gc=True,
@@ -244,7 +318,8 @@ class MemoryStore:
     ) -> list[Segment]:
         """Write new segments (ids, times and counts filled in); with ``dedupe``, a draft
         whose text a segment of the same type already has returns that segment instead."""
-        self.refresh(project)
+        if dedupe:  # new files need no look at the old ones, only a comparison does
+            self.refresh(project)
         now = self.clock()
         with self.locked(project):
             counted = self._count(drafts)
@@ -298,9 +373,7 @@ class MemoryStore:
                     missing.append(segment_id)
                     continue
                 try:
-                    on_disk = parse_file(
-                        path.read_text(encoding="utf-8"), segment_id=segment_id, project_id=project
-                    )
+                    on_disk = parse_file(_read(path), segment_id=segment_id, project_id=project)
                 except (OSError, UnicodeDecodeError, SegmentFileError):
                     missing.append(segment_id)
                     continue
@@ -420,22 +493,35 @@ class MemoryStore:
         return sorted(found, key=lambda r: (r.get("created_at", 0), r.get("snapshot_id", "")))
 
 
-def _sync_all(paths: Sequence[str]) -> None:
-    """fsync files side by side (fsync releases the GIL; the journal commits them together)."""
+def _read(path: Path) -> str:
+    """A segment file's text with its line ends as written."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        return handle.read()
 
-    def sync(path: str) -> None:
-        fd = os.open(path, os.O_RDONLY)
-        try:
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` (os.write may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _sync_all(descriptors: Sequence[int]) -> None:
+    """fsync open files side by side (fsync releases the GIL; the journal commits them
+    together), a few threads each taking a share rather than one task per file."""
+    if len(descriptors) <= 2:
+        for fd in descriptors:
             os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    if len(paths) <= 2:
-        for path in paths:
-            sync(path)
         return
-    with ThreadPoolExecutor(max_workers=min(16, len(paths))) as pool:
-        list(pool.map(sync, paths))
+    workers = min(_SYNC_THREADS, len(descriptors))
+    shares = [descriptors[n::workers] for n in range(workers)]
+
+    def sync(share: Sequence[int]) -> None:
+        for fd in share:
+            os.fsync(fd)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(sync, shares))
 
 
 def _sync_dir(folder: Path) -> None:
