@@ -246,20 +246,31 @@ class MemoryStore:
         self, segments: Sequence[Segment], index: MemoryIndex | None = None
     ) -> list[Segment]:
         """Segments with their text hash and token count (counted once per text)."""
+        return [
+            attrs.evolve(segment, text_hash=text_hash, tokens=tokens)
+            for segment, (text_hash, tokens) in zip(
+                segments, self._counts(segments, index), strict=True
+            )
+        ]
+
+    def _counts(
+        self, segments: Sequence[Segment], index: MemoryIndex | None = None
+    ) -> list[tuple[str, int]]:
+        """(text hash, tokens) of each segment; each text counted once, ever (the counts
+        are kept by hash)."""
         index = index or self.index
         counter = self.workspace.token_counter
-        hashed = [
-            (s, hashlib.sha256(s.text.encode("utf-8", "surrogatepass")).hexdigest())
-            for s in segments
+        hashes = [
+            hashlib.sha256(s.text.encode("utf-8", "surrogatepass")).hexdigest() for s in segments
         ]
-        known = index.cached_tokens(counter.name, list({h for _, h in hashed}))
+        known = index.cached_tokens(counter.name, list(set(hashes)))
         fresh: dict[str, int] = {}
         result = []
-        for segment, text_hash in hashed:
+        for segment, text_hash in zip(segments, hashes, strict=True):
             tokens = known.get(text_hash)
             if tokens is None:
                 tokens = known[text_hash] = fresh[text_hash] = counter.count(segment.text)
-            result.append(attrs.evolve(segment, text_hash=text_hash, tokens=tokens))
+            result.append((text_hash, tokens))
         if fresh:
             index.remember_tokens(counter.name, fresh)
         return result
@@ -280,6 +291,7 @@ class MemoryStore:
         folder.mkdir(parents=True, exist_ok=True)
         staged: list[tuple[str, str]] = []
         stats: list[os.stat_result] = []
+        pool = ThreadPoolExecutor(max_workers=_SYNC_THREADS) if len(segments) > 2 else None
         try:
             for start in range(0, len(segments), _OPEN_AT_ONCE):
                 chunk = segments[start : start + _OPEN_AT_ONCE]
@@ -292,7 +304,7 @@ class MemoryStore:
                         descriptors.append(fd)
                         staged.append((tmp, os.path.join(folder, f"{segment.id}.md")))
                         _write_all(fd, render_file(segment).encode("utf-8"))
-                    _sync_all(descriptors)
+                    _sync_all(descriptors, pool)
                     # A rename keeps the mtime and size, so the stat the index keeps is this.
                     stats.extend(os.fstat(fd) for fd in descriptors)
                 finally:
@@ -305,6 +317,9 @@ class MemoryStore:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
             raise
+        finally:
+            if pool is not None:
+                pool.shutdown()
         _sync_dir(folder)
         self.index.upsert(
             ((s, st.st_mtime_ns, st.st_size) for s, st in zip(segments, stats, strict=True)),
@@ -322,10 +337,10 @@ class MemoryStore:
             self.refresh(project)
         now = self.clock()
         with self.locked(project):
-            counted = self._count(drafts)
+            counts = self._counts(drafts)
             existing: dict[tuple[str, str], Segment] = {}
             if dedupe:
-                hashes = list({s.text_hash for s in counted})
+                hashes = list({text_hash for text_hash, _ in counts})
                 for start in range(0, len(hashes), 500):
                     chunk = hashes[start : start + 500]
                     marks = ", ".join("?" * len(chunk))
@@ -333,8 +348,8 @@ class MemoryStore:
                         existing[(found.type, found.text_hash)] = found
             fresh: list[Segment] = []
             result: list[Segment] = []
-            for draft in counted:
-                known = existing.get((draft.type, draft.text_hash))
+            for draft, (text_hash, tokens) in zip(drafts, counts, strict=True):
+                known = existing.get((draft.type, text_hash))
                 if known is not None:
                     result.append(known)
                     continue
@@ -344,6 +359,8 @@ class MemoryStore:
                     project_id=project,
                     created_at=draft.created_at or now,
                     last_touched_at=now,
+                    text_hash=text_hash,
+                    tokens=tokens,
                 )
                 if dedupe:
                     existing[(segment.type, segment.text_hash)] = segment
@@ -506,10 +523,10 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _sync_all(descriptors: Sequence[int]) -> None:
+def _sync_all(descriptors: Sequence[int], pool: ThreadPoolExecutor | None) -> None:
     """fsync open files side by side (fsync releases the GIL; the journal commits them
-    together), a few threads each taking a share rather than one task per file."""
-    if len(descriptors) <= 2:
+    together), each of the pool's threads taking a share rather than one task per file."""
+    if pool is None or len(descriptors) <= 2:
         for fd in descriptors:
             os.fsync(fd)
         return
@@ -520,8 +537,7 @@ def _sync_all(descriptors: Sequence[int]) -> None:
         for fd in share:
             os.fsync(fd)
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(sync, shares))
+    list(pool.map(sync, shares))
 
 
 def _sync_dir(folder: Path) -> None:
