@@ -114,23 +114,26 @@ class MemoryStore:
             "INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"folder:{project}", stamp)
         )
 
-    def refresh(self, project: str, *, full: bool = False) -> None:
+    def refresh(self, project: str, *, full: bool = False, settled: bool = False) -> None:
         """Bring the index of ``project`` in step with its files (cheap when nothing
         changed; ``full`` looks at every file's stat whatever the folder says).
 
         The first look of a process trusts an index whose recorded folder stamp still
         matches (no file added, removed or replaced since) and answers at once; the stat
         of every file, which catches edits made in place, is then looked at in a
-        background thread (:meth:`wait_for_scan`).
+        background thread (:meth:`wait_for_scan`). ``settled`` (for a change about to
+        be written: a pin made by hand must hold) waits for that look, or makes it.
         """
         check_project(project)
         stamp = self._folder_stamp(project)
         if not full and stamp == self._recorded_stamp(project):
+            if project not in self._scanned:
+                if not settled:
+                    self._scan_in_background(project)
+                    return
+                self.wait_for_scan(project)
             last = self._scanned.get(project)
-            if last is None:
-                self._scan_in_background(project)
-                return
-            if time.monotonic() - last < RESCAN_SECONDS:
+            if last is not None and time.monotonic() - last < RESCAN_SECONDS:
                 return
         with self.locked(project):
             self._scan(self.index, project, self._folder_stamp(project))
@@ -376,7 +379,7 @@ class MemoryStore:
         """Apply ``edit`` to each segment's file as it is on disk now; unchanged ones
         (``edit`` returns None or the same segment) are not written. Returns the segments
         written and the ids that name no segment."""
-        self.refresh(project)
+        self.refresh(project, settled=True)
         written: list[Segment] = []
         missing: list[str] = []
         with self.locked(project):

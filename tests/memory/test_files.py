@@ -1,0 +1,129 @@
+"""Segment files on disk: what a capture writes, what a read gives back, and what a new
+process trusts before it has looked at every file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from cuedeck.workspace import Workspace, open_workspace
+from cuedeck_memory.segments import Segment, parse_file, render_file
+from tests.memory.conftest import KEY, call, store_of
+
+Capture = Callable[..., list[str]]
+
+
+def _folder(workspace: Workspace, project: str = "p") -> os.PathLike[str]:
+    return workspace.root / f".cuedeck/memory/{project}/segments"
+
+
+def test_a_batch_writes_one_whole_file_per_segment_and_no_temporary_ones(
+    workspace: Workspace, capture: Capture
+) -> None:
+    ids = capture(*[f"segment number {n}" for n in range(300)], type="log")
+    names = sorted(os.listdir(_folder(workspace)))
+    assert names == sorted(f"{i}.md" for i in ids)  # nothing left behind
+    store = store_of(workspace)
+    indexed = store.index.stats("p")
+    for segment_id in ids:
+        path = os.path.join(_folder(workspace), f"{segment_id}.md")
+        stat = os.stat(path)
+        assert indexed[segment_id] == (stat.st_mtime_ns, stat.st_size)  # no needless re-read
+        with open(path, encoding="utf-8") as handle:
+            assert parse_file(handle.read(), segment_id=segment_id, project_id="p").type == "log"
+    texts = {s.id: s.text for s in store.segments("p")}
+    assert texts == {i: f"segment number {n}" for n, i in enumerate(ids)}
+
+
+def test_texts_and_values_come_back_exactly(workspace: Workspace, capture: Capture) -> None:
+    text = "line one\r\nline two\rthree\n\nfour\n"
+    tags = ["a\u0085b", "c\u2028d", 'quote " and \\ slash', "é"]
+    [segment_id] = capture(text, tags=tags, file_path="src/x y.py", line_range=[3, 9])
+    fresh = open_workspace(workspace.root)  # the index deleted: everything from the file
+    store = store_of(fresh)
+    store.index.close()
+    for suffix in ("", "-wal", "-shm"):
+        store.index.path.with_name(store.index.path.name + suffix).unlink(missing_ok=True)
+    store.refresh("p", full=True)
+    segment = store.segment("p", segment_id)
+    assert segment.text == text
+    assert list(segment.tags) == tags
+    assert (segment.file_path, segment.line_range) == ("src/x y.py", (3, 9))
+    # A pin rewrites the file from what is on disk: still exact.
+    call(fresh, "context_gc_pin", project_id="p", segment_ids=[segment_id])
+    again = store_of(fresh).segment("p", segment_id)
+    assert again.pinned and again.text == text and list(again.tags) == tags
+
+
+def test_the_hand_rolled_writer_writes_what_json_would() -> None:
+    import json
+
+    segment = Segment(
+        id="abc",
+        type="note",
+        text="body",
+        project_id="p",
+        created_at=1.5,
+        tags=("x\n", "\u00e9", "\x00"),
+        refs=("r1",),
+        line_range=(1, 2),
+    )
+    lines = render_file(segment).split("\n")
+    assert lines[5] == f"tags: {json.dumps(list(segment.tags), ensure_ascii=False)}"
+    assert lines[7] == "line_range: [1, 2]" and lines[9] == 'refs: ["r1"]'
+
+
+def test_a_file_saved_with_windows_line_ends_is_read(
+    workspace: Workspace, capture: Capture
+) -> None:
+    [segment_id] = capture("hello")
+    path = _folder(workspace) / f"{segment_id}.md"  # type: ignore[operator]
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n").replace(b"hello", b"hi there"))
+    store = store_of(workspace)
+    store.refresh("p", full=True)
+    assert store.segment("p", segment_id).text == "hi there"
+    assert not store.index.problems("p")
+
+
+def test_secrets_are_masked_in_every_field_a_capture_writes(
+    workspace: Workspace, capture: Capture
+) -> None:
+    [segment_id] = capture("plain text", tags=[KEY], file_path=f"keys/{KEY}.txt", topic_id=KEY)
+    on_disk = (_folder(workspace) / f"{segment_id}.md").read_text()  # type: ignore[operator]
+    assert KEY not in on_disk and on_disk.count("[REDACTED:stripe-secret-key#1]") == 3
+
+
+def test_a_new_process_answers_first_and_a_pin_made_by_hand_still_holds(
+    workspace: Workspace, capture: Capture
+) -> None:
+    a, b = capture("keep me", "drop me")
+    path = _folder(workspace) / f"{a}.md"  # type: ignore[operator]
+    stamp = os.stat(_folder(workspace)).st_mtime_ns
+    # In place: the folder's mtime stays, so a new process trusts its index at first.
+    path.write_text(path.read_text().replace("pinned: false", "pinned: true"))
+    assert os.stat(_folder(workspace)).st_mtime_ns == stamp
+    fresh = open_workspace(workspace.root)
+    pruned = call(fresh, "context_gc_prune", project_id="p", segment_ids=[a, b], action="stash")
+    assert pruned["pruned_segments"] == [b]
+    assert [(e["segment_id"], e["error"]) for e in pruned["errors"]] == [(a, "pinned")]
+    assert 'tier: "working"' in path.read_text() and "pinned: true" in path.read_text()
+    store_of(fresh).close()  # waits for any look still running
+
+
+def test_a_new_process_sees_a_hand_edit_once_its_look_is_done(
+    workspace: Workspace, capture: Capture
+) -> None:
+    [segment_id] = capture("before")
+    path = _folder(workspace) / f"{segment_id}.md"  # type: ignore[operator]
+    path.write_text(path.read_text().replace("before", "after, by hand"))
+    fresh = open_workspace(workspace.root)
+    call(fresh, "context_get_working_set", project_id="p")  # answers from the index
+    store = store_of(fresh)
+    assert store.wait_for_scan("p", timeout=60)
+    assert store._background_error is None
+    [seg] = call(fresh, "context_get_working_set", project_id="p")["segments"]
+    assert seg["text"] == "after, by hand"
+    # A third process finds the index in step: the look was recorded.
+    third = store_of(open_workspace(workspace.root))
+    assert third.index.get("p", [segment_id])[segment_id].text == "after, by hand"
+    store.close()
