@@ -108,6 +108,18 @@ def test_a_new_process_answers_first_and_a_pin_made_by_hand_still_holds(
     assert [(e["segment_id"], e["error"]) for e in pruned["errors"]] == [(a, "pinned")]
     assert 'tier: "working"' in path.read_text() and "pinned: true" in path.read_text()
     store_of(fresh).close()  # waits for any look still running
+    # Delete goes by the index alone: it too must see the pin before offering a token.
+    path.write_text(path.read_text().replace("pinned: true", "pinned: false"))
+    between = open_workspace(workspace.root)
+    call(between, "context_get_working_set", project_id="p")
+    store_of(between).close()  # its look recorded "pinned: false"
+    path.write_text(path.read_text().replace("pinned: false", "pinned: true"))
+    again = open_workspace(workspace.root)
+    asked = call(
+        again, "context_gc_prune", project_id="p", segment_ids=[a], action="delete", confirm=True
+    )
+    assert asked["segment_ids"] == [] and asked["errors"][0]["error"] == "pinned"
+    store_of(again).close()
 
 
 def test_a_new_process_sees_a_hand_edit_once_its_look_is_done(
