@@ -130,19 +130,23 @@ class O200kCounter:
     def _bpe_openai(cls) -> O200kCounter | None:
         """bpe-openai's native counter, once the encoding it ships (or ``CUEDECK_O200K_FILE``)
         has the published sha256."""
-        if importlib.util.find_spec("bpe_openai") is None:
+        # The package's __init__ decodes three vocabularies in Python (about a second of
+        # every process's start); only its native module is needed, so it is found and
+        # loaded on its own, and the data file read from the package's folder.
+        package = importlib.util.find_spec("bpe_openai")
+        if package is None or not package.submodule_search_locations:
             return None
         import gzip
-        from importlib.resources import files
+        from importlib import machinery
 
+        folder = Path(next(iter(package.submodule_search_locations)))
         explicit = os.environ.get("CUEDECK_O200K_FILE")
         try:
             if explicit:
                 data = Path(explicit).read_bytes()
                 where = explicit
             else:
-                resource = files("bpe_openai") / "data"
-                data = gzip.decompress((resource / "o200k_base.tiktoken.gz").read_bytes())
+                data = gzip.decompress((folder / "data" / "o200k_base.tiktoken.gz").read_bytes())
                 where = "bpe_openai/data/o200k_base.tiktoken.gz"
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             cls.refused = f"cannot read the o200k_base encoding of bpe-openai: {exc}"
@@ -150,9 +154,17 @@ class O200kCounter:
         if hashlib.sha256(data).hexdigest() != O200K_SHA256:
             cls.refused = f"{where} does not have the published o200k_base sha256"
             return None
-        from bpe_openai import _bindings
-
-        tokenizer = _bindings.tokenizer_for_encoding("o200k_base")
+        finder = machinery.FileFinder(
+            str(folder),
+            (machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
+        )
+        spec = finder.find_spec("bpe_openai._bindings")
+        if spec is None or spec.loader is None:
+            cls.refused = "bpe-openai has no native module for this platform"
+            return None
+        bindings = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bindings)
+        tokenizer = bindings.tokenizer_for_encoding("o200k_base")
         return cls(tokenizer.count, "bpe-openai")
 
     @classmethod
