@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 from cuedeck.workspace import Workspace, open_workspace
 from cuedeck_memory.segments import Segment, parse_file, render_file
@@ -139,3 +142,20 @@ def test_a_new_process_sees_a_hand_edit_once_its_look_is_done(
     third = store_of(open_workspace(workspace.root))
     assert third.index.get("p", [segment_id])[segment_id].text == "after, by hand"
     store.close()
+
+
+def test_a_batch_that_fails_leaves_no_temporary_file_and_no_half_file(tmp_path: Path) -> None:
+    from cuedeck_memory.durable import write_batch
+
+    (tmp_path / "b.md").mkdir()
+    (tmp_path / "b.md" / "keep").write_text("a folder where a file should go")
+    files = [(f"{name}.md", name.encode() * 1000) for name in "abcd"]
+    with pytest.raises(IsADirectoryError):
+        write_batch(tmp_path, files)
+    assert sorted(os.listdir(tmp_path)) == ["a.md", "b.md"]  # nothing staged is left
+    assert (tmp_path / "a.md").read_bytes() == b"a" * 1000  # what was renamed is whole
+    stats = write_batch(tmp_path, [("c.md", b"x"), ("d.md", b"yy"), ("e.md", b"zzz")])
+    assert [s.st_size for s in stats] == [1, 2, 3]
+    assert [os.stat(tmp_path / n).st_mtime_ns for n in ("c.md", "d.md", "e.md")] == [
+        s.st_mtime_ns for s in stats
+    ]

@@ -17,7 +17,6 @@ import json
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -25,6 +24,7 @@ import attrs
 from cuedeck.errors import FileNotFound, InvalidInput
 from cuedeck.files import atomic_write, locked
 from cuedeck.layout import MEMORY_DB, MEMORY_DIR, memory_lock
+from cuedeck_memory.durable import read_text, write_batch
 from cuedeck_memory.index import MemoryIndex
 from cuedeck_memory.segments import (
     Segment,
@@ -45,13 +45,6 @@ if TYPE_CHECKING:
 #: How long a running process trusts its last full look at a project's files; within it,
 #: only a change of the folder (a file added, removed or replaced) triggers a new look.
 RESCAN_SECONDS = 5.0
-#: Temporary files a batch keeps open at once (well under the usual limit of 1,024).
-_OPEN_AT_ONCE = 256
-#: Threads that fsync a batch's files side by side.
-_SYNC_THREADS = 16
-_TEMP_FLAGS = (
-    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-)
 
 
 class MemoryStore:
@@ -283,47 +276,15 @@ class MemoryStore:
     def _write_files(self, project: str, segments: Sequence[Segment]) -> None:
         """Write segment files atomically and index them (the caller holds the lock).
 
-        A batch is written as temporary files, made durable together (their fsyncs run
-        side by side, which lets the file system commit them as one), then renamed into
-        place and the folder made durable once, so a crash leaves every file whole or
-        absent.
+        The batch is written as :func:`~cuedeck_memory.durable.write_batch` writes: a
+        crash leaves every file whole or absent.
         """
         folder = self.project_dir(project) / "segments"
         before = self._folder_stamp(project)
         in_step = before == self._recorded_stamp(project)
         folder.mkdir(parents=True, exist_ok=True)
-        staged: list[tuple[str, str]] = []
-        stats: list[os.stat_result] = []
-        pool = ThreadPoolExecutor(max_workers=_SYNC_THREADS) if len(segments) > 2 else None
-        try:
-            for start in range(0, len(segments), _OPEN_AT_ONCE):
-                chunk = segments[start : start + _OPEN_AT_ONCE]
-                descriptors: list[int] = []
-                try:
-                    for segment in chunk:
-                        # The lock makes the name ours; a leftover of a crash is overwritten.
-                        tmp = os.path.join(folder, f".{segment.id}.tmp")
-                        fd = os.open(tmp, _TEMP_FLAGS, 0o644)
-                        descriptors.append(fd)
-                        staged.append((tmp, os.path.join(folder, f"{segment.id}.md")))
-                        _write_all(fd, render_file(segment).encode("utf-8"))
-                    _sync_all(descriptors, pool)
-                    # A rename keeps the mtime and size, so the stat the index keeps is this.
-                    stats.extend(os.fstat(fd) for fd in descriptors)
-                finally:
-                    for fd in descriptors:
-                        os.close(fd)
-            for tmp, final in staged:
-                os.replace(tmp, final)
-        except BaseException:
-            for tmp, _ in staged:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
-            raise
-        finally:
-            if pool is not None:
-                pool.shutdown()
-        _sync_dir(folder)
+        files = [(f"{s.id}.md", render_file(s).encode("utf-8")) for s in segments]
+        stats = write_batch(folder, files)
         self.index.upsert(
             ((s, st.st_mtime_ns, st.st_size) for s, st in zip(segments, stats, strict=True)),
             keep_gc=True,
@@ -393,7 +354,7 @@ class MemoryStore:
                     missing.append(segment_id)
                     continue
                 try:
-                    on_disk = parse_file(_read(path), segment_id=segment_id, project_id=project)
+                    on_disk = parse_file(read_text(path), segment_id=segment_id, project_id=project)
                 except (OSError, UnicodeDecodeError, SegmentFileError):
                     missing.append(segment_id)
                     continue
@@ -511,43 +472,3 @@ class MemoryStore:
                 if isinstance(record, dict) and isinstance(record.get("segment_ids"), list):
                     found.append(record)
         return sorted(found, key=lambda r: (r.get("created_at", 0), r.get("snapshot_id", "")))
-
-
-def _read(path: Path) -> str:
-    """A segment file's text with its line ends as written."""
-    with open(path, encoding="utf-8", newline="") as handle:
-        return handle.read()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data`` (os.write may write less than asked)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _sync_all(descriptors: Sequence[int], pool: ThreadPoolExecutor | None) -> None:
-    """fsync open files side by side (fsync releases the GIL; the journal commits them
-    together), each of the pool's threads taking a share rather than one task per file."""
-    if pool is None or len(descriptors) <= 2:
-        for fd in descriptors:
-            os.fsync(fd)
-        return
-    workers = min(_SYNC_THREADS, len(descriptors))
-    shares = [descriptors[n::workers] for n in range(workers)]
-
-    def sync(share: Sequence[int]) -> None:
-        for fd in share:
-            os.fsync(fd)
-
-    list(pool.map(sync, shares))
-
-
-def _sync_dir(folder: Path) -> None:
-    """Make renames in ``folder`` durable (where the platform allows opening a folder)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
