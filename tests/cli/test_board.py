@@ -239,7 +239,8 @@ def test_memory_tab_shows_health_advice_and_the_working_set(
     score = float(tab.inner_text("#health-score"))
     assert 0.0 <= score <= 100.0
     advice = tab.inner_text("#memory-advice")
-    assert "context_gc_prune" in advice and "of 1,000 tokens" in advice  # over 60%: a warning
+    assert "of 1,000 tokens (warning)" in advice  # over 60%: the warning names its call
+    assert "stash 1 segment with context_gc_prune" in advice
     rows = tab.locator("#working-set tbody tr")
     assert rows.count() == 3
     decision = tab.locator(f'tr[data-segment="{memory_demo["decision"]}"]')

@@ -290,10 +290,8 @@ def test_usage_warnings_name_the_call_and_its_measured_effect(
     action = report["suggested_actions"][0]
     assert action["tool"] == "context_gc_prune"
     freed = action["tokens_freed"]
-    assert (
-        f"stash {action['segments']} segments with context_gc_prune to free {freed:,} tokens"
-        in warning["message"]
-    )
+    stashed = f"{action['segments']} segment{'s' * (action['segments'] != 1)}"
+    assert f"stash {stashed} with context_gc_prune to free {freed:,} tokens" in warning["message"]
     assert all(0 <= v <= 1 for v in report["health_score"]["factors"].values())
     call(workspace, "context_gc_prune", **action["arguments"])
     after = call(workspace, "context_analyze_usage", project_id="p", token_limit=1300)

@@ -220,7 +220,7 @@ def advise(
     after = 100.0 * max(0, current - freed) / limit
     if ids:
         effect = (
-            f"stash {len(ids)} segments with context_gc_prune to free {freed:,} tokens "
+            f"stash {gc.count(len(ids), 'segment')} with context_gc_prune to free {freed:,} tokens "
             f"({percent:.1f}% -> {after:.1f}%)"
         )
         if not proposal["target_met"]:
