@@ -188,3 +188,80 @@ def test_the_board_needs_its_session_and_its_own_host(board: str) -> None:
         )
     assert rebound.status_code == 421
     assert foreign.status_code == 403
+
+
+SECRET = "sk_live_4eC39HqLyjWDarjtT1zdp7dcTYooMQauvdEDq54NiTphI7jx"
+
+
+@pytest.fixture
+def memory_demo(demo: Path) -> dict[str, str]:
+    """The demo copy with real captured segments (a 1,000-token window, so the usage
+    warns): segment ids by what they are."""
+    pytest.importorskip("cuedeck_memory")
+    from cuedeck.plugins import get_tools
+    from cuedeck.workspace import open_workspace
+
+    config = demo / ".cuedeck" / "config.toml"
+    config.write_text(config.read_text() + "\n[memory]\ntoken_limit = 1000\n")
+    workspace = open_workspace(demo)
+    tools = get_tools(workspace.plugins)
+    tools["context_set_current_task"].call(workspace, {"project_id": "default", "task_id": "ui"})
+
+    def capture(text: str, kind: str, **extra: object) -> str:
+        reply = tools["context_capture"].call(
+            workspace,
+            {"project_id": "default", "segments": [{"text": text, "type": kind, **extra}]},
+        )
+        return str(reply["segment_ids"][0])
+
+    ids = {
+        "decision": capture(f"We keep sessions in redis.\nThe key is {SECRET}.", "decision"),
+        "log": capture("GET /refunds 500\n" + "traceback line\n" * 150, "log"),
+        "pinned": capture("The refund API takes cents, never floats.", "note", pinned=True),
+    }
+    store = workspace.service("memory")
+    store.close()  # type: ignore[attr-defined]
+    return ids
+
+
+def test_memory_tab_shows_health_advice_and_the_working_set(
+    memory_demo: dict[str, str], page: tuple, demo: Path
+) -> None:
+    tab, errors = page
+    tab.click('.tab[data-view="memory"]')
+    tab.wait_for_selector("#working-set tbody tr")
+    bars = tab.locator(".factor .bar[role=meter]")
+    assert sorted(bars.evaluate_all("els => els.map(e => e.getAttribute('aria-label'))")) == [
+        "age", "distribution", "usage",
+    ]  # fmt: skip
+    for value in bars.evaluate_all("els => els.map(e => Number(e.getAttribute('aria-valuenow')))"):
+        assert 0.0 <= value <= 1.0
+    score = float(tab.inner_text("#health-score"))
+    assert 0.0 <= score <= 100.0
+    advice = tab.inner_text("#memory-advice")
+    assert "of 1,000 tokens (warning)" in advice  # over 60%: the warning names its call
+    assert "stash 1 segment with context_gc_prune" in advice
+    rows = tab.locator("#working-set tbody tr")
+    assert rows.count() == 3
+    decision = tab.locator(f'tr[data-segment="{memory_demo["decision"]}"]')
+    assert decision.locator("td").nth(0).inner_text() == "decision"
+    assert decision.locator(".first-line").inner_text() == "We keep sessions in redis."
+    assert SECRET not in tab.content()  # masked at capture, and again on the way out
+    assert tab.locator(f'tr[data-segment="{memory_demo["log"]}"] .first-line').inner_text() == (
+        "GET /refunds 500"
+    )
+    pinned = tab.locator(f'tr[data-segment="{memory_demo["pinned"]}"] button.pin')
+    assert pinned.get_attribute("aria-pressed") == "true"
+    # Pin from the page: the segment's file on disk says so.
+    tab.locator(f'tr[data-segment="{memory_demo["log"]}"] button.pin').click()
+    tab.wait_for_selector(
+        f'tr[data-segment="{memory_demo["log"]}"] button.pin[aria-pressed="true"]'
+    )
+    segment_file = demo / ".cuedeck" / "memory" / "default" / "segments"
+    assert "pinned: true" in (segment_file / f"{memory_demo['log']}.md").read_text()
+    pinned.click()
+    tab.wait_for_selector(
+        f'tr[data-segment="{memory_demo["pinned"]}"] button.pin[aria-pressed="false"]'
+    )
+    assert "pinned: false" in (segment_file / f"{memory_demo['pinned']}.md").read_text()
+    assert errors == []

@@ -98,3 +98,13 @@ def test_cue_init_ignores_memory(tmp_path: Any) -> None:
     result = CliRunner().invoke(make_cli(), ["-C", str(tmp_path), "init"])
     assert result.exit_code == 0, result.output
     assert ".cuedeck/memory/" in (tmp_path / ".gitignore").read_text().splitlines()
+
+
+def test_cue_memory_list_shows_an_edit_made_in_place(workspace: Workspace) -> None:
+    captured = run(workspace, "memory", "capture", "--json", stdin="typed at first\n")
+    [segment_id] = json.loads(captured.output)["segment_ids"]
+    assert run(workspace, "memory", "list").exit_code == 0  # the index records the folder
+    path = workspace.root / f".cuedeck/memory/default/segments/{segment_id}.md"
+    path.write_text(path.read_text().replace("typed at first", "fixed by hand"))  # in place
+    listed = json.loads(run(workspace, "memory", "list", "--json").output)
+    assert [s["text"] for s in listed["segments"]] == ["fixed by hand\n"]

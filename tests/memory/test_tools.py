@@ -194,9 +194,14 @@ def test_a_hand_edited_segment_file_is_noticed(workspace: Workspace, capture: Ca
     text = path.read_text().replace("original text", "edited by hand, with more words")
     text = text.replace("tags: []", "tags:\n  - handmade")  # YAML syntax, not JSON
     path.write_text(text)
-    fresh = open_workspace(workspace.root)  # a new process would see it the same way
+    # Written in place: the folder's mtime does not change, so a new process answers
+    # first from the index and notices the edit in its background look at every file.
+    fresh = open_workspace(workspace.root)
+    call(fresh, "context_get_working_set", project_id="p")
+    assert store_of(fresh).wait_for_scan("p", timeout=60)
     [seg] = call(fresh, "context_get_working_set", project_id="p")["segments"]
     assert seg["text"] == "edited by hand, with more words" and seg["tags"] == ["handmade"]
+    assert segment_file(workspace, segment_id).read_text() == text  # a look never writes
     store = store_of(workspace)
     store.refresh("p", full=True)  # a running process looks again
     assert store.segment("p", segment_id).text == "edited by hand, with more words"
@@ -211,6 +216,8 @@ def test_a_corrupt_segment_file_is_skipped_and_reported(
     path = segment_file(workspace, bad)
     path.write_text(path.read_text().replace("pinned: false", "pinned: [unclosed"))
     fresh = open_workspace(workspace.root)
+    call(fresh, "context_get_working_set", project_id="p")
+    assert store_of(fresh).wait_for_scan("p", timeout=60)
     ids = [
         s["segment_id"] for s in call(fresh, "context_get_working_set", project_id="p")["segments"]
     ]
@@ -283,10 +290,8 @@ def test_usage_warnings_name_the_call_and_its_measured_effect(
     action = report["suggested_actions"][0]
     assert action["tool"] == "context_gc_prune"
     freed = action["tokens_freed"]
-    assert (
-        f"stash {action['segments']} segments with context_gc_prune to free {freed:,} tokens"
-        in warning["message"]
-    )
+    stashed = f"{action['segments']} segment{'s' * (action['segments'] != 1)}"
+    assert f"stash {stashed} with context_gc_prune to free {freed:,} tokens" in warning["message"]
     assert all(0 <= v <= 1 for v in report["health_score"]["factors"].values())
     call(workspace, "context_gc_prune", **action["arguments"])
     after = call(workspace, "context_analyze_usage", project_id="p", token_limit=1300)

@@ -35,6 +35,13 @@ def _call(tool: str, **arguments: Any) -> Any:
 
     workspace = _workspace()
     given = {name: value for name, value in arguments.items() if value is not None}
+    if isinstance(given.get("project_id"), str):
+        from cuedeck_memory.segments import check_project
+        from cuedeck_memory.tools import _store
+
+        # A person at the prompt expects the edit they just made: no first answer from
+        # an index that has not looked at every file yet.
+        _store(workspace).refresh(check_project(given["project_id"]), settled=True)
     return get_tools(workspace.plugins)[tool].call(workspace, given)
 
 

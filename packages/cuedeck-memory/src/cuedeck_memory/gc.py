@@ -113,6 +113,8 @@ def tied_cards(store: MemoryStore, task_id: str | None) -> set[str]:
     from cuedeck.state import active_card
 
     cards = {c for c in (active_card(store.root), task_id) if c and CARD_ID.match(c)}
+    if not cards:  # spares the document index (and the token counter) a first load
+        return cards
     documents = store.workspace.documents
     for card in list(cards):
         document = documents.get(card_path(card))
@@ -210,6 +212,11 @@ def _reach(
     return reached
 
 
+def count(number: int, noun: str) -> str:
+    """``number`` and ``noun``, plural unless one ("1 segment", "38 segments")."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def plan(analysis: Analysis, target_tokens: int) -> dict[str, Any]:
     """The best-scored candidates that free ``target_tokens``, or as many as there are."""
     chosen: list[Candidate] = []
@@ -222,12 +229,13 @@ def plan(analysis: Analysis, target_tokens: int) -> dict[str, Any]:
     met = freed >= target_tokens
     if met:
         reason = (
-            f"stash {len(chosen)} segments to free {freed:,} tokens (target {target_tokens:,} met)"
+            f"stash {count(len(chosen), 'segment')} to free {freed:,} tokens "
+            f"(target {target_tokens:,} met)"
         )
     else:
         reason = (
             f"only {freed:,} of {target_tokens:,} tokens can be freed (target partly met: "
-            f"{len(chosen)} candidates; the rest is reachable from the roots or pinned)"
+            f"{count(len(chosen), 'candidate')}; the rest is reachable from the roots or pinned)"
         )
     return {
         "candidates": [c.to_dict() for c in chosen],

@@ -40,6 +40,8 @@ _SCHEMA = (
         UNIQUE (project, id))""",
     "CREATE INDEX IF NOT EXISTS segments_by_tier ON segments (project, tier)",
     "CREATE INDEX IF NOT EXISTS segments_by_hash ON segments (project, text_hash)",
+    # Covers the look at every file's stat: without it, that query reads every text.
+    "CREATE INDEX IF NOT EXISTS segments_by_stat ON segments (project, id, mtime_ns, size)",
     """CREATE VIRTUAL TABLE IF NOT EXISTS segments_fts USING fts5 (
         text, content='segments', content_rowid='rowid', tokenize='porter unicode61')""",
     "CREATE TABLE IF NOT EXISTS refs (project TEXT NOT NULL, source TEXT NOT NULL, "
@@ -207,26 +209,40 @@ class MemoryIndex:
     def upsert(self, items: Iterable[tuple[Segment, int, int]], *, keep_gc: bool = True) -> None:
         """Store segments with their file's (mtime_ns, size), in one transaction.
 
-        With ``keep_gc``, a row that exists keeps its GC counters (a re-read file).
+        With ``keep_gc``, a row that exists keeps its GC counters (a re-read file). Rows
+        that are new (every capture) go in together, a statement per table.
         """
+        batch = list(items)
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
-            for segment, mtime_ns, size in items:
+            known = self._existing(batch)
+            # By key, the last of a repeated segment winning, as row by row it would.
+            fresh = list(
+                {
+                    (i[0].project_id, i[0].id): i
+                    for i in batch
+                    if (i[0].project_id, i[0].id) not in known
+                }.values()
+            )
+            if fresh:
+                self._insert(db, fresh)
+            for segment, mtime_ns, size in batch:
+                if (segment.project_id, segment.id) not in known:
+                    continue
                 old = db.execute(
                     "SELECT rowid, last_touched_at, gc_survival_count, text FROM segments "
                     "WHERE project = ? AND id = ?",
                     (segment.project_id, segment.id),
                 ).fetchone()
                 row = list(_row(segment))
-                if old is not None and keep_gc:
+                if keep_gc:
                     row[15], row[16] = max(old[1], segment.last_touched_at), old[2]
-                if old is not None:
-                    _unindex(db, old[0], old[3])
-                    db.execute(
-                        "DELETE FROM refs WHERE project = ? AND source = ?",
-                        (segment.project_id, segment.id),
-                    )
+                _unindex(db, old[0], old[3])
+                db.execute(
+                    "DELETE FROM refs WHERE project = ? AND source = ?",
+                    (segment.project_id, segment.id),
+                )
                 cursor = db.execute(
                     f"INSERT INTO segments ({_COLUMNS}, mtime_ns, size) VALUES "
                     f"({', '.join('?' * 19)})",
@@ -244,6 +260,43 @@ class MemoryIndex:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+    def _existing(self, batch: Sequence[tuple[Segment, int, int]]) -> set[tuple[str, str]]:
+        """(project, id) of the segments in ``batch`` that have a row."""
+        found: set[tuple[str, str]] = set()
+        by_project: dict[str, list[str]] = {}
+        for segment, _, _ in batch:
+            by_project.setdefault(segment.project_id, []).append(segment.id)
+        for project, ids in by_project.items():
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                rows = self.db.execute(
+                    f"SELECT id FROM segments WHERE project = ? AND id IN ({marks})",
+                    (project, *chunk),
+                )
+                found.update((project, row[0]) for row in rows)
+        return found
+
+    @staticmethod
+    def _insert(db: sqlite3.Connection, batch: Sequence[tuple[Segment, int, int]]) -> None:
+        """Insert rows that do not exist yet (inside the caller's transaction); their
+        rowids are numbered here so that the text index can take them in one statement."""
+        last = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM segments").fetchone()[0]
+        rows: list[tuple[Any, ...]] = []
+        texts: list[tuple[int, str]] = []
+        refs: list[tuple[str, str, str]] = []
+        for rowid, (segment, mtime_ns, size) in enumerate(batch, start=last + 1):
+            rows.append((rowid, *_row(segment), mtime_ns, size))
+            texts.append((rowid, segment.text))
+            refs.extend((segment.project_id, segment.id, t) for t in dict.fromkeys(segment.refs))
+        db.executemany(
+            f"INSERT INTO segments (rowid, {_COLUMNS}, mtime_ns, size) VALUES "
+            f"({', '.join('?' * 20)})",
+            rows,
+        )
+        db.executemany("INSERT INTO segments_fts (rowid, text) VALUES (?, ?)", texts)
+        db.executemany("INSERT INTO refs VALUES (?, ?, ?)", refs)
 
     def delete(self, project: str, ids: Iterable[str]) -> None:
         """Forget segments (their files are gone)."""

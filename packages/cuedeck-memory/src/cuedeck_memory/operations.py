@@ -99,6 +99,12 @@ def capture_segments(
     check_project(project)
     default_task = task_id or store.current_task(project)
     session = store.workspace.mask_session() if store.settings.mask_on_capture else None
+
+    # Every string that lands in the file, not only the text: a key pasted as a tag or
+    # a path must not reach the disk either.
+    def masked(value: Any) -> Any:
+        return session.mask(value) if session is not None and isinstance(value, str) else value
+
     drafts = []
     for n, raw in enumerate(inputs):
         text = raw.get("text")
@@ -108,16 +114,16 @@ def capture_segments(
         drafts.append(
             Segment(
                 id="",
-                type=str(raw.get("type") or "note"),
-                text=session.mask(text) if session is not None else text,
+                type=masked(str(raw.get("type") or "note")),
+                text=masked(text),
                 project_id=project,
                 created_at=0.0,
-                task_id=raw.get("task_id") or default_task,
-                tags=tuple(raw.get("tags") or ()),
-                file_path=raw.get("file_path"),
+                task_id=masked(raw.get("task_id") or default_task),
+                tags=tuple(masked(tag) for tag in raw.get("tags") or ()),
+                file_path=masked(raw.get("file_path")),
                 line_range=(int(line_range[0]), int(line_range[1])) if line_range else None,
-                topic_id=raw.get("topic_id"),
-                refs=tuple(raw.get("refs") or ()),
+                topic_id=masked(raw.get("topic_id")),
+                refs=tuple(masked(ref) for ref in raw.get("refs") or ()),
                 pinned=bool(raw.get("pinned", False)),
             )
         )
@@ -151,7 +157,7 @@ def prune(
 ) -> dict[str, Any]:
     """Stash or delete ``ids`` (see ``context_gc_prune``); counts as one GC run."""
     check_project(project)
-    store.refresh(project)
+    store.refresh(project, settled=True)  # a pin made by hand must hold
     unique = list(dict.fromkeys(ids))
     found = store.index.get(project, unique)
     errors: list[dict[str, str]] = []
@@ -181,11 +187,26 @@ def prune(
                         "message": "already stashed",
                     }
                 )
-        store.change(project, [s.id for s in targets], lambda s: attrs.evolve(s, tier="stashed"))
+        # The edit sees the file as it is now: one pinned since the index looked stays.
+        written, _ = store.change(
+            project,
+            [s.id for s in targets],
+            lambda s: None if s.pinned else attrs.evolve(s, tier="stashed"),
+        )
+        stashed = {s.id for s in written}
+        for segment in targets:
+            if segment.id not in stashed:
+                errors.append(
+                    {
+                        "segment_id": segment.id,
+                        "error": "pinned",
+                        "message": "pinned segments cannot be pruned (context_gc_unpin first)",
+                    }
+                )
         store.index.survived(project)
         return {
-            "pruned_segments": [s.id for s in targets],
-            "tokens_freed": sum(s.tokens for s in targets if s.tier == "working"),
+            "pruned_segments": [s.id for s in targets if s.id in stashed],
+            "tokens_freed": sum(s.tokens for s in targets if s.id in stashed),
             "action": "stashed",
             "errors": errors,
         }

@@ -46,7 +46,9 @@ def scene_extras(workspace: Workspace, card_id: str) -> list[SceneExtra]:
     store = _store(workspace)
     found = []
     for project in store.projects():
-        for segment in store.segments(
+        # settled: the text placed and the file hash in the manifest must agree.
+        store.refresh(project, settled=True)
+        for segment in store.index.select(
             project, "(pinned = 1 OR (type = 'decision' AND tier = 'working'))"
         ):
             if segment.task_id == card_id or any(card_of(r) == card_id for r in segment.refs):

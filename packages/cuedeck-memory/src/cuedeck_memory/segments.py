@@ -13,11 +13,14 @@ import json
 import re
 import secrets
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from cuedeck.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: Segment types the reference knows; anything else is kept and weighted as a note.
 TYPES = ("message", "code", "log", "decision", "note", "summary")
@@ -40,6 +43,8 @@ SEGMENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 _PROJECT = re.compile(PROJECT_PATTERN)
 _SEGMENT = re.compile(SEGMENT_PATTERN)
 _ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+#: A string as a JSON literal without escaping non-ASCII (json's own C encoder).
+_quote: Callable[[str], str] = json.encoder.encode_basestring
 
 #: Frontmatter keys in the order they are written.
 FILE_FIELDS = (
@@ -78,7 +83,8 @@ def new_id(now: float) -> str:
     for _ in range(9):
         stamp, digit = divmod(stamp, 32)
         head = _ID_ALPHABET[digit] + head
-    tail = "".join(secrets.choice(_ID_ALPHABET) for _ in range(6))
+    # 32 divides 256, so a random byte's low five bits are an unbiased letter.
+    tail = "".join(_ID_ALPHABET[byte & 31] for byte in secrets.token_bytes(6))
     return f"{head}{tail}"
 
 
@@ -163,44 +169,70 @@ class SegmentFileError(ValueError):
         self.line = line
 
 
+def _json(value: Any) -> str:
+    """``value`` as ``json.dumps`` writes it (by hand: this runs for every field of every
+    file a capture writes)."""
+    if isinstance(value, str):
+        return _quote(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return "[" + ", ".join(map(_quote, value)) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
 def render_file(segment: Segment) -> str:
     """The text of ``segment``'s file."""
-    values: dict[str, Any] = {
-        "id": segment.id,
-        "type": segment.type,
-        "project_id": segment.project_id,
-        "task_id": segment.task_id,
-        "tags": list(segment.tags),
-        "file_path": segment.file_path,
-        "line_range": list(segment.line_range) if segment.line_range else None,
-        "topic_id": segment.topic_id,
-        "refs": list(segment.refs),
-        "created_at": iso(segment.created_at),
-        "pinned": segment.pinned,
-        "tier": segment.tier,
-    }
-    lines = ["---"]
-    lines.extend(f"{key}: {json.dumps(values[key], ensure_ascii=False)}" for key in FILE_FIELDS)
-    lines.append("---")
-    return "\n".join(lines) + "\n" + segment.text + "\n"
+    line_range = segment.line_range
+    values = (
+        segment.id,
+        segment.type,
+        segment.project_id,
+        segment.task_id,
+        segment.tags,
+        segment.file_path,
+        list(line_range) if line_range else None,
+        segment.topic_id,
+        segment.refs,
+        iso(segment.created_at),
+        segment.pinned,
+        segment.tier,
+    )
+    head = "\n".join(
+        f"{key}: {_json(value)}" for key, value in zip(FILE_FIELDS, values, strict=True)
+    )
+    return f"---\n{head}\n---\n{segment.text}\n"
 
 
 def _frontmatter(text: str) -> tuple[dict[str, Any], dict[str, int], str]:
-    """The frontmatter values, each key's line, and the body of a segment file."""
-    if not text.startswith("---\n"):
+    """The frontmatter values, each key's line, and the body of a segment file (without
+    its last line end).
+
+    Lines end at ``\n`` only (or ``\r\n`` throughout a file saved so): ``str.splitlines``
+    would also split inside values at characters such as U+0085.
+    """
+    newline = "\r\n" if text.startswith("---\r\n") else "\n"
+    opening, closing = f"---{newline}", f"{newline}---{newline}"
+    if not text.startswith(opening):
         raise SegmentFileError("a segment file starts with a '---' frontmatter line", 1)
-    end = text.find("\n---\n", 3)
+    end = text.find(closing, len(opening) - len(newline))
     if end < 0:
-        if text.endswith("\n---"):
-            end = len(text) - 4
+        if text.endswith(f"{newline}---"):
+            end = len(text) - len(newline) - 3
         else:
             raise SegmentFileError("the frontmatter has no closing '---' line", 1)
-    block = text[4 : end + 1]
-    body = text[end + 5 :]
+    block = text[len(opening) : end + len(newline)].replace("\r\n", "\n")
+    body = text[end + len(closing) :]
+    body = body[: -len(newline)] if body.endswith(newline) else body
+    rows = block.rstrip("\n").split("\n") if block else []
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     fast = True
-    for number, line in enumerate(block.splitlines(), start=2):
+    for number, line in enumerate(rows, start=2):
         key, sep, raw = line.partition(": ")
         if not sep or not key.isidentifier():
             fast = False
@@ -226,7 +258,7 @@ def _frontmatter(text: str) -> tuple[dict[str, Any], dict[str, int], str]:
         if not isinstance(loaded, dict):
             raise SegmentFileError("the frontmatter is not a mapping of keys to values", 2)
         values = {str(k): v for k, v in loaded.items()}
-        for number, text_line in enumerate(block.splitlines(), start=2):
+        for number, text_line in enumerate(rows, start=2):
             name = text_line.split(":", 1)[0].strip()
             if name in values and name not in lines:
                 lines[name] = number
@@ -295,7 +327,7 @@ def parse_file(text: str, *, segment_id: str, project_id: str) -> Segment:
     return Segment(
         id=segment_id,
         type=kind,
-        text=body[:-1] if body.endswith("\n") else body,
+        text=body,
         project_id=project_id,
         created_at=created,
         task_id=optional["task_id"],

@@ -15,9 +15,8 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -25,6 +24,7 @@ import attrs
 from cuedeck.errors import FileNotFound, InvalidInput
 from cuedeck.files import atomic_write, locked
 from cuedeck.layout import MEMORY_DB, MEMORY_DIR, memory_lock
+from cuedeck_memory.durable import read_text, write_batch
 from cuedeck_memory.index import MemoryIndex
 from cuedeck_memory.segments import (
     Segment,
@@ -58,12 +58,18 @@ class MemoryStore:
         self.index = MemoryIndex(workspace.root / MEMORY_DB)
         self.clock = clock
         self._scanned: dict[str, float] = {}
+        self._background: dict[str, threading.Thread] = {}
+        self._background_lock = threading.Lock()
+        #: Why the last background look failed, if it did (the next read looks again).
+        self._background_error: Exception | None = None
 
     def __repr__(self) -> str:
         return f"MemoryStore({str(self.root)!r})"
 
     def close(self) -> None:
-        """Close the index connection."""
+        """Wait for background looks at the files, then close the index connection."""
+        for thread in list(self._background.values()):
+            thread.join()
         self.index.close()
 
     # -- places ----------------------------------------------------------------------------
@@ -101,23 +107,72 @@ class MemoryStore:
             "INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"folder:{project}", stamp)
         )
 
-    def refresh(self, project: str, *, full: bool = False) -> None:
+    def refresh(self, project: str, *, full: bool = False, settled: bool = False) -> None:
         """Bring the index of ``project`` in step with its files (cheap when nothing
-        changed; ``full`` looks at every file's stat whatever the folder says)."""
+        changed; ``full`` looks at every file's stat whatever the folder says).
+
+        The first look of a process trusts an index whose recorded folder stamp still
+        matches (no file added, removed or replaced since) and answers at once; the stat
+        of every file, which catches edits made in place, is then looked at in a
+        background thread (:meth:`wait_for_scan`). ``settled`` (for a change about to
+        be written: a pin made by hand must hold) waits for that look, or makes it.
+        """
         check_project(project)
         stamp = self._folder_stamp(project)
-        last = self._scanned.get(project)
-        fresh = last is not None and time.monotonic() - last < RESCAN_SECONDS
-        if not full and fresh and stamp == self._recorded_stamp(project):
-            return
+        if not full and stamp == self._recorded_stamp(project):
+            if project not in self._scanned:
+                if not settled:
+                    self._scan_in_background(project)
+                    return
+                self.wait_for_scan(project)
+            last = self._scanned.get(project)
+            if last is not None and time.monotonic() - last < RESCAN_SECONDS:
+                return
         with self.locked(project):
-            self._scan(project, self._folder_stamp(project))
+            self._scan(self.index, project, self._folder_stamp(project))
         self._scanned[project] = time.monotonic()
 
-    def _scan(self, project: str, stamp: str) -> None:
+    def _scan_in_background(self, project: str) -> None:
+        with self._background_lock:
+            running = self._background.get(project)
+            if running is not None and running.is_alive():
+                return
+            thread = threading.Thread(
+                target=self._background_scan,
+                args=(project,),
+                name=f"cuedeck-memory-scan-{project}",
+                # Not a daemon: a short process finishes the look before it exits, so
+                # the next one finds the index in step.
+                daemon=False,
+            )
+            self._background[project] = thread
+            thread.start()
+
+    def _background_scan(self, project: str) -> None:
+        # Its own connection: the caller's may be inside a transaction of its own.
+        index = MemoryIndex(self.index.path)
+        try:
+            with self.locked(project):
+                if project not in self._scanned:
+                    self._scan(index, project, self._folder_stamp(project))
+                    self._scanned[project] = time.monotonic()
+        except Exception as exc:  # a failed look is retried by the next read
+            self._background_error = exc
+        finally:
+            index.close()
+
+    def wait_for_scan(self, project: str, timeout: float | None = None) -> bool:
+        """Wait for the background look at ``project``'s files; whether none is running."""
+        thread = self._background.get(project)
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def _scan(self, index: MemoryIndex, project: str, stamp: str) -> None:
         folder = self.project_dir(project) / "segments"
-        known = self.index.stats(project)
-        problems_before = self.index.problem_stats(project)
+        known = index.stats(project)
+        problems_before = index.problem_stats(project)
         changed: list[tuple[Segment, int, int]] = []
         problems: list[tuple[str, int, int, int, str]] = []
         seen: set[str] = set()
@@ -146,7 +201,7 @@ class MemoryStore:
             if known.get(segment_id) == key:
                 continue
             if problems_before.get(rel) == key:
-                old = self.index.db.execute(
+                old = index.db.execute(
                     "SELECT line, message FROM problems WHERE path = ?", (rel,)
                 ).fetchone()
                 if old is not None:
@@ -154,7 +209,8 @@ class MemoryStore:
                     seen.discard(segment_id)
                     continue
             try:
-                with open(entry.path, encoding="utf-8") as handle:
+                # newline="": a text keeps its line ends (a captured "\r\n" stays one).
+                with open(entry.path, encoding="utf-8", newline="") as handle:
                     text = handle.read()
                 segment = parse_file(text, segment_id=segment_id, project_id=project)
             except UnicodeDecodeError as exc:
@@ -170,35 +226,49 @@ class MemoryStore:
             changed.append((segment, *key))
         removed = [segment_id for segment_id in known if segment_id not in seen]
         if changed:
-            counted = self._count([segment for segment, _, _ in changed])
+            counted = self._count([segment for segment, _, _ in changed], index)
             now = self.clock()
-            self.index.upsert(
+            index.upsert(
                 (attrs.evolve(s, last_touched_at=s.last_touched_at or now), m, z)
                 for s, (_, m, z) in zip(counted, changed, strict=True)
             )
         if removed:
-            self.index.delete(project, removed)
+            index.delete(project, removed)
         if problems or problems_before:
-            self.index.set_problems(project, problems)
-        self._record_stamp(project, stamp)
+            index.set_problems(project, problems)
+        index.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"folder:{project}", stamp))
 
-    def _count(self, segments: Sequence[Segment]) -> list[Segment]:
+    def _count(
+        self, segments: Sequence[Segment], index: MemoryIndex | None = None
+    ) -> list[Segment]:
         """Segments with their text hash and token count (counted once per text)."""
-        counter = self.workspace.token_counter
-        hashed = [
-            (s, hashlib.sha256(s.text.encode("utf-8", "surrogatepass")).hexdigest())
-            for s in segments
+        return [
+            attrs.evolve(segment, text_hash=text_hash, tokens=tokens)
+            for segment, (text_hash, tokens) in zip(
+                segments, self._counts(segments, index), strict=True
+            )
         ]
-        known = self.index.cached_tokens(counter.name, list({h for _, h in hashed}))
+
+    def _counts(
+        self, segments: Sequence[Segment], index: MemoryIndex | None = None
+    ) -> list[tuple[str, int]]:
+        """(text hash, tokens) of each segment; each text counted once, ever (the counts
+        are kept by hash)."""
+        index = index or self.index
+        counter = self.workspace.token_counter
+        hashes = [
+            hashlib.sha256(s.text.encode("utf-8", "surrogatepass")).hexdigest() for s in segments
+        ]
+        known = index.cached_tokens(counter.name, list(set(hashes)))
         fresh: dict[str, int] = {}
         result = []
-        for segment, text_hash in hashed:
+        for segment, text_hash in zip(segments, hashes, strict=True):
             tokens = known.get(text_hash)
             if tokens is None:
                 tokens = known[text_hash] = fresh[text_hash] = counter.count(segment.text)
-            result.append(attrs.evolve(segment, text_hash=text_hash, tokens=tokens))
+            result.append((text_hash, tokens))
         if fresh:
-            self.index.remember_tokens(counter.name, fresh)
+            index.remember_tokens(counter.name, fresh)
         return result
 
     # -- writing segments ----------------------------------------------------------------------
@@ -206,32 +276,15 @@ class MemoryStore:
     def _write_files(self, project: str, segments: Sequence[Segment]) -> None:
         """Write segment files atomically and index them (the caller holds the lock).
 
-        A batch is written as temporary files, made durable together (their fsyncs run
-        side by side, which lets the file system commit them as one), then renamed into
-        place, so a crash leaves every file whole or absent.
+        The batch is written as :func:`~cuedeck_memory.durable.write_batch` writes: a
+        crash leaves every file whole or absent.
         """
         folder = self.project_dir(project) / "segments"
         before = self._folder_stamp(project)
         in_step = before == self._recorded_stamp(project)
         folder.mkdir(parents=True, exist_ok=True)
-        staged: list[tuple[str, str]] = []
-        try:
-            for segment in segments:
-                fd, tmp = tempfile.mkstemp(prefix=f".{segment.id}.", suffix=".tmp", dir=folder)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(render_file(segment).encode("utf-8"))
-                staged.append((tmp, str(folder / f"{segment.id}.md")))
-            _sync_all([tmp for tmp, _ in staged])
-            for tmp, final in staged:
-                os.chmod(tmp, 0o644)
-                os.replace(tmp, final)
-        except BaseException:
-            for tmp, _ in staged:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
-            raise
-        _sync_dir(folder)
-        stats = [os.stat(final) for _, final in staged]
+        files = [(f"{s.id}.md", render_file(s).encode("utf-8")) for s in segments]
+        stats = write_batch(folder, files)
         self.index.upsert(
             ((s, st.st_mtime_ns, st.st_size) for s, st in zip(segments, stats, strict=True)),
             keep_gc=True,
@@ -244,13 +297,14 @@ class MemoryStore:
     ) -> list[Segment]:
         """Write new segments (ids, times and counts filled in); with ``dedupe``, a draft
         whose text a segment of the same type already has returns that segment instead."""
-        self.refresh(project)
+        if dedupe:  # new files need no look at the old ones, only a comparison does
+            self.refresh(project)
         now = self.clock()
         with self.locked(project):
-            counted = self._count(drafts)
+            counts = self._counts(drafts)
             existing: dict[tuple[str, str], Segment] = {}
             if dedupe:
-                hashes = list({s.text_hash for s in counted})
+                hashes = list({text_hash for text_hash, _ in counts})
                 for start in range(0, len(hashes), 500):
                     chunk = hashes[start : start + 500]
                     marks = ", ".join("?" * len(chunk))
@@ -258,8 +312,8 @@ class MemoryStore:
                         existing[(found.type, found.text_hash)] = found
             fresh: list[Segment] = []
             result: list[Segment] = []
-            for draft in counted:
-                known = existing.get((draft.type, draft.text_hash))
+            for draft, (text_hash, tokens) in zip(drafts, counts, strict=True):
+                known = existing.get((draft.type, text_hash))
                 if known is not None:
                     result.append(known)
                     continue
@@ -269,6 +323,8 @@ class MemoryStore:
                     project_id=project,
                     created_at=draft.created_at or now,
                     last_touched_at=now,
+                    text_hash=text_hash,
+                    tokens=tokens,
                 )
                 if dedupe:
                     existing[(segment.type, segment.text_hash)] = segment
@@ -284,7 +340,7 @@ class MemoryStore:
         """Apply ``edit`` to each segment's file as it is on disk now; unchanged ones
         (``edit`` returns None or the same segment) are not written. Returns the segments
         written and the ids that name no segment."""
-        self.refresh(project)
+        self.refresh(project, settled=True)
         written: list[Segment] = []
         missing: list[str] = []
         with self.locked(project):
@@ -298,9 +354,7 @@ class MemoryStore:
                     missing.append(segment_id)
                     continue
                 try:
-                    on_disk = parse_file(
-                        path.read_text(encoding="utf-8"), segment_id=segment_id, project_id=project
-                    )
+                    on_disk = parse_file(read_text(path), segment_id=segment_id, project_id=project)
                 except (OSError, UnicodeDecodeError, SegmentFileError):
                     missing.append(segment_id)
                     continue
@@ -418,31 +472,3 @@ class MemoryStore:
                 if isinstance(record, dict) and isinstance(record.get("segment_ids"), list):
                     found.append(record)
         return sorted(found, key=lambda r: (r.get("created_at", 0), r.get("snapshot_id", "")))
-
-
-def _sync_all(paths: Sequence[str]) -> None:
-    """fsync files side by side (fsync releases the GIL; the journal commits them together)."""
-
-    def sync(path: str) -> None:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    if len(paths) <= 2:
-        for path in paths:
-            sync(path)
-        return
-    with ThreadPoolExecutor(max_workers=min(16, len(paths))) as pool:
-        list(pool.map(sync, paths))
-
-
-def _sync_dir(folder: Path) -> None:
-    """Make renames in ``folder`` durable (where the platform allows opening a folder)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

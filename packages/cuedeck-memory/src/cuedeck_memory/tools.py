@@ -7,6 +7,7 @@ Typed functions served to MCP, the CLI and Python alike. Lists of segments page 
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import Field
@@ -80,6 +81,7 @@ def context_analyze_usage(
     context_descriptors: Descriptors = None,
     task_id: OptionalTask = None,
     token_limit: Annotated[int | None, Field(ge=1)] = None,
+    max_tokens: MaxTokens = None,
 ) -> dict[str, Any]:
     """Analyze context usage: metrics, health score, recommendations and warnings.
 
@@ -90,7 +92,13 @@ def context_analyze_usage(
     store = _store(workspace)
     described = usage.ingest(store, project_id, context_descriptors, task_id)
     reply = usage.report(
-        store, project_id, task_id=task_id, token_limit=token_limit, descriptors=described
+        store,
+        project_id,
+        task_id=task_id,
+        token_limit=token_limit,
+        descriptors=described,
+        max_tokens=_budget(store, max_tokens),
+        reserved=8 * len(described.captured),  # their ids are added below
     )
     if described.captured:
         reply["captured_segments"] = list(described.captured)
@@ -185,15 +193,20 @@ def context_gc_analyze(
         "reachable": len(analysis.reached),
         "working_tokens": analysis.working_tokens,
     }
+    count = store.workspace.token_counter.count
     if target_tokens is not None:
         proposal = gc.plan(analysis, target_tokens)
         chosen = proposal.pop("candidates")
         proposal["candidates_count"] = len(chosen)
         reply["pruning_plan"] = proposal
+        # The plan's ids are its first candidates_count candidates, best first: when
+        # they do not all fit (half the budget), the pages of candidates hold the rest.
+        kept = usage.fit_ids(reply, proposal["stash_segments"], budget // 2, count)
+        if kept < len(chosen):
+            proposal["stash_segments_complete"] = False
     from cuedeck_memory.replies import page
 
-    count = store.workspace.token_counter.count
-    used = count(str(reply)) if target_tokens is not None else 0
+    used = count(json.dumps(reply)) if target_tokens is not None else 0
     reply["pruning_candidates"], reply["page"] = page(items, count, budget, cursor, used=used)
     return reply
 
@@ -364,6 +377,7 @@ def context_capture(
     segments: Annotated[list[SegmentInput], Field(min_length=1, max_length=10_000)],
     task_id: OptionalTask = None,
     token_limit: Annotated[int | None, Field(ge=1)] = None,
+    max_tokens: MaxTokens = None,
 ) -> dict[str, Any]:
     """Capture segments in one call: their ids out, with the usage after and its advice.
 
@@ -371,7 +385,15 @@ def context_capture(
     """
     store = _store(workspace)
     captured = capture_segments(store, project_id, cast("list[dict[str, Any]]", segments), task_id)
-    after = usage.report(store, project_id, task_id=task_id, token_limit=token_limit)
+    # Every new id is returned; the advice gets what the budget leaves.
+    after = usage.report(
+        store,
+        project_id,
+        task_id=task_id,
+        token_limit=token_limit,
+        max_tokens=_budget(store, max_tokens),
+        reserved=8 * len(captured),
+    )
     return {
         "segment_ids": [s.id for s in captured],
         "captured": len(captured),

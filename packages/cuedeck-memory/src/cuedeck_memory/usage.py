@@ -19,10 +19,11 @@ import attrs
 
 from cuedeck.errors import InvalidInput
 from cuedeck_memory import gc
+from cuedeck_memory.replies import FRAME_TOKENS
 from cuedeck_memory.segments import Segment
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from cuedeck_memory.store import MemoryStore
 
@@ -116,8 +117,11 @@ def report(
     task_id: str | None = None,
     token_limit: int | None = None,
     descriptors: Descriptors | None = None,
+    max_tokens: int | None = None,
+    reserved: int = 0,
 ) -> dict[str, Any]:
-    """The full usage report of ``project`` (the reply of ``context_analyze_usage``)."""
+    """The usage report of ``project`` (the reply of ``context_analyze_usage``), fitted
+    to ``max_tokens`` (default ``[memory] max_tokens``; ``reserved`` spent elsewhere)."""
     described = descriptors or Descriptors()
     store.refresh(project)
     now = store.clock()
@@ -160,7 +164,7 @@ def report(
     )
     advice = advise(store, project, analysis, current, limit)
     after = 100.0 * max(0, current - candidate_tokens) / limit
-    return {
+    reply: dict[str, Any] = {
         "project_id": project,
         "task_id": task_id or store.current_task(project),
         "usage_metrics": {
@@ -194,10 +198,83 @@ def report(
         },
         "pruning_candidates_count": len(analysis.candidates),
     }
+    fit_report(
+        reply,
+        max_tokens or store.settings.max_tokens,
+        store.workspace.token_counter.count,
+        {c.segment_id: c.tokens for c in analysis.candidates},
+        reserved=reserved,
+    )
+    return reply
 
 
 def _unit(value: float) -> float:
     return min(1.0, max(0.0, value))
+
+
+def fit_ids(
+    reply: dict[str, Any],
+    ids: list[str],
+    max_tokens: int,
+    count: Callable[[str], int],
+    *,
+    copies: int = 1,
+) -> int:
+    """Cut ``ids`` (a list inside ``reply``, best first) in place until ``reply`` fits
+    ``max_tokens``; how many were kept. ``copies``: how often the list is in the reply.
+
+    Counts the reply without the ids, a sample of them and the result, never the whole
+    long reply (counting is the cost here).
+    """
+    if not ids:
+        return 0
+    whole = list(ids)
+    ids.clear()
+    frame = count(json.dumps(reply, ensure_ascii=False))
+    sample = whole[:64]
+    per_id = max(1.0, count(json.dumps(sample)) / len(sample))
+    keep = max(0, min(len(whole), int((max_tokens - frame) / (per_id * copies))))
+    ids.extend(whole[:keep])
+    while keep and count(json.dumps(reply, ensure_ascii=False)) > max_tokens:
+        keep = keep * 9 // 10
+        del ids[keep:]
+    return keep
+
+
+def fit_report(
+    reply: dict[str, Any],
+    max_tokens: int,
+    count: Callable[[str], int],
+    tokens_of: Mapping[str, int],
+    *,
+    reserved: int = 0,
+) -> None:
+    """Fit a usage report to ``max_tokens`` (``reserved`` of them spent elsewhere): when
+    the suggested stash lists too many ids to fit, it keeps the best-scored ones, says
+    what those free, and that the rest come from context_gc_analyze (paged)."""
+    actions: Sequence[dict[str, Any]] = reply["suggested_actions"]
+    if not actions:
+        return
+    action = actions[0]
+    ids: list[str] = action["arguments"]["segment_ids"]
+    total = len(ids)
+    # FRAME_TOKENS of margin, as pages keep: how a client serialises the reply varies.
+    kept = fit_ids(reply, ids, max_tokens - reserved - FRAME_TOKENS, count, copies=2)
+    if kept == total:
+        return
+    freed = sum(tokens_of.get(i, 0) for i in ids)
+    current, limit = reply["usage_metrics"]["total_tokens"], reply["usage_metrics"]["token_limit"]
+    action.update(
+        segments=kept,
+        tokens_freed=freed,
+        usage_percent_after=round(100.0 * max(0, current - freed) / limit, 2),
+        complete=False,
+        segments_in_plan=total,
+        rest=(
+            f"the best {kept} of the plan's {total} segments fit this reply; "
+            "context_gc_analyze with target_tokens pages through all of them"
+        ),
+    )
 
 
 def advise(
@@ -220,7 +297,7 @@ def advise(
     after = 100.0 * max(0, current - freed) / limit
     if ids:
         effect = (
-            f"stash {len(ids)} segments with context_gc_prune to free {freed:,} tokens "
+            f"stash {gc.count(len(ids), 'segment')} with context_gc_prune to free {freed:,} tokens "
             f"({percent:.1f}% -> {after:.1f}%)"
         )
         if not proposal["target_met"]:

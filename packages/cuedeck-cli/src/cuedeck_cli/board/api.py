@@ -119,7 +119,12 @@ class BoardApi:
         """Usage, health, working set and pins of a project's current task (cuedeck-memory)."""
         usage = self.call("context_analyze_usage", {"project_id": project})
         working = self.call("context_get_working_set", {"project_id": project})
-        return {"usage": usage, "working_set": working}
+        return {"project_id": project, "usage": usage, "working_set": working}
+
+    def pin(self, project: str, segment_id: str, pinned: bool) -> Any:
+        """Pin or unpin one segment (context_gc_pin / context_gc_unpin)."""
+        tool = "context_gc_pin" if pinned else "context_gc_unpin"
+        return self.call(tool, {"project_id": project, "segment_ids": [segment_id]})
 
 
 def _strings(value: Any) -> list[str]:

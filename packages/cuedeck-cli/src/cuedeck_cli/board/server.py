@@ -130,6 +130,13 @@ def build_app(api: BoardApi, token: str, *, host: str, port: int, stop: anyio.Ev
     async def memory(request: Request) -> Any:
         return await in_thread(api.memory, request.query_params.get("project") or "default")
 
+    async def pin(request: Request) -> Any:
+        body = await _json_body(request)
+        project, segment_id = body.get("project_id") or "default", body.get("segment_id")
+        if not isinstance(project, str) or not isinstance(segment_id, str):
+            raise InvalidInput("project_id and segment_id must be strings", field="segment_id")
+        return await in_thread(api.pin, project, segment_id, body.get("pinned") is not False)
+
     async def events(request: Request) -> Response:
         if not authorised(request):
             return JSONResponse({"error": {"code": 401, "message": "no board session"}}, 401)
@@ -150,6 +157,7 @@ def build_app(api: BoardApi, token: str, *, host: str, port: int, stop: anyio.Ev
         Route("/api/scene", endpoint(scene)),
         Route("/api/search", endpoint(search)),
         Route("/api/memory", endpoint(memory)),
+        Route("/api/memory/pin", endpoint(pin), methods=["POST"]),
         Route("/api/events", events),
         Mount("/static", app=StaticFiles(directory=str(static)), name="static"),
     ]

@@ -313,13 +313,86 @@ async function loadScene() {
 
 // -- memory ------------------------------------------------------------------------------
 
+const memoryProject = () => new URLSearchParams(location.search).get("project") || "default";
+
+// A value in [0, 1] as a labelled bar (the health factors are bounded so).
+function bar(label, value, hint) {
+  const share = Math.min(1, Math.max(0, Number(value) || 0));
+  const level = share >= 0.66 ? "good" : share >= 0.33 ? "fair" : "poor";
+  const fill = el("div", { class: `fill ${level}` });
+  fill.style.width = `${(share * 100).toFixed(1)}%`;  // CSSOM: the page's CSP refuses style attributes
+  return el("div", { class: "factor", "data-factor": label },
+    el("span", { class: "factor-name" }, label),
+    el("div", {
+      class: "bar", role: "meter", "aria-label": label, "aria-valuemin": "0", "aria-valuemax": "1",
+      "aria-valuenow": share.toFixed(2), title: hint || "",
+    }, fill),
+    el("span", { class: "factor-value" }, share.toFixed(2)));
+}
+
+function age(iso) {
+  const hours = Math.max(0, (Date.now() - Date.parse(iso)) / 3.6e6);
+  if (!Number.isFinite(hours)) return "";
+  if (hours < 1) return `${Math.round(hours * 60)} min`;
+  if (hours < 48) return `${hours.toFixed(1)} h`;
+  return `${(hours / 24).toFixed(1)} d`;
+}
+
+const firstLine = (text) => (text || "").split("\n").find((line) => line.trim()) || "";
+
+async function pinSegment(project, segment, pinned) {
+  try {
+    const reply = await api("/api/memory/pin", { project_id: project, segment_id: segment.segment_id, pinned });
+    const errors = reply.errors || [];
+    notice(errors.length ? `Could not ${pinned ? "pin" : "unpin"} ${segment.segment_id}: ${errors.map((e) => e.reason || e.message || JSON.stringify(e)).join("; ")}` : "");
+  } catch (error) {
+    notice(`Could not ${pinned ? "pin" : "unpin"} ${segment.segment_id}: ${error.message}`);
+  }
+  await loadMemory();
+}
+
+function segmentRow(project, segment) {
+  const line = firstLine(segment.text);
+  return el("tr", { "data-segment": segment.segment_id, class: segment.pinned ? "pinned" : "" },
+    el("td", {}, el("span", { class: `type t-${segment.type}` }, segment.type)),
+    el("td", { class: "num" }, segment.tokens.toLocaleString("en")),
+    el("td", {}, el("button", {
+      type: "button", class: "pin", "aria-pressed": String(segment.pinned),
+      "aria-label": `${segment.pinned ? "Unpin" : "Pin"} ${segment.segment_id}`,
+      onclick: () => pinSegment(project, segment, !segment.pinned),
+    }, segment.pinned ? "pinned" : "pin")),
+    el("td", { class: "num", title: segment.last_touched_at }, age(segment.last_touched_at || segment.created_at)),
+    el("td", { class: "first-line", title: segment.segment_id }, line.length > 140 ? `${line.slice(0, 139)}…` : line));
+}
+
 async function loadMemory() {
-  const memory = await api("/api/memory");
-  const usage = memory.usage || {};
-  const metrics = Object.entries(usage).filter(([, v]) => typeof v === "number" || typeof v === "string");
-  $("#memory").replaceChildren(el("div", { class: "memory-grid" },
-    metrics.map(([key, value]) => el("div", { class: "metric" }, el("b", {}, String(value)), key))),
-  el("pre", { class: "scene-text" }, JSON.stringify(memory.working_set, null, 2)));
+  const project = memoryProject();
+  const memory = await api(`/api/memory?project=${encodeURIComponent(project)}`);
+  const usage = memory.usage || {}, metrics = usage.usage_metrics || {}, health = usage.health_score || {};
+  const working = memory.working_set || {}, segments = working.segments || [];
+  const factors = health.factors || {}, weights = health.weights || {};
+  const advice = [
+    ...(usage.warnings || []).map((w) => el("li", { class: `warning level-${w.level}` }, el("b", {}, w.level), " ", w.message)),
+    ...(usage.recommendations || []).filter((r) => !(usage.warnings || []).some((w) => w.message === r.message))
+      .map((r) => el("li", { class: `recommendation level-${r.priority}` }, el("b", {}, r.priority), " ", r.message)),
+  ];
+  const shown = segments.length, total = working.segment_count ?? shown;
+  $("#memory").replaceChildren(
+    el("div", { class: "memory-head" },
+      el("div", { class: "health", "aria-label": "Health score" },
+        el("b", { id: "health-score" }, health.score === undefined ? "–" : String(health.score)), "health of 100"),
+      el("div", { class: "memory-facts" },
+        el("div", {}, `project ${memory.project_id || project} · task ${usage.task_id || "none"}`),
+        el("div", { id: "memory-usage" }, `${(metrics.total_tokens || 0).toLocaleString("en")} of ${(metrics.token_limit || 0).toLocaleString("en")} tokens (${metrics.usage_percent ?? 0}%) in ${metrics.total_segments || 0} working segments, ${metrics.pinned_segments_count || 0} pinned`),
+        el("div", { class: "factors" }, Object.entries(factors).map(([name, value]) =>
+          bar(name, value, `weight ${weights[name] ?? ""}`))))),
+    el("ul", { id: "memory-advice", class: "advice" }, advice),
+    el("h2", { class: "memory-title" }, `Working set: ${total} segments, ${(working.total_tokens || 0).toLocaleString("en")} tokens`,
+      shown < total ? el("span", { class: "muted" }, ` (first ${shown} shown)`) : null),
+    shown ? el("table", { id: "working-set", class: "manifest" },
+      el("thead", {}, el("tr", {}, ["type", "tokens", "pinned", "age", "text"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, segments.map((segment) => segmentRow(project, segment))))
+      : el("p", { class: "muted", id: "working-set-empty" }, "No working segments for this task."));
 }
 
 // -- views and live updates --------------------------------------------------------------
