@@ -13,7 +13,7 @@ from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
 from cuedeck.plugins import get_embedders, make_plugin_manager, source_of
 from cuedeck_search import user_cache
-from cuedeck_search.embedding import model_file, tokenizer_file
+from cuedeck_search.embedding import minilm_id, model_file, tokenizer_file
 from tests.conftest import MakeWorkspace
 from tests.search import hashing_plugin
 from tests.search.conftest import FILES
@@ -61,7 +61,7 @@ def test_hook_register_embedders(make_workspace: MakeWorkspace) -> None:
     stats = minilm.service("search").stats
     assert (stats.chunks_loaded, stats.chunks_embedded) == (0, sections)
     assert minilm.service("search").available_vectors()[0].shape[1] == 384
-    assert rows_by_model() == {"test-hashing-v1": sections, model_file()[2]: sections}
+    assert rows_by_model() == {"test-hashing-v1": sections, minilm_id(model_file()[2]): sections}
 
     # And back: the plugin's vectors come from the cache, MiniLM's are not offered to it.
     write_config(root, '[search]\nembedder = "hashing"\nwait = true\n')
@@ -71,7 +71,7 @@ def test_hook_register_embedders(make_workspace: MakeWorkspace) -> None:
     assert (stats.chunks_loaded, stats.chunks_embedded) == (sections, 0)
     engine = again.service("search")
     with pytest.raises(InvalidInput, match="offered"):
-        engine.add_vectors(model_file()[2], [("x", np.zeros(384, dtype=np.float32))])
+        engine.add_vectors(minilm_id(model_file()[2]), [("x", np.zeros(384, dtype=np.float32))])
 
 
 def test_an_embedder_nothing_registered_is_a_config_error(make_workspace: MakeWorkspace) -> None:
@@ -97,13 +97,17 @@ def test_a_config_pointed_onnx_export_is_its_own_model(make_workspace: MakeWorks
     sections = builtin_engine.stats.chunks_embedded
     builtin_vectors = builtin_engine.available_vectors()[0]
 
-    write_config(root, '[search]\nwait = true\nembedder = "onnx"\nonnx_dir = "models/mini"\n')
+    write_config(
+        root,
+        '[search]\nwait = true\nembedder = "onnx"\nonnx_dir = "models/mini"\n'
+        "onnx_max_tokens = 128\n",
+    )
     custom = open_workspace(root)
     results = custom.search("reimburse a buyer", mode="semantic")
     assert results[0].path == ".cuedeck/docs/billing.md"
     engine = custom.service("search")
     assert engine.embedder.model_id.startswith("onnx:")
-    assert engine.embedder.model_id.endswith(":mean:norm:256")
+    assert engine.embedder.model_id.endswith(":mean:norm:128")
     assert (engine.stats.chunks_loaded, engine.stats.chunks_embedded) == (0, sections)
     assert np.allclose(engine.available_vectors()[0], builtin_vectors, atol=1e-4)
 

@@ -109,7 +109,7 @@ def test_the_model_is_checked_against_its_published_sha256(tmp_path: Path) -> No
         load_embedder(model=(tmp_path / "absent.onnx", sha, model_id))
 
 
-def test_embeddings_are_unit_vectors_and_long_texts_are_cut_at_256(small_workspace: Path) -> None:
+def test_embeddings_are_unit_vectors_and_long_texts_are_cut_at_128(small_workspace: Path) -> None:
     engine = open_workspace(small_workspace).service("search")
     embedder = engine.embedder
     long_text = "word " * 1000

@@ -34,7 +34,7 @@ def _verified_models() -> Any:
 
 def minilm(workspace: Workspace) -> OnnxEmbedder:
     """all-MiniLM-L6-v2 int8 (its sha256 checked once per file version)."""
-    from cuedeck_search.embedding import OnnxEmbedder, model_file, verify_model
+    from cuedeck_search.embedding import OnnxEmbedder, minilm_id, model_file, verify_model
 
     path, expected, model_id = model_file()
     key = ("minilm", str(path))
@@ -43,7 +43,7 @@ def minilm(workspace: Workspace) -> OnnxEmbedder:
         if embedder is None:
             store = _verified_models()
             verify_model(path, expected, known=store.get, remember=store.put)
-            embedder = OnnxEmbedder(path, model_id=model_id)
+            embedder = OnnxEmbedder(path, model_id=minilm_id(model_id))
             _LOADED[key] = embedder
         return embedder
 

