@@ -102,8 +102,12 @@ def make_workspace(tmp_path: Path) -> MakeWorkspace:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see the developer's CueDeck environment variables."""
+def _isolated_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Tests never see the developer's CueDeck environment variables, and never touch
+    the real user cache (shared embeddings): each test gets its own."""
     for name in list(os.environ):
         if name.startswith(("CUEDECK_", "CUE_")) and name != "CUEDECK_CORPORA":
             monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CUEDECK_CACHE_DIR", str(tmp_path_factory.mktemp("user-cache")))

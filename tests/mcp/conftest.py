@@ -47,8 +47,13 @@ def server_for(root: Path, **options: Any) -> FastMCP:
 
 
 def environment(**extra: str) -> dict[str, str]:
-    """This process's environment without CueDeck's variables, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUEDECK_", "CUE_"))}
+    """This process's environment without CueDeck's variables (but the test's own user
+    cache, so a server never touches the real one), plus ``extra``."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CUEDECK_", "CUE_")) or k == "CUEDECK_CACHE_DIR"
+    }
     env.update(extra)
     return env
 

@@ -17,21 +17,18 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import MissingExtra
-from cuedeck_search.embedding import (
-    MAX_WORD_PIECES,
-    EmbeddingCache,
-    ModelError,
-    load_embedder,
-    model_file,
-)
+from cuedeck_search import user_cache
+from cuedeck_search.embedding import MAX_WORD_PIECES, ModelError, load_embedder, model_file
+from cuedeck_search.user_cache import EmbeddingCache
 from tests.conftest import MakeWorkspace
 
 pytestmark = pytest.mark.slow  # loads the real model (about a second)
 
 
-def cached_rows(root: Path) -> int:
-    with sqlite3.connect(root / ".cuedeck/.cache/index.sqlite3") as connection:
-        return int(connection.execute("SELECT COUNT(*) FROM search_embeddings").fetchone()[0])
+def cached_rows(root: Path | None = None) -> int:
+    """Vectors in the user cache (every workspace of the test shares it)."""
+    with sqlite3.connect(user_cache.database_path()) as connection:
+        return int(connection.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
 
 
 def test_a_paraphrase_finds_the_right_doc(small_workspace: Path) -> None:
@@ -112,7 +109,7 @@ def test_the_model_is_checked_against_its_published_sha256(tmp_path: Path) -> No
         load_embedder(model=(tmp_path / "absent.onnx", sha, model_id))
 
 
-def test_embeddings_are_unit_vectors_and_long_texts_are_cut_at_256(small_workspace: Path) -> None:
+def test_embeddings_are_unit_vectors_and_long_texts_are_cut_at_128(small_workspace: Path) -> None:
     engine = open_workspace(small_workspace).service("search")
     embedder = engine.embedder
     long_text = "word " * 1000
@@ -126,14 +123,12 @@ def test_embeddings_are_unit_vectors_and_long_texts_are_cut_at_256(small_workspa
 
 
 def test_the_cache_evicts_least_recently_used_rows_past_its_cap(small_workspace: Path) -> None:
-    workspace = open_workspace(small_workspace)
-    cache = EmbeddingCache(workspace.index.connect, "test-model")
+    cache = EmbeddingCache("test-model")
     vector = np.ones(384, dtype=np.float32)
     cache.store([(f"hash{i}", vector) for i in range(10)])
-    database = small_workspace / ".cuedeck/.cache/index.sqlite3"
-    with sqlite3.connect(database) as connection:
+    with sqlite3.connect(user_cache.database_path()) as connection:
         connection.execute(
-            "UPDATE search_embeddings SET used = 100 WHERE chunk_hash IN ('hash0', 'hash1')"
+            "UPDATE embeddings SET used = 100 WHERE chunk_hash IN ('hash0', 'hash1')"
         )
     cap_mb = 8 * EmbeddingCache.ROW_BYTES / 2**20  # room for eight rows
     assert cache.enforce_cap(cap_mb) == 2
@@ -157,7 +152,6 @@ def test_an_interrupted_embedding_keeps_what_it_saved(make_workspace: MakeWorksp
         for i in range(sections)
     }
     root = make_workspace(notes)
-    database = root / ".cuedeck/.cache/index.sqlite3"
     process = subprocess.Popen(
         [sys.executable, "-c", INTERRUPTED_RUN, str(root)],
         stdout=subprocess.DEVNULL,
@@ -178,7 +172,6 @@ def test_an_interrupted_embedding_keeps_what_it_saved(make_workspace: MakeWorksp
     assert "KeyboardInterrupt" in err
     saved = cached_rows(root)
     assert 0 < saved < sections
-    assert database.is_file()
 
     workspace = open_workspace(root)
     workspace.service("search").embed_all()  # carries on where the killed run stopped
@@ -187,11 +180,10 @@ def test_an_interrupted_embedding_keeps_what_it_saved(make_workspace: MakeWorksp
 
 
 def test_a_verified_model_is_remembered_by_path_size_and_mtime(small_workspace: Path) -> None:
-    workspace = open_workspace(small_workspace)
     path, sha, model_id = model_file()
-    load_embedder(workspace.index.connect, model=(path, sha, model_id))
+    load_embedder(user_cache.connect, model=(path, sha, model_id))
     stat = path.stat()
-    with sqlite3.connect(small_workspace / ".cuedeck/.cache/index.sqlite3") as connection:
+    with sqlite3.connect(user_cache.database_path()) as connection:
         rows = connection.execute("SELECT key, sha256 FROM search_verified_models").fetchall()
     assert rows == [(f"{path}|{stat.st_size}|{stat.st_mtime_ns}", sha)]
 
@@ -220,6 +212,7 @@ def test_read_context_reports_coverage_and_the_cli_can_wait(make_workspace: Make
     root = make_workspace(FILES)
     cue = str(Path(sys.executable).with_name("cue"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUE")}
+    env["CUEDECK_CACHE_DIR"] = os.environ["CUEDECK_CACHE_DIR"]  # never the real user cache
     quick = subprocess.run(
         [cue, "-C", str(root), "search", "--json", "refunds"],
         capture_output=True, text=True, env=env, check=True,
@@ -233,28 +226,3 @@ def test_read_context_reports_coverage_and_the_cli_can_wait(make_workspace: Make
     )  # fmt: skip
     assert json.loads(waited.stdout)["semantic_coverage"] == 1.0
     assert json.loads(waited.stdout)["results"][0]["path"] == ".cuedeck/docs/billing.md"
-
-
-def test_vectors_of_the_old_table_layout_are_kept(small_workspace: Path) -> None:
-    """A cache from before (WITHOUT ROWID, overflow pages) is moved, not re-embedded."""
-    database = small_workspace / ".cuedeck/.cache/index.sqlite3"
-    database.parent.mkdir(parents=True, exist_ok=True)
-    vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
-    with sqlite3.connect(database) as connection:
-        connection.execute(
-            "CREATE TABLE search_embeddings (chunk_hash TEXT NOT NULL, model TEXT NOT NULL, "
-            "vector BLOB NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (chunk_hash, model)) "
-            "WITHOUT ROWID"
-        )
-        connection.execute(
-            "INSERT INTO search_embeddings VALUES ('old-hash', ?, ?, 1)",
-            (EmbeddingCache.__name__, vector.tobytes()),
-        )
-    engine = open_workspace(small_workspace).service("search")
-    cache = EmbeddingCache(engine.workspace.index.connect, EmbeddingCache.__name__)
-    assert set(cache.load(["old-hash"])) == {"old-hash"}
-    with sqlite3.connect(database) as connection:
-        sql = connection.execute(
-            "SELECT sql FROM sqlite_master WHERE name = 'search_embeddings'"
-        ).fetchone()[0]
-    assert "WITHOUT ROWID" not in sql.upper()

@@ -154,8 +154,19 @@ def _counter_info(workspace: Any) -> dict[str, Any]:
 
 
 @click.command()
-def clean() -> None:
-    """Remove .cuedeck/.cache/ (the index and embeddings are rebuilt on next use)."""
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="Also empty the user cache shared by every workspace (embedded sections).",
+)
+def clean(everything: bool) -> None:
+    """Remove .cuedeck/.cache/ (the index is rebuilt on next use).
+
+    Embeddings live in the user cache, shared by every workspace, and survive: nothing
+    embedded before is embedded again. --all removes them too.
+    """
+    from cuedeck.layout import user_cache_dir
 
     root = current_state().workspace.root
     cache = root / CACHE_DIR
@@ -164,6 +175,15 @@ def clean() -> None:
         click.echo(f"removed {CACHE_DIR}/")
     else:
         click.echo(f"{CACHE_DIR}/ does not exist; nothing to remove")
+    if everything:
+        shared = Path(user_cache_dir())
+        if shared.exists():
+            # Another process may hold the database open: SQLite files removed under it
+            # only leave that process working on its own copy until it closes.
+            shutil.rmtree(shared)
+            click.echo(f"removed the user cache {shared}")
+        else:
+            click.echo(f"the user cache {shared} does not exist; nothing to remove")
 
 
 def upgrade_command() -> list[str]:

@@ -84,8 +84,25 @@ class SceneSource(Protocol):
         ...
 
 
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors for semantic search.
+
+    ``model_id`` names the vectors: two embedders whose vectors may differ must have
+    different ids (vectors are cached and compared only under the same id). It must be
+    known without loading the model, so cached vectors are usable at once.
+    """
+
+    model_id: str
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """One float32 row per text, in order (a numpy array; unit length, so a dot
+        product is the cosine similarity)."""
+        ...
+
+
 class RegisterNamed(Protocol):
-    """The callback of searcher, pruner, masker and token-counter hooks."""
+    """The callback of searcher, pruner, masker, token-counter and embedder hooks."""
 
     def __call__(self, name: str, item: Any, *, replace: bool = False) -> None: ...
 
@@ -270,4 +287,24 @@ def register_scene_sources(register: RegisterNamed) -> None:
         @hookimpl
         def register_scene_sources(register):
             register("notes", lambda ws, card: [SceneExtra("notes.md", "Notes", text, sha)])
+    """
+
+
+@hookspec
+def register_embedders(register: RegisterNamed) -> None:
+    """Register embedders, the models behind semantic and hybrid search.
+
+    Called the first time a workspace's search engine needs vectors (a semantic or
+    hybrid search, ``cue index --semantic``). ``register(name, factory)`` takes the name
+    ``[search] embedder`` selects and ``factory(workspace) -> Embedder``, called once per
+    search engine: it may read the workspace's config and should share a loaded model
+    between calls. cuedeck-search registers ``minilm`` (all-MiniLM-L6-v2 int8, the
+    default) and ``onnx`` (the sentence-transformers-style export ``[search] onnx_dir``
+    points at). Vectors are cached per :attr:`Embedder.model_id`, never mixed.
+
+    Example::
+
+        @hookimpl
+        def register_embedders(register):
+            register("hashing", lambda workspace: HashingEmbedder(dimensions=256))
     """

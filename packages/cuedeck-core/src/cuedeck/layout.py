@@ -59,3 +59,20 @@ def card_path(card_id: str) -> str:
 
 #: What the written scene was built from (card, inputs and their hashes), as data.
 SCENE_RECORD = f"{CACHE_DIR}/scene.json"
+
+
+#: Overrides the user cache directory (tests point it at a temporary folder).
+USER_CACHE_ENV = "CUEDECK_CACHE_DIR"
+
+
+def user_cache_dir() -> str:
+    """The per-user cache shared by every workspace (embeddings outlive ``cue clean``):
+    ``$CUEDECK_CACHE_DIR``, else the platform's user cache folder for ``cuedeck``."""
+    import os
+
+    explicit = os.environ.get(USER_CACHE_ENV)
+    if explicit:
+        return explicit
+    import platformdirs
+
+    return platformdirs.user_cache_dir("cuedeck", appauthor=False)

@@ -27,7 +27,7 @@ from cuedeck.registry import Registered, Registry
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from cuedeck.hookspecs import Masker, Pruner, SceneSource, Searcher
+    from cuedeck.hookspecs import Embedder, Masker, Pruner, SceneSource, Searcher
     from cuedeck.tokens import TokenCounter
     from cuedeck.tools import Tool
 
@@ -276,6 +276,11 @@ def get_services(pm: PluginHost) -> dict[str, Callable[[Any], Any]]:
 def get_scene_sources(pm: PluginHost) -> dict[str, SceneSource]:
     """Scene sources by name: ``source(workspace, card_id) -> [SceneExtra]``."""
     return pm.items("register_scene_sources")
+
+
+def get_embedders(pm: PluginHost) -> dict[str, Callable[[Any], Embedder]]:
+    """Embedder factories by name: ``factory(workspace) -> Embedder``."""
+    return pm.items("register_embedders")
 
 
 def get_tools(pm: PluginHost) -> dict[str, Tool]:

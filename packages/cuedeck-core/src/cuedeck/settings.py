@@ -108,9 +108,35 @@ class SearchSettings:
     )
     embedding_cache_mb: int = _setting(
         256,
-        "Size cap of the embedding cache in MB (about 1.7 KB a section; least recently "
-        "used vectors go first; 0 = no cap).",
+        "Size cap of the embedding cache in the user cache directory, shared by every "
+        "workspace, in MB (about 1.7 KB a MiniLM vector; least recently used vectors go "
+        "first; 0 = no cap).",
         minimum=0,
+    )
+    embedder: str = _setting(
+        "minilm",
+        "Registered embedder behind semantic search: minilm (all-MiniLM-L6-v2 int8), onnx "
+        "(the export in onnx_dir) or one a plugin registers (`cue plugins`).",
+    )
+    onnx_dir: str = _setting(
+        "",
+        "With embedder = onnx: folder of a sentence-transformers-style ONNX export "
+        "(model.onnx, or onnx/model.onnx, and tokenizer.json); relative to the workspace "
+        "root, or absolute.",
+    )
+    onnx_pooling: str = _setting(
+        "mean",
+        "With embedder = onnx: mean (average of the token vectors under the attention "
+        "mask) or cls (the first token's vector); use what the model was trained with.",
+        ("mean", "cls"),
+    )
+    onnx_normalize: bool = _setting(
+        True,
+        "With embedder = onnx: scale vectors to unit length (cosine similarity); turn off "
+        "only for a model whose export normalises already.",
+    )
+    onnx_max_tokens: int = _setting(
+        256, "With embedder = onnx: word pieces kept per text (the rest is cut).", minimum=8
     )
 
 
@@ -282,6 +308,8 @@ class Config:
 NAMED_VALUE_HELP = {
     "scene.pruner": "pick a registered pruner (`cue plugins` lists them; built in: greedy, "
     "outline)",
+    "search.embedder": 'use "minilm", "onnx" with onnx_dir, or an embedder a plugin registers '
+    "(`cue plugins`)",
     "search.mode": "use keyword, semantic or hybrid, or a mode a plugin registers (`cue plugins`)",
     "tokens.counter": 'set counter = "auto", or install the counter (`cue plugins` lists '
     "what is there; docs/tokens.md)",

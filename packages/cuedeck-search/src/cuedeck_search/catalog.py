@@ -277,17 +277,23 @@ def _postings(fresh: dict[Key, tuple[DocumentTerms, list[Section]]]) -> Postings
 
 
 def _drop_old_tables(workspace: Workspace) -> None:
-    """Remove the per-file section table that the saved postings replace (once)."""
+    """Remove the tables that the saved postings and the user-level embedding cache
+    replace: per-file sections, and vectors kept per workspace (once)."""
     try:
         connection = workspace.index.connect()
         try:
-            found = connection.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'search_sections'"
-            ).fetchone()
+            found = [
+                name
+                for (name,) in connection.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name IN ('search_sections', 'search_embeddings')"
+                )
+            ]
+            for name in found:
+                connection.execute(f"DROP TABLE {name}")
             if found:
-                connection.execute("DROP TABLE search_sections")
-                connection.execute("VACUUM")  # give its pages back to the file system
+                connection.execute("VACUUM")  # give their pages back to the file system
         finally:
             connection.close()
     except sqlite3.Error as exc:  # busy or read-only: dropped another time
-        log.info("old search table not dropped: %s", exc)
+        log.info("old search tables not dropped: %s", exc)

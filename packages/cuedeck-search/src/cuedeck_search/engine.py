@@ -20,7 +20,6 @@ import numpy as np
 
 from cuedeck.errors import InvalidInput
 from cuedeck.models import SearchFilters, SearchResult
-from cuedeck.progress import report
 from cuedeck_search.analysis import terms
 from cuedeck_search.catalog import Catalog
 from cuedeck_search.keyword import KeywordSettings
@@ -32,10 +31,11 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
+    from cuedeck.hookspecs import Embedder
     from cuedeck.workspace import Workspace
     from cuedeck_search.background import BackgroundEmbedder
-    from cuedeck_search.embedding import Embedder, EmbeddingCache
     from cuedeck_search.sections import Section
+    from cuedeck_search.user_cache import EmbeddingCache
 
 log = logging.getLogger("cuedeck")
 
@@ -43,22 +43,6 @@ MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
 MAX_ANCHORS = 3
 SUPPORT_DEPTH = 3  # sections of a file that count towards its keyword score
 SUPPORT_DECAY = 0.3  # weight of the 2nd section; the 3rd counts 0.3 ** 2
-
-_EMBEDDERS: dict[str, Embedder] = {}
-_EMBEDDERS_LOCK = threading.Lock()
-
-
-def shared_embedder(workspace: Workspace) -> Embedder:
-    """The process-wide embedder (loading the model costs a third of a second)."""
-    from cuedeck_search.embedding import load_embedder, model_file
-
-    path = str(model_file()[0])
-    with _EMBEDDERS_LOCK:
-        embedder = _EMBEDDERS.get(path)
-        if embedder is None:
-            embedder = load_embedder(workspace.index.connect)
-            _EMBEDDERS[path] = embedder
-        return embedder
 
 
 @attrs.frozen
@@ -73,9 +57,8 @@ class _Scored:
 class EngineStats:
     """Counters of what the engine did (tests and benchmarks read them)."""
 
-    chunks_embedded: int = 0
-    chunks_loaded: int = 0
-    tokens_embedded: int = 0
+    chunks_embedded: int = 0  # sections embedded by this engine's model
+    chunks_loaded: int = 0  # vectors taken from the shared cache instead
     catalog: object = None  # the catalog's own counters (documents split and loaded)
 
     @property
@@ -143,20 +126,30 @@ class SearchEngine:
 
     @property
     def embedder(self) -> Embedder:
-        """The MiniLM embedder (the model's sha256 is checked on first use)."""
+        """The embedder ``[search] embedder`` selects (resolved once per engine)."""
         if self._embedder is None:
-            self._embedder = shared_embedder(self.workspace)
+            from cuedeck_search.embedders import workspace_embedder
+
+            self._embedder = workspace_embedder(self.workspace)
         return self._embedder
 
     @property
     def cache(self) -> EmbeddingCache:
-        """The embedding cache in the workspace's SQLite file."""
+        """The shared embedding cache, for this engine's model."""
         if self._cache is None:
-            from cuedeck_search.embedding import EmbeddingCache, model_file
+            from cuedeck_search.user_cache import EmbeddingCache
 
             # The model id alone: loading cached vectors must not wait for the model.
-            self._cache = EmbeddingCache(self.workspace.index.connect, model_file()[2])
+            self._cache = EmbeddingCache(self.embedder.model_id)
         return self._cache
+
+    def add_vectors(self, model_id: str, items: Sequence[tuple[str, NDArray[np.float32]]]) -> None:
+        """Take vectors made by ``model_id`` (refused unless it is this engine's model)."""
+        if model_id != self.cache.model_id:
+            raise InvalidInput(f"vectors of {model_id!r} offered to {self.cache.model_id!r}")
+        with self._lock:  # a search in another thread reads these
+            self._vectors.update(items)
+            self._matrix = None
 
     def ensure_vectors(self) -> NDArray[np.float32]:
         """The section-by-dimension matrix, embedding in the foreground what is missing.
@@ -214,11 +207,9 @@ class SearchEngine:
             self._background.wait()
         missing = self.missing_sections()
         if missing:
-            from cuedeck_search.embedding import EmbeddingCache
-
             self._embed(missing)
             cap = self.workspace.config.search.embedding_cache_mb
-            if cap > 0 and self.cache.count() * EmbeddingCache.ROW_BYTES > cap * 2**20:
+            if cap > 0:
                 self.cache.enforce_cap(cap, keep=set(self._live_hashes()))
         return len(missing)
 
@@ -233,8 +224,6 @@ class SearchEngine:
     def available_vectors(self) -> tuple[NDArray[np.float32], NDArray[np.bool_], float]:
         """The vectors there are now (zero rows where missing), which rows are real, and
         the share of sections covered; never embeds."""
-        from cuedeck_search.embedding import DIMENSIONS
-
         with self._lock:
             self.missing_hashes()
             live = self.catalog.live_sections
@@ -244,12 +233,13 @@ class SearchEngine:
             present = live & np.fromiter(
                 (h in self._vectors for h in hashes), dtype=bool, count=len(hashes)
             )
-            zero = np.zeros(DIMENSIONS, dtype=np.float32)
+            dimensions = len(next(iter(self._vectors.values()), ()))
+            zero = np.zeros(dimensions, dtype=np.float32)
             rows = [
                 self._vectors.get(h, zero) if p else zero
                 for h, p in zip(hashes, present.tolist(), strict=True)
             ]
-            matrix = np.stack(rows) if rows else np.zeros((0, DIMENSIONS), dtype=np.float32)
+            matrix = np.stack(rows) if rows else np.zeros((0, dimensions), dtype=np.float32)
             matrix = np.ascontiguousarray(matrix, dtype=np.float32)
             wanted = int(live.sum())
             coverage = float(present.sum()) / wanted if wanted else 1.0
@@ -260,34 +250,9 @@ class SearchEngine:
             return matrix, present, coverage
 
     def _embed(self, sections: Sequence[Section], *, show_progress: bool = True) -> None:
-        from cuedeck_search.embedding import BATCH_SIZE, progress_display
+        from cuedeck_search.vectors import embed_into
 
-        embedder = self.embedder
-        encoded = embedder.encode([s.embedding_text for s in sections])
-        # Similar lengths in one batch: padding costs as much as text.
-        order = sorted(range(len(sections)), key=lambda i: len(encoded[i]))
-        progress = progress_display(len(sections)) if show_progress else None
-        task = None
-        if progress is not None:
-            progress.start()
-            task = progress.add_task("Embedding sections", total=len(sections))
-        try:
-            for start in range(0, len(order), BATCH_SIZE):
-                batch = order[start : start + BATCH_SIZE]
-                vectors = embedder.embed_ids([encoded[i] for i in batch])
-                items = [(sections[i].hash, vectors[row]) for row, i in enumerate(batch)]
-                self.cache.store(items)
-                with self._lock:  # a search in another thread reads these
-                    self._vectors.update(items)
-                    self._matrix = None
-                self.stats.chunks_embedded += len(batch)
-                self.stats.tokens_embedded += sum(len(encoded[i]) for i in batch)
-                report(start + len(batch), len(sections), "Embedding sections")
-                if progress is not None:
-                    progress.update(task, advance=len(batch))
-        finally:
-            if progress is not None:
-                progress.stop()
+        embed_into(self, sections, show_progress=show_progress)
 
     def query_vector(self, query: str) -> NDArray[np.float32]:
         """The unit vector of ``query`` (the last 64 queries are remembered)."""

@@ -1,8 +1,9 @@
 """The CueDeck plugin of cuedeck-search (entry point ``cuedeck = search``).
 
-Registers the ``keyword``, ``semantic`` and ``hybrid`` searchers, the per-workspace
-``search`` service (the engine), the ``read_context`` tool and ``cue search``. Kept
-import-light: ``cue --help`` loads every plugin module, so numpy, onnxruntime and
+Registers the ``keyword``, ``semantic`` and ``hybrid`` searchers, the ``minilm`` and
+``onnx`` embedders, the per-workspace ``search`` service (the engine), the
+``read_context`` tool and ``cue search``. Kept import-light: ``cue --help`` loads every
+plugin module, so numpy, onnxruntime and
 pydantic are imported inside the hooks and commands.
 """
 
@@ -59,6 +60,24 @@ def _engine(workspace: Workspace) -> Any:
 def register_searchers(register: RegisterNamed) -> None:
     for mode in ("keyword", "semantic", "hybrid"):
         register(mode, ModeSearcher(mode))
+
+
+def _minilm(workspace: Workspace) -> Any:
+    from cuedeck_search.embedders import minilm
+
+    return minilm(workspace)
+
+
+def _onnx_export(workspace: Workspace) -> Any:
+    from cuedeck_search.embedders import onnx_export
+
+    return onnx_export(workspace)
+
+
+@hookimpl
+def register_embedders(register: RegisterNamed) -> None:
+    register("minilm", _minilm)
+    register("onnx", _onnx_export)
 
 
 @hookimpl

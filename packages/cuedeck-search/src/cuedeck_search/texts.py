@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 
 def rank_texts(engine: SearchEngine, query: str, texts: Sequence[str]) -> list[float]:
     """Cosine similarity of ``query`` to each of ``texts``."""
-    from cuedeck_search.embedding import BATCH_SIZE
-
     if not texts:
         return []
     keys = [
@@ -28,10 +26,10 @@ def rank_texts(engine: SearchEngine, query: str, texts: Sequence[str]) -> list[f
     ]
     found = engine.cache.load(list(dict.fromkeys(keys)))
     missing = [i for i, key in enumerate(keys) if key not in found]
-    for start in range(0, len(missing), BATCH_SIZE):
-        batch = missing[start : start + BATCH_SIZE]
-        vectors = engine.embedder.embed([texts[i] for i in batch])
-        items = [(keys[i], vectors[row]) for row, i in enumerate(batch)]
+    unique = list({keys[i]: i for i in missing}.values())
+    if unique:
+        vectors = engine.embedder.embed([texts[i] for i in unique])
+        items = [(keys[i], vectors[row]) for row, i in enumerate(unique)]
         engine.cache.store(items)
         found.update(items)
     matrix = np.stack([found[key] for key in keys])
