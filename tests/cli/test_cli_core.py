@@ -269,10 +269,21 @@ def test_the_demo_workspace_is_healthy(tmp_path: Path) -> None:
     assert code == 0
 
 
-def test_long_work_logs_progress_lines_when_piped(make_workspace: MakeWorkspace) -> None:
+def test_long_work_logs_progress_lines_when_piped(
+    make_workspace: MakeWorkspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cuedeck import open_workspace
+    from cuedeck.progress import reporting_to
+    from cuedeck_cli.output import ProgressLines
+
     root = make_workspace({f"docs/d{n}.md": f"# Doc {n}\n\nText {n}.\n" for n in range(5)})
-    result = CliRunner().invoke(make_cli(), ["-C", str(root), "index"])
-    assert result.exit_code == 0, result.output
-    assert "Indexing files: 5/5 (100%)" in result.stderr
-    quiet = CliRunner().invoke(make_cli(), ["-C", str(root), "index", "--rebuild", "--json"])
-    assert quiet.exit_code == 0 and "Indexing files" not in quiet.stderr
+    with reporting_to(ProgressLines(delay=0.0, every=3600.0)):
+        open_workspace(root).refresh()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["Indexing files: 1/5 (20%)", "Indexing files: 5/5 (100%)"]
+
+    with reporting_to(ProgressLines()):  # quick work says nothing
+        open_workspace(root).refresh(rebuild=True)
+    assert capsys.readouterr().err == ""
+    quiet = CliRunner().invoke(make_cli(), ["-C", str(root), "index", "--rebuild"])
+    assert quiet.exit_code == 0 and "Indexing files" not in quiet.output

@@ -36,10 +36,10 @@ def expected_parts(
     low, high = min(embedded), max(embedded)
     kw_high = max(keyword)
     parts = {}
-    for document, kw, sem in zip(engine.documents, keyword, semantic, strict=True):
+    for path, kw, sem in zip(engine.paths, keyword, semantic, strict=True):
         kw_part = keyword_weight * kw / kw_high if kw > 0 else 0.0
         sem_part = semantic_weight * (sem - low) / (high - low) if sem > -1 else 0.0
-        parts[document.path] = (kw_part, sem_part)
+        parts[path] = (kw_part, sem_part)
     return parts
 
 

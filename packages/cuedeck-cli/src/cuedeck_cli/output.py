@@ -157,24 +157,32 @@ def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Any]:
 
 class ProgressLines:
     """Long work reported as log lines on stderr when it is not a terminal (a terminal
-    gets the commands' own progress bars): one line when a kind of work starts, then at
-    most one every ``every`` seconds, and one when it is done."""
+    gets the commands' own progress bars). Work that ends within ``delay`` seconds says
+    nothing; slower work gets a line once it passes ``delay``, then at most one every
+    ``every`` seconds, and one when it is done."""
 
-    def __init__(self, every: float = 2.0) -> None:
+    def __init__(self, delay: float = 1.0, every: float = 2.0) -> None:
+        self.delay = delay
         self.every = every
+        self._started: dict[str, float] = {}
         self._last: dict[str, float] = {}
 
     def __call__(self, done: float, total: float | None, message: str) -> None:
         import time
 
         now = time.monotonic()
+        started = self._started.setdefault(message, now)
         finished = total is not None and done >= total
         last = self._last.get(message)
-        if last is not None and not finished and now - last < self.every:
-            return
-        self._last[message] = now
         if finished:
+            self._started.pop(message, None)
             self._last.pop(message, None)
+            if last is None and now - started < self.delay:
+                return  # quick work: nothing to say
+        elif now - started < self.delay or (last is not None and now - last < self.every):
+            return
+        else:
+            self._last[message] = now
         share = f" ({done / total:.0%})" if total else ""
         amount = f"{done:g}/{total:g}" if total is not None else f"{done:g}"
         sys.stderr.write(f"{message or 'working'}: {amount}{share}\n")
