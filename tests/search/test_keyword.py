@@ -170,13 +170,17 @@ def test_changes_made_while_no_process_ran_are_seen(small_workspace: Path) -> No
     assert (stats.documents_split, stats.documents_loaded) == (1, 5)  # the new file only
 
 
-def test_saved_plus_fresh_postings_score_as_a_rebuild(make_workspace: MakeWorkspace) -> None:
+def forty_files() -> dict[str, str]:
+    """Forty small docs over eight words, each mixed differently (varied BM25 inputs)."""
     words = ["alpha", "beta", "gamma", "delta", "token", "access", "refresh", "cache"]
-    files = {
+    return {
         f"docs/d{n}.md": f"# Doc {n}\n\n" + " ".join(words[(n * k) % 8] for k in range(n + 3))
         for n in range(40)
     }
-    root = make_workspace(files)
+
+
+def test_saved_plus_fresh_postings_score_as_a_rebuild(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(forty_files())
     open_workspace(root).search("alpha", mode="keyword")  # saves postings of 40 files
     for n in (3, 7):  # fewer than MERGE_MIN changes: scored as saved plus fresh
         (root / f"docs/d{n}.md").write_text(f"# Doc {n}\n\naccess token access cache\n")
@@ -213,12 +217,7 @@ def test_many_changes_are_merged_into_the_saved_postings(make_workspace: MakeWor
 
 
 def test_a_long_lived_engine_follows_reported_files_exactly(make_workspace: MakeWorkspace) -> None:
-    words = ["alpha", "beta", "gamma", "delta", "token", "access", "refresh", "cache"]
-    files = {
-        f"docs/d{n}.md": f"# Doc {n}\n\n" + " ".join(words[(n * k) % 8] for k in range(n + 3))
-        for n in range(40)
-    }
-    root = make_workspace(files)
+    root = make_workspace(forty_files())
     workspace = open_workspace(root)
     workspace.search("alpha", mode="keyword")
     engine = workspace.service("search")
