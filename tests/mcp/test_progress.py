@@ -21,15 +21,15 @@ TOPICS = ("harbour", "orchard", "glacier", "lantern", "meadow", "quarry")
 
 
 def many_sections(make_workspace: MakeWorkspace) -> Path:
-    """A workspace of 48 sections never embedded anywhere (their text is new), whose
-    searches wait for every vector (``[search] wait``): three batches of embedding."""
+    """A workspace of 300 sections never embedded anywhere (their text is new), whose
+    searches wait for every vector (``[search] wait``): two chunks of embedding."""
     nonce = uuid.uuid4().hex
     files: dict[str, str | bytes] = {}
     for number, topic in enumerate(TOPICS):
         parts = [f"# The {topic} ({nonce})\n\nAbout the {topic}, page {number}.\n"]
         parts += [
-            f"## Part {part}\n\nNotes {nonce} on the {topic}, part {part} of seven.\n"
-            for part in range(1, 8)
+            f"## Part {part}\n\nNotes {nonce} on the {topic}, part {part}.\n"
+            for part in range(1, 50)
         ]
         files[f".cuedeck/docs/{topic}.md"] = "\n".join(parts)
     return make_workspace(files, config="[search]\nwait = true\n")
@@ -60,11 +60,11 @@ async def test_a_waiting_search_reports_embedding_progress(make_workspace: MakeW
     embedding = [
         (done, total) for done, total, message in received if message == "Embedding sections"
     ]
-    assert len(embedding) >= 3, received  # one notification per batch of 16
+    assert len(embedding) >= 2, received  # one notification per chunk committed
     done = [value for value, _ in embedding]
     assert done == sorted(done) and len(set(done)) == len(done)  # strictly increasing
     total = embedding[-1][1]
-    assert total is not None and total >= 48
+    assert total is not None and total >= 300
     assert done[-1] == total  # the last one says it is finished
     assert {t for _, t in embedding} == {total}
 
