@@ -40,7 +40,15 @@ REPO = HERE.parent
 BIN = Path(sys.executable).parent
 CUE = str(BIN / "cue")
 QUERY = "extract a tar archive"
-TARGETS = {"mcp keyword p50": 15.0, "mcp keyword p95": 50.0, "search process s": 0.5}
+TARGETS = {
+    "mcp keyword p50": 15.0,
+    "mcp keyword p95": 50.0,
+    "mcp keyword paced p50": 15.0,
+    "mcp keyword paced p95": 50.0,
+    "search process s": 0.5,
+    "search process MB": 150.0,
+    "cache / text": 2.0,
+}
 
 
 def _env() -> dict[str, str]:
@@ -95,6 +103,7 @@ def in_process(root: Path) -> dict[str, float]:
 
     workspace = open_workspace(root)
     workspace.refresh()
+    workspace.count_tokens("warm")  # the exact tokenizer is built on its first count
     target = next((root / "pages" / "000").glob("*.md"))
     target.write_text(target.read_text() + "\nOne more line.\n")
     started = time.perf_counter()
@@ -135,7 +144,9 @@ async def over_mcp(root: Path, paced: int) -> dict[str, float]:
         "mcp keyword p95": ordered[int(0.95 * (len(ordered) - 1))],
     }
     if spaced:
+        paced_order = sorted(spaced)
         result["mcp keyword paced p50"] = statistics.median(spaced)
+        result["mcp keyword paced p95"] = paced_order[int(0.95 * (len(paced_order) - 1))]
         result["mcp keyword paced max"] = max(spaced)
     return result
 

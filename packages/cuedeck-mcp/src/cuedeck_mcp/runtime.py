@@ -66,6 +66,13 @@ def _strings(value: Any) -> Iterator[str]:
             stack.extend(node)
 
 
+def _warm_token_counter(workspace: Workspace) -> None:
+    try:
+        workspace.count_tokens("warm")
+    except Exception:  # a counter that cannot load fails the calls that need it, clearly
+        log.debug("token counter not warmed", exc_info=True)
+
+
 class WorkspaceRuntime:
     """The workspace behind a server, reached from async code through one worker thread."""
 
@@ -74,6 +81,9 @@ class WorkspaceRuntime:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cuedeck-mcp")
         self._cards: frozenset[str] | None = None
         self.freshness = Freshness(workspace)
+        # The exact tokenizer is built on its first count (about 0.1 s): build it now,
+        # while the client starts up, not in the first call that follows an edit.
+        self._executor.submit(_warm_token_counter, workspace)
 
     async def run(self, func: Callable[..., T], *args: Any) -> T:
         """``func(*args)`` on the worker thread."""
