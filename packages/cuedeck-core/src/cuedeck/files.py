@@ -13,8 +13,6 @@ import os
 import tempfile
 from typing import TYPE_CHECKING
 
-import filelock
-
 from cuedeck.errors import Conflict, LockError, PermissionDenied
 
 if TYPE_CHECKING:
@@ -85,6 +83,8 @@ def locked(lock_path: Path, *, timeout: float = 30.0, display: str | None = None
     Writes the holder's pid beside the lock so that a timeout (:class:`LockError`, 1007)
     can name it.
     """
+    import filelock  # here: a process that only reads never takes a lock
+
     holder = lock_path.with_name(lock_path.name + ".pid")
     lock = filelock.FileLock(str(lock_path), timeout=timeout)
     try:

@@ -7,13 +7,12 @@ everything else is shared.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import posixpath
 import re
 import unicodedata
 from typing import TYPE_CHECKING, Any
-
-import yaml
 
 from cuedeck.blocks import ENGINES, SCANNERS, Engine
 from cuedeck.layout import CARD_ID, CARD_ID_PATTERN, CARDS_DIR, DOCS_DIR
@@ -36,14 +35,20 @@ __all__ = [
 # --- frontmatter -------------------------------------------------------------------------
 
 
-class _FrontmatterLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """Safe YAML that keeps timestamps as strings, so cards round-trip them unchanged."""
+@functools.cache
+def _frontmatter_loader() -> Any:
+    """Safe YAML that keeps timestamps as strings, so cards round-trip them unchanged
+    (made on first use: a process that parses nothing never imports yaml)."""
+    import yaml
 
+    class FrontmatterLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        pass
 
-_FrontmatterLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+    FrontmatterLoader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return FrontmatterLoader
 
 
 def split_frontmatter(lines: Sequence[str]) -> tuple[int, int] | None:
@@ -65,8 +70,10 @@ def load_frontmatter(lines: Sequence[str], path: str) -> tuple[dict[str, Any], i
         return {}, 1, []
     _, close = bounds
     source = "\n".join(lines[1:close])
+    import yaml
+
     try:
-        data = yaml.load(source, Loader=_FrontmatterLoader)
+        data = yaml.load(source, Loader=_frontmatter_loader())
     except yaml.YAMLError as exc:
         # The construct that failed (an unclosed "[", say) beats where the parser gave up.
         mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)

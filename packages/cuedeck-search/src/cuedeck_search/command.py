@@ -93,6 +93,11 @@ def _json(result: SearchResult) -> dict[str, Any]:
 
 
 def _print(query: str, mode: str, results: list[SearchResult]) -> None:
+    import sys
+
+    if not sys.stdout.isatty():  # piped: the same lines, plain (and no rich to import)
+        _print_plain(query, mode, results)
+        return
     from rich.markup import escape
 
     from cuedeck_cli.output import console
@@ -114,3 +119,18 @@ def _print(query: str, mode: str, results: list[SearchResult]) -> None:
         )
         if result.snippet:
             out.print(f"    [dim]{escape(result.snippet)}[/]")
+
+
+def _print_plain(query: str, mode: str, results: list[SearchResult]) -> None:
+    if not results:
+        click.echo(f"no results for {query!r} ({mode})")
+        return
+    for rank, result in enumerate(results, start=1):
+        where = f"{result.path}:{result.line}" if result.line else result.path
+        anchor = f"  § {result.anchors[0]}" if result.anchors else ""
+        detail = ""
+        if result.keyword_score is not None and result.semantic_score is not None:
+            detail = f" (kw {result.keyword_score:.3f} + sem {result.semantic_score:.3f})"
+        click.echo(f"{rank:>2}. {where}{anchor}  {result.score:.3f}{detail}")
+        if result.snippet:
+            click.echo(f"    {result.snippet}")
