@@ -310,8 +310,8 @@ def main() -> None:
         engine.sync()
         keyword_build = time.perf_counter() - started
         report["fastapi"] = {
-            "files": len(engine.documents),
-            "sections": len(engine.sections),
+            "files": len(engine.paths),
+            "sections": int(engine.catalog.live_sections.sum()),
             "keyword_build_s": round(keyword_build, 3),
             "cold_embedding": cold_embedding(engine),
         }
@@ -329,8 +329,8 @@ def main() -> None:
             started = time.perf_counter()
             engine.sync()
             report["tldr"] = {
-                "files": len(engine.documents),
-                "sections": len(engine.sections),
+                "files": len(engine.paths),
+                "sections": int(engine.catalog.live_sections.sum()),
                 "keyword_build_s": round(time.perf_counter() - started, 3),
                 "keyword_p50_ms": p50_ms(engine, TLDR_QUERIES, "keyword"),
             }

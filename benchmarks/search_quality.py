@@ -164,14 +164,14 @@ def heldout_set(source: Path, target: Path, count: int, pages: int) -> list[dict
 def top_files(engine: SearchEngine, scores: np.ndarray[Any, Any], k: int) -> list[str]:
     """The engine's result order: files scoring above 0, best first, ties by path."""
     candidates = np.flatnonzero(scores > 0)
-    ranked = sorted(candidates.tolist(), key=lambda d: (-scores[d], engine.documents[d].path))
-    return [engine.documents[d].path for d in ranked[:k]]
+    ranked = sorted(candidates.tolist(), key=lambda d: (-scores[d], engine.paths[d]))
+    return [engine.paths[d] for d in ranked[:k]]
 
 
 def cosine_files(engine: SearchEngine) -> Callable[[str, int], list[str]]:
     """MiniLM cosine of the query against every section vector, best section per file."""
     matrix = engine.ensure_vectors()
-    paths = [s.path for s in engine.sections]
+    paths = [engine.paths[int(d)] for d in engine.catalog.section_doc]  # the matrix's rows
 
     def rank(query: str, k: int) -> list[str]:
         scores = np.einsum("ij,j->i", matrix, engine.query_vector(query))
@@ -244,7 +244,7 @@ def sweep(engine: SearchEngine, queries: list[dict[str, Any]]) -> dict[str, Any]
     from cuedeck_search.fusion import fuse
 
     settings = engine.workspace.config.search
-    allowed = np.ones(len(engine.documents), dtype=bool)
+    allowed = np.ones(len(engine.paths), dtype=bool)
     sides = []
     for item in queries:
         keyword = engine.keyword_scores(item["query"])
@@ -359,8 +359,8 @@ def evaluate(engine: SearchEngine, queries: list[dict[str, Any]]) -> dict[str, A
     embedded = engine.embed_all()
     embedding_s = time.perf_counter() - started
     return {
-        "files": len(engine.documents),
-        "sections": len(engine.sections),
+        "files": len(engine.paths),
+        "sections": int(engine.catalog.live_sections.sum()),
         "queries": len(queries),
         "embedded_now": embedded,
         "embedding_s": round(embedding_s, 1),
@@ -410,7 +410,7 @@ def main() -> None:
             started = time.perf_counter()
             embedded = engine.embed_all()
             report["tldr"] = {
-                "files": len(engine.documents),
+                "files": len(engine.paths),
                 "embedded_now": embedded,
                 "embedding_s": round(time.perf_counter() - started, 1),
                 "warm_hybrid_p50_ms": p50_ms(engine, TLDR_QUERIES, "hybrid"),
