@@ -93,44 +93,47 @@ def _json(result: SearchResult) -> dict[str, Any]:
 
 
 def _print(query: str, mode: str, results: list[SearchResult]) -> None:
+    """Results as lines: styled on a terminal, plain when piped (no rich to import)."""
     import sys
 
-    if not sys.stdout.isatty():  # piped: the same lines, plain (and no rich to import)
-        _print_plain(query, mode, results)
+    if not sys.stdout.isatty():
+        for line in _lines(query, mode, results, markup=False):
+            click.echo(line)
         return
-    from rich.markup import escape
-
     from cuedeck_cli.output import console
 
     out = console()
-    if not results:
-        out.print(f"no results for {escape(query)!r} ({mode})")
-        return
-    for rank, result in enumerate(results, start=1):
-        where = f"{result.path}:{result.line}" if result.line else result.path
-        anchor = f"  [cyan]§ {escape(result.anchors[0])}[/]" if result.anchors else ""
-        parts = []
-        if result.keyword_score is not None and result.semantic_score is not None:
-            parts.append(f"kw {result.keyword_score:.3f} + sem {result.semantic_score:.3f}")
-        detail = f" [dim]({', '.join(parts)})[/]" if parts else ""
-        out.print(
-            f"[bold]{rank:>2}.[/] [green]{escape(where)}[/]{anchor}  "
-            f"[yellow]{result.score:.3f}[/]{detail}"
-        )
-        if result.snippet:
-            out.print(f"    [dim]{escape(result.snippet)}[/]")
+    for line in _lines(query, mode, results, markup=True):
+        out.print(line)
 
 
-def _print_plain(query: str, mode: str, results: list[SearchResult]) -> None:
+def _lines(query: str, mode: str, results: list[SearchResult], *, markup: bool) -> list[str]:
+    """The lines of a result list, with rich markup or without."""
+
+    def quote(text: str) -> str:
+        if not markup:
+            return text
+        from rich.markup import escape
+
+        return escape(text)
+
+    def styled(text: str, style: str) -> str:
+        return f"[{style}]{text}[/]" if markup else text
+
     if not results:
-        click.echo(f"no results for {query!r} ({mode})")
-        return
+        return [f"no results for {quote(query)!r} ({mode})"]
+    lines: list[str] = []
     for rank, result in enumerate(results, start=1):
         where = f"{result.path}:{result.line}" if result.line else result.path
-        anchor = f"  § {result.anchors[0]}" if result.anchors else ""
+        anchor = "  " + styled(f"§ {quote(result.anchors[0])}", "cyan") if result.anchors else ""
         detail = ""
         if result.keyword_score is not None and result.semantic_score is not None:
-            detail = f" (kw {result.keyword_score:.3f} + sem {result.semantic_score:.3f})"
-        click.echo(f"{rank:>2}. {where}{anchor}  {result.score:.3f}{detail}")
+            parts = f"kw {result.keyword_score:.3f} + sem {result.semantic_score:.3f}"
+            detail = " " + styled(f"({parts})", "dim")
+        lines.append(
+            f"{styled(f'{rank:>2}.', 'bold')} {styled(quote(where), 'green')}{anchor}  "
+            f"{styled(f'{result.score:.3f}', 'yellow')}{detail}"
+        )
         if result.snippet:
-            click.echo(f"    {result.snippet}")
+            lines.append("    " + styled(quote(result.snippet), "dim"))
+    return lines
