@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
+from cuedeck.errors import PermissionDenied
 from cuedeck.layout import CACHE_DIR
 from cuedeck.parsing import split_lines
 from cuedeck.progress import report
@@ -189,7 +190,7 @@ class Catalog:
     def _save(self, postings: Postings) -> None:
         try:
             save(postings, self.path, self.fingerprint)
-        except OSError as exc:  # only a cache: a read-only workspace tokenises next time
+        except (OSError, PermissionDenied) as exc:  # only a cache: tokenised again next time
             log.info("keyword postings not saved: %s", exc)
         self.stats.merges += 1
         _drop_old_tables(self.workspace)
@@ -215,14 +216,7 @@ class Catalog:
             self._sections.move_to_end(key)
             return found
         document = self.workspace.index.get(key[0])
-        if document is None:
-            sections: list[Section] = []
-        else:
-            try:
-                text = self.workspace.snapshot(key[0]).text
-            except Exception:  # vanished since the refresh: it drops out at the next one
-                text = ""
-            sections = split_sections(document, split_lines(text))
+        sections = [] if document is None else split_sections(document, self._file_lines(key))
         self._sections[key] = sections
         if len(self._sections) > SECTION_CACHE:
             self._sections.popitem(last=False)
@@ -254,7 +248,7 @@ class Catalog:
         if found is None:
             try:
                 found = split_lines(self.workspace.read_text(key[0]))
-            except Exception:  # gone since the refresh: no text, no bonus
+            except Exception:  # gone since the refresh: no text; it drops out at the next one
                 found = []
             self._lines[key] = found
             if len(self._lines) > SECTION_CACHE:

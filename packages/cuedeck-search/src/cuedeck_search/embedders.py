@@ -34,17 +34,14 @@ def _verified_models() -> Any:
 
 def minilm(workspace: Workspace) -> OnnxEmbedder:
     """all-MiniLM-L6-v2 int8 (its sha256 checked once per file version)."""
-    from cuedeck_search.embedding import OnnxEmbedder, minilm_id, model_file, verify_model
+    from cuedeck_search import user_cache
+    from cuedeck_search.embedding import load_embedder, model_file
 
-    path, expected, model_id = model_file()
-    key = ("minilm", str(path))
+    key = ("minilm", str(model_file()[0]))
     with _LOADED_LOCK:
         embedder = _LOADED.get(key)
         if embedder is None:
-            store = _verified_models()
-            verify_model(path, expected, known=store.get, remember=store.put)
-            embedder = OnnxEmbedder(path, model_id=minilm_id(model_id))
-            _LOADED[key] = embedder
+            embedder = _LOADED[key] = load_embedder(user_cache.connect)
         return embedder
 
 

@@ -262,10 +262,6 @@ class OnnxEmbedder:
         return out
 
 
-#: Kept for code written against the MiniLM-only embedder.
-Embedder = OnnxEmbedder
-
-
 def load_embedder(
     connection_factory: Callable[[], sqlite3.Connection] | None = None,
     *,

@@ -21,7 +21,7 @@ import numpy as np
 from cuedeck.errors import InvalidInput
 from cuedeck.models import SearchFilters, SearchResult
 from cuedeck_search.analysis import terms
-from cuedeck_search.catalog import Catalog
+from cuedeck_search.catalog import Catalog, CatalogStats
 from cuedeck_search.keyword import KeywordSettings
 from cuedeck_search.postings import PostingsError
 from cuedeck_search.snippets import snippet
@@ -57,19 +57,19 @@ class _Scored:
 class EngineStats:
     """Counters of what the engine did (tests and benchmarks read them)."""
 
+    catalog: CatalogStats  # documents split, loaded and merged, counted by the catalog
     chunks_embedded: int = 0  # sections embedded by this engine's model
     chunks_loaded: int = 0  # vectors taken from the shared cache instead
-    catalog: object = None  # the catalog's own counters (documents split and loaded)
 
     @property
     def documents_split(self) -> int:
         """Documents read, split and tokenised."""
-        return int(getattr(self.catalog, "documents_split", 0))
+        return self.catalog.documents_split
 
     @property
     def documents_loaded(self) -> int:
         """Documents taken from saved postings instead."""
-        return int(getattr(self.catalog, "documents_loaded", 0))
+        return self.catalog.documents_loaded
 
 
 class SearchEngine:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 import mmap
-import os
-import tempfile
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import numpy as np
+
+from cuedeck.files import atomic_write
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -293,7 +293,7 @@ _ARRAYS = ("doc_ends", "lengths", "lines", "hashes", "blob", "offsets", "indptr"
 
 
 def save(postings: Postings, path: Path, fingerprint: str) -> None:
-    """Write ``postings`` to ``path`` atomically (temporary file, then rename)."""
+    """Write ``postings`` to ``path`` atomically (:func:`cuedeck.files.atomic_write`)."""
     arrays: dict[str, NDArray[Any]] = {
         "doc_ends": postings.doc_ends,
         "lengths": postings.lengths,
@@ -319,20 +319,13 @@ def save(postings: Postings, path: Path, fingerprint: str) -> None:
         {"format": FORMAT, "fingerprint": fingerprint, "arrays": layout}, sort_keys=True
     ).encode()
     start = _aligned(len(_MAGIC) + 8 + len(header))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
-            for name in _ARRAYS:
-                out.seek(start + layout[name][2])
-                out.write(np.ascontiguousarray(arrays[name]).tobytes())
-            out.seek(start + layout["keys"][2])
-            out.write(keys)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    payload = bytearray(start + layout["keys"][2] + len(keys))
+    payload[: len(_MAGIC) + 8 + len(header)] = _MAGIC + len(header).to_bytes(8, "little") + header
+    for name in _ARRAYS:
+        data = np.ascontiguousarray(arrays[name]).tobytes()
+        payload[start + layout[name][2] : start + layout[name][2] + len(data)] = data
+    payload[start + layout["keys"][2] :] = keys
+    atomic_write(path, bytes(payload))
 
 
 def load(path: Path, fingerprint: str) -> Postings:

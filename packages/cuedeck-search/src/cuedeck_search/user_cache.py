@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cuedeck.layout import user_cache_dir
+from cuedeck_search.embedding import DIMENSIONS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -72,25 +73,15 @@ class EmbeddingCache:
     opens its own connection, so the cache can be used from any thread.
     """
 
-    ROW_BYTES = 384 * 4 + ROW_OVERHEAD  # a MiniLM row (docs quote the cap in these)
+    ROW_BYTES = DIMENSIONS * 4 + ROW_OVERHEAD  # a MiniLM row (docs quote the cap in these)
 
-    def __init__(self, model_id: str, *, path: Path | None = None) -> None:
+    def __init__(self, model_id: str) -> None:
         self.model_id = model_id
-        self.path = path
         self._ready = False
-
-    def _connect(self) -> sqlite3.Connection:
-        if self.path is None:
-            return connect()
-        connection = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
-        )
-        connection.execute("PRAGMA journal_mode = WAL")
-        return connection
 
     @contextlib.contextmanager
     def _open(self) -> Iterator[sqlite3.Connection]:
-        connection = self._connect()
+        connection = connect()
         try:
             if not self._ready:
                 connection.executescript(_SCHEMA)
