@@ -198,7 +198,12 @@ class O200kCounter:
 
     def sane(self) -> bool:
         """Whether the known samples count as they should."""
-        return all(self.count(text) == expected for text, expected in O200K_SAMPLES.items())
+        return not miscounted(self.count)
+
+
+def miscounted(count: Callable[[str], int]) -> dict[str, int]:
+    """The known samples ``count`` gets wrong, with the count it gave."""
+    return {text: n for text in O200K_SAMPLES if (n := count(text)) != O200K_SAMPLES[text]}
 
 
 class _LazyNativeCount:
@@ -218,8 +223,6 @@ class _LazyNativeCount:
         return self._count(text)
 
     def _load(self) -> Callable[[str], int]:
-        import importlib.machinery
-
         from cuedeck.errors import MissingExtra
 
         library = next(self.package.glob("_bindings*.so"), None) or next(
@@ -230,13 +233,13 @@ class _LazyNativeCount:
                 f"bpe-openai's native module is missing from {self.package}",
                 help='reinstall it: pip install --force-reinstall "cuedeck-core[tokens]"',
             )
-        loader = importlib.machinery.ExtensionFileLoader("bpe_openai._bindings", str(library))
-        spec = importlib.util.spec_from_loader("bpe_openai._bindings", loader)
+        spec = importlib.util.spec_from_file_location("bpe_openai._bindings", library)
         assert spec is not None
+        assert spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
+        spec.loader.exec_module(module)
         count: Callable[[str], int] = module.tokenizer_for_encoding("o200k_base").count
-        wrong = {t: count(t) for t, n in O200K_SAMPLES.items() if count(t) != n}
+        wrong = miscounted(count)
         if wrong:
             raise MissingExtra(
                 f"bpe-openai's o200k_base tokenizer miscounts known samples: {wrong}",
