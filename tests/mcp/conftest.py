@@ -103,3 +103,27 @@ def http_server(root: Path, *args: str, **env: str) -> Iterator[tuple[str, int]]
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
+
+
+def add_token(root: Path, name: str, role: str) -> str:
+    """A new bearer token of ``role`` for ``root``, made by `cue mcp token add`."""
+    done = subprocess.run(
+        [CUE, "-C", str(root), "mcp", "token", "add", name, "--role", role],
+        capture_output=True, text=True, env=environment(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+async def bearer_session(url: str, token: str | None, work: Any) -> Any:
+    """``await work(client)`` with a real MCP client over HTTP, sending ``token``."""
+    import httpx2
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+    ):
+        return await work(client)

@@ -13,12 +13,19 @@ import httpx2
 import pytest
 from mcp import MCPError
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.roles import allows, load_grants, required_role
-from tests.mcp.conftest import CUE, environment, free_port, server_for, wait_until_listening
+from tests.mcp.conftest import (
+    CUE,
+    add_token,
+    bearer_session,
+    environment,
+    free_port,
+    server_for,
+    wait_until_listening,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -27,12 +34,6 @@ def _cue(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [CUE, "-C", str(root), *args], capture_output=True, text=True, env=environment()
     )
-
-
-def _add_token(root: Path, name: str, role: str) -> str:
-    done = _cue(root, "mcp", "token", "add", name, "--role", role)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 @contextmanager
@@ -53,17 +54,8 @@ def _serving(root: Path, log: Path, *args: str) -> Iterator[str]:
             process.wait(10)
 
 
-async def _session(url: str, token: str | None, work: Any) -> Any:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx2.AsyncClient(headers=headers) as http,
-        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
-    ):
-        return await work(client)
-
-
 async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_path: Path) -> None:
-    tokens = {role: _add_token(demo, f"{role}-bot", role) for role in ("read", "write", "admin")}
+    tokens = {role: add_token(demo, f"{role}-bot", role) for role in ("read", "write", "admin")}
     stored = (demo / ".cuedeck" / "access.toml").read_text(encoding="utf-8")
     assert not any(token in stored for token in tokens.values())  # hashes only
     assert {g.role for g in load_grants(demo)} == {"read", "write", "admin"}
@@ -79,7 +71,7 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
             async def listed(client: Client) -> set[str]:
                 return {tool.name for tool in (await client.list_tools()).tools}
 
-            seen[role] = await _session(url, token, listed)
+            seen[role] = await bearer_session(url, token, listed)
 
         async def read_tries_to_write(client: Client) -> Any:
             who = (await client.call_tool("whoami", {})).structured_content
@@ -89,7 +81,7 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
                 )
             return who, refused.value.error
 
-        who, refused = await _session(url, tokens["read"], read_tries_to_write)
+        who, refused = await bearer_session(url, tokens["read"], read_tries_to_write)
 
         async def codes_of(client: Client, names: set[str]) -> dict[str, int]:
             """Each tool called by name, unlisted: the code it is refused with."""
@@ -105,7 +97,7 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
             for role in ("read", "write")
         }
         refusals = {
-            role: await _session(url, tokens[role], lambda c, r=role: codes_of(c, beyond[r]))
+            role: await bearer_session(url, tokens[role], lambda c, r=role: codes_of(c, beyond[r]))
             for role in beyond
         }
 
@@ -115,7 +107,7 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
                 await client.call_tool("delete_file", {"file_path": "docs/api.md"})
             return refused.value.error
 
-        write_refused = await _session(url, tokens["write"], write_tries_to_delete)
+        write_refused = await bearer_session(url, tokens["write"], write_tries_to_delete)
 
         async with httpx2.AsyncClient() as http:
             ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -178,7 +170,7 @@ async def test_in_process_client_checks_the_role_on_call(demo: Path) -> None:
 
 
 def test_token_commands(demo: Path) -> None:
-    token = _add_token(demo, "laptop", "admin")
+    token = add_token(demo, "laptop", "admin")
     assert token.startswith("cdk_") and len(token) > 40
     listed = json.loads(_cue(demo, "mcp", "token", "list", "--json").stdout)
     assert listed == {

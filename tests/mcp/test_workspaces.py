@@ -15,9 +15,16 @@ import httpx2
 import pytest
 from mcp import MCPError
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import CUE, DEMO, environment, free_port, wait_until_listening
+from tests.mcp.conftest import (
+    CUE,
+    DEMO,
+    add_token,
+    bearer_session,
+    environment,
+    free_port,
+    wait_until_listening,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -61,14 +68,6 @@ def _running(argv: list[str], port: int, **env: str) -> Iterator[str]:
             process.stderr.close()
 
 
-async def _with_client(url: str, work: Any) -> Any:
-    async with (
-        httpx2.AsyncClient() as http,
-        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
-    ):
-        return await work(client)
-
-
 async def _card_ids(client: Client) -> set[str]:
     reply = (await client.call_tool("list_tasks", {})).structured_content
     assert reply is not None
@@ -89,7 +88,9 @@ async def test_three_workspaces_in_one_process_never_see_each_other(tmp_path: Pa
         async with httpx2.AsyncClient() as http:
             listing = (await http.get(f"{base}/mcp")).json()
             missing = await http.get(f"{base}/mcp/nope")
-        cards = {name: await _with_client(f"{base}/mcp/{name}", _card_ids) for name in roots}
+        cards = {
+            name: await bearer_session(f"{base}/mcp/{name}", None, _card_ids) for name in roots
+        }
 
         async def read_web_doc(client: Client) -> Any:
             try:
@@ -97,13 +98,13 @@ async def test_three_workspaces_in_one_process_never_see_each_other(tmp_path: Pa
             except MCPError as error:
                 return error.error
 
-        from_web = await _with_client(f"{base}/mcp/web", read_web_doc)
-        from_api = await _with_client(f"{base}/mcp/api", read_web_doc)
+        from_web = await bearer_session(f"{base}/mcp/web", None, read_web_doc)
+        from_api = await bearer_session(f"{base}/mcp/api", None, read_web_doc)
 
         async def whoami(client: Client) -> Any:
             return (await client.call_tool("whoami", {})).structured_content
 
-        who = await _with_client(f"{base}/mcp/ops", whoami)
+        who = await bearer_session(f"{base}/mcp/ops", None, whoami)
     assert listing == {
         "workspaces": [{"name": n, "endpoint": f"/mcp/{n}"} for n in ("api", "ops", "web")]
     }
@@ -137,7 +138,7 @@ async def test_two_workers_lose_no_update_and_serve_fresh_results(tmp_path: Path
                         "update_task", {"id": "zz0001", "updates": {"notes": note}}
                     )
 
-            await _with_client(url, work)
+            await bearer_session(url, None, work)
 
         async with anyio.create_task_group() as group:
             for number in range(16):
@@ -155,8 +156,8 @@ async def test_two_workers_lose_no_update_and_serve_fresh_results(tmp_path: Path
                 reply = (await client.call_tool("list_tasks", {})).structured_content
                 return next(c["priority"] for c in reply["result"] if c["id"] == "zz0001")
 
-            await _with_client(url, change)
-            seen = await _with_client(url, read)
+            await bearer_session(url, None, change)
+            seen = await bearer_session(url, None, read)
             if seen != priority:
                 stale.append((n, priority, seen))
     card = (root / ".cuedeck" / "cards" / "zz0001.md").read_text(encoding="utf-8")
@@ -165,31 +166,13 @@ async def test_two_workers_lose_no_update_and_serve_fresh_results(tmp_path: Path
     assert stale == []
 
 
-def _add_token(root: Path, name: str, role: str) -> str:
-    done = subprocess.run(
-        [CUE, "-C", str(root), "mcp", "token", "add", name, "--role", role],
-        capture_output=True, text=True, env=environment(),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
-async def _as(url: str, token: str | None, work: Any) -> Any:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx2.AsyncClient(headers=headers) as http,
-        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
-    ):
-        return await work(client)
-
-
 async def test_the_team_set_up_of_docs_mcp_md(tmp_path: Path) -> None:
     """docs/mcp.md's team: a config file for `uvicorn cuedeck_mcp.asgi:app`, tokens per
     workspace with their roles, the file's tool profile for every workspace."""
     api = _copy_demo(tmp_path / "api", "api001", "Only in api")
     web = _copy_demo(tmp_path / "web", "web001", "Only in web")
-    alice = _add_token(api, "alice", "admin")
-    ci = _add_token(web, "ci", "read")
+    alice = add_token(api, "alice", "admin")
+    ci = add_token(web, "ci", "read")
     port = free_port()
     config = tmp_path / "mcp.toml"
     config.write_text(
@@ -212,8 +195,8 @@ async def test_the_team_set_up_of_docs_mcp_md(tmp_path: Path) -> None:
         return await _card_ids(client), refused.value.error
 
     with _running(argv, port, CUEDECK_MCP_CONFIG=str(config)) as base:
-        api_names, api_who = await _as(f"{base}/mcp/api", alice, names_and_who)
-        web_cards, refused = await _as(f"{base}/mcp/web", ci, read_tries_to_write)
+        api_names, api_who = await bearer_session(f"{base}/mcp/api", alice, names_and_who)
+        web_cards, refused = await bearer_session(f"{base}/mcp/web", ci, read_tries_to_write)
         async with httpx2.AsyncClient() as http:
             ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
             wrong_workspace = await http.post(
