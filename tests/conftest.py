@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import subprocess
+import sys
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +39,21 @@ needs_extras = pytest.mark.skipif(
     not all(installed(m) for m in (*OPTIONAL, "cuedeck_example_plugin")),
     reason="needs every CueDeck package and the example plugin (tox -e all)",
 )
+
+
+def run_script(script: str, **env: str) -> Any:
+    """Run ``script`` in a fresh interpreter (no thread of pytest's, nothing imported yet)
+    with ``env`` added; its last stdout line, as JSON."""
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
 def corpora_dir() -> Path | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cuedeck import open_workspace
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, run_script
 
 
 def test_exact_identifier_ranks_first(small_workspace: Path) -> None:
@@ -236,3 +237,34 @@ def test_a_long_lived_engine_follows_reported_files_exactly(make_workspace: Make
         expected = rebuilt.search(query, mode="keyword", limit=50)
         assert [r.path for r in got] == [r.path for r in expected]
         assert [r.score for r in got] == pytest.approx([r.score for r in expected], rel=1e-5)
+
+
+BUILD = textwrap.dedent("""
+    import json
+    from cuedeck import open_workspace, parallel
+
+    parallel.MIN_ITEMS = 10
+    forked = []
+    original = parallel._forked
+    parallel._forked = lambda *args: forked.append(True) or original(*args)
+    workspace = open_workspace(ROOT)
+    answers = {
+        query: [[r.path, r.line, r.score] for r in workspace.search(query, mode="keyword")]
+        for query in ("access token", "alpha beta", "cache", "refresh doc")
+    }
+    stats = workspace.service("search").stats
+    print(json.dumps({
+        "forked": len(forked), "answers": answers, "split": stats.documents_split,
+    }))
+""")
+
+
+def test_postings_tokenised_by_workers_equal_those_made_here(make_workspace: MakeWorkspace) -> None:
+    roots = [make_workspace(forty_files()) for _ in range(2)]
+    forked = run_script(BUILD.replace("ROOT", repr(str(roots[0]))), CUEDECK_WORKERS="2")
+    here = run_script(BUILD.replace("ROOT", repr(str(roots[1]))), CUEDECK_WORKERS="1")
+    # Indexing and tokenising each forked once there, never here.
+    assert (forked.pop("forked"), here.pop("forked")) == (2, 0)
+    assert forked == here and forked["split"] == 40
+    assert all(forked["answers"].values())
+    assert (roots[0] / POSTINGS).read_bytes() == (roots[1] / POSTINGS).read_bytes()

@@ -137,8 +137,12 @@ def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Any]:
     if not enabled or not sys.stderr.isatty():
         yield lambda done, total: None
         return
+    import time
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+    # Drawn from the caller's thread, not rich's refresh thread: bulk work forks workers
+    # only in a process without other threads (cuedeck.parallel).
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
@@ -146,11 +150,18 @@ def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Any]:
         TimeRemainingColumn(),
         console=console(stderr=True),
         transient=True,
+        auto_refresh=False,
     ) as progress:
         task = progress.add_task(description, total=None)
+        drawn = 0.0
 
         def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+            nonlocal drawn
+            now = time.monotonic()
+            redraw = now - drawn >= 0.1 or done >= total
+            progress.update(task, completed=done, total=total, refresh=redraw)
+            if redraw:
+                drawn = now
 
         yield update
 

@@ -16,19 +16,19 @@ import threading
 import time
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from cuedeck.files import locked, sha256_bytes
 from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
 from cuedeck.models import Document, Problem, converter
+from cuedeck.parallel import Tick, map_chunks
 from cuedeck.parsing import parse_document
-from cuedeck.progress import report
 from cuedeck.walk import FileStat, admitted, binary, binary_file, unreadable, walk_markdown
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from cuedeck.blocks import Engine
     from cuedeck.config import IndexSettings
@@ -37,6 +37,11 @@ log = logging.getLogger("cuedeck")
 
 SCHEMA_VERSION = 2  # 2: document data zlib-compressed
 CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
+
+#: What a refresh found of one file: ``(path, stat, kind, detail)``. ``kind`` is
+#: ``parsed`` (detail: sha256 and the stored data), ``same`` (content unchanged),
+#: ``left out`` (detail: the Problem saying why) or ``gone``.
+Outcome = tuple[str, FileStat, str, Any]
 
 
 @attrs.frozen
@@ -255,42 +260,55 @@ class Index:
         updates: list[tuple[str, FileStat, str, bytes]] = []  # path, stat, sha, data
         touched: list[tuple[str, FileStat]] = []  # same content, new stat
         parsed = reused = 0
-        for done, (path, stat) in enumerate(stale, start=1):
-            try:
-                data = (self.root / path).read_bytes()
-            except OSError as exc:
-                if not isinstance(exc, FileNotFoundError):
-                    left_out.append(unreadable(path, exc))
-                if path in self._rows:
+        chunks = map_chunks(self._read_files, stale, message="Indexing files", progress=progress)
+        for outcomes in chunks:
+            for path, stat, kind, found in outcomes:
+                if kind == "parsed":
+                    # The document is decoded from its data when read: sending it back
+                    # from a worker would cost more than decoding the few that are read.
+                    updates.append((path, stat, *found))
+                    parsed += 1
+                    continue
+                if kind == "same":
+                    touched.append((path, stat))
+                    reused += 1
+                    continue
+                if kind != "gone":
+                    left_out.append(found)
+                if path in self._rows:  # gone, unreadable or no longer text
                     removed.append(path)
-                continue
-            if binary(data):
-                left_out.append(binary_file(path))
-                if path in self._rows:  # it was text before
-                    removed.append(path)
-                continue
-            row = self._rows.get(path)
-            sha = sha256_bytes(data)
-            if row is not None and row[1] == sha:
-                touched.append((path, stat))
-                reused += 1
-            else:
-                document = parse_document(
-                    path, data, count_tokens=self.count_tokens, engine=self.engine
-                )
-                data = json.dumps(converter.unstructure(document)).encode("utf-8")
-                updates.append((path, stat, sha, zlib.compress(data, 6)))
-                self._documents[path] = document
-                parsed += 1
-            if progress is not None:
-                progress(done, len(stale))
-            report(done, len(stale), "Indexing files")
 
         if updates or touched or removed or rebuilt or not self.path.exists():
             self._write(updates, touched, removed)
         if updates or removed or rebuilt:
             self._bump(None if rebuilt else [path for path, *_ in updates] + removed)
         return parsed, reused
+
+    def _read_files(self, files: Sequence[tuple[str, FileStat]], tick: Tick) -> list[Outcome]:
+        """Read, hash and parse each of ``files``: what became of it (one :data:`Outcome`
+        each). Runs in forked workers on a cold start, so it changes nothing itself."""
+        outcomes: list[Outcome] = []
+        for done, (path, stat) in enumerate(files, start=1):
+            try:
+                data = (self.root / path).read_bytes()
+            except FileNotFoundError:
+                outcomes.append((path, stat, "gone", None))
+            except OSError as exc:
+                outcomes.append((path, stat, "left out", unreadable(path, exc)))
+            else:
+                if binary(data):
+                    outcomes.append((path, stat, "left out", binary_file(path)))
+                elif (row := self._rows.get(path)) is not None and row[1] == sha256_bytes(data):
+                    outcomes.append((path, stat, "same", None))
+                else:
+                    document = parse_document(
+                        path, data, count_tokens=self.count_tokens, engine=self.engine
+                    )
+                    blob = json.dumps(converter.unstructure(document)).encode("utf-8")
+                    found = (document.sha256, zlib.compress(blob, 6))
+                    outcomes.append((path, stat, "parsed", found))
+            tick(done)
+        return outcomes
 
     def _bump(self, paths: list[str] | None) -> None:
         """A new generation, in which ``paths`` changed (None: anything may have)."""
@@ -347,6 +365,7 @@ class Index:
                 raise
         for path, stat, sha, data in updates:
             self._rows[path] = (stat, sha, data)
+            self._documents.pop(path, None)  # decoded again from the new data when read
         for path, stat in touched:
             old = self._rows[path]
             self._rows[path] = (stat, old[1], old[2])
@@ -388,6 +407,11 @@ class Index:
         paths = self.paths
         self._fetch([p for p in paths if p not in self._documents])
         return {path: doc for path in paths if (doc := self.get(path)) is not None}
+
+    def fetch(self, paths: Iterable[str]) -> None:
+        """Read the stored data of ``paths`` now, in one query: before forking workers,
+        which must not use this process's database connection."""
+        self._fetch(list(paths))
 
     def _fetch(self, paths: list[str]) -> None:
         """Read the stored data of ``paths`` not read yet (one query for many)."""

@@ -238,8 +238,10 @@ class Workspace:
             raise InvalidInput(f"{path!r} leaves the workspace", field=field)
         if ".git" in parts:
             raise InvalidInput(f"{path!r} is inside .git", field=field)
-        real = (self.root / normal).resolve()
-        if not real.is_relative_to(self.root):
+        # os.path, not pathlib: every read of every file passes here.
+        root = os.fspath(self.root)
+        real = os.path.realpath(os.path.join(root, normal))
+        if real != root and not real.startswith(root.rstrip("/") + "/"):
             raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
         return normal
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
+from cuedeck import parallel
 from cuedeck.errors import PermissionDenied
 from cuedeck.layout import CACHE_DIR
 from cuedeck.parsing import split_lines
@@ -29,6 +30,7 @@ from cuedeck_search.postings import (
     Postings,
     PostingsError,
     build,
+    combine,
     empty,
     fingerprint,
     hex_hashes,
@@ -39,7 +41,7 @@ from cuedeck_search.postings import (
 from cuedeck_search.sections import split_sections
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from numpy.typing import NDArray
 
@@ -106,12 +108,17 @@ class Catalog:
             dead = np.zeros(len(base.keys), dtype=bool)
             if gone:
                 dead[[i for i, key in enumerate(base.keys) if key in gone]] = True
-            if len(added) > 500:
-                _ = self.workspace.index.documents  # read in one query, not one per file
-            for done, key in enumerate(added, start=1):
-                fresh[key] = self._fresh.get(key) or self._tokenise(key)
-                if done % 64 == 0 or done == len(added):
-                    report(done, len(added), "Tokenising files for search")
+            if len(added) > 500:  # read in one query, not one per file (or per worker)
+                self.workspace.index.fetch(key[0] for key in added)
+            merging = not base.keys or self._merges(len(added) + len(gone), len(keys))
+            if merging and len(added) >= parallel.MIN_ITEMS:
+                base = self._merged(base, dead, self._postings_of(added))
+                dead = np.zeros(len(base.keys), dtype=bool)
+            else:
+                for done, key in enumerate(added, start=1):
+                    fresh[key] = self._fresh.get(key) or self._tokenise(key)
+                    if done % 64 == 0 or done == len(added):
+                        report(done, len(added), "Tokenising files for search")
         self._finish(base, dead, fresh)
 
     def apply(self, changed: set[str], sha_of: Callable[[str], str | None]) -> None:
@@ -142,10 +149,8 @@ class Catalog:
         """Merge when the changes have grown large, then lay out the section arrays."""
         changed = len(fresh) + int(dead.sum())
         documents = len(base.keys) - int(dead.sum()) + len(fresh)
-        if changed and (not base.keys or changed > max(MERGE_MIN, MERGE_SHARE * documents)):
-            base = merge(base, dead, _postings(fresh))
-            self._save(base)
-            self._set_base(base)
+        if changed and (not base.keys or self._merges(changed, documents)):
+            base = self._merged(base, dead, _postings(fresh))
             dead = np.zeros(len(base.keys), dtype=bool)
             fresh = {}
         self._fresh = fresh
@@ -162,6 +167,35 @@ class Catalog:
         self.live_docs = np.concatenate([~dead, np.ones(len(fresh), dtype=bool)])
         self.live_sections = np.repeat(self.live_docs, sizes)
         self._hashes = None
+
+    @staticmethod
+    def _merges(changed: int, documents: int) -> bool:
+        """Whether ``changed`` documents of ``documents`` are worth a merge."""
+        return changed > max(MERGE_MIN, MERGE_SHARE * documents)
+
+    def _merged(self, base: Postings, dead: NDArray[np.bool_], extra: Postings) -> Postings:
+        """``base`` less its ``dead`` documents, then ``extra``: saved, and the new base."""
+        merged = merge(base, dead, extra)
+        self._save(merged)
+        self._set_base(merged)
+        return merged
+
+    def _postings_of(self, keys: Sequence[Key]) -> Postings:
+        """Postings of many new documents, tokenised on every core (a cold start)."""
+        parts = parallel.map_chunks(self._chunk, keys, message="Tokenising files for search")
+        self.stats.documents_split += len(keys)
+        return parts[0] if len(parts) == 1 else combine([(part, None) for part in parts])
+
+    def _chunk(self, keys: Sequence[Key], tick: parallel.Tick) -> Postings:
+        """Postings of ``keys`` (a worker's share of :meth:`_postings_of`)."""
+
+        def tokenised() -> Iterator[tuple[Key, DocumentTerms, list[Section]]]:
+            for done, key in enumerate(keys, start=1):
+                sections = self._split(key)
+                yield key, tokenise(key[0], sections, self.keyword.settings), sections
+                tick(done)
+
+        return build(tokenised())
 
     @property
     def ready(self) -> bool:

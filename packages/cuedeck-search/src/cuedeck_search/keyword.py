@@ -82,13 +82,14 @@ def tokenise(path: str, sections: Sequence[Section], settings: KeywordSettings) 
             body = body.partition("\n")[2]  # the heading line is a field of its own
         counts = term_counts(body)
         *ancestors, own = section.heading_path or ("",)
-        term_counts(own, settings.heading_weight, counts)
-        term_counts(" ".join(ancestors), settings.path_weight, counts)
+        if own:
+            term_counts(own, settings.heading_weight, counts)
+        if ancestors:
+            term_counts(" ".join(ancestors), settings.path_weight, counts)
         for term, times in name.items():
             counts[term] = counts.get(term, 0.0) + settings.name_weight * times
-        for term, weight in counts.items():
-            local.append(vocabulary.setdefault(term, len(vocabulary)))
-            values.append(weight)
+        local.extend([vocabulary.setdefault(term, len(vocabulary)) for term in counts])
+        values.extend(counts.values())
         sizes.append(len(counts))
         lengths.append(float(sum(counts.values())))
     return DocumentTerms(

@@ -200,47 +200,58 @@ def build(documents: Iterable[tuple[Key, DocumentTerms, Sequence[SectionRef]]]) 
 
 def merge(base: Postings, dead: NDArray[np.bool_], extra: Postings) -> Postings:
     """``base`` without its ``dead`` documents, followed by ``extra``, as one postings."""
-    sizes = np.diff(base.doc_ends, prepend=0)
-    live_docs = ~dead
-    live_sections = np.repeat(live_docs, sizes)
-    renumber = np.cumsum(live_sections, dtype=np.int64) - 1
-    kept_sections = int(live_sections.sum())
+    return combine([(base, ~dead), (extra, None)])
 
-    base_words = base.terms.words()
-    extra_words = extra.terms.words()
-    union = sorted(set(base_words).union(extra_words))
+
+def combine(parts: Sequence[tuple[Postings, NDArray[np.bool_] | None]]) -> Postings:
+    """The documents of each part that its mask keeps (all of them for None), part after
+    part, as one postings: sections renumbered, vocabularies joined."""
+    words_of = [part.terms.words() for part, _ in parts]
+    union = sorted(set().union(*words_of))
     position = {w: i for i, w in enumerate(union)}
-    base_map = np.fromiter((position[w] for w in base_words), np.int32, len(base_words))
-    extra_map = np.fromiter((position[w] for w in extra_words), np.int32, len(extra_words))
-
-    base_cols = np.repeat(np.arange(len(base_words), dtype=np.int32), np.diff(base.indptr))
-    keep = live_sections[base.rows] if len(base.rows) else np.zeros(0, dtype=bool)
-    extra_cols = np.repeat(np.arange(len(extra_words), dtype=np.int32), np.diff(extra.indptr))
-    columns = np.concatenate([base_map[base_cols[keep]], extra_map[extra_cols]])
-    rows = np.concatenate(
-        [renumber[base.rows[keep]].astype(np.int32), extra.rows + np.int32(kept_sections)]
-    )
-    tf = np.concatenate([base.tf[keep], extra.tf])
+    keys: list[Key] = []
+    columns: list[NDArray[np.int32]] = []
+    rows: list[NDArray[np.int32]] = []
+    tfs: list[NDArray[np.float32]] = []
+    ends: list[NDArray[np.int64]] = []
+    lengths: list[NDArray[np.float32]] = []
+    lines: list[NDArray[np.int32]] = []
+    hashes: list[NDArray[np.uint8]] = []
+    kept = 0  # sections taken from the parts before
+    for (part, live), words in zip(parts, words_of, strict=True):
+        live_docs = np.ones(len(part.keys), dtype=bool) if live is None else live
+        sizes = np.diff(part.doc_ends, prepend=0)
+        live_sections = np.repeat(live_docs, sizes)
+        renumber = np.cumsum(live_sections, dtype=np.int64) - 1 + kept
+        word_map = np.fromiter((position[w] for w in words), np.int32, len(words))
+        part_columns = np.repeat(np.arange(len(words), dtype=np.int32), np.diff(part.indptr))
+        keep = live_sections[part.rows] if len(part.rows) else np.zeros(0, dtype=bool)
+        columns.append(word_map[part_columns[keep]])
+        rows.append(renumber[part.rows[keep]].astype(np.int32))
+        tfs.append(part.tf[keep])
+        keys.extend(k for k, alive in zip(part.keys, live_docs.tolist(), strict=True) if alive)
+        ends.append(kept + np.cumsum(sizes[live_docs], dtype=np.int64))
+        lengths.append(part.lengths[live_sections])
+        lines.append(part.lines[live_sections])
+        hashes.append(part.hashes[live_sections])
+        kept += int(live_sections.sum())
+    column = _concat(columns, np.int32)
     # Terms whose every section went away are dropped, so a long-lived index stays small.
-    used = np.bincount(columns, minlength=len(union)) > 0
+    used = np.bincount(column, minlength=len(union)) > 0
     if not used.all():
         shift = np.cumsum(used, dtype=np.int32) - 1
-        columns = shift[columns]
+        column = shift[column]
         union = [w for w, u in zip(union, used.tolist(), strict=True) if u]
-    keys = tuple(k for k, live in zip(base.keys, live_docs.tolist(), strict=True) if live)
-    doc_ends = np.concatenate(
-        [np.cumsum(sizes[live_docs], dtype=np.int64), kept_sections + extra.doc_ends]
-    )
     return _assemble(
-        keys + extra.keys,
-        doc_ends,
-        np.concatenate([base.lengths[live_sections], extra.lengths]),
-        np.concatenate([base.lines[live_sections], extra.lines]),
-        np.concatenate([base.hashes[live_sections], extra.hashes]),
+        tuple(keys),
+        _concat(ends, np.int64),
+        _concat(lengths, np.float32),
+        np.concatenate(lines).reshape(-1, 2) if lines else np.zeros((0, 2), np.int32),
+        np.concatenate(hashes).reshape(-1, 32) if hashes else np.zeros((0, 32), np.uint8),
         union,
-        columns,
-        rows,
-        tf,
+        column,
+        _concat(rows, np.int32),
+        _concat(tfs, np.float32),
     )
 
 
