@@ -138,6 +138,32 @@ def test_the_cache_evicts_least_recently_used_rows_past_its_cap(small_workspace:
     assert cache.count() == 1
 
 
+def test_background_embedding_keeps_the_cache_within_its_cap(make_workspace: MakeWorkspace) -> None:
+    from tests.search.conftest import FILES
+
+    other = EmbeddingCache("another-model")  # some other workspace's old vectors
+    rows = 700  # more than 1 MB of rows
+    other.store([(f"old{i}", np.ones(384, dtype=np.float32)) for i in range(rows)])
+    with sqlite3.connect(user_cache.database_path()) as connection:
+        connection.execute("UPDATE embeddings SET used = 1 WHERE model = 'another-model'")
+
+    root = make_workspace(FILES, config="[search]\nembedding_cache_mb = 1\n")
+    workspace = open_workspace(root)
+    engine = workspace.service("search")
+    workspace.search("refunds", mode="hybrid")  # starts the background embedder
+    assert engine.background_embedder().wait(120)
+    with sqlite3.connect(user_cache.database_path()) as connection:
+        size = connection.execute(
+            "SELECT SUM(LENGTH(vector)) + COUNT(*) * ? FROM embeddings",
+            (user_cache.ROW_OVERHEAD,),
+        ).fetchone()[0]
+    assert size <= 1024 * 1024
+    assert other.count(every_model=False) < rows  # the oldest rows went
+    # ... but none of this workspace's: every section still has its vector.
+    assert {r.semantic_coverage for r in workspace.search("refunds", mode="hybrid")} == {1.0}
+    assert engine.missing_hashes() == []
+
+
 INTERRUPTED_RUN = """
 import sys
 from cuedeck import open_workspace

@@ -60,6 +60,7 @@ class BackgroundEmbedder:
                 done += min(len(missing), ROUND)
             if done:
                 log.info("embedded %d sections in the background", done)
+                self.engine.trim_cache()
         except Exception as exc:  # a failure here must not reach the caller's thread
             log.warning("background embedding stopped: %s", exc)
         finally:

@@ -208,10 +208,18 @@ class SearchEngine:
         missing = self.missing_sections()
         if missing:
             self._embed(missing)
-            cap = self.workspace.config.search.embedding_cache_mb
-            if cap > 0:
-                self.cache.enforce_cap(cap, keep=set(self._live_hashes()))
+            self.trim_cache()
         return len(missing)
+
+    def trim_cache(self) -> int:
+        """Hold the user cache to ``[search] embedding_cache_mb``, never evicting this
+        workspace's live vectors; how many rows went."""
+        cap = self.workspace.config.search.embedding_cache_mb
+        if cap <= 0:
+            return 0
+        with self._lock:
+            keep = set(self._live_hashes())
+        return self.cache.enforce_cap(cap, keep=keep)
 
     def background_embedder(self) -> BackgroundEmbedder:
         """The thread that embeds between calls (created on first use)."""
