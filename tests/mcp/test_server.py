@@ -21,7 +21,7 @@ from cuedeck.errors import (
     TokenLimitExceeded,
 )
 from cuedeck.files import locked
-from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.plugins import get_tools, make_plugin_manager, plugin_failures
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.server import build_server
 
@@ -399,6 +399,31 @@ async def test_every_error_code_reaches_the_client_with_its_data(demo: Path) -> 
     assert isinstance(lock.data["holder_pid"], int)
     assert bug.code == 1000
     assert "ZeroDivisionError" in bug.message
+
+
+class HalfBrokenPlugin:
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        register("tests.mcp.test_server:raise_error", name="lazy_error", category="test")
+        register("tests.mcp.no_such_module:broken", category="test", read_only=True)
+
+
+async def test_a_tool_that_does_not_load_is_left_out_and_the_rest_served(demo: Path) -> None:
+    pm = make_plugin_manager()
+    pm.register(HalfBrokenPlugin(), name="half-broken")
+    server = build_server(open_workspace(demo, plugins=pm), profile=["all"])
+    async with Client(server) as client:
+        listed = {tool.name for tool in await client.list_tools()}
+        conflict = await _error(client, "lazy_error", {"kind": "conflict"})
+        read = await client.call_tool("read_doc", {"path": "docs/auth.md"})
+    assert "broken" not in listed
+    assert {"lazy_error", "read_doc", "build_scene", "word_count"} <= listed
+    assert conflict.code == 1005
+    assert not read.is_error
+    (failure,) = plugin_failures(pm)
+    assert failure.name == "half-broken"
+    assert "ToolLoadFailed: tool 'broken' from 'half-broken'" in failure.error
+    assert "'tests.mcp.no_such_module:broken'" in failure.error
 
 
 # -- rate limits -------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from cuedeck.plugins import get_services, make_plugin_manager, plugin_infos, source_of
+from tests.conftest import MakeWorkspace
 
 
 def test_the_plugin_registers_the_service_tools_and_commands() -> None:
@@ -38,3 +39,40 @@ def test_loading_the_cli_does_not_import_the_heavy_task_modules() -> None:
     report = json.loads(out)
     assert {"card", "open"} <= set(report["commands"])
     assert report["loaded"] == ["cuedeck_tasks", "cuedeck_tasks.commands", "cuedeck_tasks.plugin"]
+
+
+def test_running_one_tool_imports_that_tool_module_alone(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({".cuedeck/cards/abc123.md": "---\nid: abc123\ntitle: Login\n---\n"})
+    modules = [  # the first-party tool modules
+        "cuedeck.scene.tool",
+        "cuedeck.file_tools",
+        "cuedeck.guide",
+        "cuedeck.reading",
+        "cuedeck_tasks.tools",
+        "cuedeck_search.tool",
+        "cuedeck_memory.tools",
+        "cuedeck_git.status",
+        "cuedeck_git.history",
+        "cuedeck_mcp.tools",
+    ]
+    code = (
+        "import json, sys\n"
+        "from cuedeck import open_workspace\n"
+        "from cuedeck.plugins import get_tools\n"
+        f"modules = {modules!r}\n"
+        f"workspace = open_workspace({str(root)!r})\n"
+        "tools = get_tools(workspace.plugins)\n"
+        "before = [m for m in modules if m in sys.modules]\n"
+        "reply = tools['list_tasks'].call(workspace, {})\n"
+        "after = [m for m in modules if m in sys.modules]\n"
+        "print(json.dumps({'tools': len(tools), 'reply': reply, 'before': before, "
+        "'after': after}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    report = json.loads(out)
+    assert report["tools"] > 10  # every installed plugin's tools are registered
+    assert [card["id"] for card in report["reply"]] == ["abc123"]
+    assert report["before"] == []
+    assert report["after"] == ["cuedeck_tasks.tools"]

@@ -248,10 +248,11 @@ def upgrade(dry_run: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the plugin list as JSON.")
 def plugins(as_json: bool) -> None:
     """List loaded plugins, their versions, hooks and what they register."""
-    from cuedeck.plugins import collect, hook_names, plugin_failures, plugin_infos
+    from cuedeck.plugins import check_tools, collect, hook_names, plugin_failures, plugin_infos
 
     pm = current_state().plugins
     infos = plugin_infos(pm)
+    check_tools(pm)  # imports every tool: one that does not load is listed as a failure
     # Every hook of the contract, and who registered what through it (commands too).
     registered = {
         hook.removeprefix("register_"): {

@@ -6,15 +6,15 @@ from typing import TYPE_CHECKING
 
 from cuedeck.errors import CueError
 from cuedeck.models import Problem
-from cuedeck.plugins import plugin_failures
+from cuedeck.plugins import check_tools, plugin_failures
 
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
 
 
 def diagnose(workspace: Workspace) -> list[Problem]:
-    """Config, frontmatter, dead references and anchors, reference cycles, plugins, and a
-    stale scene."""
+    """Config, frontmatter, dead references and anchors, reference cycles, plugins and
+    their tools, and a stale scene."""
     problems: list[Problem] = []
     try:
         config = workspace.config
@@ -22,6 +22,7 @@ def diagnose(workspace: Workspace) -> list[Problem]:
         return [_from_error(exc)]
     problems.extend(config.warnings)
     problems.extend(_registered_names(workspace))
+    check_tools(workspace.plugins)  # a tool whose import path does not load is a failure
     for failure in plugin_failures(workspace.plugins):
         problems.append(
             _unavailable(

@@ -88,6 +88,12 @@ class InvalidInput(CueError):
     title = "Invalid Input"
 
 
+class ToolLoadFailed(InvalidInput):
+    """A tool registered by import path that does not load (1004, like every other broken
+    registration): its module fails to import or lacks the function; ``tool``, ``plugin``
+    and ``target`` name it."""
+
+
 class Conflict(CueError):
     """A write based on content that changed meanwhile (1005); ``current_hash`` is on disk."""
 

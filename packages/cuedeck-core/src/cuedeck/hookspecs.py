@@ -118,7 +118,7 @@ class RegisterTool(Protocol):
 
     def __call__(
         self,
-        func: Callable[..., Any],
+        func: Callable[..., Any] | str,
         *,
         name: str | None = None,
         category: str = "general",
@@ -201,18 +201,27 @@ def register_token_counters(register: RegisterNamed) -> None:
 def register_tools(register: RegisterTool) -> None:
     """Register tools: typed functions served to MCP, the CLI and Python alike.
 
-    Called when tools are first looked up (``cue mcp``, ``cue plugins``). A tool is a
-    function whose first parameter is ``workspace`` (the open :class:`Workspace`,
-    supplied by the caller) and whose other parameters are typed, optionally with
-    ``Annotated[..., pydantic.Field(...)]`` constraints. Its docstring's first line is
-    the summary. ``register(func, name=..., category=..., read_only=...,
+    Called when tools are first looked up (``cue mcp``, ``cue plugins``, a command that
+    runs a tool). A tool is a function whose first parameter is ``workspace`` (the open
+    :class:`Workspace`, supplied by the caller) and whose other parameters are typed,
+    optionally with ``Annotated[..., pydantic.Field(...)]`` constraints. Its docstring's
+    first line is the summary. ``register(func, name=..., category=..., read_only=...,
     destructive=..., idempotent=...)`` records it; the flags become MCP annotations.
+
+    ``func`` is the function or its import path, ``"package.module:function"`` (the
+    name defaults to the part after ``:``). A path is imported when the tool is first
+    used, so a command that runs one tool imports one module, not every plugin's tools;
+    a path that does not load is :class:`~cuedeck.errors.ToolLoadFailed` (1004) when
+    used, and a failure of its plugin in ``cue plugins``, ``cue doctor`` and the MCP
+    server, which leaves the tool out.
 
     Example::
 
         @hookimpl
         def register_tools(register):
-            register(word_count, category="docs", read_only=True, idempotent=True)
+            # my_plugin.tools is imported when word_count is first used
+            register("my_plugin.tools:word_count", category="docs", read_only=True)
+            register(line_count, category="docs", read_only=True)  # a function works too
     """
 
 

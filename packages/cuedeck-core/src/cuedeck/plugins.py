@@ -77,6 +77,7 @@ class PluginHost:
         self.failures: list[PluginFailure] = []
         self._registries: dict[str, Registry] = {}
         self._tools: dict[str, Tool] | None = None
+        self._checked_tools: dict[str, Tool] | None = None
 
     def __repr__(self) -> str:
         return f"PluginHost({[name for name, _ in self.manager.list_name_plugin()]!r})"
@@ -86,7 +87,7 @@ class PluginHost:
     def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register a plugin object or module (see :meth:`pluggy.PluginManager.register`)."""
         self._registries.clear()
-        self._tools = None
+        self._tools = self._checked_tools = None
         return self.manager.register(plugin, name=name)
 
     def list_name_plugin(self) -> list[tuple[str, Any]]:
@@ -168,7 +169,8 @@ class PluginHost:
         return {name: entry.item for name, entry in self.collect(hook_name).items()}
 
     def tools(self) -> dict[str, Tool]:
-        """Tools by name, wrapped with their metadata (built once per host)."""
+        """Tools by name, wrapped with their metadata (built once per host); a tool
+        registered by import path is imported when first used."""
         if self._tools is None:
             from cuedeck.tools import Tool
 
@@ -179,6 +181,22 @@ class PluginHost:
                 for name, entry in self.collect("register_tools").items()
             }
         return self._tools
+
+    def checked_tools(self) -> dict[str, Tool]:
+        """The tools that load and pass their checks (each one imported now); a tool that
+        does not is logged, recorded as a failure of its plugin and left out."""
+        if self._checked_tools is None:
+            checked = {}
+            for name, tool in self.tools().items():
+                try:
+                    tool.check()
+                except CueError as exc:  # one broken tool must not take the others down
+                    self._failed(tool.plugin, exc)
+                    log.warning("tool %r was skipped: %s", name, exc)
+                    continue
+                checked[name] = tool
+            self._checked_tools = checked
+        return self._checked_tools
 
     def infos(self) -> list[PluginInfo]:
         """Loaded plugins with their distribution, version and implemented hooks."""
@@ -284,8 +302,14 @@ def get_embedders(pm: PluginHost) -> dict[str, Callable[[Any], Embedder]]:
 
 
 def get_tools(pm: PluginHost) -> dict[str, Tool]:
-    """Tools by name, wrapped with their metadata."""
+    """Tools by name, wrapped with their metadata (imported when first used)."""
     return pm.tools()
+
+
+def check_tools(pm: PluginHost) -> dict[str, Tool]:
+    """The tools that load and pass their checks, by name; the others are recorded as
+    failures of their plugins (see :meth:`PluginHost.checked_tools`)."""
+    return pm.checked_tools()
 
 
 def source_of(pm: PluginHost, hook_name: str, name: str) -> str:

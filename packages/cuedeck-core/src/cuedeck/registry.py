@@ -1,9 +1,9 @@
 """What one ``register_*`` hook gathered: items by name, each with the plugin that gave it.
 
 Most hooks register ``register(name, item)``. Hooks whose items carry their own name
-register ``register(item, *, name=None)``: a tool is named by its function, a command by
-its ``.name``. Either way a taken name is refused, naming both plugins, unless the
-newcomer passes ``replace=True``.
+register ``register(item, *, name=None)``: a tool is named by its function (or the part
+of its import path after ``:``), a command by its ``.name``. Either way a taken name is
+refused, naming both plugins, unless the newcomer passes ``replace=True``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-def _function_name(func: Any) -> str | None:
-    return getattr(func, "__name__", None)
+def _tool_name(target: Any) -> str | None:
+    if isinstance(target, str):  # "package.module:function"
+        return target.rpartition(":")[2]
+    return getattr(target, "__name__", None)
 
 
 def _command_name(command: Any) -> str | None:
@@ -28,7 +30,7 @@ def _command_name(command: Any) -> str | None:
 
 #: Hooks whose ``register`` takes the item first, and how the item names itself.
 DERIVED_NAMES: dict[str, Callable[[Any], str | None]] = {
-    "register_tools": _function_name,
+    "register_tools": _tool_name,
     "register_commands": _command_name,
 }
 

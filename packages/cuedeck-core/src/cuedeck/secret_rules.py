@@ -11,6 +11,7 @@ a Stripe key in ``STRIPE_KEY=...`` is reported as a Stripe key.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -30,12 +31,17 @@ class SecretRule:
 
     name: str
     description: str
-    pattern: re.Pattern[str]
+    source: str  # the pattern, compiled on first use (most rules never run in a process)
     keywords: tuple[str, ...]
     scope: Scope = "start"
     group: int | None = 1  # None: whichever capture group took part in the match
     generic: bool = False
     check: Callable[[str, re.Match[str]], bool] | None = None  # a last test of a match
+
+    @functools.cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern."""
+        return re.compile(self.source)
 
 
 def entropy(value: str) -> float:
@@ -129,7 +135,7 @@ def _token(
     return SecretRule(
         name=name,
         description=description,
-        pattern=re.compile(f"{_L}({body}){_R}"),
+        source=f"{_L}({body}){_R}",
         keywords=keywords,
         scope=scope,
     )
@@ -181,7 +187,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "aws-secret-access-key",
         "AWS secret access key (40 base64 characters) assigned to an AWS secret name",
-        re.compile(rf"{_ASSIGN}[\"']?([A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])"),
+        rf"{_ASSIGN}[\"']?([A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])",
         (
             *_cases("secret_access_key", "secretAccessKey", "secret-access-key"),
             *_cases("aws_secret_key", "awsSecretKey"),
@@ -204,7 +210,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "azure-storage-key",
         "Azure storage or Service Bus key in a connection string (AccountKey=, SharedAccessKey=)",
-        re.compile(r"(?:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{40,88}={0,2})"),
+        r"(?:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{40,88}={0,2})",
         ("AccountKey", "SharedAccessKey"),
     ),
     _token(
@@ -349,7 +355,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "npmrc-auth",
         "_auth / _authToken / _password in an .npmrc",
-        re.compile(r"(?<![A-Za-z0-9])_(?:authToken|auth|password)\s*=\s*[\"']?([^\s\"']{8,})"),
+        r"(?<![A-Za-z0-9])_(?:authToken|auth|password)\s*=\s*[\"']?([^\s\"']{8,})",
         ("_auth", "_password"),
         check=_real,
     ),
@@ -384,7 +390,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "slack-webhook-url",
         "Slack incoming webhook or workflow trigger URL",
-        re.compile(
+        (
             r"hooks\.slack\.com/(?:services|workflows|triggers)/"
             r"(T[A-Z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9/]{10,})"
         ),
@@ -393,7 +399,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "discord-webhook-url",
         "Discord webhook URL",
-        re.compile(r"discord(?:app)?\.com/api/webhooks/(\d+/[A-Za-z0-9_\-]{60,})"),
+        r"discord(?:app)?\.com/api/webhooks/(\d+/[A-Za-z0-9_\-]{60,})",
         ("/api/webhooks/",),
         scope="line",
     ),
@@ -413,7 +419,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "twilio-auth-token",
         "Twilio auth token (32 hex) assigned to a Twilio name",
-        re.compile(rf"[\w.\-]*{_ASSIGN}[\"']?([0-9a-f]{{32}})(?![0-9a-f])"),
+        rf"[\w.\-]*{_ASSIGN}[\"']?([0-9a-f]{{32}})(?![0-9a-f])",
         _cases("twilio"),
         scope="end",
     ),
@@ -548,7 +554,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "private-key",
         "PEM / OpenSSH / PGP private key block (also with JSON-escaped newlines)",
-        re.compile(
+        (
             r"(-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
             r"(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
             # No END line (a truncated paste): mask the body up to the first blank line.
@@ -567,7 +573,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "database-url",
         "Password in a database connection URL (postgres://user:password@host, mongodb+srv://...)",
-        re.compile(_USERINFO),
+        _USERINFO,
         ("://",),
         scope="text",
         check=_database_url,
@@ -575,7 +581,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "basic-auth-url",
         "Password in a URL's user info (https://user:password@host, ftp://, ssh://, ...)",
-        re.compile(_USERINFO),
+        _USERINFO,
         ("://",),
         scope="text",
         check=_web_url,
@@ -583,7 +589,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "authorization-header",
         "Bearer, Basic or token credentials in an Authorization header",
-        re.compile(
+        (
             r"[\"']?\s*[:=]\s*[\"']?(?:[Bb]earer|[Bb]asic|[Tt]oken|[Bb]ot|BEARER|BASIC)\s+"
             r"([A-Za-z0-9+/=._~\-]{16,})"
         ),
@@ -594,7 +600,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "env-secret",
         ".env-style assignment to a secret name (STRIPE_SECRET_KEY=..., export DB_PASSWORD=...)",
-        re.compile(
+        (
             rf"(?m)^[ \t]*(?:export[ \t]+)?[A-Z0-9_]*(?:{_ENV_NAME})[A-Z0-9_]*[ \t]*=[ \t]*"
             r"(\"[^\"\n]{6,}\"|'[^'\n]{6,}'|[^\s#'\"]{6,})"
         ),
@@ -606,7 +612,7 @@ RULES: tuple[SecretRule, ...] = (
     SecretRule(
         "secret-assignment",
         'High-entropy token assigned to a secret-like name (api_key: ..., "token": "...")',
-        re.compile(
+        (
             rf"[\w.\-]*{_ASSIGN}"
             r"(?:[\"'`]([^\s\"'`]{16,})[\"'`]|([A-Za-z0-9+/=_\-.~]{16,})(?![\w(\[.]))"
         ),

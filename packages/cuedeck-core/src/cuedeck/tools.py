@@ -3,18 +3,20 @@
 A tool's first parameter is ``workspace``; the rest are its inputs. :meth:`Tool.call`
 validates arguments against the signature (pydantic, built lazily) and turns a bad
 argument into :class:`~cuedeck.errors.InvalidInput` naming the field, so every caller
-sees the same error 1004.
+sees the same error 1004. A tool registered by import path (``"package.module:function"``)
+imports its module on first use, so a command that runs one tool imports one module.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 import typing
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from cuedeck.errors import InvalidInput
+from cuedeck.errors import InvalidInput, ToolLoadFailed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -79,12 +81,21 @@ def _field_name(loc: tuple[int | str, ...]) -> str:
     return ".".join(parts) or "arguments"
 
 
+#: An import path a tool may be registered by: ``package.module:function``.
+IMPORT_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+
+
 class Tool:
-    """A registered tool with its metadata; call it with :meth:`call`."""
+    """A registered tool with its metadata; call it with :meth:`call`.
+
+    ``target`` is the function or its import path. A function is checked at once; a path
+    is imported and checked on first use of :attr:`func`, :attr:`description`,
+    :attr:`summary` or :attr:`parameters` (:meth:`check` does it on purpose).
+    """
 
     def __init__(
         self,
-        func: Callable[..., Any],
+        target: Callable[..., Any] | str,
         *,
         name: str,
         plugin: str,
@@ -93,25 +104,89 @@ class Tool:
         destructive: bool = False,
         idempotent: bool = False,
     ) -> None:
-        self.func = func
+        self.target = target
         self.name = name
         self.plugin = plugin
         self.category = category
         self.read_only = read_only
         self.destructive = destructive
         self.idempotent = idempotent
+        if not isinstance(target, str):
+            self.check()
+        elif not IMPORT_PATH.fullmatch(target):
+            raise InvalidInput(
+                f"tool {name!r} from {plugin!r}: {target!r} is not an import path "
+                "('package.module:function')",
+                field="func",
+            )
+
+    def check(self) -> None:
+        """Import the target if need be and check it: a docstring, ``workspace`` first.
+
+        Raises :class:`~cuedeck.errors.ToolLoadFailed` for a path that does not load and
+        :class:`~cuedeck.errors.InvalidInput` for a function that breaks the contract.
+        """
+        self._checked  # noqa: B018 (computing it is the check)
+
+    @cached_property
+    def _checked(self) -> tuple[Callable[..., Any], str, list[inspect.Parameter]]:
+        """The function, its description and its inputs, once checked."""
+        func = self.target if not isinstance(self.target, str) else self._load(self.target)
         doc = inspect.cleandoc(func.__doc__ or "")
         if not doc:
-            raise InvalidInput(f"tool {name!r} from {plugin!r} has no docstring", field="doc")
-        self.description = doc
-        self.summary = doc.splitlines()[0].strip()
+            raise InvalidInput(
+                f"tool {self.name!r} from {self.plugin!r} has no docstring", field="doc"
+            )
         params = list(inspect.signature(func).parameters.values())
         if not params or params[0].name != "workspace":
             raise InvalidInput(
-                f"tool {name!r} from {plugin!r}: the first parameter must be 'workspace'",
+                f"tool {self.name!r} from {self.plugin!r}: the first parameter must be 'workspace'",
                 field="signature",
             )
-        self.parameters = params[1:]
+        return func, doc, params[1:]
+
+    def _load(self, path: str) -> Callable[..., Any]:
+        """The function ``path`` names; any failure is ToolLoadFailed naming the tool."""
+        module_name, _, attribute = path.partition(":")
+        try:
+            # Whatever the import raises (a missing dependency, a bug at import time) is
+            # the plugin's fault, reported as one coded error rather than a traceback.
+            func = getattr(importlib.import_module(module_name), attribute)
+            if not callable(func):
+                raise TypeError(f"{type(func).__name__} object is not callable")
+        except Exception as exc:
+            raise ToolLoadFailed(
+                f"tool {self.name!r} from {self.plugin!r} cannot be loaded from {path!r}: "
+                f"{type(exc).__name__}: {exc}",
+                field="func",
+                tool=self.name,
+                plugin=self.plugin,
+                target=path,
+                help=f"reinstall or fix the plugin {self.plugin!r}, or disable it with "
+                "CUEDECK_DISABLE_PLUGINS",
+            ) from exc
+        loaded: Callable[..., Any] = func
+        return loaded
+
+    @property
+    def func(self) -> Callable[..., Any]:
+        """The tool's function (imported on first use when registered by path)."""
+        return self._checked[0]
+
+    @property
+    def description(self) -> str:
+        """The docstring, cleaned."""
+        return self._checked[1]
+
+    @property
+    def summary(self) -> str:
+        """The docstring's first line."""
+        return self._checked[1].splitlines()[0].strip()
+
+    @property
+    def parameters(self) -> list[inspect.Parameter]:
+        """The inputs: every parameter after ``workspace``."""
+        return self._checked[2]
 
     @property
     def role(self) -> str:
@@ -123,9 +198,10 @@ class Tool:
 
     @classmethod
     def from_function(
-        cls, func: Callable[..., Any], *, name: str, plugin: str, **options: Any
+        cls, func: Callable[..., Any] | str, *, name: str, plugin: str, **options: Any
     ) -> Tool:
-        """A tool for ``func`` as registered through ``register_tools``."""
+        """A tool for ``func`` (a function or its import path) as registered through
+        ``register_tools``."""
         return cls(func, name=name, plugin=plugin, **options)
 
     @cached_property

@@ -18,8 +18,6 @@ import stat as stat_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pathspec
-
 from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR
 from cuedeck.models import Problem
 
@@ -50,6 +48,9 @@ class Globs:
     """
 
     def __init__(self, lines: list[str]) -> None:
+        # Imported here: listing cards imports this module (for ``inside``) but no globs.
+        import pathspec
+
         self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
         rules = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
         #: Every rule names folders only (``dist/``): a walk that pruned those folders

@@ -1,7 +1,8 @@
 """The CueDeck plugin of cuedeck-git (entry point ``cuedeck = git``): the git tools.
 
 Tools only, no CLI commands: people have git; these are for agents without a shell.
-Kept import-light: the tool modules load when the tools are registered.
+Kept import-light: the tools are registered by import path, so their modules load when
+a tool is first used.
 """
 
 from __future__ import annotations
@@ -16,20 +17,24 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
-    from cuedeck_git import branches, changes, destructive, history, remote, status
-
-    for reader in (status.git_status, history.git_diff, history.git_log, branches.git_branch_list):
+    readers = (
+        "cuedeck_git.status:git_status",
+        "cuedeck_git.history:git_diff",
+        "cuedeck_git.history:git_log",
+        "cuedeck_git.branches:git_branch_list",
+    )
+    for reader in readers:
         register(reader, category="git", read_only=True, idempotent=True)
-    register(changes.git_stage, category="git", idempotent=True)
-    register(changes.git_unstage, category="git", idempotent=True)
-    register(changes.git_commit, category="git")
-    register(remote.git_fetch, category="git", idempotent=True)
-    register(remote.git_pull, category="git")
-    register(remote.git_push, category="git")
-    register(branches.git_branch_create, category="git")
-    register(branches.git_branch_switch, category="git", idempotent=True)
-    register(changes.git_merge_abort, category="git")
-    register(destructive.git_reset, category="git", destructive=True)
-    register(destructive.git_clean, category="git", destructive=True)
-    register(destructive.git_checkout_file, category="git", destructive=True)
-    register(branches.git_branch_delete, category="git", destructive=True)
+    register("cuedeck_git.changes:git_stage", category="git", idempotent=True)
+    register("cuedeck_git.changes:git_unstage", category="git", idempotent=True)
+    register("cuedeck_git.changes:git_commit", category="git")
+    register("cuedeck_git.remote:git_fetch", category="git", idempotent=True)
+    register("cuedeck_git.remote:git_pull", category="git")
+    register("cuedeck_git.remote:git_push", category="git")
+    register("cuedeck_git.branches:git_branch_create", category="git")
+    register("cuedeck_git.branches:git_branch_switch", category="git", idempotent=True)
+    register("cuedeck_git.changes:git_merge_abort", category="git")
+    register("cuedeck_git.destructive:git_reset", category="git", destructive=True)
+    register("cuedeck_git.destructive:git_clean", category="git", destructive=True)
+    register("cuedeck_git.destructive:git_checkout_file", category="git", destructive=True)
+    register("cuedeck_git.branches:git_branch_delete", category="git", destructive=True)

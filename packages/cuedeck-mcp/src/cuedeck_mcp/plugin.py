@@ -18,9 +18,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
-    from cuedeck_mcp.tools import whoami
-
-    register(whoami, category="guide", read_only=True, idempotent=True)
+    register("cuedeck_mcp.tools:whoami", category="guide", read_only=True, idempotent=True)
 
 
 @hookimpl

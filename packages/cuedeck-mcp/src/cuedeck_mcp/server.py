@@ -1,7 +1,8 @@
 """The CueDeck MCP server, built from whatever tools the installed plugins register.
 
-:func:`build_server` adapts every tool of :func:`cuedeck.plugins.get_tools` (a
-third-party plugin's tool appears with no change here), adds the workspace's resources
+:func:`build_server` adapts every tool of :func:`cuedeck.plugins.check_tools` (a
+third-party plugin's tool appears with no change here; one that does not load is left
+out and reported as its plugin's failure), adds the workspace's resources
 and the middleware for rate limits, errors and list-change notices. :func:`serve` runs
 it over stdio (stdout carries only JSON-RPC) or streamable HTTP.
 """
@@ -19,7 +20,7 @@ from fastmcp.server.auth.auth import AccessToken
 
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import ACCESS_PATH
-from cuedeck.plugins import get_tools
+from cuedeck.plugins import check_tools
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
 from cuedeck_mcp.ratelimit import RateLimiter
@@ -142,7 +143,8 @@ def build_server(
     from cuedeck import __version__
 
     chosen = profile if profile is not None else workspace.config.mcp.tools
-    tools_served = served_tools(get_tools(workspace.plugins), chosen)
+    # Every tool is imported and checked here; a broken one is a plugin failure, left out.
+    tools_served = served_tools(check_tools(workspace.plugins), chosen)
     workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
     runtime = WorkspaceRuntime(workspace)
     limiter = RateLimiter(workspace.config.rate_limits)

@@ -58,23 +58,25 @@ def register_scene_sources(register: RegisterNamed) -> None:
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
-    from cuedeck_memory import tools
-
-    register(tools.context_analyze_usage, category="memory")  # captures recent_messages
-    register(tools.context_get_working_set, category="memory", read_only=True, idempotent=True)
-    register(tools.context_gc_analyze, category="memory")
-    register(tools.context_gc_prune, category="memory", destructive=True)
-    register(tools.context_gc_pin, category="memory", idempotent=True)
-    register(tools.context_gc_unpin, category="memory", idempotent=True)
-    register(tools.context_stash, category="memory")
-    register(tools.context_search_stashed, category="memory", read_only=True, idempotent=True)
-    register(tools.context_retrieve_stashed, category="memory")
-    register(tools.context_list_projects, category="memory", read_only=True, idempotent=True)
-    register(tools.context_set_current_task, category="memory", idempotent=True)
-    register(tools.context_get_task_context, category="memory", read_only=True, idempotent=True)
-    register(tools.context_create_task_snapshot, category="memory")
-    register(tools.context_capture, category="memory")
-    register(tools.context_restore, category="memory", read_only=True, idempotent=True)
+    # Import paths: cuedeck_memory.tools loads when a tool is first used.
+    tools = "cuedeck_memory.tools"
+    register(f"{tools}:context_analyze_usage", category="memory")  # captures recent_messages
+    register(f"{tools}:context_get_working_set", category="memory", read_only=True, idempotent=True)
+    register(f"{tools}:context_gc_analyze", category="memory")
+    register(f"{tools}:context_gc_prune", category="memory", destructive=True)
+    register(f"{tools}:context_gc_pin", category="memory", idempotent=True)
+    register(f"{tools}:context_gc_unpin", category="memory", idempotent=True)
+    register(f"{tools}:context_stash", category="memory")
+    register(f"{tools}:context_search_stashed", category="memory", read_only=True, idempotent=True)
+    register(f"{tools}:context_retrieve_stashed", category="memory")
+    register(f"{tools}:context_list_projects", category="memory", read_only=True, idempotent=True)
+    register(f"{tools}:context_set_current_task", category="memory", idempotent=True)
+    register(
+        f"{tools}:context_get_task_context", category="memory", read_only=True, idempotent=True
+    )
+    register(f"{tools}:context_create_task_snapshot", category="memory")
+    register(f"{tools}:context_capture", category="memory")
+    register(f"{tools}:context_restore", category="memory", read_only=True, idempotent=True)
 
 
 @hookimpl

@@ -87,9 +87,7 @@ def register_services(register: RegisterNamed) -> None:
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
-    from cuedeck_search.tool import read_context
-
-    register(read_context, category="search", read_only=True, idempotent=True)
+    register("cuedeck_search.tool:read_context", category="search", read_only=True, idempotent=True)
 
 
 @hookimpl

@@ -10,6 +10,9 @@ are lost then, values are not), and checked again.
 Values are written on one line: plain when YAML reads them back as the same string,
 double-quoted with escapes otherwise, so titles such as ``@x: "y" # z`` or ones with
 newlines round-trip exactly.
+
+yaml is imported by the functions that need it: listing cards from the card cache parses
+and writes nothing, and should not pay for the import.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-import yaml
 
 from cuedeck.blocks import scan_fast
 from cuedeck.errors import CueError, InvalidInput
@@ -41,14 +43,20 @@ class _Delete:
 DELETE: Final = _Delete()
 
 _PLAIN = re.compile(r"[\w/][\w ./+@-]*")
-_RESOLVER = yaml.resolver.Resolver()
 _STR_TAG = "tag:yaml.org,2002:str"
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
-# What PyYAML and libyaml accept unescaped in a stream; NEL and the Unicode line
-# separators are line breaks in YAML 1.1, and a BOM is only allowed at the start.
-_UNPRINTABLE = re.compile(
-    "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
-)
+
+
+@functools.cache
+def _unprintable() -> re.Pattern[str]:
+    """What PyYAML and libyaml do not accept unescaped in a stream (compiled on first use:
+    its ranges take milliseconds to compile); NEL and the Unicode line separators are line
+    breaks in YAML 1.1, and a BOM is only allowed at the start."""
+    return re.compile(
+        "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+    )
+
+
 # A top-level key: double-quoted, single-quoted or plain (not starting with a YAML
 # indicator), then ':' and a space or the end of the line.
 _KEY = re.compile(
@@ -80,14 +88,23 @@ def dump_scalar(value: Any) -> str:
 @functools.lru_cache(maxsize=4096)  # card files repeat the same words (todo, medium, ids)
 def _implicit_tag(text: str) -> str:
     """The tag YAML gives ``text`` written plain (``yes`` is a bool, ``2024-01-01`` a date)."""
-    tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    import yaml
+
+    tag: str = _resolver().resolve(yaml.ScalarNode, text, (True, False))
     return tag
+
+
+@functools.cache
+def _resolver() -> Any:
+    import yaml
+
+    return yaml.resolver.Resolver()
 
 
 def _escape(ch: str) -> str:
     if ch in _ESCAPES:
         return _ESCAPES[ch]
-    if _UNPRINTABLE.match(ch):
+    if _unprintable().match(ch):
         code = ord(ch)
         if code <= 0xFF:
             return f"\\x{code:02x}"
@@ -102,6 +119,8 @@ def dump_value(value: Any) -> str:
             return "[" + ", ".join(dump_scalar(item) for item in value) + "]"
     elif value is None or isinstance(value, str | int | float):
         return dump_scalar(value)
+    import yaml
+
     dumped = yaml.safe_dump(
         value, default_flow_style=True, allow_unicode=True, width=2**31 - 1, sort_keys=False
     )
@@ -238,6 +257,8 @@ class CardText:
 
     def entries(self) -> list[Entry]:
         """Top-level keys in file order, each with the lines of its value."""
+        import yaml
+
         starts: list[tuple[int, str]] = []
         for index in range(1, self.close):
             match = _KEY.match(_content(self.lines[index]))
@@ -264,6 +285,8 @@ class CardText:
 
 def _trailing_comment(line: str) -> str:
     """The `` # comment`` after a one-line value, if the line has one."""
+    import yaml
+
     for match in _COMMENT_START.finditer(line):
         head = line[: match.start()]
         try:

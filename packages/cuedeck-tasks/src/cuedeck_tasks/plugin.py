@@ -38,13 +38,13 @@ def register_services(register: RegisterNamed) -> None:
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
-    from cuedeck_tasks import tools
-
-    register(tools.list_tasks, category="tasks", read_only=True, idempotent=True)
-    register(tools.create_task, category="tasks")
-    register(tools.update_task, category="tasks")
-    register(tools.get_task_dependencies, category="tasks", read_only=True, idempotent=True)
-    register(tools.validate_task_graph, category="tasks", read_only=True, idempotent=True)
+    # Import paths: cuedeck_tasks.tools (and pydantic) load when a tool is first used.
+    tools = "cuedeck_tasks.tools"
+    register(f"{tools}:list_tasks", category="tasks", read_only=True, idempotent=True)
+    register(f"{tools}:create_task", category="tasks")
+    register(f"{tools}:update_task", category="tasks")
+    register(f"{tools}:get_task_dependencies", category="tasks", read_only=True, idempotent=True)
+    register(f"{tools}:validate_task_graph", category="tasks", read_only=True, idempotent=True)
 
 
 @hookimpl

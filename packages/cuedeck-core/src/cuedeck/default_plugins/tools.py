@@ -12,20 +12,22 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
-    from cuedeck import file_tools
-    from cuedeck.guide import first_time_user_guide, get_tool_categories, get_tool_docs
-    from cuedeck.reading import read_doc
-    from cuedeck.scene import build_scene_tool
-
+    # Import paths: a command that runs one tool imports that tool's module alone.
     # Registration order is the order MCP lists the tools in.
     register(
-        build_scene_tool, name="build_scene", category="scene", read_only=True, idempotent=True
+        "cuedeck.scene.tool:build_scene_tool",
+        name="build_scene",
+        category="scene",
+        read_only=True,
+        idempotent=True,
     )
-    register(read_doc, category="docs", read_only=True, idempotent=True)
-    register(file_tools.get_file_content, category="files", read_only=True, idempotent=True)
-    register(file_tools.create_file, category="files")
-    register(file_tools.edit_file, category="files")
-    register(file_tools.delete_file, category="files", destructive=True)
-    register(get_tool_categories, category="guide", read_only=True, idempotent=True)
-    register(get_tool_docs, category="guide", read_only=True, idempotent=True)
-    register(first_time_user_guide, category="guide", read_only=True, idempotent=True)
+    register("cuedeck.reading:read_doc", category="docs", read_only=True, idempotent=True)
+    files = "cuedeck.file_tools"
+    register(f"{files}:get_file_content", category="files", read_only=True, idempotent=True)
+    register(f"{files}:create_file", category="files")
+    register(f"{files}:edit_file", category="files")
+    register(f"{files}:delete_file", category="files", destructive=True)
+    guide = "cuedeck.guide"
+    register(f"{guide}:get_tool_categories", category="guide", read_only=True, idempotent=True)
+    register(f"{guide}:get_tool_docs", category="guide", read_only=True, idempotent=True)
+    register(f"{guide}:first_time_user_guide", category="guide", read_only=True, idempotent=True)
