@@ -13,7 +13,7 @@ from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
 from cuedeck.plugins import get_embedders, make_plugin_manager, source_of
 from cuedeck_search import user_cache
-from cuedeck_search.embedding import minilm_id, model_file, tokenizer_file
+from cuedeck_search.embedding import int8_dot_products, minilm_id, model_file, tokenizer_file
 from tests.conftest import MakeWorkspace
 from tests.search import hashing_plugin
 from tests.search.conftest import FILES
@@ -35,7 +35,7 @@ def test_hook_register_embedders(make_workspace: MakeWorkspace) -> None:
     """A plugin's embedder is used end to end, and its vectors never meet MiniLM's."""
     pm = make_plugin_manager()
     pm.register(hashing_plugin, name="hashing-plugin")
-    assert {"minilm", "onnx", "hashing"} <= set(get_embedders(pm))
+    assert {"minilm", "minilm-float", "onnx", "hashing"} <= set(get_embedders(pm))
     assert source_of(pm, "register_embedders", "minilm") == "search"
     assert source_of(pm, "register_embedders", "hashing") == "hashing-plugin"
 
@@ -86,10 +86,10 @@ def test_an_embedder_nothing_registered_is_a_config_error(make_workspace: MakeWo
 def test_a_config_pointed_onnx_export_is_its_own_model(make_workspace: MakeWorkspace) -> None:
     """The installed MiniLM files, copied as a user's export: same vectors when pooled the
     same way, but under their own id, so nothing is shared with the built-in model."""
-    root = make_workspace(FILES, config="[search]\nwait = true\n")
+    root = make_workspace(FILES, config='[search]\nwait = true\nembedder = "minilm-float"\n')
     export = root / "models/mini"
     (export / "onnx").mkdir(parents=True)
-    shutil.copyfile(model_file()[0], export / "onnx/model.onnx")
+    shutil.copyfile(model_file("float")[0], export / "onnx/model.onnx")
     shutil.copyfile(tokenizer_file(), export / "tokenizer.json")
     builtin = open_workspace(root)
     builtin.search("reimburse a buyer", mode="semantic")
@@ -136,3 +136,37 @@ def test_an_onnx_dir_without_an_export_says_what_it_needs(make_workspace: MakeWo
     write_config(root, '[search]\nembedder = "onnx"\n')
     with pytest.raises(InvalidInput, match="needs \\[search\\] onnx_dir"):
         open_workspace(root).search("refunds", mode="semantic")
+
+
+def test_minilm_computes_in_int8_where_the_cpu_can_and_never_mixes_vectors(
+    make_workspace: MakeWorkspace,
+) -> None:
+    """The shipped int8-arithmetic MiniLM against the published float-arithmetic file:
+    its own vectors, each text's independent of the batch it ran in, close to the float
+    ones, the same answers."""
+    root = make_workspace(FILES, config="[search]\nwait = true\n")
+    default = open_workspace(root)
+    found = default.search("reimburse a buyer", mode="semantic")
+    engine = default.service("search")
+    expected = "int8-dynamic" if int8_dot_products() else "onnx-int8/"
+    assert expected in engine.embedder.model_id
+    int8_vectors = engine.available_vectors()[0]
+    sections = engine.stats.chunks_embedded
+
+    write_config(root, '[search]\nwait = true\nembedder = "minilm-float"\n')
+    floating = open_workspace(root)
+    assert [r.path for r in floating.search("reimburse a buyer", mode="semantic")] == [
+        r.path for r in found
+    ]
+    float_engine = floating.service("search")
+    assert float_engine.embedder.model_id == minilm_id(model_file("float")[2])
+    if int8_dot_products():  # another model: everything embedded again, nothing reused
+        assert float_engine.stats.chunks_embedded == sections
+        cosines = (float_engine.available_vectors()[0] * int8_vectors).sum(axis=1)
+        assert cosines.min() > 0.98
+
+    int8 = default.service("search").embedder
+    texts = ["short text", "word " * 300, "another one, a little longer than the first"]
+    together = int8.embed(texts)
+    for n, text in enumerate(texts):  # one scale per text: no dependence on neighbours
+        assert np.array_equal(int8.embed([text])[0], together[n])

@@ -1,9 +1,11 @@
 """The embedders cuedeck-search registers, and choosing a workspace's embedder.
 
-``minilm`` is all-MiniLM-L6-v2 int8 (the default); ``onnx`` is any sentence-transformers-
-style ONNX export a workspace's ``[search] onnx_*`` settings point at. Both are shared by
-every workspace of the process with the same settings (a model costs a third of a second
-and tens of MB to load). Plugins register others through ``register_embedders``.
+``minilm`` is all-MiniLM-L6-v2 int8 (the default), computing in int8 where the CPU can;
+``minilm-float`` is the same model computing in float32 everywhere (the vectors of
+earlier versions); ``onnx`` is any sentence-transformers-style ONNX export a workspace's
+``[search] onnx_*`` settings point at. Each is shared by every workspace of the process
+with the same settings (a model costs a tenth of a second and tens of MB to load).
+Plugins register others through ``register_embedders``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from cuedeck.layout import CONFIG_PATH
 if TYPE_CHECKING:
     from cuedeck.hookspecs import Embedder
     from cuedeck.workspace import Workspace
-    from cuedeck_search.embedding import OnnxEmbedder
+    from cuedeck_search.embedding import Arithmetic, OnnxEmbedder
 
 _LOADED: dict[tuple[Any, ...], OnnxEmbedder] = {}
 _LOADED_LOCK = threading.Lock()
@@ -32,17 +34,24 @@ def _verified_models() -> Any:
     return VerifiedModels(user_cache.connect)
 
 
-def minilm(workspace: Workspace) -> OnnxEmbedder:
-    """all-MiniLM-L6-v2 int8 (its sha256 checked once per file version)."""
+def minilm(workspace: Workspace, arithmetic: Arithmetic = "auto") -> OnnxEmbedder:
+    """all-MiniLM-L6-v2 int8 (its sha256 checked once per file version), computing in
+    int8 where the CPU can (see :func:`~cuedeck_search.embedding.model_file`)."""
     from cuedeck_search import user_cache
     from cuedeck_search.embedding import load_embedder, model_file
 
-    key = ("minilm", str(model_file()[0]))
+    model = model_file(arithmetic)
+    key = ("minilm", str(model[0]))
     with _LOADED_LOCK:
         embedder = _LOADED.get(key)
         if embedder is None:
-            embedder = _LOADED[key] = load_embedder(user_cache.connect)
+            embedder = _LOADED[key] = load_embedder(user_cache.connect, model=model)
         return embedder
+
+
+def minilm_float(workspace: Workspace) -> OnnxEmbedder:
+    """all-MiniLM-L6-v2 int8 computing in float32 on every CPU (the published file)."""
+    return minilm(workspace, "float")
 
 
 def onnx_export(workspace: Workspace) -> OnnxEmbedder:

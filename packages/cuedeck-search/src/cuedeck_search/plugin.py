@@ -1,7 +1,7 @@
 """The CueDeck plugin of cuedeck-search (entry point ``cuedeck = search``).
 
-Registers the ``keyword``, ``semantic`` and ``hybrid`` searchers, the ``minilm`` and
-``onnx`` embedders, the per-workspace ``search`` service (the engine), the
+Registers the ``keyword``, ``semantic`` and ``hybrid`` searchers, the ``minilm``,
+``minilm-float`` and ``onnx`` embedders, the per-workspace ``search`` service (the engine), the
 ``read_context`` tool and ``cue search``. Kept import-light: ``cue --help`` loads every
 plugin module, so numpy, onnxruntime and
 pydantic are imported inside the hooks and commands.
@@ -68,6 +68,12 @@ def _minilm(workspace: Workspace) -> Any:
     return minilm(workspace)
 
 
+def _minilm_float(workspace: Workspace) -> Any:
+    from cuedeck_search.embedders import minilm_float
+
+    return minilm_float(workspace)
+
+
 def _onnx_export(workspace: Workspace) -> Any:
     from cuedeck_search.embedders import onnx_export
 
@@ -77,6 +83,7 @@ def _onnx_export(workspace: Workspace) -> Any:
 @hookimpl
 def register_embedders(register: RegisterNamed) -> None:
     register("minilm", _minilm)
+    register("minilm-float", _minilm_float)
     register("onnx", _onnx_export)
 
 
