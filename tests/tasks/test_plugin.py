@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 from cuedeck.plugins import get_services, make_plugin_manager, plugin_infos, source_of
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, run_script
 
 
 def test_the_plugin_registers_the_service_tools_and_commands() -> None:
@@ -33,10 +29,7 @@ def test_loading_the_cli_does_not_import_the_heavy_task_modules() -> None:
         "loaded = sorted(m for m in sys.modules if m.startswith(ours))\n"
         "print(json.dumps({'commands': sorted(cli.commands), 'loaded': loaded}))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    report = json.loads(out)
+    report = run_script(code)
     assert {"card", "open"} <= set(report["commands"])
     assert report["loaded"] == ["cuedeck_tasks", "cuedeck_tasks.commands", "cuedeck_tasks.plugin"]
 
@@ -68,10 +61,7 @@ def test_running_one_tool_imports_that_tool_module_alone(make_workspace: MakeWor
         "print(json.dumps({'tools': len(tools), 'reply': reply, 'before': before, "
         "'after': after}))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    report = json.loads(out)
+    report = run_script(code)
     assert report["tools"] > 10  # every installed plugin's tools are registered
     assert [card["id"] for card in report["reply"]] == ["abc123"]
     assert report["before"] == []
