@@ -263,7 +263,7 @@ def cold_embedding(engine: Any, slices: int = 10) -> dict[str, Any]:
     for start in range(0, len(unique), size):
         part = unique[start : start + size]
         began = time.perf_counter()
-        engine._embed(part, show_progress=False)
+        engine.embed_sections(part)
         ours += time.perf_counter() - began
         batches, count = raw_batches(embedder, [s.embedding_text for s in part])
         tokens += count

@@ -287,3 +287,31 @@ def test_long_work_logs_progress_lines_when_piped(
     assert capsys.readouterr().err == ""
     quiet = CliRunner().invoke(make_cli(), ["-C", str(root), "index", "--rebuild"])
     assert quiet.exit_code == 0 and "Indexing files" not in quiet.output
+
+
+def test_long_work_draws_bars_on_a_terminal_without_a_thread(make_workspace: MakeWorkspace) -> None:
+    import io
+    import threading
+
+    from rich.console import Console
+
+    from cuedeck import open_workspace
+    from cuedeck.progress import reporting_to
+    from cuedeck_cli.output import ProgressBars
+
+    root = make_workspace({f"docs/d{n}.md": f"# Doc {n}\n\nText {n}.\n" for n in range(5)})
+    screen = io.StringIO()
+    bars = ProgressBars(delay=0.0, out=Console(file=screen, force_terminal=True, width=100))
+    threads = threading.active_count()
+    with reporting_to(bars):
+        open_workspace(root).refresh()
+        assert threading.active_count() == threads  # drawn here: workers may still fork
+    bars.close()
+    assert "Indexing files" in screen.getvalue() and "5/5" in screen.getvalue()
+
+    quick = io.StringIO()
+    bars = ProgressBars(out=Console(file=quick, force_terminal=True))
+    with reporting_to(bars):  # quick work draws nothing
+        open_workspace(root).refresh(rebuild=True)
+    bars.close()
+    assert "Indexing files" not in quick.getvalue()

@@ -84,9 +84,7 @@ def test_files_not_embedded_yet_do_not_stretch_the_scale(
     engine.background = False  # nothing embeds behind the test's back
     engine.sync()
     embedded_paths = {".cuedeck/docs/billing.md", ".cuedeck/docs/deploy.md", "notes/cooking.md"}
-    engine.embed_sections(
-        [s for s in engine.sections if s.path in embedded_paths], show_progress=False
-    )
+    engine.embed_sections([s for s in engine.sections if s.path in embedded_paths])
     results = engine.search(QUERY, mode="hybrid", limit=50, fusion="weighted")
     assert 0 < results[0].semantic_coverage < 1  # type: ignore[operator]
     expected = expected_parts(engine, QUERY)

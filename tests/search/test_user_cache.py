@@ -136,7 +136,7 @@ from cuedeck import open_workspace
 from cuedeck_search.vectors import CHUNK
 engine = open_workspace(sys.argv[1]).service("search")
 missing = engine.missing_sections()
-engine.embed_sections(missing[:CHUNK], show_progress=False)
+engine.embed_sections(missing[:CHUNK])
 print("saved", flush=True)
 engine.embed_all()
 """

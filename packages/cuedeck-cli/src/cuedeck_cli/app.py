@@ -77,8 +77,12 @@ class CueGroup(click.Group):
         from cuedeck_cli.output import progress_reporter
 
         try:
-            # Piped: log lines of long work on stderr, except for --json answers (kept clean).
-            with reporting_to(None if self.json_errors else progress_reporter()):
+            # Long work shows bars on a terminal, log lines when piped; --json answers
+            # stay clean.
+            with (
+                progress_reporter() as reporter,
+                reporting_to(None if self.json_errors else reporter),
+            ):
                 return super().invoke(ctx)
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise

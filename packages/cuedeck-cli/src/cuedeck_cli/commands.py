@@ -15,7 +15,7 @@ from cuedeck.errors import CueError
 from cuedeck.layout import CACHE_DIR, CARDS_DIR, DOCS_DIR, GITIGNORE_LINES, WORKSPACE_DIR
 from cuedeck.plugins import get_services
 from cuedeck_cli.context import current_state
-from cuedeck_cli.output import console, emit_json, progress_bar, render_problem
+from cuedeck_cli.output import console, emit_json, render_problem
 
 
 @click.command()
@@ -71,8 +71,7 @@ def init(force: bool) -> None:
 def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
     """Refresh the index; report files seen, parsed, reused and the time taken."""
     workspace = current_state().workspace
-    with progress_bar("Indexing", enabled=not as_json) as update:
-        stats = workspace.refresh(rebuild=rebuild, progress=update)
+    stats = workspace.refresh(rebuild=rebuild)  # progress is reported (cuedeck.progress)
     embedded = None
     if semantic:  # a MissingExtra (1008) without cuedeck-search
         embedded = workspace.service("search").embed_all()

@@ -128,49 +128,72 @@ def render_problem(problem: Problem) -> str:
     return text
 
 
-@contextmanager
-def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Any]:
-    """A rich progress bar on a terminal's stderr; a no-op callback elsewhere.
+class ProgressBars:
+    """Long work reported as rich progress bars on a terminal's stderr, one per kind of
+    work (the reports' message). Work that ends within ``delay`` seconds draws nothing.
+    The bars are drawn from the reporting thread, at most every ``every`` seconds: rich's
+    own refresh thread would keep :mod:`cuedeck.parallel` from forking workers."""
 
-    Yields ``update(done, total)``.
-    """
-    if not enabled or not sys.stderr.isatty():
-        yield lambda done, total: None
-        return
-    import time
+    def __init__(self, delay: float = 0.5, every: float = 0.1, out: Console | None = None) -> None:
+        self.delay = delay
+        self.every = every
+        self._out = out
+        self._progress: Any = None
+        self._tasks: dict[str, Any] = {}
+        self._started: dict[str, float] = {}
+        self._drawn = 0.0
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    def __call__(self, done: float, total: float | None, message: str) -> None:
+        import time
 
-    # Drawn from the caller's thread, not rich's refresh thread: bulk work forks workers
-    # only in a process without other threads (cuedeck.parallel).
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console(stderr=True),
-        transient=True,
-        auto_refresh=False,
-    ) as progress:
-        task = progress.add_task(description, total=None)
-        drawn = 0.0
+        now = time.monotonic()
+        started = self._started.setdefault(message, now)
+        finished = total is not None and done >= total
+        if finished:
+            self._started.pop(message, None)
+        task = self._tasks.get(message)
+        if task is None:
+            if finished or now - started < self.delay:
+                return  # quick work, or not long enough yet
+            bars = self._bars()
+            task = self._tasks[message] = bars.add_task(message or "working", total=total)
+        bars = self._bars()
+        bars.update(task, completed=done, total=total)
+        if finished or now - self._drawn >= self.every:
+            bars.refresh()
+            self._drawn = now
+        if finished:  # its last state was drawn above; the next refresh takes it down
+            bars.remove_task(task)
+            del self._tasks[message]
 
-        def update(done: int, total: int) -> None:
-            nonlocal drawn
-            now = time.monotonic()
-            redraw = now - drawn >= 0.1 or done >= total
-            progress.update(task, completed=done, total=total, refresh=redraw)
-            if redraw:
-                drawn = now
+    def _bars(self) -> Any:
+        if self._progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-        yield update
+            self._progress = Progress(
+                "[progress.description]{task.description}",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=self._out or console(stderr=True),
+                transient=True,
+                auto_refresh=False,
+            )
+            self._progress.start()
+        return self._progress
+
+    def close(self) -> None:
+        """Take the bars off the screen."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+            self._tasks.clear()
 
 
 class ProgressLines:
-    """Long work reported as log lines on stderr when it is not a terminal (a terminal
-    gets the commands' own progress bars). Work that ends within ``delay`` seconds says
-    nothing; slower work gets a line once it passes ``delay``, then at most one every
-    ``every`` seconds, and one when it is done."""
+    """Long work reported as log lines on stderr when it is not a terminal. Work that
+    ends within ``delay`` seconds says nothing; slower work gets a line once it passes
+    ``delay``, then at most one every ``every`` seconds, and one when it is done."""
 
     def __init__(self, delay: float = 1.0, every: float = 2.0) -> None:
         self.delay = delay
@@ -200,6 +223,15 @@ class ProgressLines:
         sys.stderr.flush()
 
 
-def progress_reporter() -> ProgressLines | None:
-    """The reporter for this process's long work: log lines when stderr is piped."""
-    return None if sys.stderr.isatty() else ProgressLines()
+@contextmanager
+def progress_reporter() -> Iterator[ProgressBars | ProgressLines]:
+    """The listener for this process's long work: bars on a terminal's stderr (taken
+    down at the end), log lines when stderr is piped."""
+    if not sys.stderr.isatty():
+        yield ProgressLines()
+        return
+    bars = ProgressBars()
+    try:
+        yield bars
+    finally:
+        bars.close()

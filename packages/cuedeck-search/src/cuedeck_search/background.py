@@ -56,7 +56,7 @@ class BackgroundEmbedder:
                 missing = self.engine.missing_sections()
                 if not missing:
                     break
-                self.engine.embed_sections(missing[:ROUND], show_progress=False)
+                self.engine.embed_sections(missing[:ROUND])
                 done += min(len(missing), ROUND)
             if done:
                 log.info("embedded %d sections in the background", done)

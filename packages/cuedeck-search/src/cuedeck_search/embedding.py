@@ -359,22 +359,3 @@ class VerifiedModels:
                 connection.close()
         except sqlite3.Error:
             pass  # only a cache: the next start hashes the file again
-
-
-def progress_display(total: int) -> Any:
-    """A rich progress bar on a terminal's stderr, or None when stderr is not one."""
-    import sys
-
-    if total <= 0 or not sys.stderr.isatty():
-        return None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    return Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=Console(file=sys.stderr),
-        transient=True,
-    )

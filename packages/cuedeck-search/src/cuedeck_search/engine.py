@@ -197,9 +197,11 @@ class SearchEngine:
                         found.setdefault(section.hash, section)
             return list(found.values())
 
-    def embed_sections(self, sections: Sequence[Section], *, show_progress: bool = True) -> None:
-        """Embed ``sections`` (batches committed as they are done)."""
-        self._embed(sections, show_progress=show_progress)
+    def embed_sections(self, sections: Sequence[Section]) -> None:
+        """Embed ``sections`` (batches committed as they are done; progress reported)."""
+        from cuedeck_search.vectors import embed_into
+
+        embed_into(self, sections)
 
     def embed_all(self) -> int:
         """Embed every section that has no vector yet, in the foreground; how many."""
@@ -207,7 +209,7 @@ class SearchEngine:
             self._background.wait()
         missing = self.missing_sections()
         if missing:
-            self._embed(missing)
+            self.embed_sections(missing)
             self.trim_cache()
         return len(missing)
 
@@ -256,11 +258,6 @@ class SearchEngine:
                 self._vectors = {h: self._vectors[h] for h in self._live_hashes()}
                 self._matrix = matrix
             return matrix, present, coverage
-
-    def _embed(self, sections: Sequence[Section], *, show_progress: bool = True) -> None:
-        from cuedeck_search.vectors import embed_into
-
-        embed_into(self, sections, show_progress=show_progress)
 
     def query_vector(self, query: str) -> NDArray[np.float32]:
         """The unit vector of ``query`` (the last 64 queries are remembered)."""

@@ -21,31 +21,15 @@ if TYPE_CHECKING:
 CHUNK = 256
 
 
-def embed_into(
-    engine: SearchEngine, sections: Sequence[Section], *, show_progress: bool = True
-) -> None:
+def embed_into(engine: SearchEngine, sections: Sequence[Section]) -> None:
     """Embed ``sections`` with ``engine``'s embedder, storing each chunk as it is done."""
-    from cuedeck_search.embedding import progress_display
-
-    embedder = engine.embedder
     cache = engine.cache
     unique = sorted({s.hash: s for s in sections}.values(), key=lambda s: len(s.embedding_text))
-    progress = progress_display(len(unique)) if show_progress else None
-    task = None
-    if progress is not None:
-        progress.start()
-        task = progress.add_task("Embedding sections", total=len(unique))
-    try:
-        for start in range(0, len(unique), CHUNK):
-            part = unique[start : start + CHUNK]
-            vectors = embedder.embed([s.embedding_text for s in part])
-            items = [(s.hash, vectors[row]) for row, s in enumerate(part)]
-            cache.store(items)
-            engine.add_vectors(cache.model_id, items)
-            engine.stats.chunks_embedded += len(part)
-            report(start + len(part), len(unique), "Embedding sections")
-            if progress is not None:
-                progress.update(task, advance=len(part))
-    finally:
-        if progress is not None:
-            progress.stop()
+    for start in range(0, len(unique), CHUNK):
+        part = unique[start : start + CHUNK]
+        vectors = engine.embedder.embed([s.embedding_text for s in part])
+        items = [(s.hash, vectors[row]) for row, s in enumerate(part)]
+        cache.store(items)
+        engine.add_vectors(cache.model_id, items)
+        engine.stats.chunks_embedded += len(part)
+        report(start + len(part), len(unique), "Embedding sections")
