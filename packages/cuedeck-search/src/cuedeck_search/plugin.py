@@ -1,10 +1,10 @@
 """The CueDeck plugin of cuedeck-search (entry point ``cuedeck = search``).
 
 Registers the ``keyword``, ``semantic`` and ``hybrid`` searchers, the ``minilm``,
-``minilm-float`` and ``onnx`` embedders, the per-workspace ``search`` service (the engine), the
-``read_context`` tool and ``cue search``. Kept import-light: ``cue --help`` loads every
-plugin module, so numpy, onnxruntime and
-pydantic are imported inside the hooks and commands.
+``minilm-float`` and ``onnx`` embedders, the per-workspace ``search`` service (the
+engine), the ``read_context`` tool and ``cue search``. Kept import-light: ``cue --help``
+loads every plugin module, so numpy, onnxruntime and pydantic are imported inside the
+hooks and commands.
 """
 
 from __future__ import annotations
@@ -62,29 +62,13 @@ def register_searchers(register: RegisterNamed) -> None:
         register(mode, ModeSearcher(mode))
 
 
-def _minilm(workspace: Workspace) -> Any:
-    from cuedeck_search.embedders import minilm
-
-    return minilm(workspace)
-
-
-def _minilm_float(workspace: Workspace) -> Any:
-    from cuedeck_search.embedders import minilm_float
-
-    return minilm_float(workspace)
-
-
-def _onnx_export(workspace: Workspace) -> Any:
-    from cuedeck_search.embedders import onnx_export
-
-    return onnx_export(workspace)
-
-
 @hookimpl
 def register_embedders(register: RegisterNamed) -> None:
-    register("minilm", _minilm)
-    register("minilm-float", _minilm_float)
-    register("onnx", _onnx_export)
+    from cuedeck_search import embedders  # light: the model loads when an embedder is made
+
+    register("minilm", embedders.minilm)
+    register("minilm-float", embedders.minilm_float)
+    register("onnx", embedders.onnx_export)
 
 
 @hookimpl
