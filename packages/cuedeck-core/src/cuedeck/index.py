@@ -393,7 +393,7 @@ class Index:
             return document
         if path not in self._rows:
             return None
-        self._fetch([path])
+        self.fetch([path])
         row = self._rows.get(path)
         if row is None or row[2] is None:
             return None
@@ -405,16 +405,12 @@ class Index:
     def documents(self) -> Mapping[str, Document]:
         """Every indexed document by path, sorted by path."""
         paths = self.paths
-        self._fetch([p for p in paths if p not in self._documents])
+        self.fetch([p for p in paths if p not in self._documents])
         return {path: doc for path in paths if (doc := self.get(path)) is not None}
 
     def fetch(self, paths: Iterable[str]) -> None:
-        """Read the stored data of ``paths`` now, in one query: before forking workers,
-        which must not use this process's database connection."""
-        self._fetch(list(paths))
-
-    def _fetch(self, paths: list[str]) -> None:
-        """Read the stored data of ``paths`` not read yet (one query for many)."""
+        """Read the stored data of ``paths`` not read yet, in one query for many (also
+        before forking workers, which must not use this process's database connection)."""
         with self._data_lock:
             wanted = [p for p in paths if (row := self._rows.get(p)) is not None and row[2] is None]
             if not wanted:

@@ -110,7 +110,7 @@ class Catalog:
                 dead[[i for i, key in enumerate(base.keys) if key in gone]] = True
             if len(added) > 500:  # read in one query, not one per file (or per worker)
                 self.workspace.index.fetch(key[0] for key in added)
-            merging = not base.keys or self._merges(len(added) + len(gone), len(keys))
+            merging = self._merges(base, len(added) + len(gone), len(keys))
             if merging and len(added) >= parallel.MIN_ITEMS:
                 base = self._merged(base, dead, self._postings_of(added))
                 dead = np.zeros(len(base.keys), dtype=bool)
@@ -149,7 +149,7 @@ class Catalog:
         """Merge when the changes have grown large, then lay out the section arrays."""
         changed = len(fresh) + int(dead.sum())
         documents = len(base.keys) - int(dead.sum()) + len(fresh)
-        if changed and (not base.keys or self._merges(changed, documents)):
+        if self._merges(base, changed, documents):
             base = self._merged(base, dead, _postings(fresh))
             dead = np.zeros(len(base.keys), dtype=bool)
             fresh = {}
@@ -169,9 +169,10 @@ class Catalog:
         self._hashes = None
 
     @staticmethod
-    def _merges(changed: int, documents: int) -> bool:
-        """Whether ``changed`` documents of ``documents`` are worth a merge."""
-        return changed > max(MERGE_MIN, MERGE_SHARE * documents)
+    def _merges(base: Postings, changed: int, documents: int) -> bool:
+        """Whether ``changed`` documents of ``documents`` are worth merging into ``base``
+        (always, when nothing is saved yet)."""
+        return changed > 0 and (not base.keys or changed > max(MERGE_MIN, MERGE_SHARE * documents))
 
     def _merged(self, base: Postings, dead: NDArray[np.bool_], extra: Postings) -> Postings:
         """``base`` less its ``dead`` documents, then ``extra``: saved, and the new base."""
@@ -191,8 +192,7 @@ class Catalog:
 
         def tokenised() -> Iterator[tuple[Key, DocumentTerms, list[Section]]]:
             for done, key in enumerate(keys, start=1):
-                sections = self._split(key)
-                yield key, tokenise(key[0], sections, self.keyword.settings), sections
+                yield key, *self._terms(key)
                 tick(done)
 
         return build(tokenised())
@@ -238,8 +238,12 @@ class Catalog:
         self._loaded = True
 
     def _tokenise(self, key: Key) -> tuple[DocumentTerms, list[Section]]:
-        sections = self._split(key)
         self.stats.documents_split += 1
+        return self._terms(key)
+
+    def _terms(self, key: Key) -> tuple[DocumentTerms, list[Section]]:
+        """The keyword terms and the sections of the document at ``key``."""
+        sections = self._split(key)
         return tokenise(key[0], sections, self.keyword.settings), sections
 
     # -- sections --------------------------------------------------------------------------

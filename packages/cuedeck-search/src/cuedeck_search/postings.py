@@ -127,12 +127,6 @@ class Postings:
         """How many sections there are."""
         return len(self.lengths)
 
-    def doc_starts(self) -> NDArray[np.int64]:
-        """The first section of each document."""
-        starts = np.zeros(len(self.doc_ends), dtype=np.int64)
-        starts[1:] = self.doc_ends[:-1]
-        return starts
-
     def column(self, term: str) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
         """The sections holding ``term`` and its weighted frequency in each."""
         found = self.terms.find(term)
