@@ -57,6 +57,9 @@ class MemoryStore:
         self.settings = workspace.config.memory
         self.index = MemoryIndex(workspace.root / MEMORY_DB)
         self.clock = clock
+        #: Whether a first read may answer from the index and leave the look at every
+        #: file to a thread; a process that ends with its answer (the CLI) sets it off.
+        self.background = True
         self._scanned: dict[str, float] = {}
         self._background: dict[str, threading.Thread] = {}
         self._background_lock = threading.Lock()
@@ -115,13 +118,14 @@ class MemoryStore:
         matches (no file added, removed or replaced since) and answers at once; the stat
         of every file, which catches edits made in place, is then looked at in a
         background thread (:meth:`wait_for_scan`). ``settled`` (for a change about to
-        be written: a pin made by hand must hold) waits for that look, or makes it.
+        be written: a pin made by hand must hold), or ``background`` off, waits for that
+        look, or makes it.
         """
         check_project(project)
         stamp = self._folder_stamp(project)
         if not full and stamp == self._recorded_stamp(project):
             if project not in self._scanned:
-                if not settled:
+                if not settled and self.background:
                     self._scan_in_background(project)
                     return
                 self.wait_for_scan(project)
