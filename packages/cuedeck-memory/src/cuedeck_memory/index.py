@@ -206,6 +206,10 @@ class MemoryIndex:
 
     # -- writes (callers hold the project lock) ----------------------------------------------
 
+    def record_stamp(self, project: str, stamp: str) -> None:
+        """Record the stamp of ``project``'s folder the rows are in step with."""
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"folder:{project}", stamp))
+
     def upsert(self, items: Iterable[tuple[Segment, int, int]], *, keep_gc: bool = True) -> None:
         """Store segments with their file's (mtime_ns, size), in one transaction.
 
@@ -352,6 +356,13 @@ class MemoryIndex:
             raise
 
     # -- reads -----------------------------------------------------------------------------
+
+    def recorded_stamp(self, project: str) -> str | None:
+        """The folder stamp :meth:`record_stamp` last recorded for ``project``, or None."""
+        row = self.db.execute(
+            "SELECT value FROM meta WHERE key = ?", (f"folder:{project}",)
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def stats(self, project: str) -> dict[str, tuple[int, int]]:
         """id -> (mtime_ns, size) of every indexed file of ``project``."""
