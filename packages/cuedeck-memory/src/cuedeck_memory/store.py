@@ -297,11 +297,8 @@ class MemoryStore:
             existing: dict[tuple[str, str], Segment] = {}
             if dedupe:
                 hashes = list({text_hash for text_hash, _ in counts})
-                for start in range(0, len(hashes), 500):
-                    chunk = hashes[start : start + 500]
-                    marks = ", ".join("?" * len(chunk))
-                    for found in self.index.select(project, f"text_hash IN ({marks})", chunk):
-                        existing[(found.type, found.text_hash)] = found
+                for found in self.index.with_hashes(project, hashes):
+                    existing[(found.type, found.text_hash)] = found
             fresh: list[Segment] = []
             result: list[Segment] = []
             for draft, (text_hash, tokens) in zip(drafts, counts, strict=True):
