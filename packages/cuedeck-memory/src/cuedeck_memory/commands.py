@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
+    from cuedeck_memory.store import MemoryStore
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 project_option = click.option(
@@ -24,8 +25,15 @@ cursor_option = click.option("--cursor", help="next_cursor of the previous page.
 tokens_option = click.option("--max-tokens", type=int, help="Reply budget in tokens.")
 
 
+def _store(workspace: Workspace) -> MemoryStore:
+    return cast("MemoryStore", workspace.service("memory"))
+
+
 def _workspace() -> Workspace:
     workspace: Workspace = click.get_current_context().obj.workspace
+    # A person at the prompt expects the edit they just made, and the process ends with
+    # the answer: every read looks at every file first, none is left to a thread.
+    _store(workspace).background = False
     return workspace
 
 
@@ -37,11 +45,9 @@ def _call(tool: str, **arguments: Any) -> Any:
     given = {name: value for name, value in arguments.items() if value is not None}
     if isinstance(given.get("project_id"), str):
         from cuedeck_memory.segments import check_project
-        from cuedeck_memory.tools import _store
 
-        # A person at the prompt expects the edit they just made: no first answer from
-        # an index that has not looked at every file yet.
-        _store(workspace).refresh(check_project(given["project_id"]), settled=True)
+        # Its message says what a project id may hold; the tool's names only a pattern.
+        check_project(given["project_id"])
     return get_tools(workspace.plugins)[tool].call(workspace, given)
 
 
@@ -84,9 +90,6 @@ def memory() -> None:
 @json_option
 def status(project: str, task_id: str | None, token_limit: int | None, as_json: bool) -> None:
     """Usage, health and advice (context_analyze_usage)."""
-    from cuedeck_memory.tools import _store
-
-    _store(_workspace()).refresh(project, full=True)
     reply = _call(
         "context_analyze_usage", project_id=project, task_id=task_id, token_limit=token_limit
     )
@@ -131,10 +134,8 @@ def list_command(
 def show(segment_id: str, project: str, as_json: bool) -> None:
     """One segment, whole."""
     from cuedeck_memory.operations import refcounted
-    from cuedeck_memory.tools import _store
 
     store = _store(_workspace())
-    store.refresh(project, full=True)
     item = refcounted(store, project, [store.segment(project, segment_id)])[0]
     meta = [f"{k}: {json.dumps(v)}" for k, v in item.items() if k != "text"]
     _emit(item, as_json, [*meta, "", item["text"]])
@@ -310,7 +311,6 @@ def snapshot(
     """Snapshot the task (context_create_task_snapshot), or --list the snapshots."""
     if listing:
         from cuedeck_memory.operations import list_snapshots
-        from cuedeck_memory.tools import _store
 
         found = list_snapshots(_store(_workspace()), project)
         lines = [

@@ -12,15 +12,18 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+import attrs
 
 from cuedeck_memory.segments import Segment
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
     from pathlib import Path
 
 SCHEMA_VERSION = "1"
+T = TypeVar("T")
 
 _COLUMNS = (
     "id, project, type, text, created_at, task_id, tags, file_path, line_range, topic_id, "
@@ -78,6 +81,21 @@ class Light(NamedTuple):
     created_at: float
     last_touched_at: float
     gc_survival_count: int
+
+
+class _Existing(NamedTuple):
+    """What an upsert needs of a segment's current row."""
+
+    rowid: int
+    last_touched_at: float
+    gc_survival_count: int
+    text: str
+
+
+def _chunks(values: Sequence[T], size: int = 500) -> Iterator[list[T]]:
+    """``values`` in lists of at most ``size`` (SQLite caps the parameters of a statement)."""
+    for start in range(0, len(values), size):
+        yield list(values[start : start + size])
 
 
 def _row(segment: Segment) -> tuple[Any, ...]:
@@ -206,76 +224,70 @@ class MemoryIndex:
 
     # -- writes (callers hold the project lock) ----------------------------------------------
 
+    def record_stamp(self, project: str, stamp: str) -> None:
+        """Record the stamp of ``project``'s folder the rows are in step with."""
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"folder:{project}", stamp))
+
     def upsert(self, items: Iterable[tuple[Segment, int, int]], *, keep_gc: bool = True) -> None:
         """Store segments with their file's (mtime_ns, size), in one transaction.
 
-        With ``keep_gc``, a row that exists keeps its GC counters (a re-read file). Rows
-        that are new (every capture) go in together, a statement per table.
+        With ``keep_gc``, a row that exists keeps its GC counters (a re-read file; the
+        later touch wins). The old rows go first, then every row together, a statement
+        per table: the new ones, then the replaced ones.
         """
         batch = list(items)
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
             known = self._existing(batch)
-            # By key, the last of a repeated segment winning, as row by row it would.
-            fresh = list(
-                {
-                    (i[0].project_id, i[0].id): i
-                    for i in batch
-                    if (i[0].project_id, i[0].id) not in known
-                }.values()
-            )
-            if fresh:
-                self._insert(db, fresh)
+            # By key, the last of a repeated segment winning, as row by row it would: a
+            # new one in the place of its first copy, a replaced one of its last.
+            fresh: dict[tuple[str, str], tuple[Segment, int, int]] = {}
+            replaced: dict[tuple[str, str], tuple[Segment, int, int]] = {}
+            touched = {key: old.last_touched_at for key, old in known.items()}
             for segment, mtime_ns, size in batch:
-                if (segment.project_id, segment.id) not in known:
+                key = (segment.project_id, segment.id)
+                old = known.get(key)
+                if old is None:
+                    fresh[key] = (segment, mtime_ns, size)
                     continue
-                old = db.execute(
-                    "SELECT rowid, last_touched_at, gc_survival_count, text FROM segments "
-                    "WHERE project = ? AND id = ?",
-                    (segment.project_id, segment.id),
-                ).fetchone()
-                row = list(_row(segment))
                 if keep_gc:
-                    row[15], row[16] = max(old[1], segment.last_touched_at), old[2]
-                _unindex(db, old[0], old[3])
-                db.execute(
-                    "DELETE FROM refs WHERE project = ? AND source = ?",
-                    (segment.project_id, segment.id),
-                )
-                cursor = db.execute(
-                    f"INSERT INTO segments ({_COLUMNS}, mtime_ns, size) VALUES "
-                    f"({', '.join('?' * 19)})",
-                    (*row, mtime_ns, size),
-                )
-                db.execute(
-                    "INSERT INTO segments_fts (rowid, text) VALUES (?, ?)",
-                    (cursor.lastrowid, segment.text),
-                )
-                db.executemany(
-                    "INSERT INTO refs VALUES (?, ?, ?)",
-                    [(segment.project_id, segment.id, t) for t in dict.fromkeys(segment.refs)],
-                )
+                    touched[key] = max(touched[key], segment.last_touched_at)
+                    segment = attrs.evolve(
+                        segment,
+                        last_touched_at=touched[key],
+                        gc_survival_count=old.gc_survival_count,
+                    )
+                replaced.pop(key, None)
+                replaced[key] = (segment, mtime_ns, size)
+            for key in replaced:
+                _unindex(db, known[key].rowid, known[key].text)
+            db.executemany("DELETE FROM refs WHERE project = ? AND source = ?", list(replaced))
+            rows = [*fresh.values(), *replaced.values()]
+            if rows:
+                self._insert(db, rows)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
 
-    def _existing(self, batch: Sequence[tuple[Segment, int, int]]) -> set[tuple[str, str]]:
-        """(project, id) of the segments in ``batch`` that have a row."""
-        found: set[tuple[str, str]] = set()
+    def _existing(
+        self, batch: Sequence[tuple[Segment, int, int]]
+    ) -> dict[tuple[str, str], _Existing]:
+        """The current rows of the segments in ``batch`` that have one, by (project, id)."""
+        found: dict[tuple[str, str], _Existing] = {}
         by_project: dict[str, list[str]] = {}
         for segment, _, _ in batch:
             by_project.setdefault(segment.project_id, []).append(segment.id)
         for project, ids in by_project.items():
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
+            for chunk in _chunks(ids):
                 marks = ", ".join("?" * len(chunk))
                 rows = self.db.execute(
-                    f"SELECT id FROM segments WHERE project = ? AND id IN ({marks})",
+                    "SELECT id, rowid, last_touched_at, gc_survival_count, text FROM segments "
+                    f"WHERE project = ? AND id IN ({marks})",
                     (project, *chunk),
                 )
-                found.update((project, row[0]) for row in rows)
+                found.update(((project, row[0]), _Existing(*row[1:])) for row in rows)
         return found
 
     @staticmethod
@@ -353,6 +365,13 @@ class MemoryIndex:
 
     # -- reads -----------------------------------------------------------------------------
 
+    def recorded_stamp(self, project: str) -> str | None:
+        """The folder stamp :meth:`record_stamp` last recorded for ``project``, or None."""
+        row = self.db.execute(
+            "SELECT value FROM meta WHERE key = ?", (f"folder:{project}",)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
     def stats(self, project: str) -> dict[str, tuple[int, int]]:
         """id -> (mtime_ns, size) of every indexed file of ``project``."""
         rows = self.db.execute(
@@ -397,18 +416,24 @@ class MemoryIndex:
     def get(self, project: str, ids: Sequence[str]) -> dict[str, Segment]:
         """The segments of ``ids`` that exist, by id."""
         found: dict[str, Segment] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
+        for chunk in _chunks(ids):
             marks = ", ".join("?" * len(chunk))
             for segment in self.select(project, f"id IN ({marks})", chunk):
                 found[segment.id] = segment
         return found
 
+    def with_hashes(self, project: str, hashes: Sequence[str]) -> list[Segment]:
+        """The segments of ``project`` whose text hash is one of ``hashes``."""
+        found: list[Segment] = []
+        for chunk in _chunks(hashes):
+            marks = ", ".join("?" * len(chunk))
+            found.extend(self.select(project, f"text_hash IN ({marks})", chunk))
+        return found
+
     def refcounts(self, project: str, ids: Sequence[str]) -> dict[str, int]:
         """How many segments refer to each of ``ids`` (only references from segments)."""
         found: dict[str, int] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
+        for chunk in _chunks(ids):
             marks = ", ".join("?" * len(chunk))
             rows = self.db.execute(
                 f"SELECT r.target, COUNT(DISTINCT r.source) FROM refs r JOIN segments s "
@@ -450,8 +475,7 @@ class MemoryIndex:
     def cached_tokens(self, counter: str, hashes: Sequence[str]) -> dict[str, int]:
         """Known token counts of these text hashes by ``counter``."""
         found: dict[str, int] = {}
-        for start in range(0, len(hashes), 500):
-            chunk = list(hashes[start : start + 500])
+        for chunk in _chunks(hashes):
             marks = ", ".join("?" * len(chunk))
             rows = self.db.execute(
                 f"SELECT text_hash, tokens FROM token_counts WHERE counter = ? "

@@ -147,6 +147,14 @@ def _unknown(segment_id: str, project: str) -> dict[str, str]:
     }
 
 
+def _pinned(segment_id: str) -> dict[str, str]:
+    return {
+        "segment_id": segment_id,
+        "error": "pinned",
+        "message": "pinned segments cannot be pruned (context_gc_unpin first)",
+    }
+
+
 def prune(
     store: MemoryStore,
     project: str,
@@ -167,13 +175,7 @@ def prune(
         if segment is None:
             errors.append(_unknown(segment_id, project))
         elif segment.pinned:
-            errors.append(
-                {
-                    "segment_id": segment_id,
-                    "error": "pinned",
-                    "message": "pinned segments cannot be pruned (context_gc_unpin first)",
-                }
-            )
+            errors.append(_pinned(segment_id))
         else:
             allowed.append(segment)
     if action == "stash":
@@ -196,13 +198,7 @@ def prune(
         stashed = {s.id for s in written}
         for segment in targets:
             if segment.id not in stashed:
-                errors.append(
-                    {
-                        "segment_id": segment.id,
-                        "error": "pinned",
-                        "message": "pinned segments cannot be pruned (context_gc_unpin first)",
-                    }
-                )
+                errors.append(_pinned(segment.id))
         store.index.survived(project)
         return {
             "pruned_segments": [s.id for s in targets if s.id in stashed],

@@ -1,4 +1,4 @@
-"""Reply shapes of the memory tools, and paging them to a token budget.
+"""Reply shapes of the memory tools, and fitting them to a token budget (pages, id lists).
 
 A segment is returned in the reference's shape (``segment_id``, ``text``, ``type``,
 ...). Lists of segments or candidates are paged: items are taken in order while the
@@ -90,6 +90,35 @@ def page(
         "max_tokens": max_tokens,
     }
     return chosen, record
+
+
+def fit_ids(
+    reply: dict[str, Any],
+    ids: list[str],
+    max_tokens: int,
+    count: Callable[[str], int],
+    *,
+    copies: int = 1,
+) -> int:
+    """Cut ``ids`` (a list inside ``reply``, best first) in place until ``reply`` fits
+    ``max_tokens``; how many were kept. ``copies``: how often the list is in the reply.
+
+    Counts the reply without the ids, a sample of them and the result, never the whole
+    long reply (counting is the cost here).
+    """
+    if not ids:
+        return 0
+    whole = list(ids)
+    ids.clear()
+    frame = count(json.dumps(reply, ensure_ascii=False))
+    sample = whole[:64]
+    per_id = max(1.0, count(json.dumps(sample)) / len(sample))
+    keep = max(0, min(len(whole), int((max_tokens - frame) / (per_id * copies))))
+    ids.extend(whole[:keep])
+    while keep and count(json.dumps(reply, ensure_ascii=False)) > max_tokens:
+        keep = keep * 9 // 10
+        del ids[keep:]
+    return keep
 
 
 def _cut(item: dict[str, Any], count: Callable[[str], int], budget: int) -> dict[str, Any]:

@@ -57,6 +57,9 @@ class MemoryStore:
         self.settings = workspace.config.memory
         self.index = MemoryIndex(workspace.root / MEMORY_DB)
         self.clock = clock
+        #: Whether a first read may answer from the index and leave the look at every
+        #: file to a thread; a process that ends with its answer (the CLI) sets it off.
+        self.background = True
         self._scanned: dict[str, float] = {}
         self._background: dict[str, threading.Thread] = {}
         self._background_lock = threading.Lock()
@@ -96,17 +99,6 @@ class MemoryStore:
         except FileNotFoundError:
             return "absent"
 
-    def _recorded_stamp(self, project: str) -> str | None:
-        row = self.index.db.execute(
-            "SELECT value FROM meta WHERE key = ?", (f"folder:{project}",)
-        ).fetchone()
-        return None if row is None else str(row[0])
-
-    def _record_stamp(self, project: str, stamp: str) -> None:
-        self.index.db.execute(
-            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"folder:{project}", stamp)
-        )
-
     def refresh(self, project: str, *, full: bool = False, settled: bool = False) -> None:
         """Bring the index of ``project`` in step with its files (cheap when nothing
         changed; ``full`` looks at every file's stat whatever the folder says).
@@ -115,13 +107,14 @@ class MemoryStore:
         matches (no file added, removed or replaced since) and answers at once; the stat
         of every file, which catches edits made in place, is then looked at in a
         background thread (:meth:`wait_for_scan`). ``settled`` (for a change about to
-        be written: a pin made by hand must hold) waits for that look, or makes it.
+        be written: a pin made by hand must hold), or ``background`` off, waits for that
+        look, or makes it.
         """
         check_project(project)
         stamp = self._folder_stamp(project)
-        if not full and stamp == self._recorded_stamp(project):
+        if not full and stamp == self.index.recorded_stamp(project):
             if project not in self._scanned:
-                if not settled:
+                if not settled and self.background:
                     self._scan_in_background(project)
                     return
                 self.wait_for_scan(project)
@@ -209,10 +202,9 @@ class MemoryStore:
                     seen.discard(segment_id)
                     continue
             try:
-                # newline="": a text keeps its line ends (a captured "\r\n" stays one).
-                with open(entry.path, encoding="utf-8", newline="") as handle:
-                    text = handle.read()
-                segment = parse_file(text, segment_id=segment_id, project_id=project)
+                segment = parse_file(
+                    read_text(folder / name), segment_id=segment_id, project_id=project
+                )
             except UnicodeDecodeError as exc:
                 problems.append((rel, *key, 1, f"not UTF-8 text: {exc.reason}"))
                 seen.discard(segment_id)
@@ -236,7 +228,7 @@ class MemoryStore:
             index.delete(project, removed)
         if problems or problems_before:
             index.set_problems(project, problems)
-        index.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"folder:{project}", stamp))
+        index.record_stamp(project, stamp)
 
     def _count(
         self, segments: Sequence[Segment], index: MemoryIndex | None = None
@@ -281,7 +273,7 @@ class MemoryStore:
         """
         folder = self.project_dir(project) / "segments"
         before = self._folder_stamp(project)
-        in_step = before == self._recorded_stamp(project)
+        in_step = before == self.index.recorded_stamp(project)
         folder.mkdir(parents=True, exist_ok=True)
         files = [(f"{s.id}.md", render_file(s).encode("utf-8")) for s in segments]
         stats = write_batch(folder, files)
@@ -290,7 +282,7 @@ class MemoryStore:
             keep_gc=True,
         )
         if in_step:
-            self._record_stamp(project, self._folder_stamp(project))
+            self.index.record_stamp(project, self._folder_stamp(project))
 
     def add(
         self, project: str, drafts: Sequence[Segment], *, dedupe: bool = False
@@ -305,11 +297,8 @@ class MemoryStore:
             existing: dict[tuple[str, str], Segment] = {}
             if dedupe:
                 hashes = list({text_hash for text_hash, _ in counts})
-                for start in range(0, len(hashes), 500):
-                    chunk = hashes[start : start + 500]
-                    marks = ", ".join("?" * len(chunk))
-                    for found in self.index.select(project, f"text_hash IN ({marks})", chunk):
-                        existing[(found.type, found.text_hash)] = found
+                for found in self.index.with_hashes(project, hashes):
+                    existing[(found.type, found.text_hash)] = found
             fresh: list[Segment] = []
             result: list[Segment] = []
             for draft, (text_hash, tokens) in zip(drafts, counts, strict=True):
@@ -377,7 +366,7 @@ class MemoryStore:
         removed = []
         with self.locked(project):
             before = self._folder_stamp(project)
-            in_step = before == self._recorded_stamp(project)
+            in_step = before == self.index.recorded_stamp(project)
             for segment_id in ids:
                 if not valid_segment_id(segment_id):
                     continue
@@ -386,7 +375,7 @@ class MemoryStore:
                     removed.append(segment_id)
             self.index.delete(project, removed)
             if in_step:
-                self._record_stamp(project, self._folder_stamp(project))
+                self.index.record_stamp(project, self._folder_stamp(project))
         return removed
 
     # -- reading -------------------------------------------------------------------------------

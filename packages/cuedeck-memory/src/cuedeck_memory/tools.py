@@ -194,6 +194,8 @@ def context_gc_analyze(
         "working_tokens": analysis.working_tokens,
     }
     count = store.workspace.token_counter.count
+    from cuedeck_memory.replies import fit_ids, page
+
     if target_tokens is not None:
         proposal = gc.plan(analysis, target_tokens)
         chosen = proposal.pop("candidates")
@@ -201,12 +203,11 @@ def context_gc_analyze(
         reply["pruning_plan"] = proposal
         # The plan's ids are its first candidates_count candidates, best first: when
         # they do not all fit (half the budget), the pages of candidates hold the rest.
-        kept = usage.fit_ids(reply, proposal["stash_segments"], budget // 2, count)
+        kept = fit_ids(reply, proposal["stash_segments"], budget // 2, count)
         if kept < len(chosen):
             proposal["stash_segments_complete"] = False
-    from cuedeck_memory.replies import page
-
-    used = count(json.dumps(reply)) if target_tokens is not None else 0
+    # As fit_ids counts (its last count is remembered) and replies are sent: unescaped.
+    used = count(json.dumps(reply, ensure_ascii=False)) if target_tokens is not None else 0
     reply["pruning_candidates"], reply["page"] = page(items, count, budget, cursor, used=used)
     return reply
 

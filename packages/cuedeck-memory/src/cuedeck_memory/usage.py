@@ -19,7 +19,7 @@ import attrs
 
 from cuedeck.errors import InvalidInput
 from cuedeck_memory import gc
-from cuedeck_memory.replies import FRAME_TOKENS
+from cuedeck_memory.replies import FRAME_TOKENS, fit_ids
 from cuedeck_memory.segments import Segment
 
 if TYPE_CHECKING:
@@ -117,11 +117,11 @@ def report(
     task_id: str | None = None,
     token_limit: int | None = None,
     descriptors: Descriptors | None = None,
-    max_tokens: int | None = None,
+    max_tokens: int,
     reserved: int = 0,
 ) -> dict[str, Any]:
     """The usage report of ``project`` (the reply of ``context_analyze_usage``), fitted
-    to ``max_tokens`` (default ``[memory] max_tokens``; ``reserved`` spent elsewhere)."""
+    to ``max_tokens`` (``reserved`` of them spent elsewhere)."""
     described = descriptors or Descriptors()
     store.refresh(project)
     now = store.clock()
@@ -200,7 +200,7 @@ def report(
     }
     fit_report(
         reply,
-        max_tokens or store.settings.max_tokens,
+        max_tokens,
         store.workspace.token_counter.count,
         {c.segment_id: c.tokens for c in analysis.candidates},
         reserved=reserved,
@@ -210,35 +210,6 @@ def report(
 
 def _unit(value: float) -> float:
     return min(1.0, max(0.0, value))
-
-
-def fit_ids(
-    reply: dict[str, Any],
-    ids: list[str],
-    max_tokens: int,
-    count: Callable[[str], int],
-    *,
-    copies: int = 1,
-) -> int:
-    """Cut ``ids`` (a list inside ``reply``, best first) in place until ``reply`` fits
-    ``max_tokens``; how many were kept. ``copies``: how often the list is in the reply.
-
-    Counts the reply without the ids, a sample of them and the result, never the whole
-    long reply (counting is the cost here).
-    """
-    if not ids:
-        return 0
-    whole = list(ids)
-    ids.clear()
-    frame = count(json.dumps(reply, ensure_ascii=False))
-    sample = whole[:64]
-    per_id = max(1.0, count(json.dumps(sample)) / len(sample))
-    keep = max(0, min(len(whole), int((max_tokens - frame) / (per_id * copies))))
-    ids.extend(whole[:keep])
-    while keep and count(json.dumps(reply, ensure_ascii=False)) > max_tokens:
-        keep = keep * 9 // 10
-        del ids[keep:]
-    return keep
 
 
 def fit_report(
