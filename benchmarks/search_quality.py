@@ -61,6 +61,7 @@ from search import (  # the sibling benchmark's helpers (this folder is on sys.p
     ndcg_at,
     p50_ms,
     recall_at,
+    workspace_from,
 )
 
 if TYPE_CHECKING:
@@ -83,8 +84,7 @@ def extract(corpora: Path, name: str, into: Path) -> Path:
     """The corpus ``name`` extracted into ``into`` (kept when already there)."""
     root = into / name
     if not root.exists():
-        with tarfile.open(corpora / f"{name}.tar.gz") as archive:
-            archive.extractall(into, filter="data")
+        return workspace_from(corpora, name, into)
     (root / ".cuedeck").mkdir(exist_ok=True)
     return root
 

@@ -12,7 +12,14 @@ from typing import Any
 import click
 
 from cuedeck.errors import CueError
-from cuedeck.layout import CACHE_DIR, CARDS_DIR, DOCS_DIR, GITIGNORE_LINES, WORKSPACE_DIR
+from cuedeck.layout import (
+    CACHE_DIR,
+    CARDS_DIR,
+    DOCS_DIR,
+    GITIGNORE_LINES,
+    WORKSPACE_DIR,
+    user_cache_dir,
+)
 from cuedeck.plugins import get_services
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import console, emit_json, render_problem
@@ -165,8 +172,6 @@ def clean(everything: bool) -> None:
     Embeddings live in the user cache, shared by every workspace, and survive: nothing
     embedded before is embedded again. --all removes them too.
     """
-    from cuedeck.layout import user_cache_dir
-
     root = current_state().workspace.root
     cache = root / CACHE_DIR
     if cache.exists():

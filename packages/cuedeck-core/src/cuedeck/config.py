@@ -64,7 +64,7 @@ def _key_lines(text: str) -> dict[str, int]:
     return lines
 
 
-def _check_type(value: Any, expected: Any) -> Any:
+def check_type(value: Any, expected: Any) -> Any:
     """``value`` converted to ``expected`` (int/float/bool/str/list[str]/dict[str,str]); a
     list of strings may also be given as one comma-separated string.
 
@@ -121,7 +121,8 @@ def _parse_env(raw: str, expected: Any) -> Any:
     return raw
 
 
-def _field_types(cls: type) -> dict[str, Any]:
+def field_types(cls: type) -> dict[str, Any]:
+    """The type of each field of the attrs class ``cls``, by name, in field order."""
     hints = typing.get_type_hints(cls)
     return {f.name: hints[f.name] for f in attrs.fields(cls)}
 
@@ -171,7 +172,7 @@ def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
         if cls is None or not isinstance(table, dict):
             warnings.append(_unknown(section, lines))
             continue
-        types_ = _field_types(cls)
+        types_ = field_types(cls)
         by_key = {toml_key(name): name for name in types_}
         kwargs: dict[str, Any] = {}
         for key, value in table.items():
@@ -181,19 +182,19 @@ def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
                 warnings.append(_unknown(dotted, lines))
                 continue
             try:
-                kwargs[name] = _check_choice(cls, name, _check_type(value, types_[name]))
+                kwargs[name] = _check_choice(cls, name, check_type(value, types_[name]))
             except ValueError as exc:
                 raise fail(dotted, str(exc), value) from None
         values[section] = kwargs
 
     for section, cls in SECTIONS.items():
-        types_ = _field_types(cls)
+        types_ = field_types(cls)
         prefix = f"CUEDECK_{section.upper()}_"
         for name, expected in types_.items():
             env_name = prefix + toml_key(name).upper()
             if env_name in environ:
                 try:
-                    value = _check_type(_parse_env(environ[env_name], expected), expected)
+                    value = check_type(_parse_env(environ[env_name], expected), expected)
                     value = _check_choice(cls, name, value)
                 except (ValueError, tomllib.TOMLDecodeError) as exc:
                     raise InvalidInput(
@@ -247,8 +248,8 @@ def _load_rate_limits(table: Any, lines: dict[str, int], fail: Any) -> dict[str,
         if not isinstance(spec, dict) or set(spec) - {"per_minute", "burst"}:
             raise fail(key, "expected a table with per_minute and burst", spec)
         try:
-            per_minute = _check_type(spec.get("per_minute", 0), int)
-            burst = _check_type(spec.get("burst", per_minute), int)
+            per_minute = check_type(spec.get("per_minute", 0), int)
+            burst = check_type(spec.get("burst", per_minute), int)
         except ValueError as exc:
             raise fail(key, str(exc), spec) from None
         if per_minute < 0 or burst < 0:

@@ -177,7 +177,7 @@ def _published_inputs(schema: dict[str, Any]) -> dict[str, Any]:
                 prop = {**prop, "description": SAME_AS + first}
         if name not in required:
             prop = _not_null(prop)
-        properties[name] = _published_inputs(_fold_types(prop))
+        properties[name] = _published_inputs(prop)
     return {**schema, "properties": properties}
 
 

@@ -20,10 +20,11 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_origin
 
 import attrs
 
+from cuedeck.config import check_type, field_types
 from cuedeck.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -71,24 +72,16 @@ def parse_workspaces(pairs: Sequence[str]) -> dict[str, Path]:
     return workspaces
 
 
-#: The keys of a ``CUEDECK_MCP_CONFIG`` file; any other is a typo, refused (1004) rather
-#: than a server quietly serving what the file did not mean.
-DEPLOYMENT_KEYS = (
-    "host", "port", "allowed_hosts", "allowed_origins", "tools", "insecure", "workspaces",
-)  # fmt: skip
-
-
-def _strings(data: Mapping[str, Any], key: str, path: Path) -> list[str]:
-    """``data[key]`` as a list of strings: a list of them, or one comma-separated string
-    (``tools = "core,git"`` as on the command line)."""
-    value = data.get(key, [])
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return list(value)
-    raise InvalidInput(
-        f"{path}: {key} must be a string or a list of strings", field=key, path=str(path)
+#: The keys of a ``CUEDECK_MCP_CONFIG`` file: the fields but ``stateless`` (how ``app`` is
+#: served, not the file's to choose), ``workspaces`` last as in a file (a table follows
+#: the plain keys). Any other is a typo, refused (1004) rather than a server quietly
+#: serving what the file did not mean.
+DEPLOYMENT_KEYS = tuple(
+    sorted(
+        (field.name for field in attrs.fields(Deployment) if field.name != "stateless"),
+        key=lambda name: name == "workspaces",
     )
+)
 
 
 def _deployment_file(path: Path) -> Deployment:
@@ -105,28 +98,27 @@ def _deployment_file(path: Path) -> Deployment:
             help=f"the keys are {', '.join(DEPLOYMENT_KEYS)}",
         )
     table = data.get("workspaces", {})
-    host, port, insecure = (
-        data.get("host", "127.0.0.1"),
-        data.get("port", 8765),
-        data.get("insecure", False),
-    )
-    for key, ok in (
-        ("workspaces", isinstance(table, dict)),
-        ("host", isinstance(host, str)),
-        ("port", isinstance(port, int) and not isinstance(port, bool)),
-        ("insecure", isinstance(insecure, bool)),
-    ):
-        if not ok:
-            raise InvalidInput(f"{path}: {key} has a bad value", field=key, path=str(path))
-    return Deployment(
-        workspaces=parse_workspaces([f"{name}={folder}" for name, folder in table.items()]),
-        host=host,
-        port=port,
-        allowed_hosts=_strings(data, "allowed_hosts", path),
-        allowed_origins=_strings(data, "allowed_origins", path),
-        tools=_strings(data, "tools", path) if "tools" in data else None,
-        insecure=insecure,
-    )
+    if not isinstance(table, dict):
+        raise InvalidInput(
+            f"{path}: workspaces has a bad value", field="workspaces", path=str(path)
+        )
+    values: dict[str, Any] = {}
+    for key, expected in field_types(Deployment).items():
+        if key == "workspaces" or key not in data:
+            continue  # a key left out keeps the field's default
+        if key == "tools":
+            expected = list[str]  # None is only the default: each workspace's [mcp] tools
+        try:
+            values[key] = check_type(data[key], expected)
+        except ValueError:
+            bad = (
+                "must be a string or a list of strings"
+                if get_origin(expected) is list
+                else "has a bad value"
+            )
+            raise InvalidInput(f"{path}: {key} {bad}", field=key, path=str(path)) from None
+    workspaces = parse_workspaces([f"{name}={folder}" for name, folder in table.items()])
+    return Deployment(workspaces=workspaces, **values)
 
 
 def deployment_from_environment(environ: Mapping[str, str] | None = None) -> Deployment:

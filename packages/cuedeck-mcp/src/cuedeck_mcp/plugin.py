@@ -72,6 +72,7 @@ def register_commands(register: RegisterCommand) -> None:
         if context.invoked_subcommand is not None:
             return
         from cuedeck.errors import InvalidInput
+        from cuedeck.progress import reporting_to
         from cuedeck_mcp.asgi import parse_workspaces
         from cuedeck_mcp.server import serve
 
@@ -80,20 +81,23 @@ def register_commands(register: RegisterCommand) -> None:
                 "--workspace serves over HTTP: add --transport http", field="workspace"
             )
         tools = [part.strip() for part in profile.split(",") if part.strip()] if profile else None
-        if workspaces:
-            from cuedeck_mcp.asgi import serve_workspaces
+        # Not `cue`'s stderr progress lines, which the server's tasks and worker thread
+        # would inherit (startup indexing included): progress goes to a client that asked.
+        with reporting_to(None):
+            if workspaces:
+                from cuedeck_mcp.asgi import serve_workspaces
 
-            served = parse_workspaces(workspaces)
-            serve_workspaces(served, host=host, port=port, profile=tools, insecure=insecure)
-            return
-        serve(
-            context.obj.workspace,
-            transport=cast("Transport", transport),
-            host=host,
-            port=port,
-            insecure=insecure,
-            profile=tools,
-        )
+                served = parse_workspaces(workspaces)
+                serve_workspaces(served, host=host, port=port, profile=tools, insecure=insecure)
+                return
+            serve(
+                context.obj.workspace,
+                transport=cast("Transport", transport),
+                host=host,
+                port=port,
+                insecure=insecure,
+                profile=tools,
+            )
 
     @mcp.group("token")
     def token() -> None:

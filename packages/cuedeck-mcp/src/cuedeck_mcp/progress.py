@@ -80,11 +80,14 @@ class _Relay:
 async def relayed_progress() -> AsyncIterator[None]:
     """Relay the core progress reports of the work awaited in this block to the client.
 
-    A no-op when the client sent no progress token.
+    Without a progress token the work reports to nobody.
     """
     context = _caller_context()
     if context is None:
-        yield
+        # Not to a listener the host process set around the server (a program embedding
+        # it): a call's progress is its client's or nobody's.
+        with reporting_to(None):
+            yield
         return
     relay = _Relay(context, asyncio.get_running_loop())
     try:
