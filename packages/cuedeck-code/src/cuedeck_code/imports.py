@@ -229,7 +229,7 @@ def _javascript(node: Any, raw: str, path: str, index: PathIndex) -> Iterator[st
 def _go(node: Any, raw: str, path: str, index: PathIndex) -> Iterator[str]:
     parts = _unquote(raw).split("/")
     if "." in parts[0]:  # a module path (github.com/x/y/pkg): its tail is a folder here
-        yield from index.folder("/".join(parts), (".go",), least=min(2, len(parts)))
+        yield from index.folder("/".join(parts[1:]), (".go",))
     elif len(parts) > 1:  # the standard library, or a module named without a dot
         folder = "/".join(parts[1:])
         yield from [p for p in index.by_folder.get(folder, []) if p.endswith(".go")][:FOLDER_LIMIT]

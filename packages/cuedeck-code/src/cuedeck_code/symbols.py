@@ -78,8 +78,10 @@ def definitions(grammar: Grammar, tree: Any, data: bytes) -> list[Found]:
             scope.extend(parts)
         containers = CONTAINERS | {"module"} if language.name == "ruby" else CONTAINERS
         inside = bool(outer) and outer[-1][3] in containers
-        member = node_id in receivers or inside or (scoped and language.name == "cpp")
-        if kind == "function" and member:
+        member = node_id in receivers or inside
+        if kind == "function" and scoped and not member and language.name == "cpp":
+            kind = "scoped"  # a method when its scope is a class of this file (see below)
+        elif kind == "function" and member:
             kind = "method"
         elif kind == "method" and not member:
             kind = "function"
@@ -97,6 +99,13 @@ def definitions(grammar: Grammar, tree: Any, data: bytes) -> list[Found]:
                 depth=len(outer),
             )
         )
+    classes = {f.name for f in found if f.kind in CONTAINERS}
+    found = [
+        attrs.evolve(f, kind="method" if f.name.rpartition(".")[0] in classes else "function")
+        if f.kind == "scoped"
+        else f
+        for f in found
+    ]
     found.sort(key=lambda f: (f.line, f.depth, -f.end_line))
     return found
 
@@ -175,7 +184,10 @@ def _signature(node: Any, data: bytes) -> str:
         text = data[node.start_byte : body.start_byte].decode("utf-8", errors="replace")
     else:
         text = _text(node, data).split("\n", 1)[0]
-    text = _SPACE.sub(" ", text).strip().rstrip("{:").strip()
+    # A comment between the header and the body (Ruby's doc of a first member) is not
+    # part of the signature.
+    kept = [line for line in text.split("\n") if not line.strip().startswith(("#", "//"))]
+    text = _SPACE.sub(" ", " ".join(kept)).strip().rstrip("{:").strip()
     if len(text) > SIGNATURE_LIMIT:
         text = text[: SIGNATURE_LIMIT - 1] + "…"
     return text

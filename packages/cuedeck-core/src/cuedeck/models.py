@@ -134,15 +134,16 @@ class Document:
     def find_symbol(self, anchor: str) -> Symbol | None:
         """The symbol ``anchor`` names: its qualified name exactly, else ignoring case,
         else the one symbol whose last name part is ``anchor`` (``send`` for
-        ``Client.send`` when no other symbol is called ``send``)."""
+        ``Client.send`` when no other symbol is called ``send``). A definition wins over
+        the module of the same name (Java's ``Inventory`` class in ``Inventory.java``)."""
         wanted = anchor.strip()
         for same in (
             lambda s: s.name == wanted,
             lambda s: s.name.lower() == wanted.lower(),
         ):
-            found = next((s for s in self.symbols if same(s)), None)
-            if found is not None:
-                return found
+            found = sorted((s for s in self.symbols if same(s)), key=lambda s: s.kind == "module")
+            if found:
+                return found[0]
         short = [s for s in self.symbols if s.short_name == wanted]
         return short[0] if len(short) == 1 else None
 

@@ -97,7 +97,7 @@ def read_doc(
     if anchor is not None:
         heading = document.find_section(anchor)
         if heading is None:
-            raise _anchor_not_found(document, anchor)
+            raise anchor_not_found(document, anchor)
         first, stop = heading.line - 1, min(heading.end_line, len(lines))
     size = stop - first
     if offset > 0 and offset >= size:
@@ -177,7 +177,7 @@ def find_doc(workspace: Workspace, path: str) -> Document:
     raise workspace.not_found(rel)
 
 
-def _anchor_not_found(document: Document, anchor: str) -> FileNotFound:
+def anchor_not_found(document: Document, anchor: str) -> FileNotFound:
     anchors = document.anchors
     short = [s.short_name for s in document.symbols]
     matches = did_you_mean(anchor, [*anchors, *(h.slug for h in document.headings), *short])
