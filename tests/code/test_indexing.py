@@ -115,7 +115,7 @@ def test_an_unknown_symbol_suggests_near_ones(code_root: Path) -> None:
     from cuedeck.errors import FileNotFound
 
     workspace = open_workspace(code_root)
-    with pytest.raises(FileNotFound, match="client.py has no symbol 'Client.sned'") as caught:
+    with pytest.raises(FileNotFound, match=r"client\.py has no symbol 'Client\.sned'") as caught:
         read_doc(workspace, "client.py", anchor="Client.sned")
     assert "Client.send" in caught.value.data["candidates"]
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterParser
+    from cuedeck.hookspecs import RegisterParser, RegisterTool
 
 
 @hookimpl
@@ -22,3 +22,18 @@ def register_parsers(register: RegisterParser) -> None:
     from cuedeck_code.selection import select
 
     register("code", parse_code, patterns=patterns(), select=select)
+
+
+@hookimpl
+def register_tools(register: RegisterTool) -> None:
+    # search_code is a search tool (and in the MCP core profile); the others navigate files.
+    register(
+        "cuedeck_code.search_tool:search_code", category="search", read_only=True, idempotent=True
+    )
+    files = "cuedeck_code.files_tools"
+    register(f"{files}:list_files", category="files", read_only=True, idempotent=True)
+    register(f"{files}:browse_directory", category="files", read_only=True, idempotent=True)
+    register(f"{files}:directory_tree", category="files", read_only=True, idempotent=True)
+    register(
+        "cuedeck_code.regex_tool:regex_search", category="files", read_only=True, idempotent=True
+    )

@@ -289,6 +289,18 @@ def _covered(root: Path, settings: IndexSettings, parts: list[str]) -> bool:
     return not _ignored(rel, ignores)
 
 
+def gitignore(path: Path) -> Globs | None:
+    """The patterns of the ``.gitignore`` at ``path`` (cached while unchanged), or None."""
+    return _gitignore(path)
+
+
+def ignored(rel: str, ignores: list[tuple[str, Globs]], *, files: bool = False) -> bool:
+    """Whether one of ``ignores`` (``(folder, patterns)`` of each ``.gitignore`` from the
+    root down) ignores ``rel`` (a folder when it ends in ``/``); ``files``: a file whose
+    folders were tested already."""
+    return _ignored(rel, ignores, files=files)
+
+
 def _gitignore(path: Path) -> Globs | None:
     try:
         st = path.stat()
