@@ -92,9 +92,7 @@ def git_blame(
             total_lines=total,
         )
     last = min(last, total)
-    output = repo.text(
-        "blame", "--porcelain", f"-L{start_line},{last}", revision, "--", rel
-    )
+    output = repo.text("blame", "--porcelain", f"-L{start_line},{last}", revision, "--", rel)
     lines = _porcelain(output)
     return {
         "success": True,
