@@ -174,7 +174,7 @@ def _outermost(node: Any, language: Language) -> Any:
 def _end_line(node: Any) -> int:
     """The last line of ``node`` (a node ending at column 0 ends on the line before)."""
     row, column = node.end_point
-    return row + 1 if column > 0 or row == node.start_point[0] else row
+    return int(row + 1 if column > 0 or row == node.start_point[0] else row)
 
 
 def _signature(node: Any, data: bytes) -> str:
