@@ -41,15 +41,13 @@ class Found:
     depth: int
 
 
-def definitions(grammar: Grammar, tree: Any, data: bytes) -> list[Found]:
-    """Every definition of ``tree`` in file order (outer before inner)."""
-    import tree_sitter
-
+def definitions(grammar: Grammar, matches: list[Any], data: bytes) -> list[Found]:
+    """Every definition among the query's ``matches`` (``(pattern, captures)`` pairs of
+    one run over the tree), in file order (outer before inner)."""
     language = grammar.language
-    cursor = tree_sitter.QueryCursor(grammar.query)
     seen: dict[int, tuple[int, Any, Any, str]] = {}  # node id -> (pattern, node, name, kind)
     receivers: dict[int, Any] = {}
-    for pattern, captures in cursor.matches(tree.root_node):
+    for pattern, captures in matches:
         kind = next((c.partition(".")[2] for c in captures if c.startswith("definition.")), None)
         if kind is None:
             continue
