@@ -160,3 +160,12 @@ def test_browse_directory_and_tree(call: Any) -> None:
     assert small["truncated"] and small["estimated_tokens"] <= 50 and small["hint"]
     with pytest.raises(FileNotFound):
         call("browse_directory", path="missing")
+
+
+def test_the_boards_search_finds_code(code_root: Path) -> None:
+    pytest.importorskip("cuedeck_cli")
+    from cuedeck_cli.board.api import BoardApi
+
+    reply = BoardApi(open_workspace(code_root)).search("handle_request")
+    best = reply[0]
+    assert (best["path"], best["line"], best["anchors"][0]) == ("client.py", 43, "handle_request")
