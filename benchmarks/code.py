@@ -225,7 +225,7 @@ def bm25s_files(root: Path, paths: list[str]) -> Any:
         for path in paths
     ]
     retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenization.convert_tokenized_to_string_list(corpus), show_progress=False)
+    retriever.index(corpus, show_progress=False)
 
     def rank(query: str) -> list[str]:
         tokens = [t for t in split_identifiers(query) if t not in stop]
