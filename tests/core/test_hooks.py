@@ -16,9 +16,7 @@ from cuedeck.plugins import (
     get_pruners,
     get_searchers,
     get_token_counters,
-    get_tools,
     make_plugin_manager,
-    source_of,
 )
 from cuedeck_cli.app import make_cli
 from cuedeck_cli.context import pass_workspace
@@ -125,7 +123,7 @@ def test_hook_register_pruners(plugins: Any) -> None:
     items = [SceneItem(f"d{n}.md", None, 50, 1, "text", 1, "0" * 64) for n in range(3)]
     modes = [p.mode for p in pruner.prune(items, 10, len)]
     assert modes == ["whole", "dropped", "dropped"]
-    assert source_of(plugins, "register_pruners", "first-only") == "test-plugin"
+    assert plugins.source_of("register_pruners", "first-only") == "test-plugin"
 
 
 def test_hook_register_maskers(make_workspace: MakeWorkspace, plugins: Any) -> None:
@@ -145,7 +143,7 @@ def test_hook_register_token_counters(make_workspace: MakeWorkspace, plugins: An
 
 
 def test_hook_register_tools(make_workspace: MakeWorkspace, plugins: Any) -> None:
-    tool = get_tools(plugins)["shout"]
+    tool = plugins.tools()["shout"]
     assert (tool.category, tool.read_only, tool.plugin) == ("text", True, "test-plugin")
     assert tool.summary == "Upper-case a text."
     workspace = open_workspace(make_workspace(FILES), plugins=plugins)

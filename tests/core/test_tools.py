@@ -10,7 +10,7 @@ from typing_extensions import TypedDict
 
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.plugins import make_plugin_manager
 from cuedeck.tools import Tool
 from tests.conftest import MakeWorkspace
 
@@ -105,7 +105,7 @@ def test_a_tool_needs_a_docstring_and_a_workspace_parameter() -> None:
 
 
 def test_every_registered_tool_has_working_schemas() -> None:
-    tools = get_tools(make_plugin_manager())
+    tools = make_plugin_manager().tools()
     assert tools, "core registers tools of its own"
     for name, registered in tools.items():
         assert registered.summary, name
@@ -117,7 +117,7 @@ def _demo_tool(name: str) -> tuple[Any, Tool]:
     from tests.conftest import REPO
 
     workspace = open_workspace(REPO / "examples" / "demo")
-    return workspace, get_tools(workspace.plugins)[name]
+    return workspace, workspace.plugins.tools()[name]
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from cuedeck.errors import CueError, InvalidInput, MissingExtra
-from cuedeck.plugins import collect, make_plugin_manager
+from cuedeck.plugins import make_plugin_manager
 from cuedeck_cli.context import CliState
 
 if TYPE_CHECKING:
@@ -210,7 +210,7 @@ def make_cli(plugins: PluginHost | None = None) -> click.Group:
         ctx.obj = CliState(pm, directory, debug)
         cli.state = ctx.obj
 
-    for name, entry in collect(pm, "register_commands").items():
+    for name, entry in pm.collect("register_commands").items():
         cli.add_command(entry.item, name=name)
     return cli
 

@@ -252,19 +252,19 @@ def upgrade(dry_run: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the plugin list as JSON.")
 def plugins(as_json: bool) -> None:
     """List loaded plugins, their versions, hooks and what they register."""
-    from cuedeck.plugins import check_tools, collect, hook_names, plugin_failures, plugin_infos
+    from cuedeck.plugins import hook_names
 
     pm = current_state().plugins
-    infos = plugin_infos(pm)
-    check_tools(pm)  # imports every tool: one that does not load is listed as a failure
+    infos = pm.infos()
+    pm.checked_tools()  # imports every tool: one that does not load is listed as a failure
     # Every hook of the contract, and who registered what through it (commands too).
     registered = {
         hook.removeprefix("register_"): {
-            name: entry.plugin for name, entry in collect(pm, hook).items()
+            name: entry.plugin for name, entry in pm.collect(hook).items()
         }
         for hook in hook_names()
     }
-    failures = plugin_failures(pm)
+    failures = pm.failures
     if as_json:
         emit_json(
             {
@@ -288,7 +288,7 @@ def plugins(as_json: bool) -> None:
     from rich.table import Table
 
     # A counter registered as None cannot work on this machine (o200k without its file).
-    idle = {n for n, e in collect(pm, "register_token_counters").items() if e.item is None}
+    idle = {n for n, e in pm.collect("register_token_counters").items() if e.item is None}
 
     table = Table(title="CueDeck plugins", title_justify="left")
     for column in ("plugin", "distribution", "version", "registers"):

@@ -93,12 +93,11 @@ class ToolCommand(click.Command):
 
     def tool(self, ctx: click.Context) -> Tool:
         """The registered tool, from the running ``cue``'s plugins."""
-        from cuedeck.plugins import get_tools
 
         state = ctx.find_object(CliState)
         if state is None:
             raise RuntimeError("tool commands run inside make_cli()")
-        tools = get_tools(state.plugins)
+        tools = state.plugins.tools()
         if self.tool_name not in tools:
             raise FileNotFound(
                 f"no tool {self.tool_name!r} is registered (is its plugin installed?)",

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from cuedeck.errors import CueError
 from cuedeck.models import Problem
-from cuedeck.plugins import check_tools, plugin_failures
 
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
@@ -22,8 +21,8 @@ def diagnose(workspace: Workspace) -> list[Problem]:
         return [_from_error(exc)]
     problems.extend(config.warnings)
     problems.extend(_registered_names(workspace))
-    check_tools(workspace.plugins)  # a tool whose import path does not load is a failure
-    for failure in plugin_failures(workspace.plugins):
+    workspace.plugins.checked_tools()  # a tool whose import path does not load is a failure
+    for failure in workspace.plugins.failures:
         problems.append(
             _unavailable(
                 f"plugin {failure.name!r} failed and was skipped: {failure.error}",

@@ -112,9 +112,8 @@ class Guide(TypedDict):
 
 
 def _tools(workspace: Workspace) -> dict[str, Tool]:
-    from cuedeck.plugins import check_tools
 
-    tools = check_tools(workspace.plugins)  # a tool that does not load is not offered
+    tools = workspace.plugins.checked_tools()  # a tool that does not load is not offered
     served = workspace.served_tools
     return tools if served is None else {n: t for n, t in tools.items() if n in served}
 

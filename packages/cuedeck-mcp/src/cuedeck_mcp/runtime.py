@@ -158,10 +158,9 @@ class WorkspaceRuntime:
 
     def scene_text(self) -> str:
         """The masked text of the active card's scene, from the ``build_scene`` tool."""
-        from cuedeck.plugins import get_tools
 
         with self.guard("building the scene"):
-            tool = get_tools(self.workspace.plugins)["build_scene"]
+            tool = self.workspace.plugins.tools()["build_scene"]
             value = self.call_tool(tool, {})
             if isinstance(value, dict):
                 for key in ("text", "content", "scene"):

@@ -20,7 +20,6 @@ from fastmcp.server.auth.auth import AccessToken
 
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import ACCESS_PATH
-from cuedeck.plugins import check_tools
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
 from cuedeck_mcp.ratelimit import RateLimiter
@@ -144,7 +143,7 @@ def build_server(
 
     chosen = profile if profile is not None else workspace.config.mcp.tools
     # Every tool is imported and checked here; a broken one is a plugin failure, left out.
-    tools_served = served_tools(check_tools(workspace.plugins), chosen)
+    tools_served = served_tools(workspace.plugins.checked_tools(), chosen)
     workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
     runtime = WorkspaceRuntime(workspace)
     limiter = RateLimiter(workspace.config.rate_limits)

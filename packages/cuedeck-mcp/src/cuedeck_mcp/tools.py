@@ -26,11 +26,10 @@ def whoami(workspace: Workspace) -> WhoAmI:
     Roles: read < write < admin. Read-only tools need read, destructive ones admin, the
     rest write.
     """
-    from cuedeck.plugins import get_tools
     from cuedeck_mcp.roles import CALLER, Caller, allows, required_role
 
     caller = CALLER.get() or Caller("python", "admin", "python", workspace.root.name)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
     served = workspace.served_tools
     return {
         "name": caller.name,

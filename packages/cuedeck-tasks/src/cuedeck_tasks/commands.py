@@ -38,11 +38,10 @@ def _store() -> CardStore:
 
 def _call(tool: str, **arguments: Any) -> Any:
     """Run the registered tool ``tool`` exactly as MCP clients do (validation included)."""
-    from cuedeck.plugins import get_tools
 
     workspace = _workspace()
     given = {name: value for name, value in arguments.items() if value is not None}
-    return get_tools(workspace.plugins)[tool].call(workspace, given)
+    return workspace.plugins.tools()[tool].call(workspace, given)
 
 
 def _emit_json(value: Any) -> None:

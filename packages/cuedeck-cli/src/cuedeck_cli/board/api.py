@@ -27,9 +27,8 @@ class BoardApi:
         self._lock = threading.Lock()
 
     def tools(self) -> dict[str, Tool]:
-        from cuedeck.plugins import get_tools
 
-        return get_tools(self.workspace.plugins)
+        return self.workspace.plugins.tools()
 
     def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """Run the tool ``name`` on fresh files; its reply, masked and JSON-ready."""
