@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import click
 import pytest
 from click.testing import CliRunner
@@ -18,6 +19,7 @@ from cuedeck.plugins import (
     get_token_counters,
     make_plugin_manager,
 )
+from cuedeck.settings import setting
 from cuedeck_cli.app import make_cli
 from cuedeck_cli.context import pass_workspace
 from tests.conftest import MakeWorkspace
@@ -241,3 +243,57 @@ def test_hook_register_scene_sources(make_workspace: MakeWorkspace) -> None:
     assert "remember the key [REDACTED:" in scene.text
     assert "sk_live_4eC39" not in scene.text
     assert "notes.txt" in scene.manifest["inputs"]
+
+
+@attrs.frozen
+class NotesSettings:
+    """``[notes]``: the notes of a card."""
+
+    folder: str = setting("notes", "Where notes are kept, relative to the root.")
+    max_notes: int = setting(50, "Notes listed per card.", minimum=1)
+    pruner: str = setting("outline", "Pruner of the notes.", names="register_pruners")
+
+
+class NotesPlugin:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register("notes", NotesSettings)
+
+
+def test_hook_register_settings(
+    make_workspace: MakeWorkspace, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    import tomllib
+
+    pm = make_plugin_manager()  # cue's own commands are a plugin too
+    pm.register(NotesPlugin(), name="notes-plugin")
+    # cue init writes the section, commented out at its defaults, like core's.
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert CliRunner().invoke(make_cli(pm), ["-C", str(fresh), "init"]).exit_code == 0
+    template = (fresh / ".cuedeck" / "config.toml").read_text(encoding="utf-8")
+    assert "# The notes of a card.\n[notes]\n# Where notes are kept" in template
+    assert tomllib.loads(template)["notes"] == {}
+    assert pm.source_of("register_settings", "notes") == "notes-plugin"
+
+    # Values from the file and the environment, read typed.
+    root = make_workspace(FILES, config='[notes]\nfolder = "memos"\n')
+    monkeypatch.setenv("CUEDECK_NOTES_MAX_NOTES", "7")
+    settings = open_workspace(root, plugins=pm).config.section("notes", NotesSettings)
+    assert (settings.folder, settings.max_notes) == ("memos", 7)
+    monkeypatch.delenv("CUEDECK_NOTES_MAX_NOTES")
+
+    # Checked like core's: a bad value is 1004 at its line, an unknown key a warning,
+    # a name nothing registered a doctor error.
+    def doctor(config: str) -> list[tuple[int, int | None, str]]:
+        root = make_workspace(FILES, config=config)
+        result = CliRunner().invoke(make_cli(pm), ["-C", str(root), "doctor", "--json"])
+        report = json.loads(result.output)
+        return [(p["code"], p["line"], p["message"]) for p in report["problems"]]
+
+    assert doctor("[scene]\n\n[notes]\nmax_notes = 0\n") == [
+        (1004, 4, "config key 'notes.max_notes' has a bad value 0: must be at least 1")
+    ]
+    assert (1004, 2, "unknown config key 'notes.colour'") in doctor('[notes]\ncolour = "red"\n')
+    assert doctor('[notes]\npruner = "squeeze"\n')[0][:2] == (1004, 2)

@@ -32,7 +32,8 @@ def init(force: bool) -> None:
     from cuedeck.config import CONFIG_PATH, render_default_config
     from cuedeck.files import atomic_write
 
-    root = current_state().target_directory.resolve()
+    state = current_state()
+    root = state.target_directory.resolve()
     if not root.is_dir():
         raise CueError(f"{root} is not a directory", path=str(root))
     created = []
@@ -45,10 +46,10 @@ def init(force: bool) -> None:
     if config.exists() and force:
         backup = config.with_name(f"config.toml.{time.strftime('%Y%m%d-%H%M%S')}.bak")
         shutil.copy2(config, backup)
-        atomic_write(config, render_default_config())
+        atomic_write(config, render_default_config(state.plugins))
         created.append(f"{CONFIG_PATH} (old one kept as {WORKSPACE_DIR}/{backup.name})")
     elif not config.exists():
-        atomic_write(config, render_default_config())
+        atomic_write(config, render_default_config(state.plugins))
         created.append(CONFIG_PATH)
     gitignore = root / ".gitignore"
     existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""

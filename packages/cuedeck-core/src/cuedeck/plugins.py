@@ -48,6 +48,7 @@ T = TypeVar("T")
 #: modules of ``@hookimpl`` functions that import the domain inside each hook, so loading
 #: them is cheap.
 DEFAULT_PLUGINS: tuple[str, ...] = (
+    "cuedeck.default_plugins.settings",
     "cuedeck.default_plugins.token_counters",
     "cuedeck.default_plugins.maskers",
     "cuedeck.default_plugins.pruners",
@@ -397,6 +398,11 @@ def get_scene_sources(pm: PluginHost) -> dict[str, SceneSource]:
 def get_embedders(pm: PluginHost) -> dict[str, Callable[[Any], Embedder]]:
     """Embedder factories by name: ``factory(workspace) -> Embedder``."""
     return pm.items("register_embedders")
+
+
+def get_settings(pm: PluginHost) -> dict[str, type]:
+    """Config sections by TOML table name (attrs classes of settings), core's first."""
+    return pm.items("register_settings")
 
 
 def hook_names() -> list[str]:

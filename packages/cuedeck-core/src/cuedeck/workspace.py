@@ -117,8 +117,8 @@ class Workspace:
 
     @cached_property
     def config(self) -> Config:
-        """The loaded ``.cuedeck/config.toml``."""
-        return load_config(self.root)
+        """The loaded ``.cuedeck/config.toml``, with the sections the plugins registered."""
+        return load_config(self.root, plugins=self.plugins)
 
     @cached_property
     def token_counter(self) -> CachedCounter:
@@ -287,7 +287,9 @@ class Workspace:
 
         searchers = get_searchers(self.plugins)
         from_config = mode is None
-        mode = mode or self.config.search.mode
+        # The defaults are the search plugin's settings (until searchers carry their own).
+        defaults = self.config.sections.get("search")
+        mode = mode or str(getattr(defaults, "mode", ""))
         if not searchers:
             raise MissingExtra(
                 "search is not installed",
@@ -309,7 +311,7 @@ class Workspace:
         return searcher.search(
             self,
             query,
-            limit=limit or self.config.search.limit,
+            limit=limit or int(getattr(defaults, "limit", 5)),
             filters=filters or SearchFilters(),
         )
 

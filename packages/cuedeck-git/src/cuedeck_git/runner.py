@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cuedeck.errors import GitFailed, GitTimeout, InvalidInput
+from cuedeck_git.settings import GitSettings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -173,8 +174,9 @@ class Repo:
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self.root: Path = workspace.root
-        self.timeout = workspace.config.git.timeout
-        self.network_timeout = workspace.config.git.network_timeout
+        settings = workspace.config.section("git", GitSettings)
+        self.timeout = settings.timeout
+        self.network_timeout = settings.network_timeout
 
     def run(
         self,

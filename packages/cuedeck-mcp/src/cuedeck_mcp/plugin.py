@@ -12,8 +12,15 @@ from typing import TYPE_CHECKING, cast
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterCommand, RegisterTool
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
     from cuedeck_mcp.server import Transport
+
+
+@hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_mcp.settings import McpSettings
+
+    register("mcp", McpSettings)
 
 
 @hookimpl

@@ -481,4 +481,6 @@ class CardStore:
     def _default_priority(self) -> str:
         if self.workspace is None:
             return "medium"
-        return str(self.workspace.config.tasks.default_priority)
+        from cuedeck_tasks.settings import TaskSettings
+
+        return self.workspace.config.section("tasks", TaskSettings).default_priority

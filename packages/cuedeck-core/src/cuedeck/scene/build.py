@@ -209,16 +209,16 @@ def _extras(
     workspace: Workspace, card_id: str, session: MaskSession, renderer: Renderer
 ) -> list[tuple[SceneItem, str]]:
     """What registered scene sources add for ``card_id``, masked and costed, with each
-    file's sha256; ``[scene] memory = false`` leaves the ``memory`` source out."""
+    file's sha256; a source whose switch (its ``setting``) is off is left out."""
     from cuedeck.models import Placement, SceneItem
-    from cuedeck.plugins import get_scene_sources
     from cuedeck.pruning import full_mode
 
     found: list[tuple[SceneItem, str]] = []
-    for name, source in get_scene_sources(workspace.plugins).items():
-        if name == "memory" and not workspace.config.scene.memory:
+    for entry in workspace.plugins.collect("register_scene_sources").values():
+        switch = entry.options.get("setting")
+        if switch and not _switched_on(workspace, switch):
             continue
-        for extra in source(workspace, card_id):
+        for extra in entry.item(workspace, card_id):
             text = session.mask(extra.text.rstrip(), path=extra.path)
             item = SceneItem(
                 extra.path,
@@ -236,3 +236,15 @@ def _extras(
             )
             found.append((attrs.evolve(item, tokens=tokens), extra.sha256))
     return found
+
+
+def _switched_on(workspace: Workspace, switch: str) -> bool:
+    """The boolean setting ``section.key`` a scene source is switched by."""
+    section, _, key = switch.partition(".")
+    value = getattr(workspace.config.section(section), key, None)
+    if not isinstance(value, bool):
+        raise InvalidInput(
+            f"a scene source is switched by {switch!r}, which is no boolean setting",
+            field=switch,
+        )
+    return value
