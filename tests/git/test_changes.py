@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cuedeck.errors import GitFailed, InvalidInput
+from cuedeck.errors import InvalidInput
+from cuedeck_git.errors import GitFailed
 from tests.git.conftest import Call, git
 
 

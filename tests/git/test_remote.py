@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cuedeck.errors import GitFailed, GitTimeout, InvalidInput
+from cuedeck.errors import InvalidInput
 from cuedeck.workspace import open_workspace
+from cuedeck_git.errors import GitFailed, GitTimeout
 from tests.git.conftest import Call, git
 
 

@@ -17,7 +17,8 @@ import subprocess
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from cuedeck.errors import GitFailed, GitTimeout, InvalidInput
+from cuedeck.errors import InvalidInput
+from cuedeck_git.errors import GitFailed, GitTimeout
 from cuedeck_git.settings import GitSettings
 
 if TYPE_CHECKING:
