@@ -94,6 +94,7 @@ def test_the_scan_finds_core_and_plugin_errors() -> None:
     assert errors["GitFailed"][0].module == "cuedeck_git.errors"
     assert errors["DependencyNotFound"][1:] == (1001, "FileNotFound")
     assert errors["InvalidInput"][1] == 1004
+    assert errors["TooFewWords"][0].module == "cuedeck_example_plugin.errors"
 
 
 def test_no_two_error_classes_share_a_code_unless_one_inherits_it() -> None:

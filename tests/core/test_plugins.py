@@ -32,7 +32,13 @@ def test_core_and_installed_plugins_load() -> None:
     example = next(info for info in pm.infos() if info.name == "example")
     assert example.distribution == "cuedeck-example-plugin"
     assert example.version == "0.1.0"
-    assert example.hooks == ("register_commands", "register_tools")
+    assert example.hooks == (
+        "register_commands",
+        "register_maskers",
+        "register_settings",
+        "register_tools",
+    )
+    assert example.markers == {"register_maskers": ("tryfirst",)}
     assert pm.tools()["word_count"].plugin == "example"
 
 

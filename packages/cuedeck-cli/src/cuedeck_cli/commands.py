@@ -275,6 +275,8 @@ def plugins(as_json: bool) -> None:
                         "distribution": i.distribution,
                         "version": i.version,
                         "hooks": list(i.hooks),
+                        "markers": {hook: list(marks) for hook, marks in i.markers.items()},
+                        "errors": pm.errors_of(i.name),
                     }
                     for i in infos
                 ],
@@ -283,6 +285,11 @@ def plugins(as_json: bool) -> None:
                     for f in failures
                 ],
                 "registered": registered,
+                "rate_limits": {
+                    name: {"per_minute": tool.rate_limit.per_minute, "burst": tool.rate_limit.burst}
+                    for name, tool in pm.tools().items()
+                    if tool.rate_limit is not None
+                },
             }
         )
         return

@@ -258,6 +258,28 @@ class PluginHost:
             self._checked_tools = checked
         return self._checked_tools
 
+    def errors_of(self, name: str) -> dict[str, int]:
+        """The error classes of plugin ``name`` by class name, with their codes: the
+        :class:`~cuedeck.errors.CueError` subclasses of its package's ``errors`` module
+        (where a plugin keeps them, codes reserved in docs/errors.md); core's are not a
+        plugin's."""
+        plugin = self.manager.get_plugin(name)
+        module = getattr(plugin, "__module__", None) or getattr(plugin, "__name__", None)
+        package = str(module or "").split(".", 1)[0]
+        if not package or package == hookspecs.PROJECT:
+            return {}
+        try:
+            errors = importlib.import_module(f"{package}.errors")
+        except ModuleNotFoundError:
+            return {}
+        return {
+            value.__name__: value.code
+            for value in vars(errors).values()
+            if isinstance(value, type)
+            and issubclass(value, CueError)
+            and value.__module__ == errors.__name__
+        }
+
     def infos(self) -> list[PluginInfo]:
         """Loaded plugins with their distribution, version, implemented hooks and the
         pluggy markers of those implementations."""
