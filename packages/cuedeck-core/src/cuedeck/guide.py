@@ -112,10 +112,10 @@ class Guide(TypedDict):
 
 
 def _tools(workspace: Workspace) -> dict[str, Tool]:
+    from cuedeck.serving import offered_tools
 
-    tools = workspace.plugins.checked_tools()  # a tool that does not load is not offered
-    served = workspace.served_tools
-    return tools if served is None else {n: t for n, t in tools.items() if n in served}
+    # A tool that does not load is not offered, nor one the caller's server does not serve.
+    return offered_tools(workspace.plugins.checked_tools())
 
 
 def get_tool_categories(workspace: Workspace) -> ToolCategories:

@@ -88,9 +88,6 @@ class Workspace:
         self._graph: tuple[int, ReferenceGraph] | None = None
         self._services: dict[str, Any] = {}
         self._fresh = False
-        #: Names of the tools a server offers on this workspace (its profile), so that the
-        #: tools about tools describe only what can be called; None: every registered tool.
-        self.served_tools: frozenset[str] | None = None
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"

@@ -146,8 +146,7 @@ def build_server(
     chosen = profile if profile is not None else settings.tools
     # Every tool is imported and checked here; a broken one is a plugin failure, left out.
     tools_served = served_tools(workspace.plugins.checked_tools(), chosen)
-    workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
-    runtime = WorkspaceRuntime(workspace)
+    runtime = WorkspaceRuntime(workspace, served=tools_served)  # the guide lists these
     limiter = RateLimiter(workspace.config.rate_limits)
     server = FastMCP(
         "CueDeck",
