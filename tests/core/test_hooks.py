@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck import hookimpl, open_workspace
-from cuedeck.errors import MissingExtra
+from cuedeck.errors import InvalidInput, MissingExtra
 from cuedeck.models import Placement, SceneItem, SearchFilters, SearchResult, SecretSpan
 from cuedeck.plugins import (
     get_maskers,
@@ -155,8 +155,15 @@ def test_hook_register_tools(make_workspace: MakeWorkspace, plugins: Any) -> Non
 def test_hook_register_services(make_workspace: MakeWorkspace, plugins: Any) -> None:
     workspace = open_workspace(make_workspace(FILES), plugins=plugins)
     assert workspace.service("greeter") == f"hello from {workspace.root.name}"
-    with pytest.raises(MissingExtra):
+    assert workspace.service("greeter", str) is workspace.service("greeter")  # typed
+    assert workspace.greeter is workspace.service("greeter")  # a service is an attribute
+    with pytest.raises(InvalidInput, match="the 'greeter' service is a str, not a int"):
+        workspace.service("greeter", int)
+    with pytest.raises(MissingExtra) as missing:
         workspace.service("nothing-registers-this")
+    assert missing.value.help == 'pip install "cuedeck[all]"'
+    with pytest.raises(AttributeError):
+        _ = workspace.nothing_registers_this
 
 
 def test_hook_register_commands(make_workspace: MakeWorkspace, plugins: Any) -> None:

@@ -64,11 +64,10 @@ class CueGroup(click.Group):
         command = super().get_command(ctx, cmd_name)
         extra = COMMAND_EXTRAS.get(cmd_name)
         if command is None and extra is not None:
-            raise MissingExtra(
+            raise MissingExtra.needs(
                 f"`cue {cmd_name}` comes with the {extra} extra, which is not installed "
                 "(or its plugin is disabled)",
-                help=f'pip install "cuedeck[{extra}]"',
-                extra=extra,
+                extra,
             )
         return command
 

@@ -123,6 +123,21 @@ class MissingExtra(CueError):
     code = 1008
     title = "Missing Extra"
 
+    @classmethod
+    def needs(cls, message: str, extra: str | None = None, **data: Any) -> MissingExtra:
+        """``message`` with the hint that installs ``extra`` (every CueDeck plugin when no
+        extra is named); ``extra`` is in the data."""
+        return cls(message, help=install_hint(extra), extra=extra, **data)
+
+
+def install_hint(
+    extra: str | None = None, *, distribution: str = "cuedeck", reinstall: bool = False
+) -> str:
+    """The one way CueDeck says how to install a missing part: ``pip install
+    "cuedeck[search]"`` (``cuedeck[all]`` when no extra is named), or how to reinstall it."""
+    how = "pip install --force-reinstall" if reinstall else "pip install"
+    return f'{how} "{distribution}[{extra or "all"}]"'
+
 
 class ConfirmationRequired(CueError):
     """A destructive operation whose confirmation token is missing, wrong, used or expired

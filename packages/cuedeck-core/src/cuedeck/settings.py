@@ -214,9 +214,9 @@ class Config:
         MissingExtra (1008) when no installed plugin registers it."""
         found = self.sections.get(name)
         if found is None:
-            raise MissingExtra(
-                f"no installed plugin has the config section [{name}]",
-                help="`cue plugins` lists the installed plugins and their sections",
+            raise MissingExtra.needs(
+                f"no installed plugin has the config section [{name}] (`cue plugins` lists "
+                "the installed ones)",
                 section=name,
             )
         if of_type is not None and not isinstance(found, of_type):

@@ -13,7 +13,7 @@ import posixpath
 import threading
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from cuedeck.config import Config, load_config
 from cuedeck.errors import FileNotFound, InvalidInput, MissingExtra, did_you_mean, suggestion_text
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
+T = TypeVar("T")
 
 
 def find_root(start: Path | str | None = None) -> Path:
@@ -288,11 +289,7 @@ class Workspace:
         defaults = self.config.sections.get("search")
         mode = mode or str(getattr(defaults, "mode", ""))
         if not searchers:
-            raise MissingExtra(
-                "search is not installed",
-                help='pip install "cuedeck[search]"',
-                extra="search",
-            )
+            raise MissingExtra.needs("search is not installed", "search")
         searcher = searchers.get(mode)
         if searcher is None:
             if from_config:
@@ -322,22 +319,41 @@ class Workspace:
         """``text`` with secrets masked by every registered masker (one-off session)."""
         return self.mask_session().mask(text, path=path)
 
-    def service(self, name: str) -> Any:
-        """The service a plugin registered under ``name`` (built once per workspace)."""
+    @overload
+    def service(self, name: str) -> Any: ...
+
+    @overload
+    def service(self, name: str, of_type: type[T]) -> T: ...
+
+    def service(self, name: str, of_type: type[Any] | None = None) -> Any:
+        """The service a plugin registered under ``name`` (built once per workspace),
+        checked to be an ``of_type`` when one is given; MissingExtra (1008) when no
+        installed plugin registers it."""
+        found = self._service(name)
+        if of_type is not None and not isinstance(found, of_type):
+            raise InvalidInput(
+                f"the {name!r} service is a {type(found).__name__}, not a {of_type.__name__}",
+                field=name,
+            )
+        return found
+
+    def _service(self, name: str) -> Any:
         with self._lock:
             if name not in self._services:
                 factories = get_services(self.plugins)
                 if name not in factories:
-                    hint = {"cards": "tasks"}.get(name)
-                    raise MissingExtra(
-                        f"no plugin provides the {name!r} service",
-                        help=f'pip install "cuedeck[{hint}]"' if hint else None,
-                        extra=hint,
+                    raise MissingExtra.needs(
+                        f"no plugin provides the {name!r} service (`cue plugins` lists the "
+                        "installed ones)",
+                        service=name,
                     )
                 self._services[name] = factories[name](self)
             return self._services[name]
 
-    @property
-    def cards(self) -> Any:
-        """The card store of the tasks package (``pip install "cuedeck[tasks]"``)."""
-        return self.service("cards")
+    def __getattr__(self, name: str) -> Any:
+        # A registered service is an attribute too: ``workspace.cards`` is
+        # ``workspace.service("cards")`` when a plugin (cuedeck-tasks) registers it. Typed
+        # code asks for the type: ``workspace.service("cards", CardStore)``.
+        if name.startswith("_") or name not in get_services(self.plugins):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.service(name)

@@ -32,8 +32,9 @@ def _workspace() -> Workspace:
 
 
 def _store() -> CardStore:
-    store: CardStore = _workspace().cards
-    return store
+    from cuedeck_tasks.store import CardStore
+
+    return CardStore.of(_workspace())
 
 
 def _call(tool: str, **arguments: Any) -> Any:

@@ -81,6 +81,11 @@ class CardStore:
     def __repr__(self) -> str:
         return f"CardStore({str(self.root)!r})"
 
+    @classmethod
+    def of(cls, workspace: Workspace) -> CardStore:
+        """The workspace's card store: its ``cards`` service, typed."""
+        return workspace.service("cards", cls)
+
     # -- reading ---------------------------------------------------------------------------
 
     def _scan(self) -> dict[str, FileKey]:

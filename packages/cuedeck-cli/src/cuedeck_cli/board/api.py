@@ -36,9 +36,8 @@ class BoardApi:
 
         tool = self.tools().get(name)
         if tool is None:
-            raise MissingExtra(
-                f"the board needs the {name} tool, which no installed plugin registers",
-                help='pip install "cuedeck[all]"',
+            raise MissingExtra.needs(
+                f"the board needs the {name} tool, which no installed plugin registers"
             )
         with self._lock:
             self.workspace.invalidate()  # the files are the truth: see every edit on disk
