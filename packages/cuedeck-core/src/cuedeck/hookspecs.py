@@ -247,9 +247,9 @@ def register_commands(register: RegisterCommand) -> None:
     Called by ``make_cli()`` once. ``register(command)`` takes a ``click.Command`` (a
     group too), named by its ``.name`` unless ``name=`` says otherwise; a name another
     plugin took is an error naming both, unless ``replace=True`` takes it over on purpose.
-    A registered tool becomes a command with ``cuedeck_cli.tool_command(tool_name)``.
+    A registered tool becomes a command with the CLI package's ``tool_command(tool_name)``.
     CueDeck's own commands (``init``, ``scene``...) are registered this way by
-    cuedeck-cli. Keep heavy imports inside the commands, so ``cue --help`` stays fast.
+    the CLI package. Keep heavy imports inside the commands, so ``cue --help`` stays fast.
 
     Example::
 
@@ -325,7 +325,7 @@ def register_embedders(register: RegisterNamed) -> None:
     hybrid search, ``cue index --semantic``). ``register(name, factory)`` takes the name
     ``[search] embedder`` selects and ``factory(workspace) -> Embedder``, called once per
     search engine: it may read the workspace's config and should share a loaded model
-    between calls. cuedeck-search registers ``minilm`` (all-MiniLM-L6-v2 int8, the
+    between calls. The search package registers ``minilm`` (all-MiniLM-L6-v2 int8, the
     default) and ``onnx`` (the sentence-transformers-style export ``[search] onnx_dir``
     points at). Vectors are cached per :attr:`Embedder.model_id`, never mixed.
 

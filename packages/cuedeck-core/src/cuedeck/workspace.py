@@ -352,7 +352,7 @@ class Workspace:
 
     def __getattr__(self, name: str) -> Any:
         # A registered service is an attribute too: ``workspace.cards`` is
-        # ``workspace.service("cards")`` when a plugin (cuedeck-tasks) registers it. Typed
+        # ``workspace.service("cards")`` when a plugin (the tasks package) registers it. Typed
         # code asks for the type: ``workspace.service("cards", CardStore)``.
         if name.startswith("_") or name not in get_services(self.plugins):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
