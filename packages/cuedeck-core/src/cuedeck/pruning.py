@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from cuedeck.blocks import Fence, fence_opened_by
 from cuedeck.errors import CueError
+from cuedeck.frontmatter import body_start
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -184,12 +185,7 @@ def outlines(text: str) -> tuple[str, str]:
     ask for outlines of every document that does not fit, on every budget they try.
     """
     lines = text.splitlines()
-    start = 0
-    if lines and lines[0].rstrip() == "---":
-        for number in range(1, len(lines)):
-            if lines[number].rstrip() in ("---", "..."):
-                start = number + 1
-                break
+    start = body_start(lines)
     sections: list[list[str]] = [[]]  # the preamble is a section without a heading
     headings: list[str] = []
     paragraph: list[str] = []

@@ -223,18 +223,16 @@ def list_cards(
 @json_option
 def show(card_id: str, as_json: bool) -> None:
     """Show a card: its fields, dependents and body (secrets masked)."""
+    from cuedeck.frontmatter import body_start
     from cuedeck.parsing import split_lines
 
     store = _store()
     found = store.get(store.resolve(card_id))
     text = store.text(found.id)
     lines = split_lines(text)
-    from cuedeck.parsing import load_frontmatter
-
-    _fm, body_line, _problems = load_frontmatter(lines, found.path)
     masking = _workspace().mask_session()  # one session: a secret keeps one number
     title = masking.mask(found.title, path=found.path)
-    body = masking.mask("\n".join(lines[body_line - 1 :]).strip("\n"), path=found.path)
+    body = masking.mask("\n".join(lines[body_start(lines) :]).strip("\n"), path=found.path)
     dependents = store.graph().dependents(found.id)
     if as_json:
         _emit_json(
