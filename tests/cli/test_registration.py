@@ -164,3 +164,25 @@ def test_the_example_plugin_exposes_its_tool_as_a_command(make_workspace: MakeWo
     assert json.loads(ok.stdout) == {"path": "docs/a.md", "words": 5, "headings": 1}
     assert outside.exit_code == 1
     assert outside.stderr.startswith("error[1004]")
+
+
+def test_no_plugin_package_imports_the_cli() -> None:
+    """What a command needs comes with the CLI's CommandContext (click's ``obj``): the
+    domain packages never import cuedeck_cli, at any depth."""
+    import ast
+
+    from tests.conftest import REPO
+
+    found = []
+    for name in ("search", "tasks", "memory", "git", "mcp"):
+        for path in sorted((REPO / "packages" / f"cuedeck-{name}" / "src").rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                modules = (
+                    [alias.name for alias in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
+                found += [f"{path.name}: {m}" for m in modules if m.startswith("cuedeck_cli")]
+    assert found == []

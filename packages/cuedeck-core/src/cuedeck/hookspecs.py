@@ -116,6 +116,24 @@ class RegisterSceneSource(Protocol):
     ) -> None: ...
 
 
+class CommandContext(Protocol):
+    """What every ``cue`` command gets from the CLI, as ``click.get_current_context().obj``:
+    the workspace and the way to print, so a plugin's commands need not import the CLI."""
+
+    @property
+    def workspace(self) -> Workspace:
+        """The workspace at ``-C DIR``, ``CUE_WORKSPACE`` or above the cwd (opened now)."""
+        ...
+
+    def emit_json(self, value: Any) -> None:
+        """Print ``value`` as indented JSON on stdout (masked, like everything printed)."""
+        ...
+
+    def console(self, *, stderr: bool = False) -> Any:
+        """A rich console on stdout (or stderr), plain when not a terminal."""
+        ...
+
+
 class RegisterCommand(Protocol):
     """The callback of :func:`register_commands`."""
 
@@ -249,7 +267,10 @@ def register_commands(register: RegisterCommand) -> None:
     plugin took is an error naming both, unless ``replace=True`` takes it over on purpose.
     A registered tool becomes a command with the CLI package's ``tool_command(tool_name)``.
     CueDeck's own commands (``init``, ``scene``...) are registered this way by
-    the CLI package. Keep heavy imports inside the commands, so ``cue --help`` stays fast.
+    the CLI package. A command reaches the workspace and prints through the
+    :class:`CommandContext` the CLI puts on click's context
+    (``click.get_current_context().obj``). Keep heavy imports inside the commands, so
+    ``cue --help`` stays fast.
 
     Example::
 

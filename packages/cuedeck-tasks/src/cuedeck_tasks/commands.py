@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from cuedeck.hookspecs import CommandContext
     from cuedeck.workspace import Workspace
     from cuedeck_tasks.cards import Card
     from cuedeck_tasks.store import CardStore
@@ -26,9 +27,14 @@ PIPED_WIDTH = 160
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/tasks.md).")
 
 
+def _context() -> CommandContext:
+    """What the CLI hands every command: the workspace, JSON and console output."""
+    context: CommandContext = click.get_current_context().obj
+    return context
+
+
 def _workspace() -> Workspace:
-    workspace: Workspace = click.get_current_context().obj.workspace
-    return workspace
+    return _context().workspace
 
 
 def _store() -> CardStore:
@@ -46,9 +52,7 @@ def _call(tool: str, **arguments: Any) -> Any:
 
 
 def _emit_json(value: Any) -> None:
-    from cuedeck_cli.output import emit_json
-
-    emit_json(value)
+    _context().emit_json(value)
 
 
 def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -> Any:
@@ -76,9 +80,7 @@ def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -
 
 def _console() -> Any:
     """The CLI console; when piped, wide enough that table rows stay on one line each."""
-    from cuedeck_cli.output import console
-
-    out = console()
+    out = _context().console()
     if not out.is_terminal:
         out.width = PIPED_WIDTH
     return out
