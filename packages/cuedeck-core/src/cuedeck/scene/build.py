@@ -76,7 +76,6 @@ def build_scene(
         items,
         options.limit,
         options.pruner,
-        options.pruner_name,
         count,
         options.renderer,
         header,

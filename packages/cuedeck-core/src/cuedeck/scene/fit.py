@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cuedeck.errors import CueError, TokenLimitExceeded
+from cuedeck.errors import TokenLimitExceeded
 from cuedeck.scene.model import DIGIT, REAL_RENDERS
 from cuedeck.scene.render import Header, Renderer, render_scene, secret_counts
 
@@ -32,7 +32,6 @@ def fit_to_budget(
     items: list[SceneItem],
     limit: int,
     pruner: Pruner,
-    pruner_name: str,
     count: Callable[[str], int],
     renderer: Renderer,
     header: Header,
@@ -41,9 +40,7 @@ def fit_to_budget(
 ) -> Fitted:
     """The fullest placements whose rendered scene does not exceed ``limit`` tokens
     (TokenLimitExceeded, 1003, when the active card alone does not fit)."""
-    budgets = _Budgets(
-        items, limit, pruner, pruner_name, count, renderer, header, placeholders, count_text
-    )
+    budgets = _Budgets(items, limit, pruner, count, renderer, header, placeholders, count_text)
     card_only = budgets.card_alone()
     budgets.real(budgets.search())
     fitting = [found for found in budgets.measured.values() if found[2] <= limit]
@@ -61,7 +58,6 @@ class _Budgets:
         items: list[SceneItem],
         limit: int,
         pruner: Pruner,
-        pruner_name: str,
         count: Callable[[str], int],
         renderer: Renderer,
         header: Header,
@@ -71,7 +67,6 @@ class _Budgets:
         self.items = items
         self.limit = limit
         self.pruner = pruner
-        self.pruner_name = pruner_name
         self.count = count
         self.renderer = renderer
         self.header = header
@@ -133,9 +128,8 @@ class _Budgets:
     def prune(self, budget: int) -> list[Placement]:
         """The pruner's placements for ``budget`` (checked once)."""
         if budget not in self._pruned:
-            placements = self.pruner.prune(self.items, budget, self.count)
-            _validate(self.items, placements, self.pruner_name)
-            self._pruned[budget] = placements
+            # A registered pruner comes held to its contract (pruning.CheckedPruner).
+            self._pruned[budget] = self.pruner.prune(self.items, budget, self.count)
         return self._pruned[budget]
 
     def _outcome(self, budget: int) -> Outcome:
@@ -232,14 +226,3 @@ def _highest(low: int, high: int, fits: Callable[[int], bool]) -> int:
         else:
             high = middle
     return low
-
-
-def _validate(items: Sequence[SceneItem], placements: Sequence[Placement], name: str) -> None:
-    from cuedeck.pruning import full_mode
-
-    if len(placements) != len(items) or any(
-        p.item is not i for p, i in zip(placements, items, strict=False)
-    ):
-        raise CueError(f"pruner {name!r} did not return one placement per item, in order")
-    if placements[0].mode != full_mode(items[0]):
-        raise CueError(f"pruner {name!r} did not keep the active card whole")
