@@ -26,6 +26,10 @@ else:
     from cuedeck.tools import lazy_pydantic as pydantic
 
 
+#: Any JSON value (a parameter's default, an example reply), named so its schema says so.
+JsonValue = str | int | float | bool | list[Any] | dict[str, Any] | None
+
+
 class ToolInfo(TypedDict):
     """One tool, as ``get_tool_categories`` lists it."""
 
@@ -73,7 +77,7 @@ class Parameter(TypedDict):
     name: str
     type: str
     required: bool
-    default: Any
+    default: JsonValue
     description: str
 
 
@@ -81,7 +85,7 @@ class ExampleCall(TypedDict):
     """A call against the demo workspace and the reply it really got."""
 
     arguments: dict[str, Any]
-    reply: Any
+    reply: JsonValue
 
 
 class ToolDocs(TypedDict):
