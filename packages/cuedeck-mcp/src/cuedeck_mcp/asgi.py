@@ -232,8 +232,10 @@ def serve_workspaces(
 
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
+    from cuedeck_mcp.settings import McpSettings
 
-    settings = open_workspace(next(iter(workspaces.values()))).config.mcp
+    config = open_workspace(next(iter(workspaces.values()))).config
+    settings = config.section("mcp", McpSettings)
     deployment = Deployment(
         workspaces=dict(workspaces),
         host=host or settings.host,
