@@ -191,6 +191,8 @@ def test_the_example_plugins_parser_is_indexed_searched_and_read_by_anchor(
     assert page["content"] == "[frobnicator]\nwidgets = 12\nspin = clockwise\n"
     result = _invoke(make_cli(), "-C", str(root), "search", "frobnicator", "--mode", "keyword")
     assert "deploy/settings.ini" in result.output
+
+
 def test_no_plugin_package_imports_the_cli() -> None:
     """What a command needs comes with the CLI's CommandContext (click's ``obj``): the
     domain packages never import cuedeck_cli, at any depth."""

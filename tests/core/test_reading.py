@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from cuedeck.errors import FileNotFound, InvalidInput, Protected
-from cuedeck.plugins import get_tools
 from cuedeck.reading import read_doc
 from cuedeck.workspace import Workspace, open_workspace
 

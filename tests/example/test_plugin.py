@@ -141,6 +141,7 @@ def test_cue_plugins_json_shows_what_it_registers(make_workspace: MakeWorkspace)
     assert example["hooks"] == [
         "register_commands",
         "register_maskers",
+        "register_parsers",
         "register_settings",
         "register_tools",
     ]

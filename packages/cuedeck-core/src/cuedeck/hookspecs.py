@@ -396,15 +396,19 @@ def register_parsers(register: RegisterParser) -> None:
 
     What is indexed is the files a parser claims that ``[index] include`` admits (every
     one by default) and ``exclude`` and ``.gitignore`` do not leave out. Core registers
-    ``markdown`` (``*.md``); cuedeck-code registers ``code`` (Python, JavaScript,
-    TypeScript, Go, Rust, Java, C, C++, Ruby). Search splits a document into its
-    headings or symbols, ``read_doc`` and scenes read a section by its anchor.
+    ``markdown`` (``*.md``); a code plugin registers its languages the same way. Search
+    splits a document into its headings or symbols, ``read_doc`` and scenes read a section
+    by its anchor.
 
     Example::
 
         @hookimpl
         def register_parsers(register):
             register("todo", parse_todo_list, patterns=["*.todo"])
+    """
+
+
+@hookspec
 def register_settings(register: RegisterNamed) -> None:
     """Register config sections: a plugin's own ``[section]`` of ``.cuedeck/config.toml``.
 

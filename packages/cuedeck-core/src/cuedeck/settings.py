@@ -99,7 +99,7 @@ class IndexSettings:
     include: list[str] = setting(
         ["**/*"],
         "Globs (gitignore syntax) of the files to index, each read by the parser that claims "
-        'it: markdown, and code with cuedeck-code (`["**/*.md"]`: markdown only).',
+        'it: markdown, and whatever installed parsers read (`["**/*.md"]`: markdown only).',
     )
     exclude: list[str] = setting(
         ["node_modules/", ".venv/", "venv/", ".tox/", "site-packages/", "dist/", "build/"],
@@ -107,11 +107,6 @@ class IndexSettings:
     )
     gitignore: bool = setting(True, "Honour .gitignore files.")
     max_file_mb: float = setting(64.0, "Larger files are skipped with a warning.", minimum=0.001)
-
-
-# --- [code]: cuedeck-code's settings ------------------------------------------------------
-# Kept here, apart from core's own, until plugins declare their sections themselves
-# (register_settings); then this class moves into cuedeck-code unchanged.
 
 
 @attrs.frozen
