@@ -174,7 +174,14 @@ def test_create_refuses_an_existing_file_and_delete_checks_the_hash(
     with pytest.raises(Conflict):
         call(root, "delete_file", file_path="keep.txt", content_hash="0" * 64)
     assert (root / "keep.txt").exists()
-    call(root, "delete_file", file_path="keep.txt", content_hash=sha256_bytes(b"keep\n"))
+    digest = sha256_bytes(b"keep\n")
+    asked = call(root, "delete_file", file_path="keep.txt", content_hash=digest)
+    assert (
+        asked["requires_confirmation"] and "keep.txt (5 bytes, 1 lines)" in asked["warning_message"]
+    )
+    assert (root / "keep.txt").exists()
+    token = asked["confirmation_token"]
+    call(root, "delete_file", file_path="keep.txt", content_hash=digest, confirmed_token=token)
     assert not (root / "keep.txt").exists()
     assert get_tools(open_workspace(root).plugins)["delete_file"].destructive
 
