@@ -18,7 +18,7 @@ import subprocess
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from cuedeck.errors import GitFailed, GitTimeout
+from cuedeck.errors import GitFailed, GitTimeout, InvalidInput
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -157,6 +157,17 @@ def reason(stderr: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def check_text(value: str, *, field: str) -> str:
+    """``value`` if git can take it as one argument: no NUL or other control character
+    (a C string ends at NUL; a newline would start another header or filter line)."""
+    bad = next((char for char in value if char < " " or char == "\x7f"), None)
+    if bad is not None:
+        raise InvalidInput(
+            f"{field} contains the control character {bad!r}", field=field, help="remove it"
+        )
+    return value
+
+
 def pathspecs(paths: Iterable[str]) -> list[str]:
     """Workspace-relative paths as pathspecs that git reads literally."""
     return [f":(literal){path}" for path in paths]
@@ -238,6 +249,8 @@ class Repo:
     ) -> subprocess.CompletedProcess[bytes]:
         """Run ``git options`` under ``timeout``; 1031 when it runs over."""
         argv = ["git", *options]
+        if any("\x00" in part for part in argv):  # every tool checks its own fields first
+            raise InvalidInput("an argument for git contains a NUL byte", field="arguments")
         env = {**os.environ, **QUIET_ENV}
         try:
             process = subprocess.Popen(
