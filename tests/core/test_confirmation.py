@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cuedeck.confirmation import ALPHABET, ConfirmationToken, Confirmations, confirm
+from cuedeck.confirmation import ALPHABET, Confirmations, ConfirmationToken, confirm
 from cuedeck.errors import ConfirmationRequired, CueError
 from cuedeck.plugins import get_tools, make_plugin_manager
 from cuedeck.tools import Tool
