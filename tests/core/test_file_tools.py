@@ -209,3 +209,38 @@ def test_pages_stop_at_the_token_budget_on_whole_lines(make_workspace: MakeWorks
     with pytest.raises(CueError) as past:
         call(root, "get_file_content", file_path="big.txt", offset=401)
     assert past.value.code == 1004
+
+
+@pytest.mark.parametrize("case", ["long-name", "link-loop", "folder"])
+def test_nameable_causes_are_named_in_every_file_tool(
+    make_workspace: MakeWorkspace, case: str
+) -> None:
+    root = make_workspace({"dir/inside.txt": "x\n"})
+    (root / "loop-a").symlink_to("loop-b")
+    (root / "loop-b").symlink_to("loop-a")
+    path = {"long-name": "n" * 300 + ".txt", "link-loop": "loop-a", "folder": "dir"}[case]
+    why = {
+        "long-name": "longer than the file system allows",
+        "link-loop": "loop of symbolic links",
+        "folder": "folder",
+    }[case]
+    for tool, arguments in (
+        ("get_file_content", {}),
+        ("create_file", {"content": "x"}),
+        ("edit_file", {"old_string": "x", "new_string": "y", "content_hash": "0" * 64}),
+        ("delete_file", {}),
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            call(root, tool, file_path=path, **arguments)
+        assert why in refused.value.message, (tool, refused.value.message)
+        assert refused.value.data["field"] == "file_path"
+    assert (root / "dir" / "inside.txt").read_text() == "x\n"
+
+
+def test_a_name_at_the_limit_still_has_room_for_its_temporary_file(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace()
+    name = "n" * 251 + ".txt"  # 255 bytes: the longest name most file systems allow
+    assert call(root, "create_file", file_path=name, content="hi\n")["size_bytes"] == 3
+    assert (root / name).read_text() == "hi\n"
