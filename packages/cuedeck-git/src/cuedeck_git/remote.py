@@ -157,7 +157,7 @@ def git_pull(
     elif mode == "rebase":
         repo.run("rebase", "--quiet", fetched)
     else:
-        merge = ["--ff-only"] if mode == "ff-only" else ["--no-ff", "--no-edit"]
+        merge = ["--ff-only"] if mode == "ff-only" else ["--no-edit"]
         message = f"Merge branch '{wanted}' of {name}"
         repo.run("merge", "--quiet", *merge, "-m", message, fetched)
     workspace.invalidate()

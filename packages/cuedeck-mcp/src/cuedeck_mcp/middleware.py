@@ -14,8 +14,10 @@ import logging
 from typing import TYPE_CHECKING
 
 import mcp_types
+from fastmcp.resources.base import ResourceResult as ResourceResultBase
 from fastmcp.server.middleware import Middleware
 from mcp import MCPError
+from pydantic import PrivateAttr
 
 from cuedeck.errors import CueError, Forbidden
 from cuedeck_mcp.roles import CALLER, Caller, Role, allows, required_role
@@ -77,6 +79,22 @@ def current_caller(local_role: Role, workspace: str) -> Caller:
     if token is None or not token.scopes:
         return Caller("local", local_role, transport, workspace)
     return Caller(token.client_id, token.scopes[0], transport, workspace)  # type: ignore[arg-type]
+
+
+class MaskedUriResult(ResourceResultBase):
+    """A resource read whose contents name the masked URI, not the one asked for."""
+
+    _uri: str = PrivateAttr(default="")
+
+    @classmethod
+    def of(cls, result: ResourceResult, uri: str) -> MaskedUriResult:
+        """``result`` answering for ``uri``."""
+        masked = cls(contents=result.contents, meta=result.meta)
+        masked._uri = uri
+        return masked
+
+    def to_mcp_result(self, uri: object) -> mcp_types.ReadResourceResult:
+        return super().to_mcp_result(self._uri)
 
 
 class CueDeckMiddleware(Middleware):
@@ -154,10 +172,22 @@ class CueDeckMiddleware(Middleware):
         context: MiddlewareContext[mcp_types.ReadResourceRequestParams],
         call_next: CallNext[mcp_types.ReadResourceRequestParams, ResourceResult],
     ) -> ResourceResult:
+        from fastmcp.exceptions import NotFoundError
+
+        # The reply names the URI asked for: it leaves masked, like everything else.
+        asked = str(context.message.uri)
+        shown = await self.runtime.run(self.runtime.masked_input, asked)
         try:
-            return await call_next(context)
+            result = await call_next(context)
         except CueFailure as failure:
             raise wire_error(failure) from None
+        except NotFoundError:
+            raise MCPError(
+                code=-32602, message=f"Resource not found: {shown!r}", data={"uri": shown}
+            ) from None
+        if shown == asked:
+            return result
+        return MaskedUriResult.of(result, shown)
 
     async def _announce_card_changes(self, context: Context | None) -> None:
         # Cards are resources (cuedeck://cards/{id}); a created or removed card changes
