@@ -240,6 +240,20 @@ def test_no_false_positives_on_the_fastapi_docs(fastapi_docs: Path) -> None:
     assert found == {}
 
 
+@pytest.mark.slow
+def test_no_false_positives_on_the_tldr_pages(tldr_pages: Path) -> None:
+    files = sorted(tldr_pages.rglob("*.md"))
+    assert len(files) > 7000
+    found = {
+        str(path.relative_to(tldr_pages)): [
+            (s.rule, text[s.start : s.end]) for s in MASKER.find_secrets(text)
+        ]
+        for path in files
+        if MASKER.find_secrets(text := path.read_text(encoding="utf-8"))
+    }
+    assert found == {}
+
+
 def test_documented_samples_are_left_alone() -> None:
     text = (
         "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n"
