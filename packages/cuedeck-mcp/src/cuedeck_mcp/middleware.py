@@ -9,7 +9,6 @@ JSON-RPC errors instead: same code, same data.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -47,22 +46,27 @@ def wire_error(failure: CueFailure) -> MCPError:
 
 
 def client_key() -> str:
-    """Whose buckets a call spends: the bearer token's, else the remote address's.
+    """Whose buckets a call spends: a verified token's name, else the remote address.
 
-    Over stdio (and in-process clients) one client owns the process: ``local``. Keys
-    never depend on the MCP session, so reconnecting does not refill a bucket, and
-    sessionless clients of the newest protocol revision are still told apart.
+    Only a token the server verified (its ``access.toml`` grant, or the shared token)
+    names a client; without one, whatever ``Authorization`` header arrives proves nothing,
+    so the connection's remote address decides (a client cannot refill its bucket by
+    sending ``Bearer junk1``, ``Bearer junk2``...). Over stdio (and in-process clients)
+    one client owns the process: :data:`~cuedeck_mcp.ratelimit.LOCAL`, whose buckets are
+    kept per workspace across restarts. Keys never depend on the MCP session, so
+    reconnecting refills nothing.
     """
-    from fastmcp.server.dependencies import get_http_request
+    from fastmcp.server.dependencies import get_access_token, get_http_request
+
+    from cuedeck_mcp.ratelimit import LOCAL
 
     try:
         request = get_http_request()
     except RuntimeError:  # no HTTP request: stdio or in-memory
-        return "local"
-    scheme, _, credential = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and credential.strip():
-        # Hashed so that the limiter (and any dump of it) never holds the token itself.
-        return "token:" + hashlib.sha256(credential.strip().encode()).hexdigest()[:24]
+        return LOCAL
+    token = get_access_token()
+    if token is not None and token.client_id:
+        return f"token:{token.client_id}"
     return f"address:{request.client.host if request.client else 'unknown'}"
 
 

@@ -19,7 +19,7 @@ from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.auth.auth import AccessToken
 
 from cuedeck.errors import InvalidInput
-from cuedeck.layout import ACCESS_PATH
+from cuedeck.layout import ACCESS_PATH, RATE_LIMITS_DB
 from cuedeck.plugins import check_tools
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
@@ -169,7 +169,7 @@ def build_server(
     tools_served = served_tools(check_tools(workspace.plugins), chosen)
     workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
     runtime = WorkspaceRuntime(workspace)
-    limiter = RateLimiter(workspace.config.rate_limits)
+    limiter = RateLimiter(workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB)
     server = FastMCP(
         "CueDeck",
         instructions=_instructions(list(tools_served)),
