@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,8 @@ from mcp import MCPError
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from cuedeck.http_guard import HostOriginGuard
+from cuedeck.http_guard import HEADER_TIMEOUT, MAX_BODY_BYTES, HostOriginGuard
+from tests.conftest import endless_chunked_body, raw_http
 from tests.mcp.conftest import CUE, environment, http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -159,3 +161,29 @@ def test_guard_rules() -> None:
     assert guard.origin_allowed("http://[::1]:8765")
     assert guard.origin_allowed("https://board.example")
     assert not guard.origin_allowed("http://board.example")
+
+
+async def test_duplicate_origins_and_endless_bodies_are_refused(demo: Path) -> None:
+    with http_server(demo) as (_url, port):
+        for origins in (("http://evil.example", f"http://127.0.0.1:{port}"),
+                        (f"http://127.0.0.1:{port}", "http://evil.example")):  # fmt: skip
+            extra = "".join(f"Origin: {origin}\r\n" for origin in origins)
+            answer = raw_http(
+                port,
+                f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}"
+                "Content-Length: 2\r\nConnection: close\r\n\r\n{}".encode(),
+            )
+            assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+        sent, answer = endless_chunked_body(port, "/mcp")
+    assert sent < MAX_BODY_BYTES * 8  # the cap, and what the kernel's buffers took
+    assert answer.startswith((b"HTTP/1.1 413 ", b"reset")), answer[:200]
+
+
+async def test_headers_that_never_end_lose_the_connection(demo: Path) -> None:
+    with http_server(demo) as (_url, port):
+        with socket.create_connection(("127.0.0.1", port), timeout=HEADER_TIMEOUT * 6) as sock:
+            sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode())
+            closed = sock.recv(1024)  # waits for the server: it closes at the deadline
+        served = await _read_doc(url=_url)
+    assert closed == b""
+    assert served.structured_content["path"] == ".cuedeck/docs/api.md"  # others still served

@@ -230,6 +230,7 @@ def serve_workspaces(
     """
     import uvicorn
 
+    from cuedeck.http_guard import guarded_http_protocol
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
 
@@ -245,7 +246,13 @@ def serve_workspaces(
         insecure=insecure,
     )
     app = build_app(deployment, token=os.environ.get(TOKEN_ENV) or None)
-    uvicorn.run(app, host=deployment.host, port=deployment.port, log_level="warning")
+    uvicorn.run(
+        app,
+        host=deployment.host,
+        port=deployment.port,
+        log_level="warning",
+        http=guarded_http_protocol(),  # a deadline for every request's headers
+    )
 
 
 class _FromEnvironment:

@@ -235,7 +235,7 @@ def serve(
         return
     from starlette.middleware import Middleware
 
-    from cuedeck.http_guard import HostOriginGuard
+    from cuedeck.http_guard import HostOriginGuard, guarded_http_protocol
 
     settings = workspace.config.mcp
     host = host or settings.host
@@ -256,4 +256,5 @@ def serve(
         port=port,
         middleware=[guard],
         host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
+        uvicorn_config={"http": guarded_http_protocol()},  # a deadline for headers
     )
