@@ -187,3 +187,33 @@ async def test_headers_that_never_end_lose_the_connection(demo: Path) -> None:
         served = await _read_doc(url=_url)
     assert closed == b""
     assert served.structured_content["path"] == ".cuedeck/docs/api.md"  # others still served
+
+
+async def test_every_request_gets_an_answer_over_http(demo: Path) -> None:
+    headers = {"Accept": "application/json, text/event-stream"}
+    initialize = {
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "probe", "version": "1"}},
+    }  # fmt: skip
+    deep: object = []
+    for _ in range(200):
+        deep = [deep]
+    answers = []
+    with http_server(demo) as (url, _port):
+        async with httpx2.AsyncClient(headers=headers) as http:
+            opened = await http.post(url, json=initialize)
+            session = {"mcp-session-id": opened.headers.get("mcp-session-id", "")}
+            for request_id in ({"a": 1}, 1.5, None, True):
+                reply = await http.post(
+                    url, json={"jsonrpc": "2.0", "id": request_id, "method": "ping"},
+                    headers=session,
+                )  # fmt: skip
+                answers.append((reply.status_code, reply.json()["error"]["code"]))
+            call = {"name": "list_tasks", "arguments": {"status": deep}}
+            reply = await http.post(
+                url, json={"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call},
+                headers=session,
+            )  # fmt: skip
+            answers.append((reply.status_code, reply.json()["error"]["code"]))
+    assert answers == [(400, -32600)] * 4 + [(200, 1004)]

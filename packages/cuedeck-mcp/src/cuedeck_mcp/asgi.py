@@ -194,6 +194,7 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     """One ASGI application serving every workspace of ``deployment``, guarded."""
     from cuedeck.http_guard import HostOriginGuard
     from cuedeck.workspace import open_workspace
+    from cuedeck_mcp.envelope import EnvelopeGuard
     from cuedeck_mcp.server import build_server, check_exposure
 
     check_exposure(deployment.host, token, deployment.insecure, deployment.workspaces.values())
@@ -207,7 +208,7 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
             host_origin_protection=False,  # the guard below checks Host and Origin for all
         )
     return HostOriginGuard(
-        Workspaces(apps),
+        EnvelopeGuard(Workspaces(apps)),
         host=deployment.host,
         port=deployment.port,
         allowed_hosts=deployment.allowed_hosts,

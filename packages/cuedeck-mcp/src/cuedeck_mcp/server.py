@@ -236,6 +236,7 @@ def serve(
     from starlette.middleware import Middleware
 
     from cuedeck.http_guard import HostOriginGuard, guarded_http_protocol
+    from cuedeck_mcp.envelope import EnvelopeGuard
 
     settings = workspace.config.mcp
     host = host or settings.host
@@ -254,7 +255,7 @@ def serve(
         show_banner=False,
         host=host,
         port=port,
-        middleware=[guard],
+        middleware=[guard, Middleware(EnvelopeGuard)],
         host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
         uvicorn_config={"http": guarded_http_protocol()},  # a deadline for headers
     )
