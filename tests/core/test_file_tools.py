@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -211,18 +212,21 @@ def test_pages_stop_at_the_token_budget_on_whole_lines(make_workspace: MakeWorks
     assert past.value.code == 1004
 
 
-@pytest.mark.parametrize("case", ["long-name", "link-loop", "folder"])
+@pytest.mark.parametrize("case", ["long-name", "link-loop", "folder", "pipe"])
 def test_nameable_causes_are_named_in_every_file_tool(
     make_workspace: MakeWorkspace, case: str
 ) -> None:
     root = make_workspace({"dir/inside.txt": "x\n"})
     (root / "loop-a").symlink_to("loop-b")
     (root / "loop-b").symlink_to("loop-a")
-    path = {"long-name": "n" * 300 + ".txt", "link-loop": "loop-a", "folder": "dir"}[case]
+    os.mkfifo(root / "pipe")  # reading a named pipe would wait for ever
+    path = {"long-name": "n" * 300 + ".txt", "link-loop": "loop-a", "folder": "dir",
+            "pipe": "pipe"}[case]  # fmt: skip
     why = {
         "long-name": "longer than the file system allows",
         "link-loop": "loop of symbolic links",
         "folder": "folder",
+        "pipe": "not a regular file",
     }[case]
     for tool, arguments in (
         ("get_file_content", {}),

@@ -14,7 +14,6 @@ path (:func:`cuedeck.files.rewrite_file`).
 from __future__ import annotations
 
 import functools
-import os
 import posixpath
 import re
 from datetime import UTC, datetime
@@ -31,7 +30,7 @@ from cuedeck.errors import (
     InvalidInput,
     SharedFile,
 )
-from cuedeck.files import os_failure, remove_file, rewrite_file, sha256_bytes, write_file
+from cuedeck.files import read_regular, remove_file, rewrite_file, sha256_bytes, write_file
 from cuedeck.paging import check_offset, page_lines
 
 if TYPE_CHECKING:
@@ -153,20 +152,18 @@ def checked_path(workspace: Workspace, file_path: str, *, write: bool = False) -
 
 def _bytes(rel: str, path: Path) -> bytes:
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_nlink > 1:
-                raise SharedFile(
-                    f"{rel} has several hard links: its content may belong to a file outside "
-                    "the workspace, so the file tools do not read it",
-                    path=rel,
-                    field="file_path",
-                    help="replace the hard link with a copy (cp --remove-destination)",
-                )
-            return handle.read()
+        data, status = read_regular(path, rel)
     except (FileNotFoundError, NotADirectoryError):
         raise FileNotFound(f"{rel} does not exist", path=rel) from None
-    except OSError as exc:
-        raise os_failure(rel, exc) from None
+    if status.st_nlink > 1:
+        raise SharedFile(
+            f"{rel} has several hard links: its content may belong to a file outside "
+            "the workspace, so the file tools do not read it",
+            path=rel,
+            field="file_path",
+            help="replace the hard link with a copy (cp --remove-destination)",
+        )
+    return data
 
 
 def get_file_content(
