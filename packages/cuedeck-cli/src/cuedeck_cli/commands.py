@@ -30,7 +30,7 @@ from cuedeck_cli.output import console, emit_json, render_problem
 def init(force: bool) -> None:
     """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore."""
     from cuedeck.config import CONFIG_PATH, render_default_config
-    from cuedeck.files import atomic_write
+    from cuedeck.files import write_file
 
     state = current_state()
     root = state.target_directory.resolve()
@@ -46,10 +46,10 @@ def init(force: bool) -> None:
     if config.exists() and force:
         backup = config.with_name(f"config.toml.{time.strftime('%Y%m%d-%H%M%S')}.bak")
         shutil.copy2(config, backup)
-        atomic_write(config, render_default_config(state.plugins))
+        write_file(root, config, render_default_config(state.plugins))
         created.append(f"{CONFIG_PATH} (old one kept as {WORKSPACE_DIR}/{backup.name})")
     elif not config.exists():
-        atomic_write(config, render_default_config(state.plugins))
+        write_file(root, config, render_default_config(state.plugins))
         created.append(CONFIG_PATH)
     gitignore = root / ".gitignore"
     existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
@@ -58,7 +58,7 @@ def init(force: bool) -> None:
     if missing:
         prefix = "" if not existing or existing.endswith("\n") else "\n"
         block = prefix + "# CueDeck cache and generated scene\n" + "\n".join(missing) + "\n"
-        atomic_write(gitignore, existing + block)
+        write_file(root, gitignore, existing + block)
         created.append(".gitignore entries")
     if created:
         click.echo(f"Initialised CueDeck workspace in {root}")

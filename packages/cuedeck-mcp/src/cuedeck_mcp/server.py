@@ -19,7 +19,7 @@ from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.auth.auth import AccessToken
 
 from cuedeck.errors import InvalidInput
-from cuedeck.layout import ACCESS_PATH
+from cuedeck.layout import ACCESS_PATH, RATE_LIMITS_DB
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
 from cuedeck_mcp.ratelimit import RateLimiter
@@ -169,7 +169,7 @@ def build_server(
     # Every tool is imported and checked here; a broken one is a plugin failure, left out.
     tools_served = served_tools(workspace.plugins.checked_tools(), chosen)
     runtime = WorkspaceRuntime(workspace, served=tools_served)  # the guide lists these
-    limiter = RateLimiter(workspace.config.rate_limits)
+    limiter = RateLimiter(workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB)
     server = FastMCP(
         "CueDeck",
         instructions=_instructions(list(tools_served)),
@@ -235,7 +235,8 @@ def serve(
         return
     from starlette.middleware import Middleware
 
-    from cuedeck.http_guard import HostOriginGuard
+    from cuedeck.http_guard import HostOriginGuard, guarded_http_protocol
+    from cuedeck_mcp.envelope import EnvelopeGuard
 
     settings = workspace.config.section("mcp", McpSettings)
     host = host or settings.host
@@ -254,6 +255,7 @@ def serve(
         show_banner=False,
         host=host,
         port=port,
-        middleware=[guard],
+        middleware=[guard, Middleware(EnvelopeGuard)],
         host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
+        uvicorn_config={"http": guarded_http_protocol()},  # a deadline for headers
     )
