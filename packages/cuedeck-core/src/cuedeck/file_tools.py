@@ -17,11 +17,11 @@ import functools
 import posixpath
 import re
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.confirmation import ConfirmationToken, confirm
+from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken, confirm
 from cuedeck.errors import (
     Conflict,
     EditAmbiguous,
@@ -109,15 +109,16 @@ class EditedFile(TypedDict):
     changes_made: int
 
 
-class DeletedFile(TypedDict, total=False):
-    """The reply of ``delete_file``: done, or asking for confirmation (its first call)."""
+class FileDeleted(TypedDict):
+    """What ``delete_file`` did, once confirmed."""
 
     success: bool
     file_path: str
     deleted_at: str
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
+
+
+#: The reply of ``delete_file``: done, or asking for confirmation (its first call).
+DeletedFile = FileDeleted | ConfirmationAsked
 
 
 def _now() -> str:
@@ -371,7 +372,7 @@ def delete_file(
         resolved={"path": rel},
     )
     if asked is not None:
-        return cast("DeletedFile", asked)
+        return asked
     # The entry named goes (a link itself, not what it points to); the content confirmed.
     remove_file(workspace.root, workspace.root / rel, expected_sha256=current, display=rel)
     workspace.invalidate([rel])

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
@@ -49,16 +49,17 @@ class GitBranchCreate(TypedDict):
     created_branch: str
 
 
-class GitBranchSwitch(TypedDict, total=False):
-    """The reply of ``git_branch_switch``: done, or asking for confirmation (files that
-    the switch would overwrite)."""
+class GitBranchSwitched(TypedDict):
+    """What ``git_branch_switch`` did, once confirmed where files would be overwritten."""
 
     success: bool
     from_branch: str | None
     to_branch: str
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
+
+
+#: The reply of ``git_branch_switch``: done, or asking for confirmation (files that the
+#: switch would overwrite).
+GitBranchSwitch = GitBranchSwitched | ConfirmationAsked
 
 
 class GitBranchDeleted(TypedDict):
@@ -187,7 +188,7 @@ def git_branch_switch(
             resolved={"branch": tip, "overwritten": overwritten},
         )
         if asked is not None:
-            return cast("GitBranchSwitch", asked)
+            return asked
     repo.run("switch", "--no-guess", name)
     workspace.invalidate()
     return {"success": True, "from_branch": before, "to_branch": name}
@@ -227,6 +228,6 @@ def git_branch_delete(
             resolved={"branch": name, "commits": only_here},
         )
         if asked is not None:
-            return cast("GitBranchDelete", asked)
+            return asked
     repo.run("branch", "-D", name)
     return {"success": True, "deleted_branch": name}

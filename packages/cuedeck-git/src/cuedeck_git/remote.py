@@ -7,11 +7,11 @@ never forced; pulls fast-forward only unless asked to merge or rebase.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.confirmation import ConfirmationToken, confirm
+from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken, confirm
 from cuedeck.errors import InvalidInput, did_you_mean, suggestion_text
 from cuedeck_git.refs import check_ref_name
 from cuedeck_git.runner import Repo, decode
@@ -37,17 +37,18 @@ class GitFetch(TypedDict):
     refs_fetched: list[str]
 
 
-class GitPull(TypedDict, total=False):
-    """The reply of ``git_pull``: done, or asking for confirmation (a rebase)."""
+class GitPulled(TypedDict):
+    """What ``git_pull`` did."""
 
     success: bool
     remote: str
     branch: str
     files_changed: list[str]
     commits_pulled: int
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
+
+
+#: The reply of ``git_pull``: done, or asking for confirmation (a rebase).
+GitPull = GitPulled | ConfirmationAsked
 
 
 class GitPush(TypedDict):
@@ -151,7 +152,7 @@ def git_pull(
             resolved={"remote": name, "branch": wanted, "onto": fetched, "rewritten": local},
         )
         if asked is not None:
-            return cast("GitPull", asked)
+            return asked
     if not before:  # an empty repository: the branch starts at what was fetched
         repo.run("reset", "--hard", "--quiet", fetched, "--")
     elif mode == "rebase":
