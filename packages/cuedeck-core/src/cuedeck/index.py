@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-SCHEMA_VERSION = 2  # 2: document data zlib-compressed
+SCHEMA_VERSION = 3  # 2: document data zlib-compressed; 3: heading aliases
 CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
 
 #: What a refresh found of one file: ``(path, stat, kind, detail)``. ``kind`` is

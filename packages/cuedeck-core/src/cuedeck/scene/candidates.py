@@ -193,6 +193,19 @@ def gather_entries(workspace: Workspace, card: Document) -> list[Entry]:
     return _order(graph, merged)
 
 
+def covers(entries: list[Entry], path: str, line: int | None) -> bool:
+    """Whether the candidates hold line ``line`` of ``path`` (a whole file holds every
+    line; a section only its own, so a section's scene says nothing of the rest)."""
+    for entry in entries:
+        if entry.path != path:
+            continue
+        if entry.anchor is None or entry.depth == 0:
+            return True
+        if line is not None and entry.lines[0] <= line <= entry.lines[1]:
+            return True
+    return False
+
+
 def _order(graph: ReferenceGraph, entries: list[Entry]) -> list[Entry]:
     """Priority levels, highest first; within a level referrers before what they refer to
     (Kahn's algorithm), ties broken by discovery order."""
