@@ -315,3 +315,32 @@ def test_long_work_draws_bars_on_a_terminal_without_a_thread(make_workspace: Mak
         open_workspace(root).refresh(rebuild=True)
     bars.close()
     assert "Indexing files" not in quick.getvalue()
+
+
+def test_a_misspelled_config_key_is_warned_on_stderr_once(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {".cuedeck/docs/a.md": "# A\n"}, config="[scene]\ntoken_limt = 8000\n"
+    )
+    code, out, err = run("-C", str(root), "index")
+    assert code == 0, err
+    assert err == (
+        "warning: .cuedeck/config.toml:2: unknown config key 'scene.token_limt' (ignored); "
+        "did you mean 'scene.token_limit'?\n"
+    )
+    # A fresh process: doctor's report lists it, and it is not logged a second time.
+    doctor = subprocess.run(
+        [*CUE, "-C", str(root), "doctor"], capture_output=True, text=True, check=False
+    )
+    both = doctor.stdout + doctor.stderr
+    assert both.count("unknown config key 'scene.token_limt'") == 1, both
+
+
+def test_init_then_an_appended_section_is_read(tmp_path: Path) -> None:
+    run("-C", str(tmp_path), "init")
+    config = tmp_path / ".cuedeck" / "config.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8") + "\n[scene]\ntoken_limit = 1234\n", encoding="utf-8"
+    )
+    code, out, err = run("-C", str(tmp_path), "doctor", "--json")
+    assert code == 0, out + err
+    assert json.loads(out)["problems"] == []

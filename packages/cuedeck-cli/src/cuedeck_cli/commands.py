@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 import sys
@@ -113,7 +114,14 @@ def doctor(as_json: bool, strict: bool) -> None:
     from cuedeck.doctor import diagnose
 
     workspace = current_state().workspace
-    problems = diagnose(workspace)
+    logger = logging.getLogger("cuedeck")
+    # The report lists the config's warnings itself: they are not logged a second time.
+    quiet = _ConfigWarningFilter()
+    logger.addFilter(quiet)
+    try:
+        problems = diagnose(workspace)
+    finally:
+        logger.removeFilter(quiet)
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
     failed = errors > 0 or (strict and warnings > 0)
@@ -149,6 +157,13 @@ def doctor(as_json: bool, strict: bool) -> None:
             out.print(f"[bold green]healthy:[/] {summary}")
     if failed:
         raise SystemExit(1)
+
+
+class _ConfigWarningFilter(logging.Filter):
+    """Drops the config warnings :func:`cuedeck.config.report_warnings` logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(record, "config_warning", False)
 
 
 def _counter_info(workspace: Any) -> dict[str, Any]:

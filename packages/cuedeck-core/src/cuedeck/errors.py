@@ -198,11 +198,13 @@ class CircularDependency(CycleDetected):
     """A card dependency that would close a loop."""
 
 
-def did_you_mean(wanted: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
+def did_you_mean(
+    wanted: str, candidates: Iterable[str], *, n: int = 3, cutoff: float = 0.5
+) -> list[str]:
     """Candidates close to ``wanted``, best first (case-insensitive)."""
     pool = list(candidates)
     lowered = {c.lower(): c for c in pool}
-    hits = difflib.get_close_matches(wanted.lower(), list(lowered), n=n, cutoff=0.5)
+    hits = difflib.get_close_matches(wanted.lower(), list(lowered), n=n, cutoff=cutoff)
     return [lowered[h] for h in hits]
 
 
