@@ -318,10 +318,8 @@ def test_long_work_draws_bars_on_a_terminal_without_a_thread(make_workspace: Mak
 
 
 def test_a_misspelled_config_key_is_warned_on_stderr_once(make_workspace: MakeWorkspace) -> None:
-    root = make_workspace(
-        {".cuedeck/docs/a.md": "# A\n"}, config="[scene]\ntoken_limt = 8000\n"
-    )
-    code, out, err = run("-C", str(root), "index")
+    root = make_workspace({".cuedeck/docs/a.md": "# A\n"}, config="[scene]\ntoken_limt = 8000\n")
+    code, _, err = run("-C", str(root), "index")
     assert code == 0, err
     assert err == (
         "warning: .cuedeck/config.toml:2: unknown config key 'scene.token_limt' (ignored); "
@@ -344,3 +342,41 @@ def test_init_then_an_appended_section_is_read(tmp_path: Path) -> None:
     code, out, err = run("-C", str(tmp_path), "doctor", "--json")
     assert code == 0, out + err
     assert json.loads(out)["problems"] == []
+
+
+def test_state_locks_are_git_ignored_and_doctor_notices_old_workspaces(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    code, out, _ = run("-C", str(tmp_path), "init")
+    assert code == 0, out
+    (tmp_path / ".cuedeck" / ".state.lock").write_text("", encoding="utf-8")
+    (tmp_path / ".cuedeck" / ".state.lock.pid").write_text("1\n", encoding="utf-8")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    staged = subprocess.run(
+        ["git", "-C", str(tmp_path), "diff", "--cached", "--name-only"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert sorted(staged) == [".cuedeck/config.toml", ".gitignore"]
+    code, out, _ = run("-C", str(tmp_path), "doctor", "--json")
+    assert [p for p in json.loads(out)["problems"] if p["code"] == 1052] == []
+
+    # A workspace whose .gitignore predates the lock lines: doctor says so, init mends it.
+    gitignore = tmp_path / ".gitignore"
+    old = [
+        line for line in gitignore.read_text(encoding="utf-8").splitlines() if "lock" not in line
+    ]
+    gitignore.write_text("\n".join(old) + "\n", encoding="utf-8")
+    code, out, _ = run("-C", str(tmp_path), "doctor", "--json")
+    found = [p for p in json.loads(out)["problems"] if p["code"] == 1052]
+    assert [(p["severity"], p["path"], p["message"]) for p in found] == [
+        (
+            "warning",
+            ".gitignore",
+            "git would commit CueDeck's per-person files: .cuedeck/.state.lock, "
+            ".cuedeck/.state.lock.pid not ignored",
+        )
+    ]
+    run("-C", str(tmp_path), "init")
+    code, out, _ = run("-C", str(tmp_path), "doctor", "--json")
+    assert [p for p in json.loads(out)["problems"] if p["code"] == 1052] == []
