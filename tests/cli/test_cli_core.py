@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -380,3 +381,20 @@ def test_state_locks_are_git_ignored_and_doctor_notices_old_workspaces(tmp_path:
     run("-C", str(tmp_path), "init")
     code, out, _ = run("-C", str(tmp_path), "doctor", "--json")
     assert [p for p in json.loads(out)["problems"] if p["code"] == 1052] == []
+
+
+def test_a_busy_port_for_the_board_is_error_1050(make_workspace: MakeWorkspace) -> None:
+    pytest.importorskip("uvicorn")
+    root = make_workspace()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        code, _, err = run("-C", str(root), "board", "--port", str(port), "--no-open")
+    assert code == 1
+    first, help_line = err.splitlines()[:2]
+    assert first == (
+        f"error[1050] port {port} on 127.0.0.1 is taken: another program is listening on "
+        f"127.0.0.1:{port}"
+    )
+    assert help_line.startswith("  help: stop that program, or serve on another port: --port ")

@@ -177,11 +177,7 @@ def test_a_misspelled_key_is_warned_once_where_it_is_read(
     make_workspace: MakeWorkspace, logged: list[str]
 ) -> None:
     root = make_workspace(
-        config="[scene]\ntoken_limt = 8000\n\n[serch]\nmode = 'keyword'\n\n"
-    )
-    (root / ".cuedeck/config.toml").write_text(
-        "pruner = 'greedy'\n[scene]\ntoken_limt = 8000\n\n[serch]\nmode = 'keyword'\n",
-        encoding="utf-8",
+        config="pruner = 'greedy'\n[scene]\ntoken_limt = 8000\n\n[serch]\nmode = 'keyword'\n"
     )
     first = load_config(root, environ={})
     load_config(root, environ={})  # once per process
@@ -190,8 +186,7 @@ def test_a_misspelled_key_is_warned_once_where_it_is_read(
         "it belongs under [scene]: uncomment or add that header",
         ".cuedeck/config.toml:3: unknown config key 'scene.token_limt' (ignored); "
         "did you mean 'scene.token_limit'?",
-        ".cuedeck/config.toml:5: unknown config section [serch] (ignored); "
-        "did you mean [search]?",
+        ".cuedeck/config.toml:5: unknown config section [serch] (ignored); did you mean [search]?",
     ]
     assert [p.line for p in first.warnings] == [1, 3, 5]
 

@@ -612,3 +612,23 @@ async def test_concurrent_calls_are_served_consistently(demo: Path) -> None:
     paths = [r.structured_content["path"] for r in results[:32]]  # type: ignore[index]
     assert paths == [f".cuedeck/docs/{n}.md" for n in ("api", "auth", "conventions", "runbook") * 8]
     assert all(r.structured_content["words"] == 57 for r in results[32:])  # type: ignore[index]
+
+
+def test_a_busy_port_is_error_1050_for_one_and_several_workspaces(demo: Path) -> None:
+    import socket
+
+    from click.testing import CliRunner
+
+    from cuedeck_cli.app import make_cli
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = str(holder.getsockname()[1])
+        for extra in ([], ["--workspace", f"api={demo}"]):
+            result = CliRunner().invoke(
+                make_cli(), ["-C", str(demo), "mcp", "--transport", "http", "--port", port, *extra]
+            )
+            assert result.exit_code == 1
+            assert result.stderr.startswith(f"error[1050] port {port} on 127.0.0.1 is taken")
+            assert "--port " in result.stderr.splitlines()[1]

@@ -153,6 +153,14 @@ class Forbidden(CueError):
     title = "Forbidden"
 
 
+class PortInUse(CueError):
+    """A server port another program holds (1050); ``host`` and ``port`` name it, ``help``
+    a free port to pass with ``--port``."""
+
+    code = 1050
+    title = "Port In Use"
+
+
 class EditNotFound(CueError):
     """``edit_file``'s ``old_string`` does not occur in the file (1020)."""
 

@@ -230,6 +230,7 @@ def serve_workspaces(
     """
     import uvicorn
 
+    from cuedeck.ports import check_free
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
 
@@ -245,6 +246,7 @@ def serve_workspaces(
         insecure=insecure,
     )
     app = build_app(deployment, token=os.environ.get(TOKEN_ENV) or None)
+    check_free(deployment.host, deployment.port)  # a taken port is 1050
     uvicorn.run(app, host=deployment.host, port=deployment.port, log_level="warning")
 
 

@@ -214,12 +214,14 @@ def serve(
     from starlette.middleware import Middleware
 
     from cuedeck.http_guard import HostOriginGuard
+    from cuedeck.ports import check_free
 
     settings = workspace.config.mcp
     host = host or settings.host
     port = port if port is not None else settings.port
     token = os.environ.get(TOKEN_ENV) or None
     check_exposure(host, token, insecure, [workspace.root])
+    check_free(host, port)  # a taken port is 1050, not uvicorn's log line and exit 3
     guard = Middleware(
         HostOriginGuard,
         host=host,
