@@ -292,3 +292,32 @@ def test_card_commands_validate_like_the_tools(chain: Workspace) -> None:
     assert "1. one" in store_of(chain).text(out.strip())
     listed = cue_json(chain, "card", "list", "--status", "todo", "--status", "done")
     assert {card["status"] for card in listed} == {"todo", "done"}
+
+
+def test_list_warns_of_broken_cards_and_titles_them_by_their_heading(chain: Workspace) -> None:
+    cards_dir = chain.root / ".cuedeck" / "cards"
+    (cards_dir / "e5e5e5.md").write_text("---\ntitle: [Unclosed\nstatus: todo\n---\n# Rotas\n")
+    (cards_dir / "f6f6f6.md").write_text("---\ntitle: Odd\ntags: {a: 1}\n---\n# Odd\n")
+    code, out, err = cue(chain, "card", "list")
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert "Rotas" in rows["e5e5e5"]  # not its id for a title
+    assert err.splitlines() == [
+        "warning: .cuedeck/cards/e5e5e5.md:2: frontmatter is not valid YAML: "
+        "did not find expected ',' or ']'",
+        'warning: .cuedeck/cards/f6f6f6.md: tags must be a list of text, not a mapping: {"a": 1}',
+    ]
+    code, out, err = cue(chain, "card", "list", "--json")  # stdout stays JSON
+    assert code == 0 and [c["title"] for c in json.loads(out)][3] == "Rotas"
+    assert len(err.splitlines()) == 2
+
+
+def test_update_of_a_malformed_field_names_the_file_once_with_its_line(chain: Workspace) -> None:
+    path = chain.root / ".cuedeck" / "cards" / "f6f6f6.md"
+    path.write_text("---\ntitle: Odd\nstatus: todo\ntags: {a: 1}\n---\n# Odd\n")
+    code, _, err = cue(chain, "card", "update", "f6f6f6", "--tag", "x")
+    assert code == 1
+    assert err.splitlines() == [
+        "error[1004] .cuedeck/cards/f6f6f6.md:4: tags has a value of the wrong type in the file",
+        "  help: fix tags in the file by hand, then update the card",
+    ]

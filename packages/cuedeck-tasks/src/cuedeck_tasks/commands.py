@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from cuedeck.workspace import Workspace
     from cuedeck_tasks.cards import Card
     from cuedeck_tasks.store import CardStore
@@ -129,6 +131,18 @@ def _print_cards(cards: list[Card], *, empty: str) -> None:
     sys.stdout.write(text)
 
 
+def _warn(cards: Iterable[Card]) -> None:
+    """A ``warning: path:line: problem`` line on stderr for each problem of ``cards``."""
+    for found in cards:
+        for problem in found.problems:
+            line, _, message = problem.partition(": ")
+            if line.startswith("line ") and line[5:].isdigit():
+                where = f"{found.path}:{line[5:]}"
+            else:
+                where, message = found.path, problem
+            click.secho(f"warning: {where}: {message}", err=True, fg="yellow")
+
+
 # --- the group ---------------------------------------------------------------------------
 
 
@@ -216,6 +230,7 @@ def list_cards(
         _emit_json([c.to_record() for c in cards])
     else:
         _print_cards(cards, empty="no cards match")
+    _warn(cards)  # a broken card read with defaults must not pass for a healthy one
 
 
 @card.command("show")
@@ -267,8 +282,7 @@ def show(card_id: str, as_json: bool) -> None:
     for name, value in rows:
         table.add_row(f"[bold]{name}[/]", escape(value))
     _print(table)
-    for problem in found.problems:
-        click.secho(f"warning: {found.path}: {problem}", err=True, fg="yellow")
+    _warn([found])
     if body:
         click.echo()
         click.echo(body)
@@ -393,9 +407,7 @@ def validate(card_id: str | None, as_json: bool) -> None:
     if as_json:
         _emit_json(report)
     else:
-        for found in store.all().values() if card_id is None else [store.get(report["task_id"])]:
-            for problem in found.problems:
-                click.secho(f"warning: {found.path}: {problem}", err=True, fg="yellow")
+        _warn(store.all().values() if card_id is None else [store.get(report["task_id"])])
         if report["valid"]:
             click.echo(report["message"])
         else:

@@ -25,7 +25,7 @@ from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_y
 from cuedeck.errors import suggestion_text as _suggestion_text
 from cuedeck.files import atomic_write, locked, sha256_bytes
 from cuedeck.layout import CARD_ID, CARDS_DB, CARDS_DIR, LOCKS_DIR, card_path
-from cuedeck.parsing import decode, load_frontmatter, split_lines
+from cuedeck.parsing import decode, heading_text, load_frontmatter, split_frontmatter, split_lines
 from cuedeck.walk import inside
 from cuedeck_tasks.card_cache import CardCache, FileKey
 from cuedeck_tasks.cardfile import (
@@ -238,7 +238,11 @@ class CardStore:
         if replaced:
             messages.append("the file is not valid UTF-8")
         return Card.from_frontmatter(
-            card_id, frontmatter, sha256=sha256_bytes(data), problems=messages
+            card_id,
+            frontmatter,
+            sha256=sha256_bytes(data),
+            problems=messages,
+            heading=None if frontmatter.get("title") else _first_title(lines),
         )
 
     # -- writing ---------------------------------------------------------------------------
@@ -424,12 +428,17 @@ class CardStore:
         touched += ["depends_on"] * bool(changes.add_depends_on or changes.remove_depends_on)
         broken = [name for name in touched if name in current.malformed]
         if broken:
+            lines = split_lines(text)
+            where = next(
+                (n for n, line in enumerate(lines, 1) if line.startswith(f"{broken[0]}:")), None
+            )
             raise InvalidInput(
-                f"{card_path(card_id)}: {', '.join(broken)} has a value of the wrong type in "
-                "the file; fix it by hand before updating it",
+                f"{', '.join(broken)} has a value of the wrong type in the file",
                 path=card_path(card_id),
+                line=where,
                 field=broken[0],
                 problems=[p for p in current.problems if p.startswith(tuple(broken))],
+                help=f"fix {broken[0]} in the file by hand, then update the card",
             )
         frontmatter: dict[str, Any] = {}
         fields: list[str] = []
@@ -482,3 +491,13 @@ class CardStore:
         if self.workspace is None:
             return "medium"
         return str(self.workspace.config.tasks.default_priority)
+
+
+def _first_title(lines: list[str]) -> str | None:
+    """The text of the first level-1 heading after the frontmatter: the title of a card
+    whose frontmatter has none (or could not be read)."""
+    bounds = split_frontmatter(lines)
+    for line in lines[bounds[1] + 1 if bounds else 0 :]:
+        if line.startswith("# "):
+            return heading_text(line[2:].strip().rstrip("#").strip())[0] or None
+    return None
