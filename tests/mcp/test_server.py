@@ -11,6 +11,7 @@ import mcp_types
 import pytest
 from fastmcp import Client
 from fastmcp.client.messages import MessageHandler
+from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
 from cuedeck import hookimpl
@@ -632,3 +633,34 @@ def test_a_busy_port_is_error_1050_for_one_and_several_workspaces(demo: Path) ->
             assert result.exit_code == 1
             assert result.stderr.startswith(f"error[1050] port {port} on 127.0.0.1 is taken")
             assert "--port " in result.stderr.splitlines()[1]
+
+
+async def test_a_tool_outside_the_profile_says_how_to_serve_it(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:  # the default profile: core
+        names = {tool.name for tool in await client.list_tools()}
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("git_status", {})
+        with pytest.raises(ToolError, match="Unknown tool"):  # nobody registered it
+            await client.call_tool("no_such_tool", {})
+    assert "git_status" not in names
+    error = refused.value.error
+    assert error.code == 1051
+    assert error.message == (
+        "Tool Not Served: git_status is installed but not served: this server serves the "
+        "'core' tool profile, which leaves out the 'git' category"
+    )
+    assert error.data["help"].startswith(
+        'restart the server with `cue mcp --tools core,git` (or set [mcp] tools = ["core", "git"]'
+    )
+
+
+async def test_a_local_client_refused_a_tool_hears_of_local_role(demo: Path) -> None:
+    (demo / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "read"\n')
+    async with Client(server_for(demo)) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("create_task", {"title": "Nope"})
+    error = refused.value.error
+    assert error.code == 1012
+    assert "[mcp] local_role (read)" in error.data["help"]
+    assert 'local_role = "write"' in error.data["help"]
+    assert "token add" not in error.data["help"]

@@ -192,19 +192,24 @@ async def _json(send: Send, status: int, body: Any) -> None:
 
 def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     """One ASGI application serving every workspace of ``deployment``, guarded."""
-    from cuedeck.http_guard import HostOriginGuard
+    from cuedeck.http_guard import HostOriginGuard, is_loopback
     from cuedeck.workspace import open_workspace
-    from cuedeck_mcp.server import build_server, check_exposure
+    from cuedeck_mcp.server import access_middleware, build_server, check_exposure
 
     check_exposure(deployment.host, token, deployment.insecure, deployment.workspaces.values())
     apps = {}
     for name, root in deployment.workspaces.items():
         workspace = open_workspace(root)
-        server = build_server(workspace, token=token, profile=deployment.tools, name=name)
+        server = build_server(workspace, profile=deployment.tools, name=name)
         apps[name] = server.http_app(
             path=f"/mcp/{name}",
             stateless_http=deployment.stateless,
             host_origin_protection=False,  # the guard below checks Host and Origin for all
+            middleware=access_middleware(
+                workspace.root,
+                token,
+                local_without_token=is_loopback(deployment.host) or deployment.insecure,
+            ),
         )
     return HostOriginGuard(
         Workspaces(apps),

@@ -12,13 +12,15 @@ from __future__ import annotations
 import hmac
 import logging
 import os
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastmcp import FastMCP
 from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.auth.auth import AccessToken
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from starlette.authentication import AuthCredentials
 
-from cuedeck.errors import InvalidInput
+from cuedeck.errors import CueError, InvalidInput
 from cuedeck.layout import ACCESS_PATH
 from cuedeck.plugins import check_tools
 from cuedeck_mcp.adapter import ServedTool
@@ -57,6 +59,16 @@ class RoleTokens(TokenVerifier):
         self._seen: tuple[int, int] | None = None
         self._grants: list[Grant] = []
 
+    def required(self) -> bool:
+        """Whether a request must carry a token now: one is configured (a file that cannot
+        be read counts as configured: closed, not open)."""
+        if self._shared is not None:
+            return True
+        try:
+            return bool(self.grants())
+        except CueError:
+            return True
+
     def grants(self) -> list[Grant]:
         """The grants on disk now (re-read only when the file changed)."""
         try:
@@ -76,6 +88,72 @@ class RoleTokens(TokenVerifier):
         if grant is None:
             return None
         return AccessToken(token=token, client_id=grant.name, scopes=[grant.role])
+
+
+class TokenGate:
+    """The bearer-token check of every HTTP request, decided on ``access.toml`` as it is
+    when the request comes: with a token configured, a request needs a valid one (401
+    otherwise); with none, a request without one is the local user (``[mcp]
+    local_role``), on a server that may run without tokens (loopback or ``--insecure``).
+    So ``cue mcp token remove`` of the last token and ``token add`` of the first apply at
+    once, without a restart. ASGI, in front of FastMCP (which gets no auth of its own).
+    """
+
+    def __init__(self, app: Any, *, tokens: RoleTokens, local_without_token: bool) -> None:
+        self.app = app
+        self.tokens = tokens
+        self.local_without_token = local_without_token
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        credential = _bearer(scope)
+        access = await self.tokens.verify_token(credential) if credential else None
+        if access is None:
+            if self.tokens.required() or not self.local_without_token:
+                await _unauthorized(send, presented=credential is not None)
+                return
+            access = AccessToken(token="", client_id="local", scopes=[])  # no scope: local
+        scope["user"] = AuthenticatedUser(access)
+        scope["auth"] = AuthCredentials(access.scopes)
+        await self.app(scope, receive, send)
+
+
+def _bearer(scope: Any) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"authorization" and value[:7].lower() == b"bearer ":
+            return str(value[7:].decode("latin-1").strip()) or None
+    return None
+
+
+async def _unauthorized(send: Any, *, presented: bool) -> None:
+    # RFC 6750: a request with no credentials gets a bare challenge, a bad one the error.
+    challenge = b'Bearer error="invalid_token"' if presented else b"Bearer"
+    body = b'{"error": "invalid_token", "error_description": "Authentication required"}'
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", challenge),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def access_middleware(root: Path, token: str | None, *, local_without_token: bool) -> list[Any]:
+    """The middleware that checks bearer tokens for the HTTP app of the workspace at
+    ``root`` (``token``: ``CUEDECK_MCP_TOKEN``), and makes the caller known to tools."""
+    from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+    from starlette.middleware import Middleware
+
+    return [
+        Middleware(
+            TokenGate,
+            tokens=RoleTokens(root, token),
+            local_without_token=local_without_token,
+        ),
+        Middleware(AuthContextMiddleware),
+    ]
 
 
 def needs_tokens(root: Path, shared: str | None) -> bool:
@@ -129,7 +207,6 @@ def served_tools(tools: Mapping[str, Tool], profile: Sequence[str]) -> dict[str,
 def build_server(
     workspace: Workspace,
     *,
-    token: str | None = None,
     profile: Sequence[str] | None = None,
     name: str = "",
 ) -> FastMCP:
@@ -137,14 +214,14 @@ def build_server(
     tools``), known to clients as ``name`` (its endpoint's name when one process serves
     several workspaces).
 
-    Over HTTP it requires a bearer token when any is configured: the workspace's
-    ``access.toml`` grants with their roles, or ``token`` (``CUEDECK_MCP_TOKEN``) as admin.
+    Bearer tokens are checked in front of it, by :func:`access_middleware` (HTTP only).
     """
     from cuedeck import __version__
 
     chosen = profile if profile is not None else workspace.config.mcp.tools
     # Every tool is imported and checked here; a broken one is a plugin failure, left out.
-    tools_served = served_tools(check_tools(workspace.plugins), chosen)
+    installed = check_tools(workspace.plugins)
+    tools_served = served_tools(installed, chosen)
     workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
     runtime = WorkspaceRuntime(workspace)
     limiter = RateLimiter(workspace.config.rate_limits)
@@ -159,9 +236,10 @@ def build_server(
                 tools_served,
                 local_role=check_role(workspace.config.mcp.local_role, field="mcp.local_role"),
                 workspace=name or workspace.root.name,
+                registered=installed,
+                profile=chosen,
             )
         ],
-        auth=RoleTokens(workspace.root, token) if needs_tokens(workspace.root, token) else None,
         on_duplicate="error",
     )
     for tool in tools_served.values():
@@ -229,11 +307,16 @@ def serve(
         allowed_hosts=settings.allowed_hosts,
         allowed_origins=settings.allowed_origins,
     )
-    build_server(workspace, token=token, profile=profile).run(
+    from cuedeck.http_guard import is_loopback
+
+    gate = access_middleware(
+        workspace.root, token, local_without_token=is_loopback(host) or insecure
+    )
+    build_server(workspace, profile=profile).run(
         "http",
         show_banner=False,
         host=host,
         port=port,
-        middleware=[guard],
+        middleware=[guard, *gate],
         host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
     )
