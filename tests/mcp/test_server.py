@@ -91,7 +91,7 @@ async def test_every_registered_tool_is_served_with_its_metadata(demo: Path) -> 
             assert served.annotations.destructive_hint is tool.destructive, name
         assert not _generated_titles(served.input_schema), name
     read_doc = listed["read_doc"]
-    assert read_doc.input_schema["required"] == ["path"]
+    assert read_doc.input_schema["required"] == ["file_path"]
     assert read_doc.output_schema is not None
     assert {"content", "hash", "next_offset", "has_more"} <= set(
         read_doc.output_schema["properties"]
@@ -322,7 +322,7 @@ async def test_path_traversal_is_1004_naming_path(demo: Path, path: str) -> None
         ({"path": "docs/auth.md", "surprise": 1}, "surprise"),
         ({"path": "docs/auth.md", "offset": -1}, "offset"),
         ({"path": "docs/auth.md", "max_tokens": "many"}, "max_tokens"),
-        ({}, "path"),
+        ({}, "file_path"),  # the name the schema gives it
     ],
 )
 async def test_invalid_arguments_are_1004_naming_the_field(

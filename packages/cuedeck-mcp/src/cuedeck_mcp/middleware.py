@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import mcp_types
 from fastmcp.server.middleware import Middleware
@@ -24,6 +24,7 @@ from cuedeck_mcp.runtime import CueFailure
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    import anyio
     from fastmcp.resources.base import ResourceResult
     from fastmcp.server.context import Context
     from fastmcp.server.middleware import CallNext, MiddlewareContext
@@ -113,25 +114,49 @@ def _forbidden(name: str, needed: Role, caller: Caller) -> Forbidden:
 class CueDeckMiddleware(Middleware):
     """Roles and rate limits on ``tools/call``, error mapping, resource list-change notices."""
 
+    #: Set by :meth:`furnish`: the worker, the limiter, the tools served and every tool
+    #: installed (served or not).
+    runtime: WorkspaceRuntime
+    limiter: RateLimiter
+    tools: dict[str, Tool]
+    registered: dict[str, Tool]
+
     def __init__(
+        self, *, local_role: Role = "write", workspace: str = "", profile: Sequence[str] = ()
+    ) -> None:
+        self.local_role = local_role
+        self.workspace = workspace
+        self.profile = tuple(profile)
+        #: While the server is being furnished (``initialize`` already answered): the event
+        #: every other request waits for; None once furnished, or when built furnished.
+        self.furnishing: anyio.Event | None = None
+        self.broken: BaseException | None = None  # what furnishing raised
+
+    def furnish(
         self,
         runtime: WorkspaceRuntime,
         limiter: RateLimiter,
         tools: Mapping[str, Tool],
-        *,
-        local_role: Role = "write",
-        workspace: str = "",
-        registered: Mapping[str, Tool] | None = None,
-        profile: Sequence[str] = (),
+        registered: Mapping[str, Tool],
     ) -> None:
+        """Take the server's tools and workspace worker (see ``build_server(defer=)``)."""
         self.runtime = runtime
         self.limiter = limiter
         self.tools = dict(tools)
-        self.local_role = local_role
-        self.workspace = workspace
-        #: Every tool installed, served or not, and the profile that chose the served.
-        self.registered = dict(registered or tools)
-        self.profile = tuple(profile)
+        self.registered = dict(registered)
+
+    async def on_request(
+        self,
+        context: MiddlewareContext[mcp_types.Request[Any, Any]],
+        call_next: CallNext[mcp_types.Request[Any, Any], Any],
+    ) -> Any:
+        if self.furnishing is not None and context.method not in ("initialize", "ping"):
+            await self.furnishing.wait()
+        if self.broken is not None:
+            error = self.broken
+            code = error.code if isinstance(error, CueError) else -32603
+            raise MCPError(code=code, message=f"the server could not start: {error}") from None
+        return await call_next(context)
 
     async def on_list_tools(
         self,

@@ -209,44 +209,56 @@ def build_server(
     *,
     profile: Sequence[str] | None = None,
     name: str = "",
+    defer: bool = False,
 ) -> FastMCP:
     """A FastMCP server for ``workspace`` serving the tool ``profile`` (default ``[mcp]
     tools``), known to clients as ``name`` (its endpoint's name when one process serves
     several workspaces).
 
-    Bearer tokens are checked in front of it, by :func:`access_middleware` (HTTP only).
+    With ``defer``, the server can answer ``initialize`` at once: importing and checking
+    the tools, their schemas, the file watcher and the worker thread wait for its
+    ``cuedeck_furnish()``, which :func:`cuedeck_mcp.stdio.serve_stdio` runs while the
+    client initializes; every other request waits for it. Bearer tokens are checked in
+    front of the server, by :func:`access_middleware` (HTTP only).
     """
     from cuedeck import __version__
+    from cuedeck.plugins import get_tools
 
     chosen = profile if profile is not None else workspace.config.mcp.tools
-    # Every tool is imported and checked here; a broken one is a plugin failure, left out.
-    installed = check_tools(workspace.plugins)
-    tools_served = served_tools(installed, chosen)
-    workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
-    runtime = WorkspaceRuntime(workspace)
-    limiter = RateLimiter(workspace.config.rate_limits)
+    # What initialize says needs only the names served: registrations, nothing imported.
+    named = served_tools(get_tools(workspace.plugins), chosen)
+    middleware = CueDeckMiddleware(
+        local_role=check_role(workspace.config.mcp.local_role, field="mcp.local_role"),
+        workspace=name or workspace.root.name,
+        profile=chosen,
+    )
     server = FastMCP(
         "CueDeck",
-        instructions=_instructions(list(tools_served)),
+        instructions=_instructions(list(named)),
         version=__version__,
-        middleware=[
-            CueDeckMiddleware(
-                runtime,
-                limiter,
-                tools_served,
-                local_role=check_role(workspace.config.mcp.local_role, field="mcp.local_role"),
-                workspace=name or workspace.root.name,
-                registered=installed,
-                profile=chosen,
-            )
-        ],
+        middleware=[middleware],
         on_duplicate="error",
     )
-    for tool in tools_served.values():
-        server.add_tool(ServedTool.adapt(tool, runtime))
-    server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
-    runtime.cards_changed()  # the baseline that later changes are announced against
-    server.cuedeck_runtime = runtime  # type: ignore[attr-defined]
+
+    def furnish() -> None:
+        # Every tool is imported and checked here; a broken one is a plugin failure, left
+        # out.
+        installed = check_tools(workspace.plugins)
+        tools_served = served_tools(installed, chosen)
+        workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
+        runtime = WorkspaceRuntime(workspace)
+        limiter = RateLimiter(workspace.config.rate_limits)
+        for tool in tools_served.values():
+            server.add_tool(ServedTool.adapt(tool, runtime))
+        server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
+        runtime.cards_changed()  # the baseline that later changes are announced against
+        server.cuedeck_runtime = runtime  # type: ignore[attr-defined]
+        middleware.furnish(runtime, limiter, tools_served, installed)
+
+    server.cuedeck_furnish = furnish  # type: ignore[attr-defined]
+    server.cuedeck_middleware = middleware  # type: ignore[attr-defined]
+    if not defer:
+        furnish()
     return server
 
 
@@ -287,7 +299,7 @@ def serve(
 
         from cuedeck_mcp.stdio import serve_stdio
 
-        anyio.run(serve_stdio, build_server(workspace, profile=profile))
+        anyio.run(serve_stdio, build_server(workspace, profile=profile, defer=True))
         return
     from starlette.middleware import Middleware
 
