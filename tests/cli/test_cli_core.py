@@ -398,3 +398,31 @@ def test_a_busy_port_for_the_board_is_error_1050(make_workspace: MakeWorkspace) 
         f"127.0.0.1:{port}"
     )
     assert help_line.startswith("  help: stop that program, or serve on another port: --port ")
+
+
+def test_finished_bars_leave_the_screen_before_results_are_printed() -> None:
+    import io
+
+    from rich.console import Console
+
+    from cuedeck_cli.output import ProgressBars
+
+    screen = io.StringIO()
+    bars = ProgressBars(delay=0.0, out=Console(file=screen, force_terminal=True, width=80))
+    bars(1, 3, "Embedding sections")
+    drawn = screen.getvalue()
+    assert "Embedding sections" in drawn
+    bars(3, 3, "Embedding sections")  # done: the bar goes at once, not at the command's end
+    erased = screen.getvalue()[len(drawn) :]
+    assert bars._progress is None
+    after_last_draw = erased.rsplit("3/3", 1)[1]
+    assert "\r\x1b[2K" in after_last_draw  # the bar's line cleared, the cursor at its start
+
+
+def test_the_board_offers_the_configured_budget(make_workspace: MakeWorkspace) -> None:
+    pytest.importorskip("cuedeck_tasks")
+    from cuedeck import open_workspace
+    from cuedeck_cli.board.api import BoardApi
+
+    root = make_workspace(config="[scene]\ntoken_limit = 12000\n")
+    assert BoardApi(open_workspace(root)).cards()["budget"] == 12000

@@ -321,3 +321,26 @@ def test_update_of_a_malformed_field_names_the_file_once_with_its_line(chain: Wo
         "error[1004] .cuedeck/cards/f6f6f6.md:4: tags has a value of the wrong type in the file",
         "  help: fix tags in the file by hand, then update the card",
     ]
+
+
+def test_validate_counts_one_card_as_one_card(workspace_with: Any) -> None:
+    from tests.tasks.conftest import card_text
+
+    single = workspace_with({"a1a1a1": card_text("a1a1a1", "Only one")})
+    code, out, _ = cue(single, "card", "validate")
+    assert code == 0
+    assert out == "All task dependencies are valid (no circular dependencies, 1 card)\n"
+
+
+def test_a_missing_card_says_where_to_look(chain: Workspace) -> None:
+    code, _, err = cue(chain, "card", "show", "zzzzzz")
+    assert code == 1
+    assert err.splitlines() == [
+        "error[1001] .cuedeck/cards/zzzzzz.md: no card 'zzzzzz' in .cuedeck/cards/",
+        "  help: `cue card list` shows every card and its id (a unique prefix works too)",
+    ]
+    code, _, err = cue(chain, "scene", "nope12")
+    assert code == 1
+    assert err.splitlines()[1] == (
+        "  help: `cue card list` shows every card; without an id the scene is the active card's"
+    )

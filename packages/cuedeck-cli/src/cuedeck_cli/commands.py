@@ -22,6 +22,7 @@ from cuedeck.layout import (
     user_cache_dir,
 )
 from cuedeck.plugins import get_services
+from cuedeck.wording import counted
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import console, emit_json, render_problem
 
@@ -99,11 +100,11 @@ def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
         emit_json(result)
         return
     click.echo(
-        f"indexed {stats.seen} files: {stats.parsed} parsed, {stats.reused} reused, "
+        f"indexed {counted(stats.seen, 'file')}: {stats.parsed} parsed, {stats.reused} reused, "
         f"{stats.removed} removed in {stats.seconds:.3f}s"
     )
     if embedded is not None:
-        click.echo(f"embedded {embedded} sections (every section has a vector now)")
+        click.echo(f"embedded {counted(embedded, 'section')} (every section has a vector now)")
 
 
 @click.command()
@@ -150,7 +151,7 @@ def doctor(as_json: bool, strict: bool) -> None:
             out.print(render_problem(problem))
         exact = "exact" if counter.get("exact") else "estimate"
         out.print(f"token counter: {counter.get('name')} ({exact})")
-        summary = f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+        summary = f"{counted(errors, 'error')}, {counted(warnings, 'warning')}"
         if failed:
             out.print(f"[bold red]unhealthy:[/] {summary}")
         else:

@@ -44,6 +44,23 @@ CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_s
 Outcome = tuple[str, FileStat, str, Any]
 
 
+#: What each key of the cache's meta table is, in a sentence.
+_META_WORDS = {"schema": "format", "counter": "token counter", "engine": "markdown parser"}
+
+
+def _cache_difference(found: Mapping[str, str], wanted: Mapping[str, str]) -> str:
+    """Why a cache cannot be reused, in words: ``the index cache was built by another
+    version of CueDeck (format 2, now 3)``."""
+    changes = [
+        f"{_META_WORDS.get(key, key)} {found.get(key, 'unknown')}, now {wanted[key]}"
+        for key in wanted
+        if found.get(key) != wanted[key]
+    ]
+    if "schema" in wanted and found.get("schema") != wanted["schema"]:
+        return f"the index cache was built by another version of CueDeck ({'; '.join(changes)})"
+    return f"the index cache was built with another setting ({'; '.join(changes)})"
+
+
 @attrs.frozen
 class RefreshStats:
     """What one refresh did."""
@@ -115,11 +132,7 @@ class Index:
             connection = self._db()
             meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
             if meta and meta != self._expected_meta():
-                log.warning(
-                    "index cache was built with %s, not %s; rebuilding it",
-                    meta,
-                    self._expected_meta(),
-                )
+                log.warning("%s; rebuilding it", _cache_difference(meta, self._expected_meta()))
                 return False
             rows = connection.execute(
                 "SELECT path, mtime_ns, size, sha256 FROM documents"

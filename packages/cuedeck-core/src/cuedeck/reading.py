@@ -15,6 +15,7 @@ from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3
 from cuedeck.errors import FileNotFound, InvalidInput, did_you_mean, suggestion_text
 from cuedeck.layout import WORKSPACE_DIR
 from cuedeck.paging import page_lines
+from cuedeck.wording import counted
 
 if TYPE_CHECKING:
     import pydantic
@@ -102,7 +103,9 @@ def read_doc(
     skip = max(offset, 1) - 1  # lines of the selection before the page
     if skip > 0 and skip >= size:
         raise InvalidInput(
-            f"offset {offset} is past the end ({size} lines)", field="offset", total_lines=size
+            f"offset {offset} is past the end ({counted(size, 'line')})",
+            field="offset",
+            total_lines=size,
         )
     budget = max_tokens or workspace.config.mcp.read_doc_max_tokens
     start = first + skip

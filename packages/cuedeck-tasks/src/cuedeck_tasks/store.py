@@ -188,6 +188,7 @@ class CardStore:
             id=card_id,
             candidates=matches,
             suggestion=_suggestion_text(matches),
+            help="`cue card list` shows every card and its id (a unique prefix works too)",
         )
 
     def select(self, filters: CardFilter | None = None) -> list[Card]:

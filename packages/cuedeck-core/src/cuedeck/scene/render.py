@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from cuedeck.scene.model import DIGIT, HASH_CHARS
+from cuedeck.wording import counted
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -62,7 +63,7 @@ def _truncation(placements: Sequence[Placement], limit: int) -> str | None:
     if dropped:
         parts.append(f"{dropped} dropped")
     return (
-        f"Context truncated: {' and '.join(parts)} of {len(placements)} candidates "
+        f"Context truncated: {' and '.join(parts)} of {counted(len(placements), 'candidate')} "
         f"to fit the {limit}-token budget (see the manifest)."
     )
 
@@ -121,7 +122,7 @@ def _missing_rows(
     if len(missing) <= LISTED_ROWS + 1:
         return missing, None
     more = len(missing) - LISTED_ROWS
-    return missing[:LISTED_ROWS], f"{more} more missing references: {ALL_ROWS_HINT}"
+    return missing[:LISTED_ROWS], f"{counted(more, 'more missing reference')}: {ALL_ROWS_HINT}"
 
 
 def secret_counts(text: str, placeholders: Mapping[str, str]) -> dict[str, int]:
