@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck_cli.app import make_cli
-from tests.conftest import REPO, MakeWorkspace, needs_extras
+from tests.conftest import OPTIONAL, REPO, MakeWorkspace, installed, needs_extras
 
 CUE = [sys.executable, "-m", "cuedeck_cli"]
 
@@ -235,10 +235,12 @@ def test_version() -> None:
     assert out.startswith("cue 0.1.0 (cuedeck-core 0.1.0)")
 
 
-def test_upgrade_dry_run_names_the_installer() -> None:
+def test_upgrade_dry_run_names_the_installer_and_keeps_the_extras() -> None:
     code, out, _ = run("upgrade", "--dry-run")
     assert code == 0
-    assert out.strip().endswith("cuedeck")
+    everything = all(installed(module) for module in OPTIONAL) and installed("bpe_openai")
+    # Upgrading `cuedeck` alone would leave the extras' packages at the old version.
+    assert out.strip().endswith("'cuedeck[all]'" if everything else "cuedeck")
     assert any(word in out for word in ("uv", "pip", "pipx"))
 
 

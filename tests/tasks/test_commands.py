@@ -266,7 +266,7 @@ def test_open_without_a_terminal_lists_and_reads_a_number(
     assert out.startswith("  1  card  Create the users table  .cuedeck/cards/b2b2b2.md\n")
     assert json.loads(record.read_text()) == [str(chain.root / ".cuedeck/cards/b2b2b2.md")]
     code, out, _ = cue(chain, "open", "login", "--print", stdin="1\n")
-    assert code == 0 and out.rstrip().endswith(str(chain.root / ".cuedeck/cards/c3c3c3.md"))
+    assert code == 0 and out.rstrip().endswith(f"{chain.root / '.cuedeck/cards/c3c3c3.md'}:1")
     code, _out, _ = cue(chain, "open", stdin="\n")
     assert code == 0  # an empty answer quits
     code, _out, err = cue(chain, "open", stdin="99\n")
@@ -277,7 +277,7 @@ def test_open_without_a_terminal_lists_and_reads_a_number(
 
 def test_open_print_without_a_terminal_prints_only_the_best_match(chain: Workspace) -> None:
     code, out, _ = cue(chain, "open", "users", "table", "--print")
-    assert (code, out) == (0, f"{chain.root / '.cuedeck/cards/b2b2b2.md'}\n")  # no menu
+    assert (code, out) == (0, f"{chain.root / '.cuedeck/cards/b2b2b2.md'}:1\n")  # no menu
     code, out, err = cue(chain, "open", "qqqqqqqq", "--print")
     assert (code, out) == (1, "")
     assert err.startswith("error[1004]") and "nothing in the workspace matches" in err

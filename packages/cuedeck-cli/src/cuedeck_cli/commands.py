@@ -206,19 +206,53 @@ def clean(everything: bool) -> None:
             click.echo(f"the user cache {shared} does not exist; nothing to remove")
 
 
+def installed_requirement() -> str:
+    """``cuedeck`` with the extras whose distributions are all installed here
+    (``cuedeck[all]`` when every one is): what an upgrade must ask for, or the extras'
+    packages would stay behind at the old version (the distributions pin each other)."""
+    import re
+    from importlib.metadata import PackageNotFoundError, distribution
+    from importlib.metadata import metadata as read_metadata
+
+    try:
+        meta = read_metadata("cuedeck")
+    except PackageNotFoundError:
+        return "cuedeck"
+    needs: dict[str, list[str]] = {extra: [] for extra in meta.get_all("Provides-Extra") or []}
+    for line in meta.get_all("Requires-Dist") or []:
+        # The meta-distribution's own lines: `cuedeck-search==0.1.0; extra == 'search'`.
+        extra = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", line)
+        if extra and extra.group(1) in needs:
+            needs[extra.group(1)].append(re.split(r"[\[=<>!~;\s]", line, maxsplit=1)[0])
+
+    def present(name: str) -> bool:
+        try:
+            distribution(name)
+        except PackageNotFoundError:
+            return False
+        return True
+
+    have = [extra for extra, names in needs.items() if names and all(map(present, names))]
+    if "all" in have:
+        return "cuedeck[all]"
+    return f"cuedeck[{','.join(sorted(have))}]" if have else "cuedeck"
+
+
 def upgrade_command() -> list[str]:
-    """The command that upgrades CueDeck the way it was installed (uv tool, pipx, pip)."""
+    """The command that upgrades CueDeck the way it was installed (uv tool, pipx, pip),
+    with the extras installed (uv tool and pipx remember them themselves)."""
     prefix = Path(sys.prefix)
     parts = prefix.parts
     if "uv" in parts and "tools" in parts:
         return ["uv", "tool", "upgrade", "cuedeck"]
     if "pipx" in parts and "venvs" in parts:
         return ["pipx", "upgrade", "cuedeck"]
+    wanted = installed_requirement()
     cfg = prefix / "pyvenv.cfg"
     uv_venv = cfg.exists() and "uv =" in cfg.read_text(encoding="utf-8", errors="replace")
     if uv_venv and shutil.which("uv"):
-        return ["uv", "pip", "install", "--upgrade", "--python", sys.executable, "cuedeck"]
-    return [sys.executable, "-m", "pip", "install", "--upgrade", "cuedeck"]
+        return ["uv", "pip", "install", "--upgrade", "--python", sys.executable, wanted]
+    return [sys.executable, "-m", "pip", "install", "--upgrade", wanted]
 
 
 _NETWORK_HINTS = (
@@ -238,8 +272,10 @@ _NETWORK_HINTS = (
 @click.option("--dry-run", is_flag=True, help="Print the upgrade command without running it.")
 def upgrade(dry_run: bool) -> None:
     """Upgrade CueDeck with the tool that installed it (uv tool, pipx or pip)."""
+    import shlex
+
     command = upgrade_command()
-    shown = " ".join(command)
+    shown = shlex.join(command)  # as a shell takes it: `cuedeck[all]` quoted
     if dry_run:
         click.echo(shown)
         return

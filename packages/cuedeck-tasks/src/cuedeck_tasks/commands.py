@@ -470,7 +470,7 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
         if not best:
             raise InvalidInput(f"nothing in the workspace matches {text!r}", field="query")
         path = workspace.root / best[0].path
-        click.echo(f"{path}:{best[0].line}" if best[0].line else str(path))
+        click.echo(f"{path}:{best[0].line or 1}")  # a whole file opens at its first line
         return
     if text and not best:
         raise FileNotFound(f"nothing in the workspace matches {text!r}", query=text)
@@ -483,6 +483,6 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
         return
     path = workspace.root / chosen.path
     if print_only:
-        click.echo(f"{path}:{chosen.line}" if chosen.line else str(path))
+        click.echo(f"{path}:{chosen.line or 1}")
         return
     open_in_editor(path, chosen.line)
