@@ -164,6 +164,7 @@ async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
     assert unknown.value.data["field"] == "mcp.tools"
 
 
+@pytest.mark.slow
 async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
     """What tools/list leaves out never makes a documented call invalid: every reference
     example and every call the guide suggests validates against the published schema."""
@@ -269,6 +270,7 @@ async def test_example_plugin_tool_is_served(demo: Path) -> None:
     assert result.structured_content == {"path": "docs/deployment.md", "words": 57, "headings": 3}
 
 
+@pytest.mark.slow
 async def test_guide_tools_over_mcp(demo: Path) -> None:
     async with Client(server_for(demo)) as client:
         categories = (await client.call_tool("get_tool_categories", {})).structured_content

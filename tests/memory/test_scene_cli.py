@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from cuedeck.scene import build_scene
@@ -60,6 +61,7 @@ def run(workspace: Workspace, *args: str, stdin: str | None = None) -> Any:
     return result
 
 
+@pytest.mark.slow
 def test_cue_memory_commands(workspace: Workspace, tmp_path: Any) -> None:
     captured = run(workspace, "memory", "capture", "-t", "log", "--json", stdin="build failed\n")
     assert captured.exit_code == 0, captured.output

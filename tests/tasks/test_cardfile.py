@@ -181,6 +181,7 @@ def test_render_frontmatter_round_trips() -> None:
     assert frontmatter_of(render_frontmatter(data) + "body\n") == data
 
 
+@pytest.mark.slow
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(
     title=st.text(st.characters(exclude_categories=["Cs"]), max_size=300),
@@ -241,6 +242,7 @@ RAW_VALUES = st.one_of(
 KEYS = st.one_of(st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,8}", fullmatch=True), st.just("on"))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(KEYS, RAW_VALUES), max_size=8))
 def test_the_fast_reader_agrees_with_yaml_whenever_it_answers(

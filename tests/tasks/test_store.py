@@ -365,6 +365,7 @@ HOSTILE_NOTES = st.text(
 ).filter(lambda s: bool(s.strip()))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     deadline=None,
