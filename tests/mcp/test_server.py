@@ -666,3 +666,25 @@ async def test_a_local_client_refused_a_tool_hears_of_local_role(demo: Path) -> 
     assert "[mcp] local_role (read)" in error.data["help"]
     assert 'local_role = "write"' in error.data["help"]
     assert "token add" not in error.data["help"]
+
+
+@pytest.mark.slow
+def test_initialize_waits_for_no_tool_module(demo: Path) -> None:
+    """A deferred server (stdio) can answer initialize before any tool module is imported
+    or described; furnishing it then imports them."""
+    from tests.conftest import run_script
+
+    found = run_script(
+        f"""
+import json, sys
+from cuedeck.workspace import open_workspace
+from cuedeck_mcp.server import build_server
+TOOLS = ("cuedeck_git.history", "cuedeck_tasks.tools", "cuedeck.reading")
+server = build_server(open_workspace({str(demo)!r}), defer=True)
+before = sorted(m for m in sys.modules if m in TOOLS)
+server.cuedeck_furnish()
+after = sorted(m for m in sys.modules if m in TOOLS)
+print(json.dumps([before, after, hasattr(server, "cuedeck_runtime")]))
+"""
+    )
+    assert found == [[], ["cuedeck.reading", "cuedeck_git.history", "cuedeck_tasks.tools"], True]
