@@ -25,13 +25,14 @@ from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_y
 from cuedeck.errors import suggestion_text as _suggestion_text
 from cuedeck.files import atomic_write, locked, sha256_bytes
 from cuedeck.layout import CARD_ID, CARDS_DB, CARDS_DIR, LOCKS_DIR, card_path
-from cuedeck.parsing import decode, heading_text, load_frontmatter, split_frontmatter, split_lines
+from cuedeck.parsing import decode, load_frontmatter, split_lines
 from cuedeck.walk import inside
 from cuedeck_tasks.card_cache import CardCache, FileKey
 from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,
     edit_frontmatter,
+    first_title,
     quick_frontmatter,
     render_frontmatter,
 )
@@ -243,7 +244,7 @@ class CardStore:
             frontmatter,
             sha256=sha256_bytes(data),
             problems=messages,
-            heading=None if frontmatter.get("title") else _first_title(lines),
+            heading=None if frontmatter.get("title") else first_title(lines),
         )
 
     # -- writing ---------------------------------------------------------------------------
@@ -492,13 +493,3 @@ class CardStore:
         if self.workspace is None:
             return "medium"
         return str(self.workspace.config.tasks.default_priority)
-
-
-def _first_title(lines: list[str]) -> str | None:
-    """The text of the first level-1 heading after the frontmatter: the title of a card
-    whose frontmatter has none (or could not be read)."""
-    bounds = split_frontmatter(lines)
-    for line in lines[bounds[1] + 1 if bounds else 0 :]:
-        if line.startswith("# "):
-            return heading_text(line[2:].strip().rstrip("#").strip())[0] or None
-    return None
