@@ -121,12 +121,12 @@ def _normal(line: str, root: Path, ids: dict[str, str]) -> str:
     return line.rstrip()
 
 
-_ROW = re.compile(r"^[a-z0-9]{6}\s")
+_ROW = re.compile(r"^\s*[a-z0-9]{6}\b")
 
 
 def _rows_in_order(lines: list[str]) -> list[str]:
-    """Lines with each run of table rows that start with a card id sorted: tables sort by
-    id, and a run's ids are not the page's."""
+    """Lines with each run of lines that start with a card id (table rows, graph nodes)
+    sorted: both list cards by id, and a run's ids are not the page's."""
     out: list[str] = []
     run_: list[str] = []
     for line in [*lines, ""]:
