@@ -19,7 +19,7 @@ from cuedeck import open_workspace
 from cuedeck.anchors import CONVENTIONS, heading_anchors, sphinx_slug
 from cuedeck.doctor import diagnose
 from cuedeck.models import Heading
-from cuedeck.parsing import parse_document
+from cuedeck.parsing import heading_text, parse_document
 from cuedeck.scene import build_scene
 from tests.conftest import MakeWorkspace
 
@@ -224,3 +224,8 @@ def test_a_section_scene_lists_only_what_the_section_misses(
     (root / ".cuedeck/cards/aaa111.md").write_text(whole, encoding="utf-8")
     scene = build_scene(open_workspace(root), "aaa111", 4000)
     assert [m["line"] for m in scene.manifest["missing"]] == [7]
+
+
+def test_icon_glyphs_and_escapes_survive_in_heading_text() -> None:
+    # Icon fonts draw from the private-use area; escapes and code spans are text too.
+    assert heading_text("\ue718 Install `pip` \\*now\\*") == ("\ue718 Install pip *now*", None)

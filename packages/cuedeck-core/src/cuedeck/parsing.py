@@ -113,8 +113,9 @@ _EMPHASIS = re.compile(
     r"(\*\*|\*|~~)(?=\S)(.+?)(?<=\S)\1|(?<![^\W_])(__|_)(?=\S)(.+?)(?<=\S)\3(?![^\W_])"
 )
 _TAG = re.compile(r"<[^>]+>")
-#: Private-use stand-ins for code spans and escaped characters while markup is stripped.
-_HELD = 0xE000
+#: Stand-ins for code spans and escaped characters while markup is stripped: NUL never
+#: survives into a heading's text (icon fonts use the private-use area, so not that).
+_HELD = re.compile("\x00(\\d+)\x00")
 
 
 def heading_text(raw: str) -> tuple[str, str | None]:
@@ -133,7 +134,7 @@ def heading_text(raw: str) -> tuple[str, str | None]:
 
     def hold(text: str) -> str:
         held.append(text)
-        return chr(_HELD + len(held) - 1)
+        return f"\x00{len(held) - 1}\x00"
 
     def code(match: re.Match[str]) -> str:
         content = match.group(2)
@@ -141,20 +142,15 @@ def heading_text(raw: str) -> tuple[str, str | None]:
             content = content[1:-1]  # CommonMark drops one space on each side
         return hold(content)
 
-    text = _CODE_SPAN.sub(code, raw)
+    text = _CODE_SPAN.sub(code, raw.replace("\x00", ""))
     text = _ESCAPED.sub(lambda m: hold(m.group(1)), text)
     text = _IMAGE.sub("", text)
     text = _LINK_TEXT.sub(r"\1", text)
     for _ in range(3):  # nested emphasis such as **_word_**
         text = _EMPHASIS.sub(lambda m: m.group(2) or m.group(4), text)
     text = html.unescape(_TAG.sub("", text))
-    text = re.sub(r"[\ue000-\uf8ff]", lambda m: _unhold(m.group(0), held), text)
+    text = _HELD.sub(lambda m: held[int(m.group(1))], text)
     return text.strip(), explicit
-
-
-def _unhold(char: str, held: list[str]) -> str:
-    index = ord(char) - _HELD
-    return held[index] if index < len(held) else char
 
 
 def slugify(text: str) -> str:
