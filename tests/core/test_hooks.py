@@ -367,8 +367,8 @@ def test_hook_register_settings(
     fresh.mkdir()
     assert CliRunner().invoke(make_cli(pm), ["-C", str(fresh), "init"]).exit_code == 0
     template = (fresh / ".cuedeck" / "config.toml").read_text(encoding="utf-8")
-    assert "# The notes of a card.\n[notes]\n# Where notes are kept" in template
-    assert tomllib.loads(template)["notes"] == {}
+    assert "# The notes of a card.\n# [notes]\n# Where notes are kept" in template
+    assert "notes" not in tomllib.loads(template)  # every line commented out
     assert pm.source_of("register_settings", "notes") == "notes-plugin"
 
     # Values from the file and the environment, read typed.
