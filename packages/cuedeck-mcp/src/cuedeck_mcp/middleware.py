@@ -74,7 +74,7 @@ def client_key() -> str:
     except RuntimeError:  # no HTTP request: stdio or in-memory
         return LOCAL
     token = get_access_token()
-    if token is not None and token.client_id:
+    if token is not None and token.scopes:  # the local user's stand-in has no scope
         return f"token:{token.client_id}"
     return f"address:{request.client.host if request.client else 'unknown'}"
 

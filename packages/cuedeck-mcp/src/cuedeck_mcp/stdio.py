@@ -84,18 +84,60 @@ def rejection(line: str) -> str | None:
     return _reply(request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
 
 
+DRAIN_SECONDS = 60.0
+
+
+class InFlight:
+    """Requests read but not yet answered, so that a client closing stdin right after its
+    last request still gets every answer (the SDK would cancel them as "Connection
+    closed"): the end of input waits for them, up to :data:`DRAIN_SECONDS`."""
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+        self.settled = anyio.Event()
+        self.settled.set()
+
+    def sent(self, line: str) -> None:
+        """Note ``line`` when it is a request, which a reply must settle."""
+        message = json.loads(line)
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            self.ids.add(json.dumps(message["id"]))
+            if self.settled.is_set():
+                self.settled = anyio.Event()
+
+    def answered(self, text: str) -> None:
+        """Settle the request ``text`` (a line the server writes) replies to, if any."""
+        if not self.ids:
+            return
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return
+        if isinstance(message, dict) and ("result" in message or "error" in message):
+            self.ids.discard(json.dumps(message.get("id")))
+            if not self.ids:
+                self.settled.set()
+
+    async def drained(self) -> None:
+        """Return once every request read is answered, or after :data:`DRAIN_SECONDS`."""
+        with anyio.move_on_after(DRAIN_SECONDS):
+            await self.settled.wait()
+
+
 class Wire:
     """The client's stdout: one whole line per write, in order."""
 
     def __init__(self, file: anyio.AsyncFile[str]) -> None:
         self.file = file
         self.lock = anyio.Lock()
+        self.in_flight = InFlight()
 
     async def write(self, text: str) -> None:
         """Write and flush ``text`` (a whole line) before any other line."""
         async with self.lock:
             await self.file.write(text)
             await self.file.flush()
+        self.in_flight.answered(text)
 
     async def flush(self) -> None:
         """Nothing to do: every write is flushed."""
@@ -117,9 +159,11 @@ class CheckedLines:
                 continue
             refusal = rejection(line)
             if refusal is None:
+                self.wire.in_flight.sent(line)
                 yield line
             else:
                 await self.wire.write(refusal + "\n")
+        await self.wire.in_flight.drained()  # the end of input: answer what was asked
 
 
 @contextlib.contextmanager
