@@ -1,0 +1,224 @@
+"""Every segment's fields but its text, in memory, as columns indexed by rowid.
+
+What usage, GC and the stash filters read for every segment of a project, read once
+from the store and then kept in step: before each use the table asks the store for the
+version of its last write and reads only the rows written (and the rowids removed)
+since. A long-lived server thus reads nothing when nothing changed, a few rows after a
+capture, and every row once after a restart. Numbers are numpy arrays (so a usage
+report over 100,000 segments is a few vector operations); strings are interned codes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from cuedeck_memory.database import MemoryDatabase
+
+#: Code 0 of every interned column means "none".
+NONE = 0
+
+
+class Interned:
+    """Strings and their codes (0 is None)."""
+
+    def __init__(self) -> None:
+        self.strings: list[str | None] = [None]
+        self.codes: dict[str | None, int] = {None: NONE}
+
+    def code(self, value: str | None) -> int:
+        """The code of ``value``, made on first sight."""
+        found = self.codes.get(value)
+        if found is None:
+            found = self.codes[value] = len(self.strings)
+            self.strings.append(value)
+        return found
+
+    def find(self, value: str | None) -> int:
+        """The code of ``value``, or -1 when never seen (matches no row)."""
+        return self.codes.get(value, -1)
+
+
+class SegmentTable:
+    """The light fields of every segment in the store, by rowid."""
+
+    _NUMERIC = (
+        ("alive", np.bool_),
+        ("project", np.int32),
+        ("kind", np.int32),
+        ("task", np.int32),
+        ("file", np.int32),
+        ("topic", np.int32),
+        ("pinned", np.bool_),
+        ("stashed", np.bool_),
+        ("tokens", np.int64),
+        ("created", np.float64),
+        ("touched", np.float64),
+        ("survived", np.int32),
+        ("hash64", np.int64),
+    )
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.lock = threading.RLock()
+        self.projects = Interned()
+        self.kinds = Interned()
+        self.values = Interned()  # task ids, file paths, topics
+        self.capacity = 0
+        self.alive = np.zeros(0, np.bool_)
+        self.project = np.zeros(0, np.int32)
+        self.kind = np.zeros(0, np.int32)
+        self.task = np.zeros(0, np.int32)
+        self.file = np.zeros(0, np.int32)
+        self.topic = np.zeros(0, np.int32)
+        self.pinned = np.zeros(0, np.bool_)
+        self.stashed = np.zeros(0, np.bool_)
+        self.tokens = np.zeros(0, np.int64)
+        self.created = np.zeros(0, np.float64)
+        self.touched = np.zeros(0, np.float64)
+        self.survived = np.zeros(0, np.int32)
+        self.hash64 = np.zeros(0, np.int64)
+        self.ids: list[str | None] = []
+        #: Rows with references or tags only (most have none).
+        self.refs: dict[int, tuple[str, ...]] = {}
+        self.tags: dict[int, tuple[str, ...]] = {}
+        #: (project code, segment id) -> rowid.
+        self.rowid_of: dict[tuple[int, str], int] = {}
+        self._referrers: dict[int, int] = {}
+        self._referrers_version = -2
+
+    # -- keeping in step ---------------------------------------------------------------
+
+    def sync(self, database: MemoryDatabase) -> None:
+        """Read what was written since the last look (everything the first time)."""
+        with self.lock:
+            version = database.version()
+            if version == self.version:
+                return
+            since = max(self.version, 0)
+            rows = database.light_since(since)
+            removed = database.removed_since(since) if since else []
+            self._apply(rows, removed)
+            self.version = version
+
+    def _grow(self, top: int) -> None:
+        if top < self.capacity:
+            return
+        size = max(1024, top + 1, self.capacity * 2)
+        for name, dtype in self._NUMERIC:
+            old = getattr(self, name)
+            new = np.zeros(size, dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
+        self.ids.extend([None] * (size - len(self.ids)))
+        self.capacity = size
+
+    def _apply(self, rows: list[tuple[Any, ...]], removed: list[int]) -> None:
+        for rowid in removed:
+            if rowid < self.capacity and self.alive[rowid]:
+                self._forget(rowid)
+        if not rows:
+            return
+        (
+            rowids,
+            projects,
+            ids,
+            kinds,
+            tasks,
+            files,
+            topics,
+            tags,
+            refs,
+            pinned,
+            tiers,
+            tokens,
+            created,
+            touched,
+            survived,
+            hashes,
+        ) = zip(*rows, strict=True)
+        self._grow(max(rowids))
+        at = np.fromiter(rowids, np.int64, len(rowids))
+        project_codes = [self.projects.code(p) for p in projects]
+        self.alive[at] = True
+        self.project[at] = project_codes
+        self.kind[at] = [self.kinds.code(k) for k in kinds]
+        code = self.values.code
+        self.task[at] = [code(t) for t in tasks]
+        self.file[at] = [code(f) for f in files]
+        self.topic[at] = [code(t) for t in topics]
+        self.pinned[at] = pinned
+        self.stashed[at] = [tier == "stashed" for tier in tiers]
+        self.tokens[at] = tokens
+        self.created[at] = created
+        self.touched[at] = touched
+        self.survived[at] = survived
+        self.hash64[at] = hashes
+        for rowid, project, segment_id, tag_json, ref_json in zip(
+            rowids, project_codes, ids, tags, refs, strict=True
+        ):
+            self.ids[rowid] = segment_id
+            self.rowid_of[(project, segment_id)] = rowid
+            if tag_json != "[]":
+                self.tags[rowid] = tuple(json.loads(tag_json))
+            else:
+                self.tags.pop(rowid, None)
+            if ref_json != "[]":
+                self.refs[rowid] = tuple(json.loads(ref_json))
+            else:
+                self.refs.pop(rowid, None)
+
+    def _forget(self, rowid: int) -> None:
+        self.alive[rowid] = False
+        segment_id = self.ids[rowid]
+        if segment_id is not None:
+            self.rowid_of.pop((int(self.project[rowid]), segment_id), None)
+        self.ids[rowid] = None
+        self.refs.pop(rowid, None)
+        self.tags.pop(rowid, None)
+
+    # -- reading -----------------------------------------------------------------------
+
+    def rows(self, project: str | None, *, stashed: bool | None = None) -> np.ndarray[Any, Any]:
+        """Rowids of live segments of ``project`` (every project when None), in one tier
+        (``stashed`` True or False) or both."""
+        top = self.capacity
+        mask = self.alive[:top].copy()
+        if project is not None:
+            mask &= self.project[:top] == self.projects.find(project)
+        if stashed is not None:
+            mask &= self.stashed[:top] == stashed
+        return np.flatnonzero(mask)
+
+    def rowid(self, project: str, segment_id: str) -> int | None:
+        """The rowid of a segment, or None."""
+        return self.rowid_of.get((self.projects.find(project), segment_id))
+
+    def segment_id(self, rowid: int) -> str:
+        """The id of a live row."""
+        segment_id = self.ids[rowid]
+        assert segment_id is not None
+        return segment_id
+
+    def project_of(self, rowid: int) -> str:
+        """The project of a live row."""
+        return str(self.projects.strings[int(self.project[rowid])])
+
+    def refcounts(self, rowids: list[int]) -> dict[int, int]:
+        """How many live segments of the same project refer to each of ``rowids``."""
+        with self.lock:
+            if self._referrers_version != self.version:
+                referrers: dict[int, set[int]] = {}
+                for source, refs in self.refs.items():
+                    project = int(self.project[source])
+                    for ref in refs:
+                        target = self.rowid_of.get((project, ref))
+                        if target is not None and target != source:
+                            referrers.setdefault(target, set()).add(source)
+                self._referrers = {t: len(s) for t, s in referrers.items()}
+                self._referrers_version = self.version
+            return {r: self._referrers.get(r, 0) for r in rowids}
