@@ -28,6 +28,7 @@ from cuedeck_memory.segments import (
     Segment,
     SegmentFileError,
     check_project,
+    iso,
     parse_file,
     render_file,
     valid_segment_id,
@@ -104,16 +105,19 @@ def import_project(store: MemoryStore, project: str, folder: Path) -> dict[str, 
     segments, problems = read_folder(folder, project)
     known = store.get(project, [s.id for s in segments])
     by_id = {s.id: s for s in segments}
-    changed, _ = store.change(
-        project,
-        list(known),
-        lambda old: attrs.evolve(
-            by_id[old.id],
+
+    def edited(old: Segment) -> Segment:
+        new = by_id[old.id]
+        return attrs.evolve(
+            new,
+            # The file keeps milliseconds: the same time written is the same time.
+            created_at=old.created_at if iso(old.created_at) == iso(new.created_at) else new.created_at,
             last_touched_at=old.last_touched_at,
             gc_survival_count=old.gc_survival_count,
-            tokens=old.tokens if by_id[old.id].text == old.text else 0,
-        ),
-    )
+            tokens=old.tokens if new.text == old.text else 0,
+        )
+
+    changed, _ = store.change(project, list(known), edited)
     fresh = [s for s in segments if s.id not in known]
     added = store.add(project, fresh) if fresh else []
     return {

@@ -136,7 +136,17 @@ class MemoryDatabase:
     def db(self) -> sqlite3.Connection:
         """The open connection (created with the schema on first use)."""
         if self._connection is None:
-            self._connection = self._open()
+            try:
+                self._connection = self._open()
+            except sqlite3.DatabaseError as exc:
+                from cuedeck_memory.errors import StoreUnreadable
+
+                raise StoreUnreadable(
+                    f"the memory store cannot be read: {exc}",
+                    path=self.path.name,
+                    help="move the file aside (cue memory export needs a readable store); "
+                    "a new empty store is made in its place",
+                ) from None
         return self._connection
 
     def _open(self) -> sqlite3.Connection:
@@ -148,24 +158,36 @@ class MemoryDatabase:
         connection.execute("PRAGMA journal_mode = WAL")
         # An acknowledged write is on disk: the WAL is synced at every commit.
         connection.execute("PRAGMA synchronous = FULL")
-        with _transaction(connection):
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-            )
-            found = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if found is not None and found[0] != SCHEMA_VERSION:
-                from cuedeck_memory.errors import StoreUnreadable
-
-                raise StoreUnreadable(
-                    f"the memory store has schema {found[0]!r}; this CueDeck reads "
-                    f"{SCHEMA_VERSION!r}",
-                    path=str(self.path),
+        # A store that exists is only read here: a new process never waits for a writer.
+        if self._schema_of(connection) != SCHEMA_VERSION:
+            with _transaction(connection):
+                connection.execute(
+                    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
                 )
-            for statement in _SCHEMA:
-                connection.execute(statement)
-            connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            connection.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
+                found = self._schema_of(connection)
+                if found is not None and found != SCHEMA_VERSION:
+                    from cuedeck_memory.errors import StoreUnreadable
+
+                    raise StoreUnreadable(
+                        f"the memory store has schema {found!r}; this CueDeck reads "
+                        f"{SCHEMA_VERSION!r}",
+                        path=str(self.path),
+                    )
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
+                )
+                connection.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
         return connection
+
+    @staticmethod
+    def _schema_of(connection: sqlite3.Connection) -> str | None:
+        try:
+            row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.OperationalError:  # no meta table yet
+            return None
+        return None if row is None else str(row[0])
 
     def close(self) -> None:
         """Close the connection (it reopens on next use)."""
