@@ -403,7 +403,7 @@ def page(
         cost = count(json.dumps(current, ensure_ascii=False)) + 1  # and its comma
         if spent + cost > budget:
             if not chosen:
-                chosen.append(_cut(current, count, budget))
+                chosen.append(_cut(current, count, budget, max_tokens - budget))
             break
         chosen.append(current)
         spent += cost
@@ -452,13 +452,31 @@ def fit_ids(
     return keep
 
 
-def _cut(item: dict[str, Any], count: Callable[[str], int], budget: int) -> dict[str, Any]:
-    """``item`` with its text shortened until it fits ``budget`` (marked as cut)."""
+#: The least of a text a cut item shows: fewer characters say nothing.
+MIN_TEXT = 40
+
+
+def _cut(
+    item: dict[str, Any], count: Callable[[str], int], budget: int, rest: int
+) -> dict[str, Any]:
+    """``item`` with its text shortened until it fits ``budget`` (marked as cut); a
+    budget that cannot hold the item's fields and a little of its text is refused with
+    the smallest that can (``rest``: what the reply spends besides its items)."""
     text = item.get("text")
     if not isinstance(text, str):
         return item
     shorter = dict(item, text_truncated=True)
-    low, high = 0, len(text)
+    least = text[:MIN_TEXT]
+    shorter["text"] = least
+    needed = count(json.dumps(shorter, ensure_ascii=False))
+    if needed > budget:
+        raise InvalidInput(
+            f"max_tokens {budget + rest} cannot hold one segment: its fields and the start "
+            f"of its text need {needed + rest}; ask for at least that",
+            field="max_tokens",
+            needed=needed + rest,
+        )
+    low, high = len(least), len(text)
     while low < high:  # the longest prefix that fits
         middle = (low + high + 1) // 2
         shorter["text"] = text[:middle]

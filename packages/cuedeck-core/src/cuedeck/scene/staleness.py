@@ -97,14 +97,15 @@ def changed_inputs(workspace: Workspace, recorded: Recorded) -> list[str]:
     return changed
 
 
-def _source_hashes(workspace: Workspace, card_id: str) -> dict[str, str]:
-    """path -> sha256 of what the registered scene sources add for ``card_id`` now."""
+def _source_hashes(workspace: Workspace, card: str) -> dict[str, str]:
+    """path -> sha256 of what the registered scene sources add for ``card`` now."""
     from cuedeck.plugins import get_scene_sources
+    from cuedeck.scene.build import header_card_id
 
     return {
         extra.path: extra.sha256
         for source in get_scene_sources(workspace.plugins).values()
-        for extra in source(workspace, card_id)
+        for extra in source(workspace, header_card_id(card))
     }
 
 
