@@ -60,18 +60,16 @@ FiltersArg = Annotated[
     dict[str, Any] | str | None,
     Field(description="file_path, task_id, tags, type, created_after, created_before"),
 ]
-#: Replies are paged, never unbounded: a budget above the cap is refused (1004).
+#: Replies are paged, never unbounded: a budget above the cap is refused (1004; checked
+#: in :func:`_budget` rather than published, as every guard cap).
 MAX_REPLY_TOKENS = 100_000
-MaxTokens = Annotated[
-    int | None,
-    Field(ge=100, le=MAX_REPLY_TOKENS, description="Reply budget; default [memory] max_tokens"),
-]
+MaxTokens = Annotated[int | None, Field(ge=100, description="Reply budget in tokens")]
 Cursor = Annotated[str | None, Field(description="next_cursor of the previous page")]
 SegmentIds = Annotated[list[str], Field(min_length=1, max_length=10_000)]
 
 
 class SegmentInput(TypedDict, total=False):
-    """A segment to capture; only ``text`` is required."""
+    """A segment; only text is required."""
 
     text: Annotated[str, Field(min_length=1)]
     type: Annotated[str, Field(description="message, code, log, decision, note, summary")]
@@ -80,7 +78,7 @@ class SegmentInput(TypedDict, total=False):
     file_path: str | None
     line_range: Annotated[list[int] | None, Field(min_length=2, max_length=2)]
     topic_id: str | None
-    refs: Annotated[list[str], Field(description="Segment ids, card ids or doc references")]
+    refs: Annotated[list[str], Field(description="Segment, card or doc ids")]
     pinned: bool
 
 
@@ -89,6 +87,11 @@ def _store(workspace: Workspace) -> MemoryStore:
 
 
 def _budget(store: MemoryStore, max_tokens: int | None) -> int:
+    if max_tokens is not None and max_tokens > MAX_REPLY_TOKENS:
+        raise InvalidInput(
+            f"max_tokens is at most {MAX_REPLY_TOKENS:,}: replies are paged (pass cursor)",
+            field="max_tokens",
+        )
     return max_tokens or store.settings.max_tokens
 
 
@@ -400,7 +403,7 @@ def context_capture(
     token_limit: Annotated[int | None, Field(ge=1)] = None,
     max_tokens: MaxTokens = None,
 ) -> Captured:
-    """Capture segments in one call: their ids out, with the usage after and its advice.
+    """Capture segments: their ids, and the usage after with its advice.
 
     Secrets are masked before anything is written ([memory] mask_on_capture).
     """
