@@ -77,15 +77,20 @@ def generation_of(survived: int) -> str:
 
 
 def new_id(now: float) -> str:
-    """A fresh segment id: 8 characters of time (sortable) and 6 random ones."""
+    """A fresh segment id: 9 characters of time (sortable) and 6 random ones."""
+    return new_ids(now, 1)[0]
+
+
+def new_ids(now: float, count: int) -> list[str]:
+    """``count`` fresh segment ids of one moment (one read of the random source)."""
     stamp = int(now * 1000)
     head = ""
     for _ in range(9):
         stamp, digit = divmod(stamp, 32)
         head = _ID_ALPHABET[digit] + head
     # 32 divides 256, so a random byte's low five bits are an unbiased letter.
-    tail = "".join(_ID_ALPHABET[byte & 31] for byte in secrets.token_bytes(6))
-    return f"{head}{tail}"
+    letters = "".join(_ID_ALPHABET[byte & 31] for byte in secrets.token_bytes(6 * count))
+    return [f"{head}{letters[n : n + 6]}" for n in range(0, 6 * count, 6)]
 
 
 def check_project(project_id: str) -> str:

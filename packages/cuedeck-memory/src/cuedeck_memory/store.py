@@ -20,7 +20,7 @@ import attrs
 from cuedeck.errors import FileNotFound
 from cuedeck.layout import MEMORY_DIR
 from cuedeck_memory.database import MemoryDatabase, hash64, text_hash
-from cuedeck_memory.segments import Segment, check_project, new_id
+from cuedeck_memory.segments import Segment, check_project, new_id, new_ids
 from cuedeck_memory.table import SegmentTable
 
 if TYPE_CHECKING:
@@ -30,6 +30,34 @@ if TYPE_CHECKING:
 
 #: The store, relative to the workspace.
 STORE_PATH = f"{MEMORY_DIR}/memory.sqlite3"
+
+
+#: Joins a batch's texts for one pass of the maskers; a secret that would span it is
+#: caught by the count of parts, and the texts are then masked one by one.
+_SEPARATOR = "\n\u241e\n"
+
+
+class Masker:
+    """Masks the strings the store writes: one at a time (repeats masked once), or a
+    batch of texts in one pass. With no function, masking is off."""
+
+    def __init__(
+        self, function: Callable[[str | None], str | None] | None, session: Any = None
+    ) -> None:
+        self.function = function
+        self.session = session
+
+    def __call__(self, value: str | None) -> str | None:
+        return value if self.function is None else self.function(value)
+
+    def texts(self, texts: Sequence[str]) -> list[str]:
+        """``texts`` masked, in one pass of the maskers when they allow it."""
+        if self.session is None or len(texts) < 2:
+            return [self(t) or "" for t in texts]
+        parts = self.session.mask(_SEPARATOR.join(texts)).split(_SEPARATOR)
+        if len(parts) == len(texts):
+            return list(parts)
+        return [self(t) or "" for t in texts]
 
 
 class MemoryStore:
@@ -71,27 +99,38 @@ class MemoryStore:
 
     # -- masking: everything written passes here ---------------------------------------
 
-    def masker(self) -> Callable[[str | None], str | None]:
+    def masker(self) -> Masker:
         """What every string the store writes passes (identity with masking off)."""
         if not self.settings.mask_on_capture:
-            return lambda value: value
+            return Masker(None)
         session = self.workspace.mask_session()
+        # Tags, types and task ids repeat through a batch: each is masked once.
+        seen: dict[str, str] = {}
 
         def mask(value: str | None) -> str | None:
-            return session.mask(value) if isinstance(value, str) and value else value
+            if not isinstance(value, str) or not value:
+                return value
+            found = seen.get(value)
+            if found is None:
+                found = session.mask(value)
+                if len(value) < 200:
+                    seen[value] = found
+            return found
 
-        return mask
+        return Masker(mask, session)
 
-    def _masked(self, segment: Segment, mask: Callable[[str | None], str | None]) -> Segment:
+    def _masked(self, segment: Segment, mask: Masker, **fields: Any) -> Segment:
+        """``segment`` with every string masked (and ``fields`` set)."""
+        fields.setdefault("text", mask(segment.text) or "")
         return attrs.evolve(
             segment,
             type=mask(segment.type) or "note",
-            text=mask(segment.text) or "",
             task_id=mask(segment.task_id),
             tags=tuple(mask(t) or "" for t in segment.tags),
             file_path=mask(segment.file_path),
             topic_id=mask(segment.topic_id),
             refs=tuple(mask(r) or "" for r in segment.refs),
+            **fields,
         )
 
     # -- writing segments --------------------------------------------------------------
@@ -105,20 +144,23 @@ class MemoryStore:
         database = self._open()
         mask = self.masker()
         now = self.clock()
-        counter = self.workspace.token_counter
-        masked = [self._masked(d, mask) for d in drafts]
-        hashes = [text_hash(s.text) for s in masked]
-        counted = [
-            attrs.evolve(
-                s,
-                id=s.id or new_id(now),
-                project_id=project,
-                created_at=s.created_at or now,
-                last_touched_at=s.last_touched_at or now,
-                tokens=s.tokens or counter.count(s.text),
+        count = self.workspace.token_counter.count
+        ids = iter(new_ids(now, len(drafts)))
+        counted = []
+        for draft, text in zip(drafts, mask.texts([d.text for d in drafts]), strict=True):
+            counted.append(
+                self._masked(
+                    draft,
+                    mask,
+                    text=text,
+                    id=draft.id or next(ids),
+                    project_id=project,
+                    created_at=draft.created_at or now,
+                    last_touched_at=draft.last_touched_at or now,
+                    tokens=draft.tokens or count(text),
+                )
             )
-            for s in masked
-        ]
+        hashes = [text_hash(s.text) for s in counted]
         with database.writing() as version:
             table = self.table
             existing: dict[tuple[str, int], int] = {}
