@@ -309,3 +309,48 @@ def test_an_unpaged_reply_is_refused(workspace: Workspace, capture: Capture) -> 
     with pytest.raises(InvalidInput) as refused:
         call(workspace, "context_gc_analyze", project_id="p", max_tokens=10_000_000)
     assert refused.value.data["field"] == "max_tokens"
+
+
+def test_advice_and_plans_fit_the_reply_budget(workspace: Workspace, capture: Capture) -> None:
+    # 400 small logs and a window they fill to 90%: the full plan names hundreds of ids.
+    ids = capture(*[f"log line {n} of a noisy build" for n in range(400)], type="log")
+    store = store_of(workspace)
+    tokens = int(store.table.tokens[store.table.rows("p")].sum())
+    limit = int(tokens / 0.9)
+    count = workspace.token_counter.count
+    report = call(
+        workspace, "context_analyze_usage", project_id="p", token_limit=limit, max_tokens=1000
+    )
+    assert count(json.dumps(report)) <= 1000
+    [action] = report["suggested_actions"]
+    assert action["complete"] is False and 0 < action["segments"] < action["segments_in_plan"]
+    kept = action["arguments"]["segment_ids"]
+    assert len(kept) == action["segments"] and set(kept) <= set(ids)
+    assert action["tokens_freed"] == sum(s.tokens for s in store.get("p", kept).values())
+    assert f"stash {action['segments_in_plan']} segments" in report["warnings"][0]["message"]
+    # The whole plan stays reachable: its ids are the first candidates, page by page.
+    plan_reply = call(
+        workspace, "context_gc_analyze", project_id="p", target_tokens=tokens, max_tokens=1000
+    )
+    assert count(json.dumps(plan_reply)) <= 1000
+    plan = plan_reply["pruning_plan"]
+    assert plan["stash_segments_complete"] is False
+    assert len(plan["stash_segments"]) < plan["candidates_count"] == 400
+    seen, cursor = [], None
+    while True:
+        page = call(
+            workspace,
+            "context_gc_analyze",
+            project_id="p",
+            target_tokens=tokens,
+            max_tokens=1000,
+            cursor=cursor,
+        )
+        seen += [c["segment_id"] for c in page["pruning_candidates"]]
+        cursor = page["page"]["next_cursor"]
+        if cursor is None:
+            break
+    assert seen[: len(plan["stash_segments"])] == plan["stash_segments"]
+    assert sorted(seen) == sorted(ids)
+    small = call(workspace, "context_analyze_usage", project_id="p", token_limit=limit * 10)
+    assert small["suggested_actions"] == [] and "complete" not in json.dumps(small)

@@ -20,15 +20,13 @@ in-memory columns of :mod:`cuedeck_memory.table`, as vector operations.
 from __future__ import annotations
 
 import math
-import re
-from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
 from cuedeck.layout import CARD_ID, card_path
-from cuedeck_memory.segments import GENERATIONS, generation_of, type_weight
+from cuedeck_memory.segments import GENERATIONS, card_of, generation_of, type_weight
 
 if TYPE_CHECKING:
     from cuedeck_memory.store import MemoryStore
@@ -39,7 +37,6 @@ GENERATION_FACTOR = {"young": 1.0, "mature": 0.6, "old": 0.3}
 #: Where the age factor reaches 1: a segment untouched this long is as old as any.
 AGE_HORIZON_HOURS = 720.0
 _AGE_SCALE = math.log1p(AGE_HORIZON_HOURS * 60.0)
-_CARD_PATH = re.compile(r"(?:^|/)\.cuedeck/cards/([a-z0-9]{6})\.md$")
 
 
 def age_factor(hours: float) -> float:
@@ -76,15 +73,6 @@ def _reason(kind: str, age_hours: float, refcount: int, generation: str) -> str:
         age = f"{age_hours * 60:.0f} min"
     refs = "no references" if refcount == 0 else f"{refcount} reference{'s' * (refcount > 1)}"
     return f"{kind}, untouched for {age}, {refs}, {generation}, unreachable from the roots"
-
-
-def card_of(ref: str) -> str | None:
-    """The card id a reference names (``abc123``, ``@.cuedeck/cards/abc123.md``), or None."""
-    target = ref.strip().removeprefix("@").split("#", 1)[0]
-    if CARD_ID.match(target):
-        return target
-    found = _CARD_PATH.search(target)
-    return found.group(1) if found else None
 
 
 def tied_cards(store: MemoryStore, task_id: str | None) -> set[str]:
@@ -130,8 +118,8 @@ class Analysis:
 
     def ids(self, count: int | None = None) -> list[str]:
         """Segment ids of the first ``count`` candidates (all when None)."""
-        table = self.table
-        return [table.segment_id(int(r)) for r in self.candidates[:count]]
+        ids: list[str] = self.table.ids[self.candidates[:count]].tolist()
+        return ids
 
     def candidate(self, n: int) -> dict[str, Any]:
         """Candidate ``n`` in the reply shape of ``context_gc_analyze``."""
@@ -186,26 +174,14 @@ def analyze(
             if len(mine):
                 order = np.lexsort((-mine, -table.created[mine]))
                 roots.update(mine[order[: settings.recency_window]].tolist())
-        # References: only the rows that have some (most have none).
-        edges: dict[int, list[int]] = {}
-        targets: list[int] = []
-        for rowid, refs in table.refs.items():
-            if not in_working[rowid]:
-                continue
-            resolved = []
-            for ref in refs:
-                target = table.rowid_of.get((project_code, ref))
-                if target is not None and target != rowid and in_working[target]:
-                    resolved.append(target)
-                elif cards and (card := card_of(ref)) is not None and card in cards:
-                    roots.add(rowid)
-            if resolved:
-                edges[rowid] = resolved
-                targets.extend(dict.fromkeys(resolved))
-        refcount = np.bincount(
-            np.asarray(targets, np.int64), minlength=table.capacity
-        ).astype(np.int64)
-        reached = _reach(roots, edges, table, working)
+        # References between working segments, and to the cards the task is tied to.
+        links = table.links()
+        inside = in_working[links.sources] & in_working[links.targets]
+        sources, targets = links.sources[inside], links.targets[inside]
+        if cards:
+            roots.update(r for r, card in links.cards if card in cards and in_working[r])
+        refcount = np.bincount(targets, minlength=table.capacity)
+        reached = _reach(roots, sources, targets, table, working)
         mask = in_working.copy()
         if reached:
             mask[np.fromiter(reached, np.int64, len(reached))] = False
@@ -242,38 +218,35 @@ def analyze(
 
 
 def _reach(
-    roots: set[int], edges: dict[int, list[int]], table: SegmentTable, working: np.ndarray[Any, Any]
+    roots: set[int],
+    sources: np.ndarray[Any, Any],
+    targets: np.ndarray[Any, Any],
+    table: SegmentTable,
+    working: np.ndarray[Any, Any],
 ) -> set[int]:
-    """Rows reachable from ``roots`` by refs and shared topics (cycles are fine)."""
+    """Rows reachable from ``roots`` by refs and shared topics (cycles are fine): the
+    frontier grows a step at a time, as vector operations."""
     if not roots:
         return set()
+    reached = np.zeros(table.capacity, np.bool_)
+    frontier = np.fromiter(roots, np.int64, len(roots))
+    reached[frontier] = True
     topics = table.topic[working]
-    with_topic = working[topics != 0]
-    members: dict[int, list[int]] = {}
-    if len(with_topic):
-        codes = table.topic[with_topic]
-        order = np.argsort(codes, kind="stable")
-        sorted_codes = codes[order]
-        sorted_rows = with_topic[order]
-        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-        ends = np.r_[starts[1:], len(sorted_codes)]
-        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-            members[int(sorted_codes[start])] = sorted_rows[start:end].tolist()
-    reached = set(roots)
-    queue = deque(reached)
-    topics_done: set[int] = set()
-    while queue:
-        current = queue.popleft()
-        following = list(edges.get(current, ()))
-        topic = int(table.topic[current])
-        if topic and topic not in topics_done and topic in members:
-            topics_done.add(topic)
-            following.extend(members[topic])
-        for target in following:
-            if target not in reached:
-                reached.add(target)
-                queue.append(target)
-    return reached
+    topics_done = np.zeros(len(table.values.strings) + 1, np.bool_)
+    topics_done[0] = True  # "no topic" joins nothing
+    while len(frontier):
+        step = np.zeros(table.capacity, np.bool_)
+        step[frontier] = True
+        following = [targets[step[sources]]]
+        new_topics = np.unique(table.topic[frontier])
+        new_topics = new_topics[~topics_done[new_topics]]
+        if len(new_topics):
+            topics_done[new_topics] = True
+            following.append(working[np.isin(topics, new_topics)])
+        found = np.unique(np.concatenate(following))
+        frontier = found[~reached[found]]
+        reached[frontier] = True
+    return set(np.flatnonzero(reached).tolist())
 
 
 def count(number: int, noun: str) -> str:
@@ -281,9 +254,12 @@ def count(number: int, noun: str) -> str:
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
-def plan(analysis: Analysis, target_tokens: int) -> dict[str, Any]:
+def plan(
+    analysis: Analysis, target_tokens: int, *, ids_at_most: int | None = None
+) -> dict[str, Any]:
     """The best-scored candidates that free ``target_tokens``, or as many as there are:
-    ``candidates_count`` of them, whose ids are ``stash_segments``."""
+    ``candidates_count`` of them, whose ids are ``stash_segments`` (the first
+    ``ids_at_most`` of them: a reply cannot hold more ids than it has tokens)."""
     freed_by = np.cumsum(analysis.candidate_tokens)
     total = int(freed_by[-1]) if len(freed_by) else 0
     met = total >= target_tokens
@@ -304,7 +280,9 @@ def plan(analysis: Analysis, target_tokens: int) -> dict[str, Any]:
         "total_tokens_freed": freed,
         "target_tokens": target_tokens,
         "target_met": met,
-        "stash_segments": analysis.ids(chosen),
+        "stash_segments": analysis.ids(
+            chosen if ids_at_most is None else min(chosen, ids_at_most)
+        ),
         "delete_segments": [],
         "reason": reason,
     }

@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, cast
 
-from cuedeck_memory.gc import card_of
+from cuedeck_memory.segments import card_of
 
 if TYPE_CHECKING:
     from cuedeck.models import Problem, SceneExtra

@@ -93,6 +93,19 @@ def new_ids(now: float, count: int) -> list[str]:
     return [f"{head}{letters[n : n + 6]}" for n in range(0, 6 * count, 6)]
 
 
+_CARD_ID = re.compile(r"^[a-z0-9]{6}$")
+_CARD_PATH = re.compile(r"(?:^|/)\.cuedeck/cards/([a-z0-9]{6})\.md$")
+
+
+def card_of(ref: str) -> str | None:
+    """The card id a reference names (``abc123``, ``@.cuedeck/cards/abc123.md``), or None."""
+    target = ref.strip().removeprefix("@").split("#", 1)[0]
+    if _CARD_ID.match(target):
+        return target
+    found = _CARD_PATH.search(target)
+    return found.group(1) if found else None
+
+
 def check_project(project_id: str) -> str:
     """``project_id`` if it can name a folder, else InvalidInput (1004)."""
     if not isinstance(project_id, str) or not _PROJECT.match(project_id):

@@ -121,7 +121,8 @@ class MemoryStore:
 
     def _masked(self, segment: Segment, mask: Masker, **fields: Any) -> Segment:
         """``segment`` with every string masked (and ``fields`` set)."""
-        fields.setdefault("text", mask(segment.text) or "")
+        if "text" not in fields:
+            fields["text"] = mask(segment.text) or ""
         return attrs.evolve(
             segment,
             type=mask(segment.type) or "note",

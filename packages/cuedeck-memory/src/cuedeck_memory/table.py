@@ -14,7 +14,10 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
+
+from cuedeck_memory.segments import card_of
 
 if TYPE_CHECKING:
     from cuedeck_memory.database import MemoryDatabase
@@ -41,6 +44,16 @@ class Interned:
     def find(self, value: str | None) -> int:
         """The code of ``value``, or -1 when never seen (matches no row)."""
         return self.codes.get(value, -1)
+
+
+@attrs.frozen(eq=False)
+class Links:
+    """References as rowid pairs (``sources[n]`` refers to ``targets[n]``), and the
+    (rowid, card id) of every reference to a card."""
+
+    sources: np.ndarray[Any, Any]
+    targets: np.ndarray[Any, Any]
+    cards: list[tuple[int, str]]
 
 
 class SegmentTable:
@@ -82,14 +95,14 @@ class SegmentTable:
         self.touched = np.zeros(0, np.float64)
         self.survived = np.zeros(0, np.int32)
         self.hash64 = np.zeros(0, np.int64)
-        self.ids: list[str | None] = []
+        self.ids: np.ndarray[Any, Any] = np.empty(0, object)
         #: Rows with references or tags only (most have none).
         self.refs: dict[int, tuple[str, ...]] = {}
         self.tags: dict[int, tuple[str, ...]] = {}
         #: (project code, segment id) -> rowid.
         self.rowid_of: dict[tuple[int, str], int] = {}
-        self._referrers: dict[int, int] = {}
-        self._referrers_version = -2
+        self._links: Links | None = None
+        self._links_version = -2
 
     # -- keeping in step ---------------------------------------------------------------
 
@@ -114,7 +127,9 @@ class SegmentTable:
             new = np.zeros(size, dtype)
             new[: len(old)] = old
             setattr(self, name, new)
-        self.ids.extend([None] * (size - len(self.ids)))
+        ids = np.empty(size, object)
+        ids[: len(self.ids)] = self.ids
+        self.ids = ids
         self.capacity = size
 
     def _apply(self, rows: list[tuple[Any, ...]], removed: list[int]) -> None:
@@ -158,11 +173,9 @@ class SegmentTable:
         self.touched[at] = touched
         self.survived[at] = survived
         self.hash64[at] = hashes
-        for rowid, project, segment_id, tag_json, ref_json in zip(
-            rowids, project_codes, ids, tags, refs, strict=True
-        ):
-            self.ids[rowid] = segment_id
-            self.rowid_of[(project, segment_id)] = rowid
+        self.ids[at] = ids
+        self.rowid_of.update(zip(zip(project_codes, ids), rowids))
+        for rowid, tag_json, ref_json in zip(rowids, tags, refs, strict=True):
             if tag_json != "[]":
                 self.tags[rowid] = tuple(json.loads(tag_json))
             else:
@@ -200,25 +213,41 @@ class SegmentTable:
 
     def segment_id(self, rowid: int) -> str:
         """The id of a live row."""
-        segment_id = self.ids[rowid]
-        assert segment_id is not None
-        return segment_id
+        return str(self.ids[rowid])
 
     def project_of(self, rowid: int) -> str:
         """The project of a live row."""
         return str(self.projects.strings[int(self.project[rowid])])
 
-    def refcounts(self, rowids: list[int]) -> dict[int, int]:
-        """How many live segments of the same project refer to each of ``rowids``."""
+    def links(self) -> Links:
+        """Every reference between live segments of one project, and every reference to
+        a card, as of this version (worked out once per version)."""
         with self.lock:
-            if self._referrers_version != self.version:
-                referrers: dict[int, set[int]] = {}
+            if self._links is None or self._links_version != self.version:
+                sources: list[int] = []
+                targets: list[int] = []
+                cards: list[tuple[int, str]] = []
+                rowid_of = self.rowid_of
                 for source, refs in self.refs.items():
                     project = int(self.project[source])
-                    for ref in refs:
-                        target = self.rowid_of.get((project, ref))
-                        if target is not None and target != source:
-                            referrers.setdefault(target, set()).add(source)
-                self._referrers = {t: len(s) for t, s in referrers.items()}
-                self._referrers_version = self.version
-            return {r: self._referrers.get(r, 0) for r in rowids}
+                    for ref in dict.fromkeys(refs):
+                        target = rowid_of.get((project, ref))
+                        if target is None:
+                            card = card_of(ref)
+                            if card is not None:
+                                cards.append((source, card))
+                        elif target != source:
+                            sources.append(source)
+                            targets.append(target)
+                self._links = Links(
+                    np.asarray(sources, np.int64), np.asarray(targets, np.int64), cards
+                )
+                self._links_version = self.version
+            return self._links
+
+    def refcounts(self, rowids: list[int]) -> dict[int, int]:
+        """How many live segments of the same project refer to each of ``rowids``."""
+        links = self.links()
+        wanted = np.asarray(rowids, np.int64)
+        counts = np.bincount(links.targets, minlength=self.capacity)
+        return {int(r): int(counts[r]) for r in wanted if 0 <= r < len(counts)}

@@ -220,7 +220,7 @@ def context_gc_analyze(
     from cuedeck_memory.replies import fit_ids, measure, page
 
     if target_tokens is not None:
-        proposal = gc.plan(analysis, target_tokens)
+        proposal = gc.plan(analysis, target_tokens, ids_at_most=budget)
         reply["pruning_plan"] = proposal
         # The plan's ids are its first candidates_count candidates, best first: when
         # they do not all fit (half the budget), the pages of candidates hold the rest.

@@ -19,7 +19,7 @@ import attrs
 
 from cuedeck.errors import InvalidInput
 from cuedeck_memory import gc
-from cuedeck_memory.replies import FRAME_TOKENS, fit_ids
+from cuedeck_memory.replies import FRAME_TOKENS, fit_ids, measure
 from cuedeck_memory.segments import Segment
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def report(
     score = 100.0 * (
         0.5 * factors["usage"] + 0.25 * factors["distribution"] + 0.25 * factors["age"]
     )
-    advice = advise(project, analysis, current, limit)
+    advice = advise(project, analysis, current, limit, ids_at_most=max_tokens)
     after = 100.0 * max(0, current - candidate_tokens) / limit
     reply: dict[str, Any] = {
         "project_id": project,
@@ -224,29 +224,33 @@ def fit_report(
         return
     action = actions[0]
     ids: list[str] = action["arguments"]["segment_ids"]
-    total = len(ids)
-    # FRAME_TOKENS of margin, as pages keep: how a client serialises the reply varies.
-    kept = fit_ids(reply, ids, max_tokens - reserved - FRAME_TOKENS, count, copies=2)
-    if kept == total:
-        return
-    # The plan's ids are its first candidates, best first: what the kept ones free.
-    freed = int(analysis.candidate_tokens[:kept].sum())
+    total = int(action["segments"])
     current, limit = reply["usage_metrics"]["total_tokens"], reply["usage_metrics"]["token_limit"]
-    action.update(
-        segments=kept,
-        tokens_freed=freed,
-        usage_percent_after=round(100.0 * max(0, current - freed) / limit, 2),
-        complete=False,
-        segments_in_plan=total,
-        rest=(
-            f"the best {kept} of the plan's {total} segments fit this reply; "
-            "context_gc_analyze with target_tokens pages through all of them"
-        ),
-    )
+
+    def describe(kept: int) -> None:
+        # The plan's ids are its first candidates, best first: what the kept ones free.
+        freed = int(analysis.candidate_tokens[:kept].sum())
+        action.update(
+            segments=kept,
+            tokens_freed=freed,
+            usage_percent_after=round(100.0 * max(0, current - freed) / limit, 2),
+            complete=False,
+            segments_in_plan=total,
+            rest=(
+                f"the best {kept} of the plan's {total} segments fit this reply; "
+                "context_gc_analyze with target_tokens pages through all of them"
+            ),
+        )
+
+    if len(ids) == total and measure(reply, count) <= max_tokens - reserved - FRAME_TOKENS:
+        return
+    describe(total)  # measured with the keys a cut plan adds, then filled in
+    kept = fit_ids(reply, ids, max_tokens - reserved - FRAME_TOKENS, count, copies=2)
+    describe(kept)
 
 
 def advise(
-    project: str, analysis: gc.Analysis, current: int, limit: int
+    project: str, analysis: gc.Analysis, current: int, limit: int, *, ids_at_most: int
 ) -> dict[str, list[dict[str, Any]]]:
     """Warnings (60/80/90 %) with the measured effect of the call they suggest."""
     percent = 100.0 * current / limit
@@ -260,12 +264,13 @@ def advise(
             "suggested_actions": [],
         }
     target = max(1, current - int(limit * TARGET_PERCENT / 100))
-    proposal = gc.plan(analysis, target)
+    proposal = gc.plan(analysis, target, ids_at_most=ids_at_most)
     freed, ids = proposal["total_tokens_freed"], proposal["stash_segments"]
+    chosen = proposal["candidates_count"]
     after = 100.0 * max(0, current - freed) / limit
     if ids:
         effect = (
-            f"stash {gc.count(len(ids), 'segment')} with context_gc_prune to free {freed:,} tokens "
+            f"stash {gc.count(chosen, 'segment')} with context_gc_prune to free {freed:,} tokens "
             f"({percent:.1f}% -> {after:.1f}%)"
         )
         if not proposal["target_met"]:
@@ -283,7 +288,7 @@ def advise(
         {
             "tool": "context_gc_prune",
             "arguments": {"project_id": project, "segment_ids": ids, "action": "stash"},
-            "segments": len(ids),
+            "segments": chosen,
             "tokens_freed": freed,
             "usage_percent_after": round(after, 2),
         }
