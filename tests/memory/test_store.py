@@ -192,3 +192,47 @@ def test_a_store_written_by_an_older_cuedeck_opens_with_every_segment(
     # A second process finds it moved once, not twice.
     again = store_of(open_workspace(root))
     assert len(again.table.rows("web")) == 3
+
+
+def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
+    make_workspace: Any,
+) -> None:
+    import numpy as np
+
+    from cuedeck_memory.store import RESAVE_ROWS, TABLE_PATH
+    from cuedeck_memory.table import SegmentTable
+
+    root = make_workspace()
+    first = open_workspace(root)
+    segments = [{"text": f"segment {n}", "tags": [f"t{n % 3}"]} for n in range(1000)]
+    for _ in range(RESAVE_ROWS // 1000 + 1):
+        call(first, "context_capture", project_id="p", segments=segments)
+    store = store_of(first)
+    store.table  # past the threshold, the copy was written
+    store.close()  # waits for the copy
+    copy = (root / TABLE_PATH).read_bytes()
+    saved = SegmentTable.load(copy, store.database.store_id(), store.database.version())
+    assert saved is not None and RESAVE_ROWS <= len(saved.rowid_of) < 6000  # a delta is left
+    # Changes after the copy: a restart reads them from the store.
+    [late] = call(first, "context_capture", project_id="p", segments=[{"text": "late"}])[
+        "segment_ids"
+    ]
+    gone = store.table.segment_id(int(store.table.rows("p")[0]))
+    store.delete("p", [gone])
+    store.close()
+    restarted = store_of(open_workspace(root))
+    table = restarted.table
+    assert table.rowid("p", late) is not None and table.rowid("p", gone) is None
+    full = SegmentTable()
+    full.sync(restarted.database)
+    live = full.rows(None)
+    assert np.array_equal(table.rows(None), live)
+    for name, _ in SegmentTable._NUMERIC:
+        assert np.array_equal(getattr(table, name)[live], getattr(full, name)[live]), name
+    assert table.rowid_of == full.rowid_of and table.tags == full.tags
+    # A copy of another store's table is not this one's.
+    other = make_workspace()
+    call(open_workspace(other), "context_capture", project_id="p", segments=[{"text": "x"}])
+    (other / TABLE_PATH).write_bytes(copy)
+    assert len(store_of(open_workspace(other)).table.rows("p")) == 1
+    assert SegmentTable.load(b"not a table", "", 0) is None

@@ -20,6 +20,7 @@ import hashlib
 import json
 import re
 import sqlite3
+import uuid
 import zlib
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -179,6 +180,9 @@ class MemoryDatabase:
                     "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
                 )
                 connection.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('store_id', ?)", (uuid.uuid4().hex,)
+                )
         return connection
 
     @staticmethod
@@ -205,6 +209,11 @@ class MemoryDatabase:
             version = self.version() + 1
             yield version
             db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(version),))
+
+    def store_id(self) -> str:
+        """The store's identity, made with it: a copy of another store's table is not
+        this one's."""
+        return self.meta("store_id") or ""
 
     def version(self) -> int:
         """The version of the last committed write."""

@@ -11,6 +11,7 @@ wrote are moved in once, on first open.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.errors import FileNotFound
-from cuedeck.layout import MEMORY_DIR
+from cuedeck.layout import CACHE_DIR, MEMORY_DIR
 from cuedeck_memory.database import MemoryDatabase, hash64, text_hash
 from cuedeck_memory.segments import Segment, check_project, new_id, new_ids
 from cuedeck_memory.table import SegmentTable
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
 
 #: The store, relative to the workspace.
 STORE_PATH = f"{MEMORY_DIR}/memory.sqlite3"
+#: A copy of the in-memory table (rebuildable), so that a restart reads only what
+#: changed since it was written.
+TABLE_PATH = f"{CACHE_DIR}/memory-table.npz"
+#: Rows read since the copy was written that make it worth writing again.
+RESAVE_ROWS = 5000
 
 
 #: Joins a batch's texts for one pass of the maskers; a secret that would span it is
@@ -72,30 +78,67 @@ class MemoryStore:
         self._table = SegmentTable()
         self._opened = False
         self._open_lock = threading.Lock()
+        #: Rows read since the table's copy on disk was last written or read.
+        self._unsaved = 0
+        self._saver: threading.Thread | None = None
 
     def __repr__(self) -> str:
         return f"MemoryStore({str(self.root)!r})"
 
     def close(self) -> None:
-        """Close the store's connection (it reopens on next use)."""
+        """Wait for the table's copy to be written, then close the store's connection."""
+        if self._saver is not None:
+            self._saver.join()
         self.database.close()
 
     def _open(self) -> MemoryDatabase:
-        """The database, with an older CueDeck's segment files moved in (once)."""
+        """The database, with an older CueDeck's segment files moved in (once), and the
+        table from its copy on disk when that copy is of this store."""
         if not self._opened:
             with self._open_lock:
                 if not self._opened:
                     from cuedeck_memory.archive import migrate_legacy
 
                     migrate_legacy(self)
+                    try:
+                        data = (self.root / TABLE_PATH).read_bytes()
+                    except OSError:
+                        data = b""
+                    loaded = data and SegmentTable.load(
+                        data, self.database.store_id(), self.database.version()
+                    )
+                    if loaded:
+                        self._table = loaded
                     self._opened = True
         return self.database
 
     @property
     def table(self) -> SegmentTable:
         """Every segment's light fields, in step with the store."""
-        self._table.sync(self._open())
+        database = self._open()  # first: it may replace the table with its copy
+        read = self._table.sync(database)
+        if read:
+            self._unsaved += read
+            if self._unsaved >= max(RESAVE_ROWS, len(self._table.rowid_of) // 2):
+                self._save_table()
         return self._table
+
+    def _save_table(self) -> None:
+        """Write the table's copy in a thread (not a daemon: a short process finishes it
+        before it exits)."""
+        if self._saver is not None and self._saver.is_alive():
+            return
+        self._unsaved = 0
+        encode = self._table.dump(self.database.store_id())
+
+        def write() -> None:
+            from cuedeck.files import atomic_write
+
+            with contextlib.suppress(OSError):
+                atomic_write(self.root / TABLE_PATH, encode())
+
+        self._saver = threading.Thread(target=write, name="cuedeck-memory-table", daemon=False)
+        self._saver.start()
 
     # -- masking: everything written passes here ---------------------------------------
 

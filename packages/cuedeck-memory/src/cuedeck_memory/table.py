@@ -20,6 +20,8 @@ import numpy as np
 from cuedeck_memory.segments import card_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cuedeck_memory.database import MemoryDatabase
 
 #: Code 0 of every interned column means "none".
@@ -106,17 +108,89 @@ class SegmentTable:
 
     # -- keeping in step ---------------------------------------------------------------
 
-    def sync(self, database: MemoryDatabase) -> None:
-        """Read what was written since the last look (everything the first time)."""
+    def sync(self, database: MemoryDatabase) -> int:
+        """Read what was written since the last look (everything the first time); how
+        many rows were read."""
         with self.lock:
             version = database.version()
             if version == self.version:
-                return
+                return 0
             since = max(self.version, 0)
             rows = database.light_since(since)
             removed = database.removed_since(since) if since else []
             self._apply(rows, removed)
             self.version = version
+            return len(rows) + len(removed)
+
+    # -- a copy on disk, so that a new process need not read every row ------------------
+
+    def dump(self, store_id: str) -> Callable[[], bytes]:
+        """The table as it is now, as a function that makes its bytes (an uncompressed
+        numpy archive stamped with the store's id and the version it is in step with):
+        the copy is taken here, the slow encoding left to whoever calls it."""
+        with self.lock:
+            top = int(np.flatnonzero(self.alive).max()) + 1 if self.alive.any() else 0
+            # Prefixed: numpy's savez has an argument named "file".
+            arrays = {f"c_{name}": getattr(self, name)[:top].copy() for name, _ in self._NUMERIC}
+            ids = self.ids[:top].copy()
+            header = {
+                "store_id": store_id,
+                "version": self.version,
+                "projects": list(self.projects.strings),
+                "kinds": list(self.kinds.strings),
+                "values": list(self.values.strings),
+            }
+            refs, tags = dict(self.refs), dict(self.tags)
+
+        def encode() -> bytes:
+            import io
+
+            arrays["ids"] = np.array(["" if i is None else i for i in ids.tolist()], dtype=str)
+            header["refs"] = {str(k): v for k, v in refs.items()}
+            header["tags"] = {str(k): v for k, v in tags.items()}
+            arrays["header"] = np.array(json.dumps(header))
+            buffer = io.BytesIO()
+            np.savez(buffer, **arrays)
+            return buffer.getvalue()
+
+        return encode
+
+    @classmethod
+    def load(cls, data: bytes, store_id: str, newest: int) -> SegmentTable | None:
+        """A table from :meth:`dump`'s bytes, or None when they are of another store,
+        ahead of it (``newest``: its version), or unreadable."""
+        import io
+
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+                header = json.loads(str(archive["header"]))
+                if header["store_id"] != store_id or header["version"] > newest:
+                    return None
+                table = cls()
+                top = len(archive["ids"])
+                table._grow(top)
+                for name, dtype in cls._NUMERIC:
+                    getattr(table, name)[:top] = archive[f"c_{name}"].astype(dtype, copy=False)
+                ids = archive["ids"].astype(object)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        ids[ids == ""] = None
+        table.ids[:top] = ids
+        for interned, strings in (
+            (table.projects, header["projects"]),
+            (table.kinds, header["kinds"]),
+            (table.values, header["values"]),
+        ):
+            interned.strings = list(strings)
+            interned.codes = {value: code for code, value in enumerate(strings)}
+        table.refs = {int(k): tuple(v) for k, v in header["refs"].items()}
+        table.tags = {int(k): tuple(v) for k, v in header["tags"].items()}
+        live = np.flatnonzero(table.alive[:top])
+        table.rowid_of = dict(
+            zip(zip(table.project[live].tolist(), ids[live].tolist()), live.tolist())
+        )
+        table.version = int(header["version"])
+        return table
 
     def _grow(self, top: int) -> None:
         if top < self.capacity:
