@@ -233,6 +233,7 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
     # A copy of another store's table is not this one's.
     other = make_workspace()
     call(open_workspace(other), "context_capture", project_id="p", segments=[{"text": "x"}])
+    (other / TABLE_PATH).parent.mkdir(parents=True, exist_ok=True)
     (other / TABLE_PATH).write_bytes(copy)
     assert len(store_of(open_workspace(other)).table.rows("p")) == 1
     assert SegmentTable.load(b"not a table", "", 0) is None
