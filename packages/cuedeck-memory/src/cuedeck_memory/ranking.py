@@ -104,10 +104,7 @@ def select(
     if filters.before is not None:
         rows = rows[table.created[rows] < filters.before]
     if filters.tags:
-        wanted = set(filters.tags)
-        rows = np.array(
-            [r for r in rows.tolist() if wanted.intersection(table.tags.get(r, ()))], np.int64
-        )
+        rows = table.with_any_tag(rows, set(filters.tags))
     return rows
 
 

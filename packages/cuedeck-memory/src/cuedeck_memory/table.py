@@ -75,6 +75,7 @@ class SegmentTable:
         ("touched", np.float64),
         ("survived", np.int32),
         ("hash64", np.int64),
+        ("tagset", np.int32),
     )
 
     def __init__(self) -> None:
@@ -83,6 +84,8 @@ class SegmentTable:
         self.projects = Interned()
         self.kinds = Interned()
         self.values = Interned()  # task ids, file paths, topics
+        #: Tag lists as their JSON text ("[]" is none): rows share few distinct ones.
+        self.tagsets = Interned()
         self.capacity = 0
         self.alive = np.zeros(0, np.bool_)
         self.project = np.zeros(0, np.int32)
@@ -97,10 +100,10 @@ class SegmentTable:
         self.touched = np.zeros(0, np.float64)
         self.survived = np.zeros(0, np.int32)
         self.hash64 = np.zeros(0, np.int64)
+        self.tagset = np.zeros(0, np.int32)
         self.ids: np.ndarray[Any, Any] = np.empty(0, object)
-        #: Rows with references or tags only (most have none).
+        #: Rows with references only (most have none).
         self.refs: dict[int, tuple[str, ...]] = {}
-        self.tags: dict[int, tuple[str, ...]] = {}
         #: (project code, segment id) -> rowid.
         self.rowid_of: dict[tuple[int, str], int] = {}
         self._links: Links | None = None
@@ -139,15 +142,15 @@ class SegmentTable:
                 "projects": list(self.projects.strings),
                 "kinds": list(self.kinds.strings),
                 "values": list(self.values.strings),
+                "tagsets": list(self.tagsets.strings),
             }
-            refs, tags = dict(self.refs), dict(self.tags)
+            refs = dict(self.refs)
 
         def encode() -> bytes:
             import io
 
             arrays["ids"] = np.array(["" if i is None else i for i in ids.tolist()], dtype=str)
             header["refs"] = {str(k): v for k, v in refs.items()}
-            header["tags"] = {str(k): v for k, v in tags.items()}
             arrays["header"] = np.array(json.dumps(header))
             buffer = io.BytesIO()
             np.savez(buffer, **arrays)
@@ -180,11 +183,11 @@ class SegmentTable:
             (table.projects, header["projects"]),
             (table.kinds, header["kinds"]),
             (table.values, header["values"]),
+            (table.tagsets, header["tagsets"]),
         ):
             interned.strings = list(strings)
             interned.codes = {value: code for code, value in enumerate(strings)}
         table.refs = {int(k): tuple(v) for k, v in header["refs"].items()}
-        table.tags = {int(k): tuple(v) for k, v in header["tags"].items()}
         live = np.flatnonzero(table.alive[:top])
         table.rowid_of = dict(
             zip(zip(table.project[live].tolist(), ids[live].tolist()), live.tolist())
@@ -247,13 +250,11 @@ class SegmentTable:
         self.touched[at] = touched
         self.survived[at] = survived
         self.hash64[at] = hashes
+        tagset = self.tagsets.code
+        self.tagset[at] = [0 if t == "[]" else tagset(t) for t in tags]
         self.ids[at] = ids
         self.rowid_of.update(zip(zip(project_codes, ids), rowids))
-        for rowid, tag_json, ref_json in zip(rowids, tags, refs, strict=True):
-            if tag_json != "[]":
-                self.tags[rowid] = tuple(json.loads(tag_json))
-            else:
-                self.tags.pop(rowid, None)
+        for rowid, ref_json in zip(rowids, refs, strict=True):
             if ref_json != "[]":
                 self.refs[rowid] = tuple(json.loads(ref_json))
             else:
@@ -266,7 +267,6 @@ class SegmentTable:
             self.rowid_of.pop((int(self.project[rowid]), segment_id), None)
         self.ids[rowid] = None
         self.refs.pop(rowid, None)
-        self.tags.pop(rowid, None)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -284,6 +284,15 @@ class SegmentTable:
     def rowid(self, project: str, segment_id: str) -> int | None:
         """The rowid of a segment, or None."""
         return self.rowid_of.get((self.projects.find(project), segment_id))
+
+    def with_any_tag(self, rows: np.ndarray[Any, Any], tags: set[str]) -> np.ndarray[Any, Any]:
+        """The ``rows`` that have at least one of ``tags``."""
+        codes = [
+            code
+            for code, text in enumerate(self.tagsets.strings)
+            if text is not None and tags.intersection(json.loads(text))
+        ]
+        return rows[np.isin(self.tagset[rows], codes)]
 
     def segment_id(self, rowid: int) -> str:
         """The id of a live row."""
