@@ -412,6 +412,16 @@ async def measure(served: Served, items: list[dict[str, Any]]) -> dict[str, Any]
             if rss is not None:
                 out["restart_rss_mb"] = rss
     out["restart_s"] = round(statistics.median(restarts), 3)
+    if isinstance(served, CueDeck):
+        # The floor: the same server on a workspace with no memory, first answer.
+        floor = CueDeck(served.root.parent / f"{served.root.name}-empty")
+        starts = []
+        for _ in range(3):
+            began = time.perf_counter()
+            async with Client(floor.params(), mode="legacy") as client:
+                reply(await client.call_tool("context_list_projects", {}))
+                starts.append(time.perf_counter() - began)
+        out["restart_empty_s"] = round(statistics.median(starts), 3)
     text_bytes = sum(len(item["text"].encode()) for item in items)
     disk = allocated(served.disk_folder())
     out["text_mb"] = round(text_bytes / 1e6, 1)
@@ -512,6 +522,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         "search_p95_ms",
         "search_total_matches_max",
         "restart_s",
+        "restart_empty_s",
         "peak_rss_mb",
         "restart_rss_mb",
         "text_mb",

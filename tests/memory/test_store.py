@@ -245,3 +245,15 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
     (other / TABLE_PATH).write_bytes(copy)
     assert len(store_of(open_workspace(other)).table.rows("p")) == 1
     assert SegmentTable.load(b"not a table", "", 0) is None
+
+
+def test_reading_memory_where_there_is_none_leaves_no_store(workspace: Workspace) -> None:
+    from cuedeck.doctor import diagnose
+
+    assert call(workspace, "context_list_projects")["projects"] == []
+    usage = call(workspace, "context_analyze_usage", project_id="p")
+    assert usage["usage_metrics"]["total_segments"] == 0
+    diagnose(workspace)
+    assert not (workspace.root / STORE_PATH).exists()
+    call(workspace, "context_capture", project_id="p", segments=[{"text": "now there is"}])
+    assert (workspace.root / STORE_PATH).is_file()

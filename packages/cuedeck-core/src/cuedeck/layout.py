@@ -32,11 +32,11 @@ LOCKS_DIR = f"{CACHE_DIR}/locks"
 CONFIRMATIONS_PATH = f"{CACHE_DIR}/confirmations.json"
 CONFIRMATIONS_LOCK = f"{CONFIRMATIONS_PATH}.lock"
 
-#: Context memory (cuedeck-memory): ``MEMORY_DIR/<project>/segments/<id>.md``, one
-#: file per segment, ``.../snapshots/<id>.json`` and ``.../project.json`` (the current
-#: task). One person's session context: git-ignored (docs/memory.md says why).
+#: Context memory (cuedeck-memory): its store and exports live here. One person's
+#: session context: git-ignored (docs/memory.md says why).
 MEMORY_DIR = f"{WORKSPACE_DIR}/memory"
-#: The memory index (rebuildable from the files, GC counters aside).
+#: The index an older cuedeck-memory kept beside its segment files (read once, for the
+#: GC counters, when those files move into the store).
 MEMORY_DB = f"{CACHE_DIR}/memory.sqlite3"
 
 #: What ``cue init`` adds to the workspace's .gitignore.

@@ -128,8 +128,13 @@ def import_project(store: MemoryStore, project: str, folder: Path) -> dict[str, 
     }
 
 
-def _legacy_projects(store: MemoryStore) -> list[str]:
-    base = store.root / MEMORY_DIR
+def has_legacy(root: Path) -> bool:
+    """Whether ``root`` holds segment files of an older CueDeck still to move in."""
+    return bool(_legacy_projects(root))
+
+
+def _legacy_projects(root: Path) -> list[str]:
+    base = root / MEMORY_DIR
     if not base.is_dir():
         return []
     found = []
@@ -158,7 +163,7 @@ def _legacy_counters(store: MemoryStore) -> dict[tuple[str, str], tuple[float, i
 def migrate_legacy(store: MemoryStore) -> list[str]:
     """Move the segment files of an older CueDeck into the store (once per project);
     the projects moved."""
-    projects = _legacy_projects(store)
+    projects = _legacy_projects(store.root)
     if not projects:
         return []
     counters = _legacy_counters(store)

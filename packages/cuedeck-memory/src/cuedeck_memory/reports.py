@@ -25,7 +25,7 @@ def segment_problems(workspace: Workspace) -> list[Problem]:
 
     store = _store(workspace)
     found: list[Problem] = []
-    for project in store.projects():
+    for project in store.projects():  # no store, no projects: nothing is opened
         recorded = store.database.meta(f"legacy-problems:{project}")
         for path, line, message in json.loads(recorded) if recorded else []:
             found.append(

@@ -112,9 +112,20 @@ class MemoryStore:
                     self._opened = True
         return self.database
 
+    def _present(self) -> bool:
+        """Whether there is a store to read (reading never creates one: a scene or a
+        doctor run in a workspace without memory leaves no file behind)."""
+        if self._opened or self.database.path.is_file():
+            return True
+        from cuedeck_memory.archive import has_legacy
+
+        return has_legacy(self.root)
+
     @property
     def table(self) -> SegmentTable:
         """Every segment's light fields, in step with the store."""
+        if not self._present():
+            return self._table
         database = self._open()  # first: it may replace the table with its copy
         read = self._table.sync(database)
         if read:
@@ -330,6 +341,8 @@ class MemoryStore:
 
     def fetch(self, rowids: Sequence[int]) -> dict[int, Segment]:
         """Whole segments (text included) by rowid."""
+        if not rowids or not self._present():
+            return {}
         return self._open().by_rowids([int(r) for r in rowids])
 
     def get(self, project: str, ids: Sequence[str]) -> dict[str, Segment]:
@@ -358,13 +371,14 @@ class MemoryStore:
 
     def projects(self) -> list[str]:
         """Projects with a segment or a current task, sorted."""
-        return self._open().projects()
+        return self._open().projects() if self._present() else []
 
     # -- project state and snapshots ---------------------------------------------------
 
     def current_task(self, project: str) -> str | None:
         """The project's current task, or None."""
-        return self._open().current_task(check_project(project))
+        check_project(project)
+        return self._open().current_task(project) if self._present() else None
 
     def set_current_task(self, project: str, task_id: str | None) -> str | None:
         """Set (None clears) the current task, masked; the previous one."""
@@ -395,4 +409,5 @@ class MemoryStore:
 
     def snapshots(self, project: str) -> list[dict[str, Any]]:
         """Every snapshot of ``project``, oldest first."""
-        return self._open().snapshots(check_project(project))
+        check_project(project)
+        return self._open().snapshots(project) if self._present() else []
