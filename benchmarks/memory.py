@@ -219,7 +219,9 @@ class Served:
     def params(self) -> StdioServerParameters:
         raise NotImplementedError
 
-    def ingest_call(self, batch: list[dict[str, Any]], ids: list[str]) -> tuple[str, dict[str, Any]]:
+    def ingest_call(
+        self, batch: list[dict[str, Any]], ids: list[str]
+    ) -> tuple[str, dict[str, Any]]:
         raise NotImplementedError
 
     def disk_folder(self) -> Path:
@@ -233,15 +235,15 @@ class CueDeck(Served):
     def __init__(self, root: Path) -> None:
         self.root = root
         (root / ".cuedeck").mkdir(parents=True)
-        (root / ".cuedeck" / "config.toml").write_text(
-            '[mcp]\nlocal_role = "admin"\n'
-        )
+        (root / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "admin"\n')
 
     def params(self) -> StdioServerParameters:
         args = ["-C", str(self.root), "mcp", "--tools", "core,memory"]
         return StdioServerParameters(command=CUE, args=args, env=env_without_noise())
 
-    def ingest_call(self, batch: list[dict[str, Any]], ids: list[str]) -> tuple[str, dict[str, Any]]:
+    def ingest_call(
+        self, batch: list[dict[str, Any]], ids: list[str]
+    ) -> tuple[str, dict[str, Any]]:
         rng = random.Random(len(ids))
         segments = []
         for item in batch:
@@ -278,7 +280,9 @@ class OutOfContext(Served):
             cwd=str(self.root),
         )
 
-    def ingest_call(self, batch: list[dict[str, Any]], ids: list[str]) -> tuple[str, dict[str, Any]]:
+    def ingest_call(
+        self, batch: list[dict[str, Any]], ids: list[str]
+    ) -> tuple[str, dict[str, Any]]:
         messages = [
             {"role": "user" if n % 2 else "assistant", "content": item["text"]}
             for n, item in enumerate(batch)
@@ -306,11 +310,16 @@ def install_peer(source: str | None) -> Path | None:
     # The 0.13.1 server was written for the 1.x MCP SDK; bpe-openai carries the tokenizer
     # data tiktoken would download.
     support = ["mcp>=1.0,<2", "bpe-openai", "tiktoken"]
-    tried = subprocess.run([*pip, f"{PEER}=={PEER_VERSION}", *support], capture_output=True, text=True)
+    tried = subprocess.run(
+        [*pip, f"{PEER}=={PEER_VERSION}", *support], capture_output=True, text=True
+    )
     if tried.returncode != 0:
-        print(f"peer: {PEER}=={PEER_VERSION} is not on the package index ({tried.stderr.strip().splitlines()[-1:]})")
+        last = tried.stderr.strip().splitlines()[-1:]
+        print(f"peer: {PEER}=={PEER_VERSION} is not on the package index ({last})")
         if not source:
-            print("peer: pass --peer-source DIR (a checkout of its public source at 0.13.1) to run it")
+            print(
+                "peer: pass --peer-source DIR (a checkout of its public source at 0.13.1) to run it"
+            )
             return None
         tried = subprocess.run([*pip, source, *support], capture_output=True, text=True)
         if tried.returncode != 0:
@@ -318,11 +327,15 @@ def install_peer(source: str | None) -> Path | None:
             return None
     version = subprocess.run(
         [str(python), "-c", f"import importlib.metadata as m; print(m.version({PEER!r}))"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     Path(site, "sitecustomize.py").write_text(PEER_SITE)
     marker.write_text(f"{PEER} {version}\n")
@@ -367,7 +380,9 @@ async def measure(served: Served, items: list[dict[str, Any]]) -> dict[str, Any]
             from mcp import MCPError
 
             try:
-                await client.call_tool("context_gc_analyze", {**plan_args, "max_tokens": 10_000_000})
+                await client.call_tool(
+                    "context_gc_analyze", {**plan_args, "max_tokens": 10_000_000}
+                )
                 out["gc_analyze_unpaged"] = "answered"
             except MCPError as exc:
                 out["gc_analyze_unpaged"] = f"refused ({exc.error.code})"
@@ -383,11 +398,19 @@ async def measure(served: Served, items: list[dict[str, Any]]) -> dict[str, Any]
             reply(
                 await client.call_tool(
                     "context_gc_prune",
-                    {"project_id": "bench", "segment_ids": stash[start : start + 10_000], "action": "stash"},
+                    {
+                        "project_id": "bench",
+                        "segment_ids": stash[start : start + 10_000],
+                        "action": "stash",
+                    },
                 )
             )
-        out["stash_ms_per_segment"] = round(1000 * (time.perf_counter() - began) / max(1, len(stash)), 3)
-        words = [w for item in items[:2000] for w in item["text"].split() if w.isalpha() and len(w) > 5]
+        out["stash_ms_per_segment"] = round(
+            1000 * (time.perf_counter() - began) / max(1, len(stash)), 3
+        )
+        words = [
+            w for item in items[:2000] for w in item["text"].split() if w.isalpha() and len(w) > 5
+        ]
         samples, totals = [], []
         for query in random.Random(3).sample(words, 50):
             began = time.perf_counter()
@@ -453,13 +476,17 @@ def in_process(root: Path, items: list[dict[str, Any]]) -> dict[str, Any]:
 
     out: dict[str, Any] = {
         "analyze_usage_ms": ms(run("context_analyze_usage", project_id="bench")),
-        "gc_analyze_plan_ms": ms(run("context_gc_analyze", 5, project_id="bench", target_tokens=10_000)),
+        "gc_analyze_plan_ms": ms(
+            run("context_gc_analyze", 5, project_id="bench", target_tokens=10_000)
+        ),
     }
     words = [w for item in items[:2000] for w in item["text"].split() if w.isalpha() and len(w) > 5]
     samples = []
     for query in random.Random(3).sample(words, 50):
         began = time.perf_counter()
-        tools["context_search_stashed"].call(workspace, {"project_id": "bench", "query": query, "limit": 20})
+        tools["context_search_stashed"].call(
+            workspace, {"project_id": "bench", "query": query, "limit": 20}
+        )
         samples.append(time.perf_counter() - began)
     out["search_p50_ms"] = ms(percentile(samples, 0.5))
     out["search_p95_ms"] = ms(percentile(samples, 0.95))
@@ -530,7 +557,10 @@ def table(rows: list[dict[str, Any]]) -> str:
         "disk_ratio",
     ]
     heads = [f"{r['server']}, {r['segments'] // 1000}k" for r in rows]
-    lines = ["| over MCP | " + " | ".join(heads) + " | target at 100k |", "|---" * (len(rows) + 2) + "|"]
+    lines = [
+        "| over MCP | " + " | ".join(heads) + " | target at 100k |",
+        "|---" * (len(rows) + 2) + "|",
+    ]
     for key in keys:
         cells = [str(r.get(key, "")) for r in rows]
         last = next((r for r in reversed(rows) if r["server"] == "CueDeck"), rows[-1])
@@ -556,7 +586,9 @@ def main() -> None:
     inside: dict[str, Any] = {}
     peer_python = None if args.no_peer else install_peer(args.peer_source)
     if peer_python is not None:
-        print(f"peer: {(peer_python.parent.parent / 'installed.txt').read_text().strip()}", flush=True)
+        print(
+            f"peer: {(peer_python.parent.parent / 'installed.txt').read_text().strip()}", flush=True
+        )
         peer = OutOfContext(scratch / f"peer-{args.peer_size}", peer_python)
         rows.append(anyio.run(measure, peer, items[: args.peer_size]))
         print(json.dumps(rows[-1]), flush=True)

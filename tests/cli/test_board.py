@@ -252,6 +252,7 @@ def test_memory_tab_shows_health_advice_and_the_working_set(
     )
     pinned = tab.locator(f'tr[data-segment="{memory_demo["pinned"]}"] button.pin')
     assert pinned.get_attribute("aria-pressed") == "true"
+
     # Pin from the page: the store, read by a new process, says so.
     def stored_pin(segment_id: str) -> bool:
         from cuedeck.workspace import open_workspace

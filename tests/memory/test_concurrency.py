@@ -124,9 +124,7 @@ def test_a_process_killed_mid_ingest_loses_nothing_it_acknowledged(make_workspac
     stored = len(store.table.rows("crash"))
     assert stored % 200 == 0 and stored >= 1200  # whole batches only
     # The text index agrees with the rows: every acknowledged text is found.
-    found = call(
-        store.workspace, "context_get_working_set", project_id="crash", max_tokens=100_000
-    )
+    found = call(store.workspace, "context_get_working_set", project_id="crash", max_tokens=100_000)
     assert found["segment_count"] == stored
     hits = store.database.matches("batch")
     assert len(hits) == stored

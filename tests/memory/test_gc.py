@@ -87,7 +87,9 @@ def test_the_generation_factor(survived: int, expected: float) -> None:
 )
 def test_each_factor_weighs_what_the_docs_say(factor: str, weight: float) -> None:
     base = {"age": 0.5, "type": 0.5, "refcount": 0.5, "generation": 0.5}
-    assert gc.score({**base, factor: 1.0}) - gc.score({**base, factor: 0.0}) == pytest.approx(weight)
+    assert gc.score({**base, factor: 1.0}) - gc.score({**base, factor: 0.0}) == pytest.approx(
+        weight
+    )
 
 
 @given(
@@ -127,7 +129,9 @@ def test_each_factor_orders_candidates_that_differ_only_in_it(workspace: Workspa
     survivor = store_at(workspace, T0 - HOUR).add("p", [draft("same words here", "note")])[0]
     database = fresh.database
     with database.writing() as version:  # five GC runs survived, this one only
-        database.set_fields([fresh.table.rowid("p", survivor.id) or 0], version, gc_survival_count=5)
+        database.set_fields(
+            [fresh.table.rowid("p", survivor.id) or 0], version, gc_survival_count=5
+        )
     got = by_id(gc.analyze(fresh, "p", now=T0))
     base = got[young.id]
     assert base["factors"] == {"age": 0.3851, "type": 0.5, "refcount": 1.0, "generation": 1.0}
@@ -156,7 +160,9 @@ def test_scores_spread_over_the_unit_interval_for_a_realistic_mix(workspace: Wor
     made: list[tuple[str, float, str]] = []
     for n, hours in enumerate(ages_hours):
         store = store_at(workspace, T0 - hours * HOUR)
-        added = store.add("p", [draft(f"{kind} {n}", kind, pinned=n == 3 and kind == "note") for kind in kinds])
+        added = store.add(
+            "p", [draft(f"{kind} {n}", kind, pinned=n == 3 and kind == "note") for kind in kinds]
+        )
         made += [(s.id, hours, s.type) for s in added]
     now = store_at(workspace, T0)
     ids = [i for i, _, _ in made]

@@ -134,7 +134,7 @@ def test_restore_under_a_tight_budget_shows_text_or_says_what_fits(
     error = json.loads(small.output)["error"]
     assert (error["code"], error["field"]) == (1004, "max_tokens")
     needed = error["needed"]
-    assert 200 < needed < 400 and f"at least that" in error["message"]
+    assert 200 < needed < 400 and "at least that" in error["message"]
     tight = json.loads(
         run(workspace, "memory", "restore", "--max-tokens", str(needed), "--json").output
     )

@@ -76,7 +76,9 @@ def test_nothing_memory_writes_holds_a_secret(workspace: Workspace, capture: Cap
     assert call(workspace, "context_list_projects")["projects"] == ["p"]
     task = call(workspace, "context_get_task_context", project_id="p")
     assert task["task_id"].startswith("[REDACTED:github")
-    export = CliRunner().invoke(make_cli(), ["-C", str(workspace.root), "memory", "export", "-p", "p"])
+    export = CliRunner().invoke(
+        make_cli(), ["-C", str(workspace.root), "memory", "export", "-p", "p"]
+    )
     assert export.exit_code == 0, export.output
     for secret in (KEY, GITHUB, SLACK, AWS):
         assert secret.encode() not in on_disk(workspace.root)
@@ -108,7 +110,9 @@ def test_export_gives_plain_files_and_import_takes_edits_back(
         .replace("pinned: false", "pinned: true")
         .replace("tags: []", "tags:\n  - handmade")  # YAML syntax, not JSON
     )
-    new = Segment(id="1m8new000000abc", type="note", text="written by hand", project_id="p", created_at=1.0)
+    new = Segment(
+        id="1m8new000000abc", type="note", text="written by hand", project_id="p", created_at=1.0
+    )
     (folder / f"{new.id}.md").write_text(render_file(new))
     (folder / "broken.md").write_text("---\npinned: [unclosed\n---\nx\n")
     done = CliRunner().invoke(
@@ -136,26 +140,55 @@ def _legacy_workspace(root: Path) -> list[Segment]:
     (folder / "segments").mkdir(parents=True)
     (folder / "snapshots").mkdir()
     made = [
-        Segment(id="1m879xgecngadtf", type="decision", text="We keep sessions in redis.\r\n",
-                project_id="web", created_at=1_790_000_000.0, task_id="c2c2c2", pinned=True),
-        Segment(id="1m879xgecngadtg", type="log", text="build output " * 30,
-                project_id="web", created_at=1_790_000_100.0, tier="stashed", tags=("ci",)),
-        Segment(id="1m879xgecngadth", type="note", text="see the decision",
-                project_id="web", created_at=1_790_000_200.0, refs=("1m879xgecngadtf",)),
+        Segment(
+            id="1m879xgecngadtf",
+            type="decision",
+            text="We keep sessions in redis.\r\n",
+            project_id="web",
+            created_at=1_790_000_000.0,
+            task_id="c2c2c2",
+            pinned=True,
+        ),
+        Segment(
+            id="1m879xgecngadtg",
+            type="log",
+            text="build output " * 30,
+            project_id="web",
+            created_at=1_790_000_100.0,
+            tier="stashed",
+            tags=("ci",),
+        ),
+        Segment(
+            id="1m879xgecngadth",
+            type="note",
+            text="see the decision",
+            project_id="web",
+            created_at=1_790_000_200.0,
+            refs=("1m879xgecngadtf",),
+        ),
     ]
     for segment in made:
         (folder / "segments" / f"{segment.id}.md").write_text(render_file(segment), newline="")
     (folder / "segments" / "1m879xbadbadbad.md").write_text("no frontmatter here\n")
     (folder / "project.json").write_text(json.dumps({"current_task": "c2c2c2", "updated_at": 1.0}))
-    snapshot = {"snapshot_id": "snap-1m879xgecngzzz", "name": "before", "task_id": "c2c2c2",
-                "segment_ids": [made[0].id], "working_ids": [made[0].id],
-                "pinned_ids": [made[0].id], "tokens": 9, "created_at": 1_790_000_300.0}
+    snapshot = {
+        "snapshot_id": "snap-1m879xgecngzzz",
+        "name": "before",
+        "task_id": "c2c2c2",
+        "segment_ids": [made[0].id],
+        "working_ids": [made[0].id],
+        "pinned_ids": [made[0].id],
+        "tokens": 9,
+        "created_at": 1_790_000_300.0,
+    }
     (folder / "snapshots" / "snap-1m879xgecngzzz.json").write_text(json.dumps(snapshot))
     index = root / ".cuedeck/.cache/memory.sqlite3"
     index.parent.mkdir(parents=True)
     db = sqlite3.connect(index)
-    db.execute("CREATE TABLE segments (project TEXT, id TEXT, last_touched_at REAL, "
-               "gc_survival_count INTEGER)")
+    db.execute(
+        "CREATE TABLE segments (project TEXT, id TEXT, last_touched_at REAL, "
+        "gc_survival_count INTEGER)"
+    )
     db.execute("INSERT INTO segments VALUES ('web', '1m879xgecngadtg', 1790000500.0, 3)")
     db.commit()
     db.close()
@@ -174,7 +207,11 @@ def test_a_store_written_by_an_older_cuedeck_opens_with_every_segment(
     for segment in made:
         moved = store.segment("web", segment.id)
         assert (moved.text, moved.pinned, moved.tier, moved.tags, moved.refs) == (
-            segment.text, segment.pinned, segment.tier, segment.tags, segment.refs
+            segment.text,
+            segment.pinned,
+            segment.tier,
+            segment.tags,
+            segment.refs,
         )
     log = store.segment("web", made[1].id)
     assert (log.last_touched_at, log.gc_survival_count) == (1790000500.0, 3)
@@ -187,7 +224,9 @@ def test_a_store_written_by_an_older_cuedeck_opens_with_every_segment(
     assert len(list(legacy.glob("*.md"))) == 4  # kept, the unreadable one included
     [problem] = [p for p in diagnose(open_workspace(root)) if p.path and "memory" in p.path]
     assert (problem.path, problem.line, problem.code) == (
-        ".cuedeck/memory/.legacy/web/segments/1m879xbadbadbad.md", 1, 1004
+        ".cuedeck/memory/.legacy/web/segments/1m879xbadbadbad.md",
+        1,
+        1004,
     )
     # A second process finds it moved once, not twice.
     again = store_of(open_workspace(root))
@@ -208,7 +247,7 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
     for _ in range(RESAVE_ROWS // 1000 + 1):
         call(first, "context_capture", project_id="p", segments=segments)
     store = store_of(first)
-    store.table  # past the threshold, the copy was written
+    assert len(store.table.rows("p")) == 6000  # past the threshold, the copy was written
     store.close()  # waits for the copy
     copy = (root / TABLE_PATH).read_bytes()
     saved = SegmentTable.load(copy, store.database.store_id(), store.database.version())

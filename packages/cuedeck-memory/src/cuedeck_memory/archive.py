@@ -64,7 +64,9 @@ def read_folder(folder: Path, project: str) -> tuple[list[Segment], list[tuple[s
             problems.append((where, 1, f"{segment_id!r} is not a segment id"))
             continue
         try:
-            segments.append(read_segment_file(folder / name, segment_id=segment_id, project=project))
+            segments.append(
+                read_segment_file(folder / name, segment_id=segment_id, project=project)
+            )
         except UnicodeDecodeError as exc:
             problems.append((where, 1, f"not UTF-8 text: {exc.reason}"))
         except SegmentFileError as exc:
@@ -111,7 +113,9 @@ def import_project(store: MemoryStore, project: str, folder: Path) -> dict[str, 
         return attrs.evolve(
             new,
             # The file keeps milliseconds: the same time written is the same time.
-            created_at=old.created_at if iso(old.created_at) == iso(new.created_at) else new.created_at,
+            created_at=old.created_at
+            if iso(old.created_at) == iso(new.created_at)
+            else new.created_at,
             last_touched_at=old.last_touched_at,
             gc_survival_count=old.gc_survival_count,
             tokens=old.tokens if new.text == old.text else 0,
@@ -154,7 +158,9 @@ def _legacy_counters(store: MemoryStore) -> dict[tuple[str, str], tuple[float, i
         return {}
     try:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-            rows = db.execute("SELECT project, id, last_touched_at, gc_survival_count FROM segments")
+            rows = db.execute(
+                "SELECT project, id, last_touched_at, gc_survival_count FROM segments"
+            )
             return {(r[0], r[1]): (float(r[2]), int(r[3])) for r in rows}
     except sqlite3.Error:
         return {}

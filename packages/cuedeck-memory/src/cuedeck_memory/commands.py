@@ -139,7 +139,7 @@ def show(segment_id: str, project: str, as_json: bool) -> None:
     store = _store(_workspace())
     item = dict(segment_items(store, [store.segment(project, segment_id)])[0])
     meta = [f"{k}: {json.dumps(v)}" for k, v in item.items() if k != "text"]
-    _emit(item, as_json, [*meta, "", item["text"]])
+    _emit(item, as_json, [*meta, "", str(item["text"])])
 
 
 @memory.command()

@@ -406,9 +406,7 @@ class MemoryDatabase:
 
     def set_current_task(self, project: str, task_id: str | None, now: float) -> None:
         """Record the current task (inside the caller's transaction)."""
-        self.db.execute(
-            "INSERT OR REPLACE INTO projects VALUES (?, ?, ?)", (project, task_id, now)
-        )
+        self.db.execute("INSERT OR REPLACE INTO projects VALUES (?, ?, ?)", (project, task_id, now))
 
     def add_snapshot(self, project: str, record: dict[str, Any]) -> None:
         """Keep a snapshot record (inside the caller's transaction)."""

@@ -10,4 +10,3 @@ class StoreUnreadable(CueError):
 
     code = 1300
     title = "Memory Store Unreadable"
-

@@ -26,7 +26,7 @@ import attrs
 import numpy as np
 
 from cuedeck.layout import CARD_ID, card_path
-from cuedeck_memory.segments import GENERATIONS, card_of, generation_of, type_weight
+from cuedeck_memory.segments import GENERATIONS, generation_of, type_weight
 
 if TYPE_CHECKING:
     from cuedeck_memory.store import MemoryStore
@@ -114,7 +114,8 @@ class Analysis:
     @property
     def candidate_tokens(self) -> np.ndarray[Any, Any]:
         """Tokens of each candidate, in order."""
-        return self.table.tokens[self.candidates]
+        tokens: np.ndarray[Any, Any] = self.table.tokens[self.candidates]
+        return tokens
 
     def ids(self, count: int | None = None) -> list[str]:
         """Segment ids of the first ``count`` candidates (all when None)."""
@@ -158,7 +159,6 @@ def analyze(
         working = table.rows(project, stashed=False)
         in_working = np.zeros(table.capacity, np.bool_)
         in_working[working] = True
-        project_code = table.projects.find(project)
         roots = set(working[table.pinned[working]].tolist())
         values = table.values
         card_codes = [values.find(c) for c in cards]
@@ -280,9 +280,7 @@ def plan(
         "total_tokens_freed": freed,
         "target_tokens": target_tokens,
         "target_met": met,
-        "stash_segments": analysis.ids(
-            chosen if ids_at_most is None else min(chosen, ids_at_most)
-        ),
+        "stash_segments": analysis.ids(chosen if ids_at_most is None else min(chosen, ids_at_most)),
         "delete_segments": [],
         "reason": reason,
     }

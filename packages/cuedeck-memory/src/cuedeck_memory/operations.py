@@ -78,7 +78,8 @@ def page_segments(
         used=used,
     )
     end = start + len(chosen)
-    record.update(total=len(rowids), next_cursor=str(end) if end < len(rowids) else None)
+    record["total"] = len(rowids)
+    record["next_cursor"] = str(end) if end < len(rowids) else None
     return cast("list[SegmentItem]", chosen), record
 
 
@@ -302,9 +303,7 @@ def _activate(store: MemoryStore, card_id: str) -> str | None:
     return str(activated.id)
 
 
-def snapshot(
-    store: MemoryStore, project: str, task_id: str | None, name: str | None
-) -> Snapshot:
+def snapshot(store: MemoryStore, project: str, task_id: str | None, name: str | None) -> Snapshot:
     """Record a task's segments and pins as a named snapshot."""
     task = task_id or store.current_task(project)
     rows = task_rows(store, project, task, stashed=None, pinned=task is not None)
@@ -385,5 +384,7 @@ def restore(store: MemoryStore, project: str, task_id: str | None, max_tokens: i
 
     used = measure(reply, store.workspace.token_counter.count)
     items, record = page_segments(store, ordered, max_tokens, None, used=used)
-    reply.update(segments=items, tokens=sum(i["tokens"] for i in items), page=record)
+    reply["segments"] = items
+    reply["tokens"] = sum(i["tokens"] for i in items)
+    reply["page"] = record
     return reply

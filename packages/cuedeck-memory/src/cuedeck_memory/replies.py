@@ -12,9 +12,14 @@ show`` prints it whole).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Literal
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NotRequired,  # pydantic needs them on Python 3.11
+)
 
-from typing_extensions import NotRequired, TypedDict  # pydantic needs them on Python 3.11
+from typing_extensions import TypedDict
 
 from cuedeck.errors import InvalidInput
 from cuedeck_memory.database import text_hash

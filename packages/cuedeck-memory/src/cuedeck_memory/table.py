@@ -190,7 +190,11 @@ class SegmentTable:
         table.refs = {int(k): tuple(v) for k, v in header["refs"].items()}
         live = np.flatnonzero(table.alive[:top])
         table.rowid_of = dict(
-            zip(zip(table.project[live].tolist(), ids[live].tolist()), live.tolist())
+            zip(
+                zip(table.project[live].tolist(), ids[live].tolist(), strict=True),
+                live.tolist(),
+                strict=True,
+            )
         )
         table.version = int(header["version"])
         return table
@@ -253,7 +257,7 @@ class SegmentTable:
         tagset = self.tagsets.code
         self.tagset[at] = [0 if t == "[]" else tagset(t) for t in tags]
         self.ids[at] = ids
-        self.rowid_of.update(zip(zip(project_codes, ids), rowids))
+        self.rowid_of.update(zip(zip(project_codes, ids, strict=True), rowids, strict=True))
         for rowid, ref_json in zip(rowids, refs, strict=True):
             if ref_json != "[]":
                 self.refs[rowid] = tuple(json.loads(ref_json))

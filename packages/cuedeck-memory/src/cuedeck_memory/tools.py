@@ -7,14 +7,13 @@ Typed functions served to MCP, the CLI and Python alike. Lists of segments page 
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 from cuedeck.errors import InvalidInput
-from cuedeck_memory import gc, ranking, usage
+from cuedeck_memory import gc, ranking, replies, usage
 from cuedeck_memory.operations import (
     capture_segments,
     page_segments,
@@ -24,23 +23,6 @@ from cuedeck_memory.operations import (
     set_pinned,
     snapshot,
     task_rows,
-)
-from cuedeck_memory.replies import (
-    Captured,
-    CurrentTask,
-    GcAnalysis,
-    Pinned,
-    Projects,
-    Pruned,
-    Restored,
-    Retrieved,
-    Snapshot,
-    Stashed,
-    StashSearch,
-    TaskContext,
-    Unpinned,
-    UsageReport,
-    WorkingSet,
 )
 from cuedeck_memory.segments import PROJECT_PATTERN, check_project
 
@@ -105,7 +87,7 @@ def context_analyze_usage(
     task_id: OptionalTask = None,
     token_limit: Annotated[int | None, Field(ge=1)] = None,
     max_tokens: MaxTokens = None,
-) -> UsageReport:
+) -> replies.UsageReport:
     """Analyze context usage: metrics, health score, recommendations and warnings.
 
     Warnings at 60/80/90% name the call to make and its measured effect. Descriptors'
@@ -125,7 +107,7 @@ def context_analyze_usage(
     )
     if described.captured:
         reply["captured_segments"] = list(described.captured)
-    return cast("UsageReport", reply)
+    return cast("replies.UsageReport", reply)
 
 
 def context_get_working_set(
@@ -134,7 +116,7 @@ def context_get_working_set(
     task_id: OptionalTask = None,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
-) -> WorkingSet:
+) -> replies.WorkingSet:
     """Get the working set: the current task's working segments (and pinned ones)."""
     store = _store(workspace)
     task = task_id or store.current_task(project_id)
@@ -165,7 +147,7 @@ def context_get_task_context(
     task_id: OptionalTask = None,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
-) -> TaskContext:
+) -> replies.TaskContext:
     """Get every segment of a task, from both tiers (working and stashed)."""
     store = _store(workspace)
     task = task_id or store.current_task(project_id)
@@ -182,7 +164,7 @@ def context_get_task_context(
     }
 
 
-def context_list_projects(workspace: Workspace) -> Projects:
+def context_list_projects(workspace: Workspace) -> replies.Projects:
     """List every project id with memory in this workspace."""
     return {"projects": _store(workspace).projects()}
 
@@ -198,7 +180,7 @@ def context_gc_analyze(
     target_tokens: Annotated[int | None, Field(ge=1)] = None,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
-) -> GcAnalysis:
+) -> replies.GcAnalysis:
     """Find pruning candidates (score, tokens, age, reason); with target_tokens, a plan.
 
     Roots (recent messages and decisions of the current task, the current file's
@@ -236,7 +218,7 @@ def context_gc_analyze(
         cursor,
         used=measure(reply, count),
     )
-    return cast("GcAnalysis", reply)
+    return cast("replies.GcAnalysis", reply)
 
 
 def context_gc_prune(
@@ -248,7 +230,7 @@ def context_gc_prune(
     confirmation_token: Annotated[
         str | None, Field(description="The token a first delete call returned")
     ] = None,
-) -> Pruned:
+) -> replies.Pruned:
     """Stash (reversible) or delete segments; pinned or unknown ids are listed in errors.
 
     Delete takes two calls: with confirm=true the first answers requires_confirmation
@@ -260,7 +242,7 @@ def context_gc_prune(
 
 def context_gc_pin(
     workspace: Workspace, project_id: ProjectId, segment_ids: SegmentIds
-) -> Pinned:
+) -> replies.Pinned:
     """Pin segments: GC never prunes them, and a card's pinned segments join its scene."""
     done, errors = set_pinned(_store(workspace), project_id, segment_ids, True)
     return {"pinned_segments": done, "errors": errors}
@@ -268,7 +250,7 @@ def context_gc_pin(
 
 def context_gc_unpin(
     workspace: Workspace, project_id: ProjectId, segment_ids: SegmentIds
-) -> Unpinned:
+) -> replies.Unpinned:
     """Unpin segments so that GC may prune them again."""
     done, errors = set_pinned(_store(workspace), project_id, segment_ids, False)
     return {"unpinned_segments": done, "errors": errors}
@@ -282,7 +264,7 @@ def context_stash(
     project_id: ProjectId = "default",
     query: Annotated[str | None, Field(description="Ranked match on segment text")] = None,
     filters: FiltersArg = None,
-) -> Stashed:
+) -> replies.Stashed:
     """Move working segments matching a query and filters to the stash (pinned ones stay)."""
     store = _store(workspace)
     check_project(project_id)
@@ -291,9 +273,7 @@ def context_stash(
         raise InvalidInput(
             "give a query or filters: stashing everything is not a filter", field="query"
         )
-    found = ranking.find(
-        store, project_id, query, parsed, stashed=False, limit=ranking.KEYWORD_CAP
-    )
+    found = ranking.find(store, project_id, query, parsed, stashed=False, limit=ranking.KEYWORD_CAP)
     table = store.table
     pinned = [table.segment_id(r) for r in found.rowids if table.pinned[r]]
     wanted = [table.segment_id(r) for r in found.rowids if not table.pinned[r]]
@@ -318,7 +298,7 @@ def context_search_stashed(
     limit: Annotated[int, Field(ge=1, le=1000)] = 50,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
-) -> StashSearch:
+) -> replies.StashSearch:
     """Search stashed segments (read-only), ranked by query through the searchers.
 
     Without project_id every project is searched. total_matches counts every match;
@@ -349,7 +329,7 @@ def context_retrieve_stashed(
     move_to_active: bool = False,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
-) -> Retrieved:
+) -> replies.Retrieved:
     """Fetch stashed segments by query and filters; move_to_active restores them."""
     store = _store(workspace)
     check_project(project_id)
@@ -358,7 +338,7 @@ def context_retrieve_stashed(
     items, page = page_segments(
         store, found.rowids, _budget(store, max_tokens), cursor, scores=found.scores, used=40
     )
-    reply: Retrieved = {
+    reply: replies.Retrieved = {
         "retrieved_segments": items,
         "segments_found": found.total,
         "ranking": found.ranking,
@@ -380,7 +360,7 @@ def context_set_current_task(
     workspace: Workspace,
     project_id: ProjectId,
     task_id: Annotated[str | None, Field(max_length=200, description="None clears it")] = None,
-) -> CurrentTask:
+) -> replies.CurrentTask:
     """Set the project's current task; a card id also activates that card (cue card activate)."""
     return set_current_task(_store(workspace), project_id, task_id)
 
@@ -390,7 +370,7 @@ def context_create_task_snapshot(
     project_id: ProjectId,
     task_id: OptionalTask = None,
     name: Annotated[str | None, Field(max_length=200)] = None,
-) -> Snapshot:
+) -> replies.Snapshot:
     """Snapshot a task's segments and pins under a name, persisted and listable."""
     return snapshot(_store(workspace), project_id, task_id, name)
 
@@ -402,7 +382,7 @@ def context_capture(
     task_id: OptionalTask = None,
     token_limit: Annotated[int | None, Field(ge=1)] = None,
     max_tokens: MaxTokens = None,
-) -> Captured:
+) -> replies.Captured:
     """Capture segments: their ids, and the usage after with its advice.
 
     Secrets are masked before anything is written ([memory] mask_on_capture).
@@ -434,7 +414,7 @@ def context_restore(
     project_id: ProjectId,
     task_id: OptionalTask = None,
     max_tokens: MaxTokens = None,
-) -> Restored:
+) -> replies.Restored:
     """The current task's pins, working set and latest snapshot, fitted to max_tokens.
 
     What to call at session start or when the working set is empty.
