@@ -296,3 +296,26 @@ def test_reading_memory_where_there_is_none_leaves_no_store(workspace: Workspace
     assert not (workspace.root / STORE_PATH).exists()
     call(workspace, "context_capture", project_id="p", segments=[{"text": "now there is"}])
     assert (workspace.root / STORE_PATH).is_file()
+
+
+def test_a_batch_masked_in_one_pass_is_masked_as_one_by_one(workspace: Workspace) -> None:
+    """A secret cut across two texts, or a text holding the joint, falls back to
+    masking each text alone; either way every text comes out as it would alone."""
+    from tests.core.test_masking import PEM_KEY
+
+    head, tail = PEM_KEY.split("\n", 1)
+    texts = [
+        f"first {KEY}",
+        head,  # a key cut in two: neither half alone is a whole key
+        tail,
+        "plain words",
+        f"joint \n\u241e\n inside {GITHUB}",
+        PEM_KEY,
+    ]
+    masker = store_of(workspace).masker()
+    alone = [workspace.mask_session().mask(t) for t in texts]
+    batch = masker.texts(texts)
+    assert len(batch) == len(texts)
+    for got, expected in zip(batch, alone, strict=True):
+        assert got.split("#")[0] == expected.split("#")[0]  # numbering is per session
+    assert KEY not in batch[0] and GITHUB not in batch[4] and "BEGIN" not in batch[5].split("]")[-1]

@@ -58,7 +58,8 @@ class Masker:
 
     def texts(self, texts: Sequence[str]) -> list[str]:
         """``texts`` masked, in one pass of the maskers when they allow it."""
-        if self.session is None or len(texts) < 2:
+        # A text holding the joint itself would make the count of parts lie.
+        if self.session is None or len(texts) < 2 or any(_SEPARATOR in t for t in texts):
             return [self(t) or "" for t in texts]
         parts = self.session.mask(_SEPARATOR.join(texts)).split(_SEPARATOR)
         if len(parts) == len(texts):
