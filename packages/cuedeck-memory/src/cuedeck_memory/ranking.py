@@ -32,8 +32,6 @@ FILTER_KEYS = ("file_path", "task_id", "tags", "type", "created_after", "created
 #: Most texts handed to a semantic searcher per query (the keyword hits come first).
 SEMANTIC_POOL = 500
 RRF_K = 60
-#: Most keyword hits ranked in full (the count is of all of them).
-KEYWORD_CAP = 10_000
 
 
 @attrs.frozen
@@ -141,7 +139,7 @@ def find(
         chosen = newest_first(table, rows)[:limit]
         return Found(chosen.tolist(), [None] * len(chosen), len(rows), "newest first")
     mode = store.settings.search_mode
-    keyword, total = _keyword(store, table, rows, query)
+    keyword, total = _keyword(store, table, rows, query, max(limit, SEMANTIC_POOL))
     if mode == "keyword":
         top = keyword[:limit]
         return Found([r for r, _ in top], [v for _, v in top], total, "keyword")
@@ -180,10 +178,10 @@ def find(
 
 
 def _keyword(
-    store: MemoryStore, table: SegmentTable, rows: np.ndarray[Any, Any], query: str
+    store: MemoryStore, table: SegmentTable, rows: np.ndarray[Any, Any], query: str, cap: int
 ) -> tuple[list[tuple[int, float]], int]:
     """(rowid, BM25 score) of ``rows`` whose text matches ``query``, best first (ties:
-    newest first), at most 10,000 of them; and how many matched in all."""
+    newest first), at most ``cap`` of them; and how many matched in all."""
     matches = store.database.matches(query)
     if not matches:
         return [], 0
@@ -194,8 +192,8 @@ def _keyword(
     keep = (rowids < table.capacity) & allowed[np.minimum(rowids, table.capacity - 1)]
     rowids, scores = rowids[keep], found[keep, 1]
     total = len(rowids)
-    if total > KEYWORD_CAP:
-        head = np.argpartition(-scores, KEYWORD_CAP)[:KEYWORD_CAP]
+    if total > cap:
+        head = np.argpartition(-scores, cap)[:cap]
         rowids, scores = rowids[head], scores[head]
     order = np.lexsort((-table.created[rowids], -scores))
     return list(zip(rowids[order].tolist(), scores[order].tolist(), strict=True)), total

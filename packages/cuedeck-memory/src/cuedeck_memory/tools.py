@@ -273,7 +273,8 @@ def context_stash(
         raise InvalidInput(
             "give a query or filters: stashing everything is not a filter", field="query"
         )
-    found = ranking.find(store, project_id, query, parsed, stashed=False, limit=ranking.KEYWORD_CAP)
+    # Every match is stashed, not a page of them.
+    found = ranking.find(store, project_id, query, parsed, stashed=False, limit=2**31)
     table = store.table
     pinned = [table.segment_id(r) for r in found.rowids if table.pinned[r]]
     wanted = [table.segment_id(r) for r in found.rowids if not table.pinned[r]]
