@@ -184,7 +184,8 @@ class WorkspaceRuntime:
     def masking(self, inputs: Any = None) -> MaskSession:
         """A mask session for one reply, knowing the secrets the request itself sent."""
         session = self.workspace.mask_session()
-        for text in _strings(inputs):
+        # Each distinct string once: a batch repeats its keys and many of its values.
+        for text in dict.fromkeys(_strings(inputs)):
             session.learn(text)
         return session
 
