@@ -159,6 +159,8 @@ class MemoryDatabase:
         connection.execute("PRAGMA journal_mode = WAL")
         # An acknowledged write is on disk: the WAL is synced at every commit.
         connection.execute("PRAGMA synchronous = FULL")
+        # After a checkpoint the log shrinks back to 1 MB rather than keeping its peak.
+        connection.execute("PRAGMA journal_size_limit = 1048576")
         # A store that exists is only read here: a new process never waits for a writer.
         if self._schema_of(connection) != SCHEMA_VERSION:
             with _transaction(connection):
