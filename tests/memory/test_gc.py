@@ -39,6 +39,7 @@ def by_id(analysis: gc.Analysis) -> dict[str, dict[str, Any]]:
     ("hours", "expected"),
     [
         (0.0, 0.0),
+        (0.5 / 60, 0.0),  # under a minute: whole minutes count
         (1 / 60, 0.0649),  # a minute
         (10 / 60, 0.2247),
         (1.0, 0.3851),

@@ -9,8 +9,8 @@ pair). Working segments nothing reaches are the candidates, scored in [0, 1]:
 
     0.40 · age + 0.25 · type + 0.20 · 1/(1 + refcount) + 0.15 · generation
 
-``age`` is ``log(1 + minutes since last touch) / log(1 + minutes in 30 days)``, capped
-at 1, so it tells a minute from an hour as well as a day from a month; ``type`` is the
+``age`` is ``log(1 + whole minutes since last touch) / log(1 + minutes in 30 days)``,
+capped at 1, so it tells a minute from an hour as well as a day from a month; ``type`` is the
 type's weight (logs 1.0 ... decisions 0.2); ``refcount`` counts the working segments
 that refer to this one; ``generation`` is 1.0 young, 0.6 mature, 0.3 old (what survived
 many runs is likely worth keeping). Higher scores go first. The analysis runs over the
@@ -40,8 +40,9 @@ _AGE_SCALE = math.log1p(AGE_HORIZON_HOURS * 60.0)
 
 
 def age_factor(hours: float) -> float:
-    """The GC age factor of a segment untouched for ``hours``, in [0, 1]."""
-    return min(1.0, math.log1p(max(0.0, hours) * 60.0) / _AGE_SCALE)
+    """The GC age factor of a segment untouched for ``hours``, in [0, 1]: counted in
+    whole minutes, so a segment less than a minute old has none."""
+    return min(1.0, math.log1p(math.floor(max(0.0, hours) * 60.0)) / _AGE_SCALE)
 
 
 def generation_factor(survived: int) -> float:
@@ -191,7 +192,7 @@ def analyze(
         survived = table.survived[candidates]
         young, mature = GENERATIONS[0][0], GENERATIONS[1][0]
         factors = {
-            "age": np.minimum(1.0, np.log1p(hours * 60.0) / _AGE_SCALE),
+            "age": np.minimum(1.0, np.log1p(np.floor(hours * 60.0)) / _AGE_SCALE),
             "type": kind_weight[table.kind[candidates]],
             "refcount": 1.0 / (1.0 + refcount[candidates]),
             "generation": np.where(
