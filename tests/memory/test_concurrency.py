@@ -126,7 +126,7 @@ def test_a_process_killed_mid_ingest_loses_nothing_it_acknowledged(make_workspac
     # The text index agrees with the rows: every acknowledged text is found.
     found = call(store.workspace, "context_get_working_set", project_id="crash", max_tokens=100_000)
     assert found["segment_count"] == stored
-    hits = store.database.matches("batch")
+    [hits] = store.database.term_rows("batch")
     assert len(hits) == stored
 
 

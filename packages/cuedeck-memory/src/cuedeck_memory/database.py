@@ -196,8 +196,11 @@ class MemoryDatabase:
         return None if row is None else str(row[0])
 
     def close(self) -> None:
-        """Close the connection (it reopens on next use)."""
+        """Close the connection (it reopens on next use), emptying the write-ahead log
+        into the store when no other process reads it."""
         if self._connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._connection.close()
             self._connection = None
 
@@ -354,13 +357,15 @@ class MemoryDatabase:
 
     # -- reads -------------------------------------------------------------------------
 
-    def light_since(self, version: int) -> list[tuple[Any, ...]]:
-        """Rows (:data:`LIGHT`, no text) written after ``version``."""
+    def light_since(self, version: int, size: int = 10_000) -> Iterator[list[tuple[Any, ...]]]:
+        """Rows (:data:`LIGHT`, no text) written after ``version``, ``size`` at a time
+        (a reader of 100,000 rows never holds them all)."""
         if version == 0:
-            return self.db.execute(f"SELECT {LIGHT} FROM segments").fetchall()
-        return self.db.execute(
-            f"SELECT {LIGHT} FROM segments WHERE version > ?", (version,)
-        ).fetchall()
+            cursor = self.db.execute(f"SELECT {LIGHT} FROM segments")
+        else:
+            cursor = self.db.execute(f"SELECT {LIGHT} FROM segments WHERE version > ?", (version,))
+        while chunk := cursor.fetchmany(size):
+            yield chunk
 
     def removed_since(self, version: int) -> list[int]:
         """Rowids removed after ``version``."""
@@ -378,17 +383,17 @@ class MemoryDatabase:
                 found[row[0]] = segment_of(row)
         return found
 
-    def matches(self, query: str) -> list[tuple[int, float]]:
-        """(rowid, BM25 score, higher is better) of every text matching any word of
-        ``query``: the caller filters and ranks them, so the count is the true one."""
-        expression = fts_query(query)
-        if not expression:
-            return []
-        rows = self.db.execute(
-            "SELECT rowid, -bm25(segments_fts) FROM segments_fts WHERE segments_fts MATCH ?",
-            (expression,),
-        )
-        return rows.fetchall()
+    def term_rows(self, query: str) -> list[list[int]]:
+        """For each distinct word of ``query``, the rowids of every text holding it
+        (stemmed as the index stems it). Rowids only: a word in every other segment
+        costs a walk of its list, not a score per segment."""
+        rows: list[list[int]] = []
+        for word in dict.fromkeys(w.lower() for w in _WORD.findall(query)):
+            found = self.db.execute(
+                "SELECT rowid FROM segments_fts WHERE segments_fts MATCH ?", (f'"{word}"',)
+            )
+            rows.append([row[0] for row in found])
+        return rows
 
     def projects(self) -> list[str]:
         """Projects with a segment or a recorded current task."""

@@ -3,7 +3,8 @@
 Filters are the reference's (``file_path``, ``task_id``, ``tags`` (any), ``type``,
 ``created_after``, ``created_before``), given as an object or a JSON string; an unknown
 key or a bad value is 1004 naming it. A query is ranked, never matched as a bare
-substring: ``keyword`` is BM25 over the full-text index (always there); ``semantic``
+substring: ``keyword`` is BM25 over the full-text index (always there; a word counts
+once per segment); ``semantic``
 and ``hybrid`` ask the workspace's ``semantic`` searcher to rank the texts (cuedeck-
 search registers it), hybrid fusing its ranking with the keyword one by reciprocal
 ranks. When the searcher cannot rank texts, the keyword ranking answers and the reply
@@ -32,6 +33,8 @@ FILTER_KEYS = ("file_path", "task_id", "tags", "type", "created_after", "created
 #: Most texts handed to a semantic searcher per query (the keyword hits come first).
 SEMANTIC_POOL = 500
 RRF_K = 60
+BM25_K1 = 1.2
+BM25_B = 0.75
 
 
 @attrs.frozen
@@ -180,20 +183,34 @@ def find(
 def _keyword(
     store: MemoryStore, table: SegmentTable, rows: np.ndarray[Any, Any], query: str, cap: int
 ) -> tuple[list[tuple[int, float]], int]:
-    """(rowid, BM25 score) of ``rows`` whose text matches ``query``, best first (ties:
-    newest first), at most ``cap`` of them; and how many matched in all."""
-    matches = store.database.matches(query)
-    if not matches:
+    """(rowid, BM25 score) of ``rows`` whose text holds a word of ``query``, best first
+    (ties: newest first), at most ``cap`` of them; and how many matched in all.
+
+    BM25 over the whole store (k1 1.2, b 0.75), a word counted once per segment: a
+    segment is a few hundred tokens, where repeats say little, and this way the cost of
+    a common word is a walk of its rowids rather than a score computed inside SQLite
+    for every segment that holds it (the length of a segment is its token count)."""
+    postings = store.database.term_rows(query)
+    if not postings or not any(postings):
         return [], 0
-    found = np.array(matches, dtype=np.float64)
-    rowids = found[:, 0].astype(np.int64)
-    allowed = np.zeros(table.capacity, np.bool_)
-    allowed[rows] = True
-    keep = (rowids < table.capacity) & allowed[np.minimum(rowids, table.capacity - 1)]
-    rowids, scores = rowids[keep], found[keep, 1]
-    total = len(rowids)
+    live = table.alive[: table.capacity]
+    documents = max(1, int(live.sum()))
+    lengths = table.tokens[: table.capacity].astype(np.float64)
+    average = max(1.0, float(lengths[live].mean()))
+    norm = (BM25_K1 + 1.0) / (1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / average))
+    scores = np.zeros(table.capacity, np.float64)
+    for found in postings:
+        if not found:
+            continue
+        hits = np.asarray(found, np.int64)
+        hits = hits[hits < table.capacity]
+        idf = np.log((documents - len(hits) + 0.5) / (len(hits) + 0.5) + 1.0)
+        scores[hits] += idf * norm[hits]
+    matched = rows[scores[rows] > 0]
+    total = len(matched)
+    values = scores[matched]
     if total > cap:
-        head = np.argpartition(-scores, cap)[:cap]
-        rowids, scores = rowids[head], scores[head]
-    order = np.lexsort((-table.created[rowids], -scores))
-    return list(zip(rowids[order].tolist(), scores[order].tolist(), strict=True)), total
+        head = np.argpartition(-values, cap)[:cap]
+        matched, values = matched[head], values[head]
+    order = np.lexsort((-table.created[matched], -values))
+    return list(zip(matched[order].tolist(), values[order].tolist(), strict=True)), total

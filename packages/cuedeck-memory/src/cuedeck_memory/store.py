@@ -11,6 +11,7 @@ wrote are moved in once, on first open.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 import time
@@ -101,6 +102,8 @@ class MemoryStore:
                     from cuedeck_memory.archive import migrate_legacy
 
                     migrate_legacy(self)
+                    # A server that ends by its stdin closing still empties its log.
+                    atexit.register(self.close)
                     try:
                         data = (self.root / TABLE_PATH).read_bytes()
                     except OSError:

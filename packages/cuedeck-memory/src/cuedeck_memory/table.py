@@ -119,11 +119,14 @@ class SegmentTable:
             if version == self.version:
                 return 0
             since = max(self.version, 0)
-            rows = database.light_since(since)
             removed = database.removed_since(since) if since else []
-            self._apply(rows, removed)
+            self._apply([], removed)
+            read = len(removed)
+            for rows in database.light_since(since):
+                self._apply(rows, [])
+                read += len(rows)
             self.version = version
-            return len(rows) + len(removed)
+            return read
 
     # -- a copy on disk, so that a new process need not read every row ------------------
 
