@@ -383,16 +383,22 @@ class MemoryDatabase:
                 found[row[0]] = segment_of(row)
         return found
 
-    def term_rows(self, query: str) -> list[list[int]]:
+    def term_rows(self, query: str) -> list[Any]:
         """For each distinct word of ``query``, the rowids of every text holding it
         (stemmed as the index stems it). Rowids only: a word in every other segment
         costs a walk of its list, not a score per segment."""
-        rows: list[list[int]] = []
+        import numpy as np
+
+        rows: list[np.ndarray[Any, Any]] = []
         for word in dict.fromkeys(w.lower() for w in _WORD.findall(query)):
-            found = self.db.execute(
-                "SELECT rowid FROM segments_fts WHERE segments_fts MATCH ?", (f'"{word}"',)
+            # One string from SQLite rather than a Python tuple per segment.
+            (joined,) = self.db.execute(
+                "SELECT group_concat(rowid) FROM segments_fts WHERE segments_fts MATCH ?",
+                (f'"{word}"',),
+            ).fetchone()
+            rows.append(
+                np.fromstring(joined, dtype=np.int64, sep=",") if joined else np.zeros(0, np.int64)
             )
-            rows.append([row[0] for row in found])
         return rows
 
     def projects(self) -> list[str]:

@@ -190,25 +190,30 @@ def _keyword(
     segment is a few hundred tokens, where repeats say little, and this way the cost of
     a common word is a walk of its rowids rather than a score computed inside SQLite
     for every segment that holds it (the length of a segment is its token count)."""
-    postings = store.database.term_rows(query)
-    if not postings or not any(postings):
+    postings = [p[p < table.capacity] for p in store.database.term_rows(query)]
+    postings = [p for p in postings if len(p)]
+    if not postings:
         return [], 0
-    live = table.alive[: table.capacity]
-    documents = max(1, int(live.sum()))
-    lengths = table.tokens[: table.capacity].astype(np.float64)
-    average = max(1.0, float(lengths[live].mean()))
-    norm = (BM25_K1 + 1.0) / (1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / average))
-    scores = np.zeros(table.capacity, np.float64)
-    for found in postings:
-        if not found:
-            continue
-        hits = np.asarray(found, np.int64)
-        hits = hits[hits < table.capacity]
-        idf = np.log((documents - len(hits) + 0.5) / (len(hits) + 0.5) + 1.0)
-        scores[hits] += idf * norm[hits]
-    matched = rows[scores[rows] > 0]
+    documents, average = table.length_stats()
+    hits = np.concatenate(postings)
+    weights = np.concatenate(
+        [
+            np.full(len(p), np.log((documents - len(p) + 0.5) / (len(p) + 0.5) + 1.0))
+            for p in postings
+        ]
+    )
+    if len(postings) > 1:
+        hits, where = np.unique(hits, return_inverse=True)
+        weights = np.bincount(where, weights=weights)
+    allowed = np.zeros(table.capacity, np.bool_)
+    allowed[rows] = True
+    keep = allowed[hits]
+    matched, weights = hits[keep], weights[keep]
+    lengths = table.tokens[matched].astype(np.float64)
+    values = (
+        weights * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / average))
+    )
     total = len(matched)
-    values = scores[matched]
     if total > cap:
         head = np.argpartition(-values, cap)[:cap]
         matched, values = matched[head], values[head]

@@ -108,6 +108,8 @@ class SegmentTable:
         self.rowid_of: dict[tuple[int, str], int] = {}
         self._links: Links | None = None
         self._links_version = -2
+        self._lengths = (1, 1.0)
+        self._lengths_version = -2
 
     # -- keeping in step ---------------------------------------------------------------
 
@@ -291,6 +293,17 @@ class SegmentTable:
     def rowid(self, project: str, segment_id: str) -> int | None:
         """The rowid of a segment, or None."""
         return self.rowid_of.get((self.projects.find(project), segment_id))
+
+    def length_stats(self) -> tuple[int, float]:
+        """How many live segments there are, and their mean length in tokens."""
+        with self.lock:
+            if self._lengths_version != self.version:
+                live = self.alive[: self.capacity]
+                count = int(live.sum())
+                mean = float(self.tokens[: self.capacity][live].mean()) if count else 1.0
+                self._lengths = (max(1, count), max(1.0, mean))
+                self._lengths_version = self.version
+            return self._lengths
 
     def with_any_tag(self, rows: np.ndarray[Any, Any], tags: set[str]) -> np.ndarray[Any, Any]:
         """The ``rows`` that have at least one of ``tags``."""
