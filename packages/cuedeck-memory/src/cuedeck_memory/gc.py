@@ -100,6 +100,7 @@ class Analysis:
     table: SegmentTable
     working: np.ndarray[Any, Any]  # rowids of the working set
     candidates: np.ndarray[Any, Any]  # rowids, best first
+    candidate_tokens: np.ndarray[Any, Any]  # tokens of each, in that order
     scores: np.ndarray[Any, Any]
     factors: dict[str, np.ndarray[Any, Any]]
     age_hours: np.ndarray[Any, Any]
@@ -112,11 +113,6 @@ class Analysis:
         """Tokens of the whole working set."""
         return int(self.table.tokens[self.working].sum())
 
-    @property
-    def candidate_tokens(self) -> np.ndarray[Any, Any]:
-        """Tokens of each candidate, in order."""
-        tokens: np.ndarray[Any, Any] = self.table.tokens[self.candidates]
-        return tokens
 
     def ids(self, count: int | None = None) -> list[str]:
         """Segment ids of the first ``count`` candidates (all when None)."""
@@ -183,10 +179,7 @@ def analyze(
             roots.update(r for r, card in links.cards if card in cards and in_working[r])
         refcount = np.bincount(targets, minlength=table.capacity)
         reached = _reach(roots, sources, targets, table, working)
-        mask = in_working.copy()
-        if reached:
-            mask[np.fromiter(reached, np.int64, len(reached))] = False
-        candidates = np.flatnonzero(mask)
+        candidates = np.flatnonzero(in_working & ~reached)
         hours = np.maximum(0.0, (now - table.touched[candidates]) / 3600.0)
         kind_weight = np.array([type_weight(k or "note") for k in table.kinds.strings])
         survived = table.survived[candidates]
@@ -202,19 +195,21 @@ def analyze(
             ),
         }
         scores = sum(WEIGHTS[name] * value for name, value in factors.items())
-        tokens = table.tokens[candidates]
-        # Best first; ties: more tokens first, then older rows.
-        order = np.lexsort((candidates, -tokens, -np.round(scores, 12)))
+        # Best first; ties: older rows first (candidates are in rowid order, the sort
+        # is stable).
+        order = np.argsort(-np.round(scores, 12), kind="stable")
+        ranked = candidates[order]
         return Analysis(
             table=table,
             working=working,
-            candidates=candidates[order],
+            candidates=ranked,
+            candidate_tokens=table.tokens[ranked],
             scores=np.asarray(scores)[order],
             factors={k: np.asarray(v)[order] for k, v in factors.items()},
             age_hours=hours[order],
-            refcounts=refcount[candidates][order],
+            refcounts=refcount[ranked],
             roots=frozenset(roots),
-            reached=frozenset(reached),
+            reached=frozenset(np.flatnonzero(reached).tolist()),
         )
 
 
@@ -224,30 +219,31 @@ def _reach(
     targets: np.ndarray[Any, Any],
     table: SegmentTable,
     working: np.ndarray[Any, Any],
-) -> set[int]:
-    """Rows reachable from ``roots`` by refs and shared topics (cycles are fine): the
-    frontier grows a step at a time, as vector operations."""
-    if not roots:
-        return set()
+) -> np.ndarray[Any, Any]:
+    """Which rows ``roots`` reach by refs and shared topics (cycles are fine), as a mask
+    by rowid: the frontier grows a step at a time, as vector operations."""
     reached = np.zeros(table.capacity, np.bool_)
+    if not roots:
+        return reached
     frontier = np.fromiter(roots, np.int64, len(roots))
     reached[frontier] = True
     topics = table.topic[working]
-    topics_done = np.zeros(len(table.values.strings) + 1, np.bool_)
-    topics_done[0] = True  # "no topic" joins nothing
+    done = np.zeros(len(table.values.strings) + 1, np.bool_)
+    done[0] = True  # "no topic" joins nothing
     while len(frontier):
         step = np.zeros(table.capacity, np.bool_)
         step[frontier] = True
-        following = [targets[step[sources]]]
-        new_topics = np.unique(table.topic[frontier])
-        new_topics = new_topics[~topics_done[new_topics]]
-        if len(new_topics):
-            topics_done[new_topics] = True
-            following.append(working[np.isin(topics, new_topics)])
-        found = np.unique(np.concatenate(following))
-        frontier = found[~reached[found]]
+        found = targets[step[sources]]
+        joined = table.topic[frontier]
+        joined = joined[~done[joined]]
+        if len(joined):
+            fresh = np.zeros(len(done), np.bool_)
+            fresh[joined] = True
+            done |= fresh
+            found = np.concatenate([found, working[fresh[topics]]])
+        frontier = np.unique(found[~reached[found]])
         reached[frontier] = True
-    return set(np.flatnonzero(reached).tolist())
+    return reached
 
 
 def count(number: int, noun: str) -> str:

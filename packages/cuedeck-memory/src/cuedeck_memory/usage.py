@@ -144,11 +144,11 @@ def report(
     segments_by_type = {
         str(table.kinds.strings[k]): int(kind_counts[k]) for k in np.flatnonzero(kind_counts)
     }
-    task_codes, task_index = np.unique(tasks, return_inverse=True)
-    task_tokens = np.bincount(task_index, weights=tokens, minlength=len(task_codes))
+    task_tokens = np.bincount(tasks, weights=tokens, minlength=len(table.values.strings))
+    task_counts = np.bincount(tasks, minlength=len(table.values.strings))
     tokens_by_task = {
-        table.values.strings[int(code)] or "(none)": int(task_tokens[n])
-        for n, code in enumerate(task_codes)
+        table.values.strings[int(code)] or "(none)": int(task_tokens[code])
+        for code in np.flatnonzero(task_counts)
     }
     ages = np.maximum(0.0, (now - table.created[rows]) / 3600.0)
     touched = np.maximum(0.0, (now - table.touched[rows]) / 3600.0)
