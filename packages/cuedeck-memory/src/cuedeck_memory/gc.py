@@ -113,7 +113,6 @@ class Analysis:
         """Tokens of the whole working set."""
         return int(self.table.tokens[self.working].sum())
 
-
     def ids(self, count: int | None = None) -> list[str]:
         """Segment ids of the first ``count`` candidates (all when None)."""
         ids: list[str] = self.table.ids[self.candidates[:count]].tolist()
