@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from attrs import evolve as attrs_evolve
 from click.testing import CliRunner
 
 from cuedeck.workspace import Workspace, open_workspace
@@ -115,13 +116,19 @@ def test_export_gives_plain_files_and_import_takes_edits_back(
     )
     (folder / f"{new.id}.md").write_text(render_file(new))
     (folder / "broken.md").write_text("---\npinned: [unclosed\n---\nx\n")
+    outside = workspace.root.parent / "secret.md"
+    outside.write_text(render_file(attrs_evolve(new, id="leaky", text="outside")))
+    (folder / "leaky.md").symlink_to(outside)
     done = CliRunner().invoke(
         cli, ["-C", str(workspace.root), "memory", "import", "-p", "p", str(folder), "--json"]
     )
     assert done.exit_code == 0, done.output
     reply = json.loads(done.output)
     assert reply["updated"] == [edit] and reply["added"] == [new.id]
-    assert [(p["path"].endswith("broken.md"), p["line"]) for p in reply["problems"]] == [(True, 2)]
+    assert sorted((p["path"].rsplit("/", 1)[1], p["line"]) for p in reply["problems"]) == [
+        ("broken.md", 2),
+        ("leaky.md", 1),
+    ]
     store = store_of(open_workspace(workspace.root))
     edited = store.segment("p", edit)
     assert (edited.text, edited.pinned, edited.tags) == ("after, by hand", True, ("handmade",))

@@ -60,6 +60,9 @@ def read_folder(folder: Path, project: str) -> tuple[list[Segment], list[tuple[s
             report(n, len(names), "Reading memory segment files")
         segment_id = name[:-3]
         where = str(folder / name)
+        if not (folder / name).resolve().is_relative_to(folder.resolve()):
+            problems.append((where, 1, "a link that leaves the folder: not read"))
+            continue
         if not valid_segment_id(segment_id):
             problems.append((where, 1, f"{segment_id!r} is not a segment id"))
             continue
