@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from cuedeck.scene import build_scene
@@ -75,6 +76,7 @@ def run(workspace: Workspace, *args: str, stdin: str | None = None) -> Any:
     return result
 
 
+@pytest.mark.slow
 def test_cue_memory_commands(workspace: Workspace, tmp_path: Any) -> None:
     captured = run(workspace, "memory", "capture", "-t", "log", "--json", stdin="build failed\n")
     assert captured.exit_code == 0, captured.output
@@ -147,3 +149,12 @@ def test_restore_under_a_tight_budget_shows_text_or_says_what_fits(
     roomy = json.loads(run(workspace, "memory", "restore", "--max-tokens", "900", "--json").output)
     assert [s["text"] for s in roomy["segments"]] == [long, "short one"]
     assert count(json.dumps(roomy)) <= 900
+
+
+def test_counts_of_one_are_singular(workspace: Workspace) -> None:
+    captured = run(workspace, "memory", "capture", "-t", "decision", stdin="use sqlite\n")
+    assert captured.exit_code == 0, captured.output
+    status = run(workspace, "memory", "status").output
+    assert ", 1 working segment, 0 pinned" in status and "1 working segments" not in status
+    stashed = run(workspace, "memory", "stash", "sqlite")
+    assert stashed.output == "stashed 1 segment\n"

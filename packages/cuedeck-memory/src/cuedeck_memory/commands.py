@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from cuedeck.wording import counted
+
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
     from cuedeck_memory.store import MemoryStore
@@ -35,8 +37,8 @@ def _workspace() -> Workspace:
 
 
 def _call(tool: str, **arguments: Any) -> Any:
-    """Run the registered tool exactly as MCP clients do (validation included)."""
-    from cuedeck.plugins import get_tools
+    """Run the registered tool exactly as MCP clients do (validation and masking included)."""
+    from cuedeck.serving import serve
 
     workspace = _workspace()
     given = {name: value for name, value in arguments.items() if value is not None}
@@ -45,14 +47,12 @@ def _call(tool: str, **arguments: Any) -> Any:
 
         # Its message says what a project id may hold; the tool's names only a pattern.
         check_project(given["project_id"])
-    return get_tools(workspace.plugins)[tool].call(workspace, given)
+    return serve(workspace.plugins.tools()[tool], workspace, given)
 
 
 def _emit(value: Any, as_json: bool, lines: list[str] | None = None) -> None:
     if as_json:
-        from cuedeck_cli.output import emit_json
-
-        emit_json(value)
+        click.get_current_context().obj.emit_json(value)  # the CLI's CommandContext
     else:
         click.echo("\n".join(lines) if lines is not None else json.dumps(value, indent=2))
 
@@ -98,7 +98,7 @@ def status(project: str, task_id: str | None, token_limit: int | None, as_json: 
     lines = [
         f"project {project}, task {reply['task_id'] or '-'}",
         f"{metrics['total_tokens']:,} of {metrics['token_limit']:,} tokens "
-        f"({metrics['usage_percent']}%), {metrics['total_segments']} working segments, "
+        f"({metrics['usage_percent']}%), {counted(metrics['total_segments'], 'working segment')}, "
         f"{metrics['pinned_segments_count']} pinned",
         f"health {health['score']} ({', '.join(f'{k} {v}' for k, v in health['factors'].items())})",
         *(r["message"] for r in reply["recommendations"]),
@@ -233,7 +233,7 @@ def stash(
         reply = {"stashed_segments": reply["pruned_segments"], **reply}
     else:
         reply = _call("context_stash", project_id=project, query=query, filters=filters)
-    _emit(reply, as_json, [f"stashed {len(reply['stashed_segments'])} segments"])
+    _emit(reply, as_json, [f"stashed {counted(len(reply['stashed_segments']), 'segment')}"])
 
 
 @memory.command()
@@ -308,7 +308,7 @@ def gc(project: str, target: int | None, apply: bool, task_id: str | None, as_js
             applied["action"] = done["action"]
         if chosen:
             reply["applied"] = applied
-            lines.append(f"stashed {len(applied['pruned_segments'])} segments")
+            lines.append(f"stashed {counted(len(applied['pruned_segments']), 'segment')}")
     _emit(reply, as_json, lines or ["no candidates"])
 
 
@@ -327,7 +327,8 @@ def snapshot(
 
         found = list_snapshots(_store(_workspace()), project)
         lines = [
-            f"{s['snapshot_id']}  {s['name']}  {s['segments_snapshot']} segments" for s in found
+            f"{s['snapshot_id']}  {s['name']}  {counted(s['segments_snapshot'], 'segment')}"
+            for s in found
         ]
         _emit({"snapshots": found}, as_json, lines or ["no snapshots"])
         return
@@ -335,7 +336,10 @@ def snapshot(
     _emit(
         reply,
         as_json,
-        [f"{reply['snapshot_id']} {reply['name']}: {reply['segments_snapshot']} segments"],
+        [
+            f"{reply['snapshot_id']} {reply['name']}: "
+            f"{counted(reply['segments_snapshot'], 'segment')}"
+        ],
     )
 
 

@@ -26,6 +26,7 @@ import attrs
 import numpy as np
 
 from cuedeck.layout import CARD_ID, card_path
+from cuedeck.wording import counted
 from cuedeck_memory.segments import GENERATIONS, generation_of, type_weight
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def _reason(kind: str, age_hours: float, refcount: int, generation: str) -> str:
         age = f"{age_hours:.1f} h"
     else:
         age = f"{age_hours * 60:.0f} min"
-    refs = "no references" if refcount == 0 else f"{refcount} reference{'s' * (refcount > 1)}"
+    refs = "no references" if refcount == 0 else counted(refcount, "reference")
     return f"{kind}, untouched for {age}, {refs}, {generation}, unreachable from the roots"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any, cast
 
-from cuedeck.confirmation import Confirmations
+from cuedeck import confirmation
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import CARD_ID, card_path
 from cuedeck_memory.replies import page, segment_dict
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
         Snapshot,
     )
     from cuedeck_memory.store import MemoryStore
-
-DELETE_OPERATION = "context_gc_prune.delete"
 
 
 def segment_items(
@@ -221,7 +219,6 @@ def prune(
         )
     allowed.sort()
     chosen = [i for i, _ in allowed]
-    arguments = {"project_id": project, "action": "delete", "segment_ids": chosen}
     state = hashlib.sha256(
         "\n".join(
             f"{i}:{int(table.hash64[r])}:{'stashed' if table.stashed[r] else 'working'}"
@@ -233,21 +230,26 @@ def prune(
         f"deletes {len(chosen)} segments of project {project!r} ({freed:,} working tokens) "
         "for good; stash them instead to keep them retrievable"
     )
-    confirmations = Confirmations(store.root)
-    if token is None:
+    # Core's confirmation binds the tool and all its arguments; the ids as a set.
+    asked = confirmation.confirm(
+        store.workspace,
+        warning=warning,
+        token=token,
+        state=state,
+        normalised={"segment_ids": sorted(set(ids))},
+        resolved={"deleted": chosen},
+    )
+    if asked is not None:
         return {
-            "requires_confirmation": True,
-            "confirmation_token": confirmations.issue(DELETE_OPERATION, arguments, state),
-            "expires_in_seconds": int(confirmations.ttl),
+            **asked,
+            "expires_in_seconds": int(confirmation.TTL_SECONDS),
             "segment_ids": chosen,
             "tokens": freed,
-            "warning_message": warning,
             "pruned_segments": [],
             "tokens_freed": 0,
             "action": "delete",
             "errors": errors,
         }
-    confirmations.redeem(token, DELETE_OPERATION, arguments, state, warning=warning)
     removed = store.delete(project, chosen)
     store.survived(project)
     return {
