@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from attrs import evolve as attrs_evolve
 from click.testing import CliRunner
 
@@ -326,3 +327,53 @@ def test_a_batch_masked_in_one_pass_is_masked_as_one_by_one(workspace: Workspace
     for got, expected in zip(batch, alone, strict=True):
         assert got.split("#")[0] == expected.split("#")[0]  # numbering is per session
     assert KEY not in batch[0] and GITHUB not in batch[4] and "BEGIN" not in batch[5].split("]")[-1]
+
+
+def test_no_file_tool_writes_the_store_whatever_path_reaches_it(
+    workspace: Workspace, capture: Capture
+) -> None:
+    from cuedeck.errors import Protected
+    from cuedeck.files import sha256_bytes
+
+    capture("kept as it is")
+    root = workspace.root
+    (root / "docs").mkdir()
+    (root / "docs/deck").symlink_to("../.cuedeck", target_is_directory=True)
+    store = root / STORE_PATH
+    assert Path(f"{store}-wal").is_file() and Path(f"{store}-shm").is_file()  # WAL mode, open
+    before = {p: p.read_bytes() for p in store.parent.iterdir() if p.is_file()}
+    for path in (STORE_PATH, f"{STORE_PATH}-wal", f"{STORE_PATH}-shm",
+                 "docs/deck/memory/memory.sqlite3", f"{STORE_PATH}-journal"):  # fmt: skip
+        target = root / path
+        digest = sha256_bytes(target.read_bytes()) if target.is_file() else "0" * 64
+        for tool, arguments in (
+            ("create_file", {"content": "not a store"}),
+            ("edit_file", {"old_string": "SQLite", "new_string": "x", "content_hash": digest}),
+            ("delete_file", {"content_hash": digest}),
+        ):
+            with pytest.raises(Protected) as refused:
+                call(workspace, tool, file_path=path, **arguments)
+            assert (refused.value.code, refused.value.data["reason"]) == (1013, "control"), tool
+    assert {p: p.read_bytes() for p in store.parent.iterdir() if p.is_file()} == before
+    assert [s["text"] for s in call(workspace, "context_get_working_set", project_id="p")[
+        "segments"]] == ["kept as it is"]  # fmt: skip
+
+
+def test_an_export_replaces_a_link_in_its_folder_and_never_writes_through_it(
+    workspace: Workspace, capture: Capture
+) -> None:
+    from cuedeck_memory.archive import export_project
+
+    [kept] = capture("exported")
+    folder = workspace.root / ".cuedeck/memory/export/p"
+    folder.mkdir(parents=True)
+    outside = workspace.root.parent / "victim.md"
+    outside.write_text("untouched\n")
+    (folder / f"{kept}.md").symlink_to(outside)  # where the export writes
+    (folder / "gone.md").symlink_to(outside)  # a stale name the export removes
+    assert export_project(store_of(workspace), "p") == folder
+    assert outside.read_text() == "untouched\n"
+    assert sorted(os.listdir(folder)) == [f"{kept}.md"]
+    written = folder / f"{kept}.md"
+    assert not written.is_symlink()
+    assert parse_file(written.read_text(), segment_id=kept, project_id="p").text == "exported"

@@ -80,12 +80,16 @@ def read_folder(folder: Path, project: str) -> tuple[list[Segment], list[tuple[s
 
 def export_project(store: MemoryStore, project: str, folder: Path | None = None) -> Path:
     """Write every segment of ``project`` as a file under ``folder`` (default
-    ``.cuedeck/memory/export/<project>``); files of segments no longer stored are
-    removed. The folder written."""
-    from cuedeck_memory.durable import write_batch
+    ``.cuedeck/memory/export/<project>``) through core's write path; files of segments
+    no longer stored are removed. The folder written."""
+    from cuedeck.errors import InvalidInput
+    from cuedeck.files import remove_file, write_files
 
     check_project(project)
     target = folder or store.root / EXPORT_DIR / project
+    root = os.path.realpath(store.root)
+    if not os.path.realpath(target).startswith(root.rstrip(os.sep) + os.sep):
+        raise InvalidInput(f"{target} resolves outside the workspace", field="folder")
     target.mkdir(parents=True, exist_ok=True)
     table = store.table
     rows = [int(r) for r in table.rows(project)]
@@ -95,10 +99,10 @@ def export_project(store: MemoryStore, project: str, folder: Path | None = None)
         batch = store.fetch(rows[start : start + 1000])
         files = [(f"{s.id}.md", render_file(s).encode("utf-8")) for s in batch.values()]
         names.update(name for name, _ in files)
-        write_batch(target, files)
+        write_files(store.root, target, files)
     for name in os.listdir(target):
         if name.endswith(".md") and name not in names:
-            (target / name).unlink()
+            remove_file(store.root, target / name)
     report(len(rows), len(rows), "Exporting memory segments")
     return target
 

@@ -147,10 +147,12 @@ class MemoryStore:
         encode = self._table.dump(self.database.store_id())
 
         def write() -> None:
-            from cuedeck.files import atomic_write
+            from cuedeck.errors import CueError
+            from cuedeck.files import write_file
 
-            with contextlib.suppress(OSError):
-                atomic_write(self.root / TABLE_PATH, encode())
+            # A copy that cannot be written is read from the store next time: no failure.
+            with contextlib.suppress(OSError, CueError):
+                write_file(self.root, TABLE_PATH, encode())
 
         self._saver = threading.Thread(target=write, name="cuedeck-memory-table", daemon=False)
         self._saver.start()
