@@ -462,12 +462,11 @@ def in_process(root: Path, items: list[dict[str, Any]]) -> dict[str, Any]:
     """The same calls in process on the store the MCP run left, and stash ranking quality."""
     import numpy as np
 
-    from cuedeck.plugins import get_tools
     from cuedeck.workspace import open_workspace
     from cuedeck_memory import ranking
 
     workspace = open_workspace(root)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
     store = workspace.service("memory")
 
     def run(tool: str, runs: int = 7, **arguments: Any) -> float:

@@ -21,12 +21,11 @@ pytestmark = pytest.mark.slow
 
 WRITER = """
 import sys
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 
 root, name = sys.argv[1], sys.argv[2]
 workspace = open_workspace(root)
-tool = get_tools(workspace.plugins)["context_capture"]
+tool = workspace.plugins.tools()["context_capture"]
 print("ready", flush=True)
 sys.stdin.readline()  # start together
 for batch in range(20):
@@ -40,11 +39,10 @@ print("done", flush=True)
 #: (acknowledged), until it is killed.
 INGEST = """
 import sys
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 
 workspace = open_workspace(sys.argv[1])
-tool = get_tools(workspace.plugins)["context_capture"]
+tool = workspace.plugins.tools()["context_capture"]
 batch = 0
 while True:
     segments = [{"text": f"batch {batch} item {n} " + "word " * 40} for n in range(200)]

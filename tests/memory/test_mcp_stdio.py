@@ -67,11 +67,10 @@ async def use(client: Client, tool: str, **arguments: Any) -> Any:
 
 
 async def test_every_tool_over_stdio_and_a_restart(make_workspace: Any) -> None:
-    from cuedeck.plugins import get_tools
     from cuedeck.workspace import open_workspace
 
     root = make_workspace({".cuedeck/cards/c2c2c2.md": card("c2c2c2", "Login")})
-    tools = get_tools(open_workspace(root).plugins)
+    tools = open_workspace(root).plugins.tools()
     for name in TOOLS:
         schema = tools[name].output_schema()
         assert schema is not None and schema["required"], name  # typed, with required keys

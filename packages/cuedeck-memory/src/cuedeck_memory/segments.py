@@ -261,21 +261,13 @@ def _frontmatter(text: str) -> tuple[dict[str, Any], dict[str, int], str]:
             fast = False
             break
         lines[key] = number
-    if not fast:  # written by hand in YAML syntax
-        import yaml
+    if not fast:  # written by hand in YAML syntax: core's one frontmatter reader
+        from cuedeck import frontmatter
 
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        try:
-            loaded = yaml.load(block, Loader=loader)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.context_mark or exc.problem_mark
-            where = mark.line + 2 if mark is not None else 2
-            raise SegmentFileError(f"frontmatter is not valid YAML: {exc.problem}", where) from None
-        except yaml.YAMLError as exc:
-            raise SegmentFileError(f"frontmatter is not valid YAML: {exc}", 2) from None
-        if not isinstance(loaded, dict):
-            raise SegmentFileError("the frontmatter is not a mapping of keys to values", 2)
-        values = {str(k): v for k, v in loaded.items()}
+        loaded, _body, problems = frontmatter.load(["---", *rows, "---"], "")
+        if problems:
+            raise SegmentFileError(problems[0].message, problems[0].line or 2)
+        values = loaded
         for number, text_line in enumerate(rows, start=2):
             name = text_line.split(":", 1)[0].strip()
             if name in values and name not in lines:
