@@ -268,16 +268,22 @@ def test_memory_tab_shows_health_advice_and_the_working_set(
     )
     pinned = tab.locator(f'tr[data-segment="{memory_demo["pinned"]}"] button.pin')
     assert pinned.get_attribute("aria-pressed") == "true"
-    # Pin from the page: the segment's file on disk says so.
+
+    # Pin from the page: the store, read by a new process, says so.
+    def stored_pin(segment_id: str) -> bool:
+        from cuedeck.workspace import open_workspace
+
+        store = open_workspace(demo).service("memory")
+        return bool(store.segment("default", segment_id).pinned)
+
     tab.locator(f'tr[data-segment="{memory_demo["log"]}"] button.pin').click()
     tab.wait_for_selector(
         f'tr[data-segment="{memory_demo["log"]}"] button.pin[aria-pressed="true"]'
     )
-    segment_file = demo / ".cuedeck" / "memory" / "default" / "segments"
-    assert "pinned: true" in (segment_file / f"{memory_demo['log']}.md").read_text()
+    assert stored_pin(memory_demo["log"])
     pinned.click()
     tab.wait_for_selector(
         f'tr[data-segment="{memory_demo["pinned"]}"] button.pin[aria-pressed="false"]'
     )
-    assert "pinned: false" in (segment_file / f"{memory_demo['pinned']}.md").read_text()
+    assert not stored_pin(memory_demo["pinned"])
     assert errors == []

@@ -17,7 +17,7 @@ from cuedeck.errors import (
     InvalidInput,
     Protected,
 )
-from cuedeck.files import sha256_bytes
+from cuedeck.files import sha256_bytes, write_files
 from cuedeck.workspace import open_workspace
 from tests.conftest import MakeWorkspace
 
@@ -247,3 +247,16 @@ def test_a_name_at_the_limit_still_has_room_for_its_temporary_file(
     name = "n" * 251 + ".txt"  # 255 bytes: the longest name most file systems allow
     assert call(root, "create_file", file_path=name, content="hi\n")["size_bytes"] == 3
     assert (root / name).read_text() == "hi\n"
+
+
+def test_a_batch_write_is_whole_files_in_one_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    files = [(f"{n}.md", f"file {n}\n".encode()) for n in range(300)]  # two lock chunks
+    write_files(tmp_path, "out", files)
+    assert sorted(os.listdir(folder)) == sorted(name for name, _ in files)
+    assert (folder / "299.md").read_bytes() == b"file 299\n"
+    assert (folder / "0.md").stat().st_mode & 0o777 == 0o644
+    with pytest.raises(InvalidInput):
+        write_files(tmp_path, "out", [("../escaped.md", b"x")])
+    assert not (tmp_path / "escaped.md").exists()
+    assert sorted(os.listdir(folder)) == sorted(name for name, _ in files)  # no temp left

@@ -167,10 +167,6 @@ def test_lists_and_nesting_have_caps() -> None:
     check_sizes({"tags": ["x"] * 10_000, "text": "y" * 1_000_000}, tool="t")  # at the caps
 
 
-#: Tools whose replies are still untyped on another branch (mem29 types memory's).
-UNTYPED_ELSEWHERE = {"memory"}
-
-
 def _untyped(schema: dict[str, Any], defs: dict[str, Any], where: str = "$") -> list[str]:
     """Places in an output schema that do not say their type, or an object's required
     keys. Array items and open maps (``dict[str, Any]``) may hold any JSON value."""
@@ -201,8 +197,6 @@ def test_every_tool_publishes_a_typed_output_schema() -> None:
     assert len(tools) > 40
     found = {}
     for name, tool in tools.items():
-        if tool.plugin in UNTYPED_ELSEWHERE:
-            continue
         schema = tool.output_schema()
         if schema is None:
             found[name] = ["no output schema: the return type is missing or Any"]

@@ -10,7 +10,6 @@ import pytest
 
 pytest.importorskip("cuedeck_memory")
 
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import Workspace, open_workspace
 from cuedeck_memory.store import MemoryStore
 
@@ -21,7 +20,7 @@ Call = Callable[..., Any]
 
 def call(workspace: Workspace, tool: str, **arguments: Any) -> Any:
     """Run a registered tool with validation, as MCP and the CLI do."""
-    return get_tools(workspace.plugins)[tool].call(workspace, arguments)
+    return workspace.plugins.tools()[tool].call(workspace, arguments)
 
 
 def store_of(workspace: Workspace) -> MemoryStore:

@@ -1,10 +1,12 @@
-"""GC on real segment files: scores, roots, reachability and plans."""
+"""GC on a real store: each score factor pinned by a table, roots, reachability, plans,
+and scores that spread over [0, 1] for a realistic mix."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import attrs
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +16,7 @@ from cuedeck_memory.segments import Segment, type_weight
 from cuedeck_memory.store import MemoryStore
 
 DAY = 86400.0
+HOUR = 3600.0
 T0 = 1_800_000_000.0
 
 
@@ -25,45 +28,160 @@ def store_at(workspace: Workspace, when: float) -> MemoryStore:
     return MemoryStore(workspace, clock=lambda: when)
 
 
+def by_id(analysis: gc.Analysis) -> dict[str, dict[str, Any]]:
+    return {c["segment_id"]: c for c in map(analysis.candidate, range(len(analysis.candidates)))}
+
+
+# -- one table per factor ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hours", "expected"),
+    [
+        (0.0, 0.0),
+        (0.5 / 60, 0.0),  # under a minute: whole minutes count
+        (1 / 60, 0.0649),  # a minute
+        (10 / 60, 0.2247),
+        (1.0, 0.3851),
+        (6.0, 0.5517),
+        (24.0, 0.6814),
+        (7 * 24.0, 0.8637),
+        (30 * 24.0, 1.0),
+        (365 * 24.0, 1.0),  # capped
+    ],
+)
+def test_the_age_factor(hours: float, expected: float) -> None:
+    assert gc.age_factor(hours) == pytest.approx(expected, abs=5e-5)
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("log", 1.0),
+        ("message", 0.7),
+        ("code", 0.6),
+        ("note", 0.5),
+        ("summary", 0.3),
+        ("decision", 0.2),
+        ("screenshot", 0.5),  # unknown types weigh as notes
+    ],
+)
+def test_the_type_factor(kind: str, expected: float) -> None:
+    assert type_weight(kind) == expected
+
+
+@pytest.mark.parametrize(("refcount", "expected"), [(0, 1.0), (1, 0.5), (3, 0.25), (9, 0.1)])
+def test_the_refcount_factor(refcount: int, expected: float) -> None:
+    assert gc.score_factors("note", 0.0, refcount, 0)["refcount"] == expected
+
+
+@pytest.mark.parametrize(
+    ("survived", "expected"), [(0, 1.0), (1, 1.0), (2, 0.6), (4, 0.6), (5, 0.3), (50, 0.3)]
+)
+def test_the_generation_factor(survived: int, expected: float) -> None:
+    assert gc.generation_factor(survived) == expected
+    assert gc.score_factors("note", 0.0, 0, survived)["generation"] == expected
+
+
+@pytest.mark.parametrize(
+    ("factor", "weight"), [("age", 0.40), ("type", 0.25), ("refcount", 0.20), ("generation", 0.15)]
+)
+def test_each_factor_weighs_what_the_docs_say(factor: str, weight: float) -> None:
+    base = {"age": 0.5, "type": 0.5, "refcount": 0.5, "generation": 0.5}
+    assert gc.score({**base, factor: 1.0}) - gc.score({**base, factor: 0.0}) == pytest.approx(
+        weight
+    )
+
+
 @given(
     kind=st.sampled_from(["log", "message", "code", "note", "summary", "decision", "odd"]),
     age=st.floats(min_value=0, max_value=1e9, allow_nan=False),
     refcount=st.integers(min_value=0, max_value=10_000),
     survived=st.integers(min_value=0, max_value=1000),
-    half_life=st.floats(min_value=0.01, max_value=1e6, allow_nan=False),
 )
 def test_every_factor_and_the_score_stay_in_the_unit_interval(
-    kind: str, age: float, refcount: int, survived: int, half_life: float
+    kind: str, age: float, refcount: int, survived: int
 ) -> None:
-    factors = gc.score_factors(kind, age, refcount, survived, half_life)
+    factors = gc.score_factors(kind, age, refcount, survived)
     assert all(0.0 <= value <= 1.0 for value in factors.values())
     assert 0.0 <= gc.score(factors) <= 1.0
 
 
-def test_unknown_types_weigh_as_notes() -> None:
-    assert type_weight("screenshot") == type_weight("note")
+# -- the same factors, through a real analysis ------------------------------------------
 
 
-def test_an_old_log_outranks_a_fresh_decision_and_references_lower_a_score(
-    workspace: Workspace,
-) -> None:
-    old = store_at(workspace, T0 - 30 * DAY)
-    [log, lonely, cited] = old.add(
-        "p", [draft("build log " * 20, "log"), draft("a note", "note"), draft("cited note", "note")]
+def test_each_factor_orders_candidates_that_differ_only_in_it(workspace: Workspace) -> None:
+    """Pairs of segments equal but for one factor: the analysis scores them as the
+    tables above say, factor by factor."""
+    old = store_at(workspace, T0 - 3 * DAY)
+    [aged] = old.add("p", [draft("same words here", "note")])
+    fresh = store_at(workspace, T0 - HOUR)
+    [young, logged, decided, cited, citing] = fresh.add(
+        "p",
+        [
+            draft("same words here", "note"),
+            draft("same words here", "log"),
+            draft("same words here", "decision"),
+            draft("same words here", "note"),
+            draft("refers", "summary"),
+        ],
     )
-    fresh = store_at(workspace, T0)
-    [decision, citing] = fresh.add(
-        "p", [draft("we use postgres", "decision"), draft("see it", "summary", refs=(cited.id,))]
-    )
-    analysis = gc.analyze(fresh, "p", now=T0)
-    by_id = {c.segment_id: c for c in analysis.candidates}
-    assert by_id[log.id].score > by_id[decision.id].score
-    assert analysis.candidates[0].segment_id == log.id
-    assert by_id[cited.id].factors["refcount"] == 0.5
-    assert by_id[cited.id].score < by_id[lonely.id].score
-    assert "log" in by_id[log.id].reason and "30.0 days" in by_id[log.id].reason
-    assert by_id[log.id].age_hours > 700
-    assert citing.id in by_id
+    fresh.change("p", [citing.id], lambda s: attrs.evolve(s, refs=(cited.id,)))
+    survivor = store_at(workspace, T0 - HOUR).add("p", [draft("same words here", "note")])[0]
+    database = fresh.database
+    with database.writing() as version:  # five GC runs survived, this one only
+        database.set_fields(
+            [fresh.table.rowid("p", survivor.id) or 0], version, gc_survival_count=5
+        )
+    got = by_id(gc.analyze(fresh, "p", now=T0))
+    base = got[young.id]
+    assert base["factors"] == {"age": 0.3851, "type": 0.5, "refcount": 1.0, "generation": 1.0}
+    assert base["score"] == pytest.approx(0.4 * 0.3851 + 0.25 * 0.5 + 0.2 + 0.15, abs=1e-4)
+    expected_delta = {
+        aged.id: ("age", 0.4 * (gc.age_factor(72.0) - gc.age_factor(1.0))),
+        logged.id: ("type", 0.25 * (1.0 - 0.5)),
+        decided.id: ("type", 0.25 * (0.2 - 0.5)),
+        cited.id: ("refcount", 0.2 * (0.5 - 1.0)),
+        survivor.id: ("generation", 0.15 * (0.3 - 1.0)),
+    }
+    for segment_id, (factor, delta) in expected_delta.items():
+        other = got[segment_id]
+        changed = {k for k in base["factors"] if other["factors"][k] != base["factors"][k]}
+        assert changed == {factor}, segment_id
+        assert other["score"] - base["score"] == pytest.approx(delta, abs=2e-4), factor
+    ranked = [segment_id for segment_id in got if segment_id != citing.id]
+    assert ranked == [aged.id, logged.id, young.id, decided.id, cited.id, survivor.id]
+
+
+def test_scores_spread_over_the_unit_interval_for_a_realistic_mix(workspace: Workspace) -> None:
+    """Ages from a minute to a month, every type, some references, pins and survivors:
+    the scores use most of [0, 1], and fresh segments are not told apart by type alone."""
+    kinds = ["message", "code", "log", "decision", "note", "summary"]
+    ages_hours = [1 / 60, 0.25, 1, 4, 12, 24, 72, 7 * 24, 14 * 24, 30 * 24]
+    made: list[tuple[str, float, str]] = []
+    for n, hours in enumerate(ages_hours):
+        store = store_at(workspace, T0 - hours * HOUR)
+        added = store.add(
+            "p", [draft(f"{kind} {n}", kind, pinned=n == 3 and kind == "note") for kind in kinds]
+        )
+        made += [(s.id, hours, s.type) for s in added]
+    now = store_at(workspace, T0)
+    ids = [i for i, _, _ in made]
+    now.change("p", ids[::7], lambda s: attrs.evolve(s, refs=(ids[0], ids[1])))
+    analysis = gc.analyze(now, "p", now=T0)
+    scores = sorted(float(s) for s in analysis.scores)
+    assert len(scores) == len(made) - 1  # the pinned one is a root
+    assert scores[0] < 0.35 and scores[-1] > 0.9
+    quartiles = [scores[len(scores) * q // 4] for q in (1, 2, 3)]
+    assert quartiles[2] - quartiles[0] > 0.15
+    # Among segments a minute to an hour old, age reorders what type alone would.
+    got = by_id(analysis)
+    fresh = {(hours, kind): got[i]["score"] for i, hours, kind in made if hours <= 1 and i in got}
+    assert fresh[(1, "decision")] > fresh[(1 / 60, "summary")]
+    assert fresh[(1, "note")] > fresh[(1 / 60, "code")]
+
+
+# -- roots, reachability, plans ---------------------------------------------------------
 
 
 def test_roots_and_what_they_reach_are_never_candidates(workspace: Workspace) -> None:
@@ -89,17 +207,18 @@ def test_roots_and_what_they_reach_are_never_candidates(workspace: Workspace) ->
     store.change("p", [b.id], lambda s: attrs.evolve(s, refs=(c.id,)))
     store.change("p", [c.id], lambda s: attrs.evolve(s, refs=(a.id, topic_a.id)))
     nothing = gc.analyze(store, "p", now=T0 + DAY)
-    candidates = {x.segment_id for x in nothing.candidates}
-    assert pinned.id not in candidates and len(candidates) == 10
+    assert pinned.id not in nothing.ids() and len(nothing.ids()) == 10
 
     store.change("p", [pinned.id], lambda s: attrs.evolve(s, refs=(a.id,)))
     store.set_current_task("p", "c2c2c2")
     analysis = gc.analyze(store, "p", current_file="src/app.py", now=T0 + DAY)
-    candidates = {x.segment_id for x in analysis.candidates}
-    assert candidates == {lone.id}
-    assert {pinned.id, of_file.id, of_card.id, of_dep.id, cites_card.id} <= analysis.roots
+    assert analysis.ids() == [lone.id]
+    table = store.table
+    roots = {table.segment_id(r) for r in analysis.roots}
+    reached = {table.segment_id(r) for r in analysis.reached}
+    assert {pinned.id, of_file.id, of_card.id, of_dep.id, cites_card.id} <= roots
     # The cycle ends, and reaching topic_a reaches its whole topic.
-    assert {a.id, b.id, c.id, topic_a.id, topic_b.id} <= analysis.reached
+    assert {a.id, b.id, c.id, topic_a.id, topic_b.id} <= reached
 
 
 def test_the_recency_window_is_read_from_config(make_workspace: Any) -> None:
@@ -113,18 +232,19 @@ def test_the_recency_window_is_read_from_config(make_workspace: Any) -> None:
         for n in range(4)
     ]
     analysis = gc.analyze(store, "p", now=T0 + 10)
-    assert {x.segment_id for x in analysis.candidates} == {made[0].id, made[1].id}
+    assert set(analysis.ids()) == {made[0].id, made[1].id}
 
 
 def test_plans_meet_a_target_or_say_how_much_of_it(workspace: Workspace) -> None:
     store = store_at(workspace, T0 - 10 * DAY)
     store.add("p", [draft("log line " * 50, "log") for _ in range(3)])
     analysis = gc.analyze(store, "p", now=T0)
-    total = sum(c.tokens for c in analysis.candidates)
-    met = gc.plan(analysis, analysis.candidates[0].tokens)
-    assert met["target_met"] and len(met["stash_segments"]) == 1
-    assert "met" in met["reason"]
+    tokens = [int(t) for t in analysis.candidate_tokens]
+    total = sum(tokens)
+    met = gc.plan(analysis, tokens[0])
+    assert met["target_met"] and met["stash_segments"] == analysis.ids(1)
+    assert met["candidates_count"] == 1 and "met" in met["reason"]
     partly = gc.plan(analysis, total + 1000)
-    assert not partly["target_met"]
+    assert not partly["target_met"] and partly["candidates_count"] == 3
     assert partly["total_tokens_freed"] == total
     assert f"{total:,} of {total + 1000:,}" in partly["reason"]

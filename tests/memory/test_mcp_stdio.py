@@ -52,14 +52,29 @@ def server(root: Path) -> StdioServerParameters:
     return StdioServerParameters(command=CUE, args=args, env=environment())
 
 
+SCHEMAS: dict[str, Any] = {}
+
+
 async def use(client: Client, tool: str, **arguments: Any) -> Any:
+    """Call ``tool``; its reply must be structured and valid against its full output
+    schema (types and required keys), as typed replies promise."""
+    import jsonschema
+
     result = await client.call_tool(tool, arguments)
     assert result.structured_content is not None, tool
+    jsonschema.validate(result.structured_content, SCHEMAS[tool])
     return result.structured_content
 
 
 async def test_every_tool_over_stdio_and_a_restart(make_workspace: Any) -> None:
+    from cuedeck.workspace import open_workspace
+
     root = make_workspace({".cuedeck/cards/c2c2c2.md": card("c2c2c2", "Login")})
+    tools = open_workspace(root).plugins.tools()
+    for name in TOOLS:
+        schema = tools[name].output_schema()
+        assert schema is not None and schema["required"], name  # typed, with required keys
+        SCHEMAS[name] = schema
     async with Client(server(root), mode="legacy") as client:
         listed = {tool.name for tool in (await client.list_tools()).tools}
         assert listed >= TOOLS

@@ -42,18 +42,33 @@ def test_the_active_cards_pins_and_decisions_join_its_scene(make_workspace: Any)
     assert rows == [
         (".cuedeck/cards/c2c2c2.md", "card", 100),
         (".cuedeck/docs/auth.md", "direct", 50),
-        (f".cuedeck/memory/p/segments/{pinned}.md", "memory", 40),
-        (f".cuedeck/memory/p/segments/{decision}.md", "memory", 40),
+        (f".cuedeck/memory/p/{pinned}", "memory", 40),
+        (f".cuedeck/memory/p/{decision}", "memory", 40),
         (".cuedeck/docs/tokens.md", "indirect", 25),
     ]
     assert "we keep sessions in redis" in scene.text and "chatter" not in scene.text
     assert KEY not in scene.text
     assert scene.tokens <= scene.manifest["token_limit"]
-    assert f".cuedeck/memory/p/segments/{decision}.md" in scene.manifest["inputs"]
+    assert f".cuedeck/memory/p/{decision}" in scene.manifest["inputs"]
+    # The written scene is checked against the segments as stored now.
+    from cuedeck.scene.staleness import changed_inputs, read_recorded, write_scene
+
+    write_scene(workspace, scene)
+    recorded = read_recorded(workspace)
+    assert recorded is not None and changed_inputs(workspace, recorded) == []
+    store = workspace.service("memory")
+    store.change("p", [decision], lambda s: s.__class__(**{**_fields(s), "text": "redis, no"}))
+    assert changed_inputs(open_workspace(root), recorded) == [f".cuedeck/memory/p/{decision}"]
 
     (root / ".cuedeck/config.toml").write_text("[scene]\nmemory = false\n")
     plain = build_scene(open_workspace(root), "c2c2c2")
     assert "memory" not in {c["role"] for c in plain.manifest["candidates"]}
+
+
+def _fields(segment: Any) -> dict[str, Any]:
+    import attrs
+
+    return attrs.asdict(segment, recurse=False)
 
 
 def run(workspace: Workspace, *args: str, stdin: str | None = None) -> Any:
@@ -102,14 +117,38 @@ def test_cue_init_ignores_memory(tmp_path: Any) -> None:
     assert ".cuedeck/memory/" in (tmp_path / ".gitignore").read_text().splitlines()
 
 
-def test_cue_memory_list_shows_an_edit_made_in_place(workspace: Workspace) -> None:
-    captured = run(workspace, "memory", "capture", "--json", stdin="typed at first\n")
-    [segment_id] = json.loads(captured.output)["segment_ids"]
-    assert run(workspace, "memory", "list").exit_code == 0  # the index records the folder
-    path = workspace.root / f".cuedeck/memory/default/segments/{segment_id}.md"
-    path.write_text(path.read_text().replace("typed at first", "fixed by hand"))  # in place
-    listed = json.loads(run(workspace, "memory", "list", "--json").output)
-    assert [s["text"] for s in listed["segments"]] == ["fixed by hand\n"]
+def test_restore_under_a_tight_budget_shows_text_or_says_what_fits(
+    workspace: Workspace,
+) -> None:
+    long = "a longer segment with words " * 12
+    call(workspace, "context_set_current_task", project_id="default", task_id="t1")
+    call(
+        workspace,
+        "context_capture",
+        project_id="default",
+        segments=[{"text": "short one", "type": "decision"}, {"text": long, "pinned": True}],
+    )
+    count = workspace.token_counter.count
+    # 200 tokens cannot hold one segment's fields: refused with what would, never a row
+    # without text.
+    small = run(workspace, "memory", "restore", "--max-tokens", "200", "--json")
+    assert small.exit_code == 1
+    error = json.loads(small.output)["error"]
+    assert (error["code"], error["field"]) == (1004, "max_tokens")
+    needed = error["needed"]
+    assert 200 < needed < 400 and "at least that" in error["message"]
+    tight = json.loads(
+        run(workspace, "memory", "restore", "--max-tokens", str(needed), "--json").output
+    )
+    assert count(json.dumps(tight)) <= needed
+    [first] = tight["segments"]  # the pinned one first, cut to fit but never empty
+    assert first["pinned"] and first["text_truncated"] and len(first["text"]) >= 40
+    assert long.startswith(first["text"]) and tight["page"]["next_cursor"] == "1"
+    table = run(workspace, "memory", "restore", "--max-tokens", str(needed)).output
+    assert "a longer segment" in table and "cut to fit: cue memory show" in table
+    roomy = json.loads(run(workspace, "memory", "restore", "--max-tokens", "900", "--json").output)
+    assert [s["text"] for s in roomy["segments"]] == [long, "short one"]
+    assert count(json.dumps(roomy)) <= 900
 
 
 def test_counts_of_one_are_singular(workspace: Workspace) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,23 +17,16 @@ from tests.memory.conftest import KEY, call, store_of
 Capture = Callable[..., list[str]]
 
 
-def segment_file(workspace: Workspace, segment_id: str, project: str = "p") -> Path:
-    return workspace.root / f".cuedeck/memory/{project}/segments/{segment_id}.md"
+def stored(workspace: Workspace, segment_id: str, project: str = "p") -> Any:
+    """The segment as a new process reads it from the store, or None."""
+    return store_of(open_workspace(workspace.root)).get(project, [segment_id]).get(segment_id)
 
 
 def test_capture_masks_secrets_before_writing(workspace: Workspace, capture: Capture) -> None:
     [segment_id] = capture(f"the key is {KEY}", type="message")
-    on_disk = segment_file(workspace, segment_id).read_text(encoding="utf-8")
-    assert KEY not in on_disk and "[REDACTED:stripe-secret-key#1]" in on_disk
+    assert stored(workspace, segment_id).text == "the key is [REDACTED:stripe-secret-key#1]"
     shown = call(workspace, "context_get_working_set", project_id="p")
     assert KEY not in json.dumps(shown)
-
-
-def test_masking_at_capture_can_be_switched_off(make_workspace: Any) -> None:
-    root = make_workspace(config="[memory]\nmask_on_capture = false\n")
-    workspace = open_workspace(root)
-    reply = call(workspace, "context_capture", project_id="p", segments=[{"text": KEY}])
-    assert KEY in segment_file(workspace, reply["segment_ids"][0]).read_text()
 
 
 def test_pins_protect_from_pruning_and_unknown_ids_are_listed(
@@ -44,8 +36,7 @@ def test_pins_protect_from_pruning_and_unknown_ids_are_listed(
     pinned = call(workspace, "context_gc_pin", project_id="p", segment_ids=[a, "nope"])
     assert pinned["pinned_segments"] == [a]
     assert [e["segment_id"] for e in pinned["errors"]] == ["nope"]
-    assert '"pinned": true' not in segment_file(workspace, b).read_text()
-    assert "pinned: true" in segment_file(workspace, a).read_text()
+    assert not stored(workspace, b).pinned and stored(workspace, a).pinned
     pruned = call(
         workspace, "context_gc_prune", project_id="p", segment_ids=[a, b, "x"], action="stash"
     )
@@ -88,7 +79,7 @@ def test_delete_takes_a_confirmation_token(workspace: Workspace, capture: Captur
     assert first["requires_confirmation"] and first["segment_ids"] == sorted([a, b])
     assert first["expires_in_seconds"] == 300
     token = first["confirmation_token"]
-    assert segment_file(workspace, a).exists()
+    assert stored(workspace, a) is not None
 
     def delete(ids: list[str], token: str) -> Any:
         return call(
@@ -115,11 +106,11 @@ def test_delete_takes_a_confirmation_token(workspace: Workspace, capture: Captur
     with pytest.raises(ConfirmationRequired) as other_ids:
         delete([a, c], other["confirmation_token"])
     assert "other arguments" in other_ids.value.data["reason"]
-    assert segment_file(workspace, c).exists()
+    assert stored(workspace, c) is not None
 
     done = delete([b, a], token)  # the same ids in another order
     assert sorted(done["pruned_segments"]) == sorted([a, b]) and done["action"] == "deleted"
-    assert not segment_file(workspace, a).exists() and not segment_file(workspace, b).exists()
+    assert stored(workspace, a) is None and stored(workspace, b) is None
     with pytest.raises(ConfirmationRequired) as reused:
         delete([a, b], token)
     assert reused.value.data["reason"] == "unknown or already used"
@@ -140,7 +131,7 @@ def test_delete_takes_a_confirmation_token(workspace: Workspace, capture: Captur
     with pytest.raises(ConfirmationRequired) as expired:
         delete([c], late["confirmation_token"])
     assert expired.value.data["reason"] == "expired"
-    assert segment_file(workspace, c).exists()
+    assert stored(workspace, c) is not None
 
 
 def test_filters_as_a_json_string_and_ranked_queries(
@@ -186,50 +177,6 @@ def test_filters_as_a_json_string_and_ranked_queries(
     assert len(back["moved_to_active"]) == 1
     working = call(workspace, "context_get_working_set", project_id="p")
     assert {s["tier"] for s in working["segments"]} == {"working"} and working["segment_count"] == 2
-
-
-def test_a_hand_edited_segment_file_is_noticed(workspace: Workspace, capture: Capture) -> None:
-    [segment_id] = capture("original text")
-    path = segment_file(workspace, segment_id)
-    text = path.read_text().replace("original text", "edited by hand, with more words")
-    text = text.replace("tags: []", "tags:\n  - handmade")  # YAML syntax, not JSON
-    path.write_text(text)
-    # Written in place: the folder's mtime does not change, so a new process answers
-    # first from the index and notices the edit in its background look at every file.
-    fresh = open_workspace(workspace.root)
-    call(fresh, "context_get_working_set", project_id="p")
-    assert store_of(fresh).wait_for_scan("p", timeout=60)
-    [seg] = call(fresh, "context_get_working_set", project_id="p")["segments"]
-    assert seg["text"] == "edited by hand, with more words" and seg["tags"] == ["handmade"]
-    assert segment_file(workspace, segment_id).read_text() == text  # a look never writes
-    store = store_of(workspace)
-    store.refresh("p", full=True)  # a running process looks again
-    assert store.segment("p", segment_id).text == "edited by hand, with more words"
-
-
-def test_a_corrupt_segment_file_is_skipped_and_reported(
-    workspace: Workspace, capture: Capture
-) -> None:
-    from cuedeck.doctor import diagnose
-
-    good, bad = capture("fine", "soon broken")
-    path = segment_file(workspace, bad)
-    path.write_text(path.read_text().replace("pinned: false", "pinned: [unclosed"))
-    fresh = open_workspace(workspace.root)
-    call(fresh, "context_get_working_set", project_id="p")
-    assert store_of(fresh).wait_for_scan("p", timeout=60)
-    ids = [
-        s["segment_id"] for s in call(fresh, "context_get_working_set", project_id="p")["segments"]
-    ]
-    assert ids == [good]
-    problems = [p for p in diagnose(fresh) if p.path and "memory" in p.path]
-    assert [(p.path, p.line, p.code) for p in problems] == [
-        (f".cuedeck/memory/p/segments/{bad}.md", 12, 1004)
-    ]
-    path.write_text(path.read_text().replace("pinned: [unclosed", "pinned: true"))
-    assert not [
-        p for p in diagnose(open_workspace(workspace.root)) if p.path and "memory" in p.path
-    ]
 
 
 def test_set_current_task_activates_a_card(workspace: Workspace, capture: Capture) -> None:
@@ -331,3 +278,79 @@ def test_projects_and_unknown_segments(workspace: Workspace, capture: Capture) -
         store_of(workspace).segment("alpha", "missing")
     with pytest.raises(InvalidInput):
         call(workspace, "context_get_working_set", project_id="../escape")
+
+
+def test_total_matches_is_the_true_count_past_the_limit(
+    workspace: Workspace, capture: Capture
+) -> None:
+    capture(*[f"deploy step {n} of the release" for n in range(60)], type="log")
+    capture(*[f"unrelated note {n}" for n in range(15)])
+    capture("deploy notes of another project", project="q")
+    call(workspace, "context_stash", project_id="p", filters={"type": "log"})
+    call(workspace, "context_stash", project_id="p", query="unrelated")
+    call(workspace, "context_stash", project_id="q", query="deploy")
+    found = call(workspace, "context_search_stashed", project_id="p", query="deploy", limit=5)
+    assert found["total_matches"] == 60 and len(found["segments"]) == 5
+    everywhere = call(workspace, "context_search_stashed", query="deploy", limit=5)
+    assert everywhere["total_matches"] == 61
+    listed = call(workspace, "context_search_stashed", project_id="p", limit=3)
+    assert listed["total_matches"] == 75 and listed["ranking"] == "newest first"
+    assert len(listed["segments"]) == 3
+    logs = call(
+        workspace, "context_search_stashed", project_id="p", filters={"type": "log"}, limit=1
+    )
+    assert logs["total_matches"] == 60
+    retrieved = call(workspace, "context_retrieve_stashed", project_id="p", query="unrelated")
+    assert retrieved["segments_found"] == 15
+
+
+def test_an_unpaged_reply_is_refused(workspace: Workspace, capture: Capture) -> None:
+    capture("one")
+    with pytest.raises(InvalidInput) as refused:
+        call(workspace, "context_gc_analyze", project_id="p", max_tokens=10_000_000)
+    assert refused.value.data["field"] == "max_tokens"
+
+
+def test_advice_and_plans_fit_the_reply_budget(workspace: Workspace, capture: Capture) -> None:
+    # 400 small logs and a window they fill to 90%: the full plan names hundreds of ids.
+    ids = capture(*[f"log line {n} of a noisy build" for n in range(400)], type="log")
+    store = store_of(workspace)
+    tokens = int(store.table.tokens[store.table.rows("p")].sum())
+    limit = int(tokens / 0.9)
+    count = workspace.token_counter.count
+    report = call(
+        workspace, "context_analyze_usage", project_id="p", token_limit=limit, max_tokens=1000
+    )
+    assert count(json.dumps(report)) <= 1000
+    [action] = report["suggested_actions"]
+    assert action["complete"] is False and 0 < action["segments"] < action["segments_in_plan"]
+    kept = action["arguments"]["segment_ids"]
+    assert len(kept) == action["segments"] and set(kept) <= set(ids)
+    assert action["tokens_freed"] == sum(s.tokens for s in store.get("p", kept).values())
+    assert f"stash {action['segments_in_plan']} segments" in report["warnings"][0]["message"]
+    # The whole plan stays reachable: its ids are the first candidates, page by page.
+    plan_reply = call(
+        workspace, "context_gc_analyze", project_id="p", target_tokens=tokens, max_tokens=1000
+    )
+    assert count(json.dumps(plan_reply)) <= 1000
+    plan = plan_reply["pruning_plan"]
+    assert plan["stash_segments_complete"] is False
+    assert len(plan["stash_segments"]) < plan["candidates_count"] == 400
+    seen, cursor = [], None
+    while True:
+        page = call(
+            workspace,
+            "context_gc_analyze",
+            project_id="p",
+            target_tokens=tokens,
+            max_tokens=1000,
+            cursor=cursor,
+        )
+        seen += [c["segment_id"] for c in page["pruning_candidates"]]
+        cursor = page["page"]["next_cursor"]
+        if cursor is None:
+            break
+    assert seen[: len(plan["stash_segments"])] == plan["stash_segments"]
+    assert sorted(seen) == sorted(ids)
+    small = call(workspace, "context_analyze_usage", project_id="p", token_limit=limit * 10)
+    assert small["suggested_actions"] == [] and "complete" not in json.dumps(small)

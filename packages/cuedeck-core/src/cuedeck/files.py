@@ -1,7 +1,8 @@
 """The one write path of CueDeck, and inter-process locks.
 
 Every file a workspace holds is written through :func:`rewrite_file` (or its shorthands
-:func:`write_file` and :func:`remove_file`): a lock keyed by the file's resolved real
+:func:`write_file` and :func:`remove_file`, and :func:`write_files` for a batch of one
+folder): a lock keyed by the file's resolved real
 path, the content hash the writer last saw checked inside it, a temporary file in the
 same folder, fsync, an atomic rename and the folder made durable, all before the lock is
 released. Two writers of one file (a card's ``update_task`` and an ``edit_file``,
@@ -27,11 +28,14 @@ from typing import TYPE_CHECKING
 from cuedeck.errors import Conflict, CueError, InvalidInput, LockError, PermissionDenied
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
 #: Lock files of the write path (``write-xx.lock`` under the workspace's locks folder):
 #: a fixed set, so the folder never fills up; two files that share one merely queue.
 WRITE_STRIPES = 256
+
+#: Files :func:`write_files` keeps open, and locked, at once.
+_BATCH_FILES = 256
 
 #: What a ``change`` passed to :func:`rewrite_file` returns: new content, or None to
 #: leave the file as it is.
@@ -234,6 +238,67 @@ def write_file(
     )
     assert digest is not None  # fixed content is always written
     return digest
+
+
+def write_files(
+    root: Path, folder: Path | str, files: Sequence[tuple[str, bytes]], *, timeout: float = 30.0
+) -> None:
+    """The write path for a batch of files in one folder (an export): ``(name, bytes)``
+    each written under its lock, atomically and durably as :func:`write_file` writes,
+    the files' fsyncs side by side and the folder's once.
+
+    A name is a file name, not a path; a link in its place is replaced by the file, never
+    followed, so the batch writes nothing outside ``folder``. Nothing is hash-checked:
+    the batch overwrites what is there.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = Path(folder) if Path(folder).is_absolute() else Path(root) / folder
+    real_folder = os.path.realpath(base)
+    try:
+        os.makedirs(real_folder, exist_ok=True)
+    except OSError as exc:
+        raise os_failure(str(base), exc) from None
+    for start in range(0, len(files), _BATCH_FILES):
+        chunk = files[start : start + _BATCH_FILES]
+        targets = [os.path.join(real_folder, name) for name, _ in chunk]
+        if any(os.path.dirname(t) != real_folder for t in targets):
+            raise InvalidInput(f"{base}: a batch names files, not paths", field="files")
+        stripes = sorted({_stripe(Path(root), target) for target in targets})
+        with contextlib.ExitStack() as held:
+            # Sorted, so two batches never wait on each other's stripes in a circle.
+            for stripe in stripes:
+                held.enter_context(locked(stripe, timeout=timeout, display=str(base)))
+            opened: list[int] = []
+            staged: list[tuple[str, str]] = []
+            try:
+                for (_name, data), target in zip(chunk, targets, strict=True):
+                    fd, tmp = tempfile.mkstemp(prefix=".cuedeck-", suffix=".tmp", dir=real_folder)
+                    opened.append(fd)
+                    staged.append((tmp, target))
+                    view = memoryview(data)
+                    while view:  # os.write may write less than asked
+                        view = view[os.write(fd, view) :]
+                    os.chmod(tmp, 0o644)
+                with ThreadPoolExecutor(max_workers=min(16, len(opened))) as pool:
+                    # fsync releases the GIL: the file system commits them together.
+                    list(pool.map(os.fsync, opened))
+                while opened:
+                    os.close(opened.pop())
+                while staged:
+                    tmp, target = staged[0]
+                    os.replace(tmp, target)
+                    staged.pop(0)
+            except OSError as exc:
+                raise os_failure(str(base), exc) from None
+            finally:
+                for fd in opened:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                for tmp, _ in staged:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
+            _fsync_folder(real_folder)
 
 
 def remove_file(

@@ -34,11 +34,11 @@ CONFIRMATIONS_PATH = f"{CACHE_DIR}/confirmations.json"
 RATE_LIMITS_DB = f"{CACHE_DIR}/ratelimits.sqlite3"
 CONFIRMATIONS_LOCK = f"{CONFIRMATIONS_PATH}.lock"
 
-#: Context memory (the memory plugin): ``MEMORY_DIR/<project>/segments/<id>.md``, one
-#: file per segment, ``.../snapshots/<id>.json`` and ``.../project.json`` (the current
-#: task). One person's session context: git-ignored (docs/memory.md says why).
+#: Context memory (the memory plugin): its store ``MEMORY_DIR/memory.sqlite3`` and its
+#: exports live here. One person's session context: git-ignored (docs/memory.md says why).
 MEMORY_DIR = f"{WORKSPACE_DIR}/memory"
-#: The memory index (rebuildable from the files, GC counters aside).
+#: The index an older memory plugin kept beside its segment files (read once, for the
+#: GC counters, when those files move into the store).
 MEMORY_DB = f"{CACHE_DIR}/memory.sqlite3"
 
 #: What ``cue init`` adds to the workspace's .gitignore (``cue doctor`` checks git agrees):
@@ -56,7 +56,9 @@ GITIGNORE_LINES = (
 #: or a nested one's): the caches and locks, the token hashes, one person's state.
 PRIVATE = (".cache", "access.toml", "state.json", ".state.lock")
 #: What tools may read but never write: the settings the server trusts (``[masking]``,
-#: ``[files] deny``, roles), and memory, which only the memory tools write.
+#: ``[files] deny``, roles), and memory (its store ``memory.sqlite3``, with the ``-wal``
+#: and ``-shm`` files SQLite keeps beside it, and its exports), which only the memory
+#: tools write.
 CONTROL = ("config.toml", "memory")
 
 

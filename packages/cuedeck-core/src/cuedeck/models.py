@@ -244,9 +244,11 @@ class SceneItem:
 
 @attrs.frozen
 class SceneExtra:
-    """An item a scene source adds to a scene: text from workspace file ``path``.
+    """An item a scene source adds to a scene: text from workspace file ``path``, or an
+    item that is no file (a memory segment), named by ``path`` and hashed by its source.
 
-    ``sha256`` is of the file's bytes (what ``cue scene --check`` compares); ``text`` is
+    ``sha256`` is of the file's bytes, or the source's own hash of an item that is no
+    file (what ``cue scene --check`` compares, asking the sources again); ``text`` is
     what the scene shows (masked by the scene); ``priority`` orders it among the levels
     of :class:`SceneItem` (memory uses 40, between direct and indirect references).
     """

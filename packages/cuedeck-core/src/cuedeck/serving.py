@@ -46,7 +46,8 @@ def masking_for(workspace: Workspace, inputs: Any = None) -> MaskSession:
     """A mask session for one reply that knows the secrets the request itself sent, so
     a reply or an error echoing them (even normalised) is masked too."""
     session = workspace.mask_session()
-    for text in strings_in(inputs):
+    # Each distinct string once: a batch repeats its keys and many of its values.
+    for text in dict.fromkeys(strings_in(inputs)):
         session.learn(text)
     return session
 

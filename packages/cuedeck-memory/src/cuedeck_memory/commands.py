@@ -33,15 +33,12 @@ def _store(workspace: Workspace) -> MemoryStore:
 
 def _workspace() -> Workspace:
     workspace: Workspace = click.get_current_context().obj.workspace
-    # A person at the prompt expects the edit they just made, and the process ends with
-    # the answer: every read looks at every file first, none is left to a thread.
-    _store(workspace).background = False
     return workspace
 
 
 def _call(tool: str, **arguments: Any) -> Any:
-    """Run the registered tool exactly as MCP clients do (validation included)."""
-    from cuedeck.plugins import get_tools
+    """Run the registered tool exactly as MCP clients do (validation and masking included)."""
+    from cuedeck.serving import serve
 
     workspace = _workspace()
     given = {name: value for name, value in arguments.items() if value is not None}
@@ -50,7 +47,7 @@ def _call(tool: str, **arguments: Any) -> Any:
 
         # Its message says what a project id may hold; the tool's names only a pattern.
         check_project(given["project_id"])
-    return get_tools(workspace.plugins)[tool].call(workspace, given)
+    return serve(workspace.plugins.tools()[tool], workspace, given)
 
 
 def _emit(value: Any, as_json: bool, lines: list[str] | None = None) -> None:
@@ -62,8 +59,11 @@ def _emit(value: Any, as_json: bool, lines: list[str] | None = None) -> None:
 
 def _segment_line(item: dict[str, Any]) -> str:
     text = " ".join(item["text"].split())
+    if item.get("text_truncated"):
+        # Cut to fit the reply's budget: say so, and where the whole text is.
+        text = f"{text[:50]}... (cut to fit: cue memory show {item['segment_id']})"
     pin = "*" if item["pinned"] else " "
-    return f"{item['segment_id']} {pin} {item['type']:<8} {item['tokens']:>6}  {text[:70]}"
+    return f"{item['segment_id']} {pin} {item['type']:<8} {item['tokens']:>6}  {text[:90]}"
 
 
 def _page_note(page: dict[str, Any]) -> list[str]:
@@ -79,7 +79,8 @@ def _page_note(page: dict[str, Any]) -> list[str]:
 def memory() -> None:
     """Context memory: capture segments, watch usage, collect garbage, stash, snapshot.
 
-    Segments are files under .cuedeck/memory/<project>/ (docs/memory.md).
+    Segments live in .cuedeck/memory/memory.sqlite3; export and import give them as
+    plain files (docs/memory.md).
     """
 
 
@@ -133,12 +134,12 @@ def list_command(
 @json_option
 def show(segment_id: str, project: str, as_json: bool) -> None:
     """One segment, whole."""
-    from cuedeck_memory.operations import refcounted
+    from cuedeck_memory.operations import segment_items
 
     store = _store(_workspace())
-    item = refcounted(store, project, [store.segment(project, segment_id)])[0]
+    item = dict(segment_items(store, [store.segment(project, segment_id)])[0])
     meta = [f"{k}: {json.dumps(v)}" for k, v in item.items() if k != "text"]
-    _emit(item, as_json, [*meta, "", item["text"]])
+    _emit(item, as_json, [*meta, "", str(item["text"])])
 
 
 @memory.command()
@@ -274,28 +275,40 @@ def retrieve(
 @json_option
 def gc(project: str, target: int | None, apply: bool, task_id: str | None, as_json: bool) -> None:
     """Pruning candidates, a plan with --target, stashed with --apply."""
-    reply = _call(
-        "context_gc_analyze",
-        project_id=project,
-        task_id=task_id,
-        target_tokens=target,
-        max_tokens=1_000_000,
-    )
+    arguments: dict[str, Any] = {"project_id": project, "task_id": task_id, "target_tokens": target}
+    reply = _call("context_gc_analyze", **arguments)
     plan = reply.get("pruning_plan")
-    chosen = (
-        plan["stash_segments"] if plan else [c["segment_id"] for c in reply["pruning_candidates"]]
-    )
     lines = [
         f"{c['segment_id']} {c['score']:.3f} {c['tokens']:>6}  {c['reason']}"
         for c in reply["pruning_candidates"][:50]
     ]
     if plan:
         lines.append(plan["reason"])
-    if apply and chosen:
-        reply["applied"] = _call(
-            "context_gc_prune", project_id=project, segment_ids=chosen, action="stash"
-        )
-        lines.append(f"stashed {counted(len(reply['applied']['pruned_segments']), 'segment')}")
+    if apply:
+        # The plan is its first candidates_count candidates: read the pages that hold them.
+        wanted = plan["candidates_count"] if plan else reply["total_candidates"]
+        chosen = [c["segment_id"] for c in reply["pruning_candidates"]]
+        cursor = reply["page"]["next_cursor"]
+        while len(chosen) < wanted and cursor is not None:
+            more = _call("context_gc_analyze", **arguments, cursor=cursor)
+            chosen += [c["segment_id"] for c in more["pruning_candidates"]]
+            cursor = more["page"]["next_cursor"]
+        chosen = chosen[:wanted]
+        applied: dict[str, Any] = {"pruned_segments": [], "tokens_freed": 0, "errors": []}
+        for start in range(0, len(chosen), 10_000):
+            done = _call(
+                "context_gc_prune",
+                project_id=project,
+                segment_ids=chosen[start : start + 10_000],
+                action="stash",
+            )
+            applied["pruned_segments"] += done["pruned_segments"]
+            applied["tokens_freed"] += done["tokens_freed"]
+            applied["errors"] += done["errors"]
+            applied["action"] = done["action"]
+        if chosen:
+            reply["applied"] = applied
+            lines.append(f"stashed {counted(len(applied['pruned_segments']), 'segment')}")
     _emit(reply, as_json, lines or ["no candidates"])
 
 
@@ -348,3 +361,41 @@ def projects(as_json: bool) -> None:
     """Projects with memory (context_list_projects)."""
     reply = _call("context_list_projects")
     _emit(reply, as_json, reply["projects"] or ["no projects"])
+
+
+@memory.command("export")
+@project_option
+@json_option
+def export_command(project: str, as_json: bool) -> None:
+    """Write every segment as a plain file under .cuedeck/memory/export/<project>/."""
+    from cuedeck_memory.archive import export_project
+    from cuedeck_memory.segments import check_project
+
+    workspace = _workspace()
+    folder = export_project(_store(workspace), check_project(project))
+    where = folder.relative_to(workspace.root).as_posix()
+    _emit({"project_id": project, "folder": where}, as_json, [f"exported to {where}"])
+
+
+@memory.command("import")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@project_option
+@json_option
+def import_command(folder: str, project: str, as_json: bool) -> None:
+    """Read segment files back (an export you edited): known ids are updated, new added."""
+    from pathlib import Path
+
+    from cuedeck.errors import InvalidInput
+    from cuedeck_memory.archive import import_project
+    from cuedeck_memory.segments import check_project
+
+    workspace = _workspace()
+    path = Path(folder).resolve()
+    if not path.is_relative_to(workspace.root.resolve()):
+        raise InvalidInput(f"{folder} is outside the workspace", field="folder")
+    reply = import_project(_store(workspace), check_project(project), path)
+    lines = [
+        f"updated {len(reply['updated'])} segments, added {len(reply['added'])}",  # type: ignore[arg-type]
+        *(f"{p['path']}:{p['line']}: {p['message']}" for p in reply["problems"]),  # type: ignore[attr-defined]
+    ]
+    _emit(reply, as_json, lines)

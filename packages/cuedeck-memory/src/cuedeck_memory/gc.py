@@ -9,82 +9,55 @@ pair). Working segments nothing reaches are the candidates, scored in [0, 1]:
 
     0.40 · age + 0.25 · type + 0.20 · 1/(1 + refcount) + 0.15 · generation
 
-``age`` is ``1 − 0.5^(hours since last touch / half-life)``, bounded below 1; ``type``
-is the type's weight (logs 1.0 ... decisions 0.2); ``refcount`` counts the segments
-that refer to this one; ``generation`` is 1.0 young, 0.6 mature, 0.3 old (what
-survived many runs is likely worth keeping). Higher scores go first.
+``age`` is ``log(1 + whole minutes since last touch) / log(1 + minutes in 30 days)``,
+capped at 1, so it tells a minute from an hour as well as a day from a month; ``type`` is the
+type's weight (logs 1.0 ... decisions 0.2); ``refcount`` counts the working segments
+that refer to this one; ``generation`` is 1.0 young, 0.6 mature, 0.3 old (what survived
+many runs is likely worth keeping). Higher scores go first. The analysis runs over the
+in-memory columns of :mod:`cuedeck_memory.table`, as vector operations.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections import deque
+import math
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import numpy as np
 
 from cuedeck.layout import CARD_ID, card_path
 from cuedeck.wording import counted
-from cuedeck_memory.segments import generation_of, type_weight
+from cuedeck_memory.segments import GENERATIONS, generation_of, type_weight
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
-
-    from cuedeck_memory.index import Light
     from cuedeck_memory.store import MemoryStore
+    from cuedeck_memory.table import SegmentTable
 
 WEIGHTS = {"age": 0.40, "type": 0.25, "refcount": 0.20, "generation": 0.15}
 GENERATION_FACTOR = {"young": 1.0, "mature": 0.6, "old": 0.3}
-_CARD_PATH = re.compile(r"(?:^|/)\.cuedeck/cards/([a-z0-9]{6})\.md$")
+#: Where the age factor reaches 1: a segment untouched this long is as old as any.
+AGE_HORIZON_HOURS = 720.0
+_AGE_SCALE = math.log1p(AGE_HORIZON_HOURS * 60.0)
 
 
-@attrs.frozen
-class Candidate:
-    """A segment GC may prune, with its score and the factors behind it."""
-
-    segment_id: str
-    score: float
-    tokens: int
-    segment_type: str
-    age_hours: float
-    factors: dict[str, float]
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """The reply shape of ``context_gc_analyze``."""
-        return {
-            "segment_id": self.segment_id,
-            "score": round(self.score, 4),
-            "tokens": self.tokens,
-            "reason": self.reason,
-            "segment_type": self.segment_type,
-            "age_hours": round(self.age_hours, 2),
-            "factors": {k: round(v, 4) for k, v in self.factors.items()},
-        }
+def age_factor(hours: float) -> float:
+    """The GC age factor of a segment untouched for ``hours``, in [0, 1]: counted in
+    whole minutes, so a segment less than a minute old has none."""
+    return min(1.0, math.log1p(math.floor(max(0.0, hours) * 60.0)) / _AGE_SCALE)
 
 
-@attrs.frozen
-class Analysis:
-    """The outcome of one GC analysis of a project's working set."""
-
-    candidates: tuple[Candidate, ...]  # best (highest score) first
-    roots: frozenset[str]
-    reached: frozenset[str]
-    working_tokens: int
-    working_count: int
+def generation_factor(survived: int) -> float:
+    """The GC generation factor of a segment that survived ``survived`` runs."""
+    return GENERATION_FACTOR[generation_of(survived)]
 
 
-def score_factors(
-    kind: str, age_hours: float, refcount: int, survived: int, half_life: float
-) -> dict[str, float]:
+def score_factors(kind: str, age_hours: float, refcount: int, survived: int) -> dict[str, float]:
     """The four factors of a score, each in [0, 1]."""
-    age = 1.0 - 0.5 ** (max(0.0, age_hours) / half_life)
     return {
-        "age": min(1.0, max(0.0, age)),
+        "age": age_factor(age_hours),
         "type": type_weight(kind),
         "refcount": 1.0 / (1.0 + max(0, refcount)),
-        "generation": GENERATION_FACTOR[generation_of(survived)],
+        "generation": generation_factor(survived),
     }
 
 
@@ -94,18 +67,14 @@ def score(factors: dict[str, float]) -> float:
 
 
 def _reason(kind: str, age_hours: float, refcount: int, generation: str) -> str:
-    age = f"{age_hours / 24:.1f} days" if age_hours >= 48 else f"{age_hours:.1f} h"
+    if age_hours >= 48:
+        age = f"{age_hours / 24:.1f} days"
+    elif age_hours >= 1:
+        age = f"{age_hours:.1f} h"
+    else:
+        age = f"{age_hours * 60:.0f} min"
     refs = "no references" if refcount == 0 else counted(refcount, "reference")
     return f"{kind}, untouched for {age}, {refs}, {generation}, unreachable from the roots"
-
-
-def card_of(ref: str) -> str | None:
-    """The card id a reference names (``abc123``, ``@.cuedeck/cards/abc123.md``), or None."""
-    target = ref.strip().removeprefix("@").split("#", 1)[0]
-    if CARD_ID.match(target):
-        return target
-    found = _CARD_PATH.search(target)
-    return found.group(1) if found else None
 
 
 def tied_cards(store: MemoryStore, task_id: str | None) -> set[str]:
@@ -125,6 +94,50 @@ def tied_cards(store: MemoryStore, task_id: str | None) -> set[str]:
     return cards
 
 
+@attrs.frozen(eq=False)
+class Analysis:
+    """One GC analysis of a project's working set; candidates best (highest score) first."""
+
+    table: SegmentTable
+    working: np.ndarray[Any, Any]  # rowids of the working set
+    candidates: np.ndarray[Any, Any]  # rowids, best first
+    candidate_tokens: np.ndarray[Any, Any]  # tokens of each, in that order
+    scores: np.ndarray[Any, Any]
+    factors: dict[str, np.ndarray[Any, Any]]
+    age_hours: np.ndarray[Any, Any]
+    refcounts: np.ndarray[Any, Any]
+    roots: frozenset[int]
+    reached: frozenset[int]
+
+    @property
+    def working_tokens(self) -> int:
+        """Tokens of the whole working set."""
+        return int(self.table.tokens[self.working].sum())
+
+    def ids(self, count: int | None = None) -> list[str]:
+        """Segment ids of the first ``count`` candidates (all when None)."""
+        ids: list[str] = self.table.ids[self.candidates[:count]].tolist()
+        return ids
+
+    def candidate(self, n: int) -> dict[str, Any]:
+        """Candidate ``n`` in the reply shape of ``context_gc_analyze``."""
+        table = self.table
+        rowid = int(self.candidates[n])
+        kind = table.kinds.strings[int(table.kind[rowid])] or "note"
+        hours = float(self.age_hours[n])
+        refs = int(self.refcounts[n])
+        survived = int(table.survived[rowid])
+        return {
+            "segment_id": table.segment_id(rowid),
+            "score": round(float(self.scores[n]), 4),
+            "tokens": int(table.tokens[rowid]),
+            "reason": _reason(kind, hours, refs, generation_of(survived)),
+            "segment_type": kind,
+            "age_hours": round(hours, 2),
+            "factors": {k: round(float(v[n]), 4) for k, v in self.factors.items()},
+        }
+
+
 def analyze(
     store: MemoryStore,
     project: str,
@@ -132,84 +145,104 @@ def analyze(
     task_id: str | None = None,
     current_file: str | None = None,
     now: float | None = None,
-    rows: Sequence[Light] | None = None,
 ) -> Analysis:
     """Roots, reachability and scored candidates of ``project``'s working set."""
+    table = store.table
     settings = store.settings
     now = store.clock() if now is None else now
     task = task_id or store.current_task(project)
-    if rows is None:
-        store.refresh(project)
-        rows = store.index.light(project, ("working",))
     cards = tied_cards(store, task)
-    by_id = {row.id: row for row in rows}
-    refs: dict[str, list[str]] = {}
-    refcount: dict[str, int] = {}
-    topics: dict[str, list[str]] = {}
-    roots: set[str] = set()
-    recent: list[tuple[float, str]] = []
-    for row in rows:
-        targets = json.loads(row.refs) if row.refs != "[]" else []
-        refs[row.id] = targets
-        for target in targets:
-            if target in by_id and target != row.id:
-                refcount[target] = refcount.get(target, 0) + 1
-            elif (card := card_of(target)) is not None and card in cards:
-                roots.add(row.id)
-        if row.topic_id:
-            topics.setdefault(row.topic_id, []).append(row.id)
-        if row.pinned or (row.task_id is not None and row.task_id in cards):
-            roots.add(row.id)
-        if current_file and row.file_path == current_file:
-            roots.add(row.id)
-        if task and row.task_id == task and row.type in ("message", "decision"):
-            recent.append((row.created_at, row.id))
-    recent.sort(reverse=True)
-    roots.update(segment_id for _, segment_id in recent[: settings.recency_window])
-    reached = _reach(roots, refs, topics, by_id)
-    candidates = []
-    half_life = settings.half_life_hours
-    for row in rows:
-        if row.id in reached:
-            continue
-        age_hours = max(0.0, (now - (row.last_touched_at or row.created_at)) / 3600.0)
-        count = refcount.get(row.id, 0)
-        factors = score_factors(row.type, age_hours, count, row.gc_survival_count, half_life)
-        reason = _reason(row.type, age_hours, count, generation_of(row.gc_survival_count))
-        candidates.append(
-            Candidate(row.id, score(factors), row.tokens, row.type, age_hours, factors, reason)
+    with table.lock:
+        working = table.rows(project, stashed=False)
+        in_working = np.zeros(table.capacity, np.bool_)
+        in_working[working] = True
+        roots = set(working[table.pinned[working]].tolist())
+        values = table.values
+        card_codes = [values.find(c) for c in cards]
+        if card_codes:
+            roots.update(working[np.isin(table.task[working], card_codes)].tolist())
+        if current_file:
+            roots.update(working[table.file[working] == values.find(current_file)].tolist())
+        if task:
+            kinds = [table.kinds.find("message"), table.kinds.find("decision")]
+            mine = working[
+                (table.task[working] == values.find(task)) & np.isin(table.kind[working], kinds)
+            ]
+            if len(mine):
+                order = np.lexsort((-mine, -table.created[mine]))
+                roots.update(mine[order[: settings.recency_window]].tolist())
+        # References between working segments, and to the cards the task is tied to.
+        links = table.links()
+        inside = in_working[links.sources] & in_working[links.targets]
+        sources, targets = links.sources[inside], links.targets[inside]
+        if cards:
+            roots.update(r for r, card in links.cards if card in cards and in_working[r])
+        refcount = np.bincount(targets, minlength=table.capacity)
+        reached = _reach(roots, sources, targets, table, working)
+        candidates = np.flatnonzero(in_working & ~reached)
+        hours = np.maximum(0.0, (now - table.touched[candidates]) / 3600.0)
+        kind_weight = np.array([type_weight(k or "note") for k in table.kinds.strings])
+        survived = table.survived[candidates]
+        young, mature = GENERATIONS[0][0], GENERATIONS[1][0]
+        factors = {
+            "age": np.minimum(1.0, np.log1p(np.floor(hours * 60.0)) / _AGE_SCALE),
+            "type": kind_weight[table.kind[candidates]],
+            "refcount": 1.0 / (1.0 + refcount[candidates]),
+            "generation": np.where(
+                survived < young,
+                GENERATION_FACTOR["young"],
+                np.where(survived < mature, GENERATION_FACTOR["mature"], GENERATION_FACTOR["old"]),
+            ),
+        }
+        scores = sum(WEIGHTS[name] * value for name, value in factors.items())
+        # Best first; ties: older rows first (candidates are in rowid order, the sort
+        # is stable).
+        order = np.argsort(-np.round(scores, 12), kind="stable")
+        ranked = candidates[order]
+        return Analysis(
+            table=table,
+            working=working,
+            candidates=ranked,
+            candidate_tokens=table.tokens[ranked],
+            scores=np.asarray(scores)[order],
+            factors={k: np.asarray(v)[order] for k, v in factors.items()},
+            age_hours=hours[order],
+            refcounts=refcount[ranked],
+            roots=frozenset(roots),
+            reached=frozenset(np.flatnonzero(reached).tolist()),
         )
-    candidates.sort(key=lambda c: (-c.score, -c.tokens, c.segment_id))
-    return Analysis(
-        tuple(candidates),
-        frozenset(roots),
-        frozenset(reached),
-        sum(row.tokens for row in rows),
-        len(rows),
-    )
 
 
 def _reach(
-    roots: Iterable[str],
-    refs: dict[str, list[str]],
-    topics: dict[str, list[str]],
-    by_id: dict[str, Light],
-) -> set[str]:
-    """Segments reachable from ``roots`` by refs and shared topics (cycles are fine)."""
-    reached = set(roots)
-    queue = deque(reached)
-    topics_done: set[str] = set()
-    while queue:
-        current = queue.popleft()
-        following = [t for t in refs.get(current, ()) if t in by_id]
-        topic = by_id[current].topic_id if current in by_id else None
-        if topic and topic not in topics_done:
-            topics_done.add(topic)
-            following.extend(topics[topic])
-        for target in following:
-            if target not in reached:
-                reached.add(target)
-                queue.append(target)
+    roots: set[int],
+    sources: np.ndarray[Any, Any],
+    targets: np.ndarray[Any, Any],
+    table: SegmentTable,
+    working: np.ndarray[Any, Any],
+) -> np.ndarray[Any, Any]:
+    """Which rows ``roots`` reach by refs and shared topics (cycles are fine), as a mask
+    by rowid: the frontier grows a step at a time, as vector operations."""
+    reached = np.zeros(table.capacity, np.bool_)
+    if not roots:
+        return reached
+    frontier = np.fromiter(roots, np.int64, len(roots))
+    reached[frontier] = True
+    topics = table.topic[working]
+    done = np.zeros(len(table.values.strings) + 1, np.bool_)
+    done[0] = True  # "no topic" joins nothing
+    while len(frontier):
+        step = np.zeros(table.capacity, np.bool_)
+        step[frontier] = True
+        found = targets[step[sources]]
+        joined = table.topic[frontier]
+        joined = joined[~done[joined]]
+        if len(joined):
+            fresh = np.zeros(len(done), np.bool_)
+            fresh[joined] = True
+            done |= fresh
+            found = np.concatenate([found, working[fresh[topics]]])
+        frontier = np.unique(found[~reached[found]])
+        reached[frontier] = True
     return reached
 
 
@@ -218,32 +251,33 @@ def count(number: int, noun: str) -> str:
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
-def plan(analysis: Analysis, target_tokens: int) -> dict[str, Any]:
-    """The best-scored candidates that free ``target_tokens``, or as many as there are."""
-    chosen: list[Candidate] = []
-    freed = 0
-    for candidate in analysis.candidates:
-        if freed >= target_tokens:
-            break
-        chosen.append(candidate)
-        freed += candidate.tokens
-    met = freed >= target_tokens
+def plan(
+    analysis: Analysis, target_tokens: int, *, ids_at_most: int | None = None
+) -> dict[str, Any]:
+    """The best-scored candidates that free ``target_tokens``, or as many as there are:
+    ``candidates_count`` of them, whose ids are ``stash_segments`` (the first
+    ``ids_at_most`` of them: a reply cannot hold more ids than it has tokens)."""
+    freed_by = np.cumsum(analysis.candidate_tokens)
+    total = int(freed_by[-1]) if len(freed_by) else 0
+    met = total >= target_tokens
+    chosen = int(np.searchsorted(freed_by, target_tokens) + 1) if met else len(freed_by)
+    freed = int(freed_by[chosen - 1]) if chosen else 0
     if met:
         reason = (
-            f"stash {count(len(chosen), 'segment')} to free {freed:,} tokens "
+            f"stash {count(chosen, 'segment')} to free {freed:,} tokens "
             f"(target {target_tokens:,} met)"
         )
     else:
         reason = (
             f"only {freed:,} of {target_tokens:,} tokens can be freed (target partly met: "
-            f"{count(len(chosen), 'candidate')}; the rest is reachable from the roots or pinned)"
+            f"{count(chosen, 'candidate')}; the rest is reachable from the roots or pinned)"
         )
     return {
-        "candidates": [c.to_dict() for c in chosen],
+        "candidates_count": chosen,
         "total_tokens_freed": freed,
         "target_tokens": target_tokens,
         "target_met": met,
-        "stash_segments": [c.segment_id for c in chosen],
+        "stash_segments": analysis.ids(chosen if ids_at_most is None else min(chosen, ids_at_most)),
         "delete_segments": [],
         "reason": reason,
     }

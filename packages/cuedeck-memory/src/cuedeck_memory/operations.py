@@ -1,14 +1,13 @@
 """What the memory tools do to the store: capture, pin, prune, tasks, snapshots, restore.
 
-Shared by the tools and ``cue memory``; replies are plain dicts in the tools' shapes.
+Shared by the tools and ``cue memory``; replies are the typed dicts of
+:mod:`cuedeck_memory.replies`.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import TYPE_CHECKING, Any, cast
 
 from cuedeck import confirmation
 from cuedeck.errors import InvalidInput
@@ -19,90 +18,101 @@ from cuedeck_memory.segments import Segment, check_project, iso
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from cuedeck_memory.replies import (
+        CurrentTask,
+        ItemError,
+        Page,
+        Pruned,
+        Restored,
+        SegmentItem,
+        Snapshot,
+    )
     from cuedeck_memory.store import MemoryStore
 
 
-def refcounted(
-    store: MemoryStore, project: str, segments: Sequence[Segment]
-) -> list[dict[str, Any]]:
+def segment_items(
+    store: MemoryStore, segments: Sequence[Segment], rowids: Sequence[int] | None = None
+) -> list[SegmentItem]:
     """Segments as reply dicts, with their refcounts."""
-    counts = store.index.refcounts(project, [s.id for s in segments]) if segments else {}
-    return [segment_dict(s, counts.get(s.id, 0)) for s in segments]
+    table = store.table
+    if rowids is None:
+        rowids = [table.rowid(s.project_id, s.id) or -1 for s in segments]
+    counts = table.refcounts([int(r) for r in rowids])
+    return [segment_dict(s, counts.get(int(r), 0)) for s, r in zip(segments, rowids, strict=True)]
 
 
 def page_segments(
     store: MemoryStore,
-    segments: Sequence[Segment],
+    rowids: Sequence[int],
     max_tokens: int,
     cursor: str | None,
     *,
     scores: Sequence[float | None] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One page of ``segments`` as reply dicts (refcounts only for the page's items)."""
+    used: int = 0,
+) -> tuple[list[SegmentItem], Page]:
+    """One page of the segments ``rowids`` as reply dicts; texts are read only for what
+    the page can hold."""
     from cuedeck_memory.replies import start_of
 
     start = start_of(cursor)
-    # Items cost at least a few tokens each: never build dicts far past what can fit.
-    window = list(segments[start : start + max(1, max_tokens // 8)])
-    by_project: dict[str, list[Segment]] = {}
-    for segment in window:
-        by_project.setdefault(segment.project_id, []).append(segment)
-    counts: dict[tuple[str, str], int] = {}
-    for project, members in by_project.items():
-        for key, value in store.index.refcounts(project, [s.id for s in members]).items():
-            counts[(project, key)] = value
-    items = []
-    for n, segment in enumerate(window):
-        item = segment_dict(segment, counts.get((segment.project_id, segment.id), 0))
-        if scores is not None and scores[start + n] is not None:
-            item["score"] = round(float(scores[start + n] or 0.0), 4)
-        items.append(item)
-    chosen, record = page(items, store.workspace.token_counter.count, max_tokens, None)
-    end = start + len(chosen)
-    record.update(
-        offset=start,
-        total=len(segments),
-        next_cursor=str(end) if end < len(segments) else None,
+    # Items cost at least a few tokens each: never read far past what can fit.
+    window = [int(r) for r in rowids[start : start + max(1, max_tokens // 8)]]
+    fetched = store.fetch(window)
+    counts = store.table.refcounts(window)
+
+    def item(n: int) -> dict[str, Any]:
+        rowid = window[n - start]
+        made = cast("dict[str, Any]", segment_dict(fetched[rowid], counts.get(rowid, 0)))
+        if scores is not None and scores[n] is not None:
+            made["score"] = round(float(scores[n] or 0.0), 4)
+        return made
+
+    chosen, record = page(
+        min(len(rowids), start + len(window)),
+        item,
+        store.workspace.token_counter.count,
+        max_tokens,
+        cursor,
+        used=used,
     )
-    return chosen, record
+    end = start + len(chosen)
+    record["total"] = len(rowids)
+    record["next_cursor"] = str(end) if end < len(rowids) else None
+    return cast("list[SegmentItem]", chosen), record
 
 
-def task_segments(
+def task_rows(
     store: MemoryStore,
     project: str,
     task: str | None,
     *,
-    tiers: Sequence[str],
+    stashed: bool | None,
     pinned: bool = False,
-) -> list[Segment]:
-    """Segments of ``task`` in ``tiers`` (every one when task is None), with the pinned
-    working ones when ``pinned``; newest first."""
-    marks = ", ".join("?" * len(tiers))
-    if task is None:
-        found = store.segments(project, f"tier IN ({marks})", tiers)
-    elif pinned:
-        found = store.segments(
-            project, f"tier IN ({marks}) AND (task_id = ? OR pinned = 1)", (*tiers, task)
-        )
-    else:
-        found = store.segments(project, f"tier IN ({marks}) AND task_id = ?", (*tiers, task))
-    found.sort(key=lambda s: (s.created_at, s.id), reverse=True)
-    return found
+) -> list[int]:
+    """Rowids of ``task``'s segments in a tier (both when ``stashed`` is None; every
+    task's when ``task`` is None), with the pinned working ones when ``pinned``; newest
+    first."""
+    import numpy as np
+
+    from cuedeck_memory.ranking import newest_first
+
+    check_project(project)
+    table = store.table
+    rows = table.rows(project, stashed=stashed)
+    if task is not None:
+        mine = table.task[rows] == table.values.find(task)
+        if pinned:
+            mine |= table.pinned[rows] & ~table.stashed[rows]
+        rows = rows[mine]
+    return [int(r) for r in newest_first(table, np.asarray(rows, np.int64))]
 
 
 def capture_segments(
     store: MemoryStore, project: str, inputs: Sequence[dict[str, Any]], task_id: str | None
 ) -> list[Segment]:
-    """Write captured segments (masked when configured); the segments written."""
+    """Write captured segments (the store masks every string); the segments written."""
     check_project(project)
     default_task = task_id or store.current_task(project)
-    session = store.workspace.mask_session() if store.settings.mask_on_capture else None
-
-    # Every string that lands in the file, not only the text: a key pasted as a tag or
-    # a path must not reach the disk either.
-    def masked(value: Any) -> Any:
-        return session.mask(value) if session is not None and isinstance(value, str) else value
-
     drafts = []
     for n, raw in enumerate(inputs):
         text = raw.get("text")
@@ -112,16 +122,16 @@ def capture_segments(
         drafts.append(
             Segment(
                 id="",
-                type=masked(str(raw.get("type") or "note")),
-                text=masked(text),
+                type=str(raw.get("type") or "note"),
+                text=text,
                 project_id=project,
                 created_at=0.0,
-                task_id=masked(raw.get("task_id") or default_task),
-                tags=tuple(masked(tag) for tag in raw.get("tags") or ()),
-                file_path=masked(raw.get("file_path")),
+                task_id=raw.get("task_id") or default_task,
+                tags=tuple(raw.get("tags") or ()),
+                file_path=raw.get("file_path"),
                 line_range=(int(line_range[0]), int(line_range[1])) if line_range else None,
-                topic_id=masked(raw.get("topic_id")),
-                refs=tuple(masked(ref) for ref in raw.get("refs") or ()),
+                topic_id=raw.get("topic_id"),
+                refs=tuple(raw.get("refs") or ()),
                 pinned=bool(raw.get("pinned", False)),
             )
         )
@@ -130,14 +140,14 @@ def capture_segments(
 
 def set_pinned(
     store: MemoryStore, project: str, ids: Sequence[str], pinned: bool
-) -> tuple[list[str], list[dict[str, str]]]:
+) -> tuple[list[str], list[ItemError]]:
     """Pin or unpin segments; the ids done and an error per unknown id."""
-    _, missing = store.change(project, ids, lambda s: attrs.evolve(s, pinned=pinned))
-    done = [i for i in dict.fromkeys(ids) if i not in missing]
+    check_project(project)
+    done, _, missing = store.set_fields(project, ids, {"pinned": int(pinned)})
     return done, [_unknown(i, project) for i in missing]
 
 
-def _unknown(segment_id: str, project: str) -> dict[str, str]:
+def _unknown(segment_id: str, project: str) -> ItemError:
     return {
         "segment_id": segment_id,
         "error": "not_found",
@@ -145,7 +155,7 @@ def _unknown(segment_id: str, project: str) -> dict[str, str]:
     }
 
 
-def _pinned(segment_id: str) -> dict[str, str]:
+def _pinned(segment_id: str) -> ItemError:
     return {
         "segment_id": segment_id,
         "error": "pinned",
@@ -160,61 +170,62 @@ def prune(
     action: str,
     confirm: bool,
     token: str | None,
-) -> dict[str, Any]:
+) -> Pruned:
     """Stash or delete ``ids`` (see ``context_gc_prune``); counts as one GC run."""
     check_project(project)
-    store.refresh(project, settled=True)  # a pin made by hand must hold
-    unique = list(dict.fromkeys(ids))
-    found = store.index.get(project, unique)
-    errors: list[dict[str, str]] = []
-    allowed: list[Segment] = []
-    for segment_id in unique:
-        segment = found.get(segment_id)
-        if segment is None:
-            errors.append(_unknown(segment_id, project))
-        elif segment.pinned:
-            errors.append(_pinned(segment_id))
-        else:
-            allowed.append(segment)
     if action == "stash":
-        targets = [s for s in allowed if s.tier == "working"]
-        for segment in allowed:
-            if segment.tier != "working":
+        stashed, refused, missing = store.set_fields(
+            project,
+            ids,
+            {"tier": "stashed"},
+            allow=lambda pinned, in_stash: not pinned and not in_stash,
+        )
+        table = store.table
+        errors: list[ItemError] = [_unknown(i, project) for i in missing]
+        for segment_id in refused:
+            rowid = table.rowid(project, segment_id)
+            if rowid is not None and table.pinned[rowid]:
+                errors.append(_pinned(segment_id))
+            else:
                 errors.append(
                     {
-                        "segment_id": segment.id,
+                        "segment_id": segment_id,
                         "error": "already_stashed",
                         "message": "already stashed",
                     }
                 )
-        # The edit sees the file as it is now: one pinned since the index looked stays.
-        written, _ = store.change(
-            project,
-            [s.id for s in targets],
-            lambda s: None if s.pinned else attrs.evolve(s, tier="stashed"),
-        )
-        stashed = {s.id for s in written}
-        for segment in targets:
-            if segment.id not in stashed:
-                errors.append(_pinned(segment.id))
-        store.index.survived(project)
+        freed = sum(int(table.tokens[table.rowid(project, i) or 0]) for i in stashed)
+        store.survived(project)
         return {
-            "pruned_segments": [s.id for s in targets if s.id in stashed],
-            "tokens_freed": sum(s.tokens for s in targets if s.id in stashed),
+            "pruned_segments": stashed,
+            "tokens_freed": freed,
             "action": "stashed",
             "errors": errors,
         }
+    table = store.table
+    errors = []
+    allowed: list[tuple[str, int]] = []
+    for segment_id in dict.fromkeys(ids):
+        rowid = table.rowid(project, segment_id)
+        if rowid is None:
+            errors.append(_unknown(segment_id, project))
+        elif table.pinned[rowid]:
+            errors.append(_pinned(segment_id))
+        else:
+            allowed.append((segment_id, rowid))
     if not confirm:
         raise InvalidInput(
             "delete needs confirm=true (then the confirmation token it returns)", field="confirm"
         )
-    chosen = sorted(s.id for s in allowed)
+    allowed.sort()
+    chosen = [i for i, _ in allowed]
     state = hashlib.sha256(
         "\n".join(
-            f"{s.id}:{s.text_hash}:{s.tier}" for s in sorted(allowed, key=lambda s: s.id)
+            f"{i}:{int(table.hash64[r])}:{'stashed' if table.stashed[r] else 'working'}"
+            for i, r in allowed
         ).encode()
     ).hexdigest()
-    freed = sum(s.tokens for s in allowed if s.tier == "working")
+    freed = sum(int(table.tokens[r]) for _, r in allowed if not table.stashed[r])
     warning = (
         f"deletes {len(chosen)} segments of project {project!r} ({freed:,} working tokens) "
         "for good; stash them instead to keep them retrievable"
@@ -240,7 +251,7 @@ def prune(
             "errors": errors,
         }
     removed = store.delete(project, chosen)
-    store.index.survived(project)
+    store.survived(project)
     return {
         "pruned_segments": removed,
         "tokens_freed": freed,
@@ -251,14 +262,16 @@ def prune(
 
 def move_to_working(store: MemoryStore, project: str, ids: Sequence[str]) -> list[str]:
     """Bring stashed segments back to the working tier, touched now; the ids moved."""
-    written, _ = store.change(
-        project, ids, lambda s: attrs.evolve(s, tier="working") if s.tier == "stashed" else None
+    moved, _, _ = store.set_fields(
+        project,
+        ids,
+        {"tier": "working", "last_touched_at": store.clock()},
+        allow=lambda pinned, in_stash: in_stash,
     )
-    store.index.touch(project, [s.id for s in written], store.clock())
-    return [s.id for s in written]
+    return moved
 
 
-def set_current_task(store: MemoryStore, project: str, task_id: str | None) -> dict[str, Any]:
+def set_current_task(store: MemoryStore, project: str, task_id: str | None) -> CurrentTask:
     """Set the current task; a card id also activates the card (scenes and tasks agree)."""
     check_project(project)
     previous = store.set_current_task(project, task_id)
@@ -267,7 +280,7 @@ def set_current_task(store: MemoryStore, project: str, task_id: str | None) -> d
         active = _activate(store, task_id)
     return {
         "project_id": project,
-        "task_id": task_id,
+        "task_id": store.current_task(project),
         "previous_task_id": previous,
         "active_card": active,
     }
@@ -292,82 +305,88 @@ def _activate(store: MemoryStore, card_id: str) -> str | None:
     return str(activated.id)
 
 
-def snapshot(
-    store: MemoryStore, project: str, task_id: str | None, name: str | None
-) -> dict[str, Any]:
+def snapshot(store: MemoryStore, project: str, task_id: str | None, name: str | None) -> Snapshot:
     """Record a task's segments and pins as a named snapshot."""
     task = task_id or store.current_task(project)
-    found = task_segments(
-        store, project, task, tiers=("working", "stashed"), pinned=task is not None
-    )
+    rows = task_rows(store, project, task, stashed=None, pinned=task is not None)
+    table = store.table
     now = store.clock()
     record = store.save_snapshot(
         project,
         {
             "name": name or f"{task or 'all'}-{iso(now)}",
             "task_id": task,
-            "segment_ids": [s.id for s in found],
-            "working_ids": [s.id for s in found if s.tier == "working"],
-            "pinned_ids": [s.id for s in found if s.pinned],
-            "tokens": sum(s.tokens for s in found),
+            "segment_ids": [table.segment_id(r) for r in rows],
+            "working_ids": [table.segment_id(r) for r in rows if not table.stashed[r]],
+            "pinned_ids": [table.segment_id(r) for r in rows if table.pinned[r]],
+            "tokens": int(table.tokens[rows].sum()) if rows else 0,
         },
     )
     return {
         "snapshot_id": record["snapshot_id"],
-        "task_id": task,
+        "task_id": record["task_id"],
         "name": record["name"],
         "created_at": iso(record["created_at"]),
-        "segments_snapshot": len(found),
+        "segments_snapshot": len(rows),
         "tokens_snapshot": record["tokens"],
     }
 
 
-def list_snapshots(store: MemoryStore, project: str) -> list[dict[str, Any]]:
+def list_snapshots(store: MemoryStore, project: str) -> list[Snapshot]:
     """Every snapshot of ``project``, newest first, without its id lists."""
     return [
         {
-            "snapshot_id": r.get("snapshot_id"),
-            "name": r.get("name"),
+            "snapshot_id": str(r.get("snapshot_id")),
+            "name": str(r.get("name")),
             "task_id": r.get("task_id"),
             "created_at": iso(float(r.get("created_at", 0))),
             "segments_snapshot": len(r.get("segment_ids", [])),
-            "tokens_snapshot": r.get("tokens", 0),
+            "tokens_snapshot": int(r.get("tokens", 0)),
         }
         for r in reversed(store.snapshots(project))
     ]
 
 
-def restore(
-    store: MemoryStore, project: str, task_id: str | None, max_tokens: int
-) -> dict[str, Any]:
+def restore(store: MemoryStore, project: str, task_id: str | None, max_tokens: int) -> Restored:
     """Pins, then decisions, then the working set (newest first), then what the task's
     latest snapshot adds, fitted to ``max_tokens``."""
     task = task_id or store.current_task(project)
-    working = task_segments(store, project, task, tiers=("working",), pinned=True)
+    table = store.table
+    decision = table.kinds.find("decision")
+    working = task_rows(store, project, task, stashed=False, pinned=True)
+    ordered = sorted(working, key=lambda r: (not table.pinned[r], table.kind[r] != decision))
     latest = next(
         (r for r in reversed(store.snapshots(project)) if task is None or r.get("task_id") == task),
         None,
     )
-    ordered = sorted(working, key=lambda s: (not s.pinned, s.type != "decision"))
-    seen = {s.id for s in ordered}
+    seen = set(ordered)
     if latest is not None:
-        extra = [i for i in latest.get("segment_ids", []) if isinstance(i, str) and i not in seen]
-        from_snapshot = store.index.get(project, extra)
-        ordered.extend(from_snapshot[i] for i in extra if i in from_snapshot)
-    items, record = page_segments(store, ordered, max_tokens, None)
-    return {
+        for segment_id in latest.get("segment_ids", []):
+            rowid = table.rowid(project, segment_id) if isinstance(segment_id, str) else None
+            if rowid is not None and rowid not in seen:
+                seen.add(rowid)
+                ordered.append(rowid)
+    reply: Restored = {
         "project_id": project,
         "task_id": task,
         "snapshot": None
         if latest is None
         else {
-            "snapshot_id": latest.get("snapshot_id"),
-            "name": latest.get("name"),
+            "snapshot_id": str(latest.get("snapshot_id")),
+            "name": str(latest.get("name")),
             "created_at": iso(float(latest.get("created_at", 0))),
         },
-        "segments": items,
-        "pinned": sum(1 for s in ordered if s.pinned),
+        "segments": [],
+        "pinned": sum(1 for r in ordered if table.pinned[r]),
         "candidates": len(ordered),
-        "tokens": sum(item["tokens"] for item in items),
-        "page": record,
+        "tokens": 0,
+        "page": {"returned": 0, "total": 0, "offset": 0, "next_cursor": None, "max_tokens": 0},
     }
+    from cuedeck_memory.replies import measure
+
+    used = measure(reply, store.workspace.token_counter.count)
+    items, record = page_segments(store, ordered, max_tokens, None, used=used)
+    reply["segments"] = items
+    reply["tokens"] = sum(i["tokens"] for i in items)
+    reply["page"] = record
+    return reply

@@ -3,7 +3,8 @@
 Filters are the reference's (``file_path``, ``task_id``, ``tags`` (any), ``type``,
 ``created_after``, ``created_before``), given as an object or a JSON string; an unknown
 key or a bad value is 1004 naming it. A query is ranked, never matched as a bare
-substring: ``keyword`` is BM25 over the full-text index (always there); ``semantic``
+substring: ``keyword`` is BM25 over the full-text index (always there; a word counts
+once per segment); ``semantic``
 and ``hybrid`` ask the workspace's ``semantic`` searcher to rank the texts (cuedeck-
 search registers it), hybrid fusing its ranking with the keyword one by reciprocal
 ranks. When the searcher cannot rank texts, the keyword ranking answers and the reply
@@ -16,36 +17,41 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import numpy as np
 
 from cuedeck.errors import InvalidInput
-from cuedeck_memory.index import fts_query
+from cuedeck_memory.database import fts_query
 from cuedeck_memory.segments import parse_time
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
-    from cuedeck_memory.segments import Segment
     from cuedeck_memory.store import MemoryStore
+    from cuedeck_memory.table import SegmentTable
 
 FILTER_KEYS = ("file_path", "task_id", "tags", "type", "created_after", "created_before")
 #: Most texts handed to a semantic searcher per query (the keyword hits come first).
 SEMANTIC_POOL = 500
 RRF_K = 60
+BM25_K1 = 1.2
+BM25_B = 0.75
 
 
 @attrs.frozen
 class Filters:
-    """Parsed stash filters, as SQL over the segments table."""
+    """Parsed stash filters: the given object, and each condition as a value."""
 
     given: dict[str, Any]
-    where: str
-    params: tuple[Any, ...]
+    equal: dict[str, str]  # file_path, task_id, type
+    tags: tuple[str, ...] = ()
+    after: float | None = None
+    before: float | None = None
 
 
 def parse_filters(raw: Mapping[str, Any] | str | None) -> Filters:
-    """``raw`` (object, JSON text or None) checked and turned into SQL."""
+    """``raw`` (object, JSON text or None) checked and parsed."""
     if raw is None or raw == "":
-        return Filters({}, "", ())
+        return Filters({}, {})
     if isinstance(raw, str):
         try:
             loaded = json.loads(raw)
@@ -55,8 +61,9 @@ def parse_filters(raw: Mapping[str, Any] | str | None) -> Filters:
         loaded = dict(raw)
     if not isinstance(loaded, dict):
         raise InvalidInput("filters must be an object", field="filters")
-    clauses: list[str] = []
-    params: list[Any] = []
+    equal: dict[str, str] = {}
+    tags: tuple[str, ...] = ()
+    after = before = None
     for key, value in loaded.items():
         field = f"filters.{key}"
         if key not in FILTER_KEYS:
@@ -68,102 +75,147 @@ def parse_filters(raw: Mapping[str, Any] | str | None) -> Filters:
         if key in ("file_path", "task_id", "type"):
             if not isinstance(value, str):
                 raise InvalidInput(f"filter {key!r} must be a string", field=field)
-            clauses.append(f"{key} = ?")
-            params.append(value)
+            equal[key] = value
         elif key == "tags":
-            tags = [value] if isinstance(value, str) else value
-            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            listed = [value] if isinstance(value, str) else value
+            if not isinstance(listed, list) or not all(isinstance(t, str) for t in listed):
                 raise InvalidInput("filter 'tags' must be a list of strings", field=field)
-            if tags:
-                marks = ", ".join("?" * len(tags))
-                clauses.append(
-                    f"EXISTS (SELECT 1 FROM json_each(segments.tags) WHERE value IN ({marks}))"
-                )
-                params.extend(tags)
+            tags = tuple(listed)
+        elif key == "created_after":
+            after = parse_time(value, field=field)
         else:
-            when = parse_time(value, field=field)
-            clauses.append("created_at > ?" if key == "created_after" else "created_at < ?")
-            params.append(when)
-    return Filters(loaded, " AND ".join(clauses), tuple(params))
+            before = parse_time(value, field=field)
+    return Filters(loaded, equal, tags, after, before)
 
 
-def tier_clause(tiers: Sequence[str], filters: Filters) -> tuple[str, tuple[Any, ...]]:
-    """The SQL condition of ``tiers`` and ``filters`` together."""
-    where = f"tier IN ({', '.join('?' * len(tiers))})"
-    if filters.where:
-        where += f" AND {filters.where}"
-    return where, (*tiers, *filters.params)
+def select(
+    table: SegmentTable, project: str | None, filters: Filters, *, stashed: bool | None
+) -> np.ndarray[Any, Any]:
+    """Rowids of the live segments of ``project`` (every project when None) in a tier
+    (``stashed``; both when None) that pass ``filters``."""
+    rows = table.rows(project, stashed=stashed)
+    columns = {"file_path": table.file, "task_id": table.task}
+    for key, value in filters.equal.items():
+        if key == "type":
+            rows = rows[table.kind[rows] == table.kinds.find(value)]
+        else:
+            rows = rows[columns[key][rows] == table.values.find(value)]
+    if filters.after is not None:
+        rows = rows[table.created[rows] > filters.after]
+    if filters.before is not None:
+        rows = rows[table.created[rows] < filters.before]
+    if filters.tags:
+        rows = table.with_any_tag(rows, set(filters.tags))
+    return rows
+
+
+@attrs.frozen
+class Found:
+    """What a stash query found: rowids best first (at most the limit asked), their
+    scores (None when newest first), how many matched in all, and the ranking used."""
+
+    rowids: list[int]
+    scores: list[float | None]
+    total: int
+    ranking: str
+
+
+def newest_first(table: SegmentTable, rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``rows`` newest first (by creation, then rowid)."""
+    return rows[np.lexsort((-rows, -table.created[rows]))]
 
 
 def find(
     store: MemoryStore,
-    project: str,
+    project: str | None,
     query: str | None,
     filters: Filters,
-    tiers: Sequence[str],
     *,
-    limit: int | None = None,
-) -> tuple[list[tuple[Segment, float | None]], str]:
-    """Segments of ``tiers`` passing ``filters``, ranked by ``query`` when given (best
-    first, with scores), else newest first; and the ranking used."""
-    store.refresh(project)
-    where, params = tier_clause(tiers, filters)
+    stashed: bool | None,
+    limit: int,
+) -> Found:
+    """Segments passing ``filters`` ranked by ``query`` when given (best first, with
+    scores), else newest first; ``total`` is the true number that matched."""
+    table = store.table
+    rows = select(table, project, filters, stashed=stashed)
     if not query or not fts_query(query):
-        found = store.index.select(project, where, params)
-        found.sort(key=lambda s: (s.created_at, s.id), reverse=True)
-        chosen = found if limit is None else found[:limit]
-        return [(s, None) for s in chosen], "newest first"
+        chosen = newest_first(table, rows)[:limit]
+        return Found(chosen.tolist(), [None] * len(chosen), len(rows), "newest first")
     mode = store.settings.search_mode
-    wanted = limit or 10_000
-    keyword = _keyword(store, project, query, where, params, wanted)
+    keyword, total = _keyword(store, table, rows, query, max(limit, SEMANTIC_POOL))
     if mode == "keyword":
-        return [(s, v) for s, v in keyword], "keyword"
+        top = keyword[:limit]
+        return Found([r for r, _ in top], [v for _, v in top], total, "keyword")
     from cuedeck.plugins import get_searchers
 
     # Both rank by meaning through the semantic searcher; hybrid fuses it with keyword.
     searcher = get_searchers(store.workspace.plugins).get("semantic")
     rank_texts = getattr(searcher, "rank_texts", None)
     if rank_texts is None:
-        return [(s, v) for s, v in keyword], f"keyword ({mode} unavailable: install cuedeck-search)"
-    pool = [s for s, _ in keyword[:SEMANTIC_POOL]]
+        top = keyword[:limit]
+        return Found(
+            [r for r, _ in top],
+            [v for _, v in top],
+            total,
+            f"keyword ({mode} unavailable: install cuedeck-search)",
+        )
+    pool = [r for r, _ in keyword[:SEMANTIC_POOL]]
     if len(pool) < SEMANTIC_POOL:
-        seen = {s.id for s in pool}
-        recent = store.index.select(project, where, params)
-        recent.sort(key=lambda s: s.created_at, reverse=True)
-        pool.extend(s for s in recent if s.id not in seen)
+        seen = set(pool)
+        pool.extend(r for r in newest_first(table, rows).tolist() if r not in seen)
         pool = pool[:SEMANTIC_POOL]
-    scores = rank_texts(store.workspace, query, [s.text for s in pool])
+    texts = store.fetch(pool)
+    scores = rank_texts(store.workspace, query, [texts[r].text for r in pool])
     semantic = sorted(zip(pool, scores, strict=True), key=lambda pair: -pair[1])
     if mode == "semantic":
-        return [(s, float(v)) for s, v in semantic[:wanted]], "semantic"
-    fused: dict[str, float] = {}
-    segments = {s.id: s for s in pool}
-    for ranking in (keyword, semantic):
-        for rank, (segment, _) in enumerate(ranking, start=1):
-            segments.setdefault(segment.id, segment)
-            fused[segment.id] = fused.get(segment.id, 0.0) + 1.0 / (RRF_K + rank)
-    best = sorted(fused.items(), key=lambda pair: -pair[1])[:wanted]
-    return [(segments[i], v) for i, v in best], "hybrid"
+        top_semantic = semantic[:limit]
+        return Found(
+            [r for r, _ in top_semantic], [float(v) for _, v in top_semantic], len(rows), "semantic"
+        )
+    fused: dict[int, float] = {}
+    for ranked in (keyword, semantic):
+        for rank, (rowid, _) in enumerate(ranked, start=1):
+            fused[rowid] = fused.get(rowid, 0.0) + 1.0 / (RRF_K + rank)
+    best = sorted(fused.items(), key=lambda pair: -pair[1])[:limit]
+    return Found([r for r, _ in best], [v for _, v in best], len(fused), "hybrid")
 
 
 def _keyword(
-    store: MemoryStore,
-    project: str,
-    query: str,
-    where: str,
-    params: Sequence[Any],
-    limit: int,
-) -> list[tuple[Segment, float]]:
-    from cuedeck_memory.index import segment_of
+    store: MemoryStore, table: SegmentTable, rows: np.ndarray[Any, Any], query: str, cap: int
+) -> tuple[list[tuple[int, float]], int]:
+    """(rowid, BM25 score) of ``rows`` whose text holds a word of ``query``, best first
+    (ties: newest first), at most ``cap`` of them; and how many matched in all.
 
-    sql = (
-        "SELECT s.id, s.project, s.type, s.text, s.created_at, s.task_id, s.tags, "
-        "s.file_path, s.line_range, s.topic_id, s.refs, s.pinned, s.tier, s.tokens, "
-        "s.text_hash, s.last_touched_at, s.gc_survival_count, -bm25(segments_fts) "
-        "FROM segments_fts JOIN segments s ON s.rowid = segments_fts.rowid "
-        "WHERE segments_fts MATCH ? AND s.project = ? AND "
-        + where.replace("segments.", "s.")
-        + " ORDER BY bm25(segments_fts) LIMIT ?"
+    BM25 over the whole store (k1 1.2, b 0.75), a word counted once per segment: a
+    segment is a few hundred tokens, where repeats say little, and this way the cost of
+    a common word is a walk of its rowids rather than a score computed inside SQLite
+    for every segment that holds it (the length of a segment is its token count)."""
+    postings = [p[p < table.capacity] for p in store.database.term_rows(query)]
+    postings = [p for p in postings if len(p)]
+    if not postings:
+        return [], 0
+    documents, average = table.length_stats()
+    hits = np.concatenate(postings)
+    weights = np.concatenate(
+        [
+            np.full(len(p), np.log((documents - len(p) + 0.5) / (len(p) + 0.5) + 1.0))
+            for p in postings
+        ]
     )
-    rows = store.index.db.execute(sql, (fts_query(query), project, *params, limit))
-    return [(segment_of(row[:17]), float(row[17])) for row in rows]
+    if len(postings) > 1:
+        hits, where = np.unique(hits, return_inverse=True)
+        weights = np.bincount(where, weights=weights)
+    allowed = np.zeros(table.capacity, np.bool_)
+    allowed[rows] = True
+    keep = allowed[hits]
+    matched, weights = hits[keep], weights[keep]
+    lengths = table.tokens[matched].astype(np.float64)
+    values = (
+        weights * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / average))
+    )
+    total = len(matched)
+    if total > cap:
+        head = np.argpartition(-values, cap)[:cap]
+        matched, values = matched[head], values[head]
+    order = np.lexsort((-table.created[matched], -values))
+    return list(zip(matched[order].tolist(), values[order].tolist(), strict=True)), total

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import TYPE_CHECKING, cast
 
-from cuedeck_memory.gc import card_of
+from cuedeck_memory.segments import card_of
 
 if TYPE_CHECKING:
     from cuedeck.models import Problem, SceneExtra
@@ -18,54 +19,60 @@ def _store(workspace: Workspace) -> MemoryStore:
 
 
 def segment_problems(workspace: Workspace) -> list[Problem]:
-    """Every segment file that cannot be read (after a full look at every project), as
-    errors with the file and line; such files are skipped by everything else."""
+    """Segment files of an older CueDeck that could not be moved into the store (they
+    stay in ``.cuedeck/memory/.legacy/``), as errors with the file and line."""
     from cuedeck.models import Problem
 
     store = _store(workspace)
-    for project in store.projects():
-        store.refresh(project, full=True)
-    return [
-        Problem(
-            "error",
-            1004,
-            path,
-            line,
-            f"memory segment skipped: {message}",
-            "fix the frontmatter (docs/memory.md shows the format) or delete the file",
-        )
-        for path, line, message in store.index.problems()
-    ]
+    found: list[Problem] = []
+    for project in store.projects():  # no store, no projects: nothing is opened
+        recorded = store.database.meta(f"legacy-problems:{project}")
+        for path, line, message in json.loads(recorded) if recorded else []:
+            found.append(
+                Problem(
+                    "error",
+                    1004,
+                    path,
+                    line,
+                    f"memory segment not moved into the store: {message}",
+                    "fix the frontmatter (docs/memory.md shows the format), then "
+                    f"cue memory import -p {project} {path.rsplit('/', 1)[0]}",
+                )
+            )
+    return found
 
 
 def scene_extras(workspace: Workspace, card_id: str) -> list[SceneExtra]:
     """The pinned segments and working decisions tied to card ``card_id`` (by task id or
-    a reference), pinned first, oldest first within each."""
+    a reference), pinned first, oldest first within each. Each is named
+    ``.cuedeck/memory/<project>/<id>`` and hashed by its text (it is no file)."""
+    import numpy as np
+
+    from cuedeck.layout import MEMORY_DIR
     from cuedeck.models import SceneExtra
 
     store = _store(workspace)
-    found = []
-    for project in store.projects():
-        # settled: the text placed and the file hash in the manifest must agree.
-        store.refresh(project, settled=True)
-        for segment in store.index.select(
-            project, "(pinned = 1 OR (type = 'decision' AND tier = 'working'))"
-        ):
-            if segment.task_id == card_id or any(card_of(r) == card_id for r in segment.refs):
-                found.append(segment)
-    found.sort(key=lambda s: (not s.pinned, s.created_at, s.id))
+    table = store.table
+    rows = table.rows(None)
+    decision = table.kinds.find("decision")
+    keep = table.pinned[rows] | ((table.kind[rows] == decision) & ~table.stashed[rows])
+    card_code = table.values.find(card_id)
+    chosen = []
+    for rowid in rows[keep].tolist():
+        refs = table.refs.get(rowid, ())
+        if table.task[rowid] == card_code or any(card_of(r) == card_id for r in refs):
+            chosen.append(rowid)
+    chosen.sort(key=lambda r: (not table.pinned[r], table.created[r], r))
+    segments = store.fetch(np.asarray(chosen, np.int64).tolist())
     extras = []
-    for segment in found:
-        try:
-            data = (workspace.root / segment.path).read_bytes()
-        except OSError:
-            continue
+    for rowid in chosen:
+        segment = segments[rowid]
         extras.append(
             SceneExtra(
-                segment.path,
+                f"{MEMORY_DIR}/{segment.project_id}/{segment.id}",
                 f"{segment.type} {segment.id}" + (" (pinned)" if segment.pinned else ""),
                 segment.text,
-                hashlib.sha256(data).hexdigest(),
+                hashlib.sha256(segment.text.encode("utf-8", "surrogatepass")).hexdigest(),
             )
         )
     return extras

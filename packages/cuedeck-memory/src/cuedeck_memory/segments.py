@@ -77,15 +77,33 @@ def generation_of(survived: int) -> str:
 
 
 def new_id(now: float) -> str:
-    """A fresh segment id: 8 characters of time (sortable) and 6 random ones."""
+    """A fresh segment id: 9 characters of time (sortable) and 6 random ones."""
+    return new_ids(now, 1)[0]
+
+
+def new_ids(now: float, count: int) -> list[str]:
+    """``count`` fresh segment ids of one moment (one read of the random source)."""
     stamp = int(now * 1000)
     head = ""
     for _ in range(9):
         stamp, digit = divmod(stamp, 32)
         head = _ID_ALPHABET[digit] + head
     # 32 divides 256, so a random byte's low five bits are an unbiased letter.
-    tail = "".join(_ID_ALPHABET[byte & 31] for byte in secrets.token_bytes(6))
-    return f"{head}{tail}"
+    letters = "".join(_ID_ALPHABET[byte & 31] for byte in secrets.token_bytes(6 * count))
+    return [f"{head}{letters[n : n + 6]}" for n in range(0, 6 * count, 6)]
+
+
+_CARD_ID = re.compile(r"^[a-z0-9]{6}$")
+_CARD_PATH = re.compile(r"(?:^|/)\.cuedeck/cards/([a-z0-9]{6})\.md$")
+
+
+def card_of(ref: str) -> str | None:
+    """The card id a reference names (``abc123``, ``@.cuedeck/cards/abc123.md``), or None."""
+    target = ref.strip().removeprefix("@").split("#", 1)[0]
+    if _CARD_ID.match(target):
+        return target
+    found = _CARD_PATH.search(target)
+    return found.group(1) if found else None
 
 
 def check_project(project_id: str) -> str:
@@ -243,21 +261,13 @@ def _frontmatter(text: str) -> tuple[dict[str, Any], dict[str, int], str]:
             fast = False
             break
         lines[key] = number
-    if not fast:  # written by hand in YAML syntax
-        import yaml
+    if not fast:  # written by hand in YAML syntax: core's one frontmatter reader
+        from cuedeck import frontmatter
 
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        try:
-            loaded = yaml.load(block, Loader=loader)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.context_mark or exc.problem_mark
-            where = mark.line + 2 if mark is not None else 2
-            raise SegmentFileError(f"frontmatter is not valid YAML: {exc.problem}", where) from None
-        except yaml.YAMLError as exc:
-            raise SegmentFileError(f"frontmatter is not valid YAML: {exc}", 2) from None
-        if not isinstance(loaded, dict):
-            raise SegmentFileError("the frontmatter is not a mapping of keys to values", 2)
-        values = {str(k): v for k, v in loaded.items()}
+        loaded, _body, problems = frontmatter.load(["---", *rows, "---"], "")
+        if problems:
+            raise SegmentFileError(problems[0].message, problems[0].line or 2)
+        values = loaded
         for number, text_line in enumerate(rows, start=2):
             name = text_line.split(":", 1)[0].strip()
             if name in values and name not in lines:

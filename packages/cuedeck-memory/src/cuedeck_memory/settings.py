@@ -20,10 +20,10 @@ class MemorySettings:
         minimum=0,
     )
     half_life_hours: float = setting(
-        24.0, "Age at which a segment's age factor in the GC score reaches 0.5.", minimum=0.01
+        24.0, "Half-life of a segment's freshness in the health score's age factor.", minimum=0.01
     )
     mask_on_capture: bool = setting(
-        True, "Mask secrets in segments before they are written to disk."
+        True, "Mask secrets in everything memory writes (segments, tasks, snapshots)."
     )
     max_tokens: int = setting(
         8000,

@@ -1,402 +1,374 @@
-"""The memory store: segment files under ``.cuedeck/memory/``, kept in step with the index.
+"""The memory store: segments, current tasks and snapshots of one workspace.
 
-One folder per project: ``segments/<id>.md`` (one file per segment, so a change writes
-only the files of the segments it changes), ``snapshots/<id>.json`` and
-``project.json`` (the current task). Writers of a project take its lock
-(``.cuedeck/.cache/locks/memory-<project>.lock``); files are written atomically. Readers
-first bring the index in step with the files: a file whose stat changed is read again,
-a new one added, a removed one forgotten, and one that cannot be read is skipped and
-kept as a problem for ``cue doctor``.
+Everything lives in one SQLite file (:mod:`cuedeck_memory.database`); the light fields
+of every segment are kept in memory as columns (:mod:`cuedeck_memory.table`) in step
+with it. Everything the store writes passes the workspace's maskers first (``[memory]
+mask_on_capture``): every string of a segment, a current task, a snapshot's name and
+task. Plain files come out through ``cue memory export`` and go back in through ``cue
+memory import`` (:mod:`cuedeck_memory.archive`); the segment files an older CueDeck
+wrote are moved in once, on first open.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-import hashlib
-import json
-import os
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck.errors import FileNotFound, InvalidInput
-from cuedeck.files import atomic_write, locked
-from cuedeck.layout import MEMORY_DB, MEMORY_DIR, memory_lock
-from cuedeck_memory.durable import read_text, write_batch
-from cuedeck_memory.index import MemoryIndex
-from cuedeck_memory.segments import (
-    Segment,
-    SegmentFileError,
-    check_project,
-    new_id,
-    parse_file,
-    render_file,
-    valid_segment_id,
-)
+from cuedeck.errors import FileNotFound
+from cuedeck.layout import CACHE_DIR, MEMORY_DIR
+from cuedeck_memory.database import MemoryDatabase, hash64, text_hash
+from cuedeck_memory.segments import Segment, check_project, new_id, new_ids
+from cuedeck_memory.table import SegmentTable
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
-    from pathlib import Path
+    from collections.abc import Callable, Sequence
 
     from cuedeck.workspace import Workspace
 
-#: How long a running process trusts its last full look at a project's files; within it,
-#: only a change of the folder (a file added, removed or replaced) triggers a new look.
-RESCAN_SECONDS = 5.0
+#: The store, relative to the workspace.
+STORE_PATH = f"{MEMORY_DIR}/memory.sqlite3"
+#: A copy of the in-memory table (rebuildable), so that a restart reads only what
+#: changed since it was written.
+TABLE_PATH = f"{CACHE_DIR}/memory-table.npz"
+#: Rows read since the copy was written that make it worth writing again.
+RESAVE_ROWS = 5000
+
+
+#: Joins a batch's texts for one pass of the maskers; a secret that would span it is
+#: caught by the count of parts, and the texts are then masked one by one.
+_SEPARATOR = "\n\u241e\n"
+
+
+class Masker:
+    """Masks the strings the store writes: one at a time (repeats masked once), or a
+    batch of texts in one pass. With no function, masking is off."""
+
+    def __init__(
+        self, function: Callable[[str | None], str | None] | None, session: Any = None
+    ) -> None:
+        self.function = function
+        self.session = session
+
+    def __call__(self, value: str | None) -> str | None:
+        return value if self.function is None else self.function(value)
+
+    def texts(self, texts: Sequence[str]) -> list[str]:
+        """``texts`` masked, in one pass of the maskers when they allow it."""
+        # A text holding the joint itself would make the count of parts lie.
+        if self.session is None or len(texts) < 2 or any(_SEPARATOR in t for t in texts):
+            return [self(t) or "" for t in texts]
+        parts = self.session.mask(_SEPARATOR.join(texts)).split(_SEPARATOR)
+        if len(parts) == len(texts):
+            return list(parts)
+        return [self(t) or "" for t in texts]
 
 
 class MemoryStore:
-    """The segments, current tasks and snapshots of one workspace (``workspace.service
-    ("memory")``)."""
+    """The memory of one workspace (``workspace.service("memory")``)."""
 
     def __init__(self, workspace: Workspace, *, clock: Callable[[], float] = time.time) -> None:
         self.workspace = workspace
         self.root = workspace.root
         self.settings = workspace.config.memory
-        self.index = MemoryIndex(workspace.root / MEMORY_DB)
+        self.database = MemoryDatabase(workspace.root / STORE_PATH)
         self.clock = clock
-        #: Whether a first read may answer from the index and leave the look at every
-        #: file to a thread; a process that ends with its answer (the CLI) sets it off.
-        self.background = True
-        self._scanned: dict[str, float] = {}
-        self._background: dict[str, threading.Thread] = {}
-        self._background_lock = threading.Lock()
-        #: Why the last background look failed, if it did (the next read looks again).
-        self._background_error: Exception | None = None
+        self._table = SegmentTable()
+        self._opened = False
+        self._open_lock = threading.Lock()
+        #: Rows read since the table's copy on disk was last written or read.
+        self._unsaved = 0
+        self._saver: threading.Thread | None = None
 
     def __repr__(self) -> str:
         return f"MemoryStore({str(self.root)!r})"
 
     def close(self) -> None:
-        """Wait for background looks at the files, then close the index connection."""
-        for thread in list(self._background.values()):
-            thread.join()
-        self.index.close()
+        """Wait for the table's copy to be written, then close the store's connection."""
+        if self._saver is not None:
+            self._saver.join()
+        self.database.close()
 
-    # -- places ----------------------------------------------------------------------------
+    def _open(self) -> MemoryDatabase:
+        """The database, with an older CueDeck's segment files moved in (once), and the
+        table from its copy on disk when that copy is of this store."""
+        if not self._opened:
+            with self._open_lock:
+                if not self._opened:
+                    from cuedeck_memory.archive import migrate_legacy
 
-    def project_dir(self, project: str) -> Path:
-        """The folder of ``project``."""
-        return self.root / MEMORY_DIR / check_project(project)
+                    migrate_legacy(self)
+                    # A server that ends by its stdin closing still empties its log.
+                    atexit.register(self.close)
+                    try:
+                        data = (self.root / TABLE_PATH).read_bytes()
+                    except OSError:
+                        data = b""
+                    loaded = data and SegmentTable.load(
+                        data, self.database.store_id(), self.database.version()
+                    )
+                    if loaded:
+                        self._table = loaded
+                    self._opened = True
+        return self.database
 
-    def segment_file(self, project: str, segment_id: str) -> Path:
-        """The file of a segment."""
-        return self.project_dir(project) / "segments" / f"{segment_id}.md"
+    def _present(self) -> bool:
+        """Whether there is a store to read (reading never creates one: a scene or a
+        doctor run in a workspace without memory leaves no file behind)."""
+        if self._opened or self.database.path.is_file():
+            return True
+        from cuedeck_memory.archive import has_legacy
 
-    @contextlib.contextmanager
-    def locked(self, project: str) -> Iterator[None]:
-        """Hold the write lock of ``project``."""
-        with locked(self.root / memory_lock(check_project(project)), display=memory_lock(project)):
-            yield
+        return has_legacy(self.root)
 
-    # -- keeping the index in step -----------------------------------------------------------
+    @property
+    def table(self) -> SegmentTable:
+        """Every segment's light fields, in step with the store."""
+        if not self._present():
+            return self._table
+        database = self._open()  # first: it may replace the table with its copy
+        read = self._table.sync(database)
+        if read:
+            self._unsaved += read
+            if self._unsaved >= max(RESAVE_ROWS, len(self._table.rowid_of) // 2):
+                self._save_table()
+        return self._table
 
-    def _folder_stamp(self, project: str) -> str:
-        try:
-            return str((self.project_dir(project) / "segments").stat().st_mtime_ns)
-        except FileNotFoundError:
-            return "absent"
+    def _save_table(self) -> None:
+        """Write the table's copy in a thread (not a daemon: a short process finishes it
+        before it exits)."""
+        if self._saver is not None and self._saver.is_alive():
+            return
+        self._unsaved = 0
+        encode = self._table.dump(self.database.store_id())
 
-    def refresh(self, project: str, *, full: bool = False, settled: bool = False) -> None:
-        """Bring the index of ``project`` in step with its files (cheap when nothing
-        changed; ``full`` looks at every file's stat whatever the folder says).
+        def write() -> None:
+            from cuedeck.errors import CueError
+            from cuedeck.files import write_file
 
-        The first look of a process trusts an index whose recorded folder stamp still
-        matches (no file added, removed or replaced since) and answers at once; the stat
-        of every file, which catches edits made in place, is then looked at in a
-        background thread (:meth:`wait_for_scan`). ``settled`` (for a change about to
-        be written: a pin made by hand must hold), or ``background`` off, waits for that
-        look, or makes it.
-        """
-        check_project(project)
-        stamp = self._folder_stamp(project)
-        if not full and stamp == self.index.recorded_stamp(project):
-            if project not in self._scanned:
-                if not settled and self.background:
-                    self._scan_in_background(project)
-                    return
-                self.wait_for_scan(project)
-            last = self._scanned.get(project)
-            if last is not None and time.monotonic() - last < RESCAN_SECONDS:
-                return
-        with self.locked(project):
-            self._scan(self.index, project, self._folder_stamp(project))
-        self._scanned[project] = time.monotonic()
+            # A copy that cannot be written is read from the store next time: no failure.
+            with contextlib.suppress(OSError, CueError):
+                write_file(self.root, TABLE_PATH, encode())
 
-    def _scan_in_background(self, project: str) -> None:
-        with self._background_lock:
-            running = self._background.get(project)
-            if running is not None and running.is_alive():
-                return
-            thread = threading.Thread(
-                target=self._background_scan,
-                args=(project,),
-                name=f"cuedeck-memory-scan-{project}",
-                # Not a daemon: a short process finishes the look before it exits, so
-                # the next one finds the index in step.
-                daemon=False,
-            )
-            self._background[project] = thread
-            thread.start()
+        self._saver = threading.Thread(target=write, name="cuedeck-memory-table", daemon=False)
+        self._saver.start()
 
-    def _background_scan(self, project: str) -> None:
-        # Its own connection: the caller's may be inside a transaction of its own.
-        index = MemoryIndex(self.index.path)
-        try:
-            with self.locked(project):
-                if project not in self._scanned:
-                    self._scan(index, project, self._folder_stamp(project))
-                    self._scanned[project] = time.monotonic()
-        except Exception as exc:  # a failed look is retried by the next read
-            self._background_error = exc
-        finally:
-            index.close()
+    # -- masking: everything written passes here ---------------------------------------
 
-    def wait_for_scan(self, project: str, timeout: float | None = None) -> bool:
-        """Wait for the background look at ``project``'s files; whether none is running."""
-        thread = self._background.get(project)
-        if thread is not None:
-            thread.join(timeout)
-            return not thread.is_alive()
-        return True
+    def masker(self) -> Masker:
+        """What every string the store writes passes (identity with masking off)."""
+        if not self.settings.mask_on_capture:
+            return Masker(None)
+        session = self.workspace.mask_session()
+        # Tags, types and task ids repeat through a batch: each is masked once.
+        seen: dict[str, str] = {}
 
-    def _scan(self, index: MemoryIndex, project: str, stamp: str) -> None:
-        folder = self.project_dir(project) / "segments"
-        known = index.stats(project)
-        problems_before = index.problem_stats(project)
-        changed: list[tuple[Segment, int, int]] = []
-        problems: list[tuple[str, int, int, int, str]] = []
-        seen: set[str] = set()
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            entries = []
-        for entry in entries:
-            name = entry.name
-            if not name.endswith(".md") or name.startswith("."):
-                continue
-            segment_id = name[:-3]
-            try:
-                stat = entry.stat()
-            except OSError:
-                continue
-            key = (stat.st_mtime_ns, stat.st_size)
-            if known.get(segment_id) == key:  # the common case: nothing changed
-                seen.add(segment_id)
-                continue
-            rel = f"{MEMORY_DIR}/{project}/segments/{name}"
-            if not valid_segment_id(segment_id):
-                problems.append((rel, *key, 1, f"{segment_id!r} is not a segment id"))
-                continue
-            seen.add(segment_id)
-            if known.get(segment_id) == key:
-                continue
-            if problems_before.get(rel) == key:
-                old = index.db.execute(
-                    "SELECT line, message FROM problems WHERE path = ?", (rel,)
-                ).fetchone()
-                if old is not None:
-                    problems.append((rel, *key, old[0], old[1]))
-                    seen.discard(segment_id)
-                    continue
-            try:
-                segment = parse_file(
-                    read_text(folder / name), segment_id=segment_id, project_id=project
-                )
-            except UnicodeDecodeError as exc:
-                problems.append((rel, *key, 1, f"not UTF-8 text: {exc.reason}"))
-                seen.discard(segment_id)
-                continue
-            except SegmentFileError as exc:
-                problems.append((rel, *key, exc.line, exc.message))
-                seen.discard(segment_id)
-                continue
-            except OSError:
-                continue
-            changed.append((segment, *key))
-        removed = [segment_id for segment_id in known if segment_id not in seen]
-        if changed:
-            counted = self._count([segment for segment, _, _ in changed], index)
-            now = self.clock()
-            index.upsert(
-                (attrs.evolve(s, last_touched_at=s.last_touched_at or now), m, z)
-                for s, (_, m, z) in zip(counted, changed, strict=True)
-            )
-        if removed:
-            index.delete(project, removed)
-        if problems or problems_before:
-            index.set_problems(project, problems)
-        index.record_stamp(project, stamp)
+        def mask(value: str | None) -> str | None:
+            if not isinstance(value, str) or not value:
+                return value
+            found = seen.get(value)
+            if found is None:
+                found = session.mask(value)
+                if len(value) < 200:
+                    seen[value] = found
+            return found
 
-    def _count(
-        self, segments: Sequence[Segment], index: MemoryIndex | None = None
-    ) -> list[Segment]:
-        """Segments with their text hash and token count (counted once per text)."""
-        return [
-            attrs.evolve(segment, text_hash=text_hash, tokens=tokens)
-            for segment, (text_hash, tokens) in zip(
-                segments, self._counts(segments, index), strict=True
-            )
-        ]
+        return Masker(mask, session)
 
-    def _counts(
-        self, segments: Sequence[Segment], index: MemoryIndex | None = None
-    ) -> list[tuple[str, int]]:
-        """(text hash, tokens) of each segment; each text counted once, ever (the counts
-        are kept by hash)."""
-        index = index or self.index
-        counter = self.workspace.token_counter
-        hashes = [
-            hashlib.sha256(s.text.encode("utf-8", "surrogatepass")).hexdigest() for s in segments
-        ]
-        known = index.cached_tokens(counter.name, list(set(hashes)))
-        fresh: dict[str, int] = {}
-        result = []
-        for segment, text_hash in zip(segments, hashes, strict=True):
-            tokens = known.get(text_hash)
-            if tokens is None:
-                tokens = known[text_hash] = fresh[text_hash] = counter.count(segment.text)
-            result.append((text_hash, tokens))
-        if fresh:
-            index.remember_tokens(counter.name, fresh)
-        return result
-
-    # -- writing segments ----------------------------------------------------------------------
-
-    def _write_files(self, project: str, segments: Sequence[Segment]) -> None:
-        """Write segment files atomically and index them (the caller holds the lock).
-
-        The batch is written as :func:`~cuedeck_memory.durable.write_batch` writes: a
-        crash leaves every file whole or absent.
-        """
-        folder = self.project_dir(project) / "segments"
-        before = self._folder_stamp(project)
-        in_step = before == self.index.recorded_stamp(project)
-        folder.mkdir(parents=True, exist_ok=True)
-        files = [(f"{s.id}.md", render_file(s).encode("utf-8")) for s in segments]
-        stats = write_batch(folder, files)
-        self.index.upsert(
-            ((s, st.st_mtime_ns, st.st_size) for s, st in zip(segments, stats, strict=True)),
-            keep_gc=True,
+    def _masked(self, segment: Segment, mask: Masker, **fields: Any) -> Segment:
+        """``segment`` with every string masked (and ``fields`` set)."""
+        if "text" not in fields:
+            fields["text"] = mask(segment.text) or ""
+        return attrs.evolve(
+            segment,
+            type=mask(segment.type) or "note",
+            task_id=mask(segment.task_id),
+            tags=tuple(mask(t) or "" for t in segment.tags),
+            file_path=mask(segment.file_path),
+            topic_id=mask(segment.topic_id),
+            refs=tuple(mask(r) or "" for r in segment.refs),
+            **fields,
         )
-        if in_step:
-            self.index.record_stamp(project, self._folder_stamp(project))
+
+    # -- writing segments --------------------------------------------------------------
 
     def add(
         self, project: str, drafts: Sequence[Segment], *, dedupe: bool = False
     ) -> list[Segment]:
-        """Write new segments (ids, times and counts filled in); with ``dedupe``, a draft
-        whose text a segment of the same type already has returns that segment instead."""
-        if dedupe:  # new files need no look at the old ones, only a comparison does
-            self.refresh(project)
+        """Write new segments (masked; ids, times and counts filled in); with ``dedupe``,
+        a draft whose text a segment of the same type already has returns that one."""
+        check_project(project)
+        database = self._open()
+        mask = self.masker()
         now = self.clock()
-        with self.locked(project):
-            counts = self._counts(drafts)
-            existing: dict[tuple[str, str], Segment] = {}
-            if dedupe:
-                hashes = list({text_hash for text_hash, _ in counts})
-                for found in self.index.with_hashes(project, hashes):
-                    existing[(found.type, found.text_hash)] = found
-            fresh: list[Segment] = []
-            result: list[Segment] = []
-            for draft, (text_hash, tokens) in zip(drafts, counts, strict=True):
-                known = existing.get((draft.type, text_hash))
-                if known is not None:
-                    result.append(known)
-                    continue
-                segment = attrs.evolve(
+        count = self.workspace.token_counter.count
+        ids = iter(new_ids(now, len(drafts)))
+        counted = []
+        for draft, text in zip(drafts, mask.texts([d.text for d in drafts]), strict=True):
+            counted.append(
+                self._masked(
                     draft,
-                    id=draft.id or new_id(now),
+                    mask,
+                    text=text,
+                    id=draft.id or next(ids),
                     project_id=project,
                     created_at=draft.created_at or now,
-                    last_touched_at=now,
-                    text_hash=text_hash,
-                    tokens=tokens,
+                    last_touched_at=draft.last_touched_at or now,
+                    tokens=draft.tokens or count(text),
                 )
+            )
+        hashes = [text_hash(s.text) for s in counted]
+        with database.writing() as version:
+            table = self.table
+            existing: dict[tuple[str, int], int] = {}
+            if dedupe:
+                import numpy as np
+
+                rows = table.rows(project)
+                wanted = np.array([hash64(d) for d in hashes], np.int64)
+                for rowid in rows[np.isin(table.hash64[rows], wanted)]:
+                    kind = table.kinds.strings[int(table.kind[rowid])] or ""
+                    existing[(kind, int(table.hash64[rowid]))] = int(rowid)
+            fresh: list[Segment] = []
+            fresh_hashes: list[str] = []
+            result: list[Segment | int] = []
+            for segment, digest in zip(counted, hashes, strict=True):
+                key = (segment.type, hash64(digest))
+                if dedupe and key in existing:
+                    result.append(existing[key])
+                    continue
                 if dedupe:
-                    existing[(segment.type, segment.text_hash)] = segment
+                    existing[key] = -1 - len(fresh)
+                    result.append(existing[key])
+                else:
+                    result.append(segment)
                 fresh.append(segment)
-                result.append(segment)
+                fresh_hashes.append(digest)
             if fresh:
-                self._write_files(project, fresh)
-        return result
+                database.insert(fresh, fresh_hashes, version)
+            known = database.by_rowids([r for r in result if isinstance(r, int) and r >= 0])
+        out: list[Segment] = []
+        for item in result:
+            if isinstance(item, Segment):
+                out.append(item)
+            elif item < 0:
+                out.append(fresh[-1 - item])
+            else:
+                out.append(known[item])
+        return out
 
     def change(
         self, project: str, ids: Sequence[str], edit: Callable[[Segment], Segment | None]
     ) -> tuple[list[Segment], list[str]]:
-        """Apply ``edit`` to each segment's file as it is on disk now; unchanged ones
-        (``edit`` returns None or the same segment) are not written. Returns the segments
-        written and the ids that name no segment."""
-        self.refresh(project, settled=True)
-        written: list[Segment] = []
-        missing: list[str] = []
-        with self.locked(project):
-            current = self.index.get(project, list(ids))
-            for segment_id in dict.fromkeys(ids):
-                indexed = current.get(segment_id)
-                path = (
-                    self.segment_file(project, segment_id) if valid_segment_id(segment_id) else None
-                )
-                if indexed is None or path is None:
+        """Apply ``edit`` to each segment as stored now (inside the write lock); unchanged
+        ones are not written. The segments written, and the ids that name none."""
+        database = self._open()
+        mask = self.masker()
+        with database.writing() as version:
+            table = self.table
+            wanted = list(dict.fromkeys(ids))
+            rowids = {i: table.rowid(project, i) for i in wanted}
+            current = database.by_rowids([r for r in rowids.values() if r is not None])
+            written: list[Segment] = []
+            missing: list[str] = []
+            for segment_id in wanted:
+                rowid = rowids[segment_id]
+                segment = current.get(rowid) if rowid is not None else None
+                if segment is None:
                     missing.append(segment_id)
                     continue
-                try:
-                    on_disk = parse_file(read_text(path), segment_id=segment_id, project_id=project)
-                except (OSError, UnicodeDecodeError, SegmentFileError):
-                    missing.append(segment_id)
-                    continue
-                base = attrs.evolve(
-                    on_disk,
-                    tokens=indexed.tokens,
-                    text_hash=indexed.text_hash,
-                    last_touched_at=indexed.last_touched_at,
-                    gc_survival_count=indexed.gc_survival_count,
-                )
-                edited = edit(base)
-                if edited is not None and edited != base:
+                edited = edit(segment)
+                if edited is not None and edited != segment:
+                    edited = self._masked(edited, mask)
+                    if edited.text != segment.text:
+                        edited = attrs.evolve(
+                            edited, tokens=self.workspace.token_counter.count(edited.text)
+                        )
                     written.append(edited)
-            if written:
-                self._write_files(project, self._count(written))
+            database.update(written, version)
         return written, missing
 
+    def set_fields(
+        self,
+        project: str,
+        ids: Sequence[str],
+        fields: dict[str, Any],
+        *,
+        allow: Callable[[bool, bool], bool] = lambda pinned, stashed: True,
+    ) -> tuple[list[str], list[str], list[str]]:
+        """Set plain fields (``tier``, ``pinned``) of segments, as they are stored now:
+        ``allow(pinned, stashed)`` decides per segment. The ids changed, refused and
+        unknown."""
+        database = self._open()
+        with database.writing() as version:
+            table = self.table
+            changed: list[str] = []
+            refused: list[str] = []
+            missing: list[str] = []
+            rowids: list[int] = []
+            for segment_id in dict.fromkeys(ids):
+                rowid = table.rowid(project, segment_id)
+                if rowid is None:
+                    missing.append(segment_id)
+                elif allow(bool(table.pinned[rowid]), bool(table.stashed[rowid])):
+                    changed.append(segment_id)
+                    rowids.append(rowid)
+                else:
+                    refused.append(segment_id)
+            if rowids:
+                database.set_fields(rowids, version, **fields)
+        return changed, refused, missing
+
+    def touch(self, project: str, ids: Sequence[str], now: float) -> None:
+        """Set the last touch of segments to ``now``."""
+        self.set_fields(project, ids, {"last_touched_at": now})
+
+    def survived(self, project: str) -> None:
+        """Count one more GC run survived by every working segment of ``project``."""
+        database = self._open()
+        with database.writing() as version:
+            database.survived(project, version)
+
     def delete(self, project: str, ids: Sequence[str]) -> list[str]:
-        """Remove segment files and their rows; the ids removed."""
-        removed = []
-        with self.locked(project):
-            before = self._folder_stamp(project)
-            in_step = before == self.index.recorded_stamp(project)
-            for segment_id in ids:
-                if not valid_segment_id(segment_id):
-                    continue
-                with contextlib.suppress(FileNotFoundError):
-                    self.segment_file(project, segment_id).unlink()
-                    removed.append(segment_id)
-            self.index.delete(project, removed)
-            if in_step:
-                self.index.record_stamp(project, self._folder_stamp(project))
-        return removed
+        """Remove segments; the ids removed."""
+        database = self._open()
+        with database.writing() as version:
+            table = self.table
+            found = [(i, table.rowid(project, i)) for i in dict.fromkeys(ids)]
+            present = [(i, r) for i, r in found if r is not None]
+            database.remove([r for _, r in present], version)
+        return [i for i, _ in present]
 
-    # -- reading -------------------------------------------------------------------------------
+    # -- reading -----------------------------------------------------------------------
 
-    def segments(self, project: str, where: str = "", params: Sequence[Any] = ()) -> list[Segment]:
-        """Segments of ``project`` (fresh from the files) matching an SQL condition."""
-        self.refresh(project)
-        return self.index.select(project, where, params)
+    def fetch(self, rowids: Sequence[int]) -> dict[int, Segment]:
+        """Whole segments (text included) by rowid."""
+        if not rowids or not self._present():
+            return {}
+        return self._open().by_rowids([int(r) for r in rowids])
+
+    def get(self, project: str, ids: Sequence[str]) -> dict[str, Segment]:
+        """The segments of ``ids`` that exist, by id."""
+        table = self.table
+        rowids = [r for r in (table.rowid(project, i) for i in ids) if r is not None]
+        return {s.id: s for s in self.fetch(rowids).values()}
 
     def segment(self, project: str, segment_id: str) -> Segment:
         """One segment, or FileNotFound (1001) with similar ids."""
         from cuedeck.errors import did_you_mean, suggestion_text
 
-        self.refresh(project)
-        found = self.index.get(project, [segment_id]).get(segment_id)
+        check_project(project)
+        found = self.get(project, [segment_id]).get(segment_id)
         if found is None:
-            ids = [row[0] for row in self.index.stats(project).items()]
+            table = self.table
+            ids = [table.segment_id(int(r)) for r in table.rows(project)]
             matches = did_you_mean(segment_id, ids)
             raise FileNotFound(
                 f"no segment {segment_id!r} in project {project!r}",
-                path=f"{MEMORY_DIR}/{project}/segments/{segment_id}.md",
                 field="segment_id",
                 suggestion=suggestion_text(matches),
                 candidates=matches,
@@ -404,60 +376,44 @@ class MemoryStore:
         return found
 
     def projects(self) -> list[str]:
-        """Projects with a folder or indexed segments, sorted."""
-        found = set(self.index.projects())
-        base = self.root / MEMORY_DIR
-        if base.is_dir():
-            for entry in os.scandir(base):
-                if entry.is_dir() and not entry.name.startswith("."):
-                    with contextlib.suppress(InvalidInput):
-                        found.add(check_project(entry.name))
-        return sorted(found)
+        """Projects with a segment or a current task, sorted."""
+        return self._open().projects() if self._present() else []
 
-    # -- project state and snapshots -------------------------------------------------------
-
-    def _state(self, project: str) -> dict[str, Any]:
-        try:
-            data = json.loads((self.project_dir(project) / "project.json").read_text("utf-8"))
-        except (FileNotFoundError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+    # -- project state and snapshots ---------------------------------------------------
 
     def current_task(self, project: str) -> str | None:
         """The project's current task, or None."""
-        value = self._state(project).get("current_task")
-        return value if isinstance(value, str) and value else None
+        check_project(project)
+        return self._open().current_task(project) if self._present() else None
 
     def set_current_task(self, project: str, task_id: str | None) -> str | None:
-        """Set (None clears) the current task; the previous one."""
-        with self.locked(project):
-            state = self._state(project)
-            previous = state.get("current_task")
-            state["current_task"] = task_id
-            state["updated_at"] = self.clock()
-            path = self.project_dir(project) / "project.json"
-            atomic_write(path, json.dumps(state, indent=2, sort_keys=True) + "\n")
-        return previous if isinstance(previous, str) else None
+        """Set (None clears) the current task, masked; the previous one."""
+        check_project(project)
+        database = self._open()
+        task = self.masker()(task_id) if task_id else None
+        with database.writing():
+            previous = database.current_task(project)
+            database.set_current_task(project, task, self.clock())
+        return previous
 
     def save_snapshot(self, project: str, record: dict[str, Any]) -> dict[str, Any]:
-        """Write a snapshot record (``snapshot_id`` filled in) and return it."""
+        """Keep a snapshot record (name and task masked, ``snapshot_id`` filled in)."""
+        check_project(project)
+        mask = self.masker()
         now = self.clock()
-        record = {**record, "snapshot_id": f"snap-{new_id(now)}", "created_at": now}
-        with self.locked(project):
-            path = self.project_dir(project) / "snapshots" / f"{record['snapshot_id']}.json"
-            atomic_write(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+        record = {
+            **record,
+            "name": mask(record.get("name")),
+            "task_id": mask(record.get("task_id")),
+            "snapshot_id": f"snap-{new_id(now)}",
+            "created_at": now,
+        }
+        database = self._open()
+        with database.writing():
+            database.add_snapshot(project, record)
         return record
 
     def snapshots(self, project: str) -> list[dict[str, Any]]:
-        """Every readable snapshot of ``project``, oldest first."""
-        folder = self.project_dir(project) / "snapshots"
-        found = []
-        if folder.is_dir():
-            for path in folder.glob("snap-*.json"):
-                try:
-                    record = json.loads(path.read_text("utf-8"))
-                except (OSError, ValueError):
-                    continue
-                if isinstance(record, dict) and isinstance(record.get("segment_ids"), list):
-                    found.append(record)
-        return sorted(found, key=lambda r: (r.get("created_at", 0), r.get("snapshot_id", "")))
+        """Every snapshot of ``project``, oldest first."""
+        check_project(project)
+        return self._open().snapshots(project) if self._present() else []

@@ -7,30 +7,29 @@ Typed functions served to MCP, the CLI and Python alike. Lists of segments page 
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 from cuedeck.errors import InvalidInput
-from cuedeck_memory import gc, ranking, usage
+from cuedeck_memory import gc, ranking, replies, usage
 from cuedeck_memory.operations import (
     capture_segments,
     page_segments,
     prune,
-    refcounted,
     restore,
     set_current_task,
     set_pinned,
     snapshot,
-    task_segments,
+    task_rows,
 )
 from cuedeck_memory.segments import PROJECT_PATTERN, check_project
 
 if TYPE_CHECKING:
     # cuedeck.tools.Tool supplies Workspace when it reads the signatures.
     from cuedeck.workspace import Workspace
+    from cuedeck_memory.replies import ItemError
     from cuedeck_memory.store import MemoryStore
 
 ProjectId = Annotated[str, Field(pattern=PROJECT_PATTERN, description="Project identifier")]
@@ -43,15 +42,16 @@ FiltersArg = Annotated[
     dict[str, Any] | str | None,
     Field(description="file_path, task_id, tags, type, created_after, created_before"),
 ]
-MaxTokens = Annotated[
-    int | None, Field(ge=100, description="Reply budget; default [memory] max_tokens")
-]
+#: Replies are paged, never unbounded: a budget above the cap is refused (1004; checked
+#: in :func:`_budget` rather than published, as every guard cap).
+MAX_REPLY_TOKENS = 100_000
+MaxTokens = Annotated[int | None, Field(ge=100, description="Reply budget in tokens")]
 Cursor = Annotated[str | None, Field(description="next_cursor of the previous page")]
 SegmentIds = Annotated[list[str], Field(min_length=1, max_length=10_000)]
 
 
 class SegmentInput(TypedDict, total=False):
-    """A segment to capture; only ``text`` is required."""
+    """A segment; only text is required."""
 
     text: Annotated[str, Field(min_length=1)]
     type: Annotated[str, Field(description="message, code, log, decision, note, summary")]
@@ -60,7 +60,7 @@ class SegmentInput(TypedDict, total=False):
     file_path: str | None
     line_range: Annotated[list[int] | None, Field(min_length=2, max_length=2)]
     topic_id: str | None
-    refs: Annotated[list[str], Field(description="Segment ids, card ids or doc references")]
+    refs: Annotated[list[str], Field(description="Segment, card or doc ids")]
     pinned: bool
 
 
@@ -69,6 +69,11 @@ def _store(workspace: Workspace) -> MemoryStore:
 
 
 def _budget(store: MemoryStore, max_tokens: int | None) -> int:
+    if max_tokens is not None and max_tokens > MAX_REPLY_TOKENS:
+        raise InvalidInput(
+            f"max_tokens is at most {MAX_REPLY_TOKENS:,}: replies are paged (pass cursor)",
+            field="max_tokens",
+        )
     return max_tokens or store.settings.max_tokens
 
 
@@ -82,7 +87,7 @@ def context_analyze_usage(
     task_id: OptionalTask = None,
     token_limit: Annotated[int | None, Field(ge=1)] = None,
     max_tokens: MaxTokens = None,
-) -> dict[str, Any]:
+) -> replies.UsageReport:
     """Analyze context usage: metrics, health score, recommendations and warnings.
 
     Warnings at 60/80/90% name the call to make and its measured effect. Descriptors'
@@ -102,7 +107,7 @@ def context_analyze_usage(
     )
     if described.captured:
         reply["captured_segments"] = list(described.captured)
-    return reply
+    return cast("replies.UsageReport", reply)
 
 
 def context_get_working_set(
@@ -111,14 +116,15 @@ def context_get_working_set(
     task_id: OptionalTask = None,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
-) -> dict[str, Any]:
+) -> replies.WorkingSet:
     """Get the working set: the current task's working segments (and pinned ones)."""
     store = _store(workspace)
     task = task_id or store.current_task(project_id)
-    found = task_segments(store, project_id, task, tiers=("working",), pinned=True)
-    segments, page = page_segments(store, found, _budget(store, max_tokens), cursor)
-    total = sum(s.tokens for s in found)
-    last = max((s.last_touched_at or s.created_at for s in found), default=None)
+    found = task_rows(store, project_id, task, stashed=False, pinned=True)
+    table = store.table
+    segments, page = page_segments(store, found, _budget(store, max_tokens), cursor, used=60)
+    total = int(table.tokens[found].sum()) if found else 0
+    last = float(table.touched[found].max()) if found else None
     from cuedeck_memory.segments import iso
 
     return {
@@ -141,24 +147,24 @@ def context_get_task_context(
     task_id: OptionalTask = None,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
-) -> dict[str, Any]:
+) -> replies.TaskContext:
     """Get every segment of a task, from both tiers (working and stashed)."""
     store = _store(workspace)
     task = task_id or store.current_task(project_id)
     if task is None:
         raise InvalidInput("no task_id given and the project has no current task", field="task_id")
-    found = task_segments(store, project_id, task, tiers=("working", "stashed"))
-    segments, page = page_segments(store, found, _budget(store, max_tokens), cursor)
+    found = task_rows(store, project_id, task, stashed=None)
+    segments, page = page_segments(store, found, _budget(store, max_tokens), cursor, used=30)
     return {
         "task_id": task,
         "segments": segments,
-        "total_tokens": sum(s.tokens for s in found),
+        "total_tokens": int(store.table.tokens[found].sum()) if found else 0,
         "segment_count": len(found),
         "page": page,
     }
 
 
-def context_list_projects(workspace: Workspace) -> dict[str, Any]:
+def context_list_projects(workspace: Workspace) -> replies.Projects:
     """List every project id with memory in this workspace."""
     return {"projects": _store(workspace).projects()}
 
@@ -174,7 +180,7 @@ def context_gc_analyze(
     target_tokens: Annotated[int | None, Field(ge=1)] = None,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
-) -> dict[str, Any]:
+) -> replies.GcAnalysis:
     """Find pruning candidates (score, tokens, age, reason); with target_tokens, a plan.
 
     Roots (recent messages and decisions of the current task, the current file's
@@ -185,31 +191,34 @@ def context_gc_analyze(
     described = usage.ingest(store, project_id, context_descriptors, task_id)
     analysis = gc.analyze(store, project_id, task_id=task_id, current_file=described.current_file)
     budget = _budget(store, max_tokens)
-    items = [c.to_dict() for c in analysis.candidates]
     reply: dict[str, Any] = {
-        "total_candidates": len(items),
-        "estimated_tokens_freed": sum(c.tokens for c in analysis.candidates),
+        "total_candidates": len(analysis.candidates),
+        "estimated_tokens_freed": int(analysis.candidate_tokens.sum()),
         "roots": len(analysis.roots),
         "reachable": len(analysis.reached),
         "working_tokens": analysis.working_tokens,
     }
     count = store.workspace.token_counter.count
-    from cuedeck_memory.replies import fit_ids, page
+    from cuedeck_memory.replies import fit_ids, measure, page
 
     if target_tokens is not None:
-        proposal = gc.plan(analysis, target_tokens)
-        chosen = proposal.pop("candidates")
-        proposal["candidates_count"] = len(chosen)
+        proposal = gc.plan(analysis, target_tokens, ids_at_most=budget)
         reply["pruning_plan"] = proposal
         # The plan's ids are its first candidates_count candidates, best first: when
         # they do not all fit (half the budget), the pages of candidates hold the rest.
         kept = fit_ids(reply, proposal["stash_segments"], budget // 2, count)
-        if kept < len(chosen):
+        if kept < proposal["candidates_count"]:
             proposal["stash_segments_complete"] = False
-    # As fit_ids counts (its last count is remembered) and replies are sent: unescaped.
-    used = count(json.dumps(reply, ensure_ascii=False)) if target_tokens is not None else 0
-    reply["pruning_candidates"], reply["page"] = page(items, count, budget, cursor, used=used)
-    return reply
+    reply["page"] = {"returned": 0, "total": 0, "offset": 0, "next_cursor": None, "max_tokens": 0}
+    reply["pruning_candidates"], reply["page"] = page(
+        len(analysis.candidates),
+        analysis.candidate,
+        count,
+        budget,
+        cursor,
+        used=measure(reply, count),
+    )
+    return cast("replies.GcAnalysis", reply)
 
 
 def context_gc_prune(
@@ -221,7 +230,7 @@ def context_gc_prune(
     confirmation_token: Annotated[
         str | None, Field(description="The token a first delete call returned")
     ] = None,
-) -> dict[str, Any]:
+) -> replies.Pruned:
     """Stash (reversible) or delete segments; pinned or unknown ids are listed in errors.
 
     Delete takes two calls: with confirm=true the first answers requires_confirmation
@@ -233,7 +242,7 @@ def context_gc_prune(
 
 def context_gc_pin(
     workspace: Workspace, project_id: ProjectId, segment_ids: SegmentIds
-) -> dict[str, Any]:
+) -> replies.Pinned:
     """Pin segments: GC never prunes them, and a card's pinned segments join its scene."""
     done, errors = set_pinned(_store(workspace), project_id, segment_ids, True)
     return {"pinned_segments": done, "errors": errors}
@@ -241,7 +250,7 @@ def context_gc_pin(
 
 def context_gc_unpin(
     workspace: Workspace, project_id: ProjectId, segment_ids: SegmentIds
-) -> dict[str, Any]:
+) -> replies.Unpinned:
     """Unpin segments so that GC may prune them again."""
     done, errors = set_pinned(_store(workspace), project_id, segment_ids, False)
     return {"unpinned_segments": done, "errors": errors}
@@ -255,26 +264,29 @@ def context_stash(
     project_id: ProjectId = "default",
     query: Annotated[str | None, Field(description="Ranked match on segment text")] = None,
     filters: FiltersArg = None,
-) -> dict[str, Any]:
+) -> replies.Stashed:
     """Move working segments matching a query and filters to the stash (pinned ones stay)."""
     store = _store(workspace)
+    check_project(project_id)
     parsed = ranking.parse_filters(filters)
     if not query and not parsed.given:
         raise InvalidInput(
             "give a query or filters: stashing everything is not a filter", field="query"
         )
-    matched, _ = ranking.find(store, project_id, query, parsed, ("working",))
-    pinned = [s.id for s, _ in matched if s.pinned]
-    wanted = [s.id for s, _ in matched if not s.pinned]
+    # Every match is stashed, not a page of them.
+    found = ranking.find(store, project_id, query, parsed, stashed=False, limit=2**31)
+    table = store.table
+    pinned = [table.segment_id(r) for r in found.rowids if table.pinned[r]]
+    wanted = [table.segment_id(r) for r in found.rowids if not table.pinned[r]]
     reply = prune(store, project_id, wanted, "stash", False, None) if wanted else None
-    errors = [
+    errors: list[ItemError] = [
         {"segment_id": i, "error": "pinned", "message": "pinned segments are not stashed"}
         for i in pinned
     ]
     return {
         "stashed_segments": reply["pruned_segments"] if reply else [],
         "tokens_stashed": reply["tokens_freed"] if reply else 0,
-        "segments_matched": len(matched),
+        "segments_matched": found.total,
         "errors": errors + (reply["errors"] if reply else []),
     }
 
@@ -287,34 +299,24 @@ def context_search_stashed(
     limit: Annotated[int, Field(ge=1, le=1000)] = 50,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
-) -> dict[str, Any]:
+) -> replies.StashSearch:
     """Search stashed segments (read-only), ranked by query through the searchers.
 
-    Without project_id every project is searched.
+    Without project_id every project is searched. total_matches counts every match;
+    at most limit come back, paged to max_tokens.
     """
     store = _store(workspace)
     parsed = ranking.parse_filters(filters)
-    projects = [check_project(project_id)] if project_id else store.projects()
-    found: list[tuple[Any, float | None]] = []
-    mode = "newest first"
-    for project in projects:
-        hits, mode = ranking.find(store, project, query, parsed, ("stashed",), limit=limit)
-        found.extend(hits)
-    if len(projects) > 1:
-        found.sort(key=lambda pair: -(pair[1] or 0.0) if query else -pair[0].created_at)
-    found = found[:limit]
+    project = check_project(project_id) if project_id else None
+    found = ranking.find(store, project, query, parsed, stashed=True, limit=limit)
     segments, page = page_segments(
-        store,
-        [s for s, _ in found],
-        _budget(store, max_tokens),
-        cursor,
-        scores=[v for _, v in found],
+        store, found.rowids, _budget(store, max_tokens), cursor, scores=found.scores, used=40
     )
     return {
         "segments": segments,
-        "total_matches": len(found),
+        "total_matches": found.total,
         "query": query,
-        "ranking": mode,
+        "ranking": found.ranking,
         "filters_applied": parsed.given,
         "page": page,
     }
@@ -328,25 +330,27 @@ def context_retrieve_stashed(
     move_to_active: bool = False,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
-) -> dict[str, Any]:
+) -> replies.Retrieved:
     """Fetch stashed segments by query and filters; move_to_active restores them."""
     store = _store(workspace)
+    check_project(project_id)
     parsed = ranking.parse_filters(filters)
-    found, mode = ranking.find(store, project_id, query, parsed, ("stashed",), limit=1000)
-    segments = [s for s, _ in found]
+    found = ranking.find(store, project_id, query, parsed, stashed=True, limit=1000)
     items, page = page_segments(
-        store, segments, _budget(store, max_tokens), cursor, scores=[v for _, v in found]
+        store, found.rowids, _budget(store, max_tokens), cursor, scores=found.scores, used=40
     )
-    reply: dict[str, Any] = {
+    reply: replies.Retrieved = {
         "retrieved_segments": items,
-        "segments_found": len(segments),
-        "ranking": mode,
+        "segments_found": found.total,
+        "ranking": found.ranking,
         "page": page,
     }
     if move_to_active:
         from cuedeck_memory.operations import move_to_working
 
-        reply["moved_to_active"] = move_to_working(store, project_id, [s.id for s in segments])
+        table = store.table
+        ids = [table.segment_id(r) for r in found.rowids]
+        reply["moved_to_active"] = move_to_working(store, project_id, ids)
     return reply
 
 
@@ -357,7 +361,7 @@ def context_set_current_task(
     workspace: Workspace,
     project_id: ProjectId,
     task_id: Annotated[str | None, Field(max_length=200, description="None clears it")] = None,
-) -> dict[str, Any]:
+) -> replies.CurrentTask:
     """Set the project's current task; a card id also activates that card (cue card activate)."""
     return set_current_task(_store(workspace), project_id, task_id)
 
@@ -367,7 +371,7 @@ def context_create_task_snapshot(
     project_id: ProjectId,
     task_id: OptionalTask = None,
     name: Annotated[str | None, Field(max_length=200)] = None,
-) -> dict[str, Any]:
+) -> replies.Snapshot:
     """Snapshot a task's segments and pins under a name, persisted and listable."""
     return snapshot(_store(workspace), project_id, task_id, name)
 
@@ -379,8 +383,8 @@ def context_capture(
     task_id: OptionalTask = None,
     token_limit: Annotated[int | None, Field(ge=1)] = None,
     max_tokens: MaxTokens = None,
-) -> dict[str, Any]:
-    """Capture segments in one call: their ids out, with the usage after and its advice.
+) -> replies.Captured:
+    """Capture segments: their ids, and the usage after with its advice.
 
     Secrets are masked before anything is written ([memory] mask_on_capture).
     """
@@ -411,7 +415,7 @@ def context_restore(
     project_id: ProjectId,
     task_id: OptionalTask = None,
     max_tokens: MaxTokens = None,
-) -> dict[str, Any]:
+) -> replies.Restored:
     """The current task's pins, working set and latest snapshot, fitted to max_tokens.
 
     What to call at session start or when the working set is empty.
@@ -436,5 +440,4 @@ __all__ = [
     "context_search_stashed",
     "context_set_current_task",
     "context_stash",
-    "refcounted",
 ]

@@ -20,7 +20,7 @@ import attrs
 from cuedeck.errors import InvalidInput
 from cuedeck.wording import counted
 from cuedeck_memory import gc
-from cuedeck_memory.replies import FRAME_TOKENS, fit_ids
+from cuedeck_memory.replies import FRAME_TOKENS, fit_ids, measure
 from cuedeck_memory.segments import Segment
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def ingest(
             raise InvalidInput("a message has no text", field=f"recent_messages.{n}")
         if text.strip():
             tags = (f"role:{role}",) if isinstance(role, str) else ()
-            drafts.append(_draft(store, text, "message", task, tags))
+            drafts.append(_draft(text, "message", task, tags))
     captured = store.add(project, drafts, dedupe=True) if drafts else []
     return Descriptors(
         current_file=path,
@@ -102,12 +102,10 @@ def ingest(
     )
 
 
-def _draft(
-    store: MemoryStore, text: str, kind: str, task: str | None, tags: tuple[str, ...]
-) -> Segment:
-    masked = store.workspace.mask(text) if store.settings.mask_on_capture else text
+def _draft(text: str, kind: str, task: str | None, tags: tuple[str, ...]) -> Segment:
+    # Masked by the store, as everything it writes.
     return Segment(
-        id="", type=kind, text=masked, project_id="", created_at=0.0, task_id=task, tags=tags
+        id="", type=kind, text=text, project_id="", created_at=0.0, task_id=task, tags=tags
     )
 
 
@@ -123,38 +121,42 @@ def report(
 ) -> dict[str, Any]:
     """The usage report of ``project`` (the reply of ``context_analyze_usage``), fitted
     to ``max_tokens`` (``reserved`` of them spent elsewhere)."""
+    import numpy as np
+
     described = descriptors or Descriptors()
-    store.refresh(project)
     now = store.clock()
-    rows = store.index.light(project, ("working",))
     analysis = gc.analyze(
-        store, project, task_id=task_id, current_file=described.current_file, now=now, rows=rows
+        store, project, task_id=task_id, current_file=described.current_file, now=now
     )
+    table = analysis.table
+    rows = analysis.working
     limit = token_limit or described.limit or store.settings.token_limit
-    measured = analysis.working_tokens
+    tokens = table.tokens[rows]
+    measured = int(tokens.sum())
     current = described.current_tokens if described.current_tokens is not None else measured
     percent = 100.0 * current / limit
-    tokens_by_type: dict[str, int] = {}
-    segments_by_type: dict[str, int] = {}
-    tokens_by_task: dict[str, int] = {}
-    ages = []
-    pinned_count = pinned_tokens = 0
-    freshness = 0.0
-    half_life = store.settings.half_life_hours
-    for row in rows:
-        tokens_by_type[row.type] = tokens_by_type.get(row.type, 0) + row.tokens
-        segments_by_type[row.type] = segments_by_type.get(row.type, 0) + 1
-        task = row.task_id or "(none)"
-        tokens_by_task[task] = tokens_by_task.get(task, 0) + row.tokens
-        age = max(0.0, (now - row.created_at) / 3600.0)
-        ages.append(age)
-        touched = max(0.0, (now - (row.last_touched_at or row.created_at)) / 3600.0)
-        freshness += row.tokens * 0.5 ** (touched / half_life)
-        if row.pinned:
-            pinned_count += 1
-            pinned_tokens += row.tokens
-    candidate_tokens = sum(c.tokens for c in analysis.candidates)
-    garbage = sum(c.tokens * c.score for c in analysis.candidates)
+    kinds = table.kind[rows]
+    tasks = table.task[rows]
+    kind_tokens = np.bincount(kinds, weights=tokens, minlength=len(table.kinds.strings))
+    kind_counts = np.bincount(kinds, minlength=len(table.kinds.strings))
+    tokens_by_type = {
+        str(table.kinds.strings[k]): int(kind_tokens[k]) for k in np.flatnonzero(kind_counts)
+    }
+    segments_by_type = {
+        str(table.kinds.strings[k]): int(kind_counts[k]) for k in np.flatnonzero(kind_counts)
+    }
+    task_tokens = np.bincount(tasks, weights=tokens, minlength=len(table.values.strings))
+    task_counts = np.bincount(tasks, minlength=len(table.values.strings))
+    tokens_by_task = {
+        table.values.strings[int(code)] or "(none)": int(task_tokens[code])
+        for code in np.flatnonzero(task_counts)
+    }
+    ages = np.maximum(0.0, (now - table.created[rows]) / 3600.0)
+    touched = np.maximum(0.0, (now - table.touched[rows]) / 3600.0)
+    freshness = float((tokens * 0.5 ** (touched / store.settings.half_life_hours)).sum())
+    pinned = table.pinned[rows]
+    candidate_tokens = int(analysis.candidate_tokens.sum())
+    garbage = float((analysis.candidate_tokens * analysis.scores).sum())
     factors = {
         "usage": _unit(1.0 - percent / 100.0),
         "distribution": _unit(1.0 - garbage / measured) if measured else 1.0,
@@ -163,7 +165,7 @@ def report(
     score = 100.0 * (
         0.5 * factors["usage"] + 0.25 * factors["distribution"] + 0.25 * factors["age"]
     )
-    advice = advise(store, project, analysis, current, limit)
+    advice = advise(project, analysis, current, limit, ids_at_most=max_tokens)
     after = 100.0 * max(0, current - candidate_tokens) / limit
     reply: dict[str, Any] = {
         "project_id": project,
@@ -175,10 +177,10 @@ def report(
             "tokens_by_type": tokens_by_type,
             "segments_by_type": segments_by_type,
             "tokens_by_task": tokens_by_task,
-            "oldest_segment_age_hours": round(max(ages), 2) if ages else 0.0,
-            "newest_segment_age_hours": round(min(ages), 2) if ages else 0.0,
-            "pinned_segments_count": pinned_count,
-            "pinned_tokens": pinned_tokens,
+            "oldest_segment_age_hours": round(float(ages.max()), 2) if len(rows) else 0.0,
+            "newest_segment_age_hours": round(float(ages.min()), 2) if len(rows) else 0.0,
+            "pinned_segments_count": int(pinned.sum()),
+            "pinned_tokens": int(tokens[pinned].sum()),
             "usage_percent": round(percent, 2),
             "token_limit": limit,
             "estimated_remaining_tokens": max(0, limit - current),
@@ -199,13 +201,7 @@ def report(
         },
         "pruning_candidates_count": len(analysis.candidates),
     }
-    fit_report(
-        reply,
-        max_tokens,
-        store.workspace.token_counter.count,
-        {c.segment_id: c.tokens for c in analysis.candidates},
-        reserved=reserved,
-    )
+    fit_report(reply, max_tokens, store.workspace.token_counter.count, analysis, reserved=reserved)
     return reply
 
 
@@ -217,7 +213,7 @@ def fit_report(
     reply: dict[str, Any],
     max_tokens: int,
     count: Callable[[str], int],
-    tokens_of: Mapping[str, int],
+    analysis: gc.Analysis,
     *,
     reserved: int = 0,
 ) -> None:
@@ -229,28 +225,33 @@ def fit_report(
         return
     action = actions[0]
     ids: list[str] = action["arguments"]["segment_ids"]
-    total = len(ids)
-    # FRAME_TOKENS of margin, as pages keep: how a client serialises the reply varies.
-    kept = fit_ids(reply, ids, max_tokens - reserved - FRAME_TOKENS, count, copies=2)
-    if kept == total:
-        return
-    freed = sum(tokens_of.get(i, 0) for i in ids)
+    total = int(action["segments"])
     current, limit = reply["usage_metrics"]["total_tokens"], reply["usage_metrics"]["token_limit"]
-    action.update(
-        segments=kept,
-        tokens_freed=freed,
-        usage_percent_after=round(100.0 * max(0, current - freed) / limit, 2),
-        complete=False,
-        segments_in_plan=total,
-        rest=(
-            f"the best {kept} of the plan's {counted(total, 'segment')} fit this reply; "
-            "context_gc_analyze with target_tokens pages through all of them"
-        ),
-    )
+
+    def describe(kept: int) -> None:
+        # The plan's ids are its first candidates, best first: what the kept ones free.
+        freed = int(analysis.candidate_tokens[:kept].sum())
+        action.update(
+            segments=kept,
+            tokens_freed=freed,
+            usage_percent_after=round(100.0 * max(0, current - freed) / limit, 2),
+            complete=False,
+            segments_in_plan=total,
+            rest=(
+                f"the best {kept} of the plan's {counted(total, 'segment')} fit this reply; "
+                "context_gc_analyze with target_tokens pages through all of them"
+            ),
+        )
+
+    if len(ids) == total and measure(reply, count) <= max_tokens - reserved - FRAME_TOKENS:
+        return
+    describe(total)  # measured with the keys a cut plan adds, then filled in
+    kept = fit_ids(reply, ids, max_tokens - reserved - FRAME_TOKENS, count, copies=2)
+    describe(kept)
 
 
 def advise(
-    store: MemoryStore, project: str, analysis: gc.Analysis, current: int, limit: int
+    project: str, analysis: gc.Analysis, current: int, limit: int, *, ids_at_most: int
 ) -> dict[str, list[dict[str, Any]]]:
     """Warnings (60/80/90 %) with the measured effect of the call they suggest."""
     percent = 100.0 * current / limit
@@ -264,12 +265,13 @@ def advise(
             "suggested_actions": [],
         }
     target = max(1, current - int(limit * TARGET_PERCENT / 100))
-    proposal = gc.plan(analysis, target)
+    proposal = gc.plan(analysis, target, ids_at_most=ids_at_most)
     freed, ids = proposal["total_tokens_freed"], proposal["stash_segments"]
+    chosen = proposal["candidates_count"]
     after = 100.0 * max(0, current - freed) / limit
     if ids:
         effect = (
-            f"stash {gc.count(len(ids), 'segment')} with context_gc_prune to free {freed:,} tokens "
+            f"stash {gc.count(chosen, 'segment')} with context_gc_prune to free {freed:,} tokens "
             f"({percent:.1f}% -> {after:.1f}%)"
         )
         if not proposal["target_met"]:
@@ -287,7 +289,7 @@ def advise(
         {
             "tool": "context_gc_prune",
             "arguments": {"project_id": project, "segment_ids": ids, "action": "stash"},
-            "segments": len(ids),
+            "segments": chosen,
             "tokens_freed": freed,
             "usage_percent_after": round(after, 2),
         }

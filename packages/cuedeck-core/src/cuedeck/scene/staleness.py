@@ -77,15 +77,32 @@ def read_recorded(workspace: Workspace) -> Recorded | None:
 def changed_inputs(workspace: Workspace, recorded: Recorded) -> list[str]:
     """Inputs whose bytes no longer have the recorded hash (or that are gone), sorted."""
     changed = []
+    extras: dict[str, str] | None = None
     for path, short in sorted(recorded.inputs.items()):  # full hashes
         try:
             digest = hashlib.sha256((workspace.root / path).read_bytes()).hexdigest()
         except OSError:
-            changed.append(path)
+            # Not a file: an item a scene source adds (a memory segment), hashed by it.
+            if extras is None:
+                extras = _source_hashes(workspace, recorded.card)
+            if extras.get(path) != short:
+                changed.append(path)
             continue
         if digest != short:
             changed.append(path)
     return changed
+
+
+def _source_hashes(workspace: Workspace, card: str) -> dict[str, str]:
+    """path -> sha256 of what the registered scene sources add for ``card`` now."""
+    from cuedeck.plugins import get_scene_sources
+    from cuedeck.scene.build import header_card_id
+
+    return {
+        extra.path: extra.sha256
+        for source in get_scene_sources(workspace.plugins).values()
+        for extra in source(workspace, header_card_id(card))
+    }
 
 
 def check_scene(workspace: Workspace, scene: Scene) -> None:

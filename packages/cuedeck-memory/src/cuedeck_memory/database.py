@@ -1,0 +1,448 @@
+"""The memory store on disk: one SQLite file, ``.cuedeck/memory/memory.sqlite3``.
+
+Every segment is one row: its fields, and its text stored once (zlib-compressed when
+that saves space). A contentless full-text table indexes the texts for keyword ranking
+(the text is not kept twice). Projects' current tasks and task snapshots are rows too.
+WAL with ``synchronous = FULL``: a write acknowledged to a caller is on disk, and a
+process killed mid-write loses only the transaction it had not committed. Writers take
+SQLite's write lock (``BEGIN IMMEDIATE``), so two processes capturing at once queue
+rather than lose anything; readers never wait for writers.
+
+Every write transaction takes the next ``version`` and stamps the rows it writes (and
+the ids it removes) with it, so a process that keeps the fields in memory
+(:class:`~cuedeck_memory.table.SegmentTable`) reads only what changed since it last looked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import sqlite3
+import uuid
+import zlib
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cuedeck_memory.segments import Segment
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+SCHEMA_VERSION = "2"
+T = TypeVar("T")
+
+#: The fields of a row other than its text, in the order of :data:`LIGHT`.
+LIGHT = (
+    "rowid, project, id, type, task_id, file_path, topic_id, tags, refs, pinned, tier, "
+    "tokens, created_at, last_touched_at, gc_survival_count, hash64"
+)
+_FULL = LIGHT + ", line_range, body"
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS segments (
+        rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+        project TEXT NOT NULL, id TEXT NOT NULL, type TEXT NOT NULL, task_id TEXT,
+        file_path TEXT, topic_id TEXT, tags TEXT NOT NULL, refs TEXT NOT NULL,
+        pinned INTEGER NOT NULL, tier TEXT NOT NULL, tokens INTEGER NOT NULL,
+        created_at REAL NOT NULL, last_touched_at REAL NOT NULL,
+        gc_survival_count INTEGER NOT NULL, hash64 INTEGER NOT NULL, line_range TEXT,
+        body BLOB NOT NULL, version INTEGER NOT NULL,
+        UNIQUE (project, id))""",
+    "CREATE INDEX IF NOT EXISTS segments_by_version ON segments (version)",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS segments_fts USING fts5 (
+        text, content='', tokenize='porter unicode61')""",
+    """CREATE TABLE IF NOT EXISTS removed (
+        rowid INTEGER NOT NULL, version INTEGER NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS removed_by_version ON removed (version)",
+    """CREATE TABLE IF NOT EXISTS projects (
+        project TEXT PRIMARY KEY, current_task TEXT, updated_at REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS snapshots (
+        project TEXT NOT NULL, snapshot_id TEXT NOT NULL, created_at REAL NOT NULL,
+        record TEXT NOT NULL, PRIMARY KEY (project, snapshot_id))""",
+)
+
+
+def chunks(values: Sequence[T], size: int = 500) -> Iterator[list[T]]:
+    """``values`` in lists of at most ``size`` (SQLite caps the parameters of a statement)."""
+    for start in range(0, len(values), size):
+        yield list(values[start : start + size])
+
+
+def text_hash(text: str) -> str:
+    """The sha256 of a segment's text (hex), as replies show it."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def hash64(digest: str) -> int:
+    """The first 8 bytes of a hex sha256 as a signed 64-bit integer (for deduplication)."""
+    return int.from_bytes(bytes.fromhex(digest[:16]), "big", signed=True)
+
+
+def pack(text: str) -> str | bytes:
+    """The stored form of a text: zlib bytes when that is at least a tenth smaller, else
+    the text itself (SQLite keeps the type, so :func:`unpack` knows which)."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) < 64:
+        return text
+    packed = zlib.compress(raw, 1)
+    return packed if len(packed) * 10 < len(raw) * 9 else text
+
+
+def unpack(body: str | bytes) -> str:
+    """The text a stored body holds."""
+    if isinstance(body, bytes):
+        return zlib.decompress(body).decode("utf-8", "surrogatepass")
+    return body
+
+
+def fts_query(query: str) -> str:
+    """``query`` as an FTS5 expression: any of its words (quoted, so no syntax leaks)."""
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(query))
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+def segment_of(row: Sequence[Any]) -> Segment:
+    """The segment a row of ``SELECT {_FULL}`` holds."""
+    line_range = json.loads(row[16]) if row[16] else None
+    return Segment(
+        id=row[2],
+        type=row[3],
+        text=unpack(row[17]),
+        project_id=row[1],
+        created_at=row[12],
+        task_id=row[4],
+        tags=tuple(json.loads(row[7])) if row[7] != "[]" else (),
+        file_path=row[5],
+        line_range=(line_range[0], line_range[1]) if line_range else None,
+        topic_id=row[6],
+        refs=tuple(json.loads(row[8])) if row[8] != "[]" else (),
+        pinned=bool(row[9]),
+        tier=row[10],
+        tokens=row[11],
+        last_touched_at=row[13],
+        gc_survival_count=row[14],
+    )
+
+
+class MemoryDatabase:
+    """The SQLite side of memory: segment rows, the text index, projects and snapshots."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._connection: sqlite3.Connection | None = None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The open connection (created with the schema on first use)."""
+        if self._connection is None:
+            try:
+                self._connection = self._open()
+            except sqlite3.DatabaseError as exc:
+                from cuedeck_memory.errors import StoreUnreadable
+
+                raise StoreUnreadable(
+                    f"the memory store cannot be read: {exc}",
+                    path=self.path.name,
+                    help="move the file aside (cue memory export needs a readable store); "
+                    "a new empty store is made in its place",
+                ) from None
+        return self._connection
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(
+            self.path, timeout=60.0, isolation_level=None, check_same_thread=False
+        )
+        connection.execute("PRAGMA busy_timeout = 60000")
+        connection.execute("PRAGMA journal_mode = WAL")
+        # An acknowledged write is on disk: the WAL is synced at every commit.
+        connection.execute("PRAGMA synchronous = FULL")
+        # After a checkpoint the log shrinks back to 1 MB rather than keeping its peak.
+        connection.execute("PRAGMA journal_size_limit = 1048576")
+        # A store that exists is only read here: a new process never waits for a writer.
+        if self._schema_of(connection) != SCHEMA_VERSION:
+            with _transaction(connection):
+                connection.execute(
+                    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+                )
+                found = self._schema_of(connection)
+                if found is not None and found != SCHEMA_VERSION:
+                    from cuedeck_memory.errors import StoreUnreadable
+
+                    raise StoreUnreadable(
+                        f"the memory store has schema {found!r}; this CueDeck reads "
+                        f"{SCHEMA_VERSION!r}",
+                        path=str(self.path),
+                    )
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
+                )
+                connection.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('store_id', ?)", (uuid.uuid4().hex,)
+                )
+        return connection
+
+    @staticmethod
+    def _schema_of(connection: sqlite3.Connection) -> str | None:
+        try:
+            row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.OperationalError:  # no meta table yet
+            return None
+        return None if row is None else str(row[0])
+
+    def close(self) -> None:
+        """Close the connection (it reopens on next use), emptying the write-ahead log
+        into the store when no other process reads it."""
+        if self._connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._connection.close()
+            self._connection = None
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[int]:
+        """A write transaction (SQLite's write lock held); yields its version."""
+        db = self.db
+        with _transaction(db):
+            # Stamped at the end: a table brought in step inside the transaction reads
+            # the last version, so it reads this transaction's rows at its next look.
+            version = self.version() + 1
+            yield version
+            db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(version),))
+
+    def store_id(self) -> str:
+        """The store's identity, made with it: a copy of another store's table is not
+        this one's."""
+        return self.meta("store_id") or ""
+
+    def version(self) -> int:
+        """The version of the last committed write."""
+        return int(self.db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
+
+    def meta(self, key: str) -> str | None:
+        """A value kept in the meta table."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Keep a value in the meta table (inside the caller's transaction)."""
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- writes (inside :meth:`writing`) -------------------------------------------------
+
+    def insert(self, segments: Sequence[Segment], hashes: Sequence[str], version: int) -> None:
+        """Insert new segments (ids unique per project), and their texts in the index."""
+        db = self.db
+        rows = [
+            (
+                s.project_id,
+                s.id,
+                s.type,
+                s.task_id,
+                s.file_path,
+                s.topic_id,
+                json.dumps(list(s.tags)) if s.tags else "[]",
+                json.dumps(list(s.refs)) if s.refs else "[]",
+                int(s.pinned),
+                s.tier,
+                s.tokens,
+                s.created_at,
+                s.last_touched_at,
+                s.gc_survival_count,
+                hash64(digest),
+                json.dumps(list(s.line_range)) if s.line_range else None,
+                pack(s.text),
+                version,
+            )
+            for s, digest in zip(segments, hashes, strict=True)
+        ]
+        first = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM segments").fetchone()[0] + 1
+        seq = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'segments'").fetchone()
+        first = max(first, (seq[0] + 1) if seq else 1)
+        db.executemany(
+            "INSERT INTO segments (rowid, project, id, type, task_id, file_path, topic_id, "
+            "tags, refs, pinned, tier, tokens, created_at, last_touched_at, gc_survival_count, "
+            f"hash64, line_range, body, version) VALUES (?, {', '.join('?' * 18)})",
+            [(first + n, *row) for n, row in enumerate(rows)],
+        )
+        db.executemany(
+            "INSERT INTO segments_fts (rowid, text) VALUES (?, ?)",
+            [(first + n, s.text) for n, s in enumerate(segments)],
+        )
+
+    def update(self, segments: Sequence[Segment], version: int) -> None:
+        """Rewrite the fields of existing segments; a changed text is re-indexed."""
+        db = self.db
+        for segment in segments:
+            found = db.execute(
+                "SELECT rowid, body FROM segments WHERE project = ? AND id = ?",
+                (segment.project_id, segment.id),
+            ).fetchone()
+            if found is None:
+                continue
+            rowid, body = found
+            old_text = unpack(body)
+            digest = text_hash(segment.text)
+            db.execute(
+                "UPDATE segments SET type = ?, task_id = ?, file_path = ?, topic_id = ?, "
+                "tags = ?, refs = ?, pinned = ?, tier = ?, tokens = ?, created_at = ?, "
+                "last_touched_at = ?, gc_survival_count = ?, hash64 = ?, line_range = ?, "
+                "body = ?, version = ? WHERE rowid = ?",
+                (
+                    segment.type,
+                    segment.task_id,
+                    segment.file_path,
+                    segment.topic_id,
+                    json.dumps(list(segment.tags)) if segment.tags else "[]",
+                    json.dumps(list(segment.refs)) if segment.refs else "[]",
+                    int(segment.pinned),
+                    segment.tier,
+                    segment.tokens,
+                    segment.created_at,
+                    segment.last_touched_at,
+                    segment.gc_survival_count,
+                    hash64(digest),
+                    json.dumps(list(segment.line_range)) if segment.line_range else None,
+                    body if old_text == segment.text else pack(segment.text),
+                    version,
+                    rowid,
+                ),
+            )
+            if old_text != segment.text:
+                db.execute(
+                    "INSERT INTO segments_fts (segments_fts, rowid, text) VALUES ('delete', ?, ?)",
+                    (rowid, old_text),
+                )
+                db.execute(
+                    "INSERT INTO segments_fts (rowid, text) VALUES (?, ?)", (rowid, segment.text)
+                )
+
+    def set_fields(self, rowids: Sequence[int], version: int, **fields: Any) -> None:
+        """Set plain fields (tier, pinned, last_touched_at...) of rows by rowid."""
+        assignments = ", ".join(f"{name} = ?" for name in fields)
+        self.db.executemany(
+            f"UPDATE segments SET {assignments}, version = ? WHERE rowid = ?",
+            [(*fields.values(), version, rowid) for rowid in rowids],
+        )
+
+    def survived(self, project: str, version: int) -> None:
+        """One more GC run survived by every working segment of ``project``."""
+        self.db.execute(
+            "UPDATE segments SET gc_survival_count = gc_survival_count + 1, version = ? "
+            "WHERE project = ? AND tier = 'working'",
+            (version, project),
+        )
+
+    def remove(self, rowids: Sequence[int], version: int) -> None:
+        """Delete rows and their texts from the index."""
+        db = self.db
+        for chunk in chunks(rowids):
+            marks = ", ".join("?" * len(chunk))
+            rows = db.execute(
+                f"SELECT rowid, body FROM segments WHERE rowid IN ({marks})", chunk
+            ).fetchall()
+            db.executemany(
+                "INSERT INTO segments_fts (segments_fts, rowid, text) VALUES ('delete', ?, ?)",
+                [(rowid, unpack(body)) for rowid, body in rows],
+            )
+            db.execute(f"DELETE FROM segments WHERE rowid IN ({marks})", chunk)
+            db.executemany(
+                "INSERT INTO removed VALUES (?, ?)", [(rowid, version) for rowid, _ in rows]
+            )
+
+    # -- reads -------------------------------------------------------------------------
+
+    def light_since(self, version: int, size: int = 10_000) -> Iterator[list[tuple[Any, ...]]]:
+        """Rows (:data:`LIGHT`, no text) written after ``version``, ``size`` at a time
+        (a reader of 100,000 rows never holds them all)."""
+        if version == 0:
+            cursor = self.db.execute(f"SELECT {LIGHT} FROM segments")
+        else:
+            cursor = self.db.execute(f"SELECT {LIGHT} FROM segments WHERE version > ?", (version,))
+        while chunk := cursor.fetchmany(size):
+            yield chunk
+
+    def removed_since(self, version: int) -> list[int]:
+        """Rowids removed after ``version``."""
+        rows = self.db.execute("SELECT rowid FROM removed WHERE version > ?", (version,))
+        return [row[0] for row in rows]
+
+    def by_rowids(self, rowids: Sequence[int]) -> dict[int, Segment]:
+        """Whole segments (text included) by rowid."""
+        found: dict[int, Segment] = {}
+        for chunk in chunks(rowids):
+            marks = ", ".join("?" * len(chunk))
+            for row in self.db.execute(
+                f"SELECT {_FULL} FROM segments WHERE rowid IN ({marks})", chunk
+            ):
+                found[row[0]] = segment_of(row)
+        return found
+
+    def term_rows(self, query: str) -> list[Any]:
+        """For each distinct word of ``query``, the rowids of every text holding it
+        (stemmed as the index stems it). Rowids only: a word in every other segment
+        costs a walk of its list, not a score per segment."""
+        import numpy as np
+
+        rows: list[np.ndarray[Any, Any]] = []
+        for word in dict.fromkeys(w.lower() for w in _WORD.findall(query)):
+            # One string from SQLite rather than a Python tuple per segment.
+            (joined,) = self.db.execute(
+                "SELECT group_concat(rowid) FROM segments_fts WHERE segments_fts MATCH ?",
+                (f'"{word}"',),
+            ).fetchone()
+            rows.append(
+                np.fromstring(joined, dtype=np.int64, sep=",") if joined else np.zeros(0, np.int64)
+            )
+        return rows
+
+    def projects(self) -> list[str]:
+        """Projects with a segment or a recorded current task."""
+        rows = self.db.execute(
+            "SELECT DISTINCT project FROM segments UNION SELECT project FROM projects"
+        )
+        return sorted(row[0] for row in rows)
+
+    # -- projects and snapshots --------------------------------------------------------
+
+    def current_task(self, project: str) -> str | None:
+        """The recorded current task of ``project``."""
+        row = self.db.execute(
+            "SELECT current_task FROM projects WHERE project = ?", (project,)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def set_current_task(self, project: str, task_id: str | None, now: float) -> None:
+        """Record the current task (inside the caller's transaction)."""
+        self.db.execute("INSERT OR REPLACE INTO projects VALUES (?, ?, ?)", (project, task_id, now))
+
+    def add_snapshot(self, project: str, record: dict[str, Any]) -> None:
+        """Keep a snapshot record (inside the caller's transaction)."""
+        self.db.execute(
+            "INSERT INTO snapshots VALUES (?, ?, ?, ?)",
+            (project, record["snapshot_id"], record["created_at"], json.dumps(record)),
+        )
+
+    def snapshots(self, project: str) -> list[dict[str, Any]]:
+        """Every snapshot record of ``project``, oldest first."""
+        rows = self.db.execute(
+            "SELECT record FROM snapshots WHERE project = ? ORDER BY created_at, snapshot_id",
+            (project,),
+        )
+        return [json.loads(row[0]) for row in rows]
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
