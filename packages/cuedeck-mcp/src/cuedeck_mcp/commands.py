@@ -150,5 +150,5 @@ def token_remove(name: str) -> None:
     left = remove_grant(click.get_current_context().obj.workspace.root, name)
     click.echo(f"token {name!r} removed")
     if not left:
-        click.echo(f"no token left: HTTP refuses every client while {ACCESS_PATH} exists "
-                   "(delete it to serve loopback without tokens)")  # fmt: skip
+        click.echo(f"no token left: {ACCESS_PATH} removed, so loopback clients need no "
+                   "token and other addresses are refused")  # fmt: skip

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.files import locked, write_file
+from cuedeck.files import locked, remove_file, write_file
 from cuedeck.layout import ACCESS_PATH, LOCKS_DIR
 
 if TYPE_CHECKING:
@@ -151,16 +151,20 @@ def add_grant(root: Path, name: str, role: str) -> str:
 def remove_grant(root: Path, name: str) -> int:
     """Forget the token named ``name``; how many tokens are left.
 
-    The file stays when the last one goes: a server with an ``access.toml`` requires a
-    token whatever it holds, so removing every token locks HTTP rather than opening it
-    (delete the file to serve loopback without tokens again).
+    Removing the last one deletes the file, which is what the person asked for: a
+    running loopback server then serves without tokens at once (a non-loopback one still
+    refuses every client). A file left empty some other way keeps HTTP locked: with an
+    ``access.toml`` present, a token is required whatever it holds.
     """
     with locked(root / LOCKS_DIR / "access.lock"):
         grants = load_grants(root)
         kept = [grant for grant in grants if grant.name != name]
         if len(kept) == len(grants):
             raise InvalidInput(f"there is no token named {name!r}", field="name")
-        write_file(root, ACCESS_PATH, _render(kept), display=ACCESS_PATH)
+        if kept:
+            write_file(root, ACCESS_PATH, _render(kept), display=ACCESS_PATH)
+        else:
+            remove_file(root, ACCESS_PATH, display=ACCESS_PATH)
         return len(kept)
 
 
