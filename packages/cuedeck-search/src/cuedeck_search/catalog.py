@@ -7,7 +7,7 @@ away are marked dead. When fresh and dead documents pass a share of the whole, b
 are merged and saved again, so the next process starts from a file that matches. So a
 query process reads the few pages of the terms it scores, and an edit costs its own
 file, not a rebuild. Section text is split again from the file only for what a result
-shows or the phrase bonus reads.
+shows.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ POSTINGS_FILE = f"{CACHE_DIR}/keyword.postings"
 #: large enough that a stream of single edits never rewrites the file each time.
 MERGE_SHARE = 0.05
 MERGE_MIN = 64
-SECTION_CACHE = 512  # documents whose split sections are kept for results and phrases
+SECTION_CACHE = 512  # documents whose split sections are kept for results
 
 Key = tuple[str, str]
 
@@ -263,21 +263,6 @@ class Catalog:
     def sections_of(self, doc: int) -> list[Section]:
         """The sections of document ``doc`` (split from the file, a few kept)."""
         return self._split(self.keys[doc])
-
-    def section_texts(self, ids: Sequence[int]) -> list[str]:
-        """The text of each section in ``ids``, heading line included, read from its
-        file by line range (no parsing; empty when the file is gone)."""
-        base = self.keyword.base
-        texts: list[str] = []
-        for section_id in ids:
-            doc = int(self.section_doc[section_id])
-            if section_id < base.sections:
-                first, last = (int(n) for n in base.lines[section_id])
-            else:
-                found = self._fresh[self.keys[doc]][1][section_id - int(self.starts[doc])]
-                first, last = found.line, found.end_line
-            texts.append("\n".join(self._file_lines(self.keys[doc])[first - 1 : last]))
-        return texts
 
     def _file_lines(self, key: Key) -> list[str]:
         """The lines of the file at ``key`` (path, sha256): kept by content, so an edit

@@ -5,14 +5,15 @@ query it brings itself in step with the index: documents whose sha256 changed ar
 and tokenised again, and only sections whose text changed are embedded again. Scores
 are computed per section and aggregated per file (semantic: the best section; keyword:
 the best plus a decaying share of the next two), and a file's result lists its best
-sections (anchors) first.
+sections (anchors) first. Every answer says which side answered (:class:`Answer`): a
+semantic or hybrid search over a workspace that is not fully embedded never presents
+keyword hits as semantic ones.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import attrs
@@ -20,27 +21,30 @@ import numpy as np
 
 from cuedeck.errors import InvalidInput
 from cuedeck.models import SearchFilters, SearchResult
-from cuedeck_search.analysis import terms
 from cuedeck_search.catalog import Catalog, CatalogStats
 from cuedeck_search.keyword import KeywordSettings
 from cuedeck_search.postings import PostingsError
-from cuedeck_search.snippets import snippet
+from cuedeck_search.results import ranked_files, results
+from cuedeck_search.vectors import SectionVectors
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from numpy.typing import NDArray
 
     from cuedeck.hookspecs import Embedder
     from cuedeck.workspace import Workspace
     from cuedeck_search.background import BackgroundEmbedder
+    from cuedeck_search.detached import Estimate
     from cuedeck_search.sections import Section
     from cuedeck_search.user_cache import EmbeddingCache
+    from cuedeck_search.vectors import Coverage
 
 log = logging.getLogger("cuedeck")
 
 MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
-MAX_ANCHORS = 3
+#: The most results one search returns (the tool, the command and the config agree).
+MAX_LIMIT = 100
 SUPPORT_DEPTH = 3  # sections of a file that count towards its keyword score
 SUPPORT_DECAY = 0.3  # weight of the 2nd section; the 3rd counts 0.3 ** 2
 
@@ -53,13 +57,40 @@ class _Scored:
     files: NDArray[np.float32]
 
 
-@attrs.define
+@attrs.frozen
+class Answer:
+    """The results of one search and what produced them.
+
+    ``answered_by`` is the side that ranked the results: ``keyword``; ``semantic``;
+    ``hybrid`` (both, every section embedded); ``hybrid-partial`` (the keyword ranking
+    with its embedded files reordered by fusion, see :func:`~cuedeck_search.fusion.
+    fuse_partial`). ``semantic_coverage`` is the share of sections with a vector (None
+    for keyword searches); ``missing`` how many distinct texts still need one.
+    """
+
+    results: list[SearchResult]
+    mode: str
+    answered_by: str
+    semantic_coverage: float | None
+    missing: int = 0
+
+
+@attrs.frozen
 class EngineStats:
     """Counters of what the engine did (tests and benchmarks read them)."""
 
     catalog: CatalogStats  # documents split, loaded and merged, counted by the catalog
-    chunks_embedded: int = 0  # sections embedded by this engine's model
-    chunks_loaded: int = 0  # vectors taken from the shared cache instead
+    vectors: SectionVectors
+
+    @property
+    def chunks_embedded(self) -> int:
+        """Sections embedded by this engine's model."""
+        return self.vectors.embedded
+
+    @property
+    def chunks_loaded(self) -> int:
+        """Vectors taken from the shared cache instead."""
+        return self.vectors.loaded
 
     @property
     def documents_split(self) -> int:
@@ -78,16 +109,13 @@ class SearchEngine:
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self.catalog = Catalog(workspace, KeywordSettings())
-        self.stats = EngineStats(catalog=self.catalog.stats)
         self._lock = threading.RLock()
+        self.vectors = SectionVectors(workspace, self.catalog, self._lock)
+        self.stats = EngineStats(catalog=self.catalog.stats, vectors=self.vectors)
         self._generation: int | None = None
-        self._vectors: dict[str, NDArray[np.float32]] = {}
-        self._matrix: NDArray[np.float32] | None = None
-        self._queries: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
-        self._embedder: Embedder | None = None
-        self._cache: EmbeddingCache | None = None
         #: Embed missing sections on a thread between calls (long-lived processes); a
-        #: short-lived CLI turns it off and embeds in the foreground when asked to.
+        #: short-lived CLI turns it off and embeds in the foreground or in a detached
+        #: process (cuedeck_search.detached).
         self.background = True
         self._background: BackgroundEmbedder | None = None
         self.coverage = 1.0  # share of sections with a vector at the last search
@@ -108,7 +136,7 @@ class SearchEngine:
             else:  # what a file watcher reported: costs those files, not the workspace
                 self.catalog.apply(changed, index.sha)
             self._generation = index.generation
-            self._matrix = None
+            self.vectors.forget_layout()
 
     @property
     def paths(self) -> list[str]:
@@ -127,29 +155,16 @@ class SearchEngine:
     @property
     def embedder(self) -> Embedder:
         """The embedder ``[search] embedder`` selects (resolved once per engine)."""
-        if self._embedder is None:
-            from cuedeck_search.embedders import workspace_embedder
-
-            self._embedder = workspace_embedder(self.workspace)
-        return self._embedder
+        return self.vectors.embedder
 
     @property
     def cache(self) -> EmbeddingCache:
         """The shared embedding cache, for this engine's model."""
-        if self._cache is None:
-            from cuedeck_search.user_cache import EmbeddingCache
-
-            # The model id alone: loading cached vectors must not wait for the model.
-            self._cache = EmbeddingCache(self.embedder.model_id)
-        return self._cache
+        return self.vectors.cache
 
     def add_vectors(self, model_id: str, items: Sequence[tuple[str, NDArray[np.float32]]]) -> None:
         """Take vectors made by ``model_id`` (refused unless it is this engine's model)."""
-        if model_id != self.cache.model_id:
-            raise InvalidInput(f"vectors of {model_id!r} offered to {self.cache.model_id!r}")
-        with self._lock:  # a search in another thread reads these
-            self._vectors.update(items)
-            self._matrix = None
+        self.vectors.add(model_id, items)
 
     def ensure_vectors(self) -> NDArray[np.float32]:
         """The section-by-dimension matrix, embedding in the foreground what is missing.
@@ -160,68 +175,39 @@ class SearchEngine:
         self.embed_all()
         return self.available_vectors()[0]
 
-    def _live_hashes(self) -> list[str]:
-        hashes = self.catalog.hashes()
-        return [hashes[i] for i in np.flatnonzero(self.catalog.live_sections).tolist()]
-
     def missing_hashes(self) -> list[str]:
         """Hashes of live sections without a vector, after taking what the cache holds."""
         with self._lock:
             self.sync()
-            missing = [h for h in dict.fromkeys(self._live_hashes()) if h not in self._vectors]
-            if missing:
-                found = self.cache.load(missing)
-                self.stats.chunks_loaded += len(found)
-                if found:
-                    self._vectors.update(found)
-                    self._matrix = None
-            return [h for h in missing if h not in self._vectors]
+            return self.vectors.missing_hashes()
 
     def missing_sections(self) -> list[Section]:
         """Sections without a vector (each text once), split from their files."""
         with self._lock:
-            missing = set(self.missing_hashes())
-            if not missing:
-                return []
-            hashes = self.catalog.hashes()
-            live = self.catalog.live_sections
-            docs = {
-                int(self.catalog.section_doc[i])
-                for i, h in enumerate(hashes)
-                if h in missing and live[i]
-            }
-            found: dict[str, Section] = {}
-            for doc in sorted(docs):
-                for section in self.catalog.sections_of(doc):
-                    if section.hash in missing:
-                        found.setdefault(section.hash, section)
-            return list(found.values())
+            self.sync()
+            return self.vectors.missing_sections()
 
-    def embed_sections(self, sections: Sequence[Section]) -> None:
-        """Embed ``sections`` (batches committed as they are done; progress reported)."""
-        from cuedeck_search.vectors import embed_into
+    def embed_sections(
+        self, sections: Sequence[Section], stop: Callable[[], bool] | None = None
+    ) -> int:
+        """Embed ``sections`` (chunks committed as they are done; progress reported)."""
+        return self.vectors.embed(sections, stop)
 
-        embed_into(self, sections)
-
-    def embed_all(self) -> int:
+    def embed_all(self, stop: Callable[[], bool] | None = None) -> int:
         """Embed every section that has no vector yet, in the foreground; how many."""
         if self._background is not None:
             self._background.wait()
         missing = self.missing_sections()
+        done = 0
         if missing:
-            self.embed_sections(missing)
+            done = self.embed_sections(missing, stop)
             self.trim_cache()
-        return len(missing)
+        return done
 
     def trim_cache(self) -> int:
-        """Hold the user cache to ``[search] embedding_cache_mb``, never evicting this
-        workspace's live vectors; how many rows went."""
-        cap = self.workspace.config.search.embedding_cache_mb
-        if cap <= 0:
-            return 0
-        with self._lock:
-            keep = set(self._live_hashes())
-        return self.cache.enforce_cap(cap, keep=keep)
+        """Hold the user cache to ``[search] embedding_cache_mb`` (this workspace's live
+        vectors stay); how many rows went."""
+        return self.vectors.trim_cache()
 
     def background_embedder(self) -> BackgroundEmbedder:
         """The thread that embeds between calls (created on first use)."""
@@ -231,45 +217,23 @@ class SearchEngine:
             self._background = BackgroundEmbedder(self)
         return self._background
 
+    def estimate(self, sections: int) -> Estimate:
+        """How long embedding ``sections`` should take here (this model's last rate)."""
+        from cuedeck_search.detached import Estimate
+
+        return Estimate(self.cache.model_id, sections, self.cache.rate())
+
     def available_vectors(self) -> tuple[NDArray[np.float32], NDArray[np.bool_], float]:
         """The vectors there are now (zero rows where missing), which rows are real, and
         the share of sections covered; never embeds."""
         with self._lock:
-            self.missing_hashes()
-            live = self.catalog.live_sections
-            if self._matrix is not None:
-                return self._matrix, live, 1.0
-            hashes = self.catalog.hashes()
-            present = live & np.fromiter(
-                (h in self._vectors for h in hashes), dtype=bool, count=len(hashes)
-            )
-            dimensions = len(next(iter(self._vectors.values()), ()))
-            zero = np.zeros(dimensions, dtype=np.float32)
-            rows = [
-                self._vectors.get(h, zero) if p else zero
-                for h, p in zip(hashes, present.tolist(), strict=True)
-            ]
-            matrix = np.stack(rows) if rows else np.zeros((0, dimensions), dtype=np.float32)
-            matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-            wanted = int(live.sum())
-            coverage = float(present.sum()) / wanted if wanted else 1.0
-            if coverage == 1.0:
-                # Forget vectors of sections that are gone, so memory follows the workspace.
-                self._vectors = {h: self._vectors[h] for h in self._live_hashes()}
-                self._matrix = matrix
-            return matrix, present, coverage
+            self.sync()
+            found = self.vectors.coverage()
+            return found.matrix, found.present, found.share
 
     def query_vector(self, query: str) -> NDArray[np.float32]:
         """The unit vector of ``query`` (the last 64 queries are remembered)."""
-        vector = self._queries.get(query)
-        if vector is None:
-            vector = self.embedder.embed([query])[0]
-            self._queries[query] = vector
-            if len(self._queries) > 64:
-                self._queries.popitem(last=False)
-        else:
-            self._queries.move_to_end(query)
-        return vector
+        return self.vectors.query(query)
 
     # -- scoring ---------------------------------------------------------------------------
 
@@ -303,20 +267,25 @@ class SearchEngine:
         """BM25F per section, and per file (best section plus support, see above)."""
         self.sync()
         try:
-            sections = self.catalog.keyword.scores(query, self.catalog.section_texts)
+            sections = self.catalog.keyword.scores(query)
         except PostingsError as exc:  # a damaged saved file: rebuild it and score again
             log.warning("search index damaged (%s); rebuilding it", exc)
             self.catalog.discard()
             self._generation = None
             self.sync()
-            sections = self.catalog.keyword.scores(query, self.catalog.section_texts)
+            sections = self.catalog.keyword.scores(query)
         return _Scored(sections, self._files_with_support(sections))
 
-    def semantic_scores(self, query: str) -> _Scored:
+    def semantic_scores(self, query: str, coverage: Coverage | None = None) -> _Scored:
         """Cosine similarity per section and the best per file, from the vectors there
         are; sections without one score -1 (last). Missing ones are embedded in the
         background when :attr:`background` is on."""
-        matrix, present, self.coverage = self.available_vectors()
+        if coverage is None:
+            with self._lock:
+                self.sync()
+                coverage = self.vectors.coverage()
+        matrix, present = coverage.matrix, coverage.present
+        self.coverage = coverage.share
         if self.coverage < 1.0 and self.background:
             self.background_embedder().start()
         sections: NDArray[np.float32] = np.full(len(matrix), -1.0, dtype=np.float32)
@@ -328,47 +297,95 @@ class SearchEngine:
             sections = np.where(present, scores, np.float32(-1.0)).astype(np.float32)
         return _Scored(sections, self._files(sections))
 
+    def embedded_files(self, present: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """Documents with at least one section that has a vector."""
+        if not len(present):
+            return np.zeros(len(self.catalog.keys), dtype=bool)
+        return np.logical_or.reduceat(present, self.catalog.starts)
+
+    # -- answering -------------------------------------------------------------------------
+
     def search(
         self,
         query: str,
         *,
-        mode: str = "hybrid",
-        limit: int = 5,
+        mode: str | None = None,
+        limit: int | None = None,
         filters: SearchFilters | None = None,
         fusion: str | None = None,
     ) -> list[SearchResult]:
-        """Up to ``limit`` files, best first, for ``query`` by ``mode``.
+        """Up to ``limit`` files, best first, for ``query`` by ``mode`` (see :meth:`answer`)."""
+        return self.answer(query, mode=mode, limit=limit, filters=filters, fusion=fusion).results
 
-        ``fusion`` (``rrf`` or ``weighted``) overrides ``[search] fusion`` for hybrid.
+    def answer(
+        self,
+        query: str,
+        *,
+        mode: str | None = None,
+        limit: int | None = None,
+        filters: SearchFilters | None = None,
+        fusion: str | None = None,
+    ) -> Answer:
+        """Search, and say which side answered.
+
+        ``mode`` and ``limit`` default to ``[search] mode`` and ``limit``; ``fusion``
+        (``rrf`` or ``weighted``) overrides ``[search] fusion`` for hybrid. The one
+        place a search request is checked.
         """
+        settings = self.workspace.config.search
+        mode = mode or settings.mode
+        limit = settings.limit if limit is None else limit
         if mode not in MODES:
-            raise InvalidInput(f"unknown search mode {mode!r}", field="mode")
-        if limit < 1:
-            raise InvalidInput("limit must be at least 1", field="limit")
+            raise InvalidInput(
+                f"unknown search mode {mode!r} (one of {', '.join(MODES)})", field="mode"
+            )
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInput(f"limit must be 1 to {MAX_LIMIT}", field="limit")
+        if not query.strip():
+            raise InvalidInput("the query is empty", field="query")
         with self._lock:
             self.sync()
             if not self.catalog.live_docs.any():
-                return []
+                answered = "keyword" if mode == "keyword" else mode
+                return Answer([], mode, answered, None if mode == "keyword" else 1.0)
             allowed = self._allowed(filters or SearchFilters())
             if mode == "keyword":
-                keyword = self.keyword_scores(query)
-                return self._results(
-                    query, keyword.files, keyword.sections, allowed, limit,
-                    keyword_part=keyword.files,
-                )  # fmt: skip
-            if self.workspace.config.search.wait:
+                return Answer(self._keyword(query, allowed, limit), mode, "keyword", None)
+            if settings.wait:
                 self.embed_all()
-            semantic = self.semantic_scores(query)
-            coverage = round(self.coverage, 4)
-            if mode == "semantic" and coverage > 0:
-                found = self._results(
-                    query, semantic.files, semantic.sections, allowed, limit,
-                    semantic_part=semantic.files,
+            coverage = self.vectors.coverage()
+            semantic = self.semantic_scores(query, coverage)
+            share = round(coverage.share, 4)
+            missing = len(self.vectors.missing_hashes()) if share < 1 else 0
+            embedded = self.embedded_files(coverage.present)
+            if not (allowed & embedded).any():  # nothing to rank by meaning yet
+                found = self._keyword(query, allowed, limit)
+                answered = "keyword"
+            elif mode == "semantic":
+                scores = np.where(embedded, semantic.files, np.float32(-1.0)).astype(np.float32)
+                ranked = ranked_files(self.catalog, scores, allowed, limit)
+                found = results(
+                    self.workspace, self.catalog, query, ranked, scores, semantic.sections,
+                    semantic_part=scores,
                 )  # fmt: skip
-            else:  # hybrid; or semantic with nothing embedded yet: keyword answers alone
+                answered = "semantic"
+            else:
                 keyword = self.keyword_scores(query)
-                found = self._hybrid(query, keyword, semantic, allowed, limit, fusion)
-            return [attrs.evolve(result, semantic_coverage=coverage) for result in found]
+                found = self._hybrid(query, keyword, semantic, allowed, embedded, limit, fusion)
+                answered = "hybrid" if share >= 1 else "hybrid-partial"
+            found = [
+                attrs.evolve(r, semantic_coverage=share, answered_by=answered) for r in found
+            ]
+            return Answer(found, mode, answered, share, missing)
+
+    def _keyword(self, query: str, allowed: NDArray[np.bool_], limit: int) -> list[SearchResult]:
+        keyword = self.keyword_scores(query)
+        ranked = ranked_files(self.catalog, keyword.files, allowed, limit)
+        found = results(
+            self.workspace, self.catalog, query, ranked, keyword.files, keyword.sections,
+            keyword_part=keyword.files,
+        )  # fmt: skip
+        return [attrs.evolve(r, answered_by="keyword") for r in found]
 
     def _allowed(self, filters: SearchFilters) -> NDArray[np.bool_]:
         live = self.catalog.live_docs
@@ -387,88 +404,26 @@ class SearchEngine:
         keyword: _Scored,
         semantic: _Scored,
         allowed: NDArray[np.bool_],
+        embedded: NDArray[np.bool_],
         limit: int,
         fusion: str | None,
     ) -> list[SearchResult]:
-        from cuedeck_search.fusion import fuse
+        from cuedeck_search.fusion import fuse, fuse_partial
 
-        fused = fuse(
-            self.workspace.config.search, fusion,
-            keyword.files, keyword.sections, semantic.files, semantic.sections, allowed,
-        )  # fmt: skip
-        return self._results(
+        sides = (keyword.files, keyword.sections, semantic.files, semantic.sections, allowed)
+        settings = self.workspace.config.search
+        if (allowed & ~embedded).any():
+            fused = fuse_partial(settings, fusion, *sides, embedded)
+        else:
+            fused = fuse(settings, fusion, *sides)
+        ranked = ranked_files(self.catalog, fused.files, allowed, limit)
+        return results(
+            self.workspace,
+            self.catalog,
             query,
+            ranked,
             fused.files,
             fused.sections,
-            allowed,
-            limit,
             keyword_part=fused.keyword_part,
             semantic_part=fused.semantic_part,
         )
-
-    # -- results ---------------------------------------------------------------------------
-
-    def _results(
-        self,
-        query: str,
-        file_scores: NDArray[np.float32],
-        section_scores: NDArray[np.float32],
-        allowed: NDArray[np.bool_],
-        limit: int,
-        *,
-        keyword_part: NDArray[np.float32] | None = None,
-        semantic_part: NDArray[np.float32] | None = None,
-    ) -> list[SearchResult]:
-        candidates = np.flatnonzero(allowed & (file_scores > 0))
-        if not len(candidates):
-            return []
-        if len(candidates) > limit:
-            top = np.argpartition(-file_scores[candidates], limit - 1)[:limit]
-            candidates = candidates[top]
-        # Ties broken by path, so results are stable between runs.
-        keys = self.catalog.keys
-        ranked = sorted(candidates.tolist(), key=lambda d: (-file_scores[d], keys[d][0]))
-        session = self.workspace.mask_session()
-        query_terms = [t for t in terms(query) if t.isalnum() or "_" in t]
-        results: list[SearchResult] = []
-        for doc_index in ranked:
-            document = self.workspace.index.get(keys[doc_index][0])
-            sections = self.catalog.sections_of(doc_index)
-            first = int(self.catalog.starts[doc_index])
-            # The file may have changed since the index read it: show what it holds now.
-            local = section_scores[first : first + len(sections)]
-            if document is None or not len(local):
-                continue
-            order = np.argsort(-local, kind="stable")[: MAX_ANCHORS * 4].tolist()
-            anchors: list[str] = []
-            for position in order:
-                section = sections[position]
-                if len(anchors) == MAX_ANCHORS or local[position] <= 0:
-                    break
-                if section.anchor and section.anchor not in anchors:
-                    anchors.append(section.anchor)
-            best = sections[order[0]]
-            # One masking call per result: titles, headings and snippet are all shown.
-            shown = [document.title, *anchors, snippet(best, query_terms)]
-            masked = session.mask("\n".join(shown), path=document.path).split("\n")
-            if len(masked) != len(shown):
-                masked = [session.mask(text, path=document.path) for text in shown]
-            results.append(
-                SearchResult(
-                    path=document.path,
-                    title=masked[0],
-                    hash=document.sha256,
-                    tokens=document.tokens,
-                    score=round(float(file_scores[doc_index]), 6),
-                    anchors=tuple(masked[1:-1]),
-                    line=best.line,
-                    snippet=masked[-1],
-                    keyword_score=_part(keyword_part, doc_index),
-                    semantic_score=_part(semantic_part, doc_index),
-                )
-            )
-        return results
-
-
-def _part(values: NDArray[np.float32] | None, index: int) -> float | None:
-    return None if values is None else round(float(values[index]), 6)

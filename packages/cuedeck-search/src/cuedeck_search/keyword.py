@@ -5,14 +5,14 @@ file name. Field frequencies are weighted and summed before BM25's saturation (t
 BM25F way), so a term in the heading counts more than one in a paragraph without letting
 one field dominate. Only raw inputs are stored (:mod:`cuedeck_search.postings`):
 frequencies and lengths, never scores, so postings saved for unchanged files and postings
-of the few files that changed since add up to the exact ranking. A section holding the
-query as an exact phrase gets a bonus.
+of the few files that changed since add up to the exact ranking. (An exact-phrase
+bonus was measured and dropped: the same nDCG@10 on the labelled queries for seven times
+the query time, benchmarks/README.md.)
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -20,16 +20,14 @@ import attrs
 import numpy as np
 
 from cuedeck_search.analysis import term_counts, terms
+from cuedeck_search.postings import Postings, empty
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from numpy.typing import NDArray
 
-    from cuedeck_search.postings import Postings
     from cuedeck_search.sections import Section
-
-_SPACE = re.compile(r"\s+")
 
 
 @attrs.frozen
@@ -41,7 +39,6 @@ class KeywordSettings:
     heading_weight: float = 3.0
     path_weight: float = 1.0
     name_weight: float = 2.0
-    phrase_bonus: float = 0.3
 
 
 @attrs.frozen
@@ -110,8 +107,6 @@ class KeywordIndex:
     """
 
     def __init__(self, settings: KeywordSettings | None = None) -> None:
-        from cuedeck_search.postings import empty
-
         self.settings = settings or KeywordSettings()
         self.base = empty()
         self.dead: NDArray[np.bool_] = np.zeros(0, dtype=bool)
@@ -135,11 +130,8 @@ class KeywordIndex:
         """Sections numbered, dead ones included."""
         return self.base.sections + self.fresh.sections
 
-    def scores(
-        self, query: str, section_text: Callable[[Sequence[int]], list[str]]
-    ) -> NDArray[np.float32]:
-        """BM25F score of every section; 0 when nothing matched. ``section_text(ids)``
-        gives the text of sections that may get the phrase bonus."""
+    def scores(self, query: str) -> NDArray[np.float32]:
+        """BM25F score of every section; 0 when nothing matched."""
         result = np.zeros(self.sections, dtype=np.float32)
         if not self._count:
             return result
@@ -164,23 +156,4 @@ class KeywordIndex:
                     norm = k1 * (1.0 - b + b * lengths[found] / average)
                     saturated = freq * (k1 + 1.0) / (freq + norm)
                     result[found + offset] += np.float32(times) * idf * saturated
-        self._phrase(query, result, section_text)
         return result
-
-    def _phrase(
-        self,
-        query: str,
-        result: NDArray[np.float32],
-        section_text: Callable[[Sequence[int]], list[str]],
-    ) -> None:
-        """Multiply the score of sections holding the query verbatim (two words or more)."""
-        phrase = _SPACE.sub(" ", query.strip().lower())
-        if " " not in phrase or self.settings.phrase_bonus <= 0:
-            return
-        candidates = np.flatnonzero(result)
-        if len(candidates) > 200:  # only the best ones can be lifted into the results
-            candidates = candidates[np.argpartition(-result[candidates], 200)[:200]]
-        ids = candidates.tolist()
-        for index, text in zip(ids, section_text(ids), strict=True):
-            if phrase in _SPACE.sub(" ", text.lower()):
-                result[index] *= 1.0 + self.settings.phrase_bonus
