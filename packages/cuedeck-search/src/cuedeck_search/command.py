@@ -30,12 +30,8 @@ if TYPE_CHECKING:
 @click.option("--tag", "tags", multiple=True, help="Only files tagged T (repeat: any of them).")
 @click.option("--priority", default=None, help="Only files of this priority (any case).")
 @click.option("--assignee", default=None, help="Only files assigned to A (any case).")
-@click.option(
-    "--wait", is_flag=True, help="Embed everything not embedded yet first, however long."
-)
-@click.option(
-    "--no-embed", is_flag=True, help="Answer from the vectors there are; embed nothing."
-)
+@click.option("--wait", is_flag=True, help="Embed everything not embedded yet first, however long.")
+@click.option("--no-embed", is_flag=True, help="Answer from the vectors there are; embed nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def search(
     query: str,

@@ -131,7 +131,7 @@ def start(root: Path) -> int | None:
     log = root / LOG
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
-        process = subprocess.Popen(  # noqa: S603 (our own module, by the running interpreter)
+        process = subprocess.Popen(
             [sys.executable, "-m", "cuedeck_search.detached", str(root)],
             stdin=subprocess.DEVNULL,
             stdout=out,

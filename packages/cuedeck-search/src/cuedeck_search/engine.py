@@ -373,9 +373,7 @@ class SearchEngine:
                 keyword = self.keyword_scores(query)
                 found = self._hybrid(query, keyword, semantic, allowed, embedded, limit, fusion)
                 answered = "hybrid" if share >= 1 else "hybrid-partial"
-            found = [
-                attrs.evolve(r, semantic_coverage=share, answered_by=answered) for r in found
-            ]
+            found = [attrs.evolve(r, semantic_coverage=share, answered_by=answered) for r in found]
             return Answer(found, mode, answered, share, missing)
 
     def _keyword(self, query: str, allowed: NDArray[np.bool_], limit: int) -> list[SearchResult]:

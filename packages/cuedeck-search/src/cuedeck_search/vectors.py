@@ -9,7 +9,6 @@ cache as they are done: an interrupt loses at most one chunk.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ from cuedeck.errors import InvalidInput
 from cuedeck.progress import report
 
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable, Sequence
 
     from numpy.typing import NDArray
@@ -132,9 +132,7 @@ class SectionVectors:
                         found.setdefault(section.hash, section)
             return list(found.values())
 
-    def embed(
-        self, sections: Sequence[Section], stop: Callable[[], bool] | None = None
-    ) -> int:
+    def embed(self, sections: Sequence[Section], stop: Callable[[], bool] | None = None) -> int:
         """Embed ``sections``, storing each chunk as it is done and reporting progress
         from the start; ``stop()`` is asked between chunks. How many were embedded."""
         cache = self.cache
