@@ -269,3 +269,20 @@ def test_postings_tokenised_by_workers_equal_those_made_here(make_workspace: Mak
     assert forked == here and forked["split"] == 40
     assert all(forked["answers"].values())
     assert (roots[0] / POSTINGS).read_bytes() == (roots[1] / POSTINGS).read_bytes()
+
+
+def test_index_rebuild_rebuilds_the_saved_postings(small_workspace: Path) -> None:
+    from click.testing import CliRunner
+
+    from cuedeck_cli.app import make_cli
+
+    postings = small_workspace / ".cuedeck/.cache/keyword.postings"
+    assert CliRunner().invoke(make_cli(), ["-C", str(small_workspace), "index"]).exit_code == 0
+    before = postings.stat().st_mtime_ns
+    os.utime(postings, ns=(before - 10**9, before - 10**9))  # older, whatever the clock
+    result = CliRunner().invoke(make_cli(), ["-C", str(small_workspace), "index", "--rebuild"])
+    assert result.exit_code == 0, result.output
+    assert postings.stat().st_mtime_ns > before - 10**9
+    assert open_workspace(small_workspace).search("refunds", mode="keyword")[0].path == (
+        ".cuedeck/docs/billing.md"
+    )

@@ -42,6 +42,8 @@ STATE = f"{CACHE_DIR}/embedder.json"
 LOG = f"{CACHE_DIR}/embedder.log"
 #: Problem code of the embedder's line in ``cue doctor`` (docs/errors.md).
 EMBEDDER_CODE = 1201
+#: Embedders this process started: kept, as the process runs on after ``start`` returns.
+_STARTED: list[subprocess.Popen[bytes]] = []
 
 
 @attrs.frozen
@@ -139,6 +141,7 @@ def start(root: Path) -> int | None:
             start_new_session=True,  # not stopped by the terminal's Ctrl-C or hang-up
             close_fds=True,
         )
+    _STARTED.append(process)
     return process.pid
 
 
@@ -210,6 +213,8 @@ class _State:
         elapsed = time.monotonic() - self.started
         if done and elapsed > 0:
             self.data["per_second"] = round(done / elapsed, 2)
+        if done:  # a line per chunk in the log
+            print(f"{message}: {int(done)}/{int(total or 0)}", flush=True)
         if time.monotonic() - self._written >= 1.0 or (total and done >= total):
             self.write()
 

@@ -122,9 +122,13 @@ class SearchEngine:
 
     # -- keeping in step -------------------------------------------------------------------
 
-    def sync(self) -> None:
-        """Follow the index: only documents never seen before are split and tokenised."""
+    def sync(self, *, rebuild: bool = False) -> None:
+        """Follow the index: only documents never seen before are split and tokenised
+        (every document, and the saved postings written anew, with ``rebuild``)."""
         with self._lock:
+            if rebuild:
+                self.catalog.discard()
+                self._generation = None
             index = self.workspace.fresh_index()
             if index.generation == self._generation:
                 return
