@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.files import locked, sha256_bytes
+from cuedeck.freshness import STAMP, write_stamp
 from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
 from cuedeck.models import Document, Problem, converter
 from cuedeck.parallel import Tick, map_chunks
@@ -88,6 +89,9 @@ class Index:
         #: What the last refresh left out (links leaving the workspace, binary or
         #: unreadable files), as warnings for ``cue doctor``.
         self.left_out: list[Problem] = []
+        #: Ask the workspace's watcher what changed instead of walking (and start one
+        #: when none runs): for short-lived commands (:mod:`cuedeck.freshness`).
+        self.watch = False
 
     # -- storage ---------------------------------------------------------------------------
 
@@ -167,6 +171,7 @@ class Index:
         self._close()
         for suffix in ("", "-wal", "-shm"):
             Path(str(self.path) + suffix).unlink(missing_ok=True)
+        (self.root / STAMP).unlink(missing_ok=True)  # the watcher's stamp was of these rows
         self._rows = {}
         self._documents = {}
 
@@ -189,6 +194,11 @@ class Index:
                 rebuilt = True
             self._loaded = True
 
+        watcher = self._watcher() if self.watch and not rebuilt else None
+        if watcher is not None and watcher[2] is not None:  # only what it saw change
+            stats = self._refresh_paths(watcher[2], started)
+            write_stamp(self.root, watcher[0], watcher[1])
+            return stats
         left_out: list[Problem] = []
         files = list(walk_markdown(self.root, self.settings, left_out))
         rows = self._rows
@@ -202,6 +212,8 @@ class Index:
 
         parsed, reused_now = self._apply(stale, removed, left_out, progress, rebuilt=rebuilt)
         self.left_out = left_out
+        if watcher is not None:  # asked before the walk: later changes are told again
+            write_stamp(self.root, watcher[0], watcher[1])
         return RefreshStats(
             seen=len(files),
             parsed=parsed,
@@ -220,6 +232,21 @@ class Index:
         started = time.perf_counter()
         if not self._loaded:
             return self.refresh()
+        return self._refresh_paths(paths, started)
+
+    def _watcher(self) -> tuple[str, int, list[str] | None] | None:
+        """What the workspace's watcher saw change since the stamp (None: no watcher,
+        and one is started for the next command)."""
+        from cuedeck import freshness
+
+        if not freshness.supported():
+            return None
+        found = freshness.ask(self.root)
+        if found is None:
+            freshness.start(self.root)
+        return found
+
+    def _refresh_paths(self, paths: Iterable[str], started: float) -> RefreshStats:
         stale: list[tuple[str, FileStat]] = []
         removed: list[str] = []
         reused = 0

@@ -54,6 +54,7 @@ def search(
     from cuedeck.models import SearchFilters
 
     workspace = click.get_current_context().obj.workspace
+    workspace.index.watch = True  # what changed, from the workspace's watcher: no walk
     filters = SearchFilters(tags=tags, priority=priority, assignee=assignee)
     engine = workspace.service("search")
     chosen = mode or workspace.config.search.mode
