@@ -22,9 +22,9 @@ import numpy as np
 
 from cuedeck import parallel
 from cuedeck.errors import PermissionDenied
-from cuedeck.layout import CACHE_DIR
 from cuedeck.parsing import split_lines
 from cuedeck.progress import report
+from cuedeck_search.bm25 import POSTINGS_FILE, fingerprint
 from cuedeck_search.keyword import KeywordIndex, tokenise
 from cuedeck_search.postings import (
     Postings,
@@ -32,7 +32,6 @@ from cuedeck_search.postings import (
     build,
     combine,
     empty,
-    fingerprint,
     hex_hashes,
     load,
     merge,
@@ -46,12 +45,12 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from cuedeck.workspace import Workspace
-    from cuedeck_search.keyword import DocumentTerms, KeywordSettings
+    from cuedeck_search.bm25 import KeywordSettings
+    from cuedeck_search.keyword import DocumentTerms
     from cuedeck_search.sections import Section
 
 log = logging.getLogger("cuedeck")
 
-POSTINGS_FILE = f"{CACHE_DIR}/keyword.postings"
 #: Fresh plus dead documents beyond this share of all (and at least MERGE_MIN) are merged
 #: into the saved postings: small enough that scoring two parts costs nothing noticeable,
 #: large enough that a stream of single edits never rewrites the file each time.

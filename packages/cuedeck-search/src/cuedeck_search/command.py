@@ -15,7 +15,7 @@ import click
 
 if TYPE_CHECKING:
     from cuedeck.models import SearchResult
-    from cuedeck_search.engine import Answer
+    from cuedeck_search.results import Answer
 
 
 @click.command()
@@ -56,16 +56,18 @@ def search(
     workspace = click.get_current_context().obj.workspace
     workspace.index.watch = True  # what changed, from the workspace's watcher: no walk
     filters = SearchFilters(tags=tags, priority=priority, assignee=assignee)
-    engine = workspace.service("search")
     chosen = mode or workspace.config.search.mode
-    started = None
-    if chosen != "keyword":
-        engine.background = False  # this process ends with the answer: no thread
-        started = _embed_first(workspace, engine, wait=wait, embed=not no_embed)
-    answer = engine.answer(query, mode=chosen, limit=limit, filters=filters)
-    note = _note(engine, answer, started)
-    if note:
-        click.echo(note, err=True)
+    answer = _quick(workspace, query, chosen, limit, filters)
+    if answer is None:
+        engine = workspace.service("search")
+        started = None  # a bad [search] mode is reported by the engine, at its config line
+        if chosen in ("semantic", "hybrid"):
+            engine.background = False  # this process ends with the answer: no thread
+            started = _embed_first(workspace, engine, wait=wait, embed=not no_embed)
+        answer = engine.answer(query, mode=mode, limit=limit, filters=filters)
+        note = _note(engine, answer, started)
+        if note:
+            click.echo(note, err=True)
     if as_json:
         from cuedeck_cli.output import emit_json
 
@@ -80,6 +82,23 @@ def search(
         )
         return
     _print(query, answer)
+
+
+def _quick(workspace: Any, query: str, mode: str, limit: int | None, filters: Any) -> Answer | None:
+    """A keyword answer without numpy (:mod:`cuedeck_search.quick`), when it can."""
+    from cuedeck.models import SearchFilters
+
+    if mode != "keyword" or filters != SearchFilters() or not query.strip():
+        return None
+    from cuedeck_search.quick import keyword_search
+    from cuedeck_search.results import Answer
+
+    found = keyword_search(workspace, query, limit or workspace.config.search.limit)
+    if found is None:
+        return None
+    import attrs
+
+    return Answer([attrs.evolve(r, answered_by="keyword") for r in found], mode, "keyword", None)
 
 
 def _embed_first(workspace: Any, engine: Any, *, wait: bool, embed: bool) -> int | None:

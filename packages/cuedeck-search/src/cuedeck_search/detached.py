@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from cuedeck.models import Problem
     from cuedeck.workspace import Workspace
-    from cuedeck_search.engine import Answer
+    from cuedeck_search.results import Answer
 
 #: A search embeds in the foreground when that should take at most this long.
 FOREGROUND_SECONDS = 10.0

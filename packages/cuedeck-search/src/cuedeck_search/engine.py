@@ -14,23 +14,25 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
 from cuedeck.errors import InvalidInput
 from cuedeck.models import SearchFilters, SearchResult
+from cuedeck_search.bm25 import SUPPORT_DECAY, SUPPORT_DEPTH, KeywordSettings
 from cuedeck_search.catalog import Catalog, CatalogStats
-from cuedeck_search.keyword import KeywordSettings
 from cuedeck_search.postings import PostingsError
-from cuedeck_search.results import ranked_files, results
+from cuedeck_search.results import Answer, Ranked, results
 from cuedeck_search.vectors import SectionVectors
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from numpy.typing import NDArray
+
+    Scores = NDArray[np.floating[Any]]  # per section or per file, float32 or float64
 
     from cuedeck.hookspecs import Embedder
     from cuedeck.workspace import Workspace
@@ -45,34 +47,14 @@ log = logging.getLogger("cuedeck")
 MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
 #: The most results one search returns (the tool, the command and the config agree).
 MAX_LIMIT = 100
-SUPPORT_DEPTH = 3  # sections of a file that count towards its keyword score
-SUPPORT_DECAY = 0.3  # weight of the 2nd section; the 3rd counts 0.3 ** 2
 
 
 @attrs.frozen
 class _Scored:
     """Per-file scores of one side (keyword or semantic) and the per-section ones."""
 
-    sections: NDArray[np.float32]
-    files: NDArray[np.float32]
-
-
-@attrs.frozen
-class Answer:
-    """The results of one search and what produced them.
-
-    ``answered_by`` is the side that ranked the results: ``keyword``; ``semantic``;
-    ``hybrid`` (both, every section embedded); ``hybrid-partial`` (the keyword ranking
-    with its embedded files reordered by fusion, see :func:`~cuedeck_search.fusion.
-    fuse_partial`). ``semantic_coverage`` is the share of sections with a vector (None
-    for keyword searches); ``missing`` how many distinct texts still need one.
-    """
-
-    results: list[SearchResult]
-    mode: str
-    answered_by: str
-    semantic_coverage: float | None
-    missing: int = 0
+    sections: Scores
+    files: Scores
 
 
 @attrs.frozen
@@ -166,11 +148,11 @@ class SearchEngine:
         """The shared embedding cache, for this engine's model."""
         return self.vectors.cache
 
-    def add_vectors(self, model_id: str, items: Sequence[tuple[str, NDArray[np.float32]]]) -> None:
+    def add_vectors(self, model_id: str, items: Sequence[tuple[str, Scores]]) -> None:
         """Take vectors made by ``model_id`` (refused unless it is this engine's model)."""
         self.vectors.add(model_id, items)
 
-    def ensure_vectors(self) -> NDArray[np.float32]:
+    def ensure_vectors(self) -> Scores:
         """The section-by-dimension matrix, embedding in the foreground what is missing.
 
         Vectors are committed in batches, so an interrupt (Ctrl-C) loses at most one
@@ -227,7 +209,7 @@ class SearchEngine:
 
         return Estimate(self.cache.model_id, sections, self.cache.rate())
 
-    def available_vectors(self) -> tuple[NDArray[np.float32], NDArray[np.bool_], float]:
+    def available_vectors(self) -> tuple[Scores, NDArray[np.bool_], float]:
         """The vectors there are now (zero rows where missing), which rows are real, and
         the share of sections covered; never embeds."""
         with self._lock:
@@ -235,18 +217,18 @@ class SearchEngine:
             found = self.vectors.coverage()
             return found.matrix, found.present, found.share
 
-    def query_vector(self, query: str) -> NDArray[np.float32]:
+    def query_vector(self, query: str) -> Scores:
         """The unit vector of ``query`` (the last 64 queries are remembered)."""
         return self.vectors.query(query)
 
     # -- scoring ---------------------------------------------------------------------------
 
-    def _files(self, section_scores: NDArray[np.float32]) -> NDArray[np.float32]:
+    def _files(self, section_scores: Scores) -> Scores:
         if not len(section_scores):
             return np.zeros(len(self.catalog.keys), dtype=np.float32)
         return np.maximum.reduceat(section_scores, self.catalog.starts).astype(np.float32)
 
-    def _files_with_support(self, section_scores: NDArray[np.float32]) -> NDArray[np.float32]:
+    def _files_with_support(self, section_scores: Scores) -> Scores:
         """Per file: its best section plus a decaying share of the next ones.
 
         A page with several matching sections beats a stub whose one short section
@@ -256,7 +238,7 @@ class SearchEngine:
         positive = np.flatnonzero(section_scores > 0)
         files = np.zeros(len(self.catalog.keys), dtype=np.float64)
         if not len(positive):
-            return files.astype(np.float32)
+            return files
         section_doc = self.catalog.section_doc
         docs = section_doc[positive]
         order = positive[np.lexsort((-section_scores[positive], docs))]
@@ -265,7 +247,7 @@ class SearchEngine:
         kept = rank < SUPPORT_DEPTH
         weights = SUPPORT_DECAY ** rank[kept].astype(np.float64)
         np.add.at(files, docs[kept], section_scores[order][kept] * weights)
-        return files.astype(np.float32)
+        return files  # float64, summed best first: quick.py sums the same way
 
     def keyword_scores(self, query: str) -> _Scored:
         """BM25F per section, and per file (best section plus support, see above)."""
@@ -292,7 +274,7 @@ class SearchEngine:
         self.coverage = coverage.share
         if self.coverage < 1.0 and self.background:
             self.background_embedder().start()
-        sections: NDArray[np.float32] = np.full(len(matrix), -1.0, dtype=np.float32)
+        sections: Scores = np.full(len(matrix), -1.0, dtype=np.float32)
         if len(matrix) and present.any():
             # einsum, not @: a matrix-vector product through a multithreaded BLAS costs
             # 10-40x more on a busy machine, and its spinning threads slow onnxruntime down.
@@ -336,7 +318,10 @@ class SearchEngine:
         (``rrf`` or ``weighted``) overrides ``[search] fusion`` for hybrid. The one
         place a search request is checked.
         """
-        settings = self.workspace.config.search
+        config = self.workspace.config
+        settings = config.search
+        if mode is None and settings.mode not in MODES:  # the config's line says where
+            raise config.unavailable("search.mode", settings.mode, list(MODES))
         mode = mode or settings.mode
         limit = settings.limit if limit is None else limit
         if mode not in MODES:
@@ -367,11 +352,9 @@ class SearchEngine:
                 answered = "keyword"
             elif mode == "semantic":
                 scores = np.where(embedded, semantic.files, np.float32(-1.0)).astype(np.float32)
-                ranked = ranked_files(self.catalog, scores, allowed, limit)
-                found = results(
-                    self.workspace, self.catalog, query, ranked, scores, semantic.sections,
-                    semantic_part=scores,
-                )  # fmt: skip
+                found = self._results(
+                    query, scores, semantic.sections, allowed, limit, semantic_part=scores
+                )
                 answered = "semantic"
             else:
                 keyword = self.keyword_scores(query)
@@ -382,11 +365,9 @@ class SearchEngine:
 
     def _keyword(self, query: str, allowed: NDArray[np.bool_], limit: int) -> list[SearchResult]:
         keyword = self.keyword_scores(query)
-        ranked = ranked_files(self.catalog, keyword.files, allowed, limit)
-        found = results(
-            self.workspace, self.catalog, query, ranked, keyword.files, keyword.sections,
-            keyword_part=keyword.files,
-        )  # fmt: skip
+        found = self._results(
+            query, keyword.files, keyword.sections, allowed, limit, keyword_part=keyword.files
+        )
         return [attrs.evolve(r, answered_by="keyword") for r in found]
 
     def _allowed(self, filters: SearchFilters) -> NDArray[np.bool_]:
@@ -418,14 +399,44 @@ class SearchEngine:
             fused = fuse_partial(settings, fusion, *sides, embedded)
         else:
             fused = fuse(settings, fusion, *sides)
-        ranked = ranked_files(self.catalog, fused.files, allowed, limit)
-        return results(
-            self.workspace,
-            self.catalog,
+        return self._results(
             query,
-            ranked,
             fused.files,
             fused.sections,
+            allowed,
+            limit,
             keyword_part=fused.keyword_part,
             semantic_part=fused.semantic_part,
         )
+
+    def _results(
+        self,
+        query: str,
+        file_scores: Scores,
+        section_scores: Scores,
+        allowed: NDArray[np.bool_],
+        limit: int,
+        *,
+        keyword_part: Scores | None = None,
+        semantic_part: Scores | None = None,
+    ) -> list[SearchResult]:
+        """The best ``limit`` allowed files scoring above 0, ties broken by path."""
+        candidates = np.flatnonzero(allowed & (file_scores > 0))
+        if len(candidates) > limit:
+            candidates = candidates[np.argpartition(-file_scores[candidates], limit - 1)[:limit]]
+        keys = self.catalog.keys
+        ranked = sorted(candidates.tolist(), key=lambda d: (-file_scores[d], keys[d][0]))
+
+        def item(doc: int) -> Ranked:
+            sections = self.catalog.sections_of(doc)
+            first = int(self.catalog.starts[doc])
+            return Ranked(
+                path=keys[doc][0],
+                score=float(file_scores[doc]),
+                sections=sections,
+                section_scores=section_scores[first : first + len(sections)].tolist(),
+                keyword=None if keyword_part is None else float(keyword_part[doc]),
+                semantic=None if semantic_part is None else float(semantic_part[doc]),
+            )
+
+        return results(self.workspace, query, (item(doc) for doc in ranked))

@@ -21,7 +21,7 @@ with its embedded files reordered among themselves, and equals the keyword answe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -30,6 +30,8 @@ from cuedeck.errors import InvalidInput
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+    Scores = NDArray[np.floating[Any]]  # per section or per file, float32 or float64
 
     from cuedeck.settings import SearchSettings
 
@@ -41,10 +43,10 @@ NO_VECTOR = -1.0
 class Fused:
     """Fused file scores, the blend that ranks sections, and each side's part."""
 
-    files: NDArray[np.float32]
-    sections: NDArray[np.float32]
-    keyword_part: NDArray[np.float32]
-    semantic_part: NDArray[np.float32]
+    files: Scores
+    sections: Scores
+    keyword_part: Scores
+    semantic_part: Scores
 
 
 @attrs.frozen
@@ -59,14 +61,14 @@ class MinMax:
     high: float
 
     @classmethod
-    def over(cls, scores: NDArray[np.float32], span: NDArray[np.bool_]) -> MinMax | None:
+    def over(cls, scores: Scores, span: NDArray[np.bool_]) -> MinMax | None:
         """The scale of ``scores[span]``; None when the span is empty."""
         if not span.any():
             return None
         chosen = scores[span]
         return cls(float(chosen.min()), float(chosen.max()))
 
-    def apply(self, scores: NDArray[np.float32], present: NDArray[np.bool_]) -> NDArray[np.float64]:
+    def apply(self, scores: Scores, present: NDArray[np.bool_]) -> NDArray[np.float64]:
         """Scaled ``scores``; entries not ``present`` get 0."""
         values = scores.astype(np.float64)
         if self.high > self.low:
@@ -79,10 +81,10 @@ class MinMax:
 def fuse(
     settings: SearchSettings,
     fusion: str | None,
-    kw_files: NDArray[np.float32],
-    kw_sections: NDArray[np.float32],
-    sem_files: NDArray[np.float32],
-    sem_sections: NDArray[np.float32],
+    kw_files: Scores,
+    kw_sections: Scores,
+    sem_files: Scores,
+    sem_sections: Scores,
     allowed: NDArray[np.bool_],
 ) -> Fused:
     """Fuse the two sides of one query by ``fusion`` (default ``[search] fusion``)."""
@@ -113,16 +115,14 @@ def fuse(
 
 
 def _scaled(
-    scale: MinMax | None, scores: NDArray[np.float32], present: NDArray[np.bool_]
+    scale: MinMax | None, scores: Scores, present: NDArray[np.bool_]
 ) -> NDArray[np.float64]:
     if scale is None:
         return np.zeros(len(scores), dtype=np.float64)
     return scale.apply(scores, present)
 
 
-def reciprocal_ranks(
-    scores: NDArray[np.float32], eligible: NDArray[np.bool_], k: float
-) -> NDArray[np.float64]:
+def reciprocal_ranks(scores: Scores, eligible: NDArray[np.bool_], k: float) -> NDArray[np.float64]:
     """``1 / (k + rank)`` for eligible entries (rank 1 = best), 0 elsewhere."""
     result = np.zeros(len(scores), dtype=np.float64)
     indexes = np.flatnonzero(eligible)
@@ -135,10 +135,10 @@ def reciprocal_ranks(
 def fuse_partial(
     settings: SearchSettings,
     fusion: str | None,
-    kw_files: NDArray[np.float32],
-    kw_sections: NDArray[np.float32],
-    sem_files: NDArray[np.float32],
-    sem_sections: NDArray[np.float32],
+    kw_files: Scores,
+    kw_sections: Scores,
+    sem_files: Scores,
+    sem_sections: Scores,
     allowed: NDArray[np.bool_],
     embedded: NDArray[np.bool_],
 ) -> Fused:

@@ -1,4 +1,5 @@
-"""Search results: files ranked by their scores, with their best sections and a snippet.
+"""Search results: ranked files with their best sections and a snippet (no numpy here:
+the quick keyword path of ``cue search`` uses it too).
 
 Everything shown (titles, anchors, snippets) passes the workspace's maskers, one
 masking call per result.
@@ -9,66 +10,72 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-import numpy as np
+import attrs
 
 from cuedeck.models import SearchResult
 from cuedeck_search.analysis import terms
 from cuedeck_search.snippets import snippet
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
+    from collections.abc import Iterable, Sequence
 
     from cuedeck.workspace import Workspace
-    from cuedeck_search.catalog import Catalog
+    from cuedeck_search.sections import Section
 
 MAX_ANCHORS = 3
 
 
-def ranked_files(
-    catalog: Catalog, file_scores: NDArray[np.float32], allowed: NDArray[np.bool_], limit: int
-) -> list[int]:
-    """The best ``limit`` allowed documents scoring above 0, best first, ties by path."""
-    candidates = np.flatnonzero(allowed & (file_scores > 0))
-    if len(candidates) > limit:
-        top = np.argpartition(-file_scores[candidates], limit - 1)[:limit]
-        candidates = candidates[top]
-    keys = catalog.keys
-    return sorted(candidates.tolist(), key=lambda d: (-file_scores[d], keys[d][0]))
+@attrs.frozen
+class Answer:
+    """The results of one search and what produced them.
+
+    ``answered_by`` is the side that ranked the results: ``keyword``; ``semantic``;
+    ``hybrid`` (both, every section embedded); ``hybrid-partial`` (the keyword ranking
+    with its embedded files reordered by fusion, see :func:`~cuedeck_search.fusion.
+    fuse_partial`). ``semantic_coverage`` is the share of sections with a vector (None
+    for keyword searches); ``missing`` how many distinct texts still need one.
+    """
+
+    results: list[SearchResult]
+    mode: str
+    answered_by: str
+    semantic_coverage: float | None
+    missing: int = 0
 
 
-def results(
-    workspace: Workspace,
-    catalog: Catalog,
-    query: str,
-    ranked: list[int],
-    file_scores: NDArray[np.float32],
-    section_scores: NDArray[np.float32],
-    *,
-    keyword_part: NDArray[np.float32] | None = None,
-    semantic_part: NDArray[np.float32] | None = None,
-) -> list[SearchResult]:
-    """A :class:`SearchResult` per document of ``ranked`` (indexes into the catalog)."""
+@attrs.frozen
+class Ranked:
+    """One file of a ranking: its score, its sections with theirs, and each side's part
+    (None for a side the mode does not use; NaN for a file a side could not rank)."""
+
+    path: str
+    score: float
+    sections: Sequence[Section]
+    section_scores: Sequence[float]
+    keyword: float | None = None
+    semantic: float | None = None
+
+
+def results(workspace: Workspace, query: str, ranked: Iterable[Ranked]) -> list[SearchResult]:
+    """A :class:`SearchResult` per ranked file, in order."""
     session = workspace.mask_session()
     query_terms = [t for t in terms(query) if t.isalnum() or "_" in t]
-    keys = catalog.keys
     found: list[SearchResult] = []
-    for doc_index in ranked:
-        document = workspace.index.get(keys[doc_index][0])
-        sections = catalog.sections_of(doc_index)
-        first = int(catalog.starts[doc_index])
+    for item in ranked:
+        document = workspace.index.get(item.path)
         # The file may have changed since the index read it: show what it holds now.
-        local = section_scores[first : first + len(sections)]
-        if document is None or not len(local):
+        local = list(item.section_scores)[: len(item.sections)]
+        if document is None or not local:
             continue
-        order = np.argsort(-local, kind="stable")[: MAX_ANCHORS * 4].tolist()
+        order = sorted(range(len(local)), key=lambda i: -local[i])[: MAX_ANCHORS * 4]
         anchors: list[str] = []
         for position in order:
-            section = sections[position]
+            section = item.sections[position]
             if len(anchors) == MAX_ANCHORS or local[position] <= 0:
                 break
             if section.anchor and section.anchor not in anchors:
                 anchors.append(section.anchor)
-        best = sections[order[0]]
+        best = item.sections[order[0]]
         # One masking call per result: titles, headings and snippet are all shown.
         shown = [document.title, *anchors, snippet(best, query_terms)]
         masked = session.mask("\n".join(shown), path=document.path).split("\n")
@@ -80,18 +87,18 @@ def results(
                 title=masked[0],
                 hash=document.sha256,
                 tokens=document.tokens,
-                score=round(float(file_scores[doc_index]), 6),
+                score=round(float(item.score), 6),
                 anchors=tuple(masked[1:-1]),
                 line=best.line,
                 snippet=masked[-1],
-                keyword_score=_part(keyword_part, doc_index),
-                semantic_score=_part(semantic_part, doc_index),
+                keyword_score=_part(item.keyword),
+                semantic_score=_part(item.semantic),
             )
         )
     return found
 
 
-def _part(values: NDArray[np.float32] | None, index: int) -> float | None:
-    if values is None or math.isnan(values[index]):
+def _part(value: float | None) -> float | None:
+    if value is None or math.isnan(value):
         return None
-    return round(float(values[index]), 6)
+    return round(float(value), 6)
