@@ -122,7 +122,7 @@ POSTINGS = ".cuedeck/.cache/keyword.postings"
         pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
         pytest.param(lambda data: b"garbage" + data[7:], id="bad-magic"),
         pytest.param(
-            lambda data: data.replace(b"cuedeck-postings/2", b"cuedeck-postings/1"),
+            lambda data: data.replace(b"cuedeck-postings/3", b"cuedeck-postings/1"),
             id="other-format",
         ),
     ],
@@ -286,3 +286,16 @@ def test_index_rebuild_rebuilds_the_saved_postings(small_workspace: Path) -> Non
     assert open_workspace(small_workspace).search("refunds", mode="keyword")[0].path == (
         ".cuedeck/docs/billing.md"
     )
+
+
+def test_a_large_file_is_not_split_again_to_show_a_result(make_workspace: MakeWorkspace) -> None:
+    parts = [f"## Part {n}\n\nOrdinary words about topic {n}.\n" for n in range(3000)]
+    parts[1234] = "## The needle\n\nA zanzibar appears here once.\n"
+    root = make_workspace({"big.md": "# Big\n\n" + "\n".join(parts), "small.md": "# Small\n"})
+    open_workspace(root).search("topic", mode="keyword")  # tokenises, saves the postings
+    workspace = open_workspace(root)
+    (found,) = workspace.search("zanzibar", mode="keyword")
+    assert (found.path, found.anchors, found.line) == ("big.md", ("The needle",), 3 + 4 * 1234)
+    assert found.snippet == "A zanzibar appears here once."
+    stats = workspace.service("search").stats.catalog
+    assert (stats.documents_split, stats.files_split) == (0, 0)  # one section made, no split

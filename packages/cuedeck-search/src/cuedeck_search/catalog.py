@@ -37,7 +37,7 @@ from cuedeck_search.postings import (
     merge,
     save,
 )
-from cuedeck_search.sections import split_sections
+from cuedeck_search.sections import section_of, section_spans, split_sections
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -68,6 +68,7 @@ class CatalogStats:
     documents_split: int = 0  # read, split and tokenised
     documents_loaded: int = 0  # taken from saved postings instead
     merges: int = 0  # saved postings written
+    files_split: int = 0  # files split into all their sections (tokenising, embedding)
 
 
 class Catalog:
@@ -254,10 +255,29 @@ class Catalog:
             return found
         document = self.workspace.index.get(key[0])
         sections = [] if document is None else split_sections(document, self._file_lines(key))
+        self.stats.files_split += 1
         self._sections[key] = sections
         if len(self._sections) > SECTION_CACHE:
             self._sections.popitem(last=False)
         return sections
+
+    def section(self, doc: int, at: int) -> Section | None:
+        """Section ``at`` of document ``doc`` alone (None when the file has fewer now):
+        a result shows a few sections of a file, whose others are never split."""
+        key = self.keys[doc]
+        known = self._fresh.get(key)
+        found = known[1] if known is not None else self._sections.get(key)
+        if found is not None:
+            return found[at] if at < len(found) else None
+        document = self.workspace.index.get(key[0])
+        if document is None:
+            return None
+        lines = self._file_lines(key)
+        spans = section_spans(document, lines)
+        if not spans:
+            whole = split_sections(document, lines)
+            return whole[at] if at < len(whole) else None
+        return section_of(document, lines, spans[at]) if at < len(spans) else None
 
     def sections_of(self, doc: int) -> list[Section]:
         """The sections of document ``doc`` (split from the file, a few kept)."""

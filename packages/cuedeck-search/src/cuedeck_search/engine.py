@@ -428,13 +428,12 @@ class SearchEngine:
         ranked = sorted(candidates.tolist(), key=lambda d: (-file_scores[d], keys[d][0]))
 
         def item(doc: int) -> Ranked:
-            sections = self.catalog.sections_of(doc)
-            first = int(self.catalog.starts[doc])
+            first, end = int(self.catalog.starts[doc]), int(self.catalog.ends[doc])
             return Ranked(
                 path=keys[doc][0],
                 score=float(file_scores[doc]),
-                sections=sections,
-                section_scores=section_scores[first : first + len(sections)].tolist(),
+                section_scores=section_scores[first:end].tolist(),
+                section=lambda at: self.catalog.section(doc, at),
                 keyword=None if keyword_part is None else float(keyword_part[doc]),
                 semantic=None if semantic_part is None else float(semantic_part[doc]),
             )

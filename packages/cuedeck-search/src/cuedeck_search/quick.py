@@ -34,7 +34,7 @@ from cuedeck_search.bm25 import (
     section_counts,
 )
 from cuedeck_search.results import Ranked, results
-from cuedeck_search.sections import split_sections
+from cuedeck_search.sections import section_of, section_spans, split_sections
 
 if TYPE_CHECKING:
     from cuedeck.models import SearchResult
@@ -208,12 +208,33 @@ class _Search:
         if doc >= fresh_base:
             path, sections, _, _ = self.fresh[doc - fresh_base]
             local = [scores.get((doc, at), 0.0) for at in range(len(sections))]
-        else:
-            path = self.saved.keys[doc][0]
-            sections = _split(self.workspace, path)
-            first, _ = self._bounds(doc)
-            local = [scores.get((doc, first + at), 0.0) for at in range(len(sections))]
-        return Ranked(path, score, sections, local, keyword=score)
+            return Ranked(path, score, local, lambda at: sections[at], keyword=score)
+        path = self.saved.keys[doc][0]
+        first, last = self._bounds(doc)
+        local = [scores.get((doc, row), 0.0) for row in range(first, last)]
+        return Ranked(path, score, local, _Sections(self.workspace, path).at, keyword=score)
+
+
+class _Sections:
+    """The sections of one saved file, each split when asked for."""
+
+    def __init__(self, workspace: Workspace, path: str) -> None:
+        self.document = workspace.index.get(path)
+        try:
+            self.lines = split_lines(workspace.read_text(path))
+        except Exception:  # gone since the refresh: no text
+            self.lines = []
+        self.spans = section_spans(self.document, self.lines) if self.document else []
+
+    def at(self, position: int) -> Section | None:
+        if self.document is None:
+            return None
+        if not self.spans:  # no heading and no text: the one section split_sections makes
+            whole = split_sections(self.document, self.lines)
+            return whole[position] if position < len(whole) else None
+        if position >= len(self.spans):
+            return None
+        return section_of(self.document, self.lines, self.spans[position])
 
 
 def _split(workspace: Workspace, path: str) -> list[Section]:

@@ -17,7 +17,7 @@ from cuedeck_search.analysis import terms
 from cuedeck_search.snippets import snippet
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from cuedeck.workspace import Workspace
     from cuedeck_search.sections import Section
@@ -45,13 +45,15 @@ class Answer:
 
 @attrs.frozen
 class Ranked:
-    """One file of a ranking: its score, its sections with theirs, and each side's part
-    (None for a side the mode does not use; NaN for a file a side could not rank)."""
+    """One file of a ranking: its score, its sections' scores, the section at a position
+    (made on demand: a large file's 20,000 sections are not all split for one result),
+    and each side's part (None for a side the mode does not use; NaN for a file a side
+    could not rank)."""
 
     path: str
     score: float
-    sections: Sequence[Section]
     section_scores: Sequence[float]
+    section: Callable[[int], Section | None]
     keyword: float | None = None
     semantic: float | None = None
 
@@ -63,19 +65,20 @@ def results(workspace: Workspace, query: str, ranked: Iterable[Ranked]) -> list[
     found: list[SearchResult] = []
     for item in ranked:
         document = workspace.index.get(item.path)
-        # The file may have changed since the index read it: show what it holds now.
-        local = list(item.section_scores)[: len(item.sections)]
-        if document is None or not local:
-            continue
+        local = list(item.section_scores)
         order = sorted(range(len(local)), key=lambda i: -local[i])[: MAX_ANCHORS * 4]
+        # The file may have changed since the index read it: show what it holds now.
+        sections = {at: part for at in order if (part := item.section(at)) is not None}
+        if document is None or not sections:
+            continue
         anchors: list[str] = []
         for position in order:
-            section = item.sections[position]
+            section = sections.get(position)
             if len(anchors) == MAX_ANCHORS or local[position] <= 0:
                 break
-            if section.anchor and section.anchor not in anchors:
+            if section is not None and section.anchor and section.anchor not in anchors:
                 anchors.append(section.anchor)
-        best = item.sections[order[0]]
+        best = sections[next(at for at in order if at in sections)]
         # One masking call per result: titles, headings and snippet are all shown.
         shown = [document.title, *anchors, snippet(best, query_terms)]
         masked = session.mask("\n".join(shown), path=document.path).split("\n")

@@ -82,63 +82,74 @@ def _prose(lines: Sequence[str]) -> str:
     return "\n".join(kept)
 
 
+@attrs.frozen
+class Span:
+    """Where a section lies and what it is called, before its text is read."""
+
+    first: int
+    last: int
+    anchor: str | None
+    heading_path: tuple[str, ...]
+
+
+def section_spans(document: Document, lines: Sequence[str]) -> list[Span]:
+    """The spans of ``document``'s sections (cheap: no text is joined or hashed), as
+    :func:`split_sections` cuts them."""
+    body = document.body_line
+    total = len(lines)
+    title = document.title.strip()
+    headings = document.headings
+    first_heading = headings[0].line if headings else total + 1
+    spans: list[Span] = []
+    if first_heading > body and any(line.strip() for line in lines[body - 1 : first_heading - 1]):
+        spans.append(Span(body, first_heading - 1, None, (title,) if title else ()))
+    stack: list[tuple[int, str]] = []  # (level, text) of the enclosing headings
+    for index, heading in enumerate(headings):
+        last = headings[index + 1].line - 1 if index + 1 < len(headings) else total
+        while stack and stack[-1][0] >= heading.level:
+            stack.pop()
+        stack.append((heading.level, heading.text))
+        heading_path = tuple(text for _, text in stack if text)
+        if title and (not heading_path or heading_path[0] != title) and heading.level > 1:
+            heading_path = (title, *heading_path)
+        spans.append(Span(heading.line, max(heading.line, last), heading.text, heading_path))
+    return spans
+
+
+def section_of(document: Document, lines: Sequence[str], span: Span) -> Section:
+    """The section of ``document`` at ``span`` (its text, prose and hash)."""
+    chunk = lines[span.first - 1 : span.last]
+    prose = _prose(chunk[1:] if span.anchor is not None else chunk)
+    digest = hashlib.sha256(embedding_text(span.heading_path, prose).encode()).hexdigest()
+    return Section(
+        path=document.path,
+        anchor=span.anchor,
+        heading_path=span.heading_path,
+        line=span.first,
+        end_line=span.last,
+        text="\n".join(chunk),
+        hash=digest,
+    )
+
+
 def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
     """The sections of ``document``, whose text is ``lines`` (1-based ranges index into it).
 
     Frontmatter is left out. A document without headings is one section; so is its
     preamble when it has text.
     """
-    body = document.body_line
-    total = len(lines)
-    title = document.title.strip()
-    spans: list[tuple[int, int, int | None]] = []  # (first, last, heading index)
-    headings = document.headings
-    first_heading = headings[0].line if headings else total + 1
-    if first_heading > body and any(line.strip() for line in lines[body - 1 : first_heading - 1]):
-        spans.append((body, first_heading - 1, None))
-    for index, heading in enumerate(headings):
-        last = headings[index + 1].line - 1 if index + 1 < len(headings) else total
-        spans.append((heading.line, max(heading.line, last), index))
-
-    sections: list[Section] = []
-    stack: list[tuple[int, str]] = []  # (level, text) of the enclosing headings
-    for first, last, position in spans:
-        chunk = lines[first - 1 : last]
-        if position is None:
-            anchor = None
-            heading_path: tuple[str, ...] = (title,) if title else ()
-        else:
-            heading = headings[position]
-            while stack and stack[-1][0] >= heading.level:
-                stack.pop()
-            stack.append((heading.level, heading.text))
-            anchor = heading.text
-            heading_path = tuple(text for _, text in stack if text)
-            if title and (not heading_path or heading_path[0] != title) and heading.level > 1:
-                heading_path = (title, *heading_path)
-        text = "\n".join(chunk)
-        prose = _prose(chunk[1:] if anchor is not None else chunk)
-        digest = hashlib.sha256(embedding_text(heading_path, prose).encode()).hexdigest()
-        sections.append(
-            Section(
-                path=document.path,
-                anchor=anchor,
-                heading_path=heading_path,
-                line=first,
-                end_line=last,
-                text=text,
-                hash=digest,
-            )
-        )
+    sections = [section_of(document, lines, span) for span in section_spans(document, lines)]
     if not sections:
         # An empty file or one holding only frontmatter: still findable by name.
+        title = document.title.strip()
+        body = document.body_line
         sections.append(
             Section(
                 path=document.path,
                 anchor=None,
                 heading_path=(title,) if title else (),
                 line=body,
-                end_line=max(body, total),
+                end_line=max(body, len(lines)),
                 text="",
                 hash=hashlib.sha256(title.encode()).hexdigest(),
             )
