@@ -9,6 +9,7 @@ corrupt or from another schema, counter or parser is rebuilt, with a warning.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -25,7 +26,7 @@ from cuedeck.freshness import STAMP, write_stamp
 from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
 from cuedeck.models import Document, Problem, converter
 from cuedeck.parallel import Tick, map_chunks
-from cuedeck.parsing import parse_document
+from cuedeck.parsing import decode, parse_document
 from cuedeck.walk import FileStat, admitted, binary, binary_file, unreadable, walk_markdown
 
 if TYPE_CHECKING:
@@ -37,6 +38,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 
 SCHEMA_VERSION = 2  # 2: document data zlib-compressed
+#: The ``tokens`` of a document parsed in a large refresh: counted exactly when it is
+#: first read (:meth:`Index.get`), then kept in ``token_counts`` by content hash. Exact
+#: counting costs more than parsing (o200k: about 12 MB/s), and most files of a cold
+#: index are never placed in a scene or paged by read_doc.
+UNCOUNTED = -1
+#: A refresh of this many files or more leaves token counts for their first read.
+DEFER_COUNTS = 64
 CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
 
 #: What a refresh found of one file: ``(path, stat, kind, detail)``. ``kind`` is
@@ -83,6 +91,8 @@ class Index:
         self._documents: dict[str, Document] = {}
         self._loaded = False
         self._connection: sqlite3.Connection | None = None
+        self._counts: dict[str, int] | None = None  # sha256 -> tokens counted on first read
+        self._defer = False  # count tokens on first read (set for large refreshes)
         self.generation = 0  # bumped whenever the set of documents changes
         self._keys: tuple[int, list[tuple[str, str]]] | None = None
         self._log: list[tuple[int, frozenset[str]]] = []  # (generation, paths it changed)
@@ -145,6 +155,10 @@ class Index:
                 size INTEGER NOT NULL,
                 sha256 TEXT NOT NULL,
                 data BLOB NOT NULL
+            );
+            CREATE TABLE IF NOT EXISTS token_counts (
+                sha256 TEXT PRIMARY KEY,
+                tokens INTEGER NOT NULL
             );
             """
         )
@@ -287,6 +301,7 @@ class Index:
         updates: list[tuple[str, FileStat, str, bytes]] = []  # path, stat, sha, data
         touched: list[tuple[str, FileStat]] = []  # same content, new stat
         parsed = reused = 0
+        self._defer = len(stale) >= DEFER_COUNTS
         chunks = map_chunks(self._read_files, stale, message="Indexing files", progress=progress)
         for outcomes in chunks:
             for path, stat, kind, found in outcomes:
@@ -328,9 +343,8 @@ class Index:
                 elif (row := self._rows.get(path)) is not None and row[1] == sha256_bytes(data):
                     outcomes.append((path, stat, "same", None))
                 else:
-                    document = parse_document(
-                        path, data, count_tokens=self.count_tokens, engine=self.engine
-                    )
+                    count = _uncounted if self._defer else self.count_tokens
+                    document = parse_document(path, data, count_tokens=count, engine=self.engine)
                     blob = json.dumps(converter.unstructure(document)).encode("utf-8")
                     found = (document.sha256, zlib.compress(blob, 6))
                     outcomes.append((path, stat, "parsed", found))
@@ -386,6 +400,11 @@ class Index:
                 connection.executemany(
                     "DELETE FROM documents WHERE path = ?", [(p,) for p in removed]
                 )
+                if removed or updates:  # counts of contents no document holds any more
+                    connection.execute(
+                        "DELETE FROM token_counts WHERE sha256 NOT IN "
+                        "(SELECT sha256 FROM documents)"
+                    )
                 connection.execute("COMMIT")
             except BaseException:
                 connection.execute("ROLLBACK")
@@ -425,8 +444,36 @@ class Index:
         if row is None or row[2] is None:
             return None
         document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
+        if document.tokens == UNCOUNTED:
+            document = attrs.evolve(document, tokens=self._tokens_of(document))
         self._documents[path] = document
         return document
+
+    def _tokens_of(self, document: Document) -> int:
+        """The exact token count of a document parsed without one: remembered by content
+        hash, else counted from its file now (and remembered when the file is unchanged)."""
+        with self._data_lock:
+            if self._counts is None:
+                try:
+                    rows = self._db().execute("SELECT sha256, tokens FROM token_counts")
+                    self._counts = dict(rows.fetchall())
+                except sqlite3.Error:
+                    self._counts = {}
+            found = self._counts.get(document.sha256)
+        if found is not None:
+            return int(found)
+        try:
+            data = (self.root / document.path).read_bytes()
+        except OSError:
+            return 0  # gone: the next refresh drops it
+        tokens = self.count_tokens(decode(data)[0])
+        if sha256_bytes(data) == document.sha256:
+            with self._data_lock, contextlib.suppress(sqlite3.Error):
+                self._counts[document.sha256] = tokens
+                self._db().execute(
+                    "INSERT OR REPLACE INTO token_counts VALUES (?, ?)", (document.sha256, tokens)
+                )
+        return tokens
 
     @property
     def documents(self) -> Mapping[str, Document]:
@@ -464,3 +511,7 @@ class Index:
 
     def __contains__(self, path: object) -> bool:
         return path in self._rows
+
+
+def _uncounted(text: str) -> int:
+    return UNCOUNTED
