@@ -432,21 +432,22 @@ class Index:
             self._keys = (self.generation, sorted((p, row[1]) for p, row in self._rows.items()))
         return self._keys[1]
 
-    def get(self, path: str) -> Document | None:
-        """The document at ``path``, or None."""
+    def get(self, path: str, *, counted: bool = True) -> Document | None:
+        """The document at ``path``, or None. ``counted=False`` leaves a count deferred by a
+        large refresh unknown (:data:`UNCOUNTED`): for readers of headings and text only."""
         document = self._documents.get(path)
-        if document is not None:
-            return document
-        if path not in self._rows:
-            return None
-        self.fetch([path])
-        row = self._rows.get(path)
-        if row is None or row[2] is None:
-            return None
-        document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
-        if document.tokens == UNCOUNTED:
+        if document is None:
+            if path not in self._rows:
+                return None
+            self.fetch([path])
+            row = self._rows.get(path)
+            if row is None or row[2] is None:
+                return None
+            document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
+            self._documents[path] = document
+        if counted and document.tokens == UNCOUNTED:
             document = attrs.evolve(document, tokens=self._tokens_of(document))
-        self._documents[path] = document
+            self._documents[path] = document
         return document
 
     def _tokens_of(self, document: Document) -> int:
@@ -478,9 +479,13 @@ class Index:
     @property
     def documents(self) -> Mapping[str, Document]:
         """Every indexed document by path, sorted by path."""
+        return self.every()
+
+    def every(self, *, counted: bool = True) -> Mapping[str, Document]:
+        """Every indexed document by path, sorted by path (``counted``: see :meth:`get`)."""
         paths = self.paths
         self.fetch([p for p in paths if p not in self._documents])
-        return {path: doc for path in paths if (doc := self.get(path)) is not None}
+        return {path: doc for path in paths if (doc := self.get(path, counted=counted))}
 
     def fetch(self, paths: Iterable[str]) -> None:
         """Read the stored data of ``paths`` not read yet, in one query for many (also

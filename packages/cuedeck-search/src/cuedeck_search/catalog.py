@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
     from cuedeck_search.bm25 import KeywordSettings
     from cuedeck_search.keyword import DocumentTerms
-    from cuedeck_search.sections import Section
+    from cuedeck_search.sections import Section, Span
 
 log = logging.getLogger("cuedeck")
 
@@ -89,6 +89,8 @@ class Catalog:
         self._positions: dict[str, int] | None = None
         self._fresh: dict[Key, tuple[DocumentTerms, list[Section]]] = {}
         self._sections: OrderedDict[Key, list[Section]] = OrderedDict()
+        self._spans: OrderedDict[Key, list[Span]] = OrderedDict()  # results' sections...
+        self._made: OrderedDict[tuple[Key, int], Section] = OrderedDict()  # ...made alone
         self._lines: OrderedDict[Key, list[str]] = OrderedDict()
         self._hashes: list[str] | None = None
         self._loaded = False
@@ -253,7 +255,7 @@ class Catalog:
         if found is not None:
             self._sections.move_to_end(key)
             return found
-        document = self.workspace.index.get(key[0])
+        document = self.workspace.index.get(key[0], counted=False)
         sections = [] if document is None else split_sections(document, self._file_lines(key))
         self.stats.files_split += 1
         self._sections[key] = sections
@@ -269,15 +271,27 @@ class Catalog:
         found = known[1] if known is not None else self._sections.get(key)
         if found is not None:
             return found[at] if at < len(found) else None
-        document = self.workspace.index.get(key[0])
+        made = self._made.get((key, at))
+        if made is not None:
+            return made
+        document = self.workspace.index.get(key[0], counted=False)
         if document is None:
             return None
         lines = self._file_lines(key)
-        spans = section_spans(document, lines)
+        spans = self._spans.get(key)
+        if spans is None:
+            spans = self._spans[key] = section_spans(document, lines)
+            if len(self._spans) > SECTION_CACHE:
+                self._spans.popitem(last=False)
         if not spans:
             whole = split_sections(document, lines)
             return whole[at] if at < len(whole) else None
-        return section_of(document, lines, spans[at]) if at < len(spans) else None
+        if at >= len(spans):
+            return None
+        made = self._made[(key, at)] = section_of(document, lines, spans[at])
+        if len(self._made) > SECTION_CACHE * 8:
+            self._made.popitem(last=False)
+        return made
 
     def sections_of(self, doc: int) -> list[Section]:
         """The sections of document ``doc`` (split from the file, a few kept)."""

@@ -376,7 +376,9 @@ class SearchEngine:
             return live
         index = self.workspace.index
         accepted = (
-            bool(live[i]) and (d := index.get(path)) is not None and filters.accepts(d.frontmatter)
+            bool(live[i])
+            and (d := index.get(path, counted=False)) is not None
+            and filters.accepts(d.frontmatter)
             for i, (path, _) in enumerate(self.catalog.keys)
         )
         return np.fromiter(accepted, dtype=bool, count=len(live))

@@ -219,7 +219,7 @@ class _Sections:
     """The sections of one saved file, each split when asked for."""
 
     def __init__(self, workspace: Workspace, path: str) -> None:
-        self.document = workspace.index.get(path)
+        self.document = workspace.index.get(path, counted=False)
         try:
             self.lines = split_lines(workspace.read_text(path))
         except Exception:  # gone since the refresh: no text
@@ -238,7 +238,7 @@ class _Sections:
 
 
 def _split(workspace: Workspace, path: str) -> list[Section]:
-    document = workspace.index.get(path)
+    document = workspace.index.get(path, counted=False)
     if document is None:
         return []
     try:

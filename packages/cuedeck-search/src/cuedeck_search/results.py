@@ -67,7 +67,9 @@ def results(workspace: Workspace, query: str, ranked: Iterable[Ranked]) -> list[
         document = workspace.index.get(item.path)
         local = list(item.section_scores)
         order = sorted(range(len(local)), key=lambda i: -local[i])[: MAX_ANCHORS * 4]
-        # The file may have changed since the index read it: show what it holds now.
+        # Only the matching sections (and the best one) can be shown: made alone. The
+        # file may have changed since the index read it: they show what it holds now.
+        order = [at for n, at in enumerate(order) if n == 0 or local[at] > 0]
         sections = {at: part for at in order if (part := item.section(at)) is not None}
         if document is None or not sections:
             continue
