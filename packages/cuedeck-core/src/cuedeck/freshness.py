@@ -98,6 +98,8 @@ def ask(root: Path) -> tuple[str, int, list[str] | None] | None:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.settimeout(ANSWER_TIMEOUT)
             connection.connect(address(root))
+            if not same_user(connection):  # an abstract socket has no file permissions
+                return None
             connection.sendall(question.encode())
             data = b""
             while not data.endswith(b"\n"):
@@ -109,6 +111,16 @@ def ask(root: Path) -> tuple[str, int, list[str] | None] | None:
         return str(reply["id"]), int(reply["seq"]), reply["paths"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def same_user(connection: Any) -> bool:
+    """Whether the process at the other end of a Unix socket runs as this user."""
+    import socket
+    import struct
+
+    credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    _pid, uid, _gid = struct.unpack("3i", credentials)
+    return bool(uid == os.getuid())
 
 
 def read_stamp(root: Path) -> tuple[str, int] | None:
@@ -295,6 +307,8 @@ def serve(root: Path, idle: float = IDLE_SECONDS) -> int:
                 with connection:
                     connection.settimeout(ANSWER_TIMEOUT)
                     with contextlib.suppress(OSError, ValueError):
+                        if not same_user(connection):
+                            continue
                         question = connection.recv(4096).decode()
                         reply = json.dumps(watcher.answer(question)) + "\n"
                         connection.sendall(reply.encode())
