@@ -241,11 +241,10 @@ def fts5_ranker(engine: Any) -> tuple[Any, dict[str, float]]:
         if not match:
             return []
         rows = connection.execute(
-            "SELECT path, MIN(bm25(s, 0.0, 3.0, 1.0)) AS score FROM s WHERE s MATCH ? "
-            "GROUP BY path ORDER BY score, path LIMIT ?",
-            (match, k),
+            "SELECT path FROM s WHERE s MATCH ? ORDER BY bm25(s, 0.0, 3.0, 1.0) LIMIT 5000",
+            (match,),
         ).fetchall()
-        return [path for path, _ in rows]
+        return list(dict.fromkeys(path for (path,) in rows))[:k]  # best section per file
 
     return rank, {"build_s": round(built, 3), "update_one_file_ms": round(updated * 1000, 2)}
 
@@ -282,37 +281,89 @@ def measure(rank: Any, queries: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def partial(engine: Any, queries: list[dict[str, Any]], share: float) -> dict[str, float]:
-    """nDCG@10 with ``share`` of the distinct texts embedded (chosen by their hash)."""
-    from cuedeck_search.fusion import fuse, fuse_partial
+def fuse_partial(
+    settings: Any,
+    fusion: str | None,
+    kw_files: Any,
+    kw_sections: Any,
+    sem_files: Any,
+    sem_sections: Any,
+    allowed: Any,
+    embedded: Any,
+) -> Any:
+    """Fusion over what both sides rank, measured against keyword alone (CueDeck answers
+    by keyword while coverage is partial): the keyword ranking, its places held by files
+    with vectors filled again by those files in fused order."""
+    from cuedeck_search.fusion import Fused, fuse, reciprocal_ranks
+
+    both = allowed & embedded
+    inner = fuse(settings, fusion, kw_files, kw_sections, sem_files, sem_sections, both)
+    matched = np.flatnonzero(allowed & (kw_files > 0))
+    by_keyword = matched[np.argsort(-kw_files[matched], kind="stable")]
+    slots = by_keyword[both[by_keyword]]
+    refill = iter(slots[np.argsort(-inner.files[slots], kind="stable")].tolist())
+    order = [next(refill) if both[d] else d for d in by_keyword.tolist()]
+    # Embedded files the keyword side did not match come after every keyword match.
+    extra = np.flatnonzero(both & (kw_files <= 0) & (inner.files > 0))
+    order.extend(extra[np.argsort(-inner.files[extra], kind="stable")].tolist())
+    k = float(settings.rrf_k)
+    files = np.zeros(len(kw_files), dtype=np.float32)
+    files[order] = 2.0 / (k + np.arange(1, len(order) + 1))
+    semantic_part = np.where(both, inner.semantic_part, np.nan).astype(np.float32)
+    return Fused(
+        files=files,
+        sections=inner.sections,
+        keyword_part=reciprocal_ranks(kw_files, allowed & (kw_files > 0), k).astype(np.float32),
+        semantic_part=semantic_part,
+    )
+
+
+def partial(engine: Any, queries: list[dict[str, Any]], share: float) -> dict[str, Any]:
+    """nDCG@10 with ``share`` of the sections embedded, chosen at random (by hash) or
+    shortest first (the order CueDeck embeds in): keyword alone (what CueDeck answers),
+    every file fused (before issue 26), and fusion over what both sides rank (slots of
+    files with any vector, or only of files with every vector)."""
+    from cuedeck_search.fusion import fuse
 
     settings = engine.workspace.config.search
     matrix, present, _ = engine.available_vectors()
     hashes = engine.catalog.hashes()
-    kept = np.fromiter((int(h[:8], 16) / 0xFFFFFFFF < share for h in hashes), bool, len(hashes))
-    have = present & kept
-    starts = engine.catalog.starts
-    embedded = np.logical_or.reduceat(have, starts)
-    allowed = engine.catalog.live_docs
-    out: dict[str, list[float]] = {"keyword": [], "fused, before": [], "fused, now": []}
-    for item in queries:
-        keyword = engine.keyword_scores(item["query"])
-        cosine = np.einsum("ij,j->i", matrix, engine.query_vector(item["query"]))
-        sections = np.where(have, cosine, -1.0).astype(np.float32)
-        files = np.maximum.reduceat(sections, starts)
-        sides = (keyword.files, keyword.sections, files, sections, allowed)
-        for name, fused in (
-            ("keyword", keyword.files),
-            ("fused, before", fuse(settings, "rrf", *sides).files),
-            ("fused, now", fuse_partial(settings, "rrf", *sides, embedded).files),
-        ):
-            order = np.flatnonzero(fused > 0)
-            ranked = sorted(order.tolist(), key=lambda d: (-fused[d], engine.paths[d]))[:10]
-            out[name].append(ndcg_at([engine.paths[d] for d in ranked], item["relevant"]))
-    found = {name: round(statistics.fmean(v), 4) for name, v in out.items()}
-    found["coverage"] = round(
-        float(have.sum()) / max(int(engine.catalog.live_sections.sum()), 1), 3
-    )
+    lengths = {s.hash: len(s.embedding_text) for s in engine.sections}
+    size = np.array([lengths.get(h, 0) for h in hashes])
+    starts, allowed = engine.catalog.starts, engine.catalog.live_docs
+    chosen = {
+        "random": present
+        & np.fromiter((int(h[:8], 16) / 0xFFFFFFFF < share for h in hashes), bool, len(hashes)),
+        "shortest first": present & (size <= np.quantile(size[present], share)),
+    }
+    found: dict[str, Any] = {}
+    for order_name, have in chosen.items():
+        some = np.logical_or.reduceat(have, starts)
+        every = np.logical_and.reduceat(have | ~engine.catalog.live_sections, starts) & some
+        out: dict[str, list[float]] = {}
+        for item in queries:
+            keyword = engine.keyword_scores(item["query"])
+            cosine = np.einsum("ij,j->i", matrix, engine.query_vector(item["query"]))
+            sections = np.where(have, cosine, -1.0).astype(np.float32)
+            files = np.maximum.reduceat(sections, starts)
+            sides = (keyword.files, keyword.sections, files, sections, allowed)
+            for name, fused in (
+                ("keyword (now)", keyword.files),
+                ("every file fused (before)", fuse(settings, "rrf", *sides).files),
+                ("slots of files with a vector", fuse_partial(settings, "rrf", *sides, some).files),
+                (
+                    "slots of fully embedded files",
+                    fuse_partial(settings, "rrf", *sides, every).files,
+                ),
+            ):
+                ranked = sorted(
+                    np.flatnonzero(fused > 0).tolist(), key=lambda d: (-fused[d], engine.paths[d])
+                )[:10]
+                out.setdefault(name, []).append(
+                    ndcg_at([engine.paths[d] for d in ranked], item["relevant"])
+                )
+        found[order_name] = {name: round(statistics.fmean(v), 4) for name, v in out.items()}
+        found[order_name]["coverage"] = round(float(have.sum()) / max(int(present.sum()), 1), 3)
     return found
 
 
@@ -325,6 +376,7 @@ def quality(root: Path, queries: list[dict[str, Any]], cache: Path) -> dict[str,
     report: dict[str, Any] = {"queries": len(queries)}
     base = open_workspace(root).service("search")
     base.background = False
+    base.sync()
     report["files"] = len(base.paths)
     report["sections"] = int(base.catalog.live_sections.sum())
     bm25 = bm25s_ranker(base, support=False)
@@ -356,7 +408,9 @@ def quality(root: Path, queries: list[dict[str, Any]], cache: Path) -> dict[str,
                 queries,
             )
         row["peer: plain RRF"] = measure(plain_rrf(engine, bm25), queries)
-        row["half embedded"] = partial(engine, queries, 0.5)
+        row["partial coverage"] = {
+            f"{share:.0%}": partial(engine, queries, share) for share in (0.25, 0.5, 0.75)
+        }
         report[arithmetic] = row
     return report
 

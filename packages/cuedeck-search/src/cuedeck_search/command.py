@@ -195,8 +195,6 @@ def _lines(query: str, answer: Answer, *, markup: bool) -> list[str]:
         if result.keyword_score is not None and result.semantic_score is not None:
             parts = f"kw {result.keyword_score:.3f} + sem {result.semantic_score:.3f}"
             detail = " " + styled(f"({parts})", "dim")
-        elif answer.answered_by == "hybrid-partial" and result.semantic_score is None:
-            detail = " " + styled("(kw; not embedded yet)", "dim")
         lines.append(
             f"{styled(f'{rank:>2}.', 'bold')} {styled(quote(where), 'green')}{anchor}  "
             f"{styled(f'{result.score:.3f}', 'yellow')}{detail}"

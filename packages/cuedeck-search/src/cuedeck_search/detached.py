@@ -150,7 +150,6 @@ def embedding_note(answer: Answer, estimate: Estimate, *, where: str) -> str:
     share = answer.semantic_coverage or 0.0
     side = {
         "keyword": "ranked by keyword alone",
-        "hybrid-partial": "ranked by keyword, with the embedded files reordered by meaning",
         "semantic": "ranked by meaning among the embedded files",
     }.get(answer.answered_by, f"ranked by {answer.answered_by}")
     return (

@@ -347,7 +347,9 @@ class SearchEngine:
             share = round(coverage.share, 4)
             missing = len(self.vectors.missing_hashes()) if share < 1 else 0
             embedded = self.embedded_files(coverage.present)
-            if not (allowed & embedded).any():  # nothing to rank by meaning yet
+            if not (allowed & embedded).any() or (mode == "hybrid" and share < 1):
+                # Nothing to rank by meaning yet, or only part: fusing part of the files
+                # pushes that part up, so keyword answers alone until all have vectors.
                 found = self._keyword(query, allowed, limit)
                 answered = "keyword"
             elif mode == "semantic":
@@ -358,8 +360,8 @@ class SearchEngine:
                 answered = "semantic"
             else:
                 keyword = self.keyword_scores(query)
-                found = self._hybrid(query, keyword, semantic, allowed, embedded, limit, fusion)
-                answered = "hybrid" if share >= 1 else "hybrid-partial"
+                found = self._hybrid(query, keyword, semantic, allowed, limit, fusion)
+                answered = "hybrid"
             found = [attrs.evolve(r, semantic_coverage=share, answered_by=answered) for r in found]
             return Answer(found, mode, answered, share, missing)
 
@@ -389,18 +391,15 @@ class SearchEngine:
         keyword: _Scored,
         semantic: _Scored,
         allowed: NDArray[np.bool_],
-        embedded: NDArray[np.bool_],
         limit: int,
         fusion: str | None,
     ) -> list[SearchResult]:
-        from cuedeck_search.fusion import fuse, fuse_partial
+        from cuedeck_search.fusion import fuse
 
-        sides = (keyword.files, keyword.sections, semantic.files, semantic.sections, allowed)
-        settings = self.workspace.config.search
-        if (allowed & ~embedded).any():
-            fused = fuse_partial(settings, fusion, *sides, embedded)
-        else:
-            fused = fuse(settings, fusion, *sides)
+        fused = fuse(
+            self.workspace.config.search, fusion,
+            keyword.files, keyword.sections, semantic.files, semantic.sections, allowed,
+        )  # fmt: skip
         return self._results(
             query,
             fused.files,

@@ -11,12 +11,10 @@ non-match to 0); on the semantic side the allowed files that have a vector (cosi
 floor; a file not embedded yet is left out of the span and gets 0, so a half-embedded
 workspace does not squash the scale of the half that is).
 
-While only part of the workspace has vectors, :func:`fuse_partial` fuses only what both
-sides can rank: the keyword ranking is kept, and the places it gives to files that have
-vectors are filled again by those files in fused order. Fusing a semantic ranking that
-covers a random part of the corpus would push that part up (measured: worse than
-keyword alone, benchmarks/README.md); this way a partial answer is the keyword answer
-with its embedded files reordered among themselves, and equals the keyword answer at 0.
+Hybrid fuses only when every allowed file has a vector; until then the keyword side
+answers alone (the engine says so). Fusing a semantic ranking that covers part of the
+corpus pushes that part up, and reordering only the embedded files among themselves was
+no better than keyword alone below 75% coverage (benchmarks/README.md, issue 26).
 """
 
 from __future__ import annotations
@@ -130,41 +128,3 @@ def reciprocal_ranks(scores: Scores, eligible: NDArray[np.bool_], k: float) -> N
         order = indexes[np.argsort(-scores[indexes], kind="stable")]
         result[order] = 1.0 / (k + np.arange(1, len(order) + 1))
     return result
-
-
-def fuse_partial(
-    settings: SearchSettings,
-    fusion: str | None,
-    kw_files: Scores,
-    kw_sections: Scores,
-    sem_files: Scores,
-    sem_sections: Scores,
-    allowed: NDArray[np.bool_],
-    embedded: NDArray[np.bool_],
-) -> Fused:
-    """Fuse while only the ``embedded`` files have vectors (see the module docstring).
-
-    The files' scores are ``2 / (rrf_k + place)`` of the final order (only the order
-    means anything); ``keyword_part`` is the keyword side's reciprocal rank,
-    ``semantic_part`` the fused semantic part of embedded files and NaN for the others.
-    """
-    both = allowed & embedded
-    inner = fuse(settings, fusion, kw_files, kw_sections, sem_files, sem_sections, both)
-    matched = np.flatnonzero(allowed & (kw_files > 0))
-    by_keyword = matched[np.argsort(-kw_files[matched], kind="stable")]
-    slots = by_keyword[both[by_keyword]]
-    refill = iter(slots[np.argsort(-inner.files[slots], kind="stable")].tolist())
-    order = [next(refill) if both[d] else d for d in by_keyword.tolist()]
-    # Embedded files the keyword side did not match come after every keyword match.
-    extra = np.flatnonzero(both & (kw_files <= 0) & (inner.files > 0))
-    order.extend(extra[np.argsort(-inner.files[extra], kind="stable")].tolist())
-    k = float(settings.rrf_k)
-    files = np.zeros(len(kw_files), dtype=np.float32)
-    files[order] = 2.0 / (k + np.arange(1, len(order) + 1))
-    semantic_part = np.where(both, inner.semantic_part, np.nan).astype(np.float32)
-    return Fused(
-        files=files,
-        sections=inner.sections,
-        keyword_part=reciprocal_ranks(kw_files, allowed & (kw_files > 0), k).astype(np.float32),
-        semantic_part=semantic_part,
-    )

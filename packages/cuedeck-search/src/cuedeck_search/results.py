@@ -29,11 +29,11 @@ MAX_ANCHORS = 3
 class Answer:
     """The results of one search and what produced them.
 
-    ``answered_by`` is the side that ranked the results: ``keyword``; ``semantic``;
-    ``hybrid`` (both, every section embedded); ``hybrid-partial`` (the keyword ranking
-    with its embedded files reordered by fusion, see :func:`~cuedeck_search.fusion.
-    fuse_partial`). ``semantic_coverage`` is the share of sections with a vector (None
-    for keyword searches); ``missing`` how many distinct texts still need one.
+    ``answered_by`` is the side that ranked the results: ``keyword`` (also for a hybrid
+    search while not every section has a vector), ``semantic`` (among the files that have
+    one) or ``hybrid`` (both, every section embedded). ``semantic_coverage`` is the share
+    of sections with a vector (None for keyword searches); ``missing`` how many distinct
+    texts still need one.
     """
 
     results: list[SearchResult]

@@ -84,9 +84,9 @@ def read_context(
 
     Each result has the file's hash and tokens, its best sections (anchors, best first;
     line of the best) and the keyword and semantic parts of its score. answered_by says
-    which side ranked them: keyword while nothing is embedded, hybrid-partial while only
-    part is (keyword order, embedded files reordered). embedding says what is still
-    being embedded and about how long it takes. Then read_doc the top results.
+    which side ranked them: keyword for hybrid until every section is embedded (semantic
+    ranks the embedded files). embedding says what is still being embedded and about how
+    long it takes. Then read_doc the top results.
     """
     from cuedeck.models import SearchFilters
     from cuedeck_search.detached import embedding_note
