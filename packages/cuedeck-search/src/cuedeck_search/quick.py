@@ -111,12 +111,15 @@ def keyword_search(workspace: Workspace, query: str, limit: int) -> list[SearchR
         return None
     index = workspace.fresh_index()
     live = index.keys()
-    position = {key: doc for doc, key in enumerate(saved.keys)}
-    fresh_keys = [key for key in live if key not in position]
+    saved_keys = set(saved.keys)
+    fresh_keys = [key for key in live if key not in saved_keys]
     dead = len(saved.keys) - (len(live) - len(fresh_keys))
     if len(fresh_keys) + dead > MAX_CHANGED:
         return None
-    dead_docs = set(range(len(saved.keys))).difference(position[k] for k in live if k in position)
+    dead_docs: set[int] = set()
+    if dead:  # rare: which saved documents are gone or changed
+        wanted = set(live)
+        dead_docs = {doc for doc, key in enumerate(saved.keys) if key not in wanted}
     return _Search(workspace, saved, settings, fresh_keys, dead_docs).run(query, limit)
 
 
