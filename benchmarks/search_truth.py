@@ -367,7 +367,12 @@ def partial(engine: Any, queries: list[dict[str, Any]], share: float) -> dict[st
     return found
 
 
-def quality(root: Path, queries: list[dict[str, Any]], cache: Path) -> dict[str, Any]:
+def quality(
+    root: Path,
+    queries: list[dict[str, Any]],
+    cache: Path,
+    models: tuple[str, ...] = ("int8", "float"),
+) -> dict[str, Any]:
     from cuedeck import open_workspace
     from cuedeck_search import user_cache
     from cuedeck_search.embedding import load_embedder, model_file
@@ -386,7 +391,7 @@ def quality(root: Path, queries: list[dict[str, Any]], cache: Path) -> dict[str,
     report["keyword"] = measure(
         lambda q: [r.path for r in base.search(q, mode="keyword", limit=10)], queries
     )
-    for arithmetic in ("int8", "float"):
+    for arithmetic in models:
         engine = open_workspace(root).service("search")
         engine.background = False
         engine.vectors._embedder = load_embedder(user_cache.connect, model=model_file(arithmetic))
@@ -427,6 +432,9 @@ def main() -> None:
     parser.add_argument("--fastapi-all", type=Path, help="fastapi's docs in every language")
     parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument(
+        "--models", default="int8,float", help="MiniLM arithmetics to measure (int8, float)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     rev = args.before or subprocess.run(
@@ -481,8 +489,10 @@ def main() -> None:
                 django_set.sdist(work / "dl", args.django_sdist), django_root
             )
             fastapi_queries = json.loads(QUERIES.read_text(encoding="utf-8"))["queries"]
-            report["quality fastapi"] = quality(fastapi, fastapi_queries, work / "cache-quality")
-            report["quality django"] = quality(django_root, queries, work / "cache-quality")
+            models = tuple(args.models.split(","))
+            cache = work / "cache-quality"
+            report["quality fastapi"] = quality(fastapi, fastapi_queries, cache, models)
+            report["quality django"] = quality(django_root, queries, cache, models)
     report["run_s"] = round(time.perf_counter() - began, 1)
     report["load_at_end"] = [round(x, 1) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
