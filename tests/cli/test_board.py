@@ -148,6 +148,23 @@ def test_a_new_card_with_a_cycle_is_refused(page: tuple, demo: Path) -> None:
     assert errors == []
 
 
+@pytest.mark.parametrize("budget", [2350])
+def test_the_slider_starts_at_the_configured_budget(
+    demo: Path, budget: int, request: pytest.FixtureRequest
+) -> None:
+    config = demo / ".cuedeck" / "config.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("token_limit = 1600", f"token_limit = {budget}"),
+        encoding="utf-8",
+    )
+    tab, errors = request.getfixturevalue("page")  # the board starts on this config
+    tab.click('.tab[data-view="scene"]')
+    tab.wait_for_selector("#manifest tbody tr")
+    assert tab.locator("#budget").input_value() == str(budget)
+    assert f"of {budget} tokens" in tab.inner_text("#scene-total")
+    assert errors == []
+
+
 def test_scene_and_its_budget_slider(page: tuple) -> None:
     tab, errors = page
     tab.click('.tab[data-view="scene"]')
@@ -198,13 +215,12 @@ def memory_demo(demo: Path) -> dict[str, str]:
     """The demo copy with real captured segments (a 1,000-token window, so the usage
     warns): segment ids by what they are."""
     pytest.importorskip("cuedeck_memory")
-    from cuedeck.plugins import get_tools
     from cuedeck.workspace import open_workspace
 
     config = demo / ".cuedeck" / "config.toml"
     config.write_text(config.read_text() + "\n[memory]\ntoken_limit = 1000\n")
     workspace = open_workspace(demo)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
     tools["context_set_current_task"].call(workspace, {"project_id": "default", "task_id": "ui"})
 
     def capture(text: str, kind: str, **extra: object) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from cuedeck import open_workspace
 from cuedeck.index import DEFER_COUNTS, UNCOUNTED
 from cuedeck.layout import INDEX_DB
@@ -45,3 +47,20 @@ def test_a_small_refresh_counts_at_once(make_workspace: MakeWorkspace) -> None:
     workspace.refresh()
     assert all(doc.tokens > 0 for doc in workspace.documents.values())
     assert stored_tokens(root) == {}  # counted while parsing: nothing deferred
+
+
+def test_a_large_refresh_still_counts_code_symbols(make_workspace: MakeWorkspace) -> None:
+    """The code parser counts each symbol, not only the whole file (it does not set
+    ``deferred_counts``): its counts are exact however large the refresh."""
+    pytest.importorskip("cuedeck_code")
+    body = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(3))
+    root = many(make_workspace, DEFER_COUNTS + 6)
+    (root / "tool.py").write_text(body)
+    workspace = open_workspace(root)
+    workspace.refresh()
+    document = workspace.index.get("tool.py", counted=False)
+    assert document is not None and document.tokens == workspace.token_counter.count(body)
+    assert [s.tokens for s in document.symbols if s.kind == "function"] == [
+        workspace.token_counter.count(f"def f{n}(x):\n    return x + {n}\n") for n in range(3)
+    ]
+    assert workspace.index.get("docs/p1.md", counted=False).tokens == UNCOUNTED  # type: ignore[union-attr]

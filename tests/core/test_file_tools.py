@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cuedeck.errors import Conflict, CueError, EditAmbiguous, EditNotFound, InvalidInput
+from cuedeck.errors import (
+    Conflict,
+    CueError,
+    EditAmbiguous,
+    EditNotFound,
+    InvalidInput,
+    Protected,
+)
 from cuedeck.files import sha256_bytes
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 from tests.conftest import MakeWorkspace
 
 
 def _tools(root: Path) -> tuple[Any, dict[str, Any]]:
     workspace = open_workspace(root)
-    return workspace, get_tools(workspace.plugins)
+    return workspace, workspace.plugins.tools()
 
 
 def call(root: Path, name: str, **arguments: Any) -> Any:
@@ -111,11 +118,16 @@ def test_two_writers_with_the_same_hash_exactly_one_wins(make_workspace: MakeWor
 
 
 @pytest.mark.parametrize(
-    "path",
-    ["../outside.txt", "/etc/passwd", ".git/config", "src/.git/HEAD", ".env", "certs/server.pem",
-     "deploy/id_rsa", ".cuedeck/.cache/index.sqlite3", "link-out/secret.txt", "a\x00b.txt"],
+    ("path", "refusal"),
+    [("../outside.txt", InvalidInput), ("/etc/passwd", InvalidInput),
+     (".git/config", Protected), ("src/.git/HEAD", Protected), (".env", InvalidInput),
+     ("certs/server.pem", InvalidInput), ("deploy/id_rsa", InvalidInput),
+     (".cuedeck/.cache/index.sqlite3", Protected), ("link-out/secret.txt", InvalidInput),
+     ("a\x00b.txt", InvalidInput)],
 )  # fmt: skip
-def test_refused_paths(make_workspace: MakeWorkspace, tmp_path: Path, path: str) -> None:
+def test_refused_paths(
+    make_workspace: MakeWorkspace, tmp_path: Path, path: str, refusal: type[CueError]
+) -> None:
     root = make_workspace({".env": "KEY=1\n", "certs/server.pem": "x\n", ".github/ci.yml": "on\n"})
     outside = tmp_path / "outside-dir"
     outside.mkdir()
@@ -126,7 +138,7 @@ def test_refused_paths(make_workspace: MakeWorkspace, tmp_path: Path, path: str)
         ("create_file", {"content": "x"}),
         ("delete_file", {}),
     ):
-        with pytest.raises(InvalidInput) as refused:
+        with pytest.raises(refusal) as refused:
             call(root, tool, file_path=path, **extra)
         assert refused.value.data["field"] == "file_path", tool
     assert (outside / "secret.txt").read_text() == "secret\n"
@@ -162,9 +174,16 @@ def test_create_refuses_an_existing_file_and_delete_checks_the_hash(
     with pytest.raises(Conflict):
         call(root, "delete_file", file_path="keep.txt", content_hash="0" * 64)
     assert (root / "keep.txt").exists()
-    call(root, "delete_file", file_path="keep.txt", content_hash=sha256_bytes(b"keep\n"))
+    digest = sha256_bytes(b"keep\n")
+    asked = call(root, "delete_file", file_path="keep.txt", content_hash=digest)
+    assert (
+        asked["requires_confirmation"] and "keep.txt (5 bytes, 1 lines)" in asked["warning_message"]
+    )
+    assert (root / "keep.txt").exists()
+    token = asked["confirmation_token"]
+    call(root, "delete_file", file_path="keep.txt", content_hash=digest, confirmed_token=token)
     assert not (root / "keep.txt").exists()
-    assert get_tools(open_workspace(root).plugins)["delete_file"].destructive
+    assert (open_workspace(root).plugins).tools()["delete_file"].destructive
 
 
 def test_pages_stop_at_the_token_budget_on_whole_lines(make_workspace: MakeWorkspace) -> None:
@@ -190,3 +209,41 @@ def test_pages_stop_at_the_token_budget_on_whole_lines(make_workspace: MakeWorks
     with pytest.raises(CueError) as past:
         call(root, "get_file_content", file_path="big.txt", offset=401)
     assert past.value.code == 1004
+
+
+@pytest.mark.parametrize("case", ["long-name", "link-loop", "folder", "pipe"])
+def test_nameable_causes_are_named_in_every_file_tool(
+    make_workspace: MakeWorkspace, case: str
+) -> None:
+    root = make_workspace({"dir/inside.txt": "x\n"})
+    (root / "loop-a").symlink_to("loop-b")
+    (root / "loop-b").symlink_to("loop-a")
+    os.mkfifo(root / "pipe")  # reading a named pipe would wait for ever
+    path = {"long-name": "n" * 300 + ".txt", "link-loop": "loop-a", "folder": "dir",
+            "pipe": "pipe"}[case]  # fmt: skip
+    why = {
+        "long-name": "longer than the file system allows",
+        "link-loop": "loop of symbolic links",
+        "folder": "folder",
+        "pipe": "not a regular file",
+    }[case]
+    for tool, arguments in (
+        ("get_file_content", {}),
+        ("create_file", {"content": "x"}),
+        ("edit_file", {"old_string": "x", "new_string": "y", "content_hash": "0" * 64}),
+        ("delete_file", {}),
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            call(root, tool, file_path=path, **arguments)
+        assert why in refused.value.message, (tool, refused.value.message)
+        assert refused.value.data["field"] == "file_path"
+    assert (root / "dir" / "inside.txt").read_text() == "x\n"
+
+
+def test_a_name_at_the_limit_still_has_room_for_its_temporary_file(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace()
+    name = "n" * 251 + ".txt"  # 255 bytes: the longest name most file systems allow
+    assert call(root, "create_file", file_path=name, content="hi\n")["size_bytes"] == 3
+    assert (root / name).read_text() == "hi\n"

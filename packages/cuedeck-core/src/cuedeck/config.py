@@ -3,7 +3,8 @@
 Precedence, lowest first: the defaults below, the file, then environment variables
 ``CUEDECK_<SECTION>_<KEY>`` (``CUEDECK_SCENE_TOKEN_LIMIT=16000``). A TOML syntax error
 or a value of the wrong type is an :class:`~cuedeck.errors.InvalidInput` naming the key
-and line; an unknown key is a warning that ``cue doctor`` reports.
+(or variable) and line; an unknown key is a warning with the nearest known key, logged
+once per process wherever the config is read, and listed by ``cue doctor``.
 """
 
 from __future__ import annotations
@@ -16,21 +17,18 @@ from typing import Any
 
 import attrs
 
-from cuedeck.errors import InvalidInput
+from cuedeck.errors import InvalidInput, did_you_mean
 from cuedeck.layout import CONFIG_PATH
 from cuedeck.models import Problem
 from cuedeck.settings import (
-    DEFAULT_RATE_LIMITS,
-    SECTIONS,
+    CORE_SECTIONS,
     Config,
+    DocSettings,
+    FileSettings,
     IndexSettings,
     MaskingSettings,
-    McpSettings,
-    MemorySettings,
     RateLimit,
     SceneSettings,
-    SearchSettings,
-    TaskSettings,
     TokenSettings,
     WatchSettings,
 )
@@ -38,6 +36,8 @@ from cuedeck.settings import (
 if typing.TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
+
+    from cuedeck.plugins import PluginHost
 
 
 #: Attribute names that differ from their TOML keys (``global`` is a Python keyword).
@@ -103,7 +103,10 @@ def _parse_env(raw: str, expected: Any) -> Any:
     origin = typing.get_origin(expected)
     if origin is list:
         if raw.strip().startswith("["):
-            return tomllib.loads(f"v = {raw}")["v"]
+            try:
+                return tomllib.loads(f"v = {raw}")["v"]
+            except tomllib.TOMLDecodeError:
+                raise ValueError(_ENV_EXPECTED[list]) from None
         return [part.strip() for part in raw.split(",") if part.strip()]
     if expected is bool:
         lowered = raw.strip().lower()
@@ -112,13 +115,25 @@ def _parse_env(raw: str, expected: Any) -> Any:
         if lowered in ("0", "false", "no", "off"):
             return False
         raise ValueError("expected true or false")
-    if expected is int:
-        return int(raw)
-    if expected is float:
-        return float(raw)
-    if origin is dict:
-        return tomllib.loads(f"v = {raw}")["v"]
+    try:
+        if expected is int:
+            return int(raw)
+        if expected is float:
+            return float(raw)
+        if origin is dict:
+            return tomllib.loads(f"v = {raw}")["v"]
+    except (ValueError, tomllib.TOMLDecodeError):
+        raise ValueError(_ENV_EXPECTED[origin or expected]) from None
     return raw
+
+
+#: What an environment value of each type must look like.
+_ENV_EXPECTED: dict[Any, str] = {
+    int: "expected an integer",
+    float: "expected a number",
+    dict: 'expected an inline table such as { name = "value" }',
+    list: 'expected a list such as a,b or ["a", "b"]',
+}
 
 
 def field_types(cls: type) -> dict[str, Any]:
@@ -127,9 +142,34 @@ def field_types(cls: type) -> dict[str, Any]:
     return {f.name: hints[f.name] for f in attrs.fields(cls)}
 
 
-def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
-    """The configuration of the workspace at ``root`` (defaults when there is no file)."""
+def registered_sections(plugins: PluginHost | None = None) -> dict[str, type]:
+    """Every config section by TOML name, core's first: what ``register_settings``
+    registered (core's own alone when the host cannot be built)."""
+    from cuedeck.plugins import get_settings, make_plugin_manager
+
+    return get_settings(plugins if plugins is not None else make_plugin_manager())
+
+
+def declared_rate_limits(plugins: PluginHost | None = None) -> dict[str, RateLimit]:
+    """Tool name -> the rate limit its plugin declared with ``register(..., rate_limit=)``."""
+    from cuedeck.plugins import make_plugin_manager
+
+    host = plugins if plugins is not None else make_plugin_manager()
+    return {name: tool.rate_limit for name, tool in host.tools().items() if tool.rate_limit}
+
+
+def load_config(
+    root: Path, environ: Mapping[str, str] | None = None, *, plugins: PluginHost | None = None
+) -> Config:
+    """The configuration of the workspace at ``root`` (defaults when there is no file),
+    with the sections and rate limits the plugins of ``plugins`` (default: a fresh host)
+    registered."""
+    from cuedeck.plugins import make_plugin_manager
+
     environ = os.environ if environ is None else environ
+    host = plugins if plugins is not None else make_plugin_manager()
+    sections = registered_sections(host)
+    moved = _moved_keys(sections)
     path = root / CONFIG_PATH
     text = ""
     data: dict[str, Any] = {}
@@ -149,7 +189,7 @@ def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
                 path=CONFIG_PATH,
                 line=int(where.group(1)) if where else None,
                 field="config",
-                help="fix the syntax, or run `cue init --force` to write a fresh config",
+                help=_syntax_help(str(exc)),
             ) from None
     lines = _key_lines(text)
     warnings: list[Problem] = []
@@ -163,36 +203,45 @@ def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
             help="see docs/config.md for every key, its type and default",
         )
 
-    values: dict[str, Any] = {}
+    values: dict[str, dict[str, Any]] = {}
+    overrides: dict[str, RateLimit] = {}
+    from_old_keys: dict[str, dict[str, Any]] = {}
     for section, table in data.items():
         if section == "rate_limits":
-            values["rate_limits"] = _load_rate_limits(table, lines, fail)
+            overrides = _load_rate_limits(table, lines, fail)
             continue
-        cls = SECTIONS.get(section)
-        if cls is None or not isinstance(table, dict):
-            warnings.append(_unknown(section, lines))
+        if not isinstance(table, dict) or (
+            section not in sections and not any(f"{section}.{key}" in moved for key in table)
+        ):
+            warnings.append(_unknown(section, lines, sections, table=isinstance(table, dict)))
             continue
-        types_ = field_types(cls)
-        by_key = {toml_key(name): name for name in types_}
-        kwargs: dict[str, Any] = {}
         for key, value in table.items():
             dotted = f"{section}.{key}"
-            name = by_key.get(key)
-            if name is None:
-                warnings.append(_unknown(dotted, lines))
+            target = _field_of(sections, section, key) or moved.get(dotted)
+            if target is None:
+                warnings.append(_unknown(dotted, lines, sections))
                 continue
+            home, name = target
+            if (home, name) == _field_of(sections, section, key):
+                into = values
+            else:
+                warnings.append(_moved(dotted, home, name, lines))
+                into = from_old_keys
             try:
-                kwargs[name] = _check_choice(cls, name, check_type(value, types_[name]))
+                checked = check_type(value, field_types(sections[home])[name])
+                into.setdefault(home, {})[name] = _check_choice(sections[home], name, checked)
             except ValueError as exc:
                 raise fail(dotted, str(exc), value) from None
-        values[section] = kwargs
 
-    for section, cls in SECTIONS.items():
-        types_ = field_types(cls)
-        prefix = f"CUEDECK_{section.upper()}_"
-        for name, expected in types_.items():
-            env_name = prefix + toml_key(name).upper()
-            if env_name in environ:
+    for section, cls in sections.items():
+        for name, expected in field_types(cls).items():
+            names = [f"CUEDECK_{section.upper()}_{toml_key(name).upper()}"]
+            old = attrs.fields_dict(cls)[name].metadata.get("moved_from")
+            if old:
+                names.insert(0, "CUEDECK_" + old.replace(".", "_").upper())
+            for env_name in names:
+                if env_name not in environ:
+                    continue
                 try:
                     value = check_type(_parse_env(environ[env_name], expected), expected)
                     value = _check_choice(cls, name, value)
@@ -201,17 +250,51 @@ def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
                         f"environment variable {env_name} has a bad value "
                         f"{environ[env_name]!r}: {exc}",
                         field=env_name,
+                        help=f"fix or unset {env_name} (it overrides "
+                        f"[{section}] {toml_key(name)}; see docs/config.md)",
                     ) from None
                 values.setdefault(section, {})[name] = value
 
-    built: dict[str, Any] = {
-        section: SECTIONS[section](**kwargs)
-        for section, kwargs in values.items()
-        if section in SECTIONS
+    built = {
+        section: cls(**{**from_old_keys.get(section, {}), **values.get(section, {})})
+        for section, cls in sections.items()
     }
-    if "rate_limits" in values:
-        built["rate_limits"] = {**DEFAULT_RATE_LIMITS, **values["rate_limits"]}
-    return Config(**built, warnings=tuple(warnings), lines=lines)
+    limits = {**declared_rate_limits(host), **overrides}
+    report_warnings(root, tuple(warnings))
+    return Config(sections=built, rate_limits=limits, warnings=tuple(warnings), lines=lines)
+
+
+def _field_of(sections: Mapping[str, type], section: str, key: str) -> tuple[str, str] | None:
+    """``(section, attribute)`` of the TOML key ``section.key``, when it is registered."""
+    cls = sections.get(section)
+    if cls is None:
+        return None
+    for field in attrs.fields(cls):
+        if toml_key(field.name) == key:
+            return section, field.name
+    return None
+
+
+def _moved_keys(sections: Mapping[str, type]) -> dict[str, tuple[str, str]]:
+    """Old ``section.key`` -> ``(section, attribute)`` where it lives now (``moved_from``)."""
+    return {
+        field.metadata["moved_from"]: (section, field.name)
+        for section, cls in sections.items()
+        for field in attrs.fields(cls)
+        if field.metadata.get("moved_from")
+    }
+
+
+def _moved(old: str, section: str, name: str, lines: dict[str, int]) -> Problem:
+    new = f"{section}.{toml_key(name)}"
+    return Problem(
+        severity="warning",
+        code=1004,
+        path=CONFIG_PATH,
+        line=lines.get(old),
+        message=f"config key '{old}' has moved to '{new}'",
+        help=f"it still applies; write it as `{toml_key(name)} = ...` under [{section}]",
+    )
 
 
 def _check_choice(cls: type, name: str, value: Any) -> Any:
@@ -228,15 +311,71 @@ def _check_choice(cls: type, name: str, value: Any) -> Any:
     return value
 
 
-def _unknown(key: str, lines: dict[str, int]) -> Problem:
+def _syntax_help(reason: str) -> str:
+    """How to fix a TOML error; a table declared twice is the usual one (a section
+    appended to a file that already has it)."""
+    if twice := re.search(r"Cannot declare \(([^)]*)\) twice", reason):
+        table = ".".join(part.strip().strip("'\"") for part in twice.group(1).split(",") if part)
+        return (
+            f"[{table}] appears twice: move the keys of the second [{table}] into the first "
+            "and delete the second header"
+        )
+    return "fix the syntax at that line; docs/config.md lists every key and its type"
+
+
+def _unknown(
+    key: str, lines: dict[str, int], known: Mapping[str, type], *, table: bool = False
+) -> Problem:
+    """A warning for a key (or a whole ``table``) no section knows, with the nearest one."""
+    sections = [*known, "rate_limits"]
+    close = 0.7  # a typo, not any key that shares a few letters
+    what = f"unknown config key '{key}'"
+    hint = None
+    section, _, name = key.partition(".")
+    if table:
+        what = f"unknown config section [{key}]"
+        hint = _did_you_mean(did_you_mean(key, sections, cutoff=close), brackets=True)
+    elif not name:  # a key above every header: uncommented without its [section]
+        owners = [s for s, cls in known.items() if key in map(toml_key, attrs.fields_dict(cls))]
+        hint = f"it belongs under [{owners[0]}]: uncomment or add that header" if owners else None
+    elif section in known:
+        names = [toml_key(n) for n in attrs.fields_dict(known[section])]
+        found = did_you_mean(name, names, cutoff=close)
+        hint = _did_you_mean([f"{section}.{found[0]}"] if found else [])
     return Problem(
         severity="warning",
         code=1004,
         path=CONFIG_PATH,
         line=lines.get(key),
-        message=f"unknown config key '{key}'",
-        help="it is ignored; see docs/config.md for the known keys",
+        message=f"{what} (ignored)",
+        help=hint or "docs/config.md lists every key",
     )
+
+
+def _did_you_mean(matches: list[str], *, brackets: bool = False) -> str | None:
+    if not matches:
+        return None
+    return f"did you mean [{matches[0]}]?" if brackets else f"did you mean '{matches[0]}'?"
+
+
+#: Config warnings already shown by this process: (workspace root, message, line).
+_warned: set[tuple[str, str, int | None]] = set()
+
+
+def report_warnings(root: Path, warnings: tuple[Problem, ...]) -> None:
+    """Log each config warning once per process (stderr through the ``cuedeck`` logger),
+    wherever the config is read, so a misspelled key is never silently ignored."""
+    import logging
+
+    log = logging.getLogger("cuedeck")
+    for problem in warnings:
+        key = (str(root), problem.message, problem.line)
+        if key in _warned:
+            continue
+        _warned.add(key)
+        where = f"{problem.path}:{problem.line}" if problem.line else problem.path
+        tail = f"; {problem.help}" if problem.help else ""
+        log.warning("%s: %s%s", where, problem.message, tail, extra={"config_warning": True})
 
 
 def _load_rate_limits(table: Any, lines: dict[str, int], fail: Any) -> dict[str, RateLimit]:
@@ -258,17 +397,21 @@ def _load_rate_limits(table: Any, lines: dict[str, int], fail: Any) -> dict[str,
     return limits
 
 
-def render_default_config() -> str:
-    """The commented ``config.toml`` that ``cue init`` writes: every key at its default."""
+def render_default_config(plugins: PluginHost | None = None) -> str:
+    """The commented ``config.toml`` that ``cue init`` writes: every key of every
+    registered section at its default, and the tools' rate limits."""
     out = [
-        "# CueDeck workspace configuration. Every key is shown at its default.",
+        "# CueDeck workspace configuration. Every key is shown, commented out, at its",
+        "# default. To change one, uncomment it with its [section] header, or add the",
+        "# section at the end of the file (each section may appear once).",
         "# Environment variables CUEDECK_<SECTION>_<KEY> override these values.",
         "",
     ]
-    for section, cls in SECTIONS.items():
+    for section, cls in registered_sections(plugins).items():
         summary = (cls.__doc__ or "").split(":", 1)[-1].strip().replace("``", "`")
         out.append(f"# {summary[0].upper()}{summary[1:]}")
-        out.append(f"[{section}]")
+        # Commented too: a section appended at the end must not declare it twice.
+        out.append(f"# [{section}]")
         for field in attrs.fields(cls):
             out.append(f"# {field.metadata['doc']}")
             default = field.default
@@ -277,7 +420,7 @@ def render_default_config() -> str:
         out.append("")
     out.append("# Rate limits of MCP tools, per client session: a token bucket refilled at")
     out.append("# per_minute with room for burst calls. Tools not listed are unlimited.")
-    for tool, limit in DEFAULT_RATE_LIMITS.items():
+    for tool, limit in declared_rate_limits(plugins).items():
         out.append(f"# [rate_limits.{tool}]")
         out.append(f"# per_minute = {limit.per_minute}")
         out.append(f"# burst = {limit.burst}")
@@ -298,20 +441,19 @@ def _toml_value(value: Any) -> str:
 
 __all__ = [
     "CONFIG_PATH",
-    "DEFAULT_RATE_LIMITS",
-    "SECTIONS",
+    "CORE_SECTIONS",
     "Config",
+    "DocSettings",
+    "FileSettings",
     "IndexSettings",
     "MaskingSettings",
-    "McpSettings",
-    "MemorySettings",
     "RateLimit",
     "SceneSettings",
-    "SearchSettings",
-    "TaskSettings",
     "TokenSettings",
     "WatchSettings",
+    "declared_rate_limits",
     "load_config",
+    "registered_sections",
     "render_default_config",
     "toml_key",
 ]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from cuedeck.errors import CueError
 from cuedeck.models import Problem
-from cuedeck.plugins import check_tools, plugin_failures
 
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
@@ -22,8 +23,8 @@ def diagnose(workspace: Workspace) -> list[Problem]:
         return [_from_error(exc)]
     problems.extend(config.warnings)
     problems.extend(_registered_names(workspace))
-    check_tools(workspace.plugins)  # a tool whose import path does not load is a failure
-    for failure in plugin_failures(workspace.plugins):
+    workspace.plugins.checked_tools()  # a tool whose import path does not load is a failure
+    for failure in workspace.plugins.failures:
         problems.append(
             _unavailable(
                 f"plugin {failure.name!r} failed and was skipped: {failure.error}",
@@ -52,11 +53,54 @@ def diagnose(workspace: Workspace) -> list[Problem]:
                 f"remove the reference from {cycle[-2]} to {cycle[-1]}",
             )
         )
+    problems.extend(_not_ignored(workspace))
     from cuedeck.scene import scene_problems
 
     problems.extend(scene_problems(workspace))  # SCENE.md older than its inputs
     # A config value found wrong by its check may be met again by the refresh.
     return sorted(dict.fromkeys(problems), key=_order)
+
+
+def _not_ignored(workspace: Workspace) -> list[Problem]:
+    """A warning when git would commit CueDeck's per-person files (the cache, the scene,
+    state and its lock, memory): a workspace made before ``cue init`` listed them all."""
+    import shutil
+    import subprocess
+
+    from cuedeck.layout import GITIGNORE_LINES
+
+    git = shutil.which("git")
+    if git is None:
+        return []
+    # A file inside each ignored folder stands for the folder.
+    wanted = {line: line + "x" if line.endswith("/") else line for line in GITIGNORE_LINES}
+    try:
+        found = subprocess.run(
+            [git, "-C", str(workspace.root), "check-ignore", "--no-index", "--stdin"],
+            input="\n".join(wanted.values()) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if found.returncode not in (0, 1):  # 128: not a git repository, nothing to commit to
+        return []
+    ignored = set(found.stdout.splitlines())
+    missing = [line for line, probe in wanted.items() if probe not in ignored]
+    if not missing:
+        return []
+    return [
+        Problem(
+            "warning",
+            1052,
+            ".gitignore",
+            None,
+            f"git would commit CueDeck's per-person files: {', '.join(missing)} not ignored",
+            "run `cue init`: it adds the missing .gitignore lines and changes nothing else",
+        )
+    ]
 
 
 def _plugin_checks(workspace: Workspace) -> list[Problem]:
@@ -76,18 +120,21 @@ def _plugin_checks(workspace: Workspace) -> list[Problem]:
 
 
 def _registered_names(workspace: Workspace) -> list[Problem]:
-    """Config values that name a pruner, searcher or counter no plugin registered, and an
-    exact counter that is installed but was refused (its data failed the hash check)."""
-    from cuedeck.plugins import get_pruners, get_searchers, get_token_counters
-
+    """Config values that name something no plugin registered (a pruner, a searcher, a
+    counter: keys made with ``setting(names=hook)``), and an exact counter that is
+    installed but was refused (its data failed the hash check)."""
     config = workspace.config
-    checks = [
-        ("scene.pruner", config.scene.pruner, list(get_pruners(workspace.plugins))),
-        ("search.mode", config.search.mode, list(get_searchers(workspace.plugins))),
-    ]
-    if config.tokens.counter != "auto":
-        counters = list(get_token_counters(workspace.plugins))
-        checks.append(("tokens.counter", config.tokens.counter, counters))
+    checks = []
+    for section, settings in config.sections.items():
+        for field in attrs.fields(type(settings)):
+            hook = field.metadata.get("names")
+            value = getattr(settings, field.name)
+            if not hook or value in field.metadata.get("also", ()):
+                continue
+            entries = workspace.plugins.collect(hook)
+            # An item registered as None cannot work here (a counter without its data).
+            available = [name for name, entry in entries.items() if entry.item is not None]
+            checks.append((f"{section}.{field.name}", value, available))
     from cuedeck.tokens import O200kCounter
 
     problems = []
@@ -99,8 +146,8 @@ def _registered_names(workspace: Workspace) -> list[Problem]:
             )
         )
     for key, value, available in checks:
-        # No searcher at all means search is not installed: nothing to check against.
-        if value not in available and (key != "search.mode" or available):
+        # Nothing registered at all: the plugin is not installed, nothing to check against.
+        if value not in available and available:
             problems.append(_from_error(config.unavailable(key, value, available)))
     return problems
 

@@ -5,14 +5,15 @@ the file's raw bytes, the same hash ``get_file_content`` reports, so a CRLF or B
 is edited through exactly the hash it was read with. A stale hash is error 1005 with
 ``current_content_hash``; writes are atomic (temp file, fsync, rename) under a lock, so
 of two writers holding the same hash exactly one wins. Paths go through the workspace
-boundary (:meth:`Workspace.relative_path`: no ``..``, no absolute path, no ``.git``, no
-symlink out) and, beyond it, never into the cache or a ``[files] deny`` glob.
+boundary (:meth:`Workspace.locate`, decided on the resolved real path: no ``..``, no
+absolute path, no link out, nothing inside ``.git`` or CueDeck's private and control
+files) and never into a ``[files] deny`` glob; every write goes through core's write
+path (:func:`cuedeck.files.rewrite_file`).
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import posixpath
 import re
 from datetime import UTC, datetime
@@ -20,13 +21,19 @@ from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.errors import Conflict, EditAmbiguous, EditNotFound, FileNotFound, InvalidInput
-from cuedeck.files import atomic_write, locked, sha256_bytes
-from cuedeck.layout import CACHE_DIR, LOCKS_DIR
+from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken, confirm
+from cuedeck.errors import (
+    Conflict,
+    EditAmbiguous,
+    EditNotFound,
+    FileNotFound,
+    InvalidInput,
+    SharedFile,
+)
+from cuedeck.files import read_regular, remove_file, rewrite_file, sha256_bytes, write_file
 from cuedeck.paging import check_offset, page_lines
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
     from pathlib import Path
 
     import pathspec
@@ -48,7 +55,14 @@ LANGUAGES = {
 }  # fmt: skip
 
 FilePath = Annotated[
-    str, pydantic.Field(description="Workspace-relative path", min_length=1, max_length=1000)
+    str,
+    pydantic.Field(
+        description="Workspace-relative path",
+        min_length=1,
+        max_length=1000,
+        # ``path`` too: read_doc took that name, and callers of one try it on the other.
+        validation_alias=pydantic.AliasChoices("file_path", "path"),
+    ),
 ]
 
 
@@ -102,12 +116,16 @@ class EditedFile(TypedDict):
     changes_made: int
 
 
-class DeletedFile(TypedDict):
-    """The reply of ``delete_file``."""
+class FileDeleted(TypedDict):
+    """What ``delete_file`` did, once confirmed."""
 
     success: bool
     file_path: str
     deleted_at: str
+
+
+#: The reply of ``delete_file``: done, or asking for confirmation (its first call).
+DeletedFile = FileDeleted | ConfirmationAsked
 
 
 def _now() -> str:
@@ -121,34 +139,39 @@ def _deny_spec(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(globs)
 
 
-def checked_path(workspace: Workspace, file_path: str) -> tuple[str, Path]:
-    """``file_path`` as a workspace-relative path and its file, or InvalidInput (1004)."""
-    rel = workspace.relative_path(file_path, field="file_path")
-    if rel == "." or rel == CACHE_DIR or rel.startswith(CACHE_DIR + "/"):
-        raise InvalidInput(f"{file_path!r} is CueDeck's cache, not a file", field="file_path")
+def checked_path(workspace: Workspace, file_path: str, *, write: bool = False) -> tuple[str, Path]:
+    """``file_path`` as a workspace-relative path and the file it reaches, or the refusal:
+    1004 outside the workspace or in ``[files] deny``, 1013 a protected path (see
+    :meth:`Workspace.locate <cuedeck.workspace.Workspace.locate>`), whatever link leads
+    there."""
+    rel, real_rel = workspace.locate(file_path, field="file_path", write=write)
+    if rel == "." or real_rel == ".":
+        raise InvalidInput(f"{file_path!r} is the workspace folder, not a file", field="file_path")
     deny = workspace.config.files.deny
-    if deny and _deny_spec(tuple(deny)).match_file(rel):
+    if deny and any(_deny_spec(tuple(deny)).match_file(p) for p in {rel, real_rel}):
         raise InvalidInput(
             f"{rel} matches [files] deny: the file tools neither read nor write it",
             field="file_path",
             path=rel,
             help="secrets and keys stay out of replies; change [files] deny to allow it",
         )
-    return rel, workspace.root / rel
+    return rel, workspace.root / real_rel
 
 
 def _bytes(rel: str, path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        data, status = read_regular(path, rel)
     except (FileNotFoundError, NotADirectoryError):
         raise FileNotFound(f"{rel} does not exist", path=rel) from None
-    except IsADirectoryError:
-        raise InvalidInput(f"{rel} is a folder, not a file", field="file_path") from None
-
-
-def _lock(workspace: Workspace, rel: str) -> AbstractContextManager[None]:
-    stripe = sha256_bytes(rel.encode("utf-8"))[:2]  # 256 stripes: writers of a file queue
-    return locked(workspace.root / LOCKS_DIR / f"file-{stripe}.lock")
+    if status.st_nlink > 1:
+        raise SharedFile(
+            f"{rel} has several hard links: its content may belong to a file outside "
+            "the workspace, so the file tools do not read it",
+            path=rel,
+            field="file_path",
+            help="replace the hard link with a copy (cp --remove-destination)",
+        )
+    return data
 
 
 def get_file_content(
@@ -156,6 +179,14 @@ def get_file_content(
     file_path: FilePath,
     offset: Annotated[int, pydantic.Field(description="First line, 1-based", ge=1)] = 1,
     limit: Annotated[int | None, pydantic.Field(description="Max lines", ge=1)] = None,
+    anchor: Annotated[
+        str | None,
+        pydantic.Field(
+            description="A heading or code symbol (Client.send) of an indexed file: read "
+            "only its lines (offset counts from its first line)",
+            max_length=200,
+        ),
+    ] = None,
 ) -> FileContent:
     """Read a text file of the workspace in token-limited pages of whole lines.
 
@@ -170,18 +201,23 @@ def get_file_content(
         raise InvalidInput(f"{rel} is not a text file", field="file_path", path=rel)
     lines = data.splitlines(keepends=True)
     total = len(lines)
-    check_offset(offset, total)
-    start = offset - 1
-    end = total if limit is None else min(total, start + limit)
+    first, stop = 0, total  # the file, or the anchor's lines, as 0-based [first, stop)
+    if anchor is not None:
+        first, stop = _anchor_lines(workspace, rel, data, anchor)
+    check_offset(offset, stop - first)
+    start = first + offset - 1
+    end = stop if limit is None else min(stop, start + limit)
     budget = workspace.config.files.max_tokens
     page = page_lines(workspace.count_tokens, lines, start, end, budget)
     last = start + page.taken  # 0-based end of the page
     truncated = last < end  # cut by the token budget, not by limit
-    has_more = last < total
+    has_more = last < stop
     hint = None
     if has_more:
         why = "Content truncated at the token limit" if truncated else "File has more content"
-        hint = f"{why}. Continue with offset={last + 1}"
+        hint = f"{why}. Continue with offset={last - first + 1}"
+        if anchor is not None:
+            hint += f" and the same anchor (its lines {first + 1}-{stop})"
     stat = path.stat()
     return {
         "success": True,
@@ -210,23 +246,30 @@ def get_file_content(
     }
 
 
+def _anchor_lines(workspace: Workspace, rel: str, data: bytes, anchor: str) -> tuple[int, int]:
+    """The 0-based ``[first, stop)`` lines of the heading or symbol ``anchor`` of the
+    indexed file ``rel`` (re-indexed first when ``data`` is newer than the index)."""
+    from cuedeck.reading import anchor_not_found
+
+    document = workspace.document(rel)
+    if document.sha256 != sha256_bytes(data):
+        workspace.refresh_paths([rel])
+        document = workspace.document(rel)
+    section = document.find_section(anchor)
+    if section is None:
+        raise anchor_not_found(document, anchor)
+    return section.line - 1, section.end_line
+
+
 def create_file(
     workspace: Workspace,
     file_path: FilePath,
     content: Annotated[str, pydantic.Field(description="The whole file")],
 ) -> CreatedFile:
     """Create a new file (folders as needed); an existing file is refused (1005)."""
-    rel, path = checked_path(workspace, file_path)
+    rel, path = checked_path(workspace, file_path, write=True)
     data = content.encode("utf-8")
-    with _lock(workspace, rel):
-        if path.exists():
-            raise Conflict(
-                f"{rel} already exists",
-                path=rel,
-                current_content_hash=sha256_bytes(path.read_bytes()),
-                help="read it with get_file_content and change it with edit_file",
-            )
-        digest = atomic_write(path, data, expected_sha256="", display=rel)
+    digest = write_file(workspace.root, path, data, expected_sha256="", display=rel)
     workspace.invalidate([rel])
     return {
         "success": True,
@@ -260,18 +303,13 @@ def edit_file(
             field="old_string",
             help="match text around the secret instead, or edit the file by hand",
         )
-    rel, path = checked_path(workspace, file_path)
-    with _lock(workspace, rel):
-        data = _bytes(rel, path)
-        current = sha256_bytes(data)
-        if current != content_hash:
-            raise Conflict(
-                f"{rel} changed since it was read",
-                path=rel,
-                expected_hash=content_hash,
-                current_content_hash=current,
-                help="read it again with get_file_content and redo the edit",
-            )
+    rel, path = checked_path(workspace, file_path, write=True)
+    found = 0
+
+    def edit(data: bytes | None) -> bytes:
+        nonlocal found
+        if data is None:
+            raise FileNotFound(f"{rel} does not exist", path=rel)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -291,7 +329,11 @@ def edit_file(
                 help="add surrounding text to make it unique, or pass replace_all",
             )
         edited = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-        digest = atomic_write(path, edited.encode("utf-8"), expected_sha256=current, display=rel)
+        return edited.encode("utf-8")
+
+    _bytes(rel, path)  # a shared (hard-linked) file is refused before anything else
+    digest = rewrite_file(workspace.root, path, edit, expected_sha256=content_hash, display=rel)
+    assert digest is not None  # edit always returns content
     workspace.invalidate([rel])
     return {
         "success": True,
@@ -309,19 +351,36 @@ def delete_file(
         str | None,
         pydantic.Field(description="Delete only if still this hash", pattern=HASH),
     ] = None,
+    confirmation_token: ConfirmationToken = None,
 ) -> DeletedFile:
-    """Delete a file; with content_hash, only if it has not changed since it was read."""
-    rel, path = checked_path(workspace, file_path)
-    with _lock(workspace, rel):
-        data = _bytes(rel, path)
-        current = sha256_bytes(data)
-        if content_hash is not None and current != content_hash:
-            raise Conflict(
-                f"{rel} changed since it was read; not deleted",
-                path=rel,
-                expected_hash=content_hash,
-                current_content_hash=current,
-            )
-        os.unlink(path)
+    """Delete a file; with content_hash, only if it has not changed since it was read.
+
+    The first call answers requires_confirmation with a token bound to this file and
+    its current content; call again with that confirmation_token to delete.
+    """
+    rel, path = checked_path(workspace, file_path, write=True)
+    data = _bytes(rel, path)  # a missing file or a folder is named as such
+    current = sha256_bytes(data)
+    if content_hash is not None and content_hash != current:
+        raise Conflict(
+            f"{rel} changed since it was read; not deleted",
+            path=rel,
+            expected_hash=content_hash,
+            current_hash=current,
+            current_content_hash=current,
+        )
+    lines = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
+    asked = confirm(
+        workspace,
+        warning=f"deletes {rel} ({len(data):,} bytes, {lines:,} lines) for good; "
+        "a file git does not track cannot be recovered",
+        token=confirmation_token,
+        state=current,
+        resolved={"path": rel},
+    )
+    if asked is not None:
+        return asked
+    # The entry named goes (a link itself, not what it points to); the content confirmed.
+    remove_file(workspace.root, workspace.root / rel, expected_sha256=current, display=rel)
     workspace.invalidate([rel])
     return {"success": True, "file_path": rel, "deleted_at": _now()}

@@ -113,6 +113,17 @@ def ask(root: Path) -> tuple[str, int, list[str] | None] | None:
         return None
 
 
+def changes_seen(root: Path) -> tuple[str, int, list[str] | None] | None:
+    """What the workspace's watcher saw change since the stamp (see :func:`ask`); None
+    where there is no watcher, and then one is started for the next command."""
+    if not supported():
+        return None
+    found = ask(root)
+    if found is None:
+        start(root)
+    return found
+
+
 def same_user(connection: Any) -> bool:
     """Whether the process at the other end of a Unix socket runs as this user."""
     import socket

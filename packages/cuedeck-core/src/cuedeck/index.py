@@ -1,56 +1,58 @@
-"""The parsed index: every markdown file of the workspace, cached in SQLite.
+"""The parsed index: every file of the workspace a parser reads, cached in SQLite.
 
-``.cuedeck/.cache/index.sqlite3`` holds one row per file (path, mtime, size, sha256 and
-the parsed :class:`~cuedeck.models.Document` as JSON). A refresh re-reads a file only
-when its mtime or size changed, and re-parses it only when its sha256 changed too.
-Writers take ``.cuedeck/.cache/index.lock``; readers never block (WAL). A cache that is
-corrupt or from another schema, counter or parser is rebuilt, with a warning.
+The cache (:mod:`cuedeck.index_store`) holds one row per file (path, mtime, size,
+sha256, language and the parsed :class:`~cuedeck.models.Document` as JSON), and one per
+file a parser passed over (generated, minified), so a refresh does not read it again
+while it is unchanged. A refresh re-reads a file only when its mtime or size changed, and
+re-parses it only when its sha256 changed too. A refresh of many files leaves exact token
+counts of markdown for each document's first read. A cache that is corrupt or from
+another schema, counter or set of parsers is rebuilt, with a warning.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import sqlite3
 import threading
 import time
 import zlib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from cuedeck.files import locked, sha256_bytes
-from cuedeck.freshness import STAMP, write_stamp
-from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
+from cuedeck.freshness import changes_seen, write_stamp
+from cuedeck.index_reader import FileReader
+from cuedeck.index_store import (
+    DEFER_COUNTS,
+    SCHEMA_VERSION,
+    UNCOUNTED,
+    IndexStore,
+    Update,
+)
+from cuedeck.layout import INDEX_LOCK
 from cuedeck.models import Document, Problem, converter
-from cuedeck.parallel import Tick, map_chunks
-from cuedeck.parsing import decode, parse_document
-from cuedeck.walk import FileStat, admitted, binary, binary_file, unreadable, walk_markdown
+from cuedeck.parallel import map_chunks
+from cuedeck.parsers import ParseContext, Parsers
+from cuedeck.parsing import decode
+from cuedeck.walk import (
+    FileStat,
+    admitted,
+    walk_files,
+)
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable, Iterable, Mapping, Sequence
+    from pathlib import Path
 
-    from cuedeck.blocks import Engine
-    from cuedeck.config import IndexSettings
+    from cuedeck.config import Config, IndexSettings
 
 log = logging.getLogger("cuedeck")
 
-SCHEMA_VERSION = 2  # 2: document data zlib-compressed
-#: The ``tokens`` of a document parsed in a large refresh: counted exactly when it is
-#: first read (:meth:`Index.get`), then kept in ``token_counts`` by content hash. Exact
-#: counting costs more than parsing (o200k: about 12 MB/s), and most files of a cold
-#: index are never placed in a scene or paged by read_doc.
-UNCOUNTED = -1
-#: A refresh of this many files or more leaves token counts for their first read.
-DEFER_COUNTS = 64
-CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
+__all__ = ["DEFER_COUNTS", "SCHEMA_VERSION", "UNCOUNTED", "Index", "RefreshStats"]
 
-#: What a refresh found of one file: ``(path, stat, kind, detail)``. ``kind`` is
-#: ``parsed`` (detail: sha256 and the stored data), ``same`` (content unchanged),
-#: ``left out`` (detail: the Problem saying why) or ``gone``.
-Outcome = tuple[str, FileStat, str, Any]
+CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
 
 
 @attrs.frozen
@@ -75,24 +77,24 @@ class Index:
         *,
         counter_name: str,
         count_tokens: Callable[[str], int],
-        engine: Engine = "fast",
+        parsers: Parsers,
+        config: Config | None = None,
     ) -> None:
         self.root = root
         self.settings = settings
         self.counter_name = counter_name
         self.count_tokens = count_tokens
-        self.engine: Engine = engine
-        self.cache_dir = root / CACHE_DIR
-        self.path = root / INDEX_DB
+        self.parsers = parsers
+        self.config = config
+        self.store = IndexStore(root)
+        self.cache_dir = self.store.cache_dir
+        self.path = self.store.path
         # path -> (stat, sha, zlib-compressed JSON or None until a reader needs it): a
         # refresh compares stats only, so the documents stay in the database until asked.
         self._rows: dict[str, tuple[FileStat, str, bytes | None]] = {}
         self._data_lock = threading.Lock()
         self._documents: dict[str, Document] = {}
         self._loaded = False
-        self._connection: sqlite3.Connection | None = None
-        self._counts: dict[str, int] | None = None  # sha256 -> tokens counted on first read
-        self._defer = False  # count tokens on first read (set for large refreshes)
         self.generation = 0  # bumped whenever the set of documents changes
         self._keys: tuple[int, list[tuple[str, str]]] | None = None
         self._log: list[tuple[int, frozenset[str]]] = []  # (generation, paths it changed)
@@ -102,92 +104,54 @@ class Index:
         #: Ask the workspace's watcher what changed instead of walking (and start one
         #: when none runs): for short-lived commands (:mod:`cuedeck.freshness`).
         self.watch = False
+        #: Files a parser's selector or the parser itself passed over, by reason
+        #: (``vendored``, ``generated``...), as of the last refresh.
+        self.passed_over: dict[str, list[str]] = {}
+        self._passed: dict[str, tuple[FileStat, str]] = {}  # path -> (stat, reason)
+        self._languages: dict[str, str] = {}  # path -> language, for the summary
+        self._context: ParseContext | None = None
 
     # -- storage ---------------------------------------------------------------------------
 
     def connect(self) -> sqlite3.Connection:
         """A new connection to the cache database (WAL, waits up to 30 s for writers)."""
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(
-            self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
-        connection.execute("PRAGMA busy_timeout = 30000")
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
-        return connection
+        return self.store.connect()
 
     def _expected_meta(self) -> dict[str, str]:
         return {
             "schema": str(SCHEMA_VERSION),
             "counter": self.counter_name,
-            "engine": self.engine,
+            "parsers": self.parsers.fingerprint(),
         }
+
+    def _settings_key(self) -> str:
+        """A digest of the config: files passed over under other settings are read again."""
+        if self.config is None:
+            return ""
+        fields = attrs.asdict(self.config, filter=lambda a, _: a.name not in ("lines", "warnings"))
+        return sha256_bytes(json.dumps(fields, sort_keys=True, default=str).encode())[:16]
 
     def _load(self) -> bool:
         """Read the cache into memory; False (and a warning) when it had to be discarded."""
-        try:
-            connection = self._db()
-            meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
-            if meta and meta != self._expected_meta():
-                log.warning(
-                    "index cache was built with %s, not %s; rebuilding it",
-                    meta,
-                    self._expected_meta(),
-                )
-                return False
-            rows = connection.execute(
-                "SELECT path, mtime_ns, size, sha256 FROM documents"
-            ).fetchall()
-        except sqlite3.DatabaseError as exc:
-            log.warning("index cache %s is unreadable (%s); rebuilding it", self.path, exc)
+        found = self.store.load(self._expected_meta(), self._settings_key())
+        if found is None:
             return False
-        self._rows = {path: ((mtime, size), sha, None) for path, mtime, size, sha in rows}
+        rows, passed = found
+        self._rows = {path: (stat, sha, None) for path, stat, sha, _ in rows}
+        self._languages = {path: language for path, *_, language in rows}
+        self._passed = {path: (stat, reason) for path, stat, reason in passed}
         return True
-
-    @staticmethod
-    def _schema(connection: sqlite3.Connection) -> None:
-        connection.executescript(
-            """
-            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS documents (
-                path TEXT PRIMARY KEY,
-                mtime_ns INTEGER NOT NULL,
-                size INTEGER NOT NULL,
-                sha256 TEXT NOT NULL,
-                data BLOB NOT NULL
-            );
-            CREATE TABLE IF NOT EXISTS token_counts (
-                sha256 TEXT PRIMARY KEY,
-                tokens INTEGER NOT NULL
-            );
-            """
-        )
-
-    def _db(self) -> sqlite3.Connection:
-        """The index's own connection, kept open: closing the last connection to a WAL
-        database checkpoints it, which would cost more than a small refresh."""
-        if self._connection is None or not self.path.exists():
-            self._close()
-            self._connection = self.connect()
-            self._schema(self._connection)
-        return self._connection
-
-    def _close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
 
     def close(self) -> None:
         """Close the database connection (it reopens on the next refresh)."""
-        self._close()
+        self.store.close()
 
     def _discard(self) -> None:
-        self._close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(self.path) + suffix).unlink(missing_ok=True)
-        (self.root / STAMP).unlink(missing_ok=True)  # the watcher's stamp was of these rows
+        self.store.discard()
         self._rows = {}
         self._documents = {}
+        self._passed = {}
+        self._languages = {}
 
     # -- refresh ---------------------------------------------------------------------------
 
@@ -208,13 +172,23 @@ class Index:
                 rebuilt = True
             self._loaded = True
 
-        watcher = self._watcher() if self.watch and not rebuilt else None
+        watcher = changes_seen(self.root) if self.watch and not rebuilt else None
         if watcher is not None and watcher[2] is not None:  # only what it saw change
             stats = self._refresh_paths(watcher[2], started)
             write_stamp(self.root, watcher[0], watcher[1])
             return stats
         left_out: list[Problem] = []
-        files = list(walk_markdown(self.root, self.settings, left_out))
+        passed_over: dict[str, list[str]] = {}
+        files = list(
+            walk_files(
+                self.root,
+                self.settings,
+                self.parsers,
+                left_out,
+                selectors=self._selectors(),
+                passed_over=passed_over,
+            )
+        )
         rows = self._rows
         stale = [(p, stat) for p, stat in files if (row := rows.get(p)) is None or row[0] != stat]
         reused = len(files) - len(stale)
@@ -223,9 +197,16 @@ class Index:
         if known != len(rows):  # some indexed path was not found: which ones
             seen = {path for path, _ in files}
             removed = [path for path in rows if path not in seen]
+        stale = self._not_passed_over(stale, passed_over)
+        forgotten = [p for p in self._passed if p not in {path for path, _ in files}]
 
-        parsed, reused_now = self._apply(stale, removed, left_out, progress, rebuilt=rebuilt)
+        self._context = ParseContext(self.count_tokens, frozenset(p for p, _ in files), self.config)
+        parsed, reused_now = self._apply(
+            stale, removed, left_out, progress, rebuilt=rebuilt, forgotten=forgotten,
+            passed_over=passed_over,
+        )  # fmt: skip
         self.left_out = left_out
+        self.passed_over = {reason: sorted(paths) for reason, paths in passed_over.items()}
         if watcher is not None:  # asked before the walk: later changes are told again
             write_stamp(self.root, watcher[0], watcher[1])
         return RefreshStats(
@@ -236,6 +217,32 @@ class Index:
             seconds=time.perf_counter() - started,
             rebuilt=rebuilt,
         )
+
+    def _selectors(self) -> dict[str, Callable[[str, int], str | None]]:
+        """Each parser's selector for this refresh (built from the config)."""
+        if self.config is None:
+            return {}
+        found = {}
+        for name, parser in self.parsers.all.items():
+            if parser.select is not None:
+                found[name] = parser.select(self.root, self.config)
+        return found
+
+    def _not_passed_over(
+        self, stale: list[tuple[str, FileStat]], passed_over: dict[str, list[str]]
+    ) -> list[tuple[str, FileStat]]:
+        """``stale`` less the files a parser passed over before, unchanged since; those
+        are added to ``passed_over`` under their reason."""
+        if not self._passed:
+            return stale
+        kept = []
+        for path, stat in stale:
+            before = self._passed.get(path)
+            if before is not None and before[0] == stat:
+                passed_over.setdefault(before[1], []).append(path)
+            else:
+                kept.append((path, stat))
+        return kept
 
     def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
         """Bring just ``paths`` in step (what a file watcher reported), without a walk.
@@ -248,25 +255,14 @@ class Index:
             return self.refresh()
         return self._refresh_paths(paths, started)
 
-    def _watcher(self) -> tuple[str, int, list[str] | None] | None:
-        """What the workspace's watcher saw change since the stamp (None: no watcher,
-        and one is started for the next command)."""
-        from cuedeck import freshness
-
-        if not freshness.supported():
-            return None
-        found = freshness.ask(self.root)
-        if found is None:
-            freshness.start(self.root)
-        return found
-
     def _refresh_paths(self, paths: Iterable[str], started: float) -> RefreshStats:
         stale: list[tuple[str, FileStat]] = []
         removed: list[str] = []
         reused = 0
         wanted = sorted(set(paths))
+        selectors = self._selectors()
         for path in wanted:
-            stat = admitted(self.root, self.settings, path)
+            stat = admitted(self.root, self.settings, self.parsers, path, selectors)
             row = self._rows.get(path)
             if stat is None:
                 if row is not None:
@@ -275,9 +271,21 @@ class Index:
                 reused += 1
             else:
                 stale.append((path, stat))
+        passed_over = {
+            reason: [p for p in found if p not in set(wanted)]
+            for reason, found in self.passed_over.items()
+        }
+        stale = self._not_passed_over(stale, passed_over)
         left_out = [p for p in self.left_out if p.path not in set(wanted)]
-        parsed, reused_now = self._apply(stale, removed, left_out, None, rebuilt=False)
+        known = self._context.paths if self._context is not None else frozenset()
+        if stale and not all(path in known for path, _ in stale):
+            known = frozenset([*self._rows, *wanted])  # a new file: its imports may resolve
+        self._context = ParseContext(self.count_tokens, known, self.config)
+        parsed, reused_now = self._apply(
+            stale, removed, left_out, None, rebuilt=False, passed_over=passed_over
+        )
         self.left_out = left_out
+        self.passed_over = {reason: sorted(found) for reason, found in passed_over.items() if found}
         return RefreshStats(
             seen=len(wanted),
             parsed=parsed,
@@ -295,14 +303,21 @@ class Index:
         progress: Callable[[int, int], None] | None,
         *,
         rebuilt: bool,
+        passed_over: dict[str, list[str]],
+        forgotten: Sequence[str] = (),
     ) -> tuple[int, int]:
         """Read and parse ``stale`` files, drop ``removed`` ones, write the changes:
-        ``(parsed, reused)``."""
-        updates: list[tuple[str, FileStat, str, bytes]] = []  # path, stat, sha, data
+        ``(parsed, reused)``. Files a parser passes over are added to ``passed_over``
+        and remembered; ``forgotten`` ones (no longer walked) are forgotten."""
+        updates: list[Update] = []  # path, stat, sha, language, data
         touched: list[tuple[str, FileStat]] = []  # same content, new stat
+        passed: list[tuple[str, FileStat, str]] = []  # path, stat, reason
         parsed = reused = 0
-        self._defer = len(stale) >= DEFER_COUNTS
-        chunks = map_chunks(self._read_files, stale, message="Indexing files", progress=progress)
+        context = self._context or ParseContext(
+            self.count_tokens, frozenset(self._rows), self.config
+        )
+        read = FileReader(self.root, self.parsers, context, self.sha, len(stale) >= DEFER_COUNTS)
+        chunks = map_chunks(read, stale, message="Indexing files", progress=progress)
         for outcomes in chunks:
             for path, stat, kind, found in outcomes:
                 if kind == "parsed":
@@ -315,41 +330,20 @@ class Index:
                     touched.append((path, stat))
                     reused += 1
                     continue
-                if kind != "gone":
+                if kind == "passed over":
+                    passed.append((path, stat, found))
+                    passed_over.setdefault(found, []).append(path)
+                elif kind != "gone":
                     left_out.append(found)
-                if path in self._rows:  # gone, unreadable or no longer text
+                if path in self._rows:  # gone, unreadable, no longer text or passed over
                     removed.append(path)
 
-        if updates or touched or removed or rebuilt or not self.path.exists():
-            self._write(updates, touched, removed)
+        forget = [*forgotten, *(p for p in removed if p in self._passed)]
+        if updates or touched or removed or passed or forget or rebuilt or not self.path.exists():
+            self._write(updates, touched, removed, passed, forget)
         if updates or removed or rebuilt:
             self._bump(None if rebuilt else [path for path, *_ in updates] + removed)
         return parsed, reused
-
-    def _read_files(self, files: Sequence[tuple[str, FileStat]], tick: Tick) -> list[Outcome]:
-        """Read, hash and parse each of ``files``: what became of it (one :data:`Outcome`
-        each). Runs in forked workers on a cold start, so it changes nothing itself."""
-        outcomes: list[Outcome] = []
-        for done, (path, stat) in enumerate(files, start=1):
-            try:
-                data = (self.root / path).read_bytes()
-            except FileNotFoundError:
-                outcomes.append((path, stat, "gone", None))
-            except OSError as exc:
-                outcomes.append((path, stat, "left out", unreadable(path, exc)))
-            else:
-                if binary(data):
-                    outcomes.append((path, stat, "left out", binary_file(path)))
-                elif (row := self._rows.get(path)) is not None and row[1] == sha256_bytes(data):
-                    outcomes.append((path, stat, "same", None))
-                else:
-                    count = _uncounted if self._defer else self.count_tokens
-                    document = parse_document(path, data, count_tokens=count, engine=self.engine)
-                    blob = json.dumps(converter.unstructure(document)).encode("utf-8")
-                    found = (document.sha256, zlib.compress(blob, 6))
-                    outcomes.append((path, stat, "parsed", found))
-            tick(done)
-        return outcomes
 
     def _bump(self, paths: list[str] | None) -> None:
         """A new generation, in which ``paths`` changed (None: anything may have)."""
@@ -377,47 +371,45 @@ class Index:
 
     def _write(
         self,
-        updates: list[tuple[str, FileStat, str, bytes]],
+        updates: list[Update],
         touched: list[tuple[str, FileStat]],
         removed: list[str],
+        passed: Sequence[tuple[str, FileStat, str]] = (),
+        forget: Sequence[str] = (),
     ) -> None:
-        with locked(self.root / INDEX_LOCK, display=INDEX_LOCK):
-            connection = self._db()
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                connection.executemany(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                    self._expected_meta().items(),
-                )
-                connection.executemany(
-                    "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?)",
-                    [(p, s[0], s[1], sha, data) for p, s, sha, data in updates],
-                )
-                connection.executemany(
-                    "UPDATE documents SET mtime_ns = ?, size = ? WHERE path = ?",
-                    [(s[0], s[1], p) for p, s in touched],
-                )
-                connection.executemany(
-                    "DELETE FROM documents WHERE path = ?", [(p,) for p in removed]
-                )
-                if removed or updates:  # counts of contents no document holds any more
-                    connection.execute(
-                        "DELETE FROM token_counts WHERE sha256 NOT IN "
-                        "(SELECT sha256 FROM documents)"
-                    )
-                connection.execute("COMMIT")
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-        for path, stat, sha, data in updates:
+        self.store.write(
+            self._expected_meta(), self._settings_key(), updates, touched, removed, passed, forget
+        )
+        for path, stat, sha, language, data in updates:
             self._rows[path] = (stat, sha, data)
+            self._languages[path] = language
             self._documents.pop(path, None)  # decoded again from the new data when read
+            self._passed.pop(path, None)
         for path, stat in touched:
             old = self._rows[path]
             self._rows[path] = (stat, old[1], old[2])
         for path in removed:
             self._rows.pop(path, None)
             self._documents.pop(path, None)
+            self._languages.pop(path, None)
+        for path in forget:
+            self._passed.pop(path, None)
+        for path, stat, reason in passed:
+            self._passed[path] = (stat, reason)
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Files indexed per language and files passed over per reason (last refresh)."""
+        languages: dict[str, int] = {}
+        for language in self._languages.values():
+            languages[language] = languages.get(language, 0) + 1
+        return {
+            "languages": dict(sorted(languages.items())),
+            "passed_over": {r: len(p) for r, p in sorted(self.passed_over.items())},
+        }
+
+    def language(self, path: str) -> str | None:
+        """The language of the indexed file at ``path`` (``markdown``...), or None."""
+        return self._languages.get(path)
 
     # -- access ----------------------------------------------------------------------------
 
@@ -454,26 +446,17 @@ class Index:
         """The exact token count of a document parsed without one: remembered by content
         hash, else counted from its file now (and remembered when the file is unchanged)."""
         with self._data_lock:
-            if self._counts is None:
-                try:
-                    rows = self._db().execute("SELECT sha256, tokens FROM token_counts")
-                    self._counts = dict(rows.fetchall())
-                except sqlite3.Error:
-                    self._counts = {}
-            found = self._counts.get(document.sha256)
+            found = self.store.token_count(document.sha256)
         if found is not None:
-            return int(found)
+            return found
         try:
             data = (self.root / document.path).read_bytes()
         except OSError:
             return 0  # gone: the next refresh drops it
         tokens = self.count_tokens(decode(data)[0])
         if sha256_bytes(data) == document.sha256:
-            with self._data_lock, contextlib.suppress(sqlite3.Error):
-                self._counts[document.sha256] = tokens
-                self._db().execute(
-                    "INSERT OR REPLACE INTO token_counts VALUES (?, ?)", (document.sha256, tokens)
-                )
+            with self._data_lock:
+                self.store.remember_count(document.sha256, tokens)
         return tokens
 
     @property
@@ -494,17 +477,7 @@ class Index:
             wanted = [p for p in paths if (row := self._rows.get(p)) is not None and row[2] is None]
             if not wanted:
                 return
-            connection = self._db()
-            found: dict[str, tuple[str, bytes]] = {}
-            if len(wanted) > 500:
-                rows = connection.execute("SELECT path, sha256, data FROM documents")
-            else:
-                marks = ",".join("?" * len(wanted))
-                rows = connection.execute(
-                    f"SELECT path, sha256, data FROM documents WHERE path IN ({marks})", wanted
-                )
-            for path, sha, data in rows:
-                found[path] = (sha, data)
+            found = self.store.data(wanted)
             for path in wanted:
                 stat, sha, _ = self._rows[path]
                 stored = found.get(path)
@@ -512,11 +485,8 @@ class Index:
                     self._rows[path] = (stat, sha, stored[1])
                 else:  # another process changed the row: read the file again next refresh
                     self._rows.pop(path)
+                    self._languages.pop(path, None)
                     self._bump([path])
 
     def __contains__(self, path: object) -> bool:
         return path in self._rows
-
-
-def _uncounted(text: str) -> int:
-    return UNCOUNTED

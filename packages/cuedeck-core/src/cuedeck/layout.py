@@ -30,17 +30,64 @@ CARDS_DB = f"{CACHE_DIR}/cards.sqlite3"
 #: Per-card write locks: ``LOCKS_DIR/<name>.lock``.
 LOCKS_DIR = f"{CACHE_DIR}/locks"
 CONFIRMATIONS_PATH = f"{CACHE_DIR}/confirmations.json"
+#: The rate-limit buckets of the local (stdio) client, kept across server restarts.
+RATE_LIMITS_DB = f"{CACHE_DIR}/ratelimits.sqlite3"
 CONFIRMATIONS_LOCK = f"{CONFIRMATIONS_PATH}.lock"
 
-#: Context memory (cuedeck-memory): ``MEMORY_DIR/<project>/segments/<id>.md``, one
+#: Context memory (the memory plugin): ``MEMORY_DIR/<project>/segments/<id>.md``, one
 #: file per segment, ``.../snapshots/<id>.json`` and ``.../project.json`` (the current
 #: task). One person's session context: git-ignored (docs/memory.md says why).
 MEMORY_DIR = f"{WORKSPACE_DIR}/memory"
 #: The memory index (rebuildable from the files, GC counters aside).
 MEMORY_DB = f"{CACHE_DIR}/memory.sqlite3"
 
-#: What ``cue init`` adds to the workspace's .gitignore.
-GITIGNORE_LINES = (f"{CACHE_DIR}/", SCENE_PATH, STATE_PATH, f"{MEMORY_DIR}/")
+#: What ``cue init`` adds to the workspace's .gitignore (``cue doctor`` checks git agrees):
+#: the state lock and the holder file every lock writes beside itself are one person's too.
+GITIGNORE_LINES = (
+    f"{CACHE_DIR}/",
+    SCENE_PATH,
+    STATE_PATH,
+    STATE_LOCK,
+    f"{STATE_LOCK}.pid",
+    f"{MEMORY_DIR}/",
+)
+
+#: What no tool reads or writes, relative to any ``.cuedeck/`` folder (this workspace's
+#: or a nested one's): the caches and locks, the token hashes, one person's state.
+PRIVATE = (".cache", "access.toml", "state.json", ".state.lock")
+#: What tools may read but never write: the settings the server trusts (``[masking]``,
+#: ``[files] deny``, roles), and memory, which only the memory tools write.
+CONTROL = ("config.toml", "memory")
+
+
+def _as_resolved(name: str) -> str:
+    return name if name in (".", "..") else name.rstrip(". ").lower()
+
+
+def protection(rel: str, *, write: bool) -> str | None:
+    """Why a tool may not read (or, with ``write``, write) the workspace-relative POSIX
+    path ``rel``: ``"git"`` (inside any ``.git``), ``"private"``, ``"control"``; else None.
+
+    Names are compared as a case-insensitive file system (or Windows, which drops
+    trailing dots and spaces) would resolve them, so ``.GIT/config`` is ``.git/config``.
+    Callers pass both the path as asked and its resolved real path (see
+    :meth:`cuedeck.workspace.Workspace.locate`): a link reaches what it points to.
+    """
+    parts = [
+        part.rstrip(". ").lower() if part not in (".", "..") else part for part in rel.split("/")
+    ]
+    if ".git" in parts:
+        return "git"
+    for at, part in enumerate(parts[:-1]):
+        if part != WORKSPACE_DIR:
+            continue
+        inner = parts[at + 1]
+        if inner in PRIVATE:
+            return "private"
+        if write and inner in CONTROL:
+            return "control"
+    return None
+
 
 #: A card id: six of a-z and 0-9; the card is ``CARDS_DIR/<id>.md``.
 CARD_ID_PATTERN = r"^[a-z0-9]{6}$"

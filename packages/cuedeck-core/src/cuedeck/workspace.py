@@ -13,14 +13,22 @@ import posixpath
 import threading
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from cuedeck.config import Config, load_config
-from cuedeck.errors import FileNotFound, InvalidInput, MissingExtra, did_you_mean, suggestion_text
+from cuedeck.errors import (
+    FileNotFound,
+    InvalidInput,
+    MissingExtra,
+    Protected,
+    did_you_mean,
+    suggestion_text,
+)
 from cuedeck.index import Index, RefreshStats
-from cuedeck.layout import WORKSPACE_DIR
+from cuedeck.layout import WORKSPACE_DIR, protection
 from cuedeck.plugins import (
     PluginHost,
+    get_parsers,
     get_searchers,
     get_services,
     get_token_counters,
@@ -34,8 +42,10 @@ if TYPE_CHECKING:
     from cuedeck.graph import ReferenceGraph
     from cuedeck.masking import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
+    from cuedeck.parsers import Parsers
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
+T = TypeVar("T")
 
 
 def find_root(start: Path | str | None = None) -> Path:
@@ -71,6 +81,29 @@ def _explicit_root(path: Path, source: str) -> Path:
     return path
 
 
+_WHY = {
+    "git": "is inside a .git folder: git's own files (config, hooks) are never read or "
+    "written by a tool",
+    "private": "is CueDeck's private data (cache, locks, token hashes, state): no tool "
+    "reads or writes it",
+    "control": "is a CueDeck control file (config.toml, memory): tools may read it but "
+    "never write it",
+}
+
+
+def _protected(normal: str, real_rel: str, reason: str, *, field: str, write: bool) -> Protected:
+    via = f" (a link to {real_rel})" if real_rel != normal else ""
+    return Protected(
+        f"{normal}{via} {_WHY[reason]}",
+        path=normal,
+        field=field,
+        reason=reason,
+        target=real_rel,
+        access="write" if write else "read",
+        help="edit CueDeck's settings and git's configuration by hand, outside the tools",
+    )
+
+
 def open_workspace(
     path: Path | str | None = None, *, plugins: PluginHost | None = None
 ) -> Workspace:
@@ -88,9 +121,6 @@ class Workspace:
         self._graph: tuple[int, ReferenceGraph] | None = None
         self._services: dict[str, Any] = {}
         self._fresh = False
-        #: Names of the tools a server offers on this workspace (its profile), so that the
-        #: tools about tools describe only what can be called; None: every registered tool.
-        self.served_tools: frozenset[str] | None = None
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -117,8 +147,8 @@ class Workspace:
 
     @cached_property
     def config(self) -> Config:
-        """The loaded ``.cuedeck/config.toml``."""
-        return load_config(self.root)
+        """The loaded ``.cuedeck/config.toml``, with the sections the plugins registered."""
+        return load_config(self.root, plugins=self.plugins)
 
     @cached_property
     def token_counter(self) -> CachedCounter:
@@ -138,6 +168,11 @@ class Workspace:
         return self.token_counter.count(text)
 
     @cached_property
+    def parsers(self) -> Parsers:
+        """The registered parsers (markdown, and whatever plugins add)."""
+        return get_parsers(self.plugins)
+
+    @cached_property
     def index(self) -> Index:
         """The SQLite-backed index (not refreshed yet; see :meth:`refresh`)."""
         return Index(
@@ -145,6 +180,8 @@ class Workspace:
             self.config.index,
             counter_name=self.token_counter.name,
             count_tokens=self.token_counter.count,
+            parsers=self.parsers,
+            config=self.config,
         )
 
     def refresh(
@@ -222,11 +259,18 @@ class Workspace:
             candidates=matches,
         )
 
-    def relative_path(self, path: str, *, field: str = "path") -> str:
-        """``path`` normalised to a workspace-relative POSIX path inside the workspace.
+    @cached_property
+    def real_root(self) -> str:
+        """The root with every link resolved: what real paths are compared with."""
+        return os.path.realpath(self.root)
 
-        Refuses absolute paths, ``..`` escapes, ``.git`` and symlinks that leave the
-        workspace with :class:`InvalidInput` (1004).
+    def locate(self, path: str, *, field: str = "path", write: bool = False) -> tuple[str, str]:
+        """``path`` as asked (normalised) and its resolved real path, both workspace-relative.
+
+        The one decision on what a tool may reach: absolute paths, ``..`` escapes and
+        links leaving the workspace are :class:`InvalidInput` (1004); anything inside a
+        ``.git`` folder or CueDeck's private files, and for ``write`` its control files,
+        is :class:`Protected` (1013), judged on both paths, so no link reaches them.
         """
         if "\x00" in path:
             raise InvalidInput(f"{path!r} contains a NUL byte", field=field)
@@ -237,14 +281,23 @@ class Workspace:
         parts = normal.split("/")
         if normal.startswith("..") or ".." in parts:
             raise InvalidInput(f"{path!r} leaves the workspace", field=field)
-        if ".git" in parts:
-            raise InvalidInput(f"{path!r} is inside .git", field=field)
-        # os.path, not pathlib: every read of every file passes here.
-        root = os.fspath(self.root)
+        # os.path, not pathlib: every read of every file passes here. realpath does not
+        # fail on a loop or an over-long name; the read or write that follows names them.
+        root = self.real_root
         real = os.path.realpath(os.path.join(root, normal))
-        if real != root and not real.startswith(root.rstrip("/") + "/"):
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
-        return normal
+        real_rel = "." if real == root else os.path.relpath(real, root).replace(os.sep, "/")
+        for candidate in (normal, real_rel):
+            reason = protection(candidate, write=write)
+            if reason is not None:
+                raise _protected(normal, real_rel, reason, field=field, write=write)
+        return normal, real_rel
+
+    def relative_path(self, path: str, *, field: str = "path", write: bool = False) -> str:
+        """``path`` normalised to a workspace-relative POSIX path a tool may read (or
+        ``write``): :meth:`locate`'s checks, the path as asked."""
+        return self.locate(path, field=field, write=write)[0]
 
     def read_bytes(self, path: str) -> bytes:
         """Raw bytes of workspace-relative ``path`` (checked by :meth:`relative_path`)."""
@@ -288,13 +341,11 @@ class Workspace:
 
         searchers = get_searchers(self.plugins)
         from_config = mode is None
-        mode = mode or self.config.search.mode
+        # The defaults are the search plugin's settings (until searchers carry their own).
+        defaults = self.config.sections.get("search")
+        mode = mode or str(getattr(defaults, "mode", ""))
         if not searchers:
-            raise MissingExtra(
-                "search is not installed",
-                help='pip install "cuedeck[search]"',
-                extra="search",
-            )
+            raise MissingExtra.needs("search is not installed", "search")
         searcher = searchers.get(mode)
         if searcher is None:
             if from_config:
@@ -310,7 +361,7 @@ class Workspace:
         return searcher.search(
             self,
             query,
-            limit=limit or self.config.search.limit,
+            limit=limit or int(getattr(defaults, "limit", 5)),
             filters=filters or SearchFilters(),
         )
 
@@ -324,22 +375,41 @@ class Workspace:
         """``text`` with secrets masked by every registered masker (one-off session)."""
         return self.mask_session().mask(text, path=path)
 
-    def service(self, name: str) -> Any:
-        """The service a plugin registered under ``name`` (built once per workspace)."""
+    @overload
+    def service(self, name: str) -> Any: ...
+
+    @overload
+    def service(self, name: str, of_type: type[T]) -> T: ...
+
+    def service(self, name: str, of_type: type[Any] | None = None) -> Any:
+        """The service a plugin registered under ``name`` (built once per workspace),
+        checked to be an ``of_type`` when one is given; MissingExtra (1008) when no
+        installed plugin registers it."""
+        found = self._service(name)
+        if of_type is not None and not isinstance(found, of_type):
+            raise InvalidInput(
+                f"the {name!r} service is a {type(found).__name__}, not a {of_type.__name__}",
+                field=name,
+            )
+        return found
+
+    def _service(self, name: str) -> Any:
         with self._lock:
             if name not in self._services:
                 factories = get_services(self.plugins)
                 if name not in factories:
-                    hint = {"cards": "tasks"}.get(name)
-                    raise MissingExtra(
-                        f"no plugin provides the {name!r} service",
-                        help=f'pip install "cuedeck[{hint}]"' if hint else None,
-                        extra=hint,
+                    raise MissingExtra.needs(
+                        f"no plugin provides the {name!r} service (`cue plugins` lists the "
+                        "installed ones)",
+                        service=name,
                     )
                 self._services[name] = factories[name](self)
             return self._services[name]
 
-    @property
-    def cards(self) -> Any:
-        """The card store of the tasks package (``pip install "cuedeck[tasks]"``)."""
-        return self.service("cards")
+    def __getattr__(self, name: str) -> Any:
+        # A registered service is an attribute too: ``workspace.cards`` is
+        # ``workspace.service("cards")`` when a plugin (the tasks package) registers it. Typed
+        # code asks for the type: ``workspace.service("cards", CardStore)``.
+        if name.startswith("_") or name not in get_services(self.plugins):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.service(name)

@@ -29,7 +29,8 @@ SUPPORT_DEPTH = 3
 SUPPORT_DECAY = 0.3
 
 #: Bump when sections or terms would come out differently for the same file.
-ANALYSIS_VERSION = 4
+ANALYSIS_VERSION = 5  # 4: phrase bonus gone, postings format 3; 5: dotted chains as
+# identifiers, code sections
 FORMAT = "cuedeck-postings/3"
 MAGIC = b"CUEDECKP"
 POSTINGS_FILE = f"{CACHE_DIR}/keyword.postings"
@@ -81,7 +82,7 @@ def section_counts(
     found: list[dict[str, float]] = []
     for section in sections:
         body = section.text
-        if section.anchor is not None:
+        if section.anchor is not None and section.kind is None:
             body = body.partition("\n")[2]  # the heading line is a field of its own
         counts = term_counts(body)
         *ancestors, own = section.heading_path or ("",)

@@ -69,9 +69,7 @@ def search(
         if note:
             click.echo(note, err=True)
     if as_json:
-        from cuedeck_cli.output import emit_json
-
-        emit_json(
+        click.get_current_context().obj.emit_json(
             {
                 "query": query,
                 "mode": answer.mode,
@@ -163,9 +161,7 @@ def _print(query: str, answer: Answer) -> None:
         for line in _lines(query, answer, markup=False):
             click.echo(line)
         return
-    from cuedeck_cli.output import console
-
-    out = console()
+    out = click.get_current_context().obj.console()  # the CLI's CommandContext
     for line in _lines(query, answer, markup=True):
         out.print(line)
 

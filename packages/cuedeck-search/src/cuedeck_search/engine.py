@@ -12,6 +12,7 @@ keyword hits as semantic ones.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ from cuedeck_search.results import Answer, Ranked, results
 from cuedeck_search.vectors import SectionVectors
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from numpy.typing import NDArray
 
@@ -55,6 +56,23 @@ class _Scored:
 
     sections: Scores
     files: Scores
+
+
+@attrs.frozen
+class SectionScores:
+    """Both sides' scores of one query per section (indexed like the catalog's sections),
+    for rankers of sections such as cuedeck-code's ``search_code``.
+
+    ``semantic`` is the cosine similarity, -1 for a section without a vector, or None
+    when the keyword side answers: a keyword search, or a hybrid one while not every
+    section has a vector (fusing part of the sections pushes that part up).
+    ``coverage`` is the share of sections with a vector (None for keyword searches).
+    """
+
+    keyword: Scores
+    semantic: Scores | None
+    answered_by: str
+    coverage: float | None
 
 
 @attrs.frozen
@@ -123,6 +141,14 @@ class SearchEngine:
                 self.catalog.apply(changed, index.sha)
             self._generation = index.generation
             self.vectors.forget_layout()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[Catalog]:
+        """The catalog in step with the index and held still (no sync by another thread,
+        no vectors added by the background embedder) while the caller reads it."""
+        with self._lock:
+            self.sync()
+            yield self.catalog
 
     @property
     def paths(self) -> list[str]:
@@ -282,6 +308,25 @@ class SearchEngine:
             scores = np.asarray(np.einsum("ij,j->i", matrix, vector), dtype=np.float32)
             sections = np.where(present, scores, np.float32(-1.0)).astype(np.float32)
         return _Scored(sections, self._files(sections))
+
+    def section_scores(self, query: str, mode: str) -> SectionScores:
+        """Each section's scores for ``query`` by ``mode`` (see :class:`SectionScores`);
+        a semantic side with missing vectors starts the background embedder, as
+        :meth:`semantic_scores` does."""
+        if mode not in MODES:
+            raise InvalidInput(
+                f"unknown search mode {mode!r} (one of {', '.join(MODES)})", field="mode"
+            )
+        with self._lock:
+            keyword = np.asarray(self.keyword_scores(query).sections, dtype=np.float64)
+            if mode == "keyword":
+                return SectionScores(keyword, None, "keyword", None)
+            coverage = self.vectors.coverage()
+            semantic = self.semantic_scores(query, coverage).sections
+            share = round(float(coverage.share), 4)
+            if mode == "hybrid" and share < 1:
+                return SectionScores(keyword, None, "keyword", share)
+            return SectionScores(keyword, np.asarray(semantic, dtype=np.float64), mode, share)
 
     def embedded_files(self, present: NDArray[np.bool_]) -> NDArray[np.bool_]:
         """Documents with at least one section that has a vector."""

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     Scores = NDArray[np.floating[Any]]  # per section or per file, float32 or float64
 
-    from cuedeck.settings import SearchSettings
+    from cuedeck_search.settings import SearchSettings
 
 #: The semantic score of a section or file that has no vector yet (see the engine).
 NO_VECTOR = -1.0

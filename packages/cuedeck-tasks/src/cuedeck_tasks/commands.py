@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from cuedeck.hookspecs import CommandContext
     from cuedeck.workspace import Workspace
     from cuedeck_tasks.cards import Card
     from cuedeck_tasks.store import CardStore
@@ -26,29 +29,32 @@ PIPED_WIDTH = 160
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/tasks.md).")
 
 
+def _context() -> CommandContext:
+    """What the CLI hands every command: the workspace, JSON and console output."""
+    context: CommandContext = click.get_current_context().obj
+    return context
+
+
 def _workspace() -> Workspace:
-    workspace: Workspace = click.get_current_context().obj.workspace
-    return workspace
+    return _context().workspace
 
 
 def _store() -> CardStore:
-    store: CardStore = _workspace().cards
-    return store
+    from cuedeck_tasks.store import CardStore
+
+    return CardStore.of(_workspace())
 
 
 def _call(tool: str, **arguments: Any) -> Any:
     """Run the registered tool ``tool`` exactly as MCP clients do (validation included)."""
-    from cuedeck.plugins import get_tools
 
     workspace = _workspace()
     given = {name: value for name, value in arguments.items() if value is not None}
-    return get_tools(workspace.plugins)[tool].call(workspace, given)
+    return workspace.plugins.tools()[tool].call(workspace, given)
 
 
 def _emit_json(value: Any) -> None:
-    from cuedeck_cli.output import emit_json
-
-    emit_json(value)
+    _context().emit_json(value)
 
 
 def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -> Any:
@@ -76,9 +82,7 @@ def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -
 
 def _console() -> Any:
     """The CLI console; when piped, wide enough that table rows stay on one line each."""
-    from cuedeck_cli.output import console
-
-    out = console()
+    out = _context().console()
     if not out.is_terminal:
         out.width = PIPED_WIDTH
     return out
@@ -127,6 +131,18 @@ def _print_cards(cards: list[Card], *, empty: str) -> None:
         bold_header=terminal,
     )
     sys.stdout.write(text)
+
+
+def _warn(cards: Iterable[Card]) -> None:
+    """A ``warning: path:line: problem`` line on stderr for each problem of ``cards``."""
+    for found in cards:
+        for problem in found.problems:
+            line, _, message = problem.partition(": ")
+            if line.startswith("line ") and line[5:].isdigit():
+                where = f"{found.path}:{line[5:]}"
+            else:
+                where, message = found.path, problem
+            click.secho(f"warning: {where}: {message}", err=True, fg="yellow")
 
 
 # --- the group ---------------------------------------------------------------------------
@@ -216,6 +232,7 @@ def list_cards(
         _emit_json([c.to_record() for c in cards])
     else:
         _print_cards(cards, empty="no cards match")
+    _warn(cards)  # a broken card read with defaults must not pass for a healthy one
 
 
 @card.command("show")
@@ -223,18 +240,16 @@ def list_cards(
 @json_option
 def show(card_id: str, as_json: bool) -> None:
     """Show a card: its fields, dependents and body (secrets masked)."""
+    from cuedeck.frontmatter import body_start
     from cuedeck.parsing import split_lines
 
     store = _store()
     found = store.get(store.resolve(card_id))
     text = store.text(found.id)
     lines = split_lines(text)
-    from cuedeck.parsing import load_frontmatter
-
-    _fm, body_line, _problems = load_frontmatter(lines, found.path)
     masking = _workspace().mask_session()  # one session: a secret keeps one number
     title = masking.mask(found.title, path=found.path)
-    body = masking.mask("\n".join(lines[body_line - 1 :]).strip("\n"), path=found.path)
+    body = masking.mask("\n".join(lines[body_start(lines) :]).strip("\n"), path=found.path)
     dependents = store.graph().dependents(found.id)
     if as_json:
         _emit_json(
@@ -267,8 +282,7 @@ def show(card_id: str, as_json: bool) -> None:
     for name, value in rows:
         table.add_row(f"[bold]{name}[/]", escape(value))
     _print(table)
-    for problem in found.problems:
-        click.secho(f"warning: {found.path}: {problem}", err=True, fg="yellow")
+    _warn([found])
     if body:
         click.echo()
         click.echo(body)
@@ -393,9 +407,7 @@ def validate(card_id: str | None, as_json: bool) -> None:
     if as_json:
         _emit_json(report)
     else:
-        for found in store.all().values() if card_id is None else [store.get(report["task_id"])]:
-            for problem in found.problems:
-                click.secho(f"warning: {found.path}: {problem}", err=True, fg="yellow")
+        _warn(store.all().values() if card_id is None else [store.get(report["task_id"])])
         if report["valid"]:
             click.echo(report["message"])
         else:
@@ -458,7 +470,7 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
         if not best:
             raise InvalidInput(f"nothing in the workspace matches {text!r}", field="query")
         path = workspace.root / best[0].path
-        click.echo(f"{path}:{best[0].line}" if best[0].line else str(path))
+        click.echo(f"{path}:{best[0].line or 1}")  # a whole file opens at its first line
         return
     if text and not best:
         raise FileNotFound(f"nothing in the workspace matches {text!r}", query=text)
@@ -471,6 +483,6 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
         return
     path = workspace.root / chosen.path
     if print_only:
-        click.echo(f"{path}:{chosen.line}" if chosen.line else str(path))
+        click.echo(f"{path}:{chosen.line or 1}")
         return
     open_in_editor(path, chosen.line)

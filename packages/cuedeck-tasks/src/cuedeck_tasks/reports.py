@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cuedeck.wording import counted
 from cuedeck_tasks.graph import ARROW
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def validation_report(store: CardStore, card_id: str | None = None) -> dict[str,
             "Task dependencies are valid"
             if card_id is not None
             else f"All task dependencies are valid (no circular dependencies, "
-            f"{len(graph.cards)} cards)"
+            f"{counted(len(graph.cards), 'card')})"
         )
     return result
 
@@ -84,7 +85,9 @@ def card_problems(workspace: Workspace) -> list[Problem]:
     from cuedeck.models import Problem
 
     found: list[Problem] = []
-    for card in workspace.cards.all().values():
+    from cuedeck_tasks.store import CardStore
+
+    for card in CardStore.of(workspace).all().values():
         for message in card.problems:
             wrong_type = message.startswith(card.malformed) if card.malformed else False
             found.append(

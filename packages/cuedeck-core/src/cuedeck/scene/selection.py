@@ -15,10 +15,6 @@ from cuedeck.errors import (
 if TYPE_CHECKING:
     from cuedeck.models import Document
     from cuedeck.workspace import Workspace
-else:
-    # The tool's annotations name pydantic; ``cue --help`` imports this module without
-    # ever evaluating them, so pydantic loads on first use.
-    pass
 
 
 def find_card(workspace: Workspace, card_id: str | None = None) -> Document:
@@ -45,6 +41,7 @@ def find_card(workspace: Workspace, card_id: str | None = None) -> Document:
             field="card_id",
             suggestion=suggestion_text(matches),
             candidates=matches,
+            help="`cue card list` shows every card; without an id the scene is the active card's",
         )
     stored = active_card(workspace.root)
     if stored is not None:
