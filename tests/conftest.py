@@ -167,3 +167,5 @@ def _isolated_environment(
         if name.startswith(("CUEDECK_", "CUE_")) and name != "CUEDECK_CORPORA":
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CUEDECK_CACHE_DIR", str(tmp_path_factory.mktemp("user-cache")))
+    # Watchers that `cue search` starts (cuedeck.freshness) go away soon after a test.
+    monkeypatch.setenv("CUEDECK_WATCHER_IDLE", "15")

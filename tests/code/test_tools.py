@@ -167,5 +167,32 @@ def test_the_boards_search_finds_code(code_root: Path) -> None:
     from cuedeck_cli.board.api import BoardApi
 
     reply = BoardApi(open_workspace(code_root)).search("handle_request")
-    best = reply[0]
+    best = reply["results"][0]
     assert (best["path"], best["line"], best["anchors"][0]) == ("client.py", 43, "handle_request")
+
+
+@pytest.mark.slow  # embeds the sample files with the real model
+def test_search_code_says_which_side_answered(code_root: Path) -> None:
+    workspace = open_workspace(code_root)
+    engine = workspace.service("search")
+    engine.background = False  # vectors come only from embed_all below
+    tool = get_tools(workspace.plugins)["search_code"]
+
+    def call(**arguments: Any) -> Any:
+        return tool.call(workspace, {"query": "send request retries", **arguments})
+
+    keyword = call(mode="keyword")
+    assert (keyword["answered_by"], keyword["semantic_coverage"]) == ("keyword", None)
+    # No vector yet: hybrid and semantic answer by keyword, and say so, as read_context does.
+    for mode in ("hybrid", "semantic"):
+        early = call(mode=mode)
+        assert (early["answered_by"], early["semantic_coverage"]) == ("keyword", 0.0)
+        assert [h["symbol"] for h in early["results"]] == [h["symbol"] for h in keyword["results"]]
+        assert early["hint"].startswith("Ranked by keyword: 0% of sections have a vector")
+        assert all(h["semantic_score"] is None for h in early["results"])
+    engine.embed_all()
+    for mode in ("hybrid", "semantic"):
+        late = call(mode=mode)
+        assert (late["answered_by"], late["semantic_coverage"], late["hint"]) == (mode, 1.0, None)
+        assert late["results"][0]["symbol"] == "Client.send"
+        assert all(h["semantic_score"] is not None for h in late["results"])

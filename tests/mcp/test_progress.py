@@ -53,10 +53,10 @@ async def test_a_waiting_search_reports_embedding_progress(make_workspace: MakeW
             progress_callback=on_progress,
         )
     assert not result.is_error
-    replies = result.structured_content
-    assert replies is not None
-    assert replies["result"][0]["path"] == ".cuedeck/docs/orchard.md"
-    assert replies["result"][0]["semantic_coverage"] == 1.0
+    reply = result.structured_content
+    assert reply is not None
+    assert reply["results"][0]["path"] == ".cuedeck/docs/orchard.md"
+    assert (reply["semantic_coverage"], reply["answered_by"]) == (1.0, "semantic")
     embedding = [
         (done, total) for done, total, message in received if message == "Embedding sections"
     ]
@@ -82,5 +82,5 @@ async def test_no_progress_without_a_token(make_workspace: MakeWorkspace) -> Non
             "read_context", {"query": "fruit trees", "mode": "semantic"}
         )
     assert result.structured_content is not None
-    assert result.structured_content["result"][0]["semantic_coverage"] == 1.0
+    assert result.structured_content["semantic_coverage"] == 1.0
     assert notifications == []

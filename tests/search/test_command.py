@@ -21,11 +21,13 @@ def test_json_output(small_workspace: Path) -> None:
     assert code == 0, out
     data = json.loads(out)
     assert (data["query"], data["mode"]) == ("refresh_access_token", "keyword")
+    assert (data["answered_by"], data["semantic_coverage"]) == ("keyword", None)
     first = data["results"][0]
     assert set(first) == {
         "path", "title", "hash", "tokens", "anchors", "line", "score",
-        "keyword_score", "semantic_score", "semantic_coverage", "snippet",
+        "keyword_score", "semantic_score", "semantic_coverage", "answered_by", "snippet",
     }  # fmt: skip
+    assert first["answered_by"] == "keyword"
     assert first["path"] == ".cuedeck/docs/auth.md"
     assert first["anchors"][0] == "Token refresh"
     assert "refresh_access_token()" in first["snippet"]

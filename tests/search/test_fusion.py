@@ -79,25 +79,36 @@ def test_weights_come_from_the_config(small_workspace: Path) -> None:
 def test_files_not_embedded_yet_do_not_stretch_the_scale(
     make_workspace: MakeWorkspace,
 ) -> None:
+    """fuse() scales the semantic side over the files that have a vector (the engine
+    itself answers by keyword until all have one: see test_golden.py)."""
+    import numpy as np
+
+    from cuedeck_search.fusion import fuse
+
     root = make_workspace(FILES)  # no [search] wait: searches use the vectors there are
     engine = engine_of(root)
     engine.background = False  # nothing embeds behind the test's back
     engine.sync()
     embedded_paths = {".cuedeck/docs/billing.md", ".cuedeck/docs/deploy.md", "notes/cooking.md"}
     engine.embed_sections([s for s in engine.sections if s.path in embedded_paths])
-    results = engine.search(QUERY, mode="hybrid", limit=50, fusion="weighted")
-    assert 0 < results[0].semantic_coverage < 1  # type: ignore[operator]
+    answer = engine.answer(QUERY, mode="hybrid", limit=50, fusion="weighted")
+    assert answer.answered_by == "keyword" and 0 < answer.semantic_coverage < 1  # type: ignore[operator]
+    keyword, semantic = engine.keyword_scores(QUERY), engine.semantic_scores(QUERY)
+    allowed = np.ones(len(engine.paths), dtype=bool)
+    fused = fuse(
+        engine.workspace.config.search, "weighted",
+        keyword.files, keyword.sections, semantic.files, semantic.sections, allowed,
+    )  # fmt: skip
     expected = expected_parts(engine, QUERY)
-    by_path = {r.path: r for r in results}
-    assert by_path[".cuedeck/docs/billing.md"].semantic_score == pytest.approx(0.7)
-    for result in results:
-        assert result.semantic_score == pytest.approx(expected[result.path][1], abs=2e-6)
-        if result.path not in embedded_paths:
-            assert result.semantic_score == 0.0  # no vector: no semantic part
+    parts = dict(zip(engine.paths, fused.semantic_part.tolist(), strict=True))
+    assert parts[".cuedeck/docs/billing.md"] == pytest.approx(0.7)
+    for path, part in parts.items():
+        assert part == pytest.approx(expected[path][1], abs=2e-6)
+        if path not in embedded_paths:
+            assert part == 0.0  # no vector: no semantic part
     # The least similar embedded file is the bottom of the scale, not the missing ones.
     least = min(embedded_paths, key=lambda path: expected[path][1])
-    assert expected[least][1] == 0.0
-    assert least not in by_path or by_path[least].semantic_score == 0.0
+    assert parts[least] == expected[least][1] == 0.0
 
 
 def test_the_scale_spans_only_the_files_a_filter_allows(small_workspace: Path) -> None:

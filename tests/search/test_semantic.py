@@ -232,7 +232,9 @@ def test_a_search_never_waits_for_embedding_and_says_how_much_it_used(
     assert engine.stats.chunks_embedded > 0
 
 
-def test_read_context_reports_coverage_and_the_cli_can_wait(make_workspace: MakeWorkspace) -> None:
+def test_the_cli_embeds_a_small_workspace_first_and_says_what_answered(
+    make_workspace: MakeWorkspace,
+) -> None:
     from tests.search.conftest import FILES
 
     root = make_workspace(FILES)
@@ -240,15 +242,18 @@ def test_read_context_reports_coverage_and_the_cli_can_wait(make_workspace: Make
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUE")}
     env["CUEDECK_CACHE_DIR"] = os.environ["CUEDECK_CACHE_DIR"]  # never the real user cache
     quick = subprocess.run(
-        [cue, "-C", str(root), "search", "--json", "refunds"],
+        [cue, "-C", str(root), "search", "--json", "--no-embed", "reimburse a buyer"],
         capture_output=True, text=True, env=env, check=True,
     )  # fmt: skip
     reply = json.loads(quick.stdout)
-    assert reply["semantic_coverage"] == 0.0
-    assert "cue index --semantic" in quick.stderr
-    waited = subprocess.run(
-        [cue, "-C", str(root), "search", "--json", "--wait", "reimburse a buyer"],
+    assert (reply["semantic_coverage"], reply["answered_by"]) == (0.0, "keyword")
+    assert "ranked by keyword alone" in quick.stderr
+    # Six files embed in well under the foreground limit: the next search embeds first.
+    embedded = subprocess.run(
+        [cue, "-C", str(root), "search", "--json", "--mode", "semantic", "reimburse a buyer"],
         capture_output=True, text=True, env=env, check=True,
     )  # fmt: skip
-    assert json.loads(waited.stdout)["semantic_coverage"] == 1.0
-    assert json.loads(waited.stdout)["results"][0]["path"] == ".cuedeck/docs/billing.md"
+    reply = json.loads(embedded.stdout)
+    assert (reply["semantic_coverage"], reply["answered_by"]) == (1.0, "semantic")
+    assert reply["results"][0]["path"] == ".cuedeck/docs/billing.md"
+    assert embedded.stderr == ""

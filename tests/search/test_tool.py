@@ -20,7 +20,8 @@ def tool() -> Tool:
 
 
 def call(tool: Tool, workspace: Workspace, **arguments: Any) -> Any:
-    return tool.call(workspace, arguments)
+    """The results of a call (the reply's other fields are tested apart)."""
+    return tool.call(workspace, arguments)["results"]
 
 
 def test_registered_as_a_read_only_search_tool(tool: Tool) -> None:
@@ -34,13 +35,16 @@ def test_registered_as_a_read_only_search_tool(tool: Tool) -> None:
     properties = schema["properties"]
     assert schema["required"] == ["query"]
     assert (properties["query"]["minLength"], properties["query"]["maxLength"]) == (1, 200)
-    assert (properties["limit"]["minimum"], properties["limit"]["maximum"]) == (1, 50)
+    assert (properties["limit"]["minimum"], properties["limit"]["maximum"]) == (1, 100)
     assert properties["limit"]["default"] == 5
     assert properties["semantic"]["deprecated"] is True
     assert properties["semantic"]["default"] is False
     output = tool.output_schema()
     assert output is not None
-    assert output["type"] == "array"
+    assert output["type"] == "object"
+    assert {"results", "mode", "answered_by", "semantic_coverage", "embedding"} <= set(
+        output["required"]
+    )
     item = output["$defs"]["ContextResult"]
     assert {"path", "hash", "tokens", "anchors", "score"} <= set(item["required"])
 
@@ -82,7 +86,7 @@ def test_filters(tool: Tool, small_workspace: Path) -> None:
         ({"query": "x" * 201}, "query"),
         ({"query": "   "}, "query"),
         ({"query": "a", "limit": 0}, "limit"),
-        ({"query": "a", "limit": 51}, "limit"),
+        ({"query": "a", "limit": 101}, "limit"),
         ({"query": "a", "mode": "fuzzy"}, "mode"),
         ({"query": "a", "filters": {"tags": "ci"}}, "filters.tags"),
         ({"query": "a", "filters": {"owner": "x"}}, "filters.owner"),

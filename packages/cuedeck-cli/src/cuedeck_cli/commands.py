@@ -79,14 +79,21 @@ def init(force: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
-    """Refresh the index; report files seen, parsed, reused and the time taken."""
+    """Refresh the index; report files seen, parsed, reused and the time taken.
+
+    With --rebuild, everything search uses is rebuilt too (its saved keyword postings).
+    """
     workspace = current_state().workspace
     stats = workspace.refresh(rebuild=rebuild)  # progress is reported (cuedeck.progress)
     embedded = None
-    if semantic:  # a MissingExtra (1008) without cuedeck-search
-        embedded = workspace.service("search").embed_all()
-    elif "search" in get_services(workspace.plugins):
-        workspace.service("search").sync()  # the keyword postings too, so searches start warm
+    if "search" in get_services(workspace.plugins):
+        engine = workspace.service("search")
+        engine.sync(rebuild=rebuild)  # the keyword postings too, so searches start warm
+        if semantic:
+            engine.background = False
+            embedded = engine.embed_all()
+    elif semantic:  # a MissingExtra (1008) without cuedeck-search
+        workspace.service("search")
     result = {
         "seen": stats.seen,
         "parsed": stats.parsed,

@@ -4,7 +4,10 @@ It ranks the sections of code files with the workspace's search engine (cuedeck-
 BM25F over identifiers split into words (``parseURL`` is parse, url) and the model's
 similarity of a definition's signature, docstring and head of body, fused by reciprocal
 rank for ``hybrid``. Each hit is one symbol (a stretch of code between definitions
-counts for the definition around it, or the module), with its lines and signature.
+counts for the definition around it, or the module), with its lines and signature. As
+``read_context`` does, it says which side answered: a hybrid search ranks by keyword
+until every section has a vector, and a semantic one falls back to keyword while no code
+it may return has one.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class CodeResults(TypedDict):
     results: list[CodeHit]
     has_more: bool
     next_offset: int | None
+    answered_by: str
     semantic_coverage: float | None
     hint: str | None
 
@@ -89,9 +93,7 @@ def search_code(
             "search_code needs cuedeck-search", help='pip install "cuedeck[search]"', extra="search"
         ) from exc
     index = workspace.fresh_index()
-    with engine._lock:  # a background embedder may be adding vectors
-        engine.sync()
-        catalog = engine.catalog
+    with engine.held() as catalog:  # a background embedder may be adding vectors
         key = (id(engine), index.generation, len(catalog.keys), language, path)
         documents = _ALLOWED.get(key)
         if documents is None:  # the same filters on the same index: the same documents
@@ -100,13 +102,11 @@ def search_code(
             while len(_ALLOWED) > 16:
                 _ALLOWED.popitem(last=False)
         sections = catalog.live_sections & documents[catalog.section_doc]
-        keyword = np.asarray(engine.keyword_scores(query).sections, dtype=np.float64)
-        semantic = None
-        coverage = None
-        if mode != "keyword":
-            semantic = np.asarray(engine.semantic_scores(query).sections, dtype=np.float64)
-            coverage = round(float(engine.coverage), 4)
-        score = _score(mode, keyword, semantic, sections)
+        scored = engine.section_scores(query, mode)
+        keyword, semantic, answered_by = scored.keyword, scored.semantic, scored.answered_by
+        if semantic is not None and not (sections & (semantic > -1.0)).any():
+            semantic, answered_by = None, "keyword"  # no code to rank by meaning yet
+        score = _score(answered_by, keyword, semantic, sections)
         order = np.flatnonzero(sections & (score > 0))
         order = order[np.argsort(-score[order], kind="stable")]
         hits: list[CodeHit] = []
@@ -116,11 +116,11 @@ def search_code(
             doc = int(catalog.section_doc[section_id])
             doc_path = catalog.keys[doc][0]
             local = section_id - int(catalog.starts[doc])
-            split = catalog.sections_of(doc)
-            document = index.get(doc_path)
-            if document is None or local >= len(split):
+            section = catalog.section(doc, local)
+            document = index.get(doc_path, counted=False)
+            if document is None or section is None:
                 continue
-            symbol = _symbol_of(document, split[local].anchor)
+            symbol = _symbol_of(document, section.anchor)
             if symbol is None or (kind is not None and symbol.kind != kind.lower()):
                 continue
             if (doc_path, symbol.name) in seen:
@@ -144,11 +144,17 @@ def search_code(
             hint = (
                 "Nothing matched: try other words, mode=semantic, or regex_search for exact text."
             )
+    elif answered_by != mode:
+        hint = (
+            f"Ranked by keyword: {scored.coverage or 0:.0%} of sections have a vector so far "
+            "(embedding goes on in the background); ask again for a ranking by meaning."
+        )
     return {
         "results": page,
         "has_more": has_more,
         "next_offset": offset + len(page) if has_more else None,
-        "semantic_coverage": coverage,
+        "answered_by": answered_by,
+        "semantic_coverage": scored.coverage,
         "hint": hint,
     }
 

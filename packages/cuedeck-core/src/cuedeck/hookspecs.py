@@ -118,6 +118,7 @@ class RegisterParser(Protocol):
         *,
         patterns: Sequence[str],
         select: Callable[..., Any] | None = None,
+        deferred_counts: bool = False,
         replace: bool = False,
     ) -> None: ...
 
@@ -393,6 +394,11 @@ def register_parsers(register: RegisterParser) -> None:
       goes to the one registered later (entry points load after core, in name order).
     - ``select(root, config)`` (optional): called once per refresh; returns
       ``(path, size) -> reason | None``, which leaves files out before they are read.
+    - ``deferred_counts`` (optional, False): True when the parser's only use of
+      ``count_tokens`` is the document's ``tokens``, counted on the file's whole decoded
+      text. A refresh of many files then gives it a counter that answers ``-1`` and the
+      index counts exactly when the document is first read (exact counting costs more
+      than parsing).
 
     What is indexed is the files a parser claims that ``[index] include`` admits (every
     one by default) and ``exclude`` and ``.gitignore`` do not leave out. Core registers

@@ -1,75 +1,58 @@
 """The parsed index: every file of the workspace a parser reads, cached in SQLite.
 
-``.cuedeck/.cache/index.sqlite3`` holds one row per file (path, mtime, size, sha256,
-language and the parsed :class:`~cuedeck.models.Document` as JSON), and one per file a
-parser passed over (generated, minified), so a refresh does not read it again while it is
-unchanged. A refresh re-reads a file only when its mtime or size changed, and re-parses
-it only when its sha256 changed too. Writers take ``.cuedeck/.cache/index.lock``;
-readers never block (WAL). A cache that is corrupt or from another schema, counter or
-set of parsers is rebuilt, with a warning.
+The cache (:mod:`cuedeck.index_store`) holds one row per file (path, mtime, size,
+sha256, language and the parsed :class:`~cuedeck.models.Document` as JSON), and one per
+file a parser passed over (generated, minified), so a refresh does not read it again
+while it is unchanged. A refresh re-reads a file only when its mtime or size changed, and
+re-parses it only when its sha256 changed too. A refresh of many files leaves exact token
+counts of markdown for each document's first read. A cache that is corrupt or from
+another schema, counter or set of parsers is rebuilt, with a warning.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 import time
 import zlib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from cuedeck.files import locked, sha256_bytes
-from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
+from cuedeck.freshness import changes_seen, write_stamp
+from cuedeck.index_reader import FileReader
+from cuedeck.index_store import (
+    DEFER_COUNTS,
+    SCHEMA_VERSION,
+    UNCOUNTED,
+    IndexStore,
+    Update,
+)
+from cuedeck.layout import INDEX_LOCK
 from cuedeck.models import Document, Problem, converter
-from cuedeck.parallel import Tick, map_chunks
-from cuedeck.parsers import ParseContext, Parsers, SkipFile
+from cuedeck.parallel import map_chunks
+from cuedeck.parsers import ParseContext, Parsers
+from cuedeck.parsing import decode
 from cuedeck.walk import (
-    NOT_INDEXED,
     FileStat,
     admitted,
-    binary,
-    binary_file,
-    unreadable,
     walk_files,
 )
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable, Iterable, Mapping, Sequence
+    from pathlib import Path
 
     from cuedeck.config import Config, IndexSettings
 
 log = logging.getLogger("cuedeck")
 
-SCHEMA_VERSION = 4  # 2: document data zlib-compressed; 3: parsers, language, passed_over;
-# 4: heading aliases
+__all__ = ["DEFER_COUNTS", "SCHEMA_VERSION", "UNCOUNTED", "Index", "RefreshStats"]
+
 CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
-
-#: What a refresh found of one file: ``(path, stat, kind, detail)``. ``kind`` is
-#: ``parsed`` (detail: sha256, language and the stored data), ``same`` (content
-#: unchanged), ``passed over`` (detail: the parser's reason), ``left out`` (detail: the
-#: Problem saying why) or ``gone``.
-Outcome = tuple[str, FileStat, str, Any]
-
-
-#: What each key of the cache's meta table is, in a sentence.
-_META_WORDS = {"schema": "format", "counter": "token counter", "engine": "markdown parser"}
-
-
-def _cache_difference(found: Mapping[str, str], wanted: Mapping[str, str]) -> str:
-    """Why a cache cannot be reused, in words: ``the index cache was built by another
-    version of CueDeck (format 2, now 3)``."""
-    changes = [
-        f"{_META_WORDS.get(key, key)} {found.get(key, 'unknown')}, now {wanted[key]}"
-        for key in wanted
-        if found.get(key) != wanted[key]
-    ]
-    if "schema" in wanted and found.get("schema") != wanted["schema"]:
-        return f"the index cache was built by another version of CueDeck ({'; '.join(changes)})"
-    return f"the index cache was built with another setting ({'; '.join(changes)})"
 
 
 @attrs.frozen
@@ -103,21 +86,24 @@ class Index:
         self.count_tokens = count_tokens
         self.parsers = parsers
         self.config = config
-        self.cache_dir = root / CACHE_DIR
-        self.path = root / INDEX_DB
+        self.store = IndexStore(root)
+        self.cache_dir = self.store.cache_dir
+        self.path = self.store.path
         # path -> (stat, sha, zlib-compressed JSON or None until a reader needs it): a
         # refresh compares stats only, so the documents stay in the database until asked.
         self._rows: dict[str, tuple[FileStat, str, bytes | None]] = {}
         self._data_lock = threading.Lock()
         self._documents: dict[str, Document] = {}
         self._loaded = False
-        self._connection: sqlite3.Connection | None = None
         self.generation = 0  # bumped whenever the set of documents changes
         self._keys: tuple[int, list[tuple[str, str]]] | None = None
         self._log: list[tuple[int, frozenset[str]]] = []  # (generation, paths it changed)
         #: What the last refresh left out (links leaving the workspace, binary or
         #: unreadable files), as warnings for ``cue doctor``.
         self.left_out: list[Problem] = []
+        #: Ask the workspace's watcher what changed instead of walking (and start one
+        #: when none runs): for short-lived commands (:mod:`cuedeck.freshness`).
+        self.watch = False
         #: Files a parser's selector or the parser itself passed over, by reason
         #: (``vendored``, ``generated``...), as of the last refresh.
         self.passed_over: dict[str, list[str]] = {}
@@ -129,14 +115,7 @@ class Index:
 
     def connect(self) -> sqlite3.Connection:
         """A new connection to the cache database (WAL, waits up to 30 s for writers)."""
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(
-            self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
-        connection.execute("PRAGMA busy_timeout = 30000")
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
-        return connection
+        return self.store.connect()
 
     def _expected_meta(self) -> dict[str, str]:
         return {
@@ -154,72 +133,21 @@ class Index:
 
     def _load(self) -> bool:
         """Read the cache into memory; False (and a warning) when it had to be discarded."""
-        try:
-            connection = self._db()
-            meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
-            if meta and meta != self._expected_meta():
-                log.warning("%s; rebuilding it", _cache_difference(meta, self._expected_meta()))
-                return False
-            rows = connection.execute(
-                "SELECT path, mtime_ns, size, sha256, language FROM documents"
-            ).fetchall()
-            passed = connection.execute(
-                "SELECT path, mtime_ns, size, reason FROM passed_over WHERE settings = ?",
-                (self._settings_key(),),
-            ).fetchall()
-        except sqlite3.DatabaseError as exc:
-            log.warning("index cache %s is unreadable (%s); rebuilding it", self.path, exc)
+        found = self.store.load(self._expected_meta(), self._settings_key())
+        if found is None:
             return False
-        self._rows = {path: ((mtime, size), sha, None) for path, mtime, size, sha, _ in rows}
+        rows, passed = found
+        self._rows = {path: (stat, sha, None) for path, stat, sha, _ in rows}
         self._languages = {path: language for path, *_, language in rows}
-        self._passed = {path: ((mtime, size), reason) for path, mtime, size, reason in passed}
+        self._passed = {path: (stat, reason) for path, stat, reason in passed}
         return True
-
-    @staticmethod
-    def _schema(connection: sqlite3.Connection) -> None:
-        connection.executescript(
-            """
-            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS documents (
-                path TEXT PRIMARY KEY,
-                mtime_ns INTEGER NOT NULL,
-                size INTEGER NOT NULL,
-                sha256 TEXT NOT NULL,
-                data BLOB NOT NULL,
-                language TEXT NOT NULL
-            );
-            CREATE TABLE IF NOT EXISTS passed_over (
-                path TEXT PRIMARY KEY,
-                mtime_ns INTEGER NOT NULL,
-                size INTEGER NOT NULL,
-                reason TEXT NOT NULL,
-                settings TEXT NOT NULL
-            );
-            """
-        )
-
-    def _db(self) -> sqlite3.Connection:
-        """The index's own connection, kept open: closing the last connection to a WAL
-        database checkpoints it, which would cost more than a small refresh."""
-        if self._connection is None or not self.path.exists():
-            self._close()
-            self._connection = self.connect()
-            self._schema(self._connection)
-        return self._connection
-
-    def _close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
 
     def close(self) -> None:
         """Close the database connection (it reopens on the next refresh)."""
-        self._close()
+        self.store.close()
 
     def _discard(self) -> None:
-        self._close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(self.path) + suffix).unlink(missing_ok=True)
+        self.store.discard()
         self._rows = {}
         self._documents = {}
         self._passed = {}
@@ -244,6 +172,11 @@ class Index:
                 rebuilt = True
             self._loaded = True
 
+        watcher = changes_seen(self.root) if self.watch and not rebuilt else None
+        if watcher is not None and watcher[2] is not None:  # only what it saw change
+            stats = self._refresh_paths(watcher[2], started)
+            write_stamp(self.root, watcher[0], watcher[1])
+            return stats
         left_out: list[Problem] = []
         passed_over: dict[str, list[str]] = {}
         files = list(
@@ -274,6 +207,8 @@ class Index:
         )  # fmt: skip
         self.left_out = left_out
         self.passed_over = {reason: sorted(paths) for reason, paths in passed_over.items()}
+        if watcher is not None:  # asked before the walk: later changes are told again
+            write_stamp(self.root, watcher[0], watcher[1])
         return RefreshStats(
             seen=len(files),
             parsed=parsed,
@@ -318,6 +253,9 @@ class Index:
         started = time.perf_counter()
         if not self._loaded:
             return self.refresh()
+        return self._refresh_paths(paths, started)
+
+    def _refresh_paths(self, paths: Iterable[str], started: float) -> RefreshStats:
         stale: list[tuple[str, FileStat]] = []
         removed: list[str] = []
         reused = 0
@@ -371,11 +309,15 @@ class Index:
         """Read and parse ``stale`` files, drop ``removed`` ones, write the changes:
         ``(parsed, reused)``. Files a parser passes over are added to ``passed_over``
         and remembered; ``forgotten`` ones (no longer walked) are forgotten."""
-        updates: list[tuple[str, FileStat, str, str, bytes]] = []  # path, stat, sha, lang, data
+        updates: list[Update] = []  # path, stat, sha, language, data
         touched: list[tuple[str, FileStat]] = []  # same content, new stat
         passed: list[tuple[str, FileStat, str]] = []  # path, stat, reason
         parsed = reused = 0
-        chunks = map_chunks(self._read_files, stale, message="Indexing files", progress=progress)
+        context = self._context or ParseContext(
+            self.count_tokens, frozenset(self._rows), self.config
+        )
+        read = FileReader(self.root, self.parsers, context, self.sha, len(stale) >= DEFER_COUNTS)
+        chunks = map_chunks(read, stale, message="Indexing files", progress=progress)
         for outcomes in chunks:
             for path, stat, kind, found in outcomes:
                 if kind == "parsed":
@@ -403,45 +345,6 @@ class Index:
             self._bump(None if rebuilt else [path for path, *_ in updates] + removed)
         return parsed, reused
 
-    def _read_files(self, files: Sequence[tuple[str, FileStat]], tick: Tick) -> list[Outcome]:
-        """Read, hash and parse each of ``files``: what became of it (one :data:`Outcome`
-        each). Runs in forked workers on a cold start, so it changes nothing itself."""
-        outcomes: list[Outcome] = []
-        context = self._context or ParseContext(
-            self.count_tokens, frozenset(self._rows), self.config
-        )
-        for done, (path, stat) in enumerate(files, start=1):
-            try:
-                data = (self.root / path).read_bytes()
-            except FileNotFoundError:
-                outcomes.append((path, stat, "gone", None))
-            except OSError as exc:
-                outcomes.append((path, stat, "left out", unreadable(path, exc)))
-            else:
-                if binary(data):
-                    outcomes.append((path, stat, "left out", binary_file(path)))
-                elif (row := self._rows.get(path)) is not None and row[1] == sha256_bytes(data):
-                    outcomes.append((path, stat, "same", None))
-                else:
-                    outcomes.append((path, stat, *self._parse(path, data, context)))
-            tick(done)
-        return outcomes
-
-    def _parse(self, path: str, data: bytes, context: ParseContext) -> tuple[str, Any]:
-        """``(kind, detail)`` of an :data:`Outcome` for a file's bytes."""
-        parser = self.parsers.claim(path)
-        if parser is None:  # only the walk's rules bring a path here
-            return "gone", None
-        try:
-            document = parser.parse(path, data, context)
-        except SkipFile as skip:
-            return "passed over", skip.reason
-        except Exception as exc:  # a plugin's parser must not stop the index
-            return "left out", parser_failed(path, parser.name, exc)
-        blob = json.dumps(converter.unstructure(document)).encode("utf-8")
-        language = document.language or "markdown"
-        return "parsed", (document.sha256, language, zlib.compress(blob, 6))
-
     def _bump(self, paths: list[str] | None) -> None:
         """A new generation, in which ``paths`` changed (None: anything may have)."""
         self.generation += 1
@@ -468,44 +371,15 @@ class Index:
 
     def _write(
         self,
-        updates: list[tuple[str, FileStat, str, str, bytes]],
+        updates: list[Update],
         touched: list[tuple[str, FileStat]],
         removed: list[str],
         passed: Sequence[tuple[str, FileStat, str]] = (),
         forget: Sequence[str] = (),
     ) -> None:
-        settings = self._settings_key()
-        with locked(self.root / INDEX_LOCK, display=INDEX_LOCK):
-            connection = self._db()
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                connection.executemany(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                    self._expected_meta().items(),
-                )
-                connection.executemany(
-                    "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?)",
-                    [(p, s[0], s[1], sha, data, lang) for p, s, sha, lang, data in updates],
-                )
-                connection.executemany(
-                    "UPDATE documents SET mtime_ns = ?, size = ? WHERE path = ?",
-                    [(s[0], s[1], p) for p, s in touched],
-                )
-                connection.executemany(
-                    "DELETE FROM documents WHERE path = ?", [(p,) for p in removed]
-                )
-                connection.executemany(
-                    "DELETE FROM passed_over WHERE path = ?",
-                    [(p,) for p in [*forget, *(u[0] for u in updates)]],
-                )
-                connection.executemany(
-                    "INSERT OR REPLACE INTO passed_over VALUES (?, ?, ?, ?, ?)",
-                    [(p, s[0], s[1], reason, settings) for p, s, reason in passed],
-                )
-                connection.execute("COMMIT")
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
+        self.store.write(
+            self._expected_meta(), self._settings_key(), updates, touched, removed, passed, forget
+        )
         for path, stat, sha, language, data in updates:
             self._rows[path] = (stat, sha, data)
             self._languages[path] = language
@@ -550,27 +424,51 @@ class Index:
             self._keys = (self.generation, sorted((p, row[1]) for p, row in self._rows.items()))
         return self._keys[1]
 
-    def get(self, path: str) -> Document | None:
-        """The document at ``path``, or None."""
+    def get(self, path: str, *, counted: bool = True) -> Document | None:
+        """The document at ``path``, or None. ``counted=False`` leaves a count deferred by a
+        large refresh unknown (:data:`UNCOUNTED`): for readers of headings and text only."""
         document = self._documents.get(path)
-        if document is not None:
-            return document
-        if path not in self._rows:
-            return None
-        self.fetch([path])
-        row = self._rows.get(path)
-        if row is None or row[2] is None:
-            return None
-        document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
-        self._documents[path] = document
+        if document is None:
+            if path not in self._rows:
+                return None
+            self.fetch([path])
+            row = self._rows.get(path)
+            if row is None or row[2] is None:
+                return None
+            document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
+            self._documents[path] = document
+        if counted and document.tokens == UNCOUNTED:
+            document = attrs.evolve(document, tokens=self._tokens_of(document))
+            self._documents[path] = document
         return document
+
+    def _tokens_of(self, document: Document) -> int:
+        """The exact token count of a document parsed without one: remembered by content
+        hash, else counted from its file now (and remembered when the file is unchanged)."""
+        with self._data_lock:
+            found = self.store.token_count(document.sha256)
+        if found is not None:
+            return found
+        try:
+            data = (self.root / document.path).read_bytes()
+        except OSError:
+            return 0  # gone: the next refresh drops it
+        tokens = self.count_tokens(decode(data)[0])
+        if sha256_bytes(data) == document.sha256:
+            with self._data_lock:
+                self.store.remember_count(document.sha256, tokens)
+        return tokens
 
     @property
     def documents(self) -> Mapping[str, Document]:
         """Every indexed document by path, sorted by path."""
+        return self.every()
+
+    def every(self, *, counted: bool = True) -> Mapping[str, Document]:
+        """Every indexed document by path, sorted by path (``counted``: see :meth:`get`)."""
         paths = self.paths
         self.fetch([p for p in paths if p not in self._documents])
-        return {path: doc for path in paths if (doc := self.get(path)) is not None}
+        return {path: doc for path in paths if (doc := self.get(path, counted=counted))}
 
     def fetch(self, paths: Iterable[str]) -> None:
         """Read the stored data of ``paths`` not read yet, in one query for many (also
@@ -579,17 +477,7 @@ class Index:
             wanted = [p for p in paths if (row := self._rows.get(p)) is not None and row[2] is None]
             if not wanted:
                 return
-            connection = self._db()
-            found: dict[str, tuple[str, bytes]] = {}
-            if len(wanted) > 500:
-                rows = connection.execute("SELECT path, sha256, data FROM documents")
-            else:
-                marks = ",".join("?" * len(wanted))
-                rows = connection.execute(
-                    f"SELECT path, sha256, data FROM documents WHERE path IN ({marks})", wanted
-                )
-            for path, sha, data in rows:
-                found[path] = (sha, data)
+            found = self.store.data(wanted)
             for path in wanted:
                 stat, sha, _ = self._rows[path]
                 stored = found.get(path)
@@ -602,15 +490,3 @@ class Index:
 
     def __contains__(self, path: object) -> bool:
         return path in self._rows
-
-
-def parser_failed(path: str, parser: str, error: Exception) -> Problem:
-    """The warning for a file whose parser raised."""
-    return Problem(
-        "warning",
-        NOT_INDEXED,
-        path,
-        None,
-        f"not indexed: parser {parser!r} failed on it ({type(error).__name__}: {error})",
-        "report it to the parser's plugin, or leave the file out with [index] exclude",
-    )

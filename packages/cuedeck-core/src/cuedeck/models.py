@@ -204,6 +204,9 @@ class SearchResult:
     #: Share of sections with a vector when a semantic or hybrid search ran (1.0 once
     #: every section is embedded); None for keyword searches.
     semantic_coverage: float | None = None
+    #: The side that ranked the result: keyword, semantic or hybrid (a hybrid search
+    #: answers by keyword until every section has a vector).
+    answered_by: str | None = None
 
 
 @attrs.frozen

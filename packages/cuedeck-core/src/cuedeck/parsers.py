@@ -59,7 +59,9 @@ class Parser:
 
     ``select(root, config)``, when given, is called once per refresh and returns a
     function ``(path, size) -> reason | None`` that leaves files out before they are read
-    (vendored folders, files over a size cap).
+    (vendored folders, files over a size cap). ``deferred_counts``: the parser's only count
+    is the document's ``tokens``, of the file's whole decoded text, so a large refresh may
+    give it a counter that answers ``-1`` and count on first read instead.
     """
 
     name: str
@@ -67,6 +69,7 @@ class Parser:
     patterns: tuple[str, ...]
     plugin: str = ""
     select: Callable[[Path, Config], Callable[[str, int], str | None]] | None = None
+    deferred_counts: bool = False
 
 
 def _by_suffix(pattern: str) -> str | None:
@@ -152,6 +155,7 @@ def build_parsers(registered: Mapping[str, Any]) -> Parsers:
                 patterns=tuple(patterns),
                 plugin=entry.plugin,
                 select=entry.options.get("select"),
+                deferred_counts=bool(entry.options.get("deferred_counts", False)),
             )
         )
     return Parsers(found)

@@ -242,7 +242,8 @@ class Workspace:
             self._ensure_fresh()
             generation = self.index.generation
             if self._graph is None or self._graph[0] != generation:
-                graph = ReferenceGraph(self.index.documents)
+                # References only: token counts a large refresh deferred stay deferred.
+                graph = ReferenceGraph(self.index.every(counted=False))
                 self._graph = (generation, graph)
             return self._graph[1]
 

@@ -7,7 +7,7 @@ away are marked dead. When fresh and dead documents pass a share of the whole, b
 are merged and saved again, so the next process starts from a file that matches. So a
 query process reads the few pages of the terms it scores, and an edit costs its own
 file, not a rebuild. Section text is split again from the file only for what a result
-shows or the phrase bonus reads.
+shows.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import numpy as np
 
 from cuedeck import parallel
 from cuedeck.errors import PermissionDenied
-from cuedeck.layout import CACHE_DIR
 from cuedeck.parsing import split_lines
 from cuedeck.progress import report
+from cuedeck_search.bm25 import POSTINGS_FILE, fingerprint
 from cuedeck_search.keyword import KeywordIndex, tokenise
 from cuedeck_search.postings import (
     Postings,
@@ -32,13 +32,12 @@ from cuedeck_search.postings import (
     build,
     combine,
     empty,
-    fingerprint,
     hex_hashes,
     load,
     merge,
     save,
 )
-from cuedeck_search.sections import split_sections
+from cuedeck_search.sections import section_of, section_spans, split_sections
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -46,18 +45,18 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from cuedeck.workspace import Workspace
-    from cuedeck_search.keyword import DocumentTerms, KeywordSettings
-    from cuedeck_search.sections import Section
+    from cuedeck_search.bm25 import KeywordSettings
+    from cuedeck_search.keyword import DocumentTerms
+    from cuedeck_search.sections import Section, Span
 
 log = logging.getLogger("cuedeck")
 
-POSTINGS_FILE = f"{CACHE_DIR}/keyword.postings"
 #: Fresh plus dead documents beyond this share of all (and at least MERGE_MIN) are merged
 #: into the saved postings: small enough that scoring two parts costs nothing noticeable,
 #: large enough that a stream of single edits never rewrites the file each time.
 MERGE_SHARE = 0.05
 MERGE_MIN = 64
-SECTION_CACHE = 512  # documents whose split sections are kept for results and phrases
+SECTION_CACHE = 512  # documents whose split sections are kept for results
 
 Key = tuple[str, str]
 
@@ -69,6 +68,7 @@ class CatalogStats:
     documents_split: int = 0  # read, split and tokenised
     documents_loaded: int = 0  # taken from saved postings instead
     merges: int = 0  # saved postings written
+    files_split: int = 0  # files split into all their sections (tokenising, embedding)
 
 
 class Catalog:
@@ -89,6 +89,8 @@ class Catalog:
         self._positions: dict[str, int] | None = None
         self._fresh: dict[Key, tuple[DocumentTerms, list[Section]]] = {}
         self._sections: OrderedDict[Key, list[Section]] = OrderedDict()
+        self._spans: OrderedDict[Key, list[Span]] = OrderedDict()  # results' sections...
+        self._made: OrderedDict[tuple[Key, int], Section] = OrderedDict()  # ...made alone
         self._lines: OrderedDict[Key, list[str]] = OrderedDict()
         self._hashes: list[str] | None = None
         self._loaded = False
@@ -253,31 +255,47 @@ class Catalog:
         if found is not None:
             self._sections.move_to_end(key)
             return found
-        document = self.workspace.index.get(key[0])
+        document = self.workspace.index.get(key[0], counted=False)
         sections = [] if document is None else split_sections(document, self._file_lines(key))
+        self.stats.files_split += 1
         self._sections[key] = sections
         if len(self._sections) > SECTION_CACHE:
             self._sections.popitem(last=False)
         return sections
 
+    def section(self, doc: int, at: int) -> Section | None:
+        """Section ``at`` of document ``doc`` alone (None when the file has fewer now):
+        a result shows a few sections of a file, whose others are never split."""
+        key = self.keys[doc]
+        known = self._fresh.get(key)
+        found = known[1] if known is not None else self._sections.get(key)
+        if found is not None:
+            return found[at] if at < len(found) else None
+        made = self._made.get((key, at))
+        if made is not None:
+            return made
+        document = self.workspace.index.get(key[0], counted=False)
+        if document is None:
+            return None
+        lines = self._file_lines(key)
+        spans = self._spans.get(key)
+        if spans is None:
+            spans = self._spans[key] = section_spans(document, lines)
+            if len(self._spans) > SECTION_CACHE:
+                self._spans.popitem(last=False)
+        if not spans:
+            whole = split_sections(document, lines)
+            return whole[at] if at < len(whole) else None
+        if at >= len(spans):
+            return None
+        made = self._made[(key, at)] = section_of(document, lines, spans[at])
+        if len(self._made) > SECTION_CACHE * 8:
+            self._made.popitem(last=False)
+        return made
+
     def sections_of(self, doc: int) -> list[Section]:
         """The sections of document ``doc`` (split from the file, a few kept)."""
         return self._split(self.keys[doc])
-
-    def section_texts(self, ids: Sequence[int]) -> list[str]:
-        """The text of each section in ``ids``, heading line included, read from its
-        file by line range (no parsing; empty when the file is gone)."""
-        base = self.keyword.base
-        texts: list[str] = []
-        for section_id in ids:
-            doc = int(self.section_doc[section_id])
-            if section_id < base.sections:
-                first, last = (int(n) for n in base.lines[section_id])
-            else:
-                found = self._fresh[self.keys[doc]][1][section_id - int(self.starts[doc])]
-                first, last = found.line, found.end_line
-            texts.append("\n".join(self._file_lines(self.keys[doc])[first - 1 : last]))
-        return texts
 
     def _file_lines(self, key: Key) -> list[str]:
         """The lines of the file at ``key`` (path, sha256): kept by content, so an edit

@@ -10,11 +10,16 @@ query does not match scores 0, a true floor of BM25, so the best match maps to 1
 non-match to 0); on the semantic side the allowed files that have a vector (cosine has no
 floor; a file not embedded yet is left out of the span and gets 0, so a half-embedded
 workspace does not squash the scale of the half that is).
+
+Hybrid fuses only when every allowed file has a vector; until then the keyword side
+answers alone (the engine says so). Fusing a semantic ranking that covers part of the
+corpus pushes that part up, and reordering only the embedded files among themselves was
+no better than keyword alone below 75% coverage (benchmarks/README.md, issue 26).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -23,6 +28,8 @@ from cuedeck.errors import InvalidInput
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+    Scores = NDArray[np.floating[Any]]  # per section or per file, float32 or float64
 
     from cuedeck_search.settings import SearchSettings
 
@@ -34,10 +41,10 @@ NO_VECTOR = -1.0
 class Fused:
     """Fused file scores, the blend that ranks sections, and each side's part."""
 
-    files: NDArray[np.float32]
-    sections: NDArray[np.float32]
-    keyword_part: NDArray[np.float32]
-    semantic_part: NDArray[np.float32]
+    files: Scores
+    sections: Scores
+    keyword_part: Scores
+    semantic_part: Scores
 
 
 @attrs.frozen
@@ -52,14 +59,14 @@ class MinMax:
     high: float
 
     @classmethod
-    def over(cls, scores: NDArray[np.float32], span: NDArray[np.bool_]) -> MinMax | None:
+    def over(cls, scores: Scores, span: NDArray[np.bool_]) -> MinMax | None:
         """The scale of ``scores[span]``; None when the span is empty."""
         if not span.any():
             return None
         chosen = scores[span]
         return cls(float(chosen.min()), float(chosen.max()))
 
-    def apply(self, scores: NDArray[np.float32], present: NDArray[np.bool_]) -> NDArray[np.float64]:
+    def apply(self, scores: Scores, present: NDArray[np.bool_]) -> NDArray[np.float64]:
         """Scaled ``scores``; entries not ``present`` get 0."""
         values = scores.astype(np.float64)
         if self.high > self.low:
@@ -72,10 +79,10 @@ class MinMax:
 def fuse(
     settings: SearchSettings,
     fusion: str | None,
-    kw_files: NDArray[np.float32],
-    kw_sections: NDArray[np.float32],
-    sem_files: NDArray[np.float32],
-    sem_sections: NDArray[np.float32],
+    kw_files: Scores,
+    kw_sections: Scores,
+    sem_files: Scores,
+    sem_sections: Scores,
     allowed: NDArray[np.bool_],
 ) -> Fused:
     """Fuse the two sides of one query by ``fusion`` (default ``[search] fusion``)."""
@@ -106,16 +113,14 @@ def fuse(
 
 
 def _scaled(
-    scale: MinMax | None, scores: NDArray[np.float32], present: NDArray[np.bool_]
+    scale: MinMax | None, scores: Scores, present: NDArray[np.bool_]
 ) -> NDArray[np.float64]:
     if scale is None:
         return np.zeros(len(scores), dtype=np.float64)
     return scale.apply(scores, present)
 
 
-def reciprocal_ranks(
-    scores: NDArray[np.float32], eligible: NDArray[np.bool_], k: float
-) -> NDArray[np.float64]:
+def reciprocal_ranks(scores: Scores, eligible: NDArray[np.bool_], k: float) -> NDArray[np.float64]:
     """``1 / (k + rank)`` for eligible entries (rank 1 = best), 0 elsewhere."""
     result = np.zeros(len(scores), dtype=np.float64)
     indexes = np.flatnonzero(eligible)

@@ -2,7 +2,8 @@
 
 Registers the ``[search]`` config section, the ``keyword``, ``semantic`` and ``hybrid``
 searchers, the ``minilm``, ``minilm-float`` and ``onnx`` embedders, the per-workspace
-``search`` service (the engine), the ``read_context`` tool and ``cue search``. Kept
+``search`` service (the engine), the ``read_context`` tool, ``cue search`` and the
+``embedder`` check of ``cue doctor`` (the detached embedder's progress). Kept
 import-light: ``cue --help`` loads every plugin module, so numpy, onnxruntime and
 pydantic are imported inside the hooks and commands.
 """
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
-    from cuedeck.models import SearchFilters, SearchResult
+    from cuedeck.models import Problem, SearchFilters, SearchResult
     from cuedeck.workspace import Workspace
 
 
@@ -54,6 +55,17 @@ def _engine(workspace: Workspace) -> Any:
     from cuedeck_search.engine import SearchEngine
 
     return SearchEngine(workspace)
+
+
+def _embedder_check(workspace: Workspace) -> list[Problem]:
+    from cuedeck_search.detached import doctor_check
+
+    return doctor_check(workspace)
+
+
+@hookimpl
+def register_checks(register: RegisterNamed) -> None:
+    register("embedder", _embedder_check)
 
 
 @hookimpl

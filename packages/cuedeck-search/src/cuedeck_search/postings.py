@@ -14,7 +14,6 @@ so a reader sees the old file or the new one, never half of one.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import mmap
 from typing import TYPE_CHECKING, Any, Protocol
@@ -23,6 +22,7 @@ import attrs
 import numpy as np
 
 from cuedeck.files import atomic_write
+from cuedeck_search.bm25 import FORMAT, MAGIC, aligned
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -30,13 +30,9 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from cuedeck_search.keyword import DocumentTerms, KeywordSettings
+    from cuedeck_search.keyword import DocumentTerms
 
-#: Bump when sections or terms would come out differently for the same file.
-ANALYSIS_VERSION = 4  # 4: dotted chains as identifiers; code sections
-FORMAT = "cuedeck-postings/2"
-_MAGIC = b"CUEDECKP"
-_ALIGN = 64
+_MAGIC = MAGIC
 
 Key = tuple[str, str]  # (path, sha256)
 
@@ -54,12 +50,6 @@ class SectionRef(Protocol):
 
 class PostingsError(ValueError):
     """A saved postings file that cannot be used (damaged, truncated, or another build)."""
-
-
-def fingerprint(settings: KeywordSettings) -> str:
-    """What saved postings must have been built with to be reused."""
-    text = json.dumps([ANALYSIS_VERSION, attrs.asdict(settings)], sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class Terms:
@@ -126,6 +116,11 @@ class Postings:
     def sections(self) -> int:
         """How many sections there are."""
         return len(self.lengths)
+
+    @property
+    def total_length(self) -> float:
+        """The sum of the sections' weighted lengths (float64, as the scorers sum it)."""
+        return float(self.lengths.sum(dtype=np.float64))
 
     def column(self, term: str) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
         """The sections holding ``term`` and its weighted frequency in each."""
@@ -318,12 +313,18 @@ def save(postings: Postings, path: Path, fingerprint: str) -> None:
     for name in _ARRAYS:
         array = np.ascontiguousarray(arrays[name])
         layout[name] = [array.dtype.str, list(array.shape), offset]
-        offset = _aligned(offset + array.nbytes)
+        offset = aligned(offset + array.nbytes)
     layout["keys"] = ["|u1", [len(keys)], offset]
     header = json.dumps(
-        {"format": FORMAT, "fingerprint": fingerprint, "arrays": layout}, sort_keys=True
+        {
+            "format": FORMAT,
+            "fingerprint": fingerprint,
+            "arrays": layout,
+            "total_length": postings.total_length,
+        },
+        sort_keys=True,
     ).encode()
-    start = _aligned(len(_MAGIC) + 8 + len(header))
+    start = aligned(len(_MAGIC) + 8 + len(header))
     payload = bytearray(start + layout["keys"][2] + len(keys))
     payload[: len(_MAGIC) + 8 + len(header)] = _MAGIC + len(header).to_bytes(8, "little") + header
     for name in _ARRAYS:
@@ -354,7 +355,7 @@ def _parse(mapped: mmap.mmap, fingerprint: str) -> Postings:
     header = json.loads(mapped[len(_MAGIC) + 8 : len(_MAGIC) + 8 + size])
     if header.get("format") != FORMAT or header.get("fingerprint") != fingerprint:
         raise PostingsError("built by another version or with other settings")
-    start = _aligned(len(_MAGIC) + 8 + size)
+    start = aligned(len(_MAGIC) + 8 + size)
     arrays: dict[str, NDArray[Any]] = {}
     for name, (dtype, shape, offset) in header["arrays"].items():
         count = int(np.prod(shape)) if shape else 1
@@ -395,7 +396,3 @@ def _check(postings: Postings) -> None:
         raise PostingsError("term pointers and postings disagree")
     if len(postings.terms) and int(postings.terms.offsets[-1]) != len(postings.terms.blob):
         raise PostingsError("bad term offsets")
-
-
-def _aligned(offset: int) -> int:
-    return (offset + _ALIGN - 1) // _ALIGN * _ALIGN

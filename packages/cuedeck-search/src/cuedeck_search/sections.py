@@ -102,65 +102,91 @@ BODY_HEAD = 12
 SUMMARY_CHARACTERS = 1200
 
 
+@attrs.frozen
+class Span:
+    """Where a section lies and what it is called, before its text is read. A code
+    section also has its ``kind`` (``code`` between definitions) and, for a definition's
+    own section, its ``symbol``."""
+
+    first: int
+    last: int
+    anchor: str | None
+    heading_path: tuple[str, ...]
+    kind: str | None = None
+    symbol: Symbol | None = None
+
+
+def section_spans(document: Document, lines: Sequence[str]) -> list[Span]:
+    """The spans of ``document``'s sections (cheap: no text is joined or hashed), as
+    :func:`split_sections` cuts them."""
+    if any(symbol.kind != "module" for symbol in document.symbols):
+        spans = code_spans(document, lines)
+        if spans:
+            return spans
+    body = document.body_line
+    total = len(lines)
+    title = document.title.strip()
+    headings = document.headings
+    first_heading = headings[0].line if headings else total + 1
+    spans = []
+    if first_heading > body and any(line.strip() for line in lines[body - 1 : first_heading - 1]):
+        spans.append(Span(body, first_heading - 1, None, (title,) if title else ()))
+    stack: list[tuple[int, str]] = []  # (level, text) of the enclosing headings
+    for index, heading in enumerate(headings):
+        last = headings[index + 1].line - 1 if index + 1 < len(headings) else total
+        while stack and stack[-1][0] >= heading.level:
+            stack.pop()
+        stack.append((heading.level, heading.text))
+        heading_path = tuple(text for _, text in stack if text)
+        if title and (not heading_path or heading_path[0] != title) and heading.level > 1:
+            heading_path = (title, *heading_path)
+        spans.append(Span(heading.line, max(heading.line, last), heading.text, heading_path))
+    return spans
+
+
+def section_of(document: Document, lines: Sequence[str], span: Span) -> Section:
+    """The section of ``document`` at ``span`` (its text, prose or summary, and hash)."""
+    chunk = lines[span.first - 1 : span.last]
+    summary = None
+    if span.kind is None:
+        prose = _prose(chunk[1:] if span.anchor is not None else chunk)
+    elif span.symbol is not None:
+        body = chunk[span.symbol.line - span.first + 1 :]
+        prose = summary = _summary(span.symbol.signature, span.symbol.docstring, body)
+    else:
+        prose = summary = _summary("", "", chunk)
+    digest = hashlib.sha256(embedding_text(span.heading_path, prose).encode()).hexdigest()
+    return Section(
+        path=document.path,
+        anchor=span.anchor,
+        heading_path=span.heading_path,
+        line=span.first,
+        end_line=span.last,
+        text="\n".join(chunk),
+        hash=digest,
+        kind=span.kind,
+        summary=summary,
+    )
+
+
 def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
     """The sections of ``document``, whose text is ``lines`` (1-based ranges index into it).
 
     Frontmatter is left out. A document without headings is one section; so is its
     preamble when it has text. A code document splits by its symbols (see above).
     """
-    if any(symbol.kind != "module" for symbol in document.symbols):
-        return split_code(document, lines)
-    body = document.body_line
-    total = len(lines)
-    title = document.title.strip()
-    spans: list[tuple[int, int, int | None]] = []  # (first, last, heading index)
-    headings = document.headings
-    first_heading = headings[0].line if headings else total + 1
-    if first_heading > body and any(line.strip() for line in lines[body - 1 : first_heading - 1]):
-        spans.append((body, first_heading - 1, None))
-    for index, heading in enumerate(headings):
-        last = headings[index + 1].line - 1 if index + 1 < len(headings) else total
-        spans.append((heading.line, max(heading.line, last), index))
-
-    sections: list[Section] = []
-    stack: list[tuple[int, str]] = []  # (level, text) of the enclosing headings
-    for first, last, position in spans:
-        chunk = lines[first - 1 : last]
-        if position is None:
-            anchor = None
-            heading_path: tuple[str, ...] = (title,) if title else ()
-        else:
-            heading = headings[position]
-            while stack and stack[-1][0] >= heading.level:
-                stack.pop()
-            stack.append((heading.level, heading.text))
-            anchor = heading.text
-            heading_path = tuple(text for _, text in stack if text)
-            if title and (not heading_path or heading_path[0] != title) and heading.level > 1:
-                heading_path = (title, *heading_path)
-        text = "\n".join(chunk)
-        prose = _prose(chunk[1:] if anchor is not None else chunk)
-        digest = hashlib.sha256(embedding_text(heading_path, prose).encode()).hexdigest()
-        sections.append(
-            Section(
-                path=document.path,
-                anchor=anchor,
-                heading_path=heading_path,
-                line=first,
-                end_line=last,
-                text=text,
-                hash=digest,
-            )
-        )
+    sections = [section_of(document, lines, span) for span in section_spans(document, lines)]
     if not sections:
         # An empty file or one holding only frontmatter: still findable by name.
+        title = document.title.strip()
+        body = document.body_line
         sections.append(
             Section(
                 path=document.path,
                 anchor=None,
                 heading_path=(title,) if title else (),
                 line=body,
-                end_line=max(body, total),
+                end_line=max(body, len(lines)),
                 text="",
                 hash=hashlib.sha256(title.encode()).hexdigest(),
             )
@@ -168,14 +194,14 @@ def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
     return sections
 
 
-def split_code(document: Document, lines: Sequence[str]) -> list[Section]:
-    """The sections of a code document: one per definition (to its first inner one) and
-    one per stretch of other code between definitions."""
+def code_spans(document: Document, lines: Sequence[str]) -> list[Span]:
+    """The spans of a code document: one per definition (to its first inner one) and one
+    per stretch of other code between definitions (blank stretches left out)."""
     symbols = sorted(
         (s for s in document.symbols if s.kind != "module"), key=lambda s: (s.line, -s.end_line)
     )
     total = len(lines)
-    spans: list[tuple[int, int, Symbol | None, bool]] = []  # first, last, symbol, its own
+    found: list[tuple[int, int, Symbol | None, bool]] = []  # first, last, symbol, its own
     covered_to = 0  # the last line some section holds
     stack: list[tuple[int, Symbol]] = []  # enclosing definitions: (end line, symbol)
     for index, definition in enumerate(symbols):
@@ -189,48 +215,26 @@ def split_code(document: Document, lines: Sequence[str]) -> list[Section]:
             # Between definitions, or after an inner one inside its parent: the parent's
             # rest, or code at module level.
             owner = stack[-1][1] if stack else None
-            spans.append((covered_to + 1, start - 1, owner, False))
+            found.append((covered_to + 1, start - 1, owner, False))
         following = symbols[index + 1].line if index + 1 < len(symbols) else total + 1
         last = max(definition.line, min(definition.end_line, following - 1))
-        spans.append((start, last, definition, True))
+        found.append((start, last, definition, True))
         covered_to = max(covered_to, last)
         stack.append((definition.end_line, definition))
     if covered_to < total:
         while stack and stack[-1][0] <= covered_to:
             stack.pop()
-        spans.append((covered_to + 1, total, stack[-1][1] if stack else None, False))
+        found.append((covered_to + 1, total, stack[-1][1] if stack else None, False))
 
-    sections: list[Section] = []
-    for first, last, symbol, own in spans:
-        chunk = lines[first - 1 : last]
-        if not own and not any(line.strip() for line in chunk):
+    spans: list[Span] = []
+    for first, last, symbol, own in found:
+        if not own and not any(line.strip() for line in lines[first - 1 : last]):
             continue
-        text = "\n".join(chunk)
         name = symbol.name if symbol is not None else ""
         heading_path = (document.path, name) if name else (document.path,)
-        if own:
-            assert symbol is not None
-            body = chunk[symbol.line - first + 1 :]
-            summary = _summary(symbol.signature, symbol.docstring, body)
-        else:
-            summary = _summary("", "", chunk)
-        digest = hashlib.sha256(embedding_text(heading_path, summary).encode()).hexdigest()
-        sections.append(
-            Section(
-                path=document.path,
-                anchor=name or None,
-                heading_path=heading_path,
-                line=first,
-                end_line=last,
-                text=text,
-                hash=digest,
-                kind=symbol.kind if own and symbol is not None else "code",
-                summary=summary,
-            )
-        )
-    if not sections:
-        return split_sections(attrs.evolve(document, symbols=()), lines)
-    return sections
+        kind = symbol.kind if own and symbol is not None else "code"
+        spans.append(Span(first, last, name or None, heading_path, kind, symbol if own else None))
+    return spans
 
 
 def _summary(signature: str, docstring: str, body: Sequence[str]) -> str:

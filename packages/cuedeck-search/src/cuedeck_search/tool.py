@@ -35,7 +35,25 @@ class ContextResult(TypedDict):
     score: float
     keyword_score: float | None
     semantic_score: float | None
+
+
+class Embedding(TypedDict):
+    """Sections still without a vector, and about how long embedding them takes."""
+
+    missing_sections: int
+    seconds_left: float
+    embedder: str
+
+
+class ContextReply(TypedDict):
+    """The results, the side that ranked them, and what embedding is still to do."""
+
+    results: list[ContextResult]
+    mode: str
+    answered_by: str
     semantic_coverage: float | None
+    embedding: Embedding | None
+    note: str | None
 
 
 def read_context(
@@ -46,7 +64,7 @@ def read_context(
             min_length=1, max_length=200, description="Words or a question, e.g. 'auth flow'"
         ),
     ],
-    limit: Annotated[int, pydantic.Field(ge=1, le=50)] = 5,
+    limit: Annotated[int, pydantic.Field(ge=1, le=100)] = 5,
     mode: Annotated[
         Literal["keyword", "semantic", "hybrid"] | None,
         pydantic.Field(description="Default hybrid"),
@@ -61,16 +79,17 @@ def read_context(
     filters: Annotated[
         ContextFilters | None, pydantic.Field(description="Frontmatter filters")
     ] = None,
-) -> list[ContextResult]:
+) -> ContextReply:
     """Search docs, cards and markdown by keyword, meaning or both; best files first.
 
     Each result has the file's hash and tokens, its best sections (anchors, best first;
-    line of the best) and the keyword and semantic parts of its score. semantic_coverage
-    below 1 means sections are still being embedded: the answer used the vectors there
-    were (keyword alone at 0). Then read_doc the top results. Filters match frontmatter
-    (any tag; priority and assignee ignore case).
+    line of the best) and the keyword and semantic parts of its score. answered_by says
+    which side ranked them: keyword for hybrid until every section is embedded (semantic
+    ranks the embedded files). embedding says what is still being embedded and about how
+    long it takes. Then read_doc the top results.
     """
     from cuedeck.models import SearchFilters
+    from cuedeck_search.detached import embedding_note
 
     chosen = mode if mode is not None else ("semantic" if semantic else None)
     wanted = SearchFilters()
@@ -78,19 +97,36 @@ def read_context(
         wanted = SearchFilters(
             tags=tuple(filters.tags), priority=filters.priority, assignee=filters.assignee
         )
-    results = workspace.search(query, mode=chosen, limit=limit, filters=wanted)
-    return [
-        ContextResult(
-            path=r.path,
-            title=r.title,
-            hash=r.hash,
-            tokens=r.tokens,
-            anchors=list(r.anchors),
-            line=r.line,
-            score=r.score,
-            keyword_score=r.keyword_score,
-            semantic_score=r.semantic_score,
-            semantic_coverage=r.semantic_coverage,
+    engine = workspace.service("search")
+    answer = engine.answer(query, mode=chosen, limit=limit, filters=wanted)
+    embedding: Embedding | None = None
+    note = None
+    if answer.missing:
+        estimate = engine.estimate(answer.missing)
+        embedding = Embedding(
+            missing_sections=answer.missing,
+            seconds_left=round(estimate.seconds, 1),
+            embedder=estimate.model_id,
         )
-        for r in results
-    ]
+        note = embedding_note(answer, estimate, where="in the background of this server")
+    return ContextReply(
+        results=[
+            ContextResult(
+                path=r.path,
+                title=r.title,
+                hash=r.hash,
+                tokens=r.tokens,
+                anchors=list(r.anchors),
+                line=r.line,
+                score=r.score,
+                keyword_score=r.keyword_score,
+                semantic_score=r.semantic_score,
+            )
+            for r in answer.results
+        ],
+        mode=answer.mode,
+        answered_by=answer.answered_by,
+        semantic_coverage=answer.semantic_coverage,
+        embedding=embedding,
+        note=note,
+    )

@@ -69,8 +69,19 @@ class BoardApi:
             "priorities": ["critical", "high", "medium", "low"],
             "search": "read_context" in self.tools(),
             "memory": "context_analyze_usage" in self.tools(),
+            "background": self.background(),
             "budget": self.workspace.config.scene.token_limit,  # where the slider starts
         }
+
+    def background(self) -> list[str]:
+        """What runs in the background for this workspace (the detached embedder of
+        cuedeck-search, through its ``embedder`` check), masked."""
+        from cuedeck.plugins import get_checks
+
+        check = get_checks(self.workspace.plugins).get("embedder")
+        if check is None:
+            return []
+        return [self.workspace.mask(problem.message) for problem in check(self.workspace)]
 
     def _card_hash(self, card_id: str) -> str | None:
         """The sha256 of a card's file as it is now: update_task's ``content_hash``."""
@@ -107,7 +118,7 @@ class BoardApi:
         return {"nodes": nodes, "edges": edges, "cycles": report.get("cycles", [])}
 
     def search(self, query: str) -> Any:
-        """read_context hits (hybrid when the model is there, else keyword)."""
+        """read_context's reply: hits, which side ranked them, what is still embedding."""
         return self.call("read_context", {"query": query, "limit": 10})
 
     def memory(self, project: str = "default") -> dict[str, Any]:

@@ -14,4 +14,4 @@ if TYPE_CHECKING:
 def register_parsers(register: RegisterParser) -> None:
     from cuedeck.parsing import parse_markdown
 
-    register("markdown", parse_markdown, patterns=["*.md"])
+    register("markdown", parse_markdown, patterns=["*.md"], deferred_counts=True)

@@ -60,6 +60,7 @@ async function loadCards() {
   fillSelect($("#f-priority"), state.data.priorities);
   fillSelect($("#f-assignee"), state.data.assignees);
   $('.tab[data-view="memory"]').hidden = !state.data.memory;
+  if (state.data.background && state.data.background.length) notice(state.data.background.join(" · "));
   renderCards();
 }
 
@@ -220,8 +221,10 @@ async function search() {
     renderCards();
     return;
   }
-  const results = await api(`/api/search?q=${encodeURIComponent(query)}`);
-  const list = results.result || results;
+  const reply = await api(`/api/search?q=${encodeURIComponent(query)}`);
+  const found = reply.result || reply;
+  const list = found.results || [];
+  if (found.note) notice(found.note);
   state.hits = new Set(list.map((hit) => hit.path).filter((p) => p.startsWith(".cuedeck/cards/"))
     .map((p) => p.slice(".cuedeck/cards/".length, -3)));
   hits.replaceChildren(...list.map((hit) => el("li", {}, `${hit.path} `, el("span", { class: "muted" }, hit.title || ""))));

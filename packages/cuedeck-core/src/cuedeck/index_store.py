@@ -1,0 +1,244 @@
+"""The index's SQLite file: its tables, reading them, writing a refresh's changes.
+
+``.cuedeck/.cache/index.sqlite3`` holds ``meta`` (schema, token counter, parsers),
+``documents`` (path, mtime, size, sha256, zlib-compressed JSON of the parsed document,
+language), ``passed_over`` (files a parser passed over, under which settings) and
+``token_counts`` (exact counts of documents a large refresh parsed without one, by
+content hash). :class:`~cuedeck.index.Index` keeps what it needs in memory and calls
+this module for every read and write of the file; writers take ``.cuedeck/.cache/
+index.lock``, readers never block (WAL).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cuedeck.files import locked
+from cuedeck.freshness import STAMP
+from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from cuedeck.walk import FileStat
+
+log = logging.getLogger("cuedeck")
+
+SCHEMA_VERSION = 5  # 2: document data zlib-compressed; 3: parsers, language, passed_over;
+# 4: heading aliases; 5: token counts deferred by large refreshes (token_counts)
+
+#: The ``tokens`` of a document parsed in a large refresh: counted exactly when it is
+#: first read (:meth:`cuedeck.index.Index.get`), then kept in ``token_counts`` by content
+#: hash. Exact counting costs more than parsing (o200k: about 12 MB/s), and most files
+#: of a cold index are never placed in a scene or paged by read_doc.
+UNCOUNTED = -1
+#: A refresh of this many files or more leaves token counts for their first read.
+DEFER_COUNTS = 64
+
+#: What each key of the meta table is, in a sentence.
+_META_WORDS = {"schema": "format", "counter": "token counter", "engine": "markdown parser"}
+
+#: A document row read back: ``(path, stat, sha256, language)``.
+Row = tuple[str, "FileStat", str, str]
+#: A document to store: ``(path, stat, sha256, language, compressed data)``.
+Update = tuple[str, "FileStat", str, str, bytes]
+
+
+def uncounted(text: str) -> int:
+    """The token counter of a large refresh: every count left for the first read."""
+    return UNCOUNTED
+
+
+def cache_difference(found: Mapping[str, str], wanted: Mapping[str, str]) -> str:
+    """Why a cache cannot be reused, in words: ``the index cache was built by another
+    version of CueDeck (format 2, now 3)``."""
+    changes = [
+        f"{_META_WORDS.get(key, key)} {found.get(key, 'unknown')}, now {wanted[key]}"
+        for key in wanted
+        if found.get(key) != wanted[key]
+    ]
+    if "schema" in wanted and found.get("schema") != wanted["schema"]:
+        return f"the index cache was built by another version of CueDeck ({'; '.join(changes)})"
+    return f"the index cache was built with another setting ({'; '.join(changes)})"
+
+
+class IndexStore:
+    """The index's database file, through one connection kept open (the index serialises
+    its threads' use of it)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cache_dir = root / CACHE_DIR
+        self.path = root / INDEX_DB
+        self._connection: sqlite3.Connection | None = None
+        self._counts: dict[str, int] | None = None  # sha256 -> tokens, read on first need
+
+    def connect(self) -> sqlite3.Connection:
+        """A new connection to the cache database (WAL, waits up to 30 s for writers)."""
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(
+            self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        connection.execute("PRAGMA busy_timeout = 30000")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+        return connection
+
+    def db(self) -> sqlite3.Connection:
+        """The store's own connection, kept open: closing the last connection to a WAL
+        database checkpoints it, which would cost more than a small refresh."""
+        if self._connection is None or not self.path.exists():
+            self.close()
+            self._connection = self.connect()
+            _schema(self._connection)
+        return self._connection
+
+    def close(self) -> None:
+        """Close the connection (it reopens when next needed)."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def discard(self) -> None:
+        """Delete the database (call with the index lock held)."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(self.path) + suffix).unlink(missing_ok=True)
+        (self.root / STAMP).unlink(missing_ok=True)  # the watcher's stamp was of these rows
+        self._counts = None
+
+    def load(
+        self, meta: Mapping[str, str], settings: str
+    ) -> tuple[list[Row], list[tuple[str, FileStat, str]]] | None:
+        """Every document row and every file passed over under ``settings``; None (and a
+        warning) when the cache must be rebuilt: unreadable, or built with other ``meta``."""
+        try:
+            connection = self.db()
+            found = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+            if found and found != meta:
+                log.warning("%s; rebuilding it", cache_difference(found, meta))
+                return None
+            rows = connection.execute(
+                "SELECT path, mtime_ns, size, sha256, language FROM documents"
+            ).fetchall()
+            passed = connection.execute(
+                "SELECT path, mtime_ns, size, reason FROM passed_over WHERE settings = ?",
+                (settings,),
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            log.warning("index cache %s is unreadable (%s); rebuilding it", self.path, exc)
+            return None
+        return (
+            [(path, (mtime, size), sha, language) for path, mtime, size, sha, language in rows],
+            [(path, (mtime, size), reason) for path, mtime, size, reason in passed],
+        )
+
+    def write(
+        self,
+        meta: Mapping[str, str],
+        settings: str,
+        updates: Sequence[Update],
+        touched: Sequence[tuple[str, FileStat]],
+        removed: Sequence[str],
+        passed: Sequence[tuple[str, FileStat, str]],
+        forget: Sequence[str],
+    ) -> None:
+        """Write one refresh's changes in one transaction, under the index lock."""
+        with locked(self.root / INDEX_LOCK, display=INDEX_LOCK):
+            connection = self.db()
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.executemany(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items()
+                )
+                connection.executemany(
+                    "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?)",
+                    [(p, s[0], s[1], sha, data, lang) for p, s, sha, lang, data in updates],
+                )
+                connection.executemany(
+                    "UPDATE documents SET mtime_ns = ?, size = ? WHERE path = ?",
+                    [(s[0], s[1], p) for p, s in touched],
+                )
+                connection.executemany(
+                    "DELETE FROM documents WHERE path = ?", [(p,) for p in removed]
+                )
+                if removed or updates:  # counts of contents no document holds any more
+                    connection.execute(
+                        "DELETE FROM token_counts WHERE sha256 NOT IN "
+                        "(SELECT sha256 FROM documents)"
+                    )
+                connection.executemany(
+                    "DELETE FROM passed_over WHERE path = ?",
+                    [(p,) for p in [*forget, *(u[0] for u in updates)]],
+                )
+                connection.executemany(
+                    "INSERT OR REPLACE INTO passed_over VALUES (?, ?, ?, ?, ?)",
+                    [(p, s[0], s[1], reason, settings) for p, s, reason in passed],
+                )
+                connection.execute("COMMIT")
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+
+    def data(self, paths: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        """``path -> (sha256, compressed data)`` of the stored ``paths`` (every row, read in
+        one pass, when many are asked for)."""
+        connection = self.db()
+        if len(paths) > 500:
+            rows = connection.execute("SELECT path, sha256, data FROM documents")
+        else:
+            marks = ",".join("?" * len(paths))
+            rows = connection.execute(
+                f"SELECT path, sha256, data FROM documents WHERE path IN ({marks})", list(paths)
+            )
+        return {path: (sha, data) for path, sha, data in rows}
+
+    def token_count(self, sha256: str) -> int | None:
+        """The count remembered for content ``sha256``, or None."""
+        if self._counts is None:
+            try:
+                rows = self.db().execute("SELECT sha256, tokens FROM token_counts")
+                self._counts = dict(rows.fetchall())
+            except sqlite3.Error:
+                self._counts = {}
+        found = self._counts.get(sha256)
+        return None if found is None else int(found)
+
+    def remember_count(self, sha256: str, tokens: int) -> None:
+        """Keep the exact count of content ``sha256`` (best effort: a busy or read-only
+        cache only costs a count again)."""
+        with contextlib.suppress(sqlite3.Error):
+            if self._counts is not None:
+                self._counts[sha256] = tokens
+            self.db().execute("INSERT OR REPLACE INTO token_counts VALUES (?, ?)", (sha256, tokens))
+
+
+def _schema(connection: sqlite3.Connection) -> None:
+    connection.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS documents (
+            path TEXT PRIMARY KEY,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            data BLOB NOT NULL,
+            language TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS passed_over (
+            path TEXT PRIMARY KEY,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            settings TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS token_counts (
+            sha256 TEXT PRIMARY KEY,
+            tokens INTEGER NOT NULL
+        );
+        """
+    )

@@ -1,0 +1,96 @@
+"""BM25F's constants and the saved postings file's layout, without numpy.
+
+Both the engine (numpy, every mode) and the quick keyword path of a one-query process
+(:mod:`cuedeck_search.quick`, no numpy) read these, so the two rank exactly alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import posixpath
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import attrs
+
+from cuedeck.layout import CACHE_DIR
+from cuedeck_search.analysis import term_counts, terms
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cuedeck_search.sections import Section
+
+#: Sections of a file that count towards its keyword score, and the weight of the
+#: second one (the third counts SUPPORT_DECAY ** 2).
+SUPPORT_DEPTH = 3
+SUPPORT_DECAY = 0.3
+
+#: Bump when sections or terms would come out differently for the same file.
+ANALYSIS_VERSION = 5  # 4: phrase bonus gone, postings format 3; 5: dotted chains as
+# identifiers, code sections
+FORMAT = "cuedeck-postings/3"
+MAGIC = b"CUEDECKP"
+POSTINGS_FILE = f"{CACHE_DIR}/keyword.postings"
+ALIGN = 64
+
+
+@attrs.frozen
+class KeywordSettings:
+    """Ranking constants; the defaults were tuned on the labelled fastapi queries."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    heading_weight: float = 3.0
+    path_weight: float = 1.0
+    name_weight: float = 2.0
+
+
+def fingerprint(settings: KeywordSettings) -> str:
+    """What saved postings must have been built with to be reused."""
+    text = json.dumps([ANALYSIS_VERSION, attrs.asdict(settings)], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def idf(count: int, df: int) -> float:
+    """BM25's inverse document frequency of a term in ``df`` of ``count`` sections."""
+    return math.log1p((count - df + 0.5) / (df + 0.5))
+
+
+def aligned(offset: int) -> int:
+    """``offset`` rounded up to the file's alignment."""
+    return (offset + ALIGN - 1) // ALIGN * ALIGN
+
+
+def name_terms(path: str) -> list[str]:
+    """Terms of a file's name (``tutorial/query-params.md`` -> query, param)."""
+    stem_ = posixpath.splitext(posixpath.basename(path))[0]
+    if stem_.lower() in ("index", "readme"):
+        stem_ = posixpath.basename(posixpath.dirname(path)) or stem_
+    return terms(stem_.replace("-", " ").replace("_", " "))
+
+
+def section_counts(
+    path: str, sections: Sequence[Section], settings: KeywordSettings
+) -> list[dict[str, float]]:
+    """BM25F's weighted term frequencies of each section of the document at ``path``: the
+    body once, the section's own heading ``heading_weight`` times, the enclosing headings
+    ``path_weight`` times and the file name ``name_weight`` times."""
+    name = Counter(name_terms(path))
+    found: list[dict[str, float]] = []
+    for section in sections:
+        body = section.text
+        if section.anchor is not None and section.kind is None:
+            body = body.partition("\n")[2]  # the heading line is a field of its own
+        counts = term_counts(body)
+        *ancestors, own = section.heading_path or ("",)
+        if own:
+            term_counts(own, settings.heading_weight, counts)
+        if ancestors:
+            term_counts(" ".join(ancestors), settings.path_weight, counts)
+        for term, times in name.items():
+            counts[term] = counts.get(term, 0.0) + settings.name_weight * times
+        found.append(counts)
+    return found

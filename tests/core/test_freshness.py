@@ -1,0 +1,104 @@
+"""The workspace's watcher: a command learns what changed without a stat of every file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cuedeck import freshness, open_workspace
+from cuedeck.files import sha256_bytes
+from tests.conftest import MakeWorkspace
+
+pytestmark = pytest.mark.skipif(not freshness.supported(), reason="inotify is Linux's")
+
+FILES = {f"docs/page{n}.md": f"# Page {n}\n\nNothing special on page {n}.\n" for n in range(12)}
+
+
+@pytest.fixture
+def watched(make_workspace: MakeWorkspace) -> Iterator[Path]:
+    """A workspace with its watcher running (started as `cue search` starts it)."""
+    root = make_workspace(FILES)
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "cuedeck.freshness", str(root)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert watcher.stdout is not None
+    assert watcher.stdout.readline().startswith("watching ")  # listening from here on
+    yield root
+    watcher.terminate()
+    watcher.wait()
+    watcher.stdout.close()
+
+
+def refreshed(root: Path) -> int:
+    """Files a new process's refresh looked at (all of them when it walked)."""
+    workspace = open_workspace(root)
+    workspace.index.watch = True
+    return workspace.refresh().seen
+
+
+def test_a_new_process_reads_only_what_changed(watched: Path) -> None:
+    everything = len(FILES)
+    assert refreshed(watched) == everything  # no stamp yet: it walks, then records one
+    assert refreshed(watched) == 0  # nothing changed: no walk, nothing read
+    edited = watched / "docs/page1.md"
+    with edited.open("r+", encoding="utf-8") as handle:  # in place: the folder stays as it was
+        handle.seek(0, os.SEEK_END)
+        handle.write("\nThe word quokka now appears.\n")
+    (watched / "docs/new.md").write_text("# New\n\nA wombat page.\n", encoding="utf-8")
+    (watched / "docs/page2.md").unlink()
+    (watched / "docs/page3.md").rename(watched / "docs/renamed.md")
+    workspace = open_workspace(watched)
+    workspace.index.watch = True
+    assert workspace.refresh().seen == 5  # edited, created, deleted, both names of the rename
+    paths = set(workspace.index.paths)
+    assert {"docs/new.md", "docs/renamed.md"} <= paths
+    assert not {"docs/page2.md", "docs/page3.md"} & paths
+    assert workspace.document("docs/page1.md").sha256 == sha256_bytes(edited.read_bytes())
+
+
+def test_a_new_folder_makes_the_next_process_walk(watched: Path) -> None:
+    assert refreshed(watched) == len(FILES)
+    (watched / "notes").mkdir()
+    (watched / "notes/a.md").write_text("# A\n", encoding="utf-8")
+    assert refreshed(watched) == len(FILES) + 1  # the folder's content was never listed
+    (watched / "notes/b.md").write_text("# B\n", encoding="utf-8")
+    assert refreshed(watched) == 1  # the new folder is watched now
+
+
+def test_a_rebuilt_index_is_walked_again(watched: Path) -> None:
+    assert refreshed(watched) == len(FILES)
+    workspace = open_workspace(watched)
+    workspace.index.watch = True
+    assert workspace.refresh(rebuild=True).seen == len(FILES)
+    assert not (watched / freshness.STAMP).exists()
+    assert refreshed(watched) == len(FILES)
+
+
+@pytest.mark.slow
+def test_cue_search_sees_edit_create_delete_and_rename(watched: Path) -> None:
+    cue = str(Path(sys.executable).with_name("cue"))
+
+    def search(word: str) -> list[str]:
+        done = subprocess.run(
+            [cue, "-C", str(watched), "search", "--mode", "keyword", "--json", word],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return [r["path"] for r in json.loads(done.stdout)["results"]]
+
+    assert search("page") and (watched / freshness.STAMP).exists()
+    with (watched / "docs/page4.md").open("a", encoding="utf-8") as handle:
+        handle.write("\nEdited in place: platypus.\n")
+    assert search("platypus") == ["docs/page4.md"]
+    (watched / "docs/fresh.md").write_text("# Fresh\n\nAn echidna.\n", encoding="utf-8")
+    assert search("echidna") == ["docs/fresh.md"]
+    (watched / "docs/fresh.md").rename(watched / "docs/moved.md")
+    assert search("echidna") == ["docs/moved.md"]
+    (watched / "docs/moved.md").unlink()
+    assert search("echidna") == []
