@@ -22,6 +22,7 @@ from cuedeck.errors import (
 )
 from cuedeck.files import locked
 from cuedeck.plugins import get_tools, make_plugin_manager, plugin_failures
+from cuedeck_mcp.server import TEAM_ONLY
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.server import build_server
 
@@ -75,7 +76,8 @@ async def test_every_registered_tool_is_served_with_its_metadata(demo: Path) -> 
     tools = get_tools(open_workspace(demo).plugins)
     async with Client(server_for(demo, profile=["all"])) as client:
         listed = {tool.name: tool for tool in await client.list_tools()}
-    assert set(listed) == set(tools)
+    # Every tool, but the team's own: only a team server serves those (docs/teams.md).
+    assert set(listed) == {n for n, t in tools.items() if t.category not in TEAM_ONLY}
     assert {"read_doc", "get_tool_categories", "first_time_user_guide", "word_count"} <= set(listed)
     for name, served in listed.items():
         tool = tools[name]
@@ -155,7 +157,8 @@ async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
     assert everything["delete_file"].annotations.destructive_hint is True  # type: ignore[union-attr]
     assert some & files == {"get_file_content"} and "read_doc" in some
     # Every tool of every package (memory, files and git included), as admin sees them.
-    assert len(everything) == len(get_tools(workspace.plugins))
+    tools = get_tools(workspace.plugins)
+    assert len(everything) == len([t for t in tools.values() if t.category not in TEAM_ONLY])
     tokens = _o200k_tokens(list(everything.values()))
     assert tokens < 8000, f"{tokens} o200k tokens for all tools"
     with pytest.raises(InvalidInput) as unknown:

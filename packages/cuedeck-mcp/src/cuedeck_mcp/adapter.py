@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastmcp.tools.base import Tool as FastMCPTool
 from fastmcp.tools.base import ToolResult
@@ -269,6 +269,21 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
     return schema
 
 
+def with_repository_alias(schema: dict[str, Any], *, required: bool) -> dict[str, Any]:
+    """``schema`` with the ``repository_alias`` argument first: a team server's tools run
+    on the repository it names (docs/teams.md)."""
+    from cuedeck_mcp.repositories import REPOSITORY_ALIAS
+
+    alias = {
+        "type": "string",
+        "description": "The repository: a shared one (name-global) or one of yours "
+        "(list_global_repos, list_activated_repos)",
+    }
+    properties = {REPOSITORY_ALIAS: alias, **schema.get("properties", {})}
+    names = [*([REPOSITORY_ALIAS] if required else []), *schema.get("required", [])]
+    return {**schema, "properties": properties, **({"required": names} if names else {})}
+
+
 def tool_annotations(tool: Tool) -> ToolAnnotations:
     """``tool``'s flags as MCP annotations, each hint sent only where it means something.
 
@@ -292,14 +307,25 @@ class ServedTool(FastMCPTool):
     _runtime: WorkspaceRuntime = PrivateAttr()
 
     @classmethod
-    def adapt(cls, tool: Tool, runtime: WorkspaceRuntime) -> ServedTool:
-        """The MCP face of ``tool``, running on ``runtime``."""
+    def adapt(
+        cls,
+        tool: Tool,
+        runtime: WorkspaceRuntime,
+        *,
+        repository_alias: Literal["required", "optional"] | None = None,
+    ) -> ServedTool:
+        """The MCP face of ``tool``, running on ``runtime`` (or the repository a call
+        names: :data:`cuedeck_mcp.repositories.TARGET`); ``repository_alias`` publishes
+        that argument in its input schema, required or not."""
+        parameters = input_schema(tool)
+        if repository_alias is not None:
+            parameters = with_repository_alias(parameters, required=repository_alias == "required")
         served = cls(
             name=tool.name,
             # The TL;DR only: every conversation pays for tools/list, and the parameters'
             # own descriptions are in the schema; get_tool_docs has the whole reference.
             description=tool.summary,
-            parameters=input_schema(tool),
+            parameters=parameters,
             output_schema=output_schema(tool),
             annotations=tool_annotations(tool),
             tags={tool.category},
@@ -322,8 +348,12 @@ class ServedTool(FastMCPTool):
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         from cuedeck_mcp.progress import relayed_progress
 
+        from cuedeck_mcp.repositories import TARGET
+
+        target = TARGET.get()
+        runtime = target.runtime if target is not None else self._runtime
         async with relayed_progress():  # long work reports progress if the client asked
-            value = await self._runtime.run(self._runtime.call_tool, self._tool, arguments)
+            value = await runtime.run(runtime.call_tool, self._tool, arguments)
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         content = [TextContent(type="text", text=text)]
         if self.output_schema is not None and self.output_schema.get(WRAP_KEY):

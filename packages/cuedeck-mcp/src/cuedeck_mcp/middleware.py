@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import mcp_types
 from fastmcp.server.middleware import Middleware
 from mcp import MCPError
 
 from cuedeck.errors import CueError, Forbidden
+from cuedeck_mcp.repositories import TARGET, alias_argument
 from cuedeck_mcp.roles import CALLER, Caller, Role, allows, required_role
 from cuedeck_mcp.runtime import CueFailure
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
     from cuedeck.tools import Tool
     from cuedeck_mcp.ratelimit import RateLimiter
+    from cuedeck_mcp.repositories import Repositories, Target
     from cuedeck_mcp.runtime import WorkspaceRuntime
 
 log = logging.getLogger("cuedeck")
@@ -90,12 +92,16 @@ class CueDeckMiddleware(Middleware):
         *,
         local_role: Role = "write",
         workspace: str = "",
+        repositories: Repositories | None = None,
     ) -> None:
+        from cuedeck_mcp.repositories import OneWorkspace
+
         self.runtime = runtime
         self.limiter = limiter
         self.tools = dict(tools)
         self.local_role = local_role
         self.workspace = workspace
+        self.repositories = repositories or OneWorkspace(workspace, runtime)
 
     async def on_list_tools(
         self,
@@ -115,39 +121,56 @@ class CueDeckMiddleware(Middleware):
         context: MiddlewareContext[mcp_types.CallToolRequestParams],
         call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
     ) -> ToolResult:
+        from cuedeck_mcp.access import logged_call
+
         name = context.message.name
         tool = self.tools.get(name)
         caller = current_caller(self.local_role, self.workspace)
-        if tool is not None and not allows(caller.role, required_role(tool)):
-            # Checked here again, not only hidden from tools/list: a client may call a
-            # tool by name without listing, and must hear why it may not.
-            needed = required_role(tool)
-            refusal = Forbidden(
-                f"{name} needs the {needed} role; this client has {caller.role}",
-                tool=name,
-                role=caller.role,
-                required_role=needed,
-                help="ask for a token with that role (cue mcp token add --role "
-                f"{needed}), or use a tool your role allows (whoami lists them)",
-            )
-            failure = await self.runtime.run(self.runtime.failure, refusal, None)
-            raise wire_error(failure) from None
-        CALLER.set(caller)
-        if tool is not None and name in self.limiter.limits:
+        with logged_call(name, caller) as record:
+            if tool is not None and not allows(caller.role, required_role(tool)):
+                # Checked here again, not only hidden from tools/list: a client may call a
+                # tool by name without listing, and must hear why it may not.
+                raise await self._refuse(_forbidden(tool, caller), None)
+            CALLER.set(caller)
+            arguments = dict(context.message.arguments or {})
+            if tool is not None:
+                target = await self._target(tool, arguments, caller)
+                record["repository"] = target.alias
+                TARGET.set(target)
+                context = context.copy(
+                    message=context.message.model_copy(update={"arguments": arguments})
+                )
+            if tool is not None and name in self.limiter.limits:
+                try:
+                    # A call that cannot run spends nothing: validate first, then count it.
+                    tool.validate(arguments)
+                    self.limiter.check(client_key(), name)
+                except CueError as exc:
+                    raise await self._refuse(exc, arguments) from None
             try:
-                # A call that cannot run spends nothing: validate first, then count it.
-                tool.validate(context.message.arguments or {})
-                self.limiter.check(client_key(), name)
-            except CueError as exc:
-                arguments = context.message.arguments
-                failure = await self.runtime.run(self.runtime.failure, exc, arguments)
+                return await call_next(context)
+            except CueFailure as failure:
                 raise wire_error(failure) from None
+            finally:
+                await self._announce_card_changes(context.fastmcp_context)
+
+    async def _target(self, tool: Tool, arguments: dict[str, Any], caller: Caller) -> Target:
+        """Where ``tool`` runs: ``repository_alias`` taken out of ``arguments`` and
+        resolved; a writing tool aimed at a read-only repository is refused (1401)."""
+        import anyio
+
         try:
-            return await call_next(context)
-        except CueFailure as failure:
-            raise wire_error(failure) from None
-        finally:
-            await self._announce_card_changes(context.fastmcp_context)
+            alias = alias_argument(arguments) if self.repositories.takes_alias(tool) else None
+            target = await anyio.to_thread.run_sync(self.repositories.resolve, tool, alias, caller)
+            if not tool.read_only and not target.writable:
+                raise _read_only(tool, target)
+        except CueError as exc:
+            raise await self._refuse(exc, arguments) from None
+        return target
+
+    async def _refuse(self, error: CueError, arguments: Any) -> MCPError:
+        failure = await self.runtime.run(self.runtime.failure, error, arguments)
+        return wire_error(failure)
 
     async def on_read_resource(
         self,
@@ -168,3 +191,35 @@ class CueDeckMiddleware(Middleware):
             await context.send_notification(mcp_types.ResourceListChangedNotification())
         except Exception as exc:  # a lost notice must not fail the call that caused it
             log.debug("could not send resources/list_changed: %s", exc)
+
+
+def _forbidden(tool: Tool, caller: Caller) -> Forbidden:
+    from cuedeck_mcp.permissions import SPEC_ROLES, permission_of
+
+    needed = required_role(tool)
+    permission = permission_of(tool)
+    return Forbidden(
+        f"Permission denied: {tool.name} requires {permission} (the {needed} role, "
+        f"{SPEC_ROLES[needed]}); this client has {caller.role}",
+        tool=tool.name,
+        role=caller.role,
+        required_role=needed,
+        permission=permission,
+        help="ask for a token with that role (cue mcp token add --role "
+        f"{needed}), or use a tool your role allows (whoami lists them)",
+    )
+
+
+def _read_only(tool: Tool, target: Target) -> CueError:
+    from cuedeck_mcp.team.errors import ReadOnlyRepository
+
+    what = "a shared repository" if target.kind == "shared" else f"a {target.kind}"
+    return ReadOnlyRepository(
+        f"{tool.name} writes, and {target.alias} is {what}: no tool writes it",
+        tool=tool.name,
+        repository_alias=target.alias,
+        kind=target.kind,
+        permission="repository:write",
+        help="activate it (activate_repository) and make the change in your own working "
+        "copy; an admin refreshes shared repositories from their source",
+    )

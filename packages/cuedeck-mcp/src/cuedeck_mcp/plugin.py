@@ -7,19 +7,50 @@ when the command runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from cuedeck.hookspecs import hookimpl
 from cuedeck.layout import ACCESS_PATH
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterCommand, RegisterTool
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
+    from cuedeck.workspace import Workspace
     from cuedeck_mcp.server import Transport
 
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
     register("cuedeck_mcp.tools:whoami", category="guide", read_only=True, idempotent=True)
+    register(
+        "cuedeck_mcp.tools:cidx_quick_reference",
+        category="reference",
+        read_only=True,
+        idempotent=True,
+    )
+    # The team's tools, served by a team server only (docs/teams.md).
+    team = "cuedeck_mcp.team.tools:"
+    for name in ("list_global_repos", "global_repo_status", "list_activated_repos"):
+        register(team + name, category="repositories", read_only=True, idempotent=True)
+    register(team + "add_golden_repo", category="repositories")
+    register(team + "refresh_golden_repo", category="repositories", idempotent=True)
+    register(team + "remove_golden_repo", category="repositories", destructive=True)
+    register(team + "activate_repository", category="repositories")
+    register(team + "sync_repository", category="repositories", idempotent=True)
+    register(team + "manage_composite_repository", category="repositories")
+    register(team + "deactivate_repository", category="repositories", destructive=True)
+    register(team + "list_users", category="users", read_only=True, idempotent=True)
+
+
+@hookimpl
+def register_services(register: RegisterNamed) -> None:
+    register("team", _team_of)
+
+
+def _team_of(workspace: Workspace) -> Any:
+    """The team whose home is ``workspace`` (one per workspace object)."""
+    from cuedeck_mcp.team.home import Team
+
+    return Team.of(workspace)
 
 
 @hookimpl

@@ -50,8 +50,12 @@ CALLER: ContextVar[Caller | None] = ContextVar("cuedeck_caller", default=None)
 
 
 def required_role(tool: Tool) -> Role:
-    """The least role that may call ``tool`` (:attr:`cuedeck.tools.Tool.role`)."""
-    return check_role(tool.role)
+    """The least role that may call ``tool``: the one that has its permission
+    (:func:`cuedeck_mcp.permissions.permission_of`; by the tool's flags, as
+    :attr:`cuedeck.tools.Tool.role` says, but for the team's own tools)."""
+    from cuedeck_mcp.permissions import PERMISSIONS, permission_of
+
+    return PERMISSIONS[permission_of(tool)]
 
 
 def allows(role: Role, needed: Role) -> bool:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from cuedeck.tools import Tool
     from cuedeck.workspace import Workspace
+    from cuedeck_mcp.team.serving import TeamRepositories
 
 log = logging.getLogger("cuedeck")
 
@@ -117,16 +118,26 @@ def _instructions(tools: list[str]) -> str:
 #: Tool categories the ``core`` profile leaves out: every tool listed costs tokens in every
 #: conversation, only agents without a shell need to edit files or commit over MCP, and
 #: all fifteen memory tools would double the default's size (add ``memory``).
-OPT_IN_CATEGORIES = frozenset({"files", "git", "memory"})
+OPT_IN_CATEGORIES = frozenset({"files", "git", "memory", "reference"})
+#: Categories only a team server serves: they act on a team's repositories and members
+#: (cuedeck_mcp.team.serving.TEAM_CATEGORIES).
+TEAM_ONLY = frozenset({"repositories", "users"})
+#: What a team server serves on top of its profile.
+TEAM_PROFILE = ("repositories", "users", "cidx_quick_reference")
 #: Opt-in tools ``core`` serves all the same, when installed: the memory essentials an
 #: agent uses every session (save what it learnt, get it back in the next session, see how
 #: full its context is and what to prune).
 CORE_ESSENTIALS = ("context_capture", "context_restore", "context_analyze_usage")
 
 
-def served_tools(tools: Mapping[str, Tool], profile: Sequence[str]) -> dict[str, Tool]:
+def served_tools(
+    tools: Mapping[str, Tool], profile: Sequence[str], *, team: bool = False
+) -> dict[str, Tool]:
     """The tools a profile serves, in registration order: ``core`` (every category but the
-    opt-in ones, plus :data:`CORE_ESSENTIALS`), ``all``, categories and/or tool names."""
+    opt-in ones, plus :data:`CORE_ESSENTIALS`), ``all``, categories and/or tool names.
+    The team's own tools (:data:`TEAM_ONLY`) are served by a ``team`` server only."""
+    if not team:
+        tools = {name: tool for name, tool in tools.items() if tool.category not in TEAM_ONLY}
     chosen: set[str] = set()
     for entry in profile:
         if entry == "all":
@@ -154,22 +165,38 @@ def build_server(
     token: str | None = None,
     profile: Sequence[str] | None = None,
     name: str = "",
+    team: bool = False,
+    limiter: RateLimiter | None = None,
 ) -> FastMCP:
     """A FastMCP server for ``workspace`` serving the tool ``profile`` (default ``[mcp]
     tools``), known to clients as ``name`` (its endpoint's name when one process serves
     several workspaces).
 
+    With ``team``, ``workspace`` is a team's home and the server serves the team's
+    repositories (docs/teams.md): every tool takes ``repository_alias``, and the team's own
+    tools are served too. ``limiter`` counts rate limits (default: in this process).
+
     Over HTTP it requires a bearer token when any is configured: the workspace's
     ``access.toml`` grants with their roles, or ``token`` (``CUEDECK_MCP_TOKEN``) as admin.
     """
     from cuedeck import __version__
+    from cuedeck_mcp.repositories import OneWorkspace
 
-    chosen = profile if profile is not None else workspace.config.mcp.tools
+    chosen = list(profile if profile is not None else workspace.config.mcp.tools)
+    if team:
+        chosen += TEAM_PROFILE
     # Every tool is imported and checked here; a broken one is a plugin failure, left out.
-    tools_served = served_tools(check_tools(workspace.plugins), chosen)
+    tools_served = served_tools(check_tools(workspace.plugins), chosen, team=team)
     workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
     runtime = WorkspaceRuntime(workspace)
-    limiter = RateLimiter(workspace.config.rate_limits)
+    label = name or workspace.root.name
+    repositories: OneWorkspace | TeamRepositories = OneWorkspace(label, runtime)
+    if team:
+        from cuedeck_mcp.team.serving import TeamRepositories
+
+        home = workspace.service("team")
+        repositories = TeamRepositories(home, runtime, frozenset(tools_served))
+    limiter = limiter or RateLimiter(workspace.config.rate_limits)
     server = FastMCP(
         "CueDeck",
         instructions=_instructions(list(tools_served)),
@@ -180,15 +207,18 @@ def build_server(
                 limiter,
                 tools_served,
                 local_role=check_role(workspace.config.mcp.local_role, field="mcp.local_role"),
-                workspace=name or workspace.root.name,
+                workspace=label,
+                repositories=repositories,
             )
         ],
         auth=RoleTokens(workspace.root, token) if needs_tokens(workspace.root, token) else None,
         on_duplicate="error",
     )
     for tool in tools_served.values():
-        server.add_tool(ServedTool.adapt(tool, runtime))
-    server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
+        published = repositories.alias_published(tool) if team else None
+        server.add_tool(ServedTool.adapt(tool, runtime, repository_alias=published))
+    if not team:  # a team's home has no cards or docs of its own to publish
+        server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
     runtime.cards_changed()  # the baseline that later changes are announced against
     server.cuedeck_runtime = runtime  # type: ignore[attr-defined]
     return server
