@@ -15,9 +15,9 @@ from mcp import MCPError
 from mcp.client import Client
 
 from cuedeck.plugins import get_tools
-from cuedeck_mcp.server import TEAM_ONLY
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.roles import allows, load_grants, required_role
+from cuedeck_mcp.server import TEAM_ONLY
 from tests.mcp.conftest import (
     CUE,
     add_token,

@@ -22,9 +22,8 @@ from cuedeck.errors import (
 )
 from cuedeck.files import locked
 from cuedeck.plugins import get_tools, make_plugin_manager, plugin_failures
-from cuedeck_mcp.server import TEAM_ONLY
 from cuedeck.workspace import open_workspace
-from cuedeck_mcp.server import build_server
+from cuedeck_mcp.server import TEAM_ONLY, build_server
 
 from .conftest import server_for
 

@@ -347,7 +347,6 @@ class ServedTool(FastMCPTool):
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         from cuedeck_mcp.progress import relayed_progress
-
         from cuedeck_mcp.repositories import TARGET
 
         target = TARGET.get()

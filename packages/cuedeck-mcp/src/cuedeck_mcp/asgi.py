@@ -16,7 +16,6 @@ the HTTP transport is stateless, so any worker can answer any request.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import tomllib
 from pathlib import Path

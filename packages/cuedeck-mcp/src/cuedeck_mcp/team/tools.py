@@ -269,7 +269,6 @@ def remove_golden_repo(
     Activations and composites made from it are copies of their own and stay.
     """
     from cuedeck_git.confirm import confirmed
-
     from cuedeck_mcp.team.shared import find, remove
 
     team = _team(workspace)
@@ -344,7 +343,6 @@ def deactivate_repository(
     """Delete one of your activated repositories or composites and its indexes; report
     the space freed (asks first when it holds uncommitted or unpushed work)."""
     from cuedeck_git.confirm import confirmed
-
     from cuedeck_mcp.team.activations import deactivate, find, unsaved_work
 
     team = _team(workspace)
