@@ -162,7 +162,7 @@ class CueDeckMiddleware(Middleware):
         try:
             alias = alias_argument(arguments) if self.repositories.takes_alias(tool) else None
             target = await anyio.to_thread.run_sync(self.repositories.resolve, tool, alias, caller)
-            if not tool.read_only and not target.writable:
+            if not target.accepts(tool):
                 raise _read_only(tool, target)
         except CueError as exc:
             raise await self._refuse(exc, arguments) from None
@@ -214,8 +214,13 @@ def _read_only(tool: Tool, target: Target) -> CueError:
     from cuedeck_mcp.team.errors import ReadOnlyRepository
 
     what = "a shared repository" if target.kind == "shared" else f"a {target.kind}"
+    only = (
+        f" (only its own {', '.join(sorted(target.own_categories))} tools write there)"
+        if target.own_categories
+        else ""
+    )
     return ReadOnlyRepository(
-        f"{tool.name} writes, and {target.alias} is {what}: no tool writes it",
+        f"{tool.name} writes, and {target.alias} is {what}: no tool writes it{only}",
         tool=tool.name,
         repository_alias=target.alias,
         kind=target.kind,

@@ -36,13 +36,19 @@ Kind = Literal["workspace", "shared", "activation", "composite", "team"]
 
 @attrs.frozen
 class Target:
-    """Where a call runs: the repository's alias and kind, its runtime, and whether tools
-    may write it."""
+    """Where a call runs: the repository's alias and kind, its runtime, and what tools may
+    write there: anything (``writable``), or only CueDeck's own files of the workspace
+    through the tools of ``own_categories`` (a composite's cards and memory), or nothing."""
 
     alias: str
     kind: Kind
     runtime: WorkspaceRuntime
     writable: bool
+    own_categories: frozenset[str] = frozenset()
+
+    def accepts(self, tool: Tool) -> bool:
+        """Whether ``tool`` may run here: it reads, or it may write here."""
+        return tool.read_only or self.writable or tool.category in self.own_categories
 
 
 #: The target of the call being served, set by the middleware for the adapter.

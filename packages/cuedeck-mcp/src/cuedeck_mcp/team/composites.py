@@ -7,8 +7,10 @@ as one corpus: BM25's document frequencies and average length are counted over a
 them, and a hybrid search fuses one keyword ranking with one semantic ranking of the
 whole. Per-component searches merged afterwards would rank a word rare in one component
 and common in another by two different statistics, and interleave ranks that do not
-compare. Paths name their component (``backend/src/auth.py``). A composite is read-only
-to tools, like the shared repositories it is made of.
+compare. Paths name their component (``backend/src/auth.py``). Its components are
+read-only to tools, like the shared repositories they copy; its own cards and memory
+(``.cuedeck/``) are the user's, so a card can cite docs of several components and build
+one scene from them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cuedeck.config import render_default_config
 from cuedeck.errors import InvalidInput
-from cuedeck.layout import CACHE_DIR, CONFIG_PATH
+from cuedeck.layout import CACHE_DIR, CARDS_DIR, CONFIG_PATH, DOCS_DIR
 from cuedeck_mcp.team import gitops
 from cuedeck_mcp.team.activations import check_user_alias
 from cuedeck_mcp.team.activations import find as find_activation
@@ -44,7 +46,8 @@ def create(team: Team, owner: str, alias: str, goldens: list[str]) -> dict[str, 
         folder = team.user_path(record)
         try:
             remove_tree(folder)
-            (folder / CACHE_DIR).mkdir(parents=True)
+            for sub in (CACHE_DIR, CARDS_DIR, DOCS_DIR):
+                (folder / sub).mkdir(parents=True)
             (folder / CONFIG_PATH).write_text(render_default_config(), encoding="utf-8")
             for component in shared:
                 _clone_component(team, record, component)

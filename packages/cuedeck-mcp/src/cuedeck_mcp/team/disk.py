@@ -89,7 +89,7 @@ def seed_cache(source: Path, target: Path) -> list[str]:
 
 def _backup(source: Path, target: Path) -> None:
     with (
-        contextlib.closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as src,
+        contextlib.closing(sqlite3.connect(f"{source.as_uri()}?mode=ro", uri=True)) as src,
         contextlib.closing(sqlite3.connect(target)) as dst,
     ):
         src.backup(dst)

@@ -33,6 +33,9 @@ TEAM_CATEGORIES = frozenset({"repositories", "users"})
 HOME_TOOLS = frozenset({"whoami"})
 #: Tools that run on the home when the call names no repository (the guide tools).
 HOME_BY_DEFAULT = frozenset({"guide"})
+#: What tools may write in a composite: its own cards and memory (its components are
+#: shared repositories, read-only).
+COMPOSITE_OWN = frozenset({"tasks", "memory"})
 #: How often a worker checks the registry for repositories removed by another worker.
 STALE_CHECK_SECONDS = 2.0
 
@@ -77,7 +80,13 @@ class TeamRepositories:
             found = activations.find(self.team, caller.name, alias, what="one of your repositories")
             folder, kind, generation = self.team.user_path(found), found.kind, found.generation
         runtime = self._runtime(generation, folder)
-        return Target(alias, kind, runtime, writable=kind == "activation")  # type: ignore[arg-type]
+        return Target(
+            alias,
+            kind,  # type: ignore[arg-type]
+            runtime,
+            writable=kind == "activation",
+            own_categories=COMPOSITE_OWN if kind == "composite" else frozenset(),
+        )
 
     def _only(self, caller: Caller) -> str:
         visible = [r.alias for r in self.team.registry.shared()] + [
