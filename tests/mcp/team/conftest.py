@@ -127,10 +127,11 @@ def team_server(home: Path, *, workers: int = 1, **env: str) -> Iterator[tuple[s
         sys.executable, "-m", "uvicorn", "cuedeck_mcp.asgi:app", "--workers", str(workers),
         "--port", str(port), "--log-level", "warning", "--no-access-log",
     ]  # fmt: skip
+    errors = (home.parent / f"server-{port}.err").open("wb")
     process = subprocess.Popen(
         argv,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=errors,
         env=environment(
             CUEDECK_MCP_TEAM=str(home),
             CUEDECK_MCP_PORT=str(port),
@@ -139,7 +140,8 @@ def team_server(home: Path, *, workers: int = 1, **env: str) -> Iterator[tuple[s
         ),
     )
     try:
-        wait_until_listening(port, process, lambda: process.stderr.read().decode(), timeout=60)  # type: ignore[union-attr]
+        why = lambda: (home.parent / f"server-{port}.err").read_text()  # noqa: E731
+        wait_until_listening(port, process, why, timeout=60)
         yield f"http://127.0.0.1:{port}", log
     finally:
         process.terminate()
@@ -148,8 +150,22 @@ def team_server(home: Path, *, workers: int = 1, **env: str) -> Iterator[tuple[s
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
-        if process.stderr is not None:
-            process.stderr.close()
+        errors.close()
+
+
+async def session(url: str, token: str | None, work: Any) -> Any:
+    """``await work(client)`` with the official MCP client over HTTP, sending ``token``,
+    patient with long calls (registering a repository clones and indexes it)."""
+    import httpx2
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(300.0)) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+    ):
+        return await work(client)
 
 
 async def call(client: Any, tool: str, arguments: dict[str, Any]) -> Any:

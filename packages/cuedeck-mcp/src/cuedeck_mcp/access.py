@@ -49,11 +49,12 @@ def configure(target: str | None = None) -> None:
 
 
 def emit(event: str, fields: dict[str, Any]) -> None:
-    """One access line: ``{"ts", "event", ...fields}``."""
+    """One access line: ``{"ts", "event", "pid", ...fields}``."""
     if not log.isEnabledFor(logging.INFO):
         return
     stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    log.info(json.dumps({"ts": stamp, "event": event, **fields}, separators=(",", ":")))
+    line = {"ts": stamp, "event": event, "pid": os.getpid(), **fields}  # pid: which worker
+    log.info(json.dumps(line, separators=(",", ":")))
 
 
 @contextlib.contextmanager
