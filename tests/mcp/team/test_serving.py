@@ -34,8 +34,10 @@ def tokens(home: Path) -> dict[str, str]:
     """A token per role: admin, power (write) and reader (read)."""
     config = home / ".cuedeck" / "config.toml"
     config.write_text(config.read_text() + '\n[mcp]\ntools = ["all"]\n', encoding="utf-8")
-    return {name: add_token(home, name, role) for name, role in
-            (("admin", "admin"), ("power", "write"), ("reader", "read"))}  # fmt: skip
+    return {
+        name: add_token(home, name, role)
+        for name, role in (("admin", "admin"), ("power", "write"), ("reader", "read"))
+    }
 
 
 def _snapshot(root: Path) -> dict[str, Any]:
@@ -73,10 +75,14 @@ async def test_each_role_may_do_what_its_permissions_say(
 
         async def reader_work(client: Client) -> Any:
             listed = {t.name for t in (await client.list_tools()).tools}
-            found = await call(client, "read_context", {"repository_alias": "backend-global",
-                                                       "query": "bcrypt", "mode": "keyword"})  # fmt: skip
-            page = await call(client, "read_doc", {"repository_alias": "backend-global",
-                                                  "path": "docs/auth.md"})  # fmt: skip
+            found = await call(
+                client,
+                "read_context",
+                {"repository_alias": "backend-global", "query": "bcrypt", "mode": "keyword"},
+            )
+            page = await call(
+                client, "read_doc", {"repository_alias": "backend-global", "path": "docs/auth.md"}
+            )
             who = await call(client, "whoami", {})
             refused = {
                 tool: await refusal(client, tool, arguments)
@@ -93,8 +99,11 @@ async def test_each_role_may_do_what_its_permissions_say(
 
         async def power_work(client: Client) -> Any:
             listed = {t.name for t in (await client.list_tools()).tools}
-            made = await call(client, "activate_repository",
-                              {"golden_repo_alias": "backend-global", "user_alias": "mine"})  # fmt: skip
+            made = await call(
+                client,
+                "activate_repository",
+                {"golden_repo_alias": "backend-global", "user_alias": "mine"},
+            )
             card = await call(client, "create_task", {"repository_alias": "mine", "title": "Mine"})
             on_shared = await refusal(
                 client, "create_task", {"repository_alias": "backend-global", "title": "No"}
@@ -116,9 +125,10 @@ async def test_each_role_may_do_what_its_permissions_say(
     # admin registers and sees the team
     assert added["alias"] == "backend-global"
     assert {(u["name"], u["role"], u["spec_role"]) for u in users} == {
-        ("admin", "admin", "admin"), ("power", "write", "power_user"),
+        ("admin", "admin", "admin"),
+        ("power", "write", "power_user"),
         ("reader", "read", "normal_user"),
-    }  # fmt: skip
+    }
     # a reader searches and reads shared repositories, nothing more
     assert found[0]["path"] == "docs/auth.md" and "bcrypt" in page["content"]
     assert who["spec_role"] == "normal_user" and who["permissions"] == ["query_repos"]
@@ -161,11 +171,12 @@ async def test_no_tool_writes_a_shared_repository(
             # (the team's own tools name repositories to manage them: an admin refreshes
             # a shared repository from its source with refresh_golden_repo).
             writers = [
-                t.name for t in tools
+                t.name
+                for t in tools
                 if not (t.annotations and t.annotations.read_only_hint)
                 and "repository_alias" in t.input_schema.get("properties", {})
                 and t.name not in TEAM_TOOLS
-            ]  # fmt: skip
+            ]
             codes = {}
             for name in writers:
                 error = await refusal(client, name, {"repository_alias": "backend-global"})
@@ -174,8 +185,17 @@ async def test_no_tool_writes_a_shared_repository(
 
         codes = await session(f"{base}/mcp", tokens["admin"], every_writer)
     # Every writing tool: files, git (destructive ones too), tasks, memory.
-    assert {"create_file", "edit_file", "delete_file", "git_commit", "git_reset",
-            "git_branch_delete", "create_task", "update_task", "context_capture"} <= set(codes)  # fmt: skip
+    assert {
+        "create_file",
+        "edit_file",
+        "delete_file",
+        "git_commit",
+        "git_reset",
+        "git_branch_delete",
+        "create_task",
+        "update_task",
+        "context_capture",
+    } <= set(codes)
     assert set(codes.values()) == {(1401, "repository:write")}
     assert _snapshot(golden) == before
 
@@ -191,19 +211,40 @@ async def test_a_composite_search_and_scene_cover_every_component(
     with team_server(home) as (base, _log):
 
         async def work(client: Client) -> Any:
-            made = await call(client, "activate_repository", {
-                "golden_repo_aliases": ["backend-global", "frontend-global"],
-                "user_alias": "stack", "composite": True})  # fmt: skip
-            found = await call(client, "read_context", {"repository_alias": "stack",
-                                                       "query": "bcrypt login", "mode": "keyword"})  # fmt: skip
-            card = await call(client, "create_task", {
-                "repository_alias": "stack", "title": "Passwords end to end",
-                "body": "See @backend/docs/auth.md and @frontend/docs/login-page.md."})  # fmt: skip
-            await call(client, "update_task", {"repository_alias": "stack", "id": card["id"],
-                                               "updates": {"status": "active"}})  # fmt: skip
+            made = await call(
+                client,
+                "activate_repository",
+                {
+                    "golden_repo_aliases": ["backend-global", "frontend-global"],
+                    "user_alias": "stack",
+                    "composite": True,
+                },
+            )
+            found = await call(
+                client,
+                "read_context",
+                {"repository_alias": "stack", "query": "bcrypt login", "mode": "keyword"},
+            )
+            card = await call(
+                client,
+                "create_task",
+                {
+                    "repository_alias": "stack",
+                    "title": "Passwords end to end",
+                    "body": "See @backend/docs/auth.md and @frontend/docs/login-page.md.",
+                },
+            )
+            await call(
+                client,
+                "update_task",
+                {"repository_alias": "stack", "id": card["id"], "updates": {"status": "active"}},
+            )
             scene = await call(client, "build_scene", {"repository_alias": "stack"})
-            edit = await refusal(client, "create_file", {"repository_alias": "stack",
-                                                        "file_path": "backend/x.md", "content": "x"})  # fmt: skip
+            edit = await refusal(
+                client,
+                "create_file",
+                {"repository_alias": "stack", "file_path": "backend/x.md", "content": "x"},
+            )
             return made, found, scene, edit
 
         made, found, scene, edit = await session(f"{base}/mcp", tokens["power"], work)
@@ -243,8 +284,12 @@ async def test_two_workers_share_tokens_and_rate_limits(
 
         from tests.mcp.conftest import CUE, environment
 
-        subprocess.run([CUE, "-C", str(home), "mcp", "token", "remove", "late"],
-                       check=True, capture_output=True, env=environment())  # fmt: skip
+        subprocess.run(
+            [CUE, "-C", str(home), "mcp", "token", "remove", "late"],
+            check=True,
+            capture_output=True,
+            env=environment(),
+        )
         async with httpx2.AsyncClient() as http:
             ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
             revoked = [
@@ -259,5 +304,6 @@ async def test_two_workers_share_tokens_and_rate_limits(
     # One bucket for both workers: a burst of 4, whichever worker a call reached.
     assert outcomes.count(0) == 4 and outcomes.count(429) == 6
     assert late_names == ["late"] * 8 and revoked == [401] * 8
-    assert all(late not in line and tokens["reader"] not in line
-               for line in log.read_text().splitlines())  # fmt: skip
+    assert all(
+        late not in line and tokens["reader"] not in line for line in log.read_text().splitlines()
+    )
