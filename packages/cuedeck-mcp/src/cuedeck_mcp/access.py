@@ -75,7 +75,7 @@ def logged_call(tool: str, caller: Caller) -> Iterator[dict[str, Any]]:
         outcome = "error"
         raise
     finally:
-        record["outcome"] = outcome
+        record.setdefault("outcome", outcome)  # the block may say (a failure answered)
         record["ms"] = round((time.perf_counter() - started) * 1000, 1)
         emit("tool", record)
 

@@ -51,6 +51,9 @@ class Deployment:
     insecure: bool = False
     #: Where access lines go: ``-`` (stderr), a file, or ``off`` (the default).
     access_log: str = "off"
+    #: Reply shapes: ``cuedeck`` or ``spec`` (:mod:`cuedeck_mcp.replies`); None:
+    #: ``$CUEDECK_MCP_REPLIES``, else ``cuedeck``.
+    replies: str | None = None
 
 
 def parse_workspaces(pairs: Sequence[str]) -> dict[str, Path]:
@@ -137,6 +140,8 @@ def _deployment_file(path: Path) -> Deployment:
             continue  # a key left out keeps the field's default
         if key == "tools":
             expected = list[str]  # None is only the default: each workspace's [mcp] tools
+        if key == "replies":
+            expected = str  # None is only the default: the environment's, else cuedeck
         try:
             values[key] = check_type(data[key], expected)
         except ValueError:
@@ -154,6 +159,10 @@ def _deployment_file(path: Path) -> Deployment:
         values["workspaces"] = parse_workspaces(
             [f"{name}={folder}" for name, folder in table.items()]
         )
+    if "replies" in values:
+        from cuedeck_mcp.replies import check_replies
+
+        check_replies(values["replies"])
     return _one_kind(Deployment(**values), str(path))
 
 
@@ -273,6 +282,7 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
             profile=deployment.tools,
             name="team",
             team=True,
+            replies=deployment.replies,
             limiter=SharedRateLimiter(
                 home.root / CACHE_DIR / "ratelimits.sqlite3", home.config.rate_limits
             ),
@@ -293,7 +303,12 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
                 workspace.root / CACHE_DIR / "ratelimits.sqlite3", workspace.config.rate_limits
             )
             server = build_server(
-                workspace, token=token, profile=deployment.tools, name=name, limiter=limiter
+                workspace,
+                token=token,
+                profile=deployment.tools,
+                name=name,
+                limiter=limiter,
+                replies=deployment.replies,
             )
             apps[name] = server.http_app(
                 path=f"/mcp/{name}",

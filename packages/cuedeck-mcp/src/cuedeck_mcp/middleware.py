@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from cuedeck.tools import Tool
     from cuedeck_mcp.ratelimit import RateLimiter
+    from cuedeck_mcp.replies import Replies
     from cuedeck_mcp.repositories import Repositories, Target
     from cuedeck_mcp.runtime import WorkspaceRuntime
 
@@ -93,6 +94,7 @@ class CueDeckMiddleware(Middleware):
         local_role: Role = "write",
         workspace: str = "",
         repositories: Repositories | None = None,
+        replies: Replies = "cuedeck",
     ) -> None:
         from cuedeck_mcp.repositories import OneWorkspace
 
@@ -102,6 +104,7 @@ class CueDeckMiddleware(Middleware):
         self.local_role = local_role
         self.workspace = workspace
         self.repositories = repositories or OneWorkspace(workspace, runtime)
+        self.replies = replies
 
     async def on_list_tools(
         self,
@@ -124,35 +127,52 @@ class CueDeckMiddleware(Middleware):
         from cuedeck_mcp.access import logged_call
 
         name = context.message.name
-        tool = self.tools.get(name)
         caller = current_caller(self.local_role, self.workspace)
         with logged_call(name, caller) as record:
-            if tool is not None and not allows(caller.role, required_role(tool)):
-                # Checked here again, not only hidden from tools/list: a client may call a
-                # tool by name without listing, and must hear why it may not.
-                raise await self._refuse(_forbidden(tool, caller), None)
-            CALLER.set(caller)
-            arguments = dict(context.message.arguments or {})
-            if tool is not None:
-                target = await self._target(tool, arguments, caller)
-                record["repository"] = target.alias
-                TARGET.set(target)
-                context = context.copy(
-                    message=context.message.model_copy(update={"arguments": arguments})
-                )
-            if tool is not None and name in self.limiter.limits:
-                try:
-                    # A call that cannot run spends nothing: validate first, then count it.
-                    tool.validate(arguments)
-                    self.limiter.check(client_key(), name)
-                except CueError as exc:
-                    raise await self._refuse(exc, arguments) from None
             try:
-                return await call_next(context)
+                return await self._call(context, call_next, caller, record)
             except CueFailure as failure:
+                if self.replies == "spec":  # the specification's failure reply, not an error
+                    from cuedeck_mcp.replies import spec_failure
+
+                    record["outcome"] = failure.code
+                    return spec_failure(failure)
                 raise wire_error(failure) from None
-            finally:
-                await self._announce_card_changes(context.fastmcp_context)
+
+    async def _call(
+        self,
+        context: MiddlewareContext[mcp_types.CallToolRequestParams],
+        call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
+        caller: Caller,
+        record: dict[str, Any],
+    ) -> ToolResult:
+        """Check, route and run one call; a refusal or failure is a :class:`CueFailure`."""
+        name = context.message.name
+        tool = self.tools.get(name)
+        if tool is not None and not allows(caller.role, required_role(tool)):
+            # Checked here again, not only hidden from tools/list: a client may call a
+            # tool by name without listing, and must hear why it may not.
+            raise await self._refuse(_forbidden(tool, caller), None)
+        CALLER.set(caller)
+        arguments = dict(context.message.arguments or {})
+        if tool is not None:
+            target = await self._target(tool, arguments, caller)
+            record["repository"] = target.alias
+            TARGET.set(target)
+            context = context.copy(
+                message=context.message.model_copy(update={"arguments": arguments})
+            )
+        if tool is not None and name in self.limiter.limits:
+            try:
+                # A call that cannot run spends nothing: validate first, then count it.
+                tool.validate(arguments)
+                self.limiter.check(client_key(), name)
+            except CueError as exc:
+                raise await self._refuse(exc, arguments) from None
+        try:
+            return await call_next(context)
+        finally:
+            await self._announce_card_changes(context.fastmcp_context)
 
     async def _target(self, tool: Tool, arguments: dict[str, Any], caller: Caller) -> Target:
         """Where ``tool`` runs: ``repository_alias`` taken out of ``arguments`` and
@@ -168,9 +188,9 @@ class CueDeckMiddleware(Middleware):
             raise await self._refuse(exc, arguments) from None
         return target
 
-    async def _refuse(self, error: CueError, arguments: Any) -> MCPError:
-        failure = await self.runtime.run(self.runtime.failure, error, arguments)
-        return wire_error(failure)
+    async def _refuse(self, error: CueError, arguments: Any) -> CueFailure:
+        """``error`` as it leaves the server (masked)."""
+        return await self.runtime.run(self.runtime.failure, error, arguments)
 
     async def on_read_resource(
         self,

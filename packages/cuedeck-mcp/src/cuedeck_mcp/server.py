@@ -167,6 +167,7 @@ def build_server(
     name: str = "",
     team: bool = False,
     limiter: RateLimiter | None = None,
+    replies: str | None = None,
 ) -> FastMCP:
     """A FastMCP server for ``workspace`` serving the tool ``profile`` (default ``[mcp]
     tools``), known to clients as ``name`` (its endpoint's name when one process serves
@@ -175,16 +176,22 @@ def build_server(
     With ``team``, ``workspace`` is a team's home and the server serves the team's
     repositories (docs/teams.md): every tool takes ``repository_alias``, and the team's own
     tools are served too. ``limiter`` counts rate limits (default: in this process).
+    ``replies`` is ``cuedeck`` or ``spec`` (default ``$CUEDECK_MCP_REPLIES``): the reply
+    shapes of :mod:`cuedeck_mcp.replies`.
 
     Over HTTP it requires a bearer token when any is configured: the workspace's
     ``access.toml`` grants with their roles, or ``token`` (``CUEDECK_MCP_TOKEN``) as admin.
     """
     from cuedeck import __version__
+    from cuedeck_mcp.replies import check_replies
     from cuedeck_mcp.repositories import OneWorkspace
 
+    shapes = check_replies(replies)
     chosen = list(profile if profile is not None else workspace.config.mcp.tools)
     if team:
         chosen += TEAM_PROFILE
+    if shapes == "spec":
+        chosen.append("cidx_quick_reference")  # what a specification's client asks first
     # Every tool is imported and checked here; a broken one is a plugin failure, left out.
     tools_served = served_tools(check_tools(workspace.plugins), chosen, team=team)
     workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
@@ -209,6 +216,7 @@ def build_server(
                 local_role=check_role(workspace.config.mcp.local_role, field="mcp.local_role"),
                 workspace=label,
                 repositories=repositories,
+                replies=shapes,
             )
         ],
         auth=RoleTokens(workspace.root, token) if needs_tokens(workspace.root, token) else None,
@@ -216,7 +224,8 @@ def build_server(
     )
     for tool in tools_served.values():
         published = repositories.alias_published(tool) if team else None
-        server.add_tool(ServedTool.adapt(tool, runtime, repository_alias=published))
+        served = ServedTool.adapt(tool, runtime, repository_alias=published, replies=shapes)
+        server.add_tool(served)
     if not team:  # a team's home has no cards or docs of its own to publish
         server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
     runtime.cards_changed()  # the baseline that later changes are announced against
