@@ -38,6 +38,7 @@ async def test_health_and_readiness_of_workspaces(demo: Path, log: Path) -> None
     (demo / ".cuedeck" / "access.toml").write_text("[[token", encoding="utf-8")
     broken = await _get(app, "/readyz", Host="10.0.0.7:9999")  # probes come by address
     other = await _get(app, "/mcp/s3cr3t-path", Authorization="Bearer cdk_secret_token")
+    assert other.status_code == 404
     assert (health.status_code, health.json()) == (200, {"status": "ok"})
     assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
     assert broken.status_code == 503
