@@ -177,6 +177,10 @@ async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
     async with Client(server_for(demo, profile=["all"])) as client:
         listed = {t.name: t for t in await client.list_tools()}
         guide = (await client.call_tool("first_time_user_guide", {})).structured_content
+    async with Client(server_for(demo, profile=["all"], team=True)) as client:
+        # The team's own tools, as a team server publishes them (docs/teams.md).
+        team = {t.name: t for t in await client.list_tools() if t.name not in listed}
+    listed.update(team)
     assert guide is not None
     calls = [(step["tool"], step["example_call"]) for step in guide["steps"]]
     for name, tool in tools.items():

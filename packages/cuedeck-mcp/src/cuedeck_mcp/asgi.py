@@ -335,31 +335,39 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
 def serve_workspaces(
     workspaces: Mapping[str, Path],
     *,
+    team: Path | None = None,
     host: str | None = None,
     port: int | None = None,
     profile: Sequence[str] | None = None,
     insecure: bool = False,
 ) -> None:
-    """Serve ``workspaces`` from this process at ``/mcp/<name>`` until it stops.
+    """Serve ``workspaces`` from this process at ``/mcp/<name>`` (or the ``team`` whose
+    home is that folder at ``/mcp``) until it stops.
 
-    Host, port and the allow lists default to the first workspace's ``[mcp]`` settings.
-    One process keeps sessions (and their notifications), unlike the stateless ``app``.
+    Host, port and the allow lists default to the first workspace's (the team home's)
+    ``[mcp]`` settings. One process keeps sessions (and their notifications), unlike the
+    stateless ``app``.
     """
     import uvicorn
 
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
 
-    settings = open_workspace(next(iter(workspaces.values()))).config.mcp
-    deployment = Deployment(
-        workspaces=dict(workspaces),
-        host=host or settings.host,
-        port=port if port is not None else settings.port,
-        allowed_hosts=settings.allowed_hosts,
-        allowed_origins=settings.allowed_origins,
-        tools=list(profile) if profile is not None else None,
-        stateless=False,
-        insecure=insecure,
+    first = team if team is not None else next(iter(workspaces.values()))
+    settings = open_workspace(first).config.mcp
+    deployment = _one_kind(
+        Deployment(
+            workspaces=dict(workspaces),
+            team=team,
+            host=host or settings.host,
+            port=port if port is not None else settings.port,
+            allowed_hosts=settings.allowed_hosts,
+            allowed_origins=settings.allowed_origins,
+            tools=list(profile) if profile is not None else None,
+            stateless=False,
+            insecure=insecure,
+        ),
+        "the command line",
     )
     app = build_app(deployment, token=os.environ.get(TOKEN_ENV) or None)
     uvicorn.run(app, host=deployment.host, port=deployment.port, log_level="warning")

@@ -29,8 +29,7 @@ class WhoAmI(TypedDict):
 
 
 def whoami(workspace: Workspace) -> WhoAmI:
-    """Say who you are to this server: token name, role, permissions, workspace and the
-    tools you may call.
+    """Say who you are to this server: token name, role, permissions and what you may call.
 
     Roles: read < write < admin (the specification's normal_user, power_user, admin).
     Read-only tools need read, destructive ones admin, the rest write.
@@ -83,8 +82,10 @@ def cidx_quick_reference(
         str | None, pydantic.Field(description="Only this category's tools", max_length=40)
     ] = None,
 ) -> QuickReference:
-    """The quick reference of the tools this server serves you: each one's summary,
-    category, permission and whether it writes."""
+    """The quick reference of the tools served to you: summary, category and permission.
+
+    Each entry also says whether the tool writes; ``category`` narrows the list.
+    """
     from cuedeck.plugins import check_tools
     from cuedeck_mcp.permissions import SPEC_ROLES, permission_of
     from cuedeck_mcp.roles import CALLER, Caller, allows, required_role

@@ -212,8 +212,7 @@ def list_global_repos(workspace: Workspace) -> list[GlobalRepo]:
 
 
 def global_repo_status(workspace: Workspace, repository_alias: Alias) -> GlobalRepoStatus:
-    """Show one shared repository: its source, branch, head, files indexed, disk use and
-    branches."""
+    """Show one shared repository: source, branch, head, files indexed, disk use, branches."""
     from cuedeck_mcp.team.shared import describe, find
 
     team = _team(workspace)
@@ -240,8 +239,10 @@ def add_golden_repo(
         bool, pydantic.Field(description="Embed every section for semantic search now")
     ] = True,
 ) -> GoldenRepoAdded:
-    """Register a repository as shared (alias-global): clone it once and index its docs,
-    code and vectors for every member to search and read (admin)."""
+    """Register a repository as shared (alias-global), cloned and indexed once for all (admin).
+
+    Its docs, code and vectors are indexed once; every member then searches and reads it.
+    """
     from cuedeck_mcp.team.shared import register
 
     return register(  # type: ignore[return-value]
@@ -254,8 +255,7 @@ def refresh_golden_repo(
     repository_alias: Alias,
     embed: Annotated[bool, pydantic.Field(description="Embed new sections now")] = True,
 ) -> GoldenRepoRefreshed:
-    """Fetch a shared repository from its source, move it to the branch's new head and
-    re-index what changed (admin)."""
+    """Bring a shared repository up to date with its source and re-index what changed (admin)."""
     from cuedeck_mcp.team.shared import refresh
 
     return refresh(_team(workspace), repository_alias, embed=embed)  # type: ignore[return-value]
@@ -306,8 +306,12 @@ def activate_repository(
         pydantic.Field(description="The shared repositories of a composite", max_length=50),
     ] = None,
 ) -> Activated:
-    """Make your own writable working copy of a shared repository on a branch, or a
-    composite of several shared repositories that searches them as one (power user)."""
+    """Make your own writable working copy of a shared repository, or a composite of several.
+
+    A working copy is on a branch (default: the shared one's); a composite (``composite``,
+    or several ``golden_repo_aliases``) searches its shared repositories as one corpus.
+    Needs the write role (the specification's power_user).
+    """
     from cuedeck.errors import InvalidInput
     from cuedeck_mcp.team import activations, composites
 
@@ -340,8 +344,11 @@ def list_activated_repos(workspace: Workspace) -> list[ActivatedRepo]:
 def deactivate_repository(
     workspace: Workspace, repository_alias: Alias, confirmation_token: Token = None
 ) -> Deactivated:
-    """Delete one of your activated repositories or composites and its indexes; report
-    the space freed (asks first when it holds uncommitted or unpushed work)."""
+    """Delete one of your activated repositories or composites and its indexes.
+
+    The reply says the space freed. When the working copy holds changed files or unpushed
+    commits, the first call answers with a confirmation token and a warning naming them.
+    """
     from cuedeck_git.confirm import confirmed
     from cuedeck_mcp.team.activations import deactivate, find, unsaved_work
 
@@ -372,8 +379,10 @@ def sync_repository(
         bool, pydantic.Field(description="Drop remote-tracking branches gone from the remote")
     ] = False,
 ) -> Synced:
-    """Fetch one of your activated repositories from its remote and say how far its branch
-    is ahead of and behind its upstream; your files are not touched."""
+    """Fetch one of your activated repositories and say how far it is ahead or behind.
+
+    Ahead and behind are counted against the branch's upstream; your files are not touched.
+    """
     from cuedeck_mcp.team.activations import sync
 
     return sync(_team(workspace), _user(), repository_alias, prune=prune)  # type: ignore[return-value]
@@ -396,8 +405,11 @@ def manage_composite_repository(
 
 
 def list_users(workspace: Workspace) -> list[User]:
-    """List the team's members: name, role (and the specification's name for it), when
-    their token was made, how many repositories they have activated (admin)."""
+    """List the team's members with their role and how many repositories they activated.
+
+    Each has its name, role (and the specification's name for it) and when its token was
+    made. Admins only.
+    """
     from collections import Counter
 
     from cuedeck_mcp.permissions import SPEC_ROLES
