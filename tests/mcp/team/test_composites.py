@@ -149,3 +149,20 @@ def test_deactivating_a_composite_frees_every_component(
     assert not team.user_path(record).exists()
     assert reply["space_freed_bytes"] > 0
     assert team.registry.components("alice", "stack") == []
+
+
+def test_syncing_a_composite_follows_its_shared_repositories(
+    team: Team, both: dict[str, object], tmp_path: Path
+) -> None:
+    from tests.mcp.team.conftest import push_from
+
+    bare = tmp_path / "upstreams" / "frontend.git"
+    pushed = push_from(bare, tmp_path, {"docs/new-page.md": "# New page\n"}, "new page")
+    shared.refresh(team, "frontend-global", embed=False)
+    reply = activations.sync(team, "alice", "stack")
+    assert reply["updated"] == ["frontend-global"]
+    assert reply["components"][1]["head"] == pushed
+    record = team.registry.find_activation("alice", "stack")
+    assert record is not None
+    with team.open(team.user_path(record)) as workspace:
+        assert "frontend/docs/new-page.md" in workspace.fresh_index().paths

@@ -161,3 +161,28 @@ def _remove(team: Team, record: Activation, golden: str) -> None:
         )
     remove_tree(team.user_path(record) / found.folder)
     team.registry.remove_component(record.owner, record.alias, golden)
+
+
+def follow(team: Team, record: Activation) -> dict[str, Any]:
+    """Move every component of the composite ``record`` to its shared repository's head
+    (components are read-only copies, so nothing of the user's is lost) and re-index."""
+    folder = team.user_path(record)
+    moved = []
+    with team.changing(f"user-{record.owner}-{record.alias}", record.alias):
+        for component in team.registry.components(record.owner, record.alias):
+            target = folder / component.folder
+            before = gitops.head(target)
+            gitops.git(target, "fetch", "--quiet", "--no-write-fetch-head", "origin")
+            gitops.git(target, "reset", "--quiet", "--hard", "@{upstream}")
+            after = gitops.head(target)
+            moved.append({"alias": component.golden, "previous_head": before, "head": after})
+        with team.open(folder) as workspace:
+            indexed = index_workspace(workspace, embed=False)
+    return {
+        "success": True,
+        "repository_alias": record.alias,
+        "kind": "composite",
+        "components": moved,
+        "updated": [entry["alias"] for entry in moved if entry["previous_head"] != entry["head"]],
+        **indexed,
+    }

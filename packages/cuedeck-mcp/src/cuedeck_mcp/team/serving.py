@@ -11,6 +11,7 @@ or removed and made again: every repository made gets a new generation).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Literal
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from cuedeck_mcp.roles import Caller
     from cuedeck_mcp.runtime import WorkspaceRuntime
     from cuedeck_mcp.team.home import Team
+
+log = logging.getLogger("cuedeck")
 
 #: Tool categories that act on the team itself: they run on its home, never take an alias,
 #: and are served only by a team server.
@@ -53,6 +56,8 @@ class TeamRepositories:
         self._runtimes: dict[str, WorkspaceRuntime] = {}  # generation -> runtime
         self._lock = threading.Lock()
         self._checked = 0.0
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
         team.listeners.append(self._removing)
 
     def takes_alias(self, tool: Tool) -> bool:
@@ -117,7 +122,22 @@ class TeamRepositories:
                 workspace = self.team.open(Path(str(folder)))
                 workspace.served_tools = self.served
                 runtime = self._runtimes[generation] = WorkspaceRuntime(workspace)
+                if self._sweeper is None:
+                    self._sweeper = threading.Thread(
+                        target=self._sweep, name="cuedeck-team-sweeper", daemon=True
+                    )
+                    self._sweeper.start()
             return runtime
+
+    def _sweep(self) -> None:
+        """Close, even while no request comes, what other workers removed: a deleted
+        folder's files are freed only once the last process holding them lets go."""
+        while not self._stop.wait(STALE_CHECK_SECONDS):
+            try:
+                with self._lock:
+                    self._close_stale(force=True)
+            except Exception:  # the registry briefly unreadable: try again next time
+                log.debug("could not check for removed repositories", exc_info=True)
 
     def _close_stale(self, *, force: bool = False) -> None:
         now = time.monotonic()
@@ -137,6 +157,7 @@ class TeamRepositories:
 
     def close(self) -> None:
         """Close every runtime opened for a repository."""
+        self._stop.set()
         with self._lock:
             for runtime in self._runtimes.values():
                 runtime.close()

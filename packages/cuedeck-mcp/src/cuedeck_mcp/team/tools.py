@@ -150,8 +150,17 @@ class Deactivated(TypedDict, total=False):
     warning_message: str
 
 
-class Synced(TypedDict):
-    """The reply of ``sync_repository``."""
+class Followed(TypedDict):
+    """A composite's component moved to its shared repository's head."""
+
+    alias: str
+    previous_head: str
+    head: str
+
+
+class Synced(TypedDict, total=False):
+    """The reply of ``sync_repository``: an activation's position against its upstream,
+    or a composite's components moved to their shared repositories."""
 
     success: bool
     repository_alias: str
@@ -163,6 +172,14 @@ class Synced(TypedDict):
     pruned_refs: list[str]
     needs_pull: bool
     needs_push: bool
+    kind: str
+    components: list[Followed]
+    updated: list[str]
+    files: int
+    parsed: int
+    reused: int
+    embedded: int | None
+    seconds: float
 
 
 class CompositeComponents(TypedDict):
@@ -382,6 +399,7 @@ def sync_repository(
     """Fetch one of your activated repositories and say how far it is ahead or behind.
 
     Ahead and behind are counted against the branch's upstream; your files are not touched.
+    A composite instead moves its components to their shared repositories' heads.
     """
     from cuedeck_mcp.team.activations import sync
 
