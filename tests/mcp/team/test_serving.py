@@ -307,3 +307,78 @@ async def test_two_workers_share_tokens_and_rate_limits(
     assert all(
         late not in line and tokens["reader"] not in line for line in log.read_text().splitlines()
     )
+
+
+async def test_two_members_work_apart_then_sync_and_deactivate(
+    home: Path, tmp_path: Path, upstream: Callable[..., Path]
+) -> None:
+    from cuedeck_mcp.team import shared
+    from cuedeck_mcp.team.disk import footprint
+    from tests.mcp.team.conftest import push_from
+
+    alice, bob = add_token(home, "alice", "write"), add_token(home, "bob", "write")
+    config = home / ".cuedeck" / "config.toml"
+    config.write_text(config.read_text() + '\n[mcp]\ntools = ["all"]\n', encoding="utf-8")
+    team = Team(home)
+    bare = upstream("backend", BACKEND)
+    shared.register(team, str(bare), "backend", by="admin", embed=False)
+    readme = {"repository_alias": "backend", "file_path": "README.md"}
+    with team_server(home) as (base, _log):
+        url = f"{base}/mcp"
+
+        async def activate(client: Client) -> Any:
+            return await call(
+                client, "activate_repository", {"golden_repo_alias": "backend-global"}
+            )
+
+        await session(url, alice, activate)
+        await session(url, bob, activate)  # the same alias, each their own copy
+
+        async def alice_commits(client: Client) -> Any:
+            page = await call(client, "get_file_content", readme)
+            await call(
+                client,
+                "edit_file",
+                {
+                    **readme,
+                    "old_string": "payments backend",
+                    "new_string": "billing backend",
+                    "content_hash": page["content_hash"],
+                },
+            )
+            await call(
+                client, "git_stage", {"repository_alias": "backend", "file_paths": ["README.md"]}
+            )
+            await call(client, "git_commit", {"repository_alias": "backend", "message": "rename"})
+            return await call(client, "sync_repository", {"repository_alias": "backend"})
+
+        ahead = await session(url, alice, alice_commits)
+        pushed = push_from(bare, tmp_path, {"CHANGELOG.md": "# Changes\n"}, "upstream change")
+
+        async def bob_reads_and_syncs(client: Client) -> Any:
+            page = await call(client, "get_file_content", readme)
+            log = await call(client, "git_log", {"repository_alias": "backend", "limit": 5})
+            return page, log, await call(client, "sync_repository", {"repository_alias": "backend"})
+
+        bob_page, bob_log, behind = await session(url, bob, bob_reads_and_syncs)
+        record = team.registry.find_activation("bob", "backend")
+        assert record is not None
+        folder = team.user_path(record)
+        assert git(folder, "rev-parse", "origin/main").strip() == pushed
+        expected = footprint(folder)  # measured by the test, before the call
+
+        async def bob_leaves(client: Client) -> Any:
+            return await call(client, "deactivate_repository", {"repository_alias": "backend"})
+
+        gone = await session(url, bob, bob_leaves)
+        alice_left = await session(url, alice, lambda c: call(c, "list_activated_repos", {}))
+    assert (ahead["ahead"], ahead["behind"], ahead["needs_push"]) == (1, 0, True)
+    assert "payments backend" in bob_page["content"]  # alice's edit is hers alone
+    assert "rename" not in json.dumps(bob_log)
+    assert (behind["ahead"], behind["behind"], behind["needs_pull"]) == (0, 1, True)
+    assert behind["updated_refs"] == ["refs/remotes/origin/main"]
+    assert gone["space_freed_bytes"] == expected.own and not folder.exists()
+    assert ".cuedeck/.cache/index.sqlite3" in gone["indexes_deleted"]
+    assert [entry["alias"] for entry in alice_left] == ["backend"]  # alice's copy stays
+    golden = team.shared_path("backend-global")
+    assert "payments backend" in (golden / "README.md").read_text(encoding="utf-8")
