@@ -382,3 +382,14 @@ async def test_two_members_work_apart_then_sync_and_deactivate(
     assert [entry["alias"] for entry in alice_left] == ["backend"]  # alice's copy stays
     golden = team.shared_path("backend-global")
     assert "payments backend" in (golden / "README.md").read_text(encoding="utf-8")
+
+
+async def test_cue_mcp_serves_a_team_from_one_process(home: Path) -> None:
+    from tests.mcp.conftest import http_server
+
+    admin = add_token(home, "root", "admin")
+    with http_server(home, "--team", str(home)) as (url, _port):
+        who = await session(url, admin, lambda client: call(client, "whoami", {}))
+        listed = await session(url, admin, lambda client: call(client, "list_global_repos", {}))
+    assert (who["name"], who["workspace"], who["spec_role"]) == ("root", "team", "admin")
+    assert listed == []
