@@ -65,7 +65,9 @@ class SharedRateLimiter(RateLimiter):
             ).fetchone()
             bucket = TokenBucket(limit, self.clock)
             if row is not None:
-                bucket.tokens, bucket.updated = min(row[0], bucket.capacity), row[1]
+                bucket.tokens = min(row[0], bucket.capacity)
+                # A clock set back must not mint tokens: elapsed time counts from now then.
+                bucket.updated = min(row[1], bucket.updated)
                 bucket.calls.extend(json.loads(row[2]))
             try:
                 bucket.take(tool)
