@@ -24,6 +24,7 @@ OPTIONAL = {
     "cuedeck_mcp": "mcp",
     "cuedeck_git": "git",
     "cuedeck_memory": "memory",
+    "cuedeck_code": "code",
 }
 collect_ignore = [
     folder for module, folder in OPTIONAL.items() if importlib.util.find_spec(module) is None

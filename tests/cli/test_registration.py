@@ -163,3 +163,31 @@ def test_the_example_plugin_exposes_its_tool_as_a_command(make_workspace: MakeWo
     assert json.loads(ok.stdout) == {"path": "docs/a.md", "words": 5, "headings": 1}
     assert outside.exit_code == 1
     assert outside.stderr.startswith("error[1004]")
+
+
+def test_the_example_plugins_parser_is_indexed_searched_and_read_by_anchor(
+    make_workspace: MakeWorkspace,
+) -> None:
+    pytest.importorskip("cuedeck_example_plugin")
+    pytest.importorskip("cuedeck_search")
+    from cuedeck import open_workspace
+    from cuedeck.plugins import source_of
+    from cuedeck.reading import read_doc
+
+    root = make_workspace(
+        {
+            "deploy/settings.ini": "[database]\nhost = db.internal\npool = 20\n\n"
+            "[frobnicator]\nwidgets = 12\nspin = clockwise\n",
+            "docs/guide.md": "# Guide\n\nDeploy with care.\n",
+        }
+    )
+    workspace = open_workspace(root)
+    assert source_of(workspace.plugins, "register_parsers", "ini") == "example"
+    document = workspace.document("deploy/settings.ini")
+    assert (document.language, document.anchors) == ("ini", ["database", "frobnicator"])
+    (hit,) = workspace.search("frobnicator widgets", mode="keyword", limit=1)
+    assert (hit.path, hit.anchors[0], hit.line) == ("deploy/settings.ini", "frobnicator", 5)
+    page = read_doc(workspace, "deploy/settings.ini", anchor="frobnicator")
+    assert page["content"] == "[frobnicator]\nwidgets = 12\nspin = clockwise\n"
+    result = _invoke(make_cli(), "-C", str(root), "search", "frobnicator", "--mode", "keyword")
+    assert "deploy/settings.ini" in result.output

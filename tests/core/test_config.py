@@ -25,7 +25,7 @@ def test_defaults_without_a_file(make_workspace: MakeWorkspace) -> None:
     assert config.scene.token_limit == 32000
     assert config.watch.debounce_ms == 500
     assert config.search.mode == "hybrid"
-    assert config.index.include == ["**/*.md"]
+    assert config.index.include == ["**/*"]
     assert config.masking.enabled is True
     assert config.rate_limits["read_context"] == RateLimit(10, 15)
     assert config.warnings == ()

@@ -39,3 +39,17 @@ def test_identifiers_give_the_whole_and_the_parts() -> None:
 
 def test_stop_words_are_dropped_and_case_folded() -> None:
     assert terms("How do I Declare the Query Parameters?") == ["declar", "queri", "paramet"]
+
+
+def test_code_identifiers_split_into_their_words_and_stay_whole() -> None:
+    assert terms("handle_request") == ["handle_request", "handl", "request"]
+    assert terms("HTTPTransport") == ["httptransport", "http", "transport"]
+    assert terms("parseURL") == ["parseurl", "pars", "url"]
+    assert terms("getHTTPResponseCode") == [
+        "gethttpresponsecode", "get", "http", "respons", "code",
+    ]  # fmt: skip
+    # A qualified name is kept whole; a longer chain is its identifiers.
+    assert terms("Client.send") == ["client.send", "client", "send"]
+    assert terms("self.transport.request(method)") == ["self", "transport", "request", "method"]
+    # A query in plain words meets the identifier's parts.
+    assert set(terms("parse the URL")) <= set(terms("def parseURL(raw):"))

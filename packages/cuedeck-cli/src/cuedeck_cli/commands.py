@@ -93,6 +93,7 @@ def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
         "seconds": round(stats.seconds, 4),
         "counter": workspace.token_counter.name,
         "embedded": embedded,
+        **workspace.index.summary(),
     }
     if as_json:
         emit_json(result)
@@ -101,6 +102,8 @@ def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
         f"indexed {stats.seen} files: {stats.parsed} parsed, {stats.reused} reused, "
         f"{stats.removed} removed in {stats.seconds:.3f}s"
     )
+    for line in _summary_lines(workspace.index.summary()):
+        click.echo(line)
     if embedded is not None:
         click.echo(f"embedded {embedded} sections (every section has a vector now)")
 
@@ -134,6 +137,7 @@ def doctor(as_json: bool, strict: bool) -> None:
                     for p in problems
                 ],
                 "token_counter": counter,
+                "index": _index_summary(workspace),
             }
         )
     else:
@@ -142,6 +146,8 @@ def doctor(as_json: bool, strict: bool) -> None:
             out.print(render_problem(problem))
         exact = "exact" if counter.get("exact") else "estimate"
         out.print(f"token counter: {counter.get('name')} ({exact})")
+        for line in _summary_lines(_index_summary(workspace)):
+            out.print(line, markup=False, highlight=False)
         summary = f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
         if failed:
             out.print(f"[bold red]unhealthy:[/] {summary}")
@@ -149,6 +155,24 @@ def doctor(as_json: bool, strict: bool) -> None:
             out.print(f"[bold green]healthy:[/] {summary}")
     if failed:
         raise SystemExit(1)
+
+
+def _index_summary(workspace: Any) -> dict[str, dict[str, int]]:
+    """Files indexed per language and passed over per reason (empty when the index failed)."""
+    if "index" not in workspace.__dict__:
+        return {"languages": {}, "passed_over": {}}
+    summary: dict[str, dict[str, int]] = workspace.index.summary()
+    return summary
+
+
+def _summary_lines(summary: dict[str, dict[str, int]]) -> list[str]:
+    """``languages: markdown 35, python 120`` and ``not indexed: vendored 3, ...``."""
+    lines = []
+    for key, label in (("languages", "languages"), ("passed_over", "not indexed")):
+        if summary.get(key):
+            parts = ", ".join(f"{name} {count}" for name, count in summary[key].items())
+            lines.append(f"{label}: {parts}")
+    return lines
 
 
 def _counter_info(workspace: Any) -> dict[str, Any]:

@@ -169,6 +169,14 @@ def get_file_content(
     file_path: FilePath,
     offset: Annotated[int, pydantic.Field(description="First line, 1-based", ge=1)] = 1,
     limit: Annotated[int | None, pydantic.Field(description="Max lines", ge=1)] = None,
+    anchor: Annotated[
+        str | None,
+        pydantic.Field(
+            description="A heading or code symbol (Client.send) of an indexed file: read "
+            "only its lines (offset counts from its first line)",
+            max_length=200,
+        ),
+    ] = None,
 ) -> FileContent:
     """Read a text file of the workspace in token-limited pages of whole lines.
 
@@ -183,18 +191,23 @@ def get_file_content(
         raise InvalidInput(f"{rel} is not a text file", field="file_path", path=rel)
     lines = data.splitlines(keepends=True)
     total = len(lines)
-    check_offset(offset, total)
-    start = offset - 1
-    end = total if limit is None else min(total, start + limit)
+    first, stop = 0, total  # the file, or the anchor's lines, as 0-based [first, stop)
+    if anchor is not None:
+        first, stop = _anchor_lines(workspace, rel, data, anchor)
+    check_offset(offset, stop - first)
+    start = first + offset - 1
+    end = stop if limit is None else min(stop, start + limit)
     budget = workspace.config.files.max_tokens
     page = page_lines(workspace.count_tokens, lines, start, end, budget)
     last = start + page.taken  # 0-based end of the page
     truncated = last < end  # cut by the token budget, not by limit
-    has_more = last < total
+    has_more = last < stop
     hint = None
     if has_more:
         why = "Content truncated at the token limit" if truncated else "File has more content"
-        hint = f"{why}. Continue with offset={last + 1}"
+        hint = f"{why}. Continue with offset={last - first + 1}"
+        if anchor is not None:
+            hint += f" and the same anchor (its lines {first + 1}-{stop})"
     stat = path.stat()
     return {
         "success": True,
@@ -221,6 +234,21 @@ def get_file_content(
             "pagination_hint": hint,
         },
     }
+
+
+def _anchor_lines(workspace: Workspace, rel: str, data: bytes, anchor: str) -> tuple[int, int]:
+    """The 0-based ``[first, stop)`` lines of the heading or symbol ``anchor`` of the
+    indexed file ``rel`` (re-indexed first when ``data`` is newer than the index)."""
+    from cuedeck.reading import anchor_not_found
+
+    document = workspace.document(rel)
+    if document.sha256 != sha256_bytes(data):
+        workspace.refresh_paths([rel])
+        document = workspace.document(rel)
+    section = document.find_section(anchor)
+    if section is None:
+        raise anchor_not_found(document, anchor)
+    return section.line - 1, section.end_line
 
 
 def create_file(

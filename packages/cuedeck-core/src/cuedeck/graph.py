@@ -6,7 +6,9 @@ references (``@...``, ``refs:``, ``depends_on``) *include*: they become the edge
 scenes walk and whose loops are error 1002. Plain markdown links and ``[[wiki]]`` links
 are "see also": navigation for readers, which real documentation writes back and forth
 all the time. A scene may follow them (``[scene] link_depth``), but a loop among them
-is never an error.
+is never an error. A code file's imports (``import`` references, resolved by its parser)
+are kept apart: :meth:`ReferenceGraph.imports` and :meth:`ReferenceGraph.importers`
+walk them; they are neither inclusions nor "see also".
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ class ReferenceGraph:
     def __init__(self, documents: Mapping[str, Document]) -> None:
         self.documents = documents
         self.links: dict[str, list[Link]] = {path: [] for path in documents}
+        #: path -> the indexed files it imports, in file order (each once).
+        self.import_links: dict[str, list[str]] = {}
         self.problems: list[Problem] = []
         by_stem: dict[str, list[str]] = {}
         for path in documents:
@@ -79,12 +83,18 @@ class ReferenceGraph:
                 self.graph.add_edge(node, target, link)
 
     def _add(self, source: str, reference: Reference) -> None:
+        if reference.kind == "import":
+            # Resolved by the parser; a file gone since is not a problem of the importer.
+            found = self.import_links.setdefault(source, [])
+            if reference.target in self.documents and reference.target not in found:
+                found.append(reference.target)
+            return
         target = self.resolve_target(reference)
         if target is None:
             self.problems.append(self._dead(source, reference))
             return
         anchor = reference.anchor
-        if anchor is not None and self.documents[target].find_heading(anchor) is None:
+        if anchor is not None and self.documents[target].find_section(anchor) is None:
             self.problems.append(self._dead_anchor(source, reference, target))
             return
         followed = reference.kind in INCLUDING
@@ -96,7 +106,7 @@ class ReferenceGraph:
         """The node label of a file or of one of its sections (``path#slug``)."""
         if anchor is None:
             return path
-        heading = self.documents[path].find_heading(anchor)
+        heading = self.documents[path].find_section(anchor)
         return f"{path}#{heading.slug if heading else anchor}"
 
     @staticmethod
@@ -125,7 +135,7 @@ class ReferenceGraph:
     def section_lines(self, path: str, anchor: str | None) -> tuple[int, int]:
         """1-based inclusive line range of a section (the whole file when no anchor)."""
         document = self.documents[path]
-        heading = document.find_heading(anchor) if anchor else None
+        heading = document.find_section(anchor) if anchor else None
         if heading is None:
             return 1, max(document.line_count, 1)
         return heading.line, heading.end_line
@@ -162,7 +172,7 @@ class ReferenceGraph:
 
     def _dead_anchor(self, source: str, reference: Reference, target: str) -> Problem:
         headings = self.documents[target].headings
-        matches = did_you_mean(reference.anchor or "", [h.text for h in headings])
+        matches = did_you_mean(reference.anchor or "", self.documents[target].anchors)
         if matches:
             hint = suggestion_text(matches)
         elif headings:
@@ -192,6 +202,22 @@ class ReferenceGraph:
             return links
         first, last = self.section_lines(path, anchor)
         return [link for link in links if first <= link.reference.line <= last]
+
+    def imports(self, path: str) -> list[str]:
+        """The indexed files the code file at ``path`` imports, in the order it does."""
+        return list(self.import_links.get(path, ()))
+
+    @cached_property
+    def _importers(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for source, targets in sorted(self.import_links.items()):
+            for target in targets:
+                found.setdefault(target, []).append(source)
+        return found
+
+    def importers(self, path: str) -> list[str]:
+        """The indexed files that import ``path``, sorted."""
+        return list(self._importers.get(path, ()))
 
     def referrers(self, path: str) -> list[str]:
         """Files whose followed references point at ``path`` or one of its sections."""

@@ -107,6 +107,20 @@ class RegisterNamed(Protocol):
     def __call__(self, name: str, item: Any, *, replace: bool = False) -> None: ...
 
 
+class RegisterParser(Protocol):
+    """The callback of :func:`register_parsers`."""
+
+    def __call__(
+        self,
+        name: str,
+        parse: Callable[..., Any],
+        *,
+        patterns: Sequence[str],
+        select: Callable[..., Any] | None = None,
+        replace: bool = False,
+    ) -> None: ...
+
+
 class RegisterCommand(Protocol):
     """The callback of :func:`register_commands`."""
 
@@ -316,4 +330,40 @@ def register_embedders(register: RegisterNamed) -> None:
         @hookimpl
         def register_embedders(register):
             register("hashing", lambda workspace: HashingEmbedder(dimensions=256))
+    """
+
+
+@hookspec
+def register_parsers(register: RegisterParser) -> None:
+    """Register parsers: what turns a kind of file into the document the index stores.
+
+    Called when a workspace's index is first built (any command or tool that reads the
+    workspace). ``register(name, parse, patterns=[...])`` takes:
+
+    - ``parse(path, data, context) -> Document``: the workspace-relative POSIX path, the
+      file's raw bytes and a :class:`~cuedeck.parsers.ParseContext` (``count_tokens``,
+      and ``paths``, every path the index covers, to resolve imports against). The
+      :class:`~cuedeck.models.Document` holds the file's sha256, size, line count,
+      tokens and title, its sections (``headings`` for prose, ``symbols`` for code: a
+      name to use as an anchor, exact 1-based line ranges, a kind), its ``references``
+      and any ``problems`` (warnings ``cue doctor`` shows). Raise
+      :class:`~cuedeck.parsers.SkipFile` for a file to leave out (generated, say). It
+      runs in forked worker processes on a cold index: build heavy objects on first use.
+    - ``patterns``: globs of the files it reads, matched on the file name (``*.todo``,
+      ``Makefile``) or, with a ``/``, on the whole path. A file claimed by two parsers
+      goes to the one registered later (entry points load after core, in name order).
+    - ``select(root, config)`` (optional): called once per refresh; returns
+      ``(path, size) -> reason | None``, which leaves files out before they are read.
+
+    What is indexed is the files a parser claims that ``[index] include`` admits (every
+    one by default) and ``exclude`` and ``.gitignore`` do not leave out. Core registers
+    ``markdown`` (``*.md``); cuedeck-code registers ``code`` (Python, JavaScript,
+    TypeScript, Go, Rust, Java, C, C++, Ruby). Search splits a document into its
+    headings or symbols, ``read_doc`` and scenes read a section by its anchor.
+
+    Example::
+
+        @hookimpl
+        def register_parsers(register):
+            register("todo", parse_todo_list, patterns=["*.todo"])
     """

@@ -1,10 +1,12 @@
-"""The parsed index: every markdown file of the workspace, cached in SQLite.
+"""The parsed index: every file of the workspace a parser reads, cached in SQLite.
 
-``.cuedeck/.cache/index.sqlite3`` holds one row per file (path, mtime, size, sha256 and
-the parsed :class:`~cuedeck.models.Document` as JSON). A refresh re-reads a file only
-when its mtime or size changed, and re-parses it only when its sha256 changed too.
-Writers take ``.cuedeck/.cache/index.lock``; readers never block (WAL). A cache that is
-corrupt or from another schema, counter or parser is rebuilt, with a warning.
+``.cuedeck/.cache/index.sqlite3`` holds one row per file (path, mtime, size, sha256,
+language and the parsed :class:`~cuedeck.models.Document` as JSON), and one per file a
+parser passed over (generated, minified), so a refresh does not read it again while it is
+unchanged. A refresh re-reads a file only when its mtime or size changed, and re-parses
+it only when its sha256 changed too. Writers take ``.cuedeck/.cache/index.lock``;
+readers never block (WAL). A cache that is corrupt or from another schema, counter or
+set of parsers is rebuilt, with a warning.
 """
 
 from __future__ import annotations
@@ -24,23 +26,31 @@ from cuedeck.files import locked, sha256_bytes
 from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
 from cuedeck.models import Document, Problem, converter
 from cuedeck.parallel import Tick, map_chunks
-from cuedeck.parsing import parse_document
-from cuedeck.walk import FileStat, admitted, binary, binary_file, unreadable, walk_markdown
+from cuedeck.parsers import ParseContext, Parsers, SkipFile
+from cuedeck.walk import (
+    NOT_INDEXED,
+    FileStat,
+    admitted,
+    binary,
+    binary_file,
+    unreadable,
+    walk_files,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from cuedeck.blocks import Engine
-    from cuedeck.config import IndexSettings
+    from cuedeck.config import Config, IndexSettings
 
 log = logging.getLogger("cuedeck")
 
-SCHEMA_VERSION = 2  # 2: document data zlib-compressed
+SCHEMA_VERSION = 3  # 2: document data zlib-compressed; 3: parsers, language, passed_over
 CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
 
 #: What a refresh found of one file: ``(path, stat, kind, detail)``. ``kind`` is
-#: ``parsed`` (detail: sha256 and the stored data), ``same`` (content unchanged),
-#: ``left out`` (detail: the Problem saying why) or ``gone``.
+#: ``parsed`` (detail: sha256, language and the stored data), ``same`` (content
+#: unchanged), ``passed over`` (detail: the parser's reason), ``left out`` (detail: the
+#: Problem saying why) or ``gone``.
 Outcome = tuple[str, FileStat, str, Any]
 
 
@@ -66,13 +76,15 @@ class Index:
         *,
         counter_name: str,
         count_tokens: Callable[[str], int],
-        engine: Engine = "fast",
+        parsers: Parsers,
+        config: Config | None = None,
     ) -> None:
         self.root = root
         self.settings = settings
         self.counter_name = counter_name
         self.count_tokens = count_tokens
-        self.engine: Engine = engine
+        self.parsers = parsers
+        self.config = config
         self.cache_dir = root / CACHE_DIR
         self.path = root / INDEX_DB
         # path -> (stat, sha, zlib-compressed JSON or None until a reader needs it): a
@@ -88,6 +100,12 @@ class Index:
         #: What the last refresh left out (links leaving the workspace, binary or
         #: unreadable files), as warnings for ``cue doctor``.
         self.left_out: list[Problem] = []
+        #: Files a parser's selector or the parser itself passed over, by reason
+        #: (``vendored``, ``generated``...), as of the last refresh.
+        self.passed_over: dict[str, list[str]] = {}
+        self._passed: dict[str, tuple[FileStat, str]] = {}  # path -> (stat, reason)
+        self._languages: dict[str, str] = {}  # path -> language, for the summary
+        self._context: ParseContext | None = None
 
     # -- storage ---------------------------------------------------------------------------
 
@@ -106,8 +124,15 @@ class Index:
         return {
             "schema": str(SCHEMA_VERSION),
             "counter": self.counter_name,
-            "engine": self.engine,
+            "parsers": self.parsers.fingerprint(),
         }
+
+    def _settings_key(self) -> str:
+        """A digest of the config: files passed over under other settings are read again."""
+        if self.config is None:
+            return ""
+        fields = attrs.asdict(self.config, filter=lambda a, _: a.name not in ("lines", "warnings"))
+        return sha256_bytes(json.dumps(fields, sort_keys=True, default=str).encode())[:16]
 
     def _load(self) -> bool:
         """Read the cache into memory; False (and a warning) when it had to be discarded."""
@@ -122,12 +147,18 @@ class Index:
                 )
                 return False
             rows = connection.execute(
-                "SELECT path, mtime_ns, size, sha256 FROM documents"
+                "SELECT path, mtime_ns, size, sha256, language FROM documents"
+            ).fetchall()
+            passed = connection.execute(
+                "SELECT path, mtime_ns, size, reason FROM passed_over WHERE settings = ?",
+                (self._settings_key(),),
             ).fetchall()
         except sqlite3.DatabaseError as exc:
             log.warning("index cache %s is unreadable (%s); rebuilding it", self.path, exc)
             return False
-        self._rows = {path: ((mtime, size), sha, None) for path, mtime, size, sha in rows}
+        self._rows = {path: ((mtime, size), sha, None) for path, mtime, size, sha, _ in rows}
+        self._languages = {path: language for path, *_, language in rows}
+        self._passed = {path: ((mtime, size), reason) for path, mtime, size, reason in passed}
         return True
 
     @staticmethod
@@ -140,7 +171,15 @@ class Index:
                 mtime_ns INTEGER NOT NULL,
                 size INTEGER NOT NULL,
                 sha256 TEXT NOT NULL,
-                data BLOB NOT NULL
+                data BLOB NOT NULL,
+                language TEXT NOT NULL
+            );
+            CREATE TABLE IF NOT EXISTS passed_over (
+                path TEXT PRIMARY KEY,
+                mtime_ns INTEGER NOT NULL,
+                size INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                settings TEXT NOT NULL
             );
             """
         )
@@ -169,6 +208,8 @@ class Index:
             Path(str(self.path) + suffix).unlink(missing_ok=True)
         self._rows = {}
         self._documents = {}
+        self._passed = {}
+        self._languages = {}
 
     # -- refresh ---------------------------------------------------------------------------
 
@@ -190,7 +231,17 @@ class Index:
             self._loaded = True
 
         left_out: list[Problem] = []
-        files = list(walk_markdown(self.root, self.settings, left_out))
+        passed_over: dict[str, list[str]] = {}
+        files = list(
+            walk_files(
+                self.root,
+                self.settings,
+                self.parsers,
+                left_out,
+                selectors=self._selectors(),
+                passed_over=passed_over,
+            )
+        )
         rows = self._rows
         stale = [(p, stat) for p, stat in files if (row := rows.get(p)) is None or row[0] != stat]
         reused = len(files) - len(stale)
@@ -199,9 +250,16 @@ class Index:
         if known != len(rows):  # some indexed path was not found: which ones
             seen = {path for path, _ in files}
             removed = [path for path in rows if path not in seen]
+        stale = self._not_passed_over(stale, passed_over)
+        forgotten = [p for p in self._passed if p not in {path for path, _ in files}]
 
-        parsed, reused_now = self._apply(stale, removed, left_out, progress, rebuilt=rebuilt)
+        self._context = ParseContext(self.count_tokens, frozenset(p for p, _ in files), self.config)
+        parsed, reused_now = self._apply(
+            stale, removed, left_out, progress, rebuilt=rebuilt, forgotten=forgotten,
+            passed_over=passed_over,
+        )  # fmt: skip
         self.left_out = left_out
+        self.passed_over = {reason: sorted(paths) for reason, paths in passed_over.items()}
         return RefreshStats(
             seen=len(files),
             parsed=parsed,
@@ -210,6 +268,32 @@ class Index:
             seconds=time.perf_counter() - started,
             rebuilt=rebuilt,
         )
+
+    def _selectors(self) -> dict[str, Callable[[str, int], str | None]]:
+        """Each parser's selector for this refresh (built from the config)."""
+        if self.config is None:
+            return {}
+        found = {}
+        for name, parser in self.parsers.all.items():
+            if parser.select is not None:
+                found[name] = parser.select(self.root, self.config)
+        return found
+
+    def _not_passed_over(
+        self, stale: list[tuple[str, FileStat]], passed_over: dict[str, list[str]]
+    ) -> list[tuple[str, FileStat]]:
+        """``stale`` less the files a parser passed over before, unchanged since; those
+        are added to ``passed_over`` under their reason."""
+        if not self._passed:
+            return stale
+        kept = []
+        for path, stat in stale:
+            before = self._passed.get(path)
+            if before is not None and before[0] == stat:
+                passed_over.setdefault(before[1], []).append(path)
+            else:
+                kept.append((path, stat))
+        return kept
 
     def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
         """Bring just ``paths`` in step (what a file watcher reported), without a walk.
@@ -224,8 +308,9 @@ class Index:
         removed: list[str] = []
         reused = 0
         wanted = sorted(set(paths))
+        selectors = self._selectors()
         for path in wanted:
-            stat = admitted(self.root, self.settings, path)
+            stat = admitted(self.root, self.settings, self.parsers, path, selectors)
             row = self._rows.get(path)
             if stat is None:
                 if row is not None:
@@ -234,9 +319,21 @@ class Index:
                 reused += 1
             else:
                 stale.append((path, stat))
+        passed_over = {
+            reason: [p for p in found if p not in set(wanted)]
+            for reason, found in self.passed_over.items()
+        }
+        stale = self._not_passed_over(stale, passed_over)
         left_out = [p for p in self.left_out if p.path not in set(wanted)]
-        parsed, reused_now = self._apply(stale, removed, left_out, None, rebuilt=False)
+        known = self._context.paths if self._context is not None else frozenset()
+        if stale and not all(path in known for path, _ in stale):
+            known = frozenset([*self._rows, *wanted])  # a new file: its imports may resolve
+        self._context = ParseContext(self.count_tokens, known, self.config)
+        parsed, reused_now = self._apply(
+            stale, removed, left_out, None, rebuilt=False, passed_over=passed_over
+        )
         self.left_out = left_out
+        self.passed_over = {reason: sorted(found) for reason, found in passed_over.items() if found}
         return RefreshStats(
             seen=len(wanted),
             parsed=parsed,
@@ -254,11 +351,15 @@ class Index:
         progress: Callable[[int, int], None] | None,
         *,
         rebuilt: bool,
+        passed_over: dict[str, list[str]],
+        forgotten: Sequence[str] = (),
     ) -> tuple[int, int]:
         """Read and parse ``stale`` files, drop ``removed`` ones, write the changes:
-        ``(parsed, reused)``."""
-        updates: list[tuple[str, FileStat, str, bytes]] = []  # path, stat, sha, data
+        ``(parsed, reused)``. Files a parser passes over are added to ``passed_over``
+        and remembered; ``forgotten`` ones (no longer walked) are forgotten."""
+        updates: list[tuple[str, FileStat, str, str, bytes]] = []  # path, stat, sha, lang, data
         touched: list[tuple[str, FileStat]] = []  # same content, new stat
+        passed: list[tuple[str, FileStat, str]] = []  # path, stat, reason
         parsed = reused = 0
         chunks = map_chunks(self._read_files, stale, message="Indexing files", progress=progress)
         for outcomes in chunks:
@@ -273,13 +374,17 @@ class Index:
                     touched.append((path, stat))
                     reused += 1
                     continue
-                if kind != "gone":
+                if kind == "passed over":
+                    passed.append((path, stat, found))
+                    passed_over.setdefault(found, []).append(path)
+                elif kind != "gone":
                     left_out.append(found)
-                if path in self._rows:  # gone, unreadable or no longer text
+                if path in self._rows:  # gone, unreadable, no longer text or passed over
                     removed.append(path)
 
-        if updates or touched or removed or rebuilt or not self.path.exists():
-            self._write(updates, touched, removed)
+        forget = [*forgotten, *(p for p in removed if p in self._passed)]
+        if updates or touched or removed or passed or forget or rebuilt or not self.path.exists():
+            self._write(updates, touched, removed, passed, forget)
         if updates or removed or rebuilt:
             self._bump(None if rebuilt else [path for path, *_ in updates] + removed)
         return parsed, reused
@@ -288,6 +393,9 @@ class Index:
         """Read, hash and parse each of ``files``: what became of it (one :data:`Outcome`
         each). Runs in forked workers on a cold start, so it changes nothing itself."""
         outcomes: list[Outcome] = []
+        context = self._context or ParseContext(
+            self.count_tokens, frozenset(self._rows), self.config
+        )
         for done, (path, stat) in enumerate(files, start=1):
             try:
                 data = (self.root / path).read_bytes()
@@ -301,14 +409,24 @@ class Index:
                 elif (row := self._rows.get(path)) is not None and row[1] == sha256_bytes(data):
                     outcomes.append((path, stat, "same", None))
                 else:
-                    document = parse_document(
-                        path, data, count_tokens=self.count_tokens, engine=self.engine
-                    )
-                    blob = json.dumps(converter.unstructure(document)).encode("utf-8")
-                    found = (document.sha256, zlib.compress(blob, 6))
-                    outcomes.append((path, stat, "parsed", found))
+                    outcomes.append((path, stat, *self._parse(path, data, context)))
             tick(done)
         return outcomes
+
+    def _parse(self, path: str, data: bytes, context: ParseContext) -> tuple[str, Any]:
+        """``(kind, detail)`` of an :data:`Outcome` for a file's bytes."""
+        parser = self.parsers.claim(path)
+        if parser is None:  # only the walk's rules bring a path here
+            return "gone", None
+        try:
+            document = parser.parse(path, data, context)
+        except SkipFile as skip:
+            return "passed over", skip.reason
+        except Exception as exc:  # a plugin's parser must not stop the index
+            return "left out", parser_failed(path, parser.name, exc)
+        blob = json.dumps(converter.unstructure(document)).encode("utf-8")
+        language = document.language or "markdown"
+        return "parsed", (document.sha256, language, zlib.compress(blob, 6))
 
     def _bump(self, paths: list[str] | None) -> None:
         """A new generation, in which ``paths`` changed (None: anything may have)."""
@@ -336,10 +454,13 @@ class Index:
 
     def _write(
         self,
-        updates: list[tuple[str, FileStat, str, bytes]],
+        updates: list[tuple[str, FileStat, str, str, bytes]],
         touched: list[tuple[str, FileStat]],
         removed: list[str],
+        passed: Sequence[tuple[str, FileStat, str]] = (),
+        forget: Sequence[str] = (),
     ) -> None:
+        settings = self._settings_key()
         with locked(self.root / INDEX_LOCK, display=INDEX_LOCK):
             connection = self._db()
             connection.execute("BEGIN IMMEDIATE")
@@ -349,8 +470,8 @@ class Index:
                     self._expected_meta().items(),
                 )
                 connection.executemany(
-                    "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?)",
-                    [(p, s[0], s[1], sha, data) for p, s, sha, data in updates],
+                    "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?)",
+                    [(p, s[0], s[1], sha, data, lang) for p, s, sha, lang, data in updates],
                 )
                 connection.executemany(
                     "UPDATE documents SET mtime_ns = ?, size = ? WHERE path = ?",
@@ -359,19 +480,48 @@ class Index:
                 connection.executemany(
                     "DELETE FROM documents WHERE path = ?", [(p,) for p in removed]
                 )
+                connection.executemany(
+                    "DELETE FROM passed_over WHERE path = ?",
+                    [(p,) for p in [*forget, *(u[0] for u in updates)]],
+                )
+                connection.executemany(
+                    "INSERT OR REPLACE INTO passed_over VALUES (?, ?, ?, ?, ?)",
+                    [(p, s[0], s[1], reason, settings) for p, s, reason in passed],
+                )
                 connection.execute("COMMIT")
             except BaseException:
                 connection.execute("ROLLBACK")
                 raise
-        for path, stat, sha, data in updates:
+        for path, stat, sha, language, data in updates:
             self._rows[path] = (stat, sha, data)
+            self._languages[path] = language
             self._documents.pop(path, None)  # decoded again from the new data when read
+            self._passed.pop(path, None)
         for path, stat in touched:
             old = self._rows[path]
             self._rows[path] = (stat, old[1], old[2])
         for path in removed:
             self._rows.pop(path, None)
             self._documents.pop(path, None)
+            self._languages.pop(path, None)
+        for path in forget:
+            self._passed.pop(path, None)
+        for path, stat, reason in passed:
+            self._passed[path] = (stat, reason)
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Files indexed per language and files passed over per reason (last refresh)."""
+        languages: dict[str, int] = {}
+        for language in self._languages.values():
+            languages[language] = languages.get(language, 0) + 1
+        return {
+            "languages": dict(sorted(languages.items())),
+            "passed_over": {r: len(p) for r, p in sorted(self.passed_over.items())},
+        }
+
+    def language(self, path: str) -> str | None:
+        """The language of the indexed file at ``path`` (``markdown``...), or None."""
+        return self._languages.get(path)
 
     # -- access ----------------------------------------------------------------------------
 
@@ -433,7 +583,20 @@ class Index:
                     self._rows[path] = (stat, sha, stored[1])
                 else:  # another process changed the row: read the file again next refresh
                     self._rows.pop(path)
+                    self._languages.pop(path, None)
                     self._bump([path])
 
     def __contains__(self, path: object) -> bool:
         return path in self._rows
+
+
+def parser_failed(path: str, parser: str, error: Exception) -> Problem:
+    """The warning for a file whose parser raised."""
+    return Problem(
+        "warning",
+        NOT_INDEXED,
+        path,
+        None,
+        f"not indexed: parser {parser!r} failed on it ({type(error).__name__}: {error})",
+        "report it to the parser's plugin, or leave the file out with [index] exclude",
+    )

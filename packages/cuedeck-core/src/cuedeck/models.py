@@ -1,7 +1,9 @@
-"""The parsed shapes of a workspace: documents, headings, references and problems.
+"""The parsed shapes of a workspace: documents, headings, symbols, references, problems.
 
 They are frozen attrs classes; :data:`converter` (cattrs) turns them into plain
-dicts and back, for the SQLite index and for JSON output.
+dicts and back, for the SQLite index and for JSON output. A markdown document has
+headings; a code document (parsed by a plugin such as cuedeck-code) has symbols, its
+definitions. Either kind of section can be named as an anchor.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import attrs
 import cattrs
 
 Severity = Literal["error", "warning"]
-ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on"]
+ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on", "import"]
 DocumentKind = Literal["card", "doc", "file"]
 
 
@@ -30,6 +32,45 @@ class Heading:
         """Whether ``anchor`` names this heading: its text or slug, ignoring case."""
         wanted = anchor.strip().lower()
         return wanted in (self.text.lower(), self.slug.lower())
+
+
+@attrs.frozen
+class Symbol:
+    """A definition in a code file: one section of a code document.
+
+    ``name`` is qualified within the file (``Client.send``: the enclosing definitions'
+    names joined with ``.``); ``kind`` is ``module``, ``class``, ``function``,
+    ``method``, ``interface``, ``struct``, ``enum``, ``trait``, ``impl``, ``type``,
+    ``namespace`` or another word a parser uses. ``line`` and ``end_line`` are the
+    1-based, inclusive lines of the whole definition (decorators and all);
+    ``sha256`` is of those lines' raw bytes, ``tokens`` their count by the index's
+    counter. ``signature`` is the definition up to its body, on one line;
+    ``docstring`` its documentation (docstring or the comment above), unindented.
+    """
+
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    signature: str = ""
+    docstring: str = ""
+    sha256: str = ""
+    tokens: int = 0
+
+    @property
+    def text(self) -> str:
+        """The anchor that names it: its qualified name (as :attr:`Heading.text`)."""
+        return self.name
+
+    @property
+    def slug(self) -> str:
+        """Its qualified name again: symbols are named as written (as :attr:`Heading.slug`)."""
+        return self.name
+
+    @property
+    def short_name(self) -> str:
+        """The last part of the qualified name (``send`` of ``Client.send``)."""
+        return self.name.rpartition(".")[2]
 
 
 @attrs.frozen
@@ -61,11 +102,14 @@ class Problem:
 
 @attrs.frozen
 class Document:
-    """Everything the index knows about one markdown file.
+    """Everything the index knows about one file, as its parser read it.
 
     ``path`` is workspace-relative with ``/`` separators. ``sha256`` is of the raw bytes;
     ``tokens`` is counted with the counter named by the index. Line numbers are 1-based
-    and count the frontmatter.
+    and count the frontmatter. ``language`` is None for markdown and names the
+    language of any other parser's document (``python``, ``text`` for a file indexed
+    as plain text); ``symbols`` are a code file's definitions, in file order, outer
+    before inner.
     """
 
     path: str
@@ -80,15 +124,35 @@ class Document:
     headings: tuple[Heading, ...] = ()
     references: tuple[Reference, ...] = ()
     problems: tuple[Problem, ...] = ()
+    language: str | None = None
+    symbols: tuple[Symbol, ...] = ()
 
     def find_heading(self, anchor: str) -> Heading | None:
         """The first heading whose text or slug matches ``anchor`` (case-insensitive)."""
         return next((h for h in self.headings if h.matches(anchor)), None)
 
+    def find_symbol(self, anchor: str) -> Symbol | None:
+        """The symbol ``anchor`` names: its qualified name exactly, else ignoring case,
+        else the one symbol whose last name part is ``anchor`` (``send`` for
+        ``Client.send`` when no other symbol is called ``send``). A definition wins over
+        the module of the same name (Java's ``Inventory`` class in ``Inventory.java``)."""
+        wanted = anchor.strip()
+        exact = [s for s in self.symbols if s.name == wanted]
+        folded = exact or [s for s in self.symbols if s.name.lower() == wanted.lower()]
+        if folded:
+            return sorted(folded, key=lambda s: s.kind == "module")[0]
+        short = [s for s in self.symbols if s.short_name == wanted]
+        return short[0] if len(short) == 1 else None
+
+    def find_section(self, anchor: str) -> Heading | Symbol | None:
+        """The heading or symbol ``anchor`` names (both have ``line``, ``end_line``,
+        ``text`` and ``slug``)."""
+        return self.find_heading(anchor) or self.find_symbol(anchor)
+
     @property
     def anchors(self) -> list[str]:
-        """Every heading's text, in file order."""
-        return [h.text for h in self.headings]
+        """Every heading's text, then every symbol's qualified name, in file order."""
+        return [h.text for h in self.headings] + [s.name for s in self.symbols]
 
 
 @attrs.frozen
@@ -205,6 +269,25 @@ class Placement:
 
 #: (De)serialises the models above; cattrs generates fast code per class.
 converter = cattrs.Converter()
+
+
+def _document_hooks() -> None:
+    """A document's ``language`` and ``symbols`` are left out while empty, so a markdown
+    document is stored and printed exactly as before they existed."""
+    from cattrs.gen import make_dict_unstructure_fn, override
+
+    converter.register_unstructure_hook(
+        Document,
+        make_dict_unstructure_fn(
+            Document,
+            converter,
+            language=override(omit_if_default=True),
+            symbols=override(omit_if_default=True),
+        ),
+    )
+
+
+_document_hooks()
 
 
 @attrs.frozen

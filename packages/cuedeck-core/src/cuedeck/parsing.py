@@ -21,6 +21,8 @@ from cuedeck.models import Document, DocumentKind, Heading, Problem, Reference
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
+    from cuedeck.parsers import ParseContext
+
 __all__ = [
     "CARDS_DIR",
     "CARD_ID",
@@ -29,6 +31,7 @@ __all__ = [
     "ENGINES",
     "Engine",
     "parse_document",
+    "parse_markdown",
 ]
 
 
@@ -380,6 +383,11 @@ def parse_document(
         references=tuple(refs),
         problems=tuple(problems),
     )
+
+
+def parse_markdown(path: str, data: bytes, context: ParseContext) -> Document:
+    """The ``markdown`` parser registered by core: :func:`parse_document` for the index."""
+    return parse_document(path, data, count_tokens=context.count_tokens)
 
 
 def _jsonable(value: Any) -> Any:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cuedeck.hookspecs import Embedder, Masker, Pruner, SceneSource, Searcher
+    from cuedeck.parsers import Parsers
     from cuedeck.tokens import TokenCounter
     from cuedeck.tools import Tool
 
@@ -40,6 +41,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "cuedeck.default_plugins.maskers",
     "cuedeck.default_plugins.pruners",
     "cuedeck.default_plugins.tools",
+    "cuedeck.default_plugins.parsers",
 )
 
 
@@ -299,6 +301,13 @@ def get_scene_sources(pm: PluginHost) -> dict[str, SceneSource]:
 def get_embedders(pm: PluginHost) -> dict[str, Callable[[Any], Embedder]]:
     """Embedder factories by name: ``factory(workspace) -> Embedder``."""
     return pm.items("register_embedders")
+
+
+def get_parsers(pm: PluginHost) -> Parsers:
+    """The registered parsers, matched against paths by :meth:`Parsers.claim`."""
+    from cuedeck.parsers import build_parsers
+
+    return build_parsers(pm.collect("register_parsers"))
 
 
 def get_tools(pm: PluginHost) -> dict[str, Tool]:

@@ -1,4 +1,7 @@
-"""The ``read_doc`` tool: one markdown file, or one section of it, a page at a time.
+"""The ``read_doc`` tool: one indexed file, or one section of it, a page at a time.
+
+A section is a markdown heading's, or a code symbol's (``Client.send``) when a code
+parser indexed the file: exactly the lines of that definition.
 
 Pages end on whole lines and fit ``max_tokens`` (a single line longer than the budget
 is returned whole, so paging always makes progress). Page contents are decoded from the
@@ -26,11 +29,12 @@ else:
     # ever evaluating them, so pydantic loads on first use.
     from cuedeck.tools import lazy_pydantic as pydantic
 
-#: The published path pattern: the specification's, widened to any name that ends in .md.
-#: The specification's character class would refuse ``.cuedeck/docs/*.md`` and names
-#: like ``c++.md``; :meth:`Workspace.relative_path` does the real checks.
-PATH_PATTERN = r"^[^/\\].*\.md$"
-_PATH_RE = re.compile(PATH_PATTERN, re.DOTALL)
+#: The published path pattern: the specification's, widened to any relative name. The
+#: specification's character class would refuse ``.cuedeck/docs/*.md`` and names like
+#: ``c++.md``, and code files are indexed too; :meth:`Workspace.relative_path` and the
+#: index do the real checks.
+PATH_PATTERN = r"^[^/\\]"
+_MARKDOWN = re.compile(r"^[^/\\].*\.md$", re.DOTALL)
 _CUEDECK_PREFIX = WORKSPACE_DIR + "/"
 
 
@@ -63,14 +67,17 @@ def read_doc(
     path: Annotated[
         str,
         pydantic.Field(
-            description="Workspace-relative .md path",
+            description="Workspace-relative path",
             max_length=500,
             json_schema_extra={"pattern": PATH_PATTERN},
         ),
     ],
     anchor: Annotated[
         str | None,
-        pydantic.Field(description="Heading text or slug: read only its section", max_length=100),
+        pydantic.Field(
+            description="Heading text or slug, or a code symbol (Client.send): read only its lines",
+            max_length=200,
+        ),
     ] = None,
     offset: Annotated[int, pydantic.Field(description="Lines to skip (next_offset)", ge=0)] = 0,
     limit: Annotated[int | None, pydantic.Field(description="Max lines", ge=1)] = None,
@@ -78,7 +85,7 @@ def read_doc(
         int | None, pydantic.Field(description="Page budget; default 5000", ge=1)
     ] = None,
 ) -> DocPage:
-    """Read a markdown file or one section of it, in pages that end on whole lines.
+    """Read an indexed file, or one section or symbol of it, in whole-line pages.
 
     Follow next_offset while has_more. offset and next_offset count lines within the
     file, or within the section when anchor is set; line_range is in file lines.
@@ -88,9 +95,9 @@ def read_doc(
     first, stop = 0, len(lines)  # the selection, as 0-based [first, stop)
     heading = None
     if anchor is not None:
-        heading = document.find_heading(anchor)
+        heading = document.find_section(anchor)
         if heading is None:
-            raise _anchor_not_found(document, anchor)
+            raise anchor_not_found(document, anchor)
         first, stop = heading.line - 1, min(heading.end_line, len(lines))
     size = stop - first
     if offset > 0 and offset >= size:
@@ -145,15 +152,20 @@ def _load(workspace: Workspace, path: str) -> tuple[Document, bytes, str, bool]:
 
 
 def find_doc(workspace: Workspace, path: str) -> Document:
-    """The indexed markdown file at workspace-relative ``path``, or at ``.cuedeck/<path>``.
+    """The indexed file at workspace-relative ``path``, or at ``.cuedeck/<path>``.
 
-    Refuses paths outside the workspace and non-markdown files (1004); a missing file is
-    FileNotFound (1001) with the closest indexed paths. Refreshes once before giving up,
-    so a file created since the last refresh is found.
+    Refuses paths outside the workspace, and files no parser indexes (1004); a missing
+    markdown file is FileNotFound (1001) with the closest indexed paths. Refreshes once
+    before giving up, so a file created since the last refresh is found.
     """
     rel = workspace.relative_path(path)
-    if not _PATH_RE.match(rel):
-        raise InvalidInput(f"{path!r} is not a markdown (.md) file", field="path")
+    markdown = _MARKDOWN.match(rel) is not None
+    if not markdown and workspace.parsers.claim(rel) is None:
+        raise InvalidInput(
+            f"{path!r} is not a markdown (.md) file or a kind of file the index reads",
+            field="path",
+            help="read other files with get_file_content",
+        )
     index = workspace.index
     workspace.documents  # noqa: B018 - the first access refreshes the index
     for attempt in range(2):
@@ -165,13 +177,18 @@ def find_doc(workspace: Workspace, path: str) -> Document:
     raise workspace.not_found(rel)
 
 
-def _anchor_not_found(document: Document, anchor: str) -> FileNotFound:
+def anchor_not_found(document: Document, anchor: str) -> FileNotFound:
     anchors = document.anchors
-    matches = did_you_mean(anchor, [*anchors, *(h.slug for h in document.headings)])
+    short = [s.short_name for s in document.symbols]
+    matches = did_you_mean(anchor, [*anchors, *(h.slug for h in document.headings), *short])
+    by_short: dict[str, list[str]] = {}
+    for symbol in document.symbols:
+        by_short.setdefault(symbol.short_name, []).append(symbol.name)
+    matches = [m for found in matches for m in by_short.get(found, [found])]
     by_slug = {h.slug: h.text for h in document.headings}
     matches = list(dict.fromkeys(by_slug.get(m, m) for m in matches))
     return FileNotFound(
-        f"{document.path} has no heading {anchor!r}",
+        f"{document.path} has no {'symbol' if document.symbols else 'heading'} {anchor!r}",
         path=document.path,
         anchor=anchor,
         suggestion=suggestion_text(matches),

@@ -61,7 +61,9 @@ class IndexSettings:
     """``[index]``: which files the index reads."""
 
     include: list[str] = _setting(
-        ["**/*.md"], "Globs (gitignore syntax) of project markdown to index."
+        ["**/*"],
+        "Globs (gitignore syntax) of the files to index, each read by the parser that claims "
+        'it: markdown, and code with cuedeck-code (`["**/*.md"]`: markdown only).',
     )
     exclude: list[str] = _setting(
         ["node_modules/", ".venv/", "venv/", ".tox/", "site-packages/", "dist/", "build/"],
@@ -69,6 +71,64 @@ class IndexSettings:
     )
     gitignore: bool = _setting(True, "Honour .gitignore files.")
     max_file_mb: float = _setting(64.0, "Larger files are skipped with a warning.", minimum=0.001)
+
+
+# --- [code]: cuedeck-code's settings ------------------------------------------------------
+# Kept here, apart from core's own, until plugins declare their sections themselves
+# (register_settings); then this class moves into cuedeck-code unchanged.
+
+
+@attrs.frozen
+class CodeSettings:
+    """``[code]``: which source files cuedeck-code indexes (on top of ``[index]``)."""
+
+    enabled: bool = _setting(True, "Index source files (false: markdown only).")
+    languages: list[str] = _setting(
+        [],
+        "Languages to index (python, javascript, typescript, tsx, go, rust, java, c, cpp, "
+        "ruby); empty: all of them.",
+    )
+    git_tracked: bool = _setting(
+        True,
+        "In a git repository, index only the source files git tracks (outside one, what "
+        ".gitignore allows).",
+    )
+    exclude: list[str] = _setting(
+        [
+            "vendor/",
+            "vendored/",
+            "third_party/",
+            "third-party/",
+            "thirdparty/",
+            "external/",
+            "node_modules/",
+            "bower_components/",
+            "Pods/",
+            "*.min.js",
+            "*.min.mjs",
+            "*.bundle.js",
+            "*_pb2.py",
+            "*_pb2_grpc.py",
+            "*_pb2.pyi",
+            "*.pb.go",
+            "*.pb.cc",
+            "*.pb.h",
+            "*.generated.*",
+            "*_generated.*",
+        ],
+        "Globs (gitignore syntax) of vendored and generated source files never indexed.",
+    )
+    max_file_kb: int = _setting(1024, "Source files larger than this are not indexed.", minimum=1)
+    skip_generated: bool = _setting(
+        True,
+        "Leave out files that say they are generated in their first lines (`Code generated "
+        "... DO NOT EDIT`, `@generated`, `auto-generated`).",
+    )
+    max_average_line: int = _setting(
+        200,
+        "Leave out files whose lines average more characters than this (minified); 0 keeps them.",
+        minimum=0,
+    )
 
 
 @attrs.frozen
@@ -287,6 +347,7 @@ class Config:
     files: FileSettings = attrs.field(factory=FileSettings)
     git: GitSettings = attrs.field(factory=GitSettings)
     memory: MemorySettings = attrs.field(factory=MemorySettings)
+    code: CodeSettings = attrs.field(factory=CodeSettings)
     rate_limits: dict[str, RateLimit] = attrs.field(factory=lambda: dict(DEFAULT_RATE_LIMITS))
     warnings: tuple[Problem, ...] = ()
     #: ``section.key`` -> its line in config.toml, to point at a value found wrong later.
@@ -329,4 +390,5 @@ SECTIONS: dict[str, type] = {
     "files": FileSettings,
     "git": GitSettings,
     "memory": MemorySettings,
+    "code": CodeSettings,
 }

@@ -1,5 +1,9 @@
 """Which files the index reads: the one place that decides what is inside the workspace.
 
+A file is read when a registered parser claims it (:mod:`cuedeck.parsers`), ``[index]
+include`` matches it, ``exclude`` and the ``.gitignore`` files do not, and the claiming
+parser's selector (if any) does not leave it out.
+
 A path is part of the workspace when its resolved real path stays under the root. A
 symlink to a file inside is followed (indexed under the link's own path); a symlink
 whose target leaves the root is left out, whatever asks for it; a symlinked folder is
@@ -22,9 +26,13 @@ from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR, protection
 from cuedeck.models import Problem
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator, Mapping
 
     from cuedeck.config import IndexSettings
+    from cuedeck.parsers import Parsers
+
+    #: Per parser name: ``select(path, size) -> reason | None`` (see Parser.select).
+    Selectors = Mapping[str, Callable[[str, int], str | None]]
 
 log = logging.getLogger("cuedeck")
 
@@ -35,6 +43,8 @@ NOT_INDEXED = 1011
 UNREADABLE = 1010
 #: Problem code of a file left out for its hard links (SharedFile).
 SHARED = 1014
+#: The reason :func:`walk_files` gives for a file over ``[index] max_file_mb``.
+TOO_LARGE = "too large"
 
 
 #: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
@@ -81,19 +91,33 @@ def _spec(patterns: list[str]) -> Globs | None:
     return Globs(patterns) if patterns else None
 
 
-def walk_markdown(
-    root: Path, settings: IndexSettings, left_out: list[Problem] | None = None
-) -> Iterator[tuple[str, FileStat]]:
-    """Workspace-relative markdown paths the index covers, with their stats, sorted.
+#: The ``include`` that admits every file a parser claims.
+EVERYTHING = ["**/*"]
 
-    Cards and docs under ``.cuedeck/`` always count; other files must match
-    ``include``, must not match ``exclude`` and, when ``gitignore`` is on, must not be
-    ignored by any ``.gitignore`` between the root and the file. Paths left out because
-    they leave the workspace or cannot be read are appended to ``left_out``.
+
+def walk_files(
+    root: Path,
+    settings: IndexSettings,
+    parsers: Parsers,
+    left_out: list[Problem] | None = None,
+    *,
+    selectors: Selectors | None = None,
+    passed_over: dict[str, list[str]] | None = None,
+) -> Iterator[tuple[str, FileStat]]:
+    """Workspace-relative paths the index covers, with their stats, sorted.
+
+    Markdown cards and docs under ``.cuedeck/`` always count; other files must be claimed
+    by a parser, match ``include``, not match ``exclude`` and, when ``gitignore`` is
+    on, not be ignored by any ``.gitignore`` between the root and the file. Paths left out
+    because they leave the workspace or cannot be read are appended to ``left_out``
+    (warnings); those a parser's selector or the size cap leave out are listed in
+    ``passed_over`` by reason.
     """
     root = Path(os.path.realpath(root))
     skipped: list[Problem] = [] if left_out is None else left_out
-    include = None if settings.include == ["**/*.md"] else _spec(settings.include)
+    over: dict[str, list[str]] = {} if passed_over is None else passed_over
+    select = selectors or {}
+    include = None if settings.include == EVERYTHING else _spec(settings.include)
     exclude = _spec(settings.exclude)
     max_bytes = int(settings.max_file_mb * 1024 * 1024)
     found: list[tuple[str, FileStat]] = []
@@ -112,16 +136,16 @@ def walk_markdown(
             return
         for entry in entries:
             name = entry.name
-            markdown = name.endswith(".md")
+            child = f"{rel}/{name}" if rel else name
+            parser = parsers.claim(child)
             try:
-                # A plain markdown file, the bulk of a large tree, takes the short way.
-                regular = markdown and entry.is_file(follow_symlinks=False)
+                # A file a parser reads, the bulk of a large tree, takes the short way.
+                regular = parser is not None and entry.is_file(follow_symlinks=False)
                 is_dir = not regular and entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if not is_dir and not markdown:
+            if not is_dir and parser is None:
                 continue
-            child = f"{rel}/{name}" if rel else name
             if not regular and entry.is_symlink() and _link_left_out(entry, child):
                 continue
             if is_dir:
@@ -139,7 +163,8 @@ def walk_markdown(
                 continue
             if ignores and _ignored(child, ignores, files=True):
                 continue
-            _add(entry, child)
+            assert parser is not None
+            _add(entry, child, select.get(parser.name))
 
     def _link_left_out(entry: os.DirEntry[str], child: str) -> bool:
         """Whether a symlink is left out: it leaves the workspace, reaches a protected
@@ -150,7 +175,11 @@ def walk_markdown(
             return True
         return os.path.isdir(entry.path)  # linked folders inside are not descended into
 
-    def _add(entry: os.DirEntry[str], child: str) -> None:
+    def _add(
+        entry: os.DirEntry[str],
+        child: str,
+        selector: Callable[[str, int], str | None] | None = None,
+    ) -> None:
         try:
             st = entry.stat()
         except OSError as exc:
@@ -163,6 +192,11 @@ def walk_markdown(
             return
         if st.st_size > max_bytes:
             log.warning("skipped %s: %d bytes is over [index] max_file_mb", child, st.st_size)
+            over.setdefault(TOO_LARGE, []).append(child)
+            return
+        reason = selector(child, st.st_size) if selector is not None else None
+        if reason is not None:
+            over.setdefault(reason, []).append(child)
             return
         found.append((child, (st.st_mtime_ns, st.st_size)))
 
@@ -198,12 +232,19 @@ def walk_markdown(
     return iter(found)
 
 
-def admitted(root: Path, settings: IndexSettings, rel: str) -> FileStat | None:
-    """The stat of ``rel`` when the index covers it, else None: :func:`walk_markdown`'s
+def admitted(
+    root: Path,
+    settings: IndexSettings,
+    parsers: Parsers,
+    rel: str,
+    selectors: Selectors | None = None,
+) -> FileStat | None:
+    """The stat of ``rel`` when the index covers it, else None: :func:`walk_files`'s
     rules for one path, so that a watcher's report can be applied without a walk."""
     root = Path(os.path.realpath(root))
     parts = rel.split("/")
-    if not rel.endswith(".md") or ".." in parts or "" in parts:
+    parser = parsers.claim(rel)
+    if parser is None or ".." in parts or "" in parts:
         return None
     for depth in range(1, len(parts)):  # linked folders are never descended into
         if os.path.islink(root.joinpath(*parts[:depth])) and depth > 2:
@@ -211,8 +252,9 @@ def admitted(root: Path, settings: IndexSettings, rel: str) -> FileStat | None:
     path = root / rel
     if path.is_symlink() and link_problem(root, str(path), rel) is not None:
         return None
-    if rel.startswith((CARDS_DIR + "/", DOCS_DIR + "/")):
-        if any(part.startswith(".") for part in parts[2:]):
+    special = rel.startswith((CARDS_DIR + "/", DOCS_DIR + "/"))
+    if special:
+        if any(part.startswith(".") for part in parts[2:]) or not rel.endswith(".md"):
             return None
     elif not _covered(root, settings, parts):
         return None
@@ -224,6 +266,9 @@ def admitted(root: Path, settings: IndexSettings, rel: str) -> FileStat | None:
         return None
     if st.st_nlink > 1:
         return None
+    selector = None if special else (selectors or {}).get(parser.name)
+    if selector is not None and selector(rel, st.st_size) is not None:
+        return None
     return (st.st_mtime_ns, st.st_size)
 
 
@@ -233,7 +278,7 @@ def _covered(root: Path, settings: IndexSettings, parts: list[str]) -> bool:
         return False
     if any(os.path.islink(root.joinpath(*parts[:depth])) for depth in range(1, len(parts))):
         return False
-    include = None if settings.include == ["**/*.md"] else _spec(settings.include)
+    include = None if settings.include == EVERYTHING else _spec(settings.include)
     exclude = _spec(settings.exclude)
     ignores: list[tuple[str, Globs]] = []
     for depth in range(len(parts)):
@@ -252,6 +297,18 @@ def _covered(root: Path, settings: IndexSettings, parts: list[str]) -> bool:
     if exclude is not None and exclude.match(rel):
         return False
     return not _ignored(rel, ignores)
+
+
+def gitignore(path: Path) -> Globs | None:
+    """The patterns of the ``.gitignore`` at ``path`` (cached while unchanged), or None."""
+    return _gitignore(path)
+
+
+def ignored(rel: str, ignores: list[tuple[str, Globs]], *, files: bool = False) -> bool:
+    """Whether one of ``ignores`` (``(folder, patterns)`` of each ``.gitignore`` from the
+    root down) ignores ``rel`` (a folder when it ends in ``/``); ``files``: a file whose
+    folders were tested already."""
+    return _ignored(rel, ignores, files=files)
 
 
 def _gitignore(path: Path) -> Globs | None:

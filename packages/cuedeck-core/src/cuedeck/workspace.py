@@ -28,6 +28,7 @@ from cuedeck.index import Index, RefreshStats
 from cuedeck.layout import WORKSPACE_DIR, protection
 from cuedeck.plugins import (
     PluginHost,
+    get_parsers,
     get_searchers,
     get_services,
     get_token_counters,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from cuedeck.graph import ReferenceGraph
     from cuedeck.masking import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
+    from cuedeck.parsers import Parsers
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
 
@@ -168,6 +170,11 @@ class Workspace:
         return self.token_counter.count(text)
 
     @cached_property
+    def parsers(self) -> Parsers:
+        """The registered parsers (markdown, and whatever plugins add)."""
+        return get_parsers(self.plugins)
+
+    @cached_property
     def index(self) -> Index:
         """The SQLite-backed index (not refreshed yet; see :meth:`refresh`)."""
         return Index(
@@ -175,6 +182,8 @@ class Workspace:
             self.config.index,
             counter_name=self.token_counter.name,
             count_tokens=self.token_counter.count,
+            parsers=self.parsers,
+            config=self.config,
         )
 
     def refresh(

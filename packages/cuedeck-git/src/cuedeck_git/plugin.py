@@ -22,6 +22,10 @@ def register_tools(register: RegisterTool) -> None:
         "cuedeck_git.history:git_diff",
         "cuedeck_git.history:git_log",
         "cuedeck_git.branches:git_branch_list",
+        "cuedeck_git.blame:git_blame",
+        "cuedeck_git.blame:git_file_history",
+        "cuedeck_git.pickaxe:git_search_commits",
+        "cuedeck_git.pickaxe:git_search_diffs",
     )
     for reader in readers:
         register(reader, category="git", read_only=True, idempotent=True)

@@ -1,8 +1,11 @@
 """Text into index terms: words and identifier parts, lower-cased, stop words out, stemmed.
 
-An identifier such as ``HTTPException`` or ``jsonable_encoder`` gives the whole
-identifier as one term (so an exact identifier query matches it precisely) and its parts
-(``http``, ``exception``) so that plain-word queries find it too. Words are reduced by
+An identifier such as ``HTTPException``, ``parseURL`` or ``handle_request`` gives the
+whole identifier as one term (so an exact identifier query matches it precisely) and its
+parts (``http``, ``exception``; ``parse``, ``url``; ``handle``, ``request``) so that
+plain-word queries find it too. A dotted chain (``self.transport.request``) is its
+identifiers, each as above; a two-part one (``Client.send``, a qualified name) is also
+kept whole. Words are reduced by
 the Porter (1980) stemmer, written out below, so ``parameters`` finds ``parameter``.
 """
 
@@ -13,6 +16,7 @@ from collections import Counter
 from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_](?:[\w.\-]*[^\W_])?")
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
 
 STOP_WORDS = frozenset(
@@ -55,6 +59,13 @@ def word_terms(word: str) -> tuple[str, ...]:
     lowered = word.lower()
     if lowered in STOP_WORDS:
         return ()
+    if "." in word:
+        segments = word.split(".")
+        if len(segments) > 1 and all(_IDENTIFIER.fullmatch(s) for s in segments):
+            found: list[str] = [lowered] if len(segments) == 2 else []
+            for segment in segments:
+                found.extend(t for t in word_terms(segment) if t not in found)
+            return tuple(found)
     if word.isalpha() and (word.islower() or word[1:].islower()):
         return (stem(lowered),)
     parts = [p.lower() for p in _PART.findall(word)]

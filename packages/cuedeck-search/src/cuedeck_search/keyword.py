@@ -78,7 +78,7 @@ def tokenise(path: str, sections: Sequence[Section], settings: KeywordSettings) 
     lengths: list[float] = []
     for section in sections:
         body = section.text
-        if section.anchor is not None:
+        if section.anchor is not None and section.kind is None:
             body = body.partition("\n")[2]  # the heading line is a field of its own
         counts = term_counts(body)
         *ancestors, own = section.heading_path or ("",)

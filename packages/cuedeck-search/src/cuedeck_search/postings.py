@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from cuedeck_search.keyword import DocumentTerms, KeywordSettings
 
 #: Bump when sections or terms would come out differently for the same file.
-ANALYSIS_VERSION = 3
+ANALYSIS_VERSION = 4  # 4: dotted chains as identifiers; code sections
 FORMAT = "cuedeck-postings/2"
 _MAGIC = b"CUEDECKP"
 _ALIGN = 64

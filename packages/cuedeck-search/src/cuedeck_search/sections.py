@@ -4,6 +4,13 @@ A document splits into the text before its first heading (the preamble) and one 
 per heading, from the heading line to the line before the next heading of any level, so
 sections never overlap. Each section keeps its heading path (``Title > Part > Heading``)
 as context: the keyword index weights it, and it leads the text the model embeds.
+
+A code document (one with symbols) splits by its definitions instead: each symbol's
+section runs from its first line to the line before the next definition inside it (a
+class's header and docstring, then each method), and the lines between definitions
+(imports, constants) are sections without an anchor. Its heading path is the file and
+the qualified name; the model embeds the signature, the docstring and the head of the
+body, not the whole definition.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from cuedeck.blocks import outside_fences
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from cuedeck.models import Document
+    from cuedeck.models import Document, Symbol
 
 #: mkdocs-style include of a source file (``{* ../src/app.py hl[3] *}``): no prose in it.
 _INCLUDE = re.compile(r"^\s*\{\*.*\*\}\s*$")
@@ -45,10 +52,18 @@ class Section:
     end_line: int
     text: str
     hash: str
+    #: A code section's symbol kind (``method``...), or ``code`` between definitions;
+    #: None for prose.
+    kind: str | None = None
+    #: What the model embeds of a code section (signature, docstring, body head).
+    summary: str | None = None
 
     @functools.cached_property
     def prose(self) -> str:
-        """The text without its heading line, code blocks and source includes."""
+        """The text without its heading line, code blocks and source includes (a code
+        section: its summary)."""
+        if self.summary is not None:
+            return self.summary
         lines = self.text.split("\n") if self.text else []  # the lines it was joined from
         return _prose(lines[1:] if self.anchor is not None else lines)
 
@@ -82,12 +97,19 @@ def _prose(lines: Sequence[str]) -> str:
     return "\n".join(kept)
 
 
+#: Lines of a definition's body the model sees after its signature and docstring.
+BODY_HEAD = 12
+SUMMARY_CHARACTERS = 1200
+
+
 def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
     """The sections of ``document``, whose text is ``lines`` (1-based ranges index into it).
 
     Frontmatter is left out. A document without headings is one section; so is its
-    preamble when it has text.
+    preamble when it has text. A code document splits by its symbols (see above).
     """
+    if any(symbol.kind != "module" for symbol in document.symbols):
+        return split_code(document, lines)
     body = document.body_line
     total = len(lines)
     title = document.title.strip()
@@ -144,3 +166,80 @@ def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
             )
         )
     return sections
+
+
+def split_code(document: Document, lines: Sequence[str]) -> list[Section]:
+    """The sections of a code document: one per definition (to its first inner one) and
+    one per stretch of other code between definitions."""
+    symbols = sorted(
+        (s for s in document.symbols if s.kind != "module"), key=lambda s: (s.line, -s.end_line)
+    )
+    total = len(lines)
+    spans: list[tuple[int, int, Symbol | None, bool]] = []  # first, last, symbol, its own
+    covered_to = 0  # the last line some section holds
+    stack: list[tuple[int, Symbol]] = []  # enclosing definitions: (end line, symbol)
+    for index, definition in enumerate(symbols):
+        while stack and stack[-1][0] < definition.line:
+            stack.pop()
+        start = definition.line
+        if definition.docstring:  # its documentation comment, right above it, goes with it
+            while start - 1 > covered_to and lines[start - 2].strip():
+                start -= 1
+        if start > covered_to + 1:
+            # Between definitions, or after an inner one inside its parent: the parent's
+            # rest, or code at module level.
+            owner = stack[-1][1] if stack else None
+            spans.append((covered_to + 1, start - 1, owner, False))
+        following = symbols[index + 1].line if index + 1 < len(symbols) else total + 1
+        last = max(definition.line, min(definition.end_line, following - 1))
+        spans.append((start, last, definition, True))
+        covered_to = max(covered_to, last)
+        stack.append((definition.end_line, definition))
+    if covered_to < total:
+        while stack and stack[-1][0] <= covered_to:
+            stack.pop()
+        spans.append((covered_to + 1, total, stack[-1][1] if stack else None, False))
+
+    sections: list[Section] = []
+    for first, last, symbol, own in spans:
+        chunk = lines[first - 1 : last]
+        if not own and not any(line.strip() for line in chunk):
+            continue
+        text = "\n".join(chunk)
+        name = symbol.name if symbol is not None else ""
+        heading_path = (document.path, name) if name else (document.path,)
+        if own:
+            assert symbol is not None
+            body = chunk[symbol.line - first + 1 :]
+            summary = _summary(symbol.signature, symbol.docstring, body)
+        else:
+            summary = _summary("", "", chunk)
+        digest = hashlib.sha256(embedding_text(heading_path, summary).encode()).hexdigest()
+        sections.append(
+            Section(
+                path=document.path,
+                anchor=name or None,
+                heading_path=heading_path,
+                line=first,
+                end_line=last,
+                text=text,
+                hash=digest,
+                kind=symbol.kind if own and symbol is not None else "code",
+                summary=summary,
+            )
+        )
+    if not sections:
+        return split_sections(attrs.evolve(document, symbols=()), lines)
+    return sections
+
+
+def _summary(signature: str, docstring: str, body: Sequence[str]) -> str:
+    """Signature, docstring and the first lines of the body, for the model."""
+    start = signature[:40]
+    head = [
+        line.strip()
+        for line in body
+        if line.strip() and not (start and line.strip().startswith(start))
+    ][:BODY_HEAD]
+    text = "\n".join(part for part in (signature, docstring, *head) if part)
+    return text[:SUMMARY_CHARACTERS]

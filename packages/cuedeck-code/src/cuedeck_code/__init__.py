@@ -1,0 +1,1 @@
+"""Code in CueDeck: tree-sitter parsers and the code search and navigation tools."""

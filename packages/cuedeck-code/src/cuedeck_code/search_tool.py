@@ -1,0 +1,227 @@
+"""``search_code``: definitions ranked for a query, by keyword, meaning or both.
+
+It ranks the sections of code files with the workspace's search engine (cuedeck-search):
+BM25F over identifiers split into words (``parseURL`` is parse, url) and the model's
+similarity of a definition's signature, docstring and head of body, fused by reciprocal
+rank for ``hybrid``. Each hit is one symbol (a stretch of code between definitions
+counts for the definition around it, or the module), with its lines and signature.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
+
+from cuedeck.errors import InvalidInput, MissingExtra
+
+if TYPE_CHECKING:
+    import pydantic
+
+    from cuedeck.models import Document, Symbol
+    from cuedeck.workspace import Workspace
+else:
+    from cuedeck.tools import lazy_pydantic as pydantic
+
+#: The k of reciprocal rank fusion (as ``[search] rrf_k`` defaults to).
+RRF_K = 60
+#: Which documents pass a filter, by (engine, index generation, size, language, glob).
+_ALLOWED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+
+
+class CodeHit(TypedDict):
+    """One symbol found."""
+
+    path: str
+    symbol: str
+    kind: str
+    line: int
+    end_line: int
+    signature: str
+    doc: str
+    language: str
+    score: float
+    keyword_score: float | None
+    semantic_score: float | None
+
+
+class CodeResults(TypedDict):
+    """What ``search_code`` returns."""
+
+    results: list[CodeHit]
+    has_more: bool
+    next_offset: int | None
+    semantic_coverage: float | None
+    hint: str | None
+
+
+def search_code(
+    workspace: Workspace,
+    query: Annotated[
+        str, pydantic.Field(description="Words or identifiers", min_length=1, max_length=500)
+    ],
+    mode: Literal["keyword", "semantic", "hybrid"] = "hybrid",
+    language: Annotated[
+        str | None, pydantic.Field(description="e.g. python", max_length=50)
+    ] = None,
+    path: Annotated[
+        str | None, pydantic.Field(description="Glob, e.g. src/**", max_length=500)
+    ] = None,
+    kind: Annotated[str | None, pydantic.Field(description="e.g. method", max_length=50)] = None,
+    limit: Annotated[int, pydantic.Field(ge=1, le=100)] = 10,
+    offset: Annotated[int, pydantic.Field(description="next_offset", ge=0, le=1000)] = 0,
+) -> CodeResults:
+    """Search code symbols by keyword, meaning or both; each a path, name and lines.
+
+    The symbol's qualified name (Client.send) is an anchor for read_doc and
+    get_file_content. Filter by language, path glob and kind (class, function,
+    method...); follow next_offset while has_more.
+    """
+    import numpy as np
+
+    if not query.strip():
+        raise InvalidInput("the query is empty", field="query")
+    try:
+        engine = workspace.service("search")
+    except MissingExtra as exc:
+        raise MissingExtra(
+            "search_code needs cuedeck-search", help='pip install "cuedeck[search]"', extra="search"
+        ) from exc
+    index = workspace.fresh_index()
+    with engine._lock:  # a background embedder may be adding vectors
+        engine.sync()
+        catalog = engine.catalog
+        key = (id(engine), index.generation, len(catalog.keys), language, path)
+        documents = _ALLOWED.get(key)
+        if documents is None:  # the same filters on the same index: the same documents
+            documents = _allowed_documents(workspace, catalog.keys, language, path)
+            _ALLOWED[key] = documents
+            while len(_ALLOWED) > 16:
+                _ALLOWED.popitem(last=False)
+        sections = catalog.live_sections & documents[catalog.section_doc]
+        keyword = np.asarray(engine.keyword_scores(query).sections, dtype=np.float64)
+        semantic = None
+        coverage = None
+        if mode != "keyword":
+            semantic = np.asarray(engine.semantic_scores(query).sections, dtype=np.float64)
+            coverage = round(float(engine.coverage), 4)
+        score = _score(mode, keyword, semantic, sections)
+        order = np.flatnonzero(sections & (score > 0))
+        order = order[np.argsort(-score[order], kind="stable")]
+        hits: list[CodeHit] = []
+        seen: set[tuple[str, str]] = set()
+        wanted = offset + limit + 1
+        for section_id in order.tolist():
+            doc = int(catalog.section_doc[section_id])
+            doc_path = catalog.keys[doc][0]
+            local = section_id - int(catalog.starts[doc])
+            split = catalog.sections_of(doc)
+            document = index.get(doc_path)
+            if document is None or local >= len(split):
+                continue
+            symbol = _symbol_of(document, split[local].anchor)
+            if symbol is None or (kind is not None and symbol.kind != kind.lower()):
+                continue
+            if (doc_path, symbol.name) in seen:
+                continue
+            seen.add((doc_path, symbol.name))
+            hits.append(
+                _hit(document, symbol, score[section_id], keyword[section_id], semantic, section_id)
+            )
+            if len(hits) == wanted:
+                break
+    page = hits[offset : offset + limit]
+    has_more = len(hits) > offset + limit
+    hint = None
+    if not hits:
+        if not documents.any():
+            hint = (
+                "No indexed code matches the language and path filters "
+                "(`cue index` lists the languages indexed)."
+            )
+        else:
+            hint = (
+                "Nothing matched: try other words, mode=semantic, or regex_search for exact text."
+            )
+    return {
+        "results": page,
+        "has_more": has_more,
+        "next_offset": offset + len(page) if has_more else None,
+        "semantic_coverage": coverage,
+        "hint": hint,
+    }
+
+
+def _allowed_documents(
+    workspace: Workspace, keys: list[tuple[str, str]], language: str | None, glob: str | None
+) -> Any:
+    """Per document of the engine: whether it is code passing the filters."""
+    import numpy as np
+
+    index = workspace.index
+    spec = None
+    if glob:
+        from cuedeck.walk import Globs
+
+        spec = Globs([glob.strip()])
+    wanted = language.lower() if language else None
+    allowed = np.zeros(len(keys), dtype=bool)
+    for position, (doc_path, _) in enumerate(keys):
+        found = index.language(doc_path)
+        if found in (None, "markdown", "text"):
+            continue
+        if wanted is not None and found != wanted:
+            continue
+        if spec is not None and not spec.match(doc_path):
+            continue
+        allowed[position] = True
+    return allowed
+
+
+def _score(mode: str, keyword: Any, semantic: Any, allowed: Any) -> Any:
+    """Each section's score: keyword, semantic, or their reciprocal-rank fusion."""
+    import numpy as np
+
+    if mode == "keyword" or semantic is None:
+        return np.where(allowed, keyword, 0.0)
+    if mode == "semantic":
+        return np.where(allowed & (semantic > -1.0), semantic + 1.0, 0.0)  # cosine to (0, 2]
+    fused = np.zeros(len(keyword), dtype=np.float64)
+    for side, present in ((keyword, keyword > 0), (semantic, semantic > -1.0)):
+        chosen = np.flatnonzero(allowed & present)
+        ranked = chosen[np.argsort(-side[chosen], kind="stable")]
+        fused[ranked] += 1.0 / (RRF_K + np.arange(1, len(ranked) + 1))
+    return fused
+
+
+def _symbol_of(document: Document, anchor: str | None) -> Symbol | None:
+    """The symbol a section belongs to (the module for code outside any definition)."""
+    if anchor is not None:
+        found = next((s for s in document.symbols if s.name == anchor), None)
+        if found is not None:
+            return found
+    return next((s for s in document.symbols if s.kind == "module"), None)
+
+
+def _hit(
+    document: Document,
+    symbol: Symbol,
+    score: float,
+    keyword: float,
+    semantic: Any,
+    section_id: int,
+) -> CodeHit:
+    return {
+        "path": document.path,
+        "symbol": symbol.name,
+        "kind": symbol.kind,
+        "line": symbol.line,
+        "end_line": symbol.end_line,
+        "signature": symbol.signature,
+        "doc": symbol.docstring.split("\n", 1)[0],
+        "language": document.language or "",
+        "score": round(float(score), 6),
+        "keyword_score": round(float(keyword), 6),
+        "semantic_score": None if semantic is None else round(float(semantic[section_id]), 6),
+    }

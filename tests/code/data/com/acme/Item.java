@@ -1,0 +1,3 @@
+package com.acme;
+
+public record Item(String name) {}

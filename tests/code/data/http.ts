@@ -1,0 +1,2 @@
+export interface Request { path: string }
+export interface Response {}

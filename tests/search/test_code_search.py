@@ -1,0 +1,77 @@
+"""Code in search: definitions are searchable units (path, qualified name as anchor,
+line), found by their identifiers' words, beside docs; the model embeds a definition's
+signature, docstring and the head of its body."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cuedeck_code")
+
+from cuedeck import open_workspace
+from cuedeck.parsing import split_lines
+from cuedeck_search.sections import split_sections
+
+DATA = Path(__file__).parents[1] / "code" / "data"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path):  # type: ignore[no-untyped-def]
+    root = tmp_path / "ws"
+    shutil.copytree(DATA, root)
+    (root / ".cuedeck" / "docs").mkdir(parents=True)
+    (root / ".cuedeck" / "docs" / "retries.md").write_text(
+        "# Retries\n\nFailed requests are retried three times by the client.\n"
+    )
+    return open_workspace(root)
+
+
+def test_a_code_file_splits_into_its_definitions(workspace) -> None:  # type: ignore[no-untyped-def]
+    document = workspace.document("client.py")
+    lines = split_lines((workspace.root / "client.py").read_text())
+    found = [(s.line, s.end_line, s.anchor, s.kind) for s in split_sections(document, lines)]
+    assert found == [
+        (1, 10, None, "code"),  # docstring and imports
+        (11, 17, "Response", "class"),
+        (18, 19, "Response.json", "method"),
+        (22, 26, "Client", "class"),
+        (27, 28, "Client.__init__", "method"),
+        (30, 32, "Client.closed", "method"),
+        (34, 40, "Client.send", "method"),
+        (43, 43, "handle_request", "function"),
+        (44, 45, "handle_request.inner", "function"),
+        (46, 47, "handle_request", "code"),
+    ]
+    send = split_sections(document, lines)[6]
+    assert send.heading_path == ("client.py", "Client.send")
+    assert send.embedding_text.splitlines()[:3] == [
+        "client.py > Client.send",
+        'def send(self, method: str, url: str, *, body: bytes = b"") -> Response',
+        "Send one request; retry up to ``retries`` times.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "path", "line", "anchor"),
+    [
+        ("send request retries", "client.py", 34, "Client.send"),
+        ("HTTPTransport", "transport.py", 1, "HTTPTransport"),
+        ("handle_request", "client.py", 43, "handle_request"),
+        ("parse url", "router.ts", 36, "parseURL"),
+        ("cache capacity", "lib.rs", 8, "Cache"),  # from its doc comment (line 8)
+        ("ServeHTTP item count", "server.go", 31, "Server.ServeHTTP"),
+    ],
+)
+def test_keyword_search_finds_definitions(  # type: ignore[no-untyped-def]
+    workspace, query: str, path: str, line: int, anchor: str
+) -> None:
+    best = workspace.search(query, mode="keyword", limit=3)[0]
+    assert (best.path, best.line, best.anchors[0]) == (path, line, anchor)
+
+
+def test_docs_and_code_answer_together(workspace) -> None:  # type: ignore[no-untyped-def]
+    found = [r.path for r in workspace.search("retried requests", mode="keyword", limit=5)]
+    assert found[:2] == [".cuedeck/docs/retries.md", "client.py"]
