@@ -166,3 +166,16 @@ def test_syncing_a_composite_follows_its_shared_repositories(
     assert record is not None
     with team.open(team.user_path(record)) as workspace:
         assert "frontend/docs/new-page.md" in workspace.fresh_index().paths
+
+
+def test_a_composites_own_cards_are_named_before_it_goes(
+    team: Team, both: dict[str, object]
+) -> None:
+    record = team.registry.find_activation("alice", "stack")
+    assert record is not None
+    assert activations.unsaved_work(team, record) == []
+    with team.open(team.user_path(record)) as workspace:
+        from cuedeck_tasks.tools import create_task
+
+        card = create_task(workspace, "Across the stack")
+    assert activations.unsaved_work(team, record) == [f"card: {card['id']}.md"]

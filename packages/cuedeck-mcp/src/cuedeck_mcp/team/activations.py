@@ -197,10 +197,17 @@ def index_files(folder: Path) -> list[str]:
 
 def unsaved_work(team: Team, record: Activation) -> list[str]:
     """What deleting the working copy would lose: changed or new files, and commits on
-    no remote branch; empty when nothing."""
-    if record.kind != "activation":
-        return []
+    no remote branch; for a composite, its own cards and memory. Empty when nothing."""
     folder = team.user_path(record)
+    if record.kind != "activation":
+        from cuedeck.layout import CARDS_DIR, MEMORY_DIR
+
+        cards = sorted((folder / CARDS_DIR).glob("*.md"))
+        lost = [f"card: {path.name}" for path in cards]
+        memory = folder / MEMORY_DIR
+        if memory.is_dir() and any(path.is_file() for path in memory.rglob("*")):
+            lost.append(f"memory: {MEMORY_DIR}/")
+        return lost
     status = gitops.git(folder, "status", "--porcelain", "--untracked-files=all").stdout
     lost = [f"changed: {line[3:]}" for line in status.splitlines() if line.strip()]
     unpushed = gitops.git(folder, "log", "--oneline", "--branches", "--not", "--remotes").stdout

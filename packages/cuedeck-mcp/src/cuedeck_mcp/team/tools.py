@@ -363,8 +363,9 @@ def deactivate_repository(
 ) -> Deactivated:
     """Delete one of your activated repositories or composites and its indexes.
 
-    The reply says the space freed. When the working copy holds changed files or unpushed
-    commits, the first call answers with a confirmation token and a warning naming them.
+    The reply says the space freed. When it holds work found nowhere else (changed files
+    or unpushed commits; a composite's own cards and memory), the first call answers with
+    a confirmation token and a warning naming it.
     """
     from cuedeck_git.confirm import confirmed
     from cuedeck_mcp.team.activations import deactivate, find, unsaved_work
