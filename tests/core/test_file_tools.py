@@ -17,14 +17,13 @@ from cuedeck.errors import (
     Protected,
 )
 from cuedeck.files import sha256_bytes
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 from tests.conftest import MakeWorkspace
 
 
 def _tools(root: Path) -> tuple[Any, dict[str, Any]]:
     workspace = open_workspace(root)
-    return workspace, get_tools(workspace.plugins)
+    return workspace, workspace.plugins.tools()
 
 
 def call(root: Path, name: str, **arguments: Any) -> Any:
@@ -176,7 +175,7 @@ def test_create_refuses_an_existing_file_and_delete_checks_the_hash(
     assert (root / "keep.txt").exists()
     call(root, "delete_file", file_path="keep.txt", content_hash=sha256_bytes(b"keep\n"))
     assert not (root / "keep.txt").exists()
-    assert get_tools(open_workspace(root).plugins)["delete_file"].destructive
+    assert (open_workspace(root).plugins).tools()["delete_file"].destructive
 
 
 def test_pages_stop_at_the_token_budget_on_whole_lines(make_workspace: MakeWorkspace) -> None:

@@ -14,7 +14,6 @@ import pytest
 from mcp import MCPError
 from mcp.client import Client
 
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.roles import allows, load_grants, required_role
 from cuedeck_mcp.server import TEAM_ONLY
@@ -63,7 +62,7 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
 
     workspace = open_workspace(demo)
     # Every tool of `--tools all`: the team's own are served by a team server only.
-    tools = {n: t for n, t in get_tools(workspace.plugins).items() if t.category not in TEAM_ONLY}
+    tools = {n: t for n, t in workspace.plugins.tools().items() if t.category not in TEAM_ONLY}
     log = tmp_path / "server.log"
     seen: dict[str, set[str]] = {}
     with _serving(demo, log, "--tools", "all") as base:

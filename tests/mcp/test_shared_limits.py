@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from cuedeck.errors import RateLimited
 from cuedeck.settings import RateLimit
+from cuedeck_mcp.errors import RateLimited
 from cuedeck_mcp.shared_limits import SharedRateLimiter
 
 if TYPE_CHECKING:

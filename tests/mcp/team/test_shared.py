@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from cuedeck.errors import GitFailed, InvalidInput
+from cuedeck.errors import InvalidInput
+from cuedeck_git.errors import GitFailed
 from cuedeck_mcp.team import shared
 from cuedeck_mcp.team.errors import AliasTaken, CloneFailed, UnknownRepository
 from tests.mcp.team.conftest import BACKEND, push_from

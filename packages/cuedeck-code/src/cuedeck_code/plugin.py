@@ -1,5 +1,5 @@
-"""The CueDeck plugin of cuedeck-code (entry point ``cuedeck = code``): the ``code``
-parser and the code search and navigation tools.
+"""The CueDeck plugin of cuedeck-code (entry point ``cuedeck = code``): the ``[code]``
+config section, the ``code`` parser and the code search and navigation tools.
 
 Kept import-light: the parser's module imports tree-sitter only when it parses, and the
 tools are registered by import path, so their modules load when a tool is first used.
@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterParser, RegisterTool
+    from cuedeck.hookspecs import RegisterNamed, RegisterParser, RegisterTool
+
+
+@hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_code.settings import CodeSettings
+
+    register("code", CodeSettings)
 
 
 @hookimpl

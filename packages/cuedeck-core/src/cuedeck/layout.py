@@ -32,7 +32,7 @@ LOCKS_DIR = f"{CACHE_DIR}/locks"
 CONFIRMATIONS_PATH = f"{CACHE_DIR}/confirmations.json"
 CONFIRMATIONS_LOCK = f"{CONFIRMATIONS_PATH}.lock"
 
-#: Context memory (cuedeck-memory): ``MEMORY_DIR/<project>/segments/<id>.md``, one
+#: Context memory (the memory plugin): ``MEMORY_DIR/<project>/segments/<id>.md``, one
 #: file per segment, ``.../snapshots/<id>.json`` and ``.../project.json`` (the current
 #: task). One person's session context: git-ignored (docs/memory.md says why).
 MEMORY_DIR = f"{WORKSPACE_DIR}/memory"

@@ -21,6 +21,7 @@ from cuedeck.errors import InvalidInput, ToolLoadFailed
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from cuedeck.settings import RateLimit
     from cuedeck.workspace import Workspace
 
 
@@ -103,6 +104,7 @@ class Tool:
         read_only: bool = False,
         destructive: bool = False,
         idempotent: bool = False,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         self.target = target
         self.name = name
@@ -111,6 +113,8 @@ class Tool:
         self.read_only = read_only
         self.destructive = destructive
         self.idempotent = idempotent
+        #: Calls per MCP client the plugin allows (``[rate_limits]`` in config overrides it).
+        self.rate_limit = rate_limit
         if not isinstance(target, str):
             self.check()
         elif not IMPORT_PATH.fullmatch(target):

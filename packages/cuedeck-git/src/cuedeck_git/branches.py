@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput, did_you_mean, suggestion_text
-from cuedeck_git.confirm import Token, confirmed, listing
+from cuedeck_git.confirm import ConfirmationAsked, Token, confirmed, listing
 from cuedeck_git.runner import Repo, check_revision
 
 if TYPE_CHECKING:
@@ -55,14 +55,15 @@ class GitBranchSwitch(TypedDict):
     to_branch: str
 
 
-class GitBranchDelete(TypedDict, total=False):
-    """The reply of ``git_branch_delete``: done, or asking for confirmation (unmerged)."""
+class GitBranchDeleted(TypedDict):
+    """``git_branch_delete`` done."""
 
     success: bool
     deleted_branch: str
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
+
+
+#: The reply of ``git_branch_delete``: done, or asking for confirmation (unmerged commits).
+GitBranchDelete = GitBranchDeleted | ConfirmationAsked
 
 
 def _track(text: str) -> tuple[int, int]:

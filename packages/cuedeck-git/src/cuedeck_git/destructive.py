@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck_git.confirm import Token, confirmed, listing
+from cuedeck_git.confirm import ConfirmationAsked, Token, confirmed, listing
 from cuedeck_git.history import PathList, _paths
 from cuedeck_git.runner import Repo, decode, pathspecs
 from cuedeck_git.status import state_digest
@@ -29,35 +29,34 @@ else:
 KEEP = ".cuedeck/"
 
 
-class GitReset(TypedDict, total=False):
-    """The reply of ``git_reset``: done, or asking for confirmation (hard mode)."""
+class GitResetDone(TypedDict):
+    """``git_reset`` done."""
 
     success: bool
     mode: str
     target_commit: str
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
 
 
-class GitClean(TypedDict, total=False):
-    """The reply of ``git_clean``: the removed files, or asking for confirmation."""
+class GitCleanDone(TypedDict):
+    """``git_clean`` done: the removed files."""
 
     success: bool
     removed_files: list[str]
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
 
 
-class GitCheckoutFile(TypedDict, total=False):
-    """The reply of ``git_checkout_file``: the restored files, or asking for confirmation."""
+class GitCheckoutFileDone(TypedDict):
+    """``git_checkout_file`` done: the restored files."""
 
     success: bool
     restored_files: list[str]
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
+
+
+#: The reply of ``git_reset``: done, or asking for confirmation (hard mode).
+GitReset = GitResetDone | ConfirmationAsked
+#: The reply of ``git_clean``: the removed files, or asking for confirmation.
+GitClean = GitCleanDone | ConfirmationAsked
+#: The reply of ``git_checkout_file``: the restored files, or asking for confirmation.
+GitCheckoutFile = GitCheckoutFileDone | ConfirmationAsked
 
 
 def _uncommitted(repo: Repo, specs: list[str]) -> list[str]:

@@ -1,4 +1,5 @@
-"""The CueDeck plugin of cuedeck-git (entry point ``cuedeck = git``): the git tools.
+"""The CueDeck plugin of cuedeck-git (entry point ``cuedeck = git``): the git tools and
+their ``[git]`` config section.
 
 Tools only, no CLI commands: people have git; these are for agents without a shell.
 Kept import-light: the tools are registered by import path, so their modules load when
@@ -12,7 +13,14 @@ from typing import TYPE_CHECKING
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterTool
+    from cuedeck.hookspecs import RegisterNamed, RegisterTool
+
+
+@hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_git.settings import GitSettings
+
+    register("git", GitSettings)
 
 
 @hookimpl

@@ -17,7 +17,9 @@ import subprocess
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from cuedeck.errors import GitFailed, GitTimeout, InvalidInput
+from cuedeck.errors import InvalidInput
+from cuedeck_git.errors import GitFailed, GitTimeout
+from cuedeck_git.settings import GitSettings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -195,8 +197,9 @@ class Repo:
     def __init__(self, workspace: Workspace, *, read_only: bool = False) -> None:
         self.workspace = workspace
         self.root: Path = workspace.root
-        self.timeout = workspace.config.git.timeout
-        self.network_timeout = workspace.config.git.network_timeout
+        settings = workspace.config.section("git", GitSettings)
+        self.timeout = settings.timeout
+        self.network_timeout = settings.network_timeout
         #: Whether commands run with :data:`READ_ONLY_OPTIONS` and the repository's own
         #: program-running keys blanked (:meth:`neutralised`).
         self.read_only = read_only

@@ -352,9 +352,10 @@ def serve_workspaces(
 
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
+    from cuedeck_mcp.settings import McpSettings
 
     first = team if team is not None else next(iter(workspaces.values()))
-    settings = open_workspace(first).config.mcp
+    settings = open_workspace(first).config.section("mcp", McpSettings)
     deployment = _one_kind(
         Deployment(
             workspaces=dict(workspaces),

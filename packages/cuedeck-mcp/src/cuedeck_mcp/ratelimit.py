@@ -13,7 +13,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-from cuedeck.errors import RateLimited
+from cuedeck_mcp.errors import RateLimited
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

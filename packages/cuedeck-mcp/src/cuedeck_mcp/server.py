@@ -20,13 +20,13 @@ from fastmcp.server.auth.auth import AccessToken
 
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import ACCESS_PATH
-from cuedeck.plugins import check_tools
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
 from cuedeck_mcp.ratelimit import RateLimiter
 from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
+from cuedeck_mcp.settings import McpSettings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -186,16 +186,16 @@ def build_server(
     from cuedeck_mcp.replies import check_replies
     from cuedeck_mcp.repositories import OneWorkspace
 
+    settings = workspace.config.section("mcp", McpSettings)
     shapes = check_replies(replies)
-    chosen = list(profile if profile is not None else workspace.config.mcp.tools)
+    chosen = list(profile if profile is not None else settings.tools)
     if team:
         chosen += TEAM_PROFILE
     if shapes == "spec":
         chosen.append("cidx_quick_reference")  # what a specification's client asks first
     # Every tool is imported and checked here; a broken one is a plugin failure, left out.
-    tools_served = served_tools(check_tools(workspace.plugins), chosen, team=team)
-    workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
-    runtime = WorkspaceRuntime(workspace)
+    tools_served = served_tools(workspace.plugins.checked_tools(), chosen, team=team)
+    runtime = WorkspaceRuntime(workspace, served=tools_served)  # the guide lists these
     label = name or workspace.root.name
     repositories: OneWorkspace | TeamRepositories = OneWorkspace(label, runtime)
     if team:
@@ -213,7 +213,7 @@ def build_server(
                 runtime,
                 limiter,
                 tools_served,
-                local_role=check_role(workspace.config.mcp.local_role, field="mcp.local_role"),
+                local_role=check_role(settings.local_role, field="mcp.local_role"),
                 workspace=label,
                 repositories=repositories,
                 replies=shapes,
@@ -276,7 +276,7 @@ def serve(
 
     from cuedeck.http_guard import HostOriginGuard
 
-    settings = workspace.config.mcp
+    settings = workspace.config.section("mcp", McpSettings)
     host = host or settings.host
     port = port if port is not None else settings.port
     token = os.environ.get(TOKEN_ENV) or None

@@ -34,13 +34,12 @@ def whoami(workspace: Workspace) -> WhoAmI:
     Roles: read < write < admin (the specification's normal_user, power_user, admin).
     Read-only tools need read, destructive ones admin, the rest write.
     """
-    from cuedeck.plugins import get_tools
+    from cuedeck.serving import offered_tools
     from cuedeck_mcp.permissions import SPEC_ROLES, permissions_of
     from cuedeck_mcp.roles import CALLER, Caller, allows, required_role
 
     caller = CALLER.get() or Caller("python", "admin", "python", workspace.root.name)
-    tools = get_tools(workspace.plugins)
-    served = workspace.served_tools
+    tools = offered_tools(workspace.plugins.tools())  # those this server serves
     return {
         "name": caller.name,
         "role": caller.role,
@@ -49,9 +48,7 @@ def whoami(workspace: Workspace) -> WhoAmI:
         "transport": caller.transport,
         "workspace": caller.workspace or workspace.root.name,
         "may_call": [
-            name
-            for name, tool in tools.items()
-            if (served is None or name in served) and allows(caller.role, required_role(tool))
+            name for name, tool in tools.items() if allows(caller.role, required_role(tool))
         ],
     }
 
@@ -86,20 +83,19 @@ def cidx_quick_reference(
 
     Each entry also says whether the tool writes; ``category`` narrows the list.
     """
-    from cuedeck.plugins import check_tools
+    from cuedeck.serving import offered_tools
     from cuedeck_mcp.permissions import SPEC_ROLES, permission_of
     from cuedeck_mcp.roles import CALLER, Caller, allows, required_role
 
     caller = CALLER.get() or Caller("python", "admin", "python", workspace.root.name)
-    served = workspace.served_tools
+    offered = offered_tools(workspace.plugins.checked_tools())  # those this server serves
     tools = {
         name: tool
-        for name, tool in check_tools(workspace.plugins).items()
-        if (served is None or name in served)
-        and allows(caller.role, required_role(tool))
+        for name, tool in offered.items()
+        if allows(caller.role, required_role(tool))
         and (category is None or tool.category == category)
     }
-    team = served is not None and "list_global_repos" in served
+    team = any(tool.category == "repositories" for tool in offered.values())
     rules = (
         "Every search, file and git tool takes repository_alias: a shared repository "
         "(name-global, read-only: list_global_repos) or one of your activated repositories "

@@ -20,10 +20,6 @@ if TYPE_CHECKING:
     from cuedeck.models import Problem
     from cuedeck.scene.model import Scene
     from cuedeck.workspace import Workspace
-else:
-    # The tool's annotations name pydantic; ``cue --help`` imports this module without
-    # ever evaluating them, so pydantic loads on first use.
-    pass
 
 
 def output_path(workspace: Workspace) -> Path:

@@ -14,12 +14,14 @@ import signal
 import subprocess
 from typing import TYPE_CHECKING
 
-from cuedeck.errors import GitFailed, GitTimeout, InvalidInput, MissingExtra
+from cuedeck.errors import InvalidInput, MissingExtra
 from cuedeck_mcp.team.errors import CloneFailed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
+
+    from cuedeck_git.errors import GitFailed
 
 #: Clones and fetches of whole repositories may take long; local work may not.
 NETWORK_TIMEOUT = 1800.0
@@ -53,6 +55,8 @@ def git(
     """Run ``git args`` in ``cwd`` (text output); 1030 on failure when ``check``, 1031
     past ``timeout`` (the whole process group is stopped)."""
     options, quiet = _runner()
+    from cuedeck_git.errors import GitFailed, GitTimeout
+
     argv = ["git", *options, *TEAM_OPTIONS, *args]
     try:
         process = subprocess.Popen(
@@ -86,6 +90,7 @@ def git(
 
 def failure(args: Sequence[str], result: subprocess.CompletedProcess[str]) -> GitFailed:
     """The 1030 of a failed command, credentials removed, its cause named when known."""
+    from cuedeck_git.errors import GitFailed
     from cuedeck_git.runner import reason
 
     stderr = without_credentials(result.stderr.strip())

@@ -120,8 +120,8 @@ class TeamRepositories:
             runtime = self._runtimes.get(generation)
             if runtime is None:
                 workspace = self.team.open(Path(str(folder)))
-                workspace.served_tools = self.served
-                runtime = self._runtimes[generation] = WorkspaceRuntime(workspace)
+                runtime = WorkspaceRuntime(workspace, served=self.served)
+                self._runtimes[generation] = runtime
                 if self._sweeper is None:
                     self._sweeper = threading.Thread(
                         target=self._sweep, name="cuedeck-team-sweeper", daemon=True
