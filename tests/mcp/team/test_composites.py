@@ -159,11 +159,13 @@ def test_syncing_a_composite_follows_its_shared_repositories(
     bare = tmp_path / "upstreams" / "frontend.git"
     pushed = push_from(bare, tmp_path, {"docs/new-page.md": "# New page\n"}, "new page")
     shared.refresh(team, "frontend-global", embed=False)
-    reply = activations.sync(team, "alice", "stack")
-    assert reply["updated"] == ["frontend-global"]
-    assert reply["components"][1]["head"] == pushed
     record = team.registry.find_activation("alice", "stack")
     assert record is not None
+    with pytest.raises(WrongRepositoryKind):  # no remote of its own
+        activations.sync(team, "alice", "stack")
+    reply = composites.follow(team, record)
+    assert reply["updated"] == ["frontend-global"]
+    assert reply["components"][1]["head"] == pushed
     with team.open(team.user_path(record)) as workspace:
         assert "frontend/docs/new-page.md" in workspace.fresh_index().paths
 

@@ -214,7 +214,7 @@ class CueDeckMiddleware(Middleware):
 
 
 def _forbidden(tool: Tool, caller: Caller) -> Forbidden:
-    from cuedeck_mcp.permissions import SPEC_ROLES, permission_of
+    from cuedeck_mcp.roles import SPEC_ROLES, permission_of
 
     needed = required_role(tool)
     permission = permission_of(tool)

@@ -35,8 +35,14 @@ def whoami(workspace: Workspace) -> WhoAmI:
     Read-only tools need read, destructive ones admin, the rest write.
     """
     from cuedeck.serving import offered_tools
-    from cuedeck_mcp.permissions import SPEC_ROLES, permissions_of
-    from cuedeck_mcp.roles import CALLER, Caller, allows, required_role
+    from cuedeck_mcp.roles import (
+        CALLER,
+        SPEC_ROLES,
+        Caller,
+        allows,
+        permissions_of,
+        required_role,
+    )
 
     caller = CALLER.get() or Caller("python", "admin", "python", workspace.root.name)
     tools = offered_tools(workspace.plugins.tools())  # those this server serves
@@ -84,8 +90,14 @@ def cidx_quick_reference(
     Each entry also says whether the tool writes; ``category`` narrows the list.
     """
     from cuedeck.serving import offered_tools
-    from cuedeck_mcp.permissions import SPEC_ROLES, permission_of
-    from cuedeck_mcp.roles import CALLER, Caller, allows, required_role
+    from cuedeck_mcp.roles import (
+        CALLER,
+        SPEC_ROLES,
+        Caller,
+        allows,
+        permission_of,
+        required_role,
+    )
 
     caller = CALLER.get() or Caller("python", "admin", "python", workspace.root.name)
     offered = offered_tools(workspace.plugins.checked_tools())  # those this server serves

@@ -217,13 +217,14 @@ def unsaved_work(team: Team, record: Activation) -> list[str]:
 
 def sync(team: Team, owner: str, alias: str, *, prune: bool = False) -> dict[str, Any]:
     """Fetch ``owner``'s activation ``alias`` from its ``origin`` and say where its branch
-    stands against its upstream; the working tree is not touched. A composite instead
-    follows its shared repositories (:func:`cuedeck_mcp.team.composites.follow`)."""
+    stands against its upstream; the working tree is not touched."""
     record = find(team, owner, alias)
     if record.kind != "activation":
-        from cuedeck_mcp.team.composites import follow
-
-        return follow(team, record)
+        raise WrongRepositoryKind(
+            f"{alias} is a composite: it follows its shared repositories",
+            repository_alias=alias,
+            help="cuedeck_mcp.team.composites.follow moves its components",
+        )
     folder = team.user_path(record)
     if gitops.remote_url(folder) is None:
         raise NoRemote(

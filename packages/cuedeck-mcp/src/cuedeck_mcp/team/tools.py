@@ -402,9 +402,14 @@ def sync_repository(
     Ahead and behind are counted against the branch's upstream; your files are not touched.
     A composite instead moves its components to their shared repositories' heads.
     """
-    from cuedeck_mcp.team.activations import sync
+    from cuedeck_mcp.team.activations import find, sync
+    from cuedeck_mcp.team.composites import follow
 
-    return sync(_team(workspace), _user(), repository_alias, prune=prune)  # type: ignore[return-value]
+    team = _team(workspace)
+    record = find(team, _user(), repository_alias)
+    if record.kind == "composite":
+        return follow(team, record)  # type: ignore[return-value]
+    return sync(team, _user(), repository_alias, prune=prune)  # type: ignore[return-value]
 
 
 def manage_composite_repository(
@@ -431,8 +436,7 @@ def list_users(workspace: Workspace) -> list[User]:
     """
     from collections import Counter
 
-    from cuedeck_mcp.permissions import SPEC_ROLES
-    from cuedeck_mcp.roles import load_grants
+    from cuedeck_mcp.roles import SPEC_ROLES, load_grants
 
     team = _team(workspace)
     counts = Counter(record.owner for record in team.registry.activations())
