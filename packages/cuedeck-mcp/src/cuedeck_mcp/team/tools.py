@@ -3,7 +3,7 @@
 Each runs on the team's home workspace (a team server runs them there; from Python or
 the CLI, the workspace given is the home) and acts as the calling user
 (:data:`cuedeck_mcp.roles.CALLER`; ``python`` as admin outside a server). Who may call
-which is in :mod:`cuedeck_mcp.permissions`.
+which is in :mod:`cuedeck_mcp.roles` (permissions).
 """
 
 from __future__ import annotations
