@@ -10,16 +10,18 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fastmcp import Client
-from mcp import MCPError
 
 from cuedeck import hookimpl
+from cuedeck.layout import RATE_LIMITS_DB
 from cuedeck.plugins import PluginHost
 from cuedeck.workspace import open_workspace
 from cuedeck_cli.app import make_cli
 from tests.conftest import REPO, MakeWorkspace, needs_extras
 
 pytestmark = needs_extras
+
+Client = pytest.importorskip("fastmcp").Client
+MCPError = pytest.importorskip("mcp").MCPError
 
 KEY = "exk_4eC39HqLyjWDarjtT1zdp7dcTYooMQau"
 
@@ -90,6 +92,8 @@ async def test_its_tool_is_rate_limited_as_registered_and_config_overrides_it(
     assert caught.value.error.code == 429
     assert caught.value.error.data["limit"] == 60
 
+    # Buckets persist across restarts (a restart refills nothing): start this phase full.
+    (demo / RATE_LIMITS_DB).unlink()
     config = demo / ".cuedeck" / "config.toml"
     config.write_text(
         config.read_text() + "\n[rate_limits.word_count]\nper_minute = 1\nburst = 1\n"

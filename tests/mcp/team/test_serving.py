@@ -395,3 +395,46 @@ async def test_cue_mcp_serves_a_team_from_one_process(home: Path) -> None:
         listed = await session(url, admin, lambda client: call(client, "list_global_repos", {}))
     assert (who["name"], who["workspace"], who["spec_role"]) == ("root", "team", "admin")
     assert listed == []
+
+
+async def test_a_repositorys_own_control_files_grant_nothing(
+    home: Path, tokens: dict[str, str], upstream: Callable[..., Path], tmp_path: Path
+) -> None:
+    from cuedeck_mcp.team import shared
+
+    # A repository that carries CueDeck control files of its own: a token of its own, and
+    # a local_role of admin. Neither may count on the team's server.
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".cuedeck").mkdir(parents=True)
+    own_token = add_token(elsewhere, "intruder", "admin")
+    files = {
+        **BACKEND,
+        ".cuedeck/access.toml": (elsewhere / ".cuedeck" / "access.toml").read_text(),
+        ".cuedeck/config.toml": '[mcp]\nlocal_role = "admin"\n',
+    }
+    shared.register(Team(home), str(upstream("evil", files)), "evil", by="admin", embed=False)
+    with team_server(home) as (base, _log):
+        async with httpx2.AsyncClient() as http:
+            answer = await http.post(
+                f"{base}/mcp",
+                headers={"Authorization": f"Bearer {own_token}"},
+                json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            )
+        assert answer.status_code == 401  # the repository's token is nobody here
+
+        async def reader(client: Client) -> Any:
+            me = await call(client, "whoami", {})
+            error = await refusal(client, "create_task", {"repository_alias": "evil-global"})
+            return me["role"], error.code
+
+        assert await session(f"{base}/mcp", tokens["reader"], reader) == ("read", 1012)
+
+        async def power(client: Client) -> Any:
+            await call(client, "activate_repository", {"golden_repo_alias": "evil-global"})
+            codes = []
+            for path in (".cuedeck/access.toml", ".cuedeck/config.toml"):
+                arguments = {"repository_alias": "evil", "file_path": path, "content": "x"}
+                codes.append((await refusal(client, "create_file", arguments)).code)
+            return codes
+
+        assert await session(f"{base}/mcp", tokens["power"], power) == [1013, 1013]

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from cuedeck.workspace import Workspace
+
 WORKSPACES_ENV = "CUEDECK_MCP_WORKSPACES"
 CONFIG_ENV = "CUEDECK_MCP_CONFIG"
 
@@ -261,66 +263,66 @@ async def _json(send: Send, status: int, body: Any) -> None:
 
 def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     """One ASGI application serving every workspace of ``deployment`` (or its team),
-    guarded by Host and Origin checks, with health and readiness endpoints, access logs,
-    and rate limits shared by every worker."""
-    from cuedeck.http_guard import HostOriginGuard
-    from cuedeck.layout import CACHE_DIR
+    guarded by Host and Origin checks, bearer tokens (:class:`~cuedeck_mcp.server.TokenGate`)
+    and the JSON-RPC envelope guard, with health and readiness endpoints, access logs, and
+    rate limits shared by every worker."""
+    from cuedeck.http_guard import HostOriginGuard, is_loopback
+    from cuedeck.layout import RATE_LIMITS_DB
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp import access, service
-    from cuedeck_mcp.server import build_server, check_exposure
-    from cuedeck_mcp.shared_limits import SharedRateLimiter
+    from cuedeck_mcp.envelope import EnvelopeGuard
+    from cuedeck_mcp.ratelimit import RateLimiter
+    from cuedeck_mcp.server import access_middleware, build_server, check_exposure
 
     access.configure(os.environ.get(access.ACCESS_LOG_ENV) or deployment.access_log)
     roots = [deployment.team] if deployment.team is not None else deployment.workspaces.values()
     check_exposure(deployment.host, token, deployment.insecure, roots)
-    dispatcher: Any
-    if deployment.team is not None:
-        home = open_workspace(deployment.team)
+    local_without_token = is_loopback(deployment.host) or deployment.insecure
+
+    def http_app(workspace: Workspace, path: str, **build: Any) -> Any:
+        # Every worker of the app spends from the same buckets: they are kept in SQLite.
+        limiter = RateLimiter(
+            workspace.config.rate_limits,
+            store=workspace.root / RATE_LIMITS_DB,
+            every_client=True,
+        )
         server = build_server(
-            home,
-            token=token,
+            workspace,
             profile=deployment.tools,
-            name="team",
-            team=True,
+            limiter=limiter,
             replies=deployment.replies,
-            limiter=SharedRateLimiter(
-                home.root / CACHE_DIR / "ratelimits.sqlite3", home.config.rate_limits
+            **build,
+        )
+        return server.http_app(
+            path=path,
+            stateless_http=deployment.stateless,
+            host_origin_protection=False,  # the guard below checks Host and Origin for all
+            # Tokens are checked per request on access.toml as it is then: the team's
+            # home's for a team (its members), each workspace's own otherwise.
+            middleware=access_middleware(
+                workspace.root, token, local_without_token=local_without_token
             ),
         )
+
+    dispatcher: Any
+    if deployment.team is not None:
+        home_root = deployment.team
         dispatcher = TeamEndpoint(
-            server.http_app(
-                path="/mcp", stateless_http=deployment.stateless, host_origin_protection=False
-            )
+            http_app(open_workspace(home_root), "/mcp", name="team", team=True)
         )
         routes = {"/mcp"}
-        home_root = deployment.team
         problems = lambda: service.team_problems(home_root)  # noqa: E731
     else:
-        apps = {}
-        for name, root in deployment.workspaces.items():
-            workspace = open_workspace(root)
-            limiter = SharedRateLimiter(
-                workspace.root / CACHE_DIR / "ratelimits.sqlite3", workspace.config.rate_limits
-            )
-            server = build_server(
-                workspace,
-                token=token,
-                profile=deployment.tools,
-                name=name,
-                limiter=limiter,
-                replies=deployment.replies,
-            )
-            apps[name] = server.http_app(
-                path=f"/mcp/{name}",
-                stateless_http=deployment.stateless,
-                host_origin_protection=False,  # the guard below checks Host and Origin for all
-            )
+        apps = {
+            name: http_app(open_workspace(root), f"/mcp/{name}", name=name)
+            for name, root in deployment.workspaces.items()
+        }
         dispatcher = Workspaces(apps)
         routes = {"/mcp", *(f"/mcp/{name}" for name in apps)}
         served = dict(deployment.workspaces)
         problems = lambda: service.workspace_problems(served)  # noqa: E731
     guarded = HostOriginGuard(
-        dispatcher,
+        EnvelopeGuard(dispatcher),
         host=deployment.host,
         port=deployment.port,
         allowed_hosts=deployment.allowed_hosts,
@@ -350,6 +352,8 @@ def serve_workspaces(
     """
     import uvicorn
 
+    from cuedeck.http_guard import guarded_http_protocol
+    from cuedeck.ports import check_free
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
     from cuedeck_mcp.settings import McpSettings
@@ -371,7 +375,14 @@ def serve_workspaces(
         "the command line",
     )
     app = build_app(deployment, token=os.environ.get(TOKEN_ENV) or None)
-    uvicorn.run(app, host=deployment.host, port=deployment.port, log_level="warning")
+    check_free(deployment.host, deployment.port)  # a taken port is 1050
+    uvicorn.run(
+        app,
+        host=deployment.host,
+        port=deployment.port,
+        log_level="warning",
+        http=guarded_http_protocol(),  # a deadline for every request's headers
+    )
 
 
 class _FromEnvironment:

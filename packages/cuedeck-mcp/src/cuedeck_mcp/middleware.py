@@ -9,13 +9,14 @@ JSON-RPC errors instead: same code, same data.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
 import mcp_types
+from fastmcp.resources.base import ResourceResult as ResourceResultBase
 from fastmcp.server.middleware import Middleware
 from mcp import MCPError
+from pydantic import PrivateAttr
 
 from cuedeck.errors import CueError, Forbidden
 from cuedeck_mcp.repositories import TARGET, alias_argument
@@ -25,6 +26,7 @@ from cuedeck_mcp.runtime import CueFailure
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    import anyio
     from fastmcp.resources.base import ResourceResult
     from fastmcp.server.context import Context
     from fastmcp.server.middleware import CallNext, MiddlewareContext
@@ -40,6 +42,14 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 
 
+class ToolNotServed(CueError):
+    """A registered tool this server was not started to serve (1051): ``tool``, its
+    ``category`` and the ``profile`` served; ``help`` says how to serve it."""
+
+    code = 1051
+    title = "Tool Not Served"
+
+
 def wire_error(failure: CueFailure) -> MCPError:
     """The JSON-RPC error of a CueDeck failure: its code, title + message, and data."""
     return MCPError(
@@ -48,22 +58,27 @@ def wire_error(failure: CueFailure) -> MCPError:
 
 
 def client_key() -> str:
-    """Whose buckets a call spends: the bearer token's, else the remote address's.
+    """Whose buckets a call spends: a verified token's name, else the remote address.
 
-    Over stdio (and in-process clients) one client owns the process: ``local``. Keys
-    never depend on the MCP session, so reconnecting does not refill a bucket, and
-    sessionless clients of the newest protocol revision are still told apart.
+    Only a token the server verified (its ``access.toml`` grant, or the shared token)
+    names a client; without one, whatever ``Authorization`` header arrives proves nothing,
+    so the connection's remote address decides (a client cannot refill its bucket by
+    sending ``Bearer junk1``, ``Bearer junk2``...). Over stdio (and in-process clients)
+    one client owns the process: :data:`~cuedeck_mcp.ratelimit.LOCAL`, whose buckets are
+    kept per workspace across restarts. Keys never depend on the MCP session, so
+    reconnecting refills nothing.
     """
-    from fastmcp.server.dependencies import get_http_request
+    from fastmcp.server.dependencies import get_access_token, get_http_request
+
+    from cuedeck_mcp.ratelimit import LOCAL
 
     try:
         request = get_http_request()
     except RuntimeError:  # no HTTP request: stdio or in-memory
-        return "local"
-    scheme, _, credential = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and credential.strip():
-        # Hashed so that the limiter (and any dump of it) never holds the token itself.
-        return "token:" + hashlib.sha256(credential.strip().encode()).hexdigest()[:24]
+        return LOCAL
+    token = get_access_token()
+    if token is not None and token.scopes:  # verified: a grant's role (no scope: local)
+        return f"token:{token.client_id}"
     return f"address:{request.client.host if request.client else 'unknown'}"
 
 
@@ -82,29 +97,80 @@ def current_caller(local_role: Role, workspace: str) -> Caller:
     return Caller(token.client_id, token.scopes[0], transport, workspace)  # type: ignore[arg-type]
 
 
+class MaskedUriResult(ResourceResultBase):
+    """A resource read whose contents name the masked URI, not the one asked for."""
+
+    _uri: str = PrivateAttr(default="")
+
+    @classmethod
+    def of(cls, result: ResourceResult, uri: str) -> MaskedUriResult:
+        """``result`` answering for ``uri``."""
+        masked = cls(contents=result.contents, meta=result.meta)
+        masked._uri = uri
+        return masked
+
+    def to_mcp_result(self, uri: object) -> mcp_types.ReadResourceResult:
+        return super().to_mcp_result(self._uri)
+
+
 class CueDeckMiddleware(Middleware):
     """Roles and rate limits on ``tools/call``, error mapping, resource list-change notices."""
 
+    #: Set by :meth:`furnish`: the worker, the limiter, the tools served, every tool
+    #: installed (served or not) and the repositories calls are routed to.
+    runtime: WorkspaceRuntime
+    limiter: RateLimiter
+    tools: dict[str, Tool]
+    registered: dict[str, Tool]
+    repositories: Repositories
+
     def __init__(
+        self,
+        *,
+        local_role: Role = "write",
+        workspace: str = "",
+        profile: Sequence[str] = (),
+        replies: Replies = "cuedeck",
+    ) -> None:
+        self.local_role = local_role
+        self.workspace = workspace
+        self.profile = tuple(profile)
+        self.replies = replies
+        #: While the server is being furnished (``initialize`` already answered): the event
+        #: every other request waits for; None once furnished, or when built furnished.
+        self.furnishing: anyio.Event | None = None
+        self.broken: BaseException | None = None  # what furnishing raised
+
+    def furnish(
         self,
         runtime: WorkspaceRuntime,
         limiter: RateLimiter,
         tools: Mapping[str, Tool],
-        *,
-        local_role: Role = "write",
-        workspace: str = "",
+        registered: Mapping[str, Tool],
         repositories: Repositories | None = None,
-        replies: Replies = "cuedeck",
     ) -> None:
+        """Take the server's tools, workspace worker and repositories (see
+        ``build_server(defer=)``)."""
         from cuedeck_mcp.repositories import OneWorkspace
 
         self.runtime = runtime
         self.limiter = limiter
         self.tools = dict(tools)
-        self.local_role = local_role
-        self.workspace = workspace
-        self.repositories = repositories or OneWorkspace(workspace, runtime)
-        self.replies = replies
+        self.registered = dict(registered)
+        self.repositories = repositories or OneWorkspace(self.workspace, runtime)
+
+    async def on_request(
+        self,
+        context: MiddlewareContext[mcp_types.Request[Any, Any]],
+        call_next: CallNext[mcp_types.Request[Any, Any], Any],
+    ) -> Any:
+        if self.furnishing is not None and context.method not in ("initialize", "ping"):
+            await self.furnishing.wait()
+        if self.broken is not None:
+            error = self.broken
+            code = error.code if isinstance(error, CueError) else -32603
+            raise MCPError(code=code, message=f"the server could not start: {error}") from None
+        return await call_next(context)
 
     async def on_list_tools(
         self,
@@ -149,6 +215,8 @@ class CueDeckMiddleware(Middleware):
         """Check, route and run one call; a refusal or failure is a :class:`CueFailure`."""
         name = context.message.name
         tool = self.tools.get(name)
+        if tool is None and name in self.registered:
+            raise await self._refuse(self._not_served(name), None)
         if tool is not None and not allows(caller.role, required_role(tool)):
             # Checked here again, not only hidden from tools/list: a client may call a
             # tool by name without listing, and must hear why it may not.
@@ -192,15 +260,43 @@ class CueDeckMiddleware(Middleware):
         """``error`` as it leaves the server (masked)."""
         return await self.runtime.run(self.runtime.failure, error, arguments)
 
+    def _not_served(self, name: str) -> ToolNotServed:
+        category = self.registered[name].category
+        profile = ",".join(self.profile) or "core"
+        entries = list(dict.fromkeys([*self.profile, category]))
+        wider = ",".join(entries)
+        listed = ", ".join(f'"{entry}"' for entry in entries)
+        return ToolNotServed(
+            f"{name} is installed but not served: this server serves the {profile!r} tool "
+            f"profile, which leaves out the {category!r} category",
+            tool=name,
+            category=category,
+            profile=list(self.profile),
+            help=f"restart the server with `cue mcp --tools {wider}` (or set [mcp] tools "
+            f"= [{listed}] in .cuedeck/config.toml); get_tool_categories lists what is served",
+        )
+
     async def on_read_resource(
         self,
         context: MiddlewareContext[mcp_types.ReadResourceRequestParams],
         call_next: CallNext[mcp_types.ReadResourceRequestParams, ResourceResult],
     ) -> ResourceResult:
+        from fastmcp.exceptions import NotFoundError
+
+        # The reply names the URI asked for: it leaves masked, like everything else.
+        asked = str(context.message.uri)
+        shown = await self.runtime.run(self.runtime.masked_input, asked)
         try:
-            return await call_next(context)
+            result = await call_next(context)
         except CueFailure as failure:
             raise wire_error(failure) from None
+        except NotFoundError:
+            raise MCPError(
+                code=-32602, message=f"Resource not found: {shown!r}", data={"uri": shown}
+            ) from None
+        if shown == asked:
+            return result
+        return MaskedUriResult.of(result, shown)
 
     async def _announce_card_changes(self, context: Context | None) -> None:
         # Cards are resources (cuedeck://cards/{id}); a created or removed card changes
@@ -214,10 +310,24 @@ class CueDeckMiddleware(Middleware):
 
 
 def _forbidden(tool: Tool, caller: Caller) -> Forbidden:
+    """Why ``caller`` may not call ``tool``: the permission and role it needs, and the
+    setting that would let it."""
     from cuedeck_mcp.roles import SPEC_ROLES, permission_of
 
     needed = required_role(tool)
     permission = permission_of(tool)
+    if caller.name == "local":
+        # No token: the role is the workspace's [mcp] local_role, not a token's.
+        how = (
+            f"this client has no token, so it gets [mcp] local_role ({caller.role}): set "
+            f'local_role = "{needed}" under [mcp] in .cuedeck/config.toml and restart the '
+            "server, or use a tool your role allows (whoami lists them)"
+        )
+    else:
+        how = (
+            f"ask for a token with that role (cue mcp token add --role {needed}), or use a "
+            "tool your role allows (whoami lists them)"
+        )
     return Forbidden(
         f"Permission denied: {tool.name} requires {permission} (the {needed} role, "
         f"{SPEC_ROLES[needed]}); this client has {caller.role}",
@@ -225,8 +335,7 @@ def _forbidden(tool: Tool, caller: Caller) -> Forbidden:
         role=caller.role,
         required_role=needed,
         permission=permission,
-        help="ask for a token with that role (cue mcp token add --role "
-        f"{needed}), or use a tool your role allows (whoami lists them)",
+        help=how,
     )
 
 

@@ -165,6 +165,10 @@ class WorkspaceRuntime:
         previous, self._cards = self._cards, names
         return previous is not None and previous != names
 
+    def masked_input(self, text: str) -> str:
+        """``text`` that a request sent (a resource URI), masked to be echoed back."""
+        return self.masking(text).mask(text)
+
     def masking(self, inputs: Any = None) -> MaskSession:
         """A mask session for one reply, knowing the secrets the request itself sent."""
         from cuedeck.serving import masking_for

@@ -12,14 +12,16 @@ from __future__ import annotations
 import hmac
 import logging
 import os
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastmcp import FastMCP
 from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.auth.auth import AccessToken
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from starlette.authentication import AuthCredentials
 
 from cuedeck.errors import InvalidInput
-from cuedeck.layout import ACCESS_PATH
+from cuedeck.layout import ACCESS_PATH, RATE_LIMITS_DB
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
 from cuedeck_mcp.ratelimit import RateLimiter
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 
     from cuedeck.tools import Tool
     from cuedeck.workspace import Workspace
-    from cuedeck_mcp.team.serving import TeamRepositories
+    from cuedeck_mcp.repositories import Repositories
 
 log = logging.getLogger("cuedeck")
 
@@ -59,6 +61,10 @@ class RoleTokens(TokenVerifier):
         self._seen: tuple[int, int] | None = None
         self._grants: list[Grant] = []
         self._broken: str | None = None
+
+    def required(self) -> bool:
+        """Whether a request must carry a token now (:func:`needs_tokens`)."""
+        return needs_tokens(self._root, self._shared.decode() if self._shared else None)
 
     def grants(self) -> list[Grant]:
         """The grants on disk now (re-read only when the file changed); none while the
@@ -97,6 +103,72 @@ class RoleTokens(TokenVerifier):
         if grant is None:
             return None
         return AccessToken(token=token, client_id=grant.name, scopes=[grant.role])
+
+
+class TokenGate:
+    """The bearer-token check of every HTTP request, decided on ``access.toml`` as it is
+    when the request comes (:func:`needs_tokens`): while tokens are required, a request
+    needs a valid one (401 otherwise); while they are not, a request without one is the
+    local user (``[mcp] local_role``), on a server that may run without tokens (loopback
+    or ``--insecure``). So the first ``cue mcp token add`` applies at once, without a
+    restart. ASGI, in front of FastMCP (which gets no auth of its own).
+    """
+
+    def __init__(self, app: Any, *, tokens: RoleTokens, local_without_token: bool) -> None:
+        self.app = app
+        self.tokens = tokens
+        self.local_without_token = local_without_token
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        credential = _bearer(scope)
+        access = await self.tokens.verify_token(credential) if credential else None
+        if access is None:
+            if self.tokens.required() or not self.local_without_token:
+                await _unauthorized(send, presented=credential is not None)
+                return
+            access = AccessToken(token="", client_id="local", scopes=[])  # no scope: local
+        scope["user"] = AuthenticatedUser(access)
+        scope["auth"] = AuthCredentials(access.scopes)
+        await self.app(scope, receive, send)
+
+
+def _bearer(scope: Any) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"authorization" and value[:7].lower() == b"bearer ":
+            return str(value[7:].decode("latin-1").strip()) or None
+    return None
+
+
+async def _unauthorized(send: Any, *, presented: bool) -> None:
+    # RFC 6750: a request with no credentials gets a bare challenge, a bad one the error.
+    challenge = b'Bearer error="invalid_token"' if presented else b"Bearer"
+    body = b'{"error": "invalid_token", "error_description": "Authentication required"}'
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", challenge),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def access_middleware(root: Path, token: str | None, *, local_without_token: bool) -> list[Any]:
+    """The middleware that checks bearer tokens for the HTTP app of the workspace at
+    ``root`` (``token``: ``CUEDECK_MCP_TOKEN``), and makes the caller known to tools."""
+    from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+    from starlette.middleware import Middleware
+
+    return [
+        Middleware(
+            TokenGate,
+            tokens=RoleTokens(root, token),
+            local_without_token=local_without_token,
+        ),
+        Middleware(AuthContextMiddleware),
+    ]
 
 
 def needs_tokens(root: Path, shared: str | None) -> bool:
@@ -162,12 +234,12 @@ def served_tools(
 def build_server(
     workspace: Workspace,
     *,
-    token: str | None = None,
     profile: Sequence[str] | None = None,
     name: str = "",
     team: bool = False,
     limiter: RateLimiter | None = None,
     replies: str | None = None,
+    defer: bool = False,
 ) -> FastMCP:
     """A FastMCP server for ``workspace`` serving the tool ``profile`` (default ``[mcp]
     tools``), known to clients as ``name`` (its endpoint's name when one process serves
@@ -175,16 +247,19 @@ def build_server(
 
     With ``team``, ``workspace`` is a team's home and the server serves the team's
     repositories (docs/teams.md): every tool takes ``repository_alias``, and the team's own
-    tools are served too. ``limiter`` counts rate limits (default: in this process).
-    ``replies`` is ``cuedeck`` or ``spec`` (default ``$CUEDECK_MCP_REPLIES``): the reply
-    shapes of :mod:`cuedeck_mcp.replies`.
+    tools are served too. ``limiter`` counts rate limits (default: the local client's
+    buckets kept in the workspace cache, the others in memory). ``replies`` is ``cuedeck``
+    or ``spec`` (default ``$CUEDECK_MCP_REPLIES``): the reply shapes of
+    :mod:`cuedeck_mcp.replies`.
 
-    Over HTTP it requires a bearer token when any is configured: the workspace's
-    ``access.toml`` grants with their roles, or ``token`` (``CUEDECK_MCP_TOKEN``) as admin.
+    With ``defer``, the server can answer ``initialize`` at once: importing and checking
+    the tools, their schemas, the file watcher and the worker thread wait for its
+    ``cuedeck_furnish()``, which :func:`cuedeck_mcp.stdio.serve_stdio` runs while the
+    client initializes; every other request waits for it. Bearer tokens are checked in
+    front of the server, by :func:`access_middleware` (HTTP only).
     """
     from cuedeck import __version__
     from cuedeck_mcp.replies import check_replies
-    from cuedeck_mcp.repositories import OneWorkspace
 
     settings = workspace.config.section("mcp", McpSettings)
     shapes = check_replies(replies)
@@ -193,43 +268,58 @@ def build_server(
         chosen += TEAM_PROFILE
     if shapes == "spec":
         chosen.append("cidx_quick_reference")  # what a specification's client asks first
-    # Every tool is imported and checked here; a broken one is a plugin failure, left out.
-    tools_served = served_tools(workspace.plugins.checked_tools(), chosen, team=team)
-    runtime = WorkspaceRuntime(workspace, served=tools_served)  # the guide lists these
+    # What initialize says needs only the names served: registrations, nothing imported.
+    named = served_tools(workspace.plugins.tools(), chosen, team=team)
     label = name or workspace.root.name
-    repositories: OneWorkspace | TeamRepositories = OneWorkspace(label, runtime)
-    if team:
-        from cuedeck_mcp.team.serving import TeamRepositories
-
-        home = workspace.service("team")
-        repositories = TeamRepositories(home, runtime, frozenset(tools_served))
-    limiter = limiter or RateLimiter(workspace.config.rate_limits)
+    middleware = CueDeckMiddleware(
+        local_role=check_role(settings.local_role, field="mcp.local_role"),
+        workspace=label,
+        profile=chosen,
+        replies=shapes,
+    )
     server = FastMCP(
         "CueDeck",
-        instructions=_instructions(list(tools_served)),
+        instructions=_instructions(list(named)),
         version=__version__,
-        middleware=[
-            CueDeckMiddleware(
-                runtime,
-                limiter,
-                tools_served,
-                local_role=check_role(settings.local_role, field="mcp.local_role"),
-                workspace=label,
-                repositories=repositories,
-                replies=shapes,
-            )
-        ],
-        auth=RoleTokens(workspace.root, token) if needs_tokens(workspace.root, token) else None,
+        middleware=[middleware],
         on_duplicate="error",
     )
-    for tool in tools_served.values():
-        published = repositories.alias_published(tool) if team else None
-        served = ServedTool.adapt(tool, runtime, repository_alias=published, replies=shapes)
-        server.add_tool(served)
-    if not team:  # a team's home has no cards or docs of its own to publish
-        server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
-    runtime.cards_changed()  # the baseline that later changes are announced against
-    server.cuedeck_runtime = runtime  # type: ignore[attr-defined]
+
+    def furnish() -> None:
+        # Every tool is imported and checked here; a broken one is a plugin failure, left
+        # out.
+        installed = workspace.plugins.checked_tools()
+        if not team:  # the team's own tools exist only on a team server
+            installed = {n: tool for n, tool in installed.items() if tool.category not in TEAM_ONLY}
+        tools_served = served_tools(installed, chosen, team=team)
+        runtime = WorkspaceRuntime(workspace, served=tools_served)  # the guide lists these
+        from cuedeck_mcp.repositories import OneWorkspace
+
+        repositories: Repositories = OneWorkspace(label, runtime)
+        if team:
+            from cuedeck_mcp.team.serving import TeamRepositories
+
+            repositories = TeamRepositories(
+                workspace.service("team"), runtime, frozenset(tools_served)
+            )
+        counted = limiter or RateLimiter(
+            workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB
+        )
+        for tool in tools_served.values():
+            published = repositories.alias_published(tool) if team else None
+            server.add_tool(
+                ServedTool.adapt(tool, runtime, repository_alias=published, replies=shapes)
+            )
+        if not team:  # a team's home has no cards or docs of its own to publish
+            server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
+        runtime.cards_changed()  # the baseline that later changes are announced against
+        server.cuedeck_runtime = runtime  # type: ignore[attr-defined]
+        middleware.furnish(runtime, counted, tools_served, installed, repositories)
+
+    server.cuedeck_furnish = furnish  # type: ignore[attr-defined]
+    server.cuedeck_middleware = middleware  # type: ignore[attr-defined]
+    if not defer:
+        furnish()
     return server
 
 
@@ -270,17 +360,20 @@ def serve(
 
         from cuedeck_mcp.stdio import serve_stdio
 
-        anyio.run(serve_stdio, build_server(workspace, profile=profile))
+        anyio.run(serve_stdio, build_server(workspace, profile=profile, defer=True))
         return
     from starlette.middleware import Middleware
 
-    from cuedeck.http_guard import HostOriginGuard
+    from cuedeck.http_guard import HostOriginGuard, guarded_http_protocol
+    from cuedeck.ports import check_free
+    from cuedeck_mcp.envelope import EnvelopeGuard
 
     settings = workspace.config.section("mcp", McpSettings)
     host = host or settings.host
     port = port if port is not None else settings.port
     token = os.environ.get(TOKEN_ENV) or None
     check_exposure(host, token, insecure, [workspace.root])
+    check_free(host, port)  # a taken port is 1050, not uvicorn's log line and exit 3
     guard = Middleware(
         HostOriginGuard,
         host=host,
@@ -288,11 +381,17 @@ def serve(
         allowed_hosts=settings.allowed_hosts,
         allowed_origins=settings.allowed_origins,
     )
-    build_server(workspace, token=token, profile=profile).run(
+    from cuedeck.http_guard import is_loopback
+
+    gate = access_middleware(
+        workspace.root, token, local_without_token=is_loopback(host) or insecure
+    )
+    build_server(workspace, profile=profile).run(
         "http",
         show_banner=False,
         host=host,
         port=port,
-        middleware=[guard],
+        middleware=[guard, *gate, Middleware(EnvelopeGuard)],
         host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
+        uvicorn_config={"http": guarded_http_protocol()},  # a deadline for headers
     )

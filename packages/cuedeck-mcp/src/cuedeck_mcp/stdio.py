@@ -4,7 +4,9 @@ The SDK's stdio reader hands a line that is not a valid JSON-RPC message to the 
 as an exception, which logs it and answers nothing: the client then waits for a reply
 that never comes. Here each line is checked first. One that fails gets a JSON-RPC error
 (-32700 parse error, or -32600 for well-formed JSON that is not a message) with the
-request's id when it can be read; every other line reaches the server unchanged.
+request's id when it can be read; so does a request the SDK would take for a
+notification (an ``id`` that is no string or integer) or nest too deep to decode
+(:mod:`cuedeck_mcp.envelope`). Every other line reaches the server unchanged.
 
 Replies and refusals share one writer, a whole line at a time, so they never interleave.
 While serving, fd 0 reads the null device and fd 1 points at stderr (as the SDK's own
@@ -20,6 +22,8 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
+import anyio.abc
+import anyio.to_thread
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -51,18 +55,24 @@ def _reply(request_id: str | int | None, code: int, message: str) -> str:
 
 
 def rejection(line: str) -> str | None:
-    """The JSON-RPC error reply to ``line`` when the transport cannot decode it, else None."""
+    """The JSON-RPC error reply to ``line`` when the transport cannot decode it, or when the
+    SDK would not answer it properly (:func:`cuedeck_mcp.envelope.refusal`), else None."""
     import mcp_types
 
+    from cuedeck_mcp.envelope import refusal
+
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return _reply(None, PARSE_ERROR, "Parse error: the line is not JSON CueDeck can read")
+    refused = refusal(data)
+    if refused is not None:
+        return json.dumps(refused, separators=(",", ":"))
     try:
         mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         return None
     except Exception:  # whatever the validator raises, the line is refused below
         pass
-    try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):
-        return _reply(None, PARSE_ERROR, "Parse error: the line is not JSON CueDeck can read")
     raw_id = data.get("id") if isinstance(data, dict) else None
     request_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
     if _lone_surrogate(data):
@@ -145,11 +155,37 @@ async def serve_stdio(server: FastMCP) -> None:
     token = set_transport("stdio")
     try:
         # FastMCP's run_stdio_async does the same, but cannot take our streams.
-        async with server._lifespan_manager():
+        async with server._lifespan_manager(), anyio.create_task_group() as tasks:
+            furnishing = _furnish_while_serving(server, tasks)
             with _claimed_stdio() as (lines, wire):
                 checked = cast("anyio.AsyncFile[str]", CheckedLines(lines, wire))
                 async with stdio_server(stdin=checked, stdout=cast("Any", wire)) as (read, write):
                     low = server._mcp_server
                     await low.run(read, write, low.create_initialization_options())
+            if furnishing is not None:
+                await furnishing.wait()  # the worker thread finishes before the process ends
     finally:
         reset_transport(token)
+
+
+def _furnish_while_serving(server: FastMCP, tasks: anyio.abc.TaskGroup) -> anyio.Event | None:
+    """Start furnishing a server built with ``defer`` (its tools, schemas, worker) in a
+    thread, so that ``initialize`` is answered meanwhile; None for a furnished one."""
+    furnish = getattr(server, "cuedeck_furnish", None)
+    middleware = getattr(server, "cuedeck_middleware", None)
+    if furnish is None or middleware is None or hasattr(server, "cuedeck_runtime"):
+        return None
+    done = anyio.Event()
+    middleware.furnishing = done
+
+    async def run() -> None:
+        try:
+            await anyio.to_thread.run_sync(furnish)
+        except Exception as exc:  # every request after initialize says why
+            middleware.broken = exc
+        finally:
+            middleware.furnishing = None
+            done.set()
+
+    tasks.start_soon(run)
+    return done

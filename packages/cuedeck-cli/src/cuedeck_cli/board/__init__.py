@@ -21,20 +21,19 @@ def board(port: int, no_open: bool) -> None:
     The address carries a session token: only the page opened from it may use the board.
     """
     import secrets
-    import socket
     import webbrowser
 
     import anyio
     import uvicorn
 
+    from cuedeck.http_guard import guarded_http_protocol
+    from cuedeck.ports import listen
     from cuedeck_cli.board.api import BoardApi
     from cuedeck_cli.board.server import build_app
 
     workspace = current_state().workspace
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(128)  # connections wait in the backlog until the server runs
+    # Connections wait in the backlog until the server runs; a taken port is 1050.
+    listener = listen("127.0.0.1", port)
     port = listener.getsockname()[1]
     token = secrets.token_urlsafe(24)
     url = f"http://127.0.0.1:{port}/open/{token}"
@@ -42,7 +41,12 @@ def board(port: int, no_open: bool) -> None:
     async def serve() -> None:
         stop = anyio.Event()
         app = build_app(BoardApi(workspace), token, host="127.0.0.1", port=port, stop=stop)
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            timeout_graceful_shutdown=1,
+            http=guarded_http_protocol(),  # a deadline for every request's headers
+        )
         server = uvicorn.Server(config)
         click.echo(f"board of {workspace.root} at {url}  (Ctrl-C to stop)", err=True)
         if not no_open:

@@ -69,6 +69,7 @@ class BoardApi:
             "priorities": ["critical", "high", "medium", "low"],
             "search": "read_context" in self.tools(),
             "memory": "context_analyze_usage" in self.tools(),
+            "budget": self.workspace.config.scene.token_limit,  # where the slider starts
         }
 
     def _card_hash(self, card_id: str) -> str | None:

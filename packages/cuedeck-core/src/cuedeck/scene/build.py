@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.scene.candidates import gather_entries
+from cuedeck.scene.candidates import covers, gather_entries
 from cuedeck.scene.fit import fit_to_budget
 from cuedeck.scene.model import FORMATS, MANIFEST_VERSION, Scene, SceneManifest
 from cuedeck.scene.render import RENDERERS, Header, secret_counts
@@ -206,11 +206,12 @@ def _header(
         if config_path.is_file()
         else None
     )
-    included = {entry.path for entry in entries} | {card.path}
     missing = tuple(
         (problem.path, problem.line, session.mask(problem.message, path=problem.path))
         for problem in workspace.graph.problems
-        if problem.code == 1001 and problem.path in included
+        if problem.code == 1001
+        and problem.path is not None
+        and covers(entries, problem.path, problem.line)
     )
     counter = workspace.token_counter
     return Header(

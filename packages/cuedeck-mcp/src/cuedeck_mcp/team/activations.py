@@ -77,9 +77,9 @@ def activate(
     shared = find_shared(team, golden)
     name = check_user_alias(alias or shared.alias.removesuffix("-global"))
     wanted = branch or shared.branch
-    from cuedeck_git.runner import check_revision
+    from cuedeck_git.refs import check_ref_name
 
-    check_revision(wanted, field="branch_name")
+    check_ref_name(wanted, field="branch_name")
     source = team.shared_path(shared)
     with team.changing(f"user-{owner}-{name}", name):
         team.clear_unfinished_activation(owner, name)

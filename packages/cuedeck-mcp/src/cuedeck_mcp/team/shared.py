@@ -53,9 +53,9 @@ def register(
     name = global_alias(alias)
     url = gitops.check_source(source, team.root)
     if branch is not None:
-        from cuedeck_git.runner import check_revision
+        from cuedeck_git.refs import check_ref_name
 
-        check_revision(branch, field="branch")
+        check_ref_name(branch, field="branch")
     with team.changing(f"shared-{name}", name):
         team.clear_unfinished_shared(name)
         record = team.registry.begin_shared(name, gitops.without_credentials(source), "", by)

@@ -8,9 +8,16 @@ which is in :mod:`cuedeck_mcp.roles` (permissions).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Literal,
+    Required,  # pydantic needs them on 3.11
+)
 
-from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
+from typing_extensions import TypedDict
+
+from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken
 
 if TYPE_CHECKING:
     import pydantic
@@ -28,12 +35,7 @@ Alias = Annotated[
         max_length=80,
     ),
 ]
-Token = Annotated[
-    str | None,
-    pydantic.Field(
-        description="The confirmation_token a first call returned", min_length=1, max_length=64
-    ),
-]
+Token = ConfirmationToken
 
 
 class GlobalRepo(TypedDict):
@@ -86,16 +88,17 @@ class GoldenRepoRefreshed(Indexed):
     changed: bool
 
 
-class GoldenRepoRemoved(TypedDict, total=False):
-    """The reply of ``remove_golden_repo``: done, or asking for confirmation."""
+class GoldenRepoGone(TypedDict):
+    """A shared repository removed, and the space its removal freed."""
 
     success: bool
     alias: str
     space_freed_bytes: int
     space_freed_mb: float
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
+
+
+#: The reply of ``remove_golden_repo``: done, or asking for confirmation.
+GoldenRepoRemoved = GoldenRepoGone | ConfirmationAsked
 
 
 class Component(TypedDict):
@@ -109,8 +112,8 @@ class Component(TypedDict):
 class Activated(TypedDict, total=False):
     """The reply of ``activate_repository``: the working copy made, or the composite."""
 
-    success: bool
-    repository_alias: str
+    success: Required[bool]
+    repository_alias: Required[str]
     kind: str
     golden_repo_alias: str
     branch: str
@@ -127,17 +130,18 @@ class Activated(TypedDict, total=False):
 class ActivatedRepo(TypedDict, total=False):
     """One of the caller's repositories (``list_activated_repos``)."""
 
-    alias: str
-    kind: str
-    created_at: str
+    alias: Required[str]
+    kind: Required[str]
+    created_at: Required[str]
     golden_repo_alias: str
     branch: str
     head: str
     components: list[str]
 
 
-class Deactivated(TypedDict, total=False):
-    """The reply of ``deactivate_repository``: done, or asking for confirmation."""
+class DeactivatedRepo(TypedDict):
+    """A repository deactivated: the indexes deleted and the space freed (what it shared
+    with its shared repository stays)."""
 
     success: bool
     repository_alias: str
@@ -145,9 +149,10 @@ class Deactivated(TypedDict, total=False):
     space_freed_mb: float
     space_freed_bytes: int
     shared_bytes_kept: int
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
+
+
+#: The reply of ``deactivate_repository``: done, or asking for confirmation.
+Deactivated = DeactivatedRepo | ConfirmationAsked
 
 
 class Followed(TypedDict):
@@ -162,8 +167,8 @@ class Synced(TypedDict, total=False):
     """The reply of ``sync_repository``: an activation's position against its upstream,
     or a composite's components moved to their shared repositories."""
 
-    success: bool
-    repository_alias: str
+    success: Required[bool]
+    repository_alias: Required[str]
     current_branch: str
     has_upstream: bool
     ahead: int
@@ -285,7 +290,7 @@ def remove_golden_repo(
 
     Activations and composites made from it are copies of their own and stay.
     """
-    from cuedeck_git.confirm import confirmed
+    from cuedeck.confirmation import confirm
     from cuedeck_mcp.team.shared import find, remove
 
     team = _team(workspace)
@@ -294,12 +299,15 @@ def remove_golden_repo(
         f"{record.alias} and its indexes will be deleted; members can no longer search it "
         "(their activations stay)"
     )
-    arguments = {"repository_alias": record.alias}
-    asked = confirmed(
-        workspace, "remove_golden_repo", arguments, record.generation, warning, confirmation_token
+    asked = confirm(
+        workspace,
+        warning=warning,
+        token=confirmation_token,
+        state=record.generation,
+        resolved={"repository_alias": record.alias},
     )
     if asked is not None:
-        return asked  # type: ignore[return-value]
+        return asked
     return remove(team, record.alias)  # type: ignore[return-value]
 
 
@@ -367,7 +375,7 @@ def deactivate_repository(
     or unpushed commits; a composite's own cards and memory), the first call answers with
     a confirmation token and a warning naming it.
     """
-    from cuedeck_git.confirm import confirmed
+    from cuedeck.confirmation import confirm
     from cuedeck_mcp.team.activations import deactivate, find, unsaved_work
 
     team = _team(workspace)
@@ -381,12 +389,15 @@ def deactivate_repository(
             + (f" (and {len(lost) - 20} more)" if len(lost) > 20 else "")
         )
         state = "\n".join([record.generation, *lost])
-        arguments = {"repository_alias": repository_alias, "owner": owner}
-        asked = confirmed(
-            workspace, "deactivate_repository", arguments, state, warning, confirmation_token
+        asked = confirm(  # bound to its owner too: one member's token confirms nothing else
+            workspace,
+            warning=warning,
+            token=confirmation_token,
+            state=state,
+            resolved={"repository_alias": record.alias, "owner": owner},
         )
         if asked is not None:
-            return asked  # type: ignore[return-value]
+            return asked
     return deactivate(team, owner, repository_alias)  # type: ignore[return-value]
 
 
