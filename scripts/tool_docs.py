@@ -103,6 +103,7 @@ def render(replies: dict[str, Any] | None = None) -> str:
     """docs/tools.md: every tool's reference, by category."""
     from cuedeck.plugins import make_plugin_manager
     from cuedeck.reference import parameters, reference_of
+    from cuedeck_mcp.roles import required_role
     from cuedeck_mcp.server import served_tools
 
     tools = make_plugin_manager().tools()
@@ -125,7 +126,7 @@ def render(replies: dict[str, Any] | None = None) -> str:
         lines.append(f"- **{category}**: " + ", ".join(links))
     for name, tool in tools.items():
         reference = reference_of(tool)
-        role = tool.role
+        role = required_role(tool)  # as the MCP server checks it (team tools by permission)
         flags = [
             "destructive" if tool.destructive else "",
             "read-only" if tool.read_only else "",

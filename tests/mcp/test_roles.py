@@ -16,6 +16,7 @@ from mcp.client import Client
 
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.roles import allows, load_grants, required_role
+from cuedeck_mcp.server import TEAM_ONLY
 from tests.mcp.conftest import (
     CUE,
     add_token,
@@ -60,7 +61,8 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
     assert {g.role for g in load_grants(demo)} == {"read", "write", "admin"}
 
     workspace = open_workspace(demo)
-    tools = workspace.plugins.tools()
+    # Every tool of `--tools all`: the team's own are served by a team server only.
+    tools = {n: t for n, t in workspace.plugins.tools().items() if t.category not in TEAM_ONLY}
     log = tmp_path / "server.log"
     seen: dict[str, set[str]] = {}
     with _serving(demo, log, "--tools", "all") as base:

@@ -24,7 +24,7 @@ from cuedeck.errors import (
 from cuedeck.files import locked
 from cuedeck.plugins import make_plugin_manager
 from cuedeck.workspace import open_workspace
-from cuedeck_mcp.server import build_server
+from cuedeck_mcp.server import TEAM_ONLY, build_server
 
 from .conftest import server_for
 
@@ -76,7 +76,8 @@ async def test_every_registered_tool_is_served_with_its_metadata(demo: Path) -> 
     tools = (open_workspace(demo).plugins).tools()
     async with Client(server_for(demo, profile=["all"])) as client:
         listed = {tool.name: tool for tool in await client.list_tools()}
-    assert set(listed) == set(tools)
+    # Every tool, but the team's own: only a team server serves those (docs/teams.md).
+    assert set(listed) == {n for n, t in tools.items() if t.category not in TEAM_ONLY}
     assert {"read_doc", "get_tool_categories", "first_time_user_guide", "word_count"} <= set(listed)
     for name, served in listed.items():
         tool = tools[name]
@@ -158,10 +159,12 @@ async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
     assert everything["delete_file"].annotations.destructive_hint is True  # type: ignore[union-attr]
     assert some & files == {"get_file_content"} and "read_doc" in some
     # Every tool of every package (memory, files and git included), as admin sees them.
-    assert len(everything) == len(workspace.plugins.tools())
+    tools = workspace.plugins.tools()
+    assert len(everything) == len([t for t in tools.values() if t.category not in TEAM_ONLY])
     tokens = _o200k_tokens(list(everything.values()))
-    # 8,000 before the code tools; 10,500 before memory's output schemas (11,039 then).
-    assert tokens < 11100, f"{tokens} o200k tokens for all tools"
+    # 8,000 before the code tools; 10,500 before memory's output schemas (11,039 then)
+    # and cidx_quick_reference (117 tokens, opt-in).
+    assert tokens < 11300, f"{tokens} o200k tokens for all tools"
     with pytest.raises(InvalidInput) as unknown:
         server_for(demo, profile=["core", "no_such_tool"])
     assert unknown.value.data["field"] == "mcp.tools"
@@ -180,6 +183,10 @@ async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
     async with Client(server_for(demo, profile=["all"])) as client:
         listed = {t.name: t for t in await client.list_tools()}
         guide = (await client.call_tool("first_time_user_guide", {})).structured_content
+    async with Client(server_for(demo, profile=["all"], team=True)) as client:
+        # The team's own tools, as a team server publishes them (docs/teams.md).
+        team = {t.name: t for t in await client.list_tools() if t.name not in listed}
+    listed.update(team)
     assert guide is not None
     calls = [(step["tool"], step["example_call"]) for step in guide["steps"]]
     for name, tool in tools.items():

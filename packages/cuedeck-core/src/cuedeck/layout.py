@@ -53,8 +53,10 @@ GITIGNORE_LINES = (
 )
 
 #: What no tool reads or writes, relative to any ``.cuedeck/`` folder (this workspace's
-#: or a nested one's): the caches and locks, the token hashes, one person's state.
-PRIVATE = (".cache", "access.toml", "state.json", ".state.lock")
+#: or a nested one's): the caches and locks, the token hashes, one person's state, and
+#: ``team`` (a team server's registry and its members' copies, reached only through the
+#: repositories it serves).
+PRIVATE = (".cache", "access.toml", "state.json", ".state.lock", "team")
 #: What tools may read but never write: the settings the server trusts (``[masking]``,
 #: ``[files] deny``, roles), and memory (its store ``memory.sqlite3``, with the ``-wal``
 #: and ``-shm`` files SQLite keeps beside it, and its exports), which only the memory

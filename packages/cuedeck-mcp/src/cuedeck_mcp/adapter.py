@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastmcp.tools.base import Tool as FastMCPTool
 from fastmcp.tools.base import ToolResult
@@ -22,6 +22,7 @@ from pydantic import PrivateAttr
 
 if TYPE_CHECKING:
     from cuedeck.tools import Tool
+    from cuedeck_mcp.replies import Replies
     from cuedeck_mcp.runtime import WorkspaceRuntime
 
 log = logging.getLogger("cuedeck")
@@ -242,11 +243,13 @@ def input_schema(tool: Tool) -> dict[str, Any]:
     return _published_inputs(_inline(compact, compact.get("$defs") or {}))
 
 
-def output_schema(tool: Tool) -> dict[str, Any] | None:
+def output_schema(tool: Tool, *, typed: bool = False) -> dict[str, Any] | None:
     """The MCP output schema of ``tool``: an object, wrapping other shapes; None if untyped.
 
     References are inlined, and objects nested deeper than :data:`OUTPUT_DEPTH` keep
-    only their type, so that the schema stays small in ``tools/list``.
+    only their type, so that the schema stays small in ``tools/list``. ``typed`` keeps
+    every property's type and the ``required`` lists instead (descriptions still go), as
+    the specification's replies publish them (:mod:`cuedeck_mcp.replies`).
     """
     try:
         schema = tool.output_schema()
@@ -255,8 +258,12 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
         return None
     if schema is None:
         return None
-    compact = compact_schema(schema, output=True)
-    schema = _shallow(_inline(compact, compact.get("$defs") or {}))
+    if typed:
+        compact = _without_descriptions(compact_schema(schema))
+        schema = _inline(compact, compact.get("$defs") or {})
+    else:
+        compact = compact_schema(schema, output=True)
+        schema = _shallow(_inline(compact, compact.get("$defs") or {}))
     if schema == {"type": "object"}:
         return None  # says nothing a dict reply does not; it is still sent as structured
     options = schema.get("anyOf")
@@ -275,6 +282,38 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
             WRAP_KEY: True,
         }
     return schema
+
+
+def _without_descriptions(node: Any) -> Any:
+    """``node`` without ``description`` keys at any level (a property so named stays)."""
+    if isinstance(node, list):
+        return [_without_descriptions(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "description" and isinstance(value, str):
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _without_descriptions(sub) for name, sub in value.items()}
+        else:
+            out[key] = _without_descriptions(value)
+    return out
+
+
+def with_repository_alias(schema: dict[str, Any], *, required: bool) -> dict[str, Any]:
+    """``schema`` with the ``repository_alias`` argument first: a team server's tools run
+    on the repository it names (docs/teams.md)."""
+    from cuedeck_mcp.repositories import REPOSITORY_ALIAS
+
+    alias = {
+        "type": "string",
+        "description": "The repository: a shared one (name-global) or one of yours "
+        "(list_global_repos, list_activated_repos)",
+    }
+    properties = {REPOSITORY_ALIAS: alias, **schema.get("properties", {})}
+    names = [*([REPOSITORY_ALIAS] if required else []), *schema.get("required", [])]
+    return {**schema, "properties": properties, **({"required": names} if names else {})}
 
 
 def tool_annotations(tool: Tool) -> ToolAnnotations:
@@ -298,22 +337,42 @@ class ServedTool(FastMCPTool):
 
     _tool: Tool = PrivateAttr()
     _runtime: WorkspaceRuntime = PrivateAttr()
+    _replies: Replies = PrivateAttr(default="cuedeck")
 
     @classmethod
-    def adapt(cls, tool: Tool, runtime: WorkspaceRuntime) -> ServedTool:
-        """The MCP face of ``tool``, running on ``runtime``."""
+    def adapt(
+        cls,
+        tool: Tool,
+        runtime: WorkspaceRuntime,
+        *,
+        repository_alias: Literal["required", "optional"] | None = None,
+        replies: Replies = "cuedeck",
+    ) -> ServedTool:
+        """The MCP face of ``tool``, running on ``runtime`` (or the repository a call
+        names: :data:`cuedeck_mcp.repositories.TARGET`); ``repository_alias`` publishes
+        that argument in its input schema, required or not; ``replies`` chooses the reply
+        shapes (:mod:`cuedeck_mcp.replies`)."""
+        from cuedeck_mcp.replies import typed_output_schema
+
+        parameters = input_schema(tool)
+        if repository_alias is not None:
+            parameters = with_repository_alias(parameters, required=repository_alias == "required")
+        outputs = output_schema(tool, typed=replies == "spec")
+        if replies == "spec" and outputs is not None:
+            outputs = typed_output_schema(tool.name, outputs)
         served = cls(
             name=tool.name,
             # The TL;DR only: every conversation pays for tools/list, and the parameters'
             # own descriptions are in the schema; get_tool_docs has the whole reference.
             description=tool.summary,
-            parameters=input_schema(tool),
-            output_schema=output_schema(tool),
+            parameters=parameters,
+            output_schema=outputs,
             annotations=tool_annotations(tool),
             tags={tool.category},
         )
         served._tool = tool
         served._runtime = runtime
+        served._replies = replies
         return served
 
     def to_mcp_tool(self, **overrides: Any) -> MCPTool:
@@ -329,12 +388,21 @@ class ServedTool(FastMCPTool):
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         from cuedeck_mcp.progress import relayed_progress
+        from cuedeck_mcp.repositories import TARGET
 
+        target = TARGET.get()
+        runtime = target.runtime if target is not None else self._runtime
         async with relayed_progress():  # long work reports progress if the client asked
-            value = await self._runtime.run(self._runtime.call_tool, self._tool, arguments)
+            value = await runtime.run(runtime.call_tool, self._tool, arguments)
+        wrapped = self.output_schema is not None and bool(self.output_schema.get(WRAP_KEY))
+        if self._replies == "spec":
+            from cuedeck_mcp.replies import spec_value
+
+            value = spec_value(self.name, value)  # an object, lists as {"success", "result"}
+            wrapped = False
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         content = [TextContent(type="text", text=text)]
-        if self.output_schema is not None and self.output_schema.get(WRAP_KEY):
+        if wrapped:
             return ToolResult(
                 content=content,
                 structured_content={"result": value},

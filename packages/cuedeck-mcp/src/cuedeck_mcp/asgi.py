@@ -16,7 +16,6 @@ the HTTP transport is stateless, so any worker can answer any request.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import tomllib
 from pathlib import Path
@@ -32,15 +31,19 @@ if TYPE_CHECKING:
 
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from cuedeck.workspace import Workspace
+
 WORKSPACES_ENV = "CUEDECK_MCP_WORKSPACES"
 CONFIG_ENV = "CUEDECK_MCP_CONFIG"
 
 
 @attrs.frozen
 class Deployment:
-    """What one application serves: named workspaces and where clients reach it."""
+    """What one application serves: named workspaces, or a team (its home's path; see
+    docs/teams.md), and where clients reach it."""
 
-    workspaces: dict[str, Path]
+    workspaces: dict[str, Path] = attrs.field(factory=dict)
+    team: Path | None = None
     host: str = "127.0.0.1"
     port: int = 8765
     allowed_hosts: list[str] = attrs.field(factory=list)
@@ -48,6 +51,11 @@ class Deployment:
     tools: list[str] | None = None
     stateless: bool = True
     insecure: bool = False
+    #: Where access lines go: ``-`` (stderr), a file, or ``off`` (the default).
+    access_log: str = "off"
+    #: Reply shapes: ``cuedeck`` or ``spec`` (:mod:`cuedeck_mcp.replies`); None:
+    #: ``$CUEDECK_MCP_REPLIES``, else ``cuedeck``.
+    replies: str | None = None
 
 
 def parse_workspaces(pairs: Sequence[str]) -> dict[str, Path]:
@@ -82,6 +90,32 @@ DEPLOYMENT_KEYS = tuple(
         key=lambda name: name == "workspaces",
     )
 )
+TEAM_ENV = "CUEDECK_MCP_TEAM"
+
+
+def team_home(path: str, *, field: str = "team") -> Path:
+    """The team's home folder ``path`` (a CueDeck workspace: ``cue init`` made it); 1004
+    when it is not one."""
+    from cuedeck.layout import WORKSPACE_DIR
+
+    folder = Path(path.strip()).expanduser().resolve()
+    if not (folder / WORKSPACE_DIR).is_dir():
+        raise InvalidInput(
+            f"the team's home {path.strip()} is not a CueDeck workspace",
+            field=field,
+            help=f"create it with `cue -C {path.strip()} init` (docs/teams.md)",
+        )
+    return folder
+
+
+def _one_kind(deployment: Deployment, where: str) -> Deployment:
+    if deployment.team is not None and deployment.workspaces:
+        raise InvalidInput(
+            f"{where}: serve workspaces or a team, not both",
+            field="team",
+            help="a team serves its repositories at /mcp; run a second app for workspaces",
+        )
+    return deployment
 
 
 def _deployment_file(path: Path) -> Deployment:
@@ -104,10 +138,12 @@ def _deployment_file(path: Path) -> Deployment:
         )
     values: dict[str, Any] = {}
     for key, expected in field_types(Deployment).items():
-        if key == "workspaces" or key not in data:
+        if key in ("workspaces", "team") or key not in data:
             continue  # a key left out keeps the field's default
         if key == "tools":
             expected = list[str]  # None is only the default: each workspace's [mcp] tools
+        if key == "replies":
+            expected = str  # None is only the default: the environment's, else cuedeck
         try:
             values[key] = check_type(data[key], expected)
         except ValueError:
@@ -117,8 +153,19 @@ def _deployment_file(path: Path) -> Deployment:
                 else "has a bad value"
             )
             raise InvalidInput(f"{path}: {key} {bad}", field=key, path=str(path)) from None
-    workspaces = parse_workspaces([f"{name}={folder}" for name, folder in table.items()])
-    return Deployment(workspaces=workspaces, **values)
+    if "team" in data:
+        if not isinstance(data["team"], str):
+            raise InvalidInput(f"{path}: team has a bad value", field="team", path=str(path))
+        values["team"] = team_home(data["team"])
+    if table or "team" not in data:
+        values["workspaces"] = parse_workspaces(
+            [f"{name}={folder}" for name, folder in table.items()]
+        )
+    if "replies" in values:
+        from cuedeck_mcp.replies import check_replies
+
+        check_replies(values["replies"])
+    return _one_kind(Deployment(**values), str(path))
 
 
 def deployment_from_environment(environ: Mapping[str, str] | None = None) -> Deployment:
@@ -127,15 +174,19 @@ def deployment_from_environment(environ: Mapping[str, str] | None = None) -> Dep
     env = os.environ if environ is None else environ
     if env.get(CONFIG_ENV):
         return _deployment_file(Path(env[CONFIG_ENV]))
-    if env.get(WORKSPACES_ENV):
-        pairs = [pair for pair in env[WORKSPACES_ENV].split(";") if pair.strip()]
-        return Deployment(
-            workspaces=parse_workspaces(pairs),
+    if env.get(WORKSPACES_ENV) or env.get(TEAM_ENV):
+        pairs = [pair for pair in env.get(WORKSPACES_ENV, "").split(";") if pair.strip()]
+        team = env.get(TEAM_ENV)
+        deployment = Deployment(
+            workspaces=parse_workspaces(pairs) if pairs else {},
+            team=team_home(team, field=TEAM_ENV) if team else None,
             host=env.get("CUEDECK_MCP_HOST", "127.0.0.1"),
             port=int(env.get("CUEDECK_MCP_PORT", "8765")),
         )
+        return _one_kind(deployment, "the environment")
     raise InvalidInput(
-        f"set {WORKSPACES_ENV} (name=PATH;name=PATH) or {CONFIG_ENV} (a TOML file)",
+        f"set {WORKSPACES_ENV} (name=PATH;name=PATH), {TEAM_ENV} (a team's home) or "
+        f"{CONFIG_ENV} (a TOML file)",
         field="workspaces",
     )
 
@@ -168,71 +219,136 @@ class Workspaces:
         )
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        async with contextlib.AsyncExitStack() as stack:
-            message = await receive()
-            if message["type"] != "lifespan.startup":
-                return
-            try:
-                for app in self.apps.values():
-                    await stack.enter_async_context(app.lifespan(app))
-            except Exception as exc:  # a workspace that cannot start stops the server
-                await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                return
-            await send({"type": "lifespan.startup.complete"})
-            await receive()  # lifespan.shutdown
-        await send({"type": "lifespan.shutdown.complete"})
+        await _lifespans(list(self.apps.values()), receive, send)
+
+
+class TeamEndpoint:
+    """The dispatcher of a team: ``/mcp`` to the team's server, which serves every
+    repository by ``repository_alias``."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespans([self.app], receive, send)
+        elif scope.get("path", "").rstrip("/") == "/mcp":
+            await self.app(scope, receive, send)
+        else:
+            await _json(send, 404, {"error": "not found", "team": "/mcp"})
+
+
+async def _lifespans(apps: list[Any], receive: Receive, send: Send) -> None:
+    """Run the lifespan of every app for as long as the server's."""
+    async with contextlib.AsyncExitStack() as stack:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        try:
+            for app in apps:
+                await stack.enter_async_context(app.lifespan(app))
+        except Exception as exc:  # a workspace that cannot start stops the server
+            await send({"type": "lifespan.startup.failed", "message": str(exc)})
+            return
+        await send({"type": "lifespan.startup.complete"})
+        await receive()  # lifespan.shutdown
+    await send({"type": "lifespan.shutdown.complete"})
 
 
 async def _json(send: Send, status: int, body: Any) -> None:
-    data = json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data})
+    from cuedeck_mcp.service import reply
+
+    await reply(send, status, body)
 
 
 def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
-    """One ASGI application serving every workspace of ``deployment``, guarded."""
+    """One ASGI application serving every workspace of ``deployment`` (or its team),
+    guarded by Host and Origin checks, bearer tokens (:class:`~cuedeck_mcp.server.TokenGate`)
+    and the JSON-RPC envelope guard, with health and readiness endpoints, access logs, and
+    rate limits shared by every worker."""
     from cuedeck.http_guard import HostOriginGuard, is_loopback
+    from cuedeck.layout import RATE_LIMITS_DB
     from cuedeck.workspace import open_workspace
+    from cuedeck_mcp import access, service
     from cuedeck_mcp.envelope import EnvelopeGuard
+    from cuedeck_mcp.ratelimit import RateLimiter
     from cuedeck_mcp.server import access_middleware, build_server, check_exposure
 
-    check_exposure(deployment.host, token, deployment.insecure, deployment.workspaces.values())
-    apps = {}
-    for name, root in deployment.workspaces.items():
-        workspace = open_workspace(root)
-        server = build_server(workspace, profile=deployment.tools, name=name)
-        apps[name] = server.http_app(
-            path=f"/mcp/{name}",
+    access.configure(os.environ.get(access.ACCESS_LOG_ENV) or deployment.access_log)
+    roots = [deployment.team] if deployment.team is not None else deployment.workspaces.values()
+    check_exposure(deployment.host, token, deployment.insecure, roots)
+    local_without_token = is_loopback(deployment.host) or deployment.insecure
+
+    def http_app(workspace: Workspace, path: str, **build: Any) -> Any:
+        # Every worker of the app spends from the same buckets: they are kept in SQLite.
+        limiter = RateLimiter(
+            workspace.config.rate_limits,
+            store=workspace.root / RATE_LIMITS_DB,
+            every_client=True,
+        )
+        server = build_server(
+            workspace,
+            profile=deployment.tools,
+            limiter=limiter,
+            replies=deployment.replies,
+            **build,
+        )
+        return server.http_app(
+            path=path,
             stateless_http=deployment.stateless,
             host_origin_protection=False,  # the guard below checks Host and Origin for all
+            # Tokens are checked per request on access.toml as it is then: the team's
+            # home's for a team (its members), each workspace's own otherwise.
             middleware=access_middleware(
-                workspace.root,
-                token,
-                local_without_token=is_loopback(deployment.host) or deployment.insecure,
+                workspace.root, token, local_without_token=local_without_token
             ),
         )
-    return HostOriginGuard(
-        EnvelopeGuard(Workspaces(apps)),
+
+    dispatcher: Any
+    if deployment.team is not None:
+        home_root = deployment.team
+        dispatcher = TeamEndpoint(
+            http_app(open_workspace(home_root), "/mcp", name="team", team=True)
+        )
+        routes = {"/mcp"}
+        problems = lambda: service.team_problems(home_root)  # noqa: E731
+    else:
+        apps = {
+            name: http_app(open_workspace(root), f"/mcp/{name}", name=name)
+            for name, root in deployment.workspaces.items()
+        }
+        dispatcher = Workspaces(apps)
+        routes = {"/mcp", *(f"/mcp/{name}" for name in apps)}
+        served = dict(deployment.workspaces)
+        problems = lambda: service.workspace_problems(served)  # noqa: E731
+    guarded = HostOriginGuard(
+        EnvelopeGuard(dispatcher),
         host=deployment.host,
         port=deployment.port,
         allowed_hosts=deployment.allowed_hosts,
         allowed_origins=deployment.allowed_origins,
+    )
+    return access.AccessLog(
+        service.Service(guarded, problems),
+        frozenset({*routes, service.HEALTH, service.READY}),
     )
 
 
 def serve_workspaces(
     workspaces: Mapping[str, Path],
     *,
+    team: Path | None = None,
     host: str | None = None,
     port: int | None = None,
     profile: Sequence[str] | None = None,
     insecure: bool = False,
 ) -> None:
-    """Serve ``workspaces`` from this process at ``/mcp/<name>`` until it stops.
+    """Serve ``workspaces`` from this process at ``/mcp/<name>`` (or the ``team`` whose
+    home is that folder at ``/mcp``) until it stops.
 
-    Host, port and the allow lists default to the first workspace's ``[mcp]`` settings.
-    One process keeps sessions (and their notifications), unlike the stateless ``app``.
+    Host, port and the allow lists default to the first workspace's (the team home's)
+    ``[mcp]`` settings. One process keeps sessions (and their notifications), unlike the
+    stateless ``app``.
     """
     import uvicorn
 
@@ -242,17 +358,21 @@ def serve_workspaces(
     from cuedeck_mcp.server import TOKEN_ENV
     from cuedeck_mcp.settings import McpSettings
 
-    config = open_workspace(next(iter(workspaces.values()))).config
-    settings = config.section("mcp", McpSettings)
-    deployment = Deployment(
-        workspaces=dict(workspaces),
-        host=host or settings.host,
-        port=port if port is not None else settings.port,
-        allowed_hosts=settings.allowed_hosts,
-        allowed_origins=settings.allowed_origins,
-        tools=list(profile) if profile is not None else None,
-        stateless=False,
-        insecure=insecure,
+    first = team if team is not None else next(iter(workspaces.values()))
+    settings = open_workspace(first).config.section("mcp", McpSettings)
+    deployment = _one_kind(
+        Deployment(
+            workspaces=dict(workspaces),
+            team=team,
+            host=host or settings.host,
+            port=port if port is not None else settings.port,
+            allowed_hosts=settings.allowed_hosts,
+            allowed_origins=settings.allowed_origins,
+            tools=list(profile) if profile is not None else None,
+            stateless=False,
+            insecure=insecure,
+        ),
+        "the command line",
     )
     app = build_app(deployment, token=os.environ.get(TOKEN_ENV) or None)
     check_free(deployment.host, deployment.port)  # a taken port is 1050

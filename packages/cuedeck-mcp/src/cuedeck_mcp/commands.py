@@ -40,6 +40,12 @@ if TYPE_CHECKING:
     help="Serve this workspace at /mcp/NAME (repeat for several; HTTP only).",
 )
 @click.option(
+    "--team",
+    metavar="HOME",
+    help="Serve the team whose home is HOME at /mcp: shared repositories, activations "
+    "and composites by repository_alias (HTTP only; docs/teams.md).",
+)
+@click.option(
     "--insecure",
     is_flag=True,
     help="Serve a non-loopback HTTP address although a workspace has no token.",
@@ -50,6 +56,7 @@ def mcp(
     port: int | None,
     profile: str | None,
     workspaces: tuple[str, ...],
+    team: str | None,
     insecure: bool,
 ) -> None:
     """Serve this workspace's tools and resources over MCP.
@@ -67,17 +74,25 @@ def mcp(
     from cuedeck_mcp.asgi import parse_workspaces
     from cuedeck_mcp.server import serve
 
-    if workspaces and transport != "http":
-        raise InvalidInput("--workspace serves over HTTP: add --transport http", field="workspace")
+    if (workspaces or team) and transport != "http":
+        option = "--team" if team else "--workspace"
+        raise InvalidInput(f"{option} serves over HTTP: add --transport http", field=option)
     tools = [part.strip() for part in profile.split(",") if part.strip()] if profile else None
     # Not `cue`'s stderr progress lines, which the server's tasks and worker thread
     # would inherit (startup indexing included): progress goes to a client that asked.
     with reporting_to(None):
-        if workspaces:
-            from cuedeck_mcp.asgi import serve_workspaces
+        if workspaces or team:
+            from cuedeck_mcp.asgi import serve_workspaces, team_home
 
-            served = parse_workspaces(workspaces)
-            serve_workspaces(served, host=host, port=port, profile=tools, insecure=insecure)
+            served = parse_workspaces(workspaces) if workspaces else {}
+            serve_workspaces(
+                served,
+                team=team_home(team, field="--team") if team else None,
+                host=host,
+                port=port,
+                profile=tools,
+                insecure=insecure,
+            )
             return
         serve(
             context.obj.workspace,

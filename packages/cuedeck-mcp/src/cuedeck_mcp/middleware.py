@@ -19,6 +19,7 @@ from mcp import MCPError
 from pydantic import PrivateAttr
 
 from cuedeck.errors import CueError, Forbidden
+from cuedeck_mcp.repositories import TARGET, alias_argument
 from cuedeck_mcp.roles import CALLER, Caller, Role, allows, required_role
 from cuedeck_mcp.runtime import CueFailure
 
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
     from cuedeck.tools import Tool
     from cuedeck_mcp.ratelimit import RateLimiter
+    from cuedeck_mcp.replies import Replies
+    from cuedeck_mcp.repositories import Repositories, Target
     from cuedeck_mcp.runtime import WorkspaceRuntime
 
 log = logging.getLogger("cuedeck")
@@ -74,7 +77,7 @@ def client_key() -> str:
     except RuntimeError:  # no HTTP request: stdio or in-memory
         return LOCAL
     token = get_access_token()
-    if token is not None and token.scopes:  # the local user's stand-in has no scope
+    if token is not None and token.scopes:  # verified: a grant's role (no scope: local)
         return f"token:{token.client_id}"
     return f"address:{request.client.host if request.client else 'unknown'}"
 
@@ -110,45 +113,29 @@ class MaskedUriResult(ResourceResultBase):
         return super().to_mcp_result(self._uri)
 
 
-def _forbidden(name: str, needed: Role, caller: Caller) -> Forbidden:
-    """Why ``caller`` may not call ``name``, and the setting that would let it."""
-    if caller.name == "local":
-        # No token: the role is the workspace's [mcp] local_role, not a token's.
-        how = (
-            f"this client has no token, so it gets [mcp] local_role ({caller.role}): set "
-            f'local_role = "{needed}" under [mcp] in .cuedeck/config.toml and restart the '
-            "server, or use a tool your role allows (whoami lists them)"
-        )
-    else:
-        how = (
-            f"ask for a token with that role (cue mcp token add --role {needed}), or use a "
-            "tool your role allows (whoami lists them)"
-        )
-    return Forbidden(
-        f"{name} needs the {needed} role; this client has {caller.role}",
-        tool=name,
-        role=caller.role,
-        required_role=needed,
-        help=how,
-    )
-
-
 class CueDeckMiddleware(Middleware):
     """Roles and rate limits on ``tools/call``, error mapping, resource list-change notices."""
 
-    #: Set by :meth:`furnish`: the worker, the limiter, the tools served and every tool
-    #: installed (served or not).
+    #: Set by :meth:`furnish`: the worker, the limiter, the tools served, every tool
+    #: installed (served or not) and the repositories calls are routed to.
     runtime: WorkspaceRuntime
     limiter: RateLimiter
     tools: dict[str, Tool]
     registered: dict[str, Tool]
+    repositories: Repositories
 
     def __init__(
-        self, *, local_role: Role = "write", workspace: str = "", profile: Sequence[str] = ()
+        self,
+        *,
+        local_role: Role = "write",
+        workspace: str = "",
+        profile: Sequence[str] = (),
+        replies: Replies = "cuedeck",
     ) -> None:
         self.local_role = local_role
         self.workspace = workspace
         self.profile = tuple(profile)
+        self.replies = replies
         #: While the server is being furnished (``initialize`` already answered): the event
         #: every other request waits for; None once furnished, or when built furnished.
         self.furnishing: anyio.Event | None = None
@@ -160,12 +147,17 @@ class CueDeckMiddleware(Middleware):
         limiter: RateLimiter,
         tools: Mapping[str, Tool],
         registered: Mapping[str, Tool],
+        repositories: Repositories | None = None,
     ) -> None:
-        """Take the server's tools and workspace worker (see ``build_server(defer=)``)."""
+        """Take the server's tools, workspace worker and repositories (see
+        ``build_server(defer=)``)."""
+        from cuedeck_mcp.repositories import OneWorkspace
+
         self.runtime = runtime
         self.limiter = limiter
         self.tools = dict(tools)
         self.registered = dict(registered)
+        self.repositories = repositories or OneWorkspace(self.workspace, runtime)
 
     async def on_request(
         self,
@@ -198,35 +190,75 @@ class CueDeckMiddleware(Middleware):
         context: MiddlewareContext[mcp_types.CallToolRequestParams],
         call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
     ) -> ToolResult:
+        from cuedeck_mcp.access import logged_call
+
+        name = context.message.name
+        caller = current_caller(self.local_role, self.workspace)
+        with logged_call(name, caller) as record:
+            try:
+                return await self._call(context, call_next, caller, record)
+            except CueFailure as failure:
+                if self.replies == "spec":  # the specification's failure reply, not an error
+                    from cuedeck_mcp.replies import spec_failure
+
+                    record["outcome"] = failure.code
+                    return spec_failure(failure)
+                raise wire_error(failure) from None
+
+    async def _call(
+        self,
+        context: MiddlewareContext[mcp_types.CallToolRequestParams],
+        call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
+        caller: Caller,
+        record: dict[str, Any],
+    ) -> ToolResult:
+        """Check, route and run one call; a refusal or failure is a :class:`CueFailure`."""
         name = context.message.name
         tool = self.tools.get(name)
-        caller = current_caller(self.local_role, self.workspace)
-        refusal: CueError | None = None
         if tool is None and name in self.registered:
-            refusal = self._not_served(name)
-        elif tool is not None and not allows(caller.role, required_role(tool)):
+            raise await self._refuse(self._not_served(name), None)
+        if tool is not None and not allows(caller.role, required_role(tool)):
             # Checked here again, not only hidden from tools/list: a client may call a
             # tool by name without listing, and must hear why it may not.
-            refusal = _forbidden(name, required_role(tool), caller)
-        if refusal is not None:
-            failure = await self.runtime.run(self.runtime.failure, refusal, None)
-            raise wire_error(failure) from None
+            raise await self._refuse(_forbidden(tool, caller), None)
         CALLER.set(caller)
+        arguments = dict(context.message.arguments or {})
+        if tool is not None:
+            target = await self._target(tool, arguments, caller)
+            record["repository"] = target.alias
+            TARGET.set(target)
+            context = context.copy(
+                message=context.message.model_copy(update={"arguments": arguments})
+            )
         if tool is not None and name in self.limiter.limits:
             try:
                 # A call that cannot run spends nothing: validate first, then count it.
-                tool.validate(context.message.arguments or {})
+                tool.validate(arguments)
                 self.limiter.check(client_key(), name)
             except CueError as exc:
-                arguments = context.message.arguments
-                failure = await self.runtime.run(self.runtime.failure, exc, arguments)
-                raise wire_error(failure) from None
+                raise await self._refuse(exc, arguments) from None
         try:
             return await call_next(context)
-        except CueFailure as failure:
-            raise wire_error(failure) from None
         finally:
             await self._announce_card_changes(context.fastmcp_context)
+
+    async def _target(self, tool: Tool, arguments: dict[str, Any], caller: Caller) -> Target:
+        """Where ``tool`` runs: ``repository_alias`` taken out of ``arguments`` and
+        resolved; a writing tool aimed at a read-only repository is refused (1401)."""
+        import anyio
+
+        try:
+            alias = alias_argument(arguments) if self.repositories.takes_alias(tool) else None
+            target = await anyio.to_thread.run_sync(self.repositories.resolve, tool, alias, caller)
+            if not target.accepts(tool):
+                raise _read_only(tool, target)
+        except CueError as exc:
+            raise await self._refuse(exc, arguments) from None
+        return target
+
+    async def _refuse(self, error: CueError, arguments: Any) -> CueFailure:
+        """``error`` as it leaves the server (masked)."""
+        return await self.runtime.run(self.runtime.failure, error, arguments)
 
     def _not_served(self, name: str) -> ToolNotServed:
         category = self.registered[name].category
@@ -275,3 +307,53 @@ class CueDeckMiddleware(Middleware):
             await context.send_notification(mcp_types.ResourceListChangedNotification())
         except Exception as exc:  # a lost notice must not fail the call that caused it
             log.debug("could not send resources/list_changed: %s", exc)
+
+
+def _forbidden(tool: Tool, caller: Caller) -> Forbidden:
+    """Why ``caller`` may not call ``tool``: the permission and role it needs, and the
+    setting that would let it."""
+    from cuedeck_mcp.roles import SPEC_ROLES, permission_of
+
+    needed = required_role(tool)
+    permission = permission_of(tool)
+    if caller.name == "local":
+        # No token: the role is the workspace's [mcp] local_role, not a token's.
+        how = (
+            f"this client has no token, so it gets [mcp] local_role ({caller.role}): set "
+            f'local_role = "{needed}" under [mcp] in .cuedeck/config.toml and restart the '
+            "server, or use a tool your role allows (whoami lists them)"
+        )
+    else:
+        how = (
+            f"ask for a token with that role (cue mcp token add --role {needed}), or use a "
+            "tool your role allows (whoami lists them)"
+        )
+    return Forbidden(
+        f"Permission denied: {tool.name} requires {permission} (the {needed} role, "
+        f"{SPEC_ROLES[needed]}); this client has {caller.role}",
+        tool=tool.name,
+        role=caller.role,
+        required_role=needed,
+        permission=permission,
+        help=how,
+    )
+
+
+def _read_only(tool: Tool, target: Target) -> CueError:
+    from cuedeck_mcp.team.errors import ReadOnlyRepository
+
+    what = "a shared repository" if target.kind == "shared" else f"a {target.kind}"
+    only = (
+        f" (only its own {', '.join(sorted(target.own_categories))} tools write there)"
+        if target.own_categories
+        else ""
+    )
+    return ReadOnlyRepository(
+        f"{tool.name} writes, and {target.alias} is {what}: no tool writes it{only}",
+        tool=tool.name,
+        repository_alias=target.alias,
+        kind=target.kind,
+        permission="repository:write",
+        help="activate it (activate_repository) and make the change in your own working "
+        "copy; an admin refreshes shared repositories from their source",
+    )

@@ -4,10 +4,13 @@ A bucket holds up to ``burst`` calls and refills at ``per_minute`` calls a minut
 call that finds it empty is refused with :class:`~cuedeck.errors.RateLimited` (429),
 whose data says when to retry. ``per_minute = 0`` means no limit.
 
-HTTP clients' buckets live in the server's memory. The local client's (stdio, where one
-client owns the process) are kept in a small SQLite file in the workspace cache when the
-limiter is given one, so restarting the server refills nothing; every server process of
-the workspace shares them.
+Given a ``store`` (a small SQLite file in the workspace cache), the local client's
+buckets (stdio, where one client owns the process) are kept there, so restarting the
+server refills nothing. With ``every_client`` as well, every client's bucket is kept
+there: behind ``uvicorn --workers N`` each worker is a process of its own, and buckets in
+memory would let a client make N times its limit. Each check spends from its row in one
+write transaction, so every process draws from the same bucket, one call at a time, on
+the wall clock they share. Without a store, buckets live in the server's memory.
 """
 
 from __future__ import annotations
@@ -32,6 +35,18 @@ WINDOW_SECONDS = 60
 _PRUNE_AT = 1024
 #: The client of stdio and in-process sessions.
 LOCAL = "local"
+#: Kept buckets idle this long are full again and are dropped (one prune an hour at most).
+_IDLE_SECONDS = 3600.0
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS buckets (
+    client TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    tokens REAL NOT NULL,
+    updated REAL NOT NULL,
+    calls TEXT NOT NULL,
+    PRIMARY KEY (client, tool)
+)
+"""
 
 
 class TokenBucket:
@@ -79,25 +94,29 @@ class RateLimiter:
         *,
         clock: Callable[[], float] = time.monotonic,
         store: Path | None = None,
+        every_client: bool = False,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.limits = {tool: limit for tool, limit in limits.items() if limit.per_minute > 0}
         self.clock = clock
         #: Where the local client's buckets are kept (None: in memory, like the others).
         self.store = store
+        #: Whether every client's buckets are kept in :attr:`store` (several workers).
+        self.every_client = every_client and store is not None
         self.wall_clock = wall_clock
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._pruned = 0.0
 
     def check(self, client: str, tool: str) -> None:
         """Count one call of ``tool`` by ``client``; RateLimited when over the limit."""
         limit = self.limits.get(tool)
         if limit is None:
             return
-        if client == LOCAL and self.store is not None:
+        if self.every_client or (client == LOCAL and self.store is not None):
             with self._lock:
-                self._check_kept(tool, limit)
+                self._check_kept(client, tool, limit)
             return
         with self._lock:
             bucket = self._buckets.get((client, tool))
@@ -116,23 +135,27 @@ class RateLimiter:
             db = sqlite3.connect(
                 self.store, timeout=10, isolation_level=None, check_same_thread=False
             )
+            db.execute("PRAGMA busy_timeout = 30000")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS buckets (tool TEXT PRIMARY KEY, tokens REAL, "
-                "updated REAL, calls TEXT)"
-            )
+            columns = {row[1] for row in db.execute("PRAGMA table_info(buckets)")}
+            if columns and "client" not in columns:
+                # An older file kept the local client's buckets only: a cache, so dropping
+                # it costs one refill.
+                db.execute("DROP TABLE buckets")
+            db.execute(_SCHEMA)
             self._db = db
         return self._db
 
-    def _check_kept(self, tool: str, limit: RateLimit) -> None:
-        """:meth:`check` for the local client, on the bucket kept in :attr:`store`."""
+    def _check_kept(self, client: str, tool: str, limit: RateLimit) -> None:
+        """:meth:`check` on the bucket kept in :attr:`store`."""
         db = self._connect()
-        db.execute("BEGIN IMMEDIATE")
+        db.execute("BEGIN IMMEDIATE")  # one spender at a time, across processes
         try:
             bucket = TokenBucket(limit, self.wall_clock)
             row = db.execute(
-                "SELECT tokens, updated, calls FROM buckets WHERE tool = ?", (tool,)
+                "SELECT tokens, updated, calls FROM buckets WHERE client = ? AND tool = ?",
+                (client, tool),
             ).fetchone()
             if row is not None:
                 # A clock set back must not mint tokens: elapsed time counts from now then.
@@ -141,16 +164,25 @@ class RateLimiter:
                 bucket.calls = deque(float(t) for t in json.loads(row[2]))
             try:
                 bucket.take(tool)
-            finally:
+            finally:  # a refused call still moves the refill forward, as in memory
                 db.execute(
-                    "INSERT OR REPLACE INTO buckets VALUES (?, ?, ?, ?)",
-                    (tool, bucket.tokens, bucket.updated, json.dumps(list(bucket.calls))),
+                    "INSERT OR REPLACE INTO buckets VALUES (?, ?, ?, ?, ?)",
+                    (client, tool, bucket.tokens, bucket.updated, json.dumps(list(bucket.calls))),
                 )
+                self._drop_idle(db)
                 db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+
+    def _drop_idle(self, db: sqlite3.Connection) -> None:
+        # A bucket idle for an hour is full again: dropping its row loses nothing.
+        now = self.wall_clock()
+        if now - self._pruned < _IDLE_SECONDS:
+            return
+        self._pruned = now
+        db.execute("DELETE FROM buckets WHERE updated < ?", (now - _IDLE_SECONDS,))
 
     def close(self) -> None:
         """Close the store of the local client's buckets."""

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from cuedeck.tools import Tool
     from cuedeck.workspace import Workspace
+    from cuedeck_mcp.repositories import Repositories
 
 log = logging.getLogger("cuedeck")
 
@@ -189,16 +190,26 @@ def _instructions(tools: list[str]) -> str:
 #: Tool categories the ``core`` profile leaves out: every tool listed costs tokens in every
 #: conversation, only agents without a shell need to edit files or commit over MCP, and
 #: all fifteen memory tools would double the default's size (add ``memory``).
-OPT_IN_CATEGORIES = frozenset({"files", "git", "memory"})
+OPT_IN_CATEGORIES = frozenset({"files", "git", "memory", "reference"})
+#: Categories only a team server serves: they act on a team's repositories and members
+#: (cuedeck_mcp.team.serving.TEAM_CATEGORIES).
+TEAM_ONLY = frozenset({"repositories", "users"})
+#: What a team server serves on top of its profile.
+TEAM_PROFILE = ("repositories", "users", "cidx_quick_reference")
 #: Opt-in tools ``core`` serves all the same, when installed: the memory essentials an
 #: agent uses every session (save what it learnt, get it back in the next session, see how
 #: full its context is and what to prune).
 CORE_ESSENTIALS = ("context_capture", "context_restore", "context_analyze_usage")
 
 
-def served_tools(tools: Mapping[str, Tool], profile: Sequence[str]) -> dict[str, Tool]:
+def served_tools(
+    tools: Mapping[str, Tool], profile: Sequence[str], *, team: bool = False
+) -> dict[str, Tool]:
     """The tools a profile serves, in registration order: ``core`` (every category but the
-    opt-in ones, plus :data:`CORE_ESSENTIALS`), ``all``, categories and/or tool names."""
+    opt-in ones, plus :data:`CORE_ESSENTIALS`), ``all``, categories and/or tool names.
+    The team's own tools (:data:`TEAM_ONLY`) are served by a ``team`` server only."""
+    if not team:
+        tools = {name: tool for name, tool in tools.items() if tool.category not in TEAM_ONLY}
     chosen: set[str] = set()
     for entry in profile:
         if entry == "all":
@@ -225,11 +236,21 @@ def build_server(
     *,
     profile: Sequence[str] | None = None,
     name: str = "",
+    team: bool = False,
+    limiter: RateLimiter | None = None,
+    replies: str | None = None,
     defer: bool = False,
 ) -> FastMCP:
     """A FastMCP server for ``workspace`` serving the tool ``profile`` (default ``[mcp]
     tools``), known to clients as ``name`` (its endpoint's name when one process serves
     several workspaces).
+
+    With ``team``, ``workspace`` is a team's home and the server serves the team's
+    repositories (docs/teams.md): every tool takes ``repository_alias``, and the team's own
+    tools are served too. ``limiter`` counts rate limits (default: the local client's
+    buckets kept in the workspace cache, the others in memory). ``replies`` is ``cuedeck``
+    or ``spec`` (default ``$CUEDECK_MCP_REPLIES``): the reply shapes of
+    :mod:`cuedeck_mcp.replies`.
 
     With ``defer``, the server can answer ``initialize`` at once: importing and checking
     the tools, their schemas, the file watcher and the worker thread wait for its
@@ -238,15 +259,23 @@ def build_server(
     front of the server, by :func:`access_middleware` (HTTP only).
     """
     from cuedeck import __version__
+    from cuedeck_mcp.replies import check_replies
 
     settings = workspace.config.section("mcp", McpSettings)
-    chosen = profile if profile is not None else settings.tools
+    shapes = check_replies(replies)
+    chosen = list(profile if profile is not None else settings.tools)
+    if team:
+        chosen += TEAM_PROFILE
+    if shapes == "spec":
+        chosen.append("cidx_quick_reference")  # what a specification's client asks first
     # What initialize says needs only the names served: registrations, nothing imported.
-    named = served_tools(workspace.plugins.tools(), chosen)
+    named = served_tools(workspace.plugins.tools(), chosen, team=team)
+    label = name or workspace.root.name
     middleware = CueDeckMiddleware(
         local_role=check_role(settings.local_role, field="mcp.local_role"),
-        workspace=name or workspace.root.name,
+        workspace=label,
         profile=chosen,
+        replies=shapes,
     )
     server = FastMCP(
         "CueDeck",
@@ -260,15 +289,32 @@ def build_server(
         # Every tool is imported and checked here; a broken one is a plugin failure, left
         # out.
         installed = workspace.plugins.checked_tools()
-        tools_served = served_tools(installed, chosen)
+        if not team:  # the team's own tools exist only on a team server
+            installed = {n: tool for n, tool in installed.items() if tool.category not in TEAM_ONLY}
+        tools_served = served_tools(installed, chosen, team=team)
         runtime = WorkspaceRuntime(workspace, served=tools_served)  # the guide lists these
-        limiter = RateLimiter(workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB)
+        from cuedeck_mcp.repositories import OneWorkspace
+
+        repositories: Repositories = OneWorkspace(label, runtime)
+        if team:
+            from cuedeck_mcp.team.serving import TeamRepositories
+
+            repositories = TeamRepositories(
+                workspace.service("team"), runtime, frozenset(tools_served)
+            )
+        counted = limiter or RateLimiter(
+            workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB
+        )
         for tool in tools_served.values():
-            server.add_tool(ServedTool.adapt(tool, runtime))
-        server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
+            published = repositories.alias_published(tool) if team else None
+            server.add_tool(
+                ServedTool.adapt(tool, runtime, repository_alias=published, replies=shapes)
+            )
+        if not team:  # a team's home has no cards or docs of its own to publish
+            server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
         runtime.cards_changed()  # the baseline that later changes are announced against
         server.cuedeck_runtime = runtime  # type: ignore[attr-defined]
-        middleware.furnish(runtime, limiter, tools_served, installed)
+        middleware.furnish(runtime, counted, tools_served, installed, repositories)
 
     server.cuedeck_furnish = furnish  # type: ignore[attr-defined]
     server.cuedeck_middleware = middleware  # type: ignore[attr-defined]

@@ -1,0 +1,122 @@
+"""Which repository a tool call runs on: ``repository_alias``, resolved once, before the
+tool runs, for every tool.
+
+Tools are plain functions of a workspace and know nothing of aliases. The server's
+middleware takes ``repository_alias`` out of a call's arguments, asks the server's
+:class:`Repositories` for the target (a workspace with its runtime, and whether tools
+may write it), refuses a writing tool aimed at a read-only target, and the adapter runs
+the tool on the target's runtime (:data:`TARGET`).
+
+A server of one workspace (:class:`OneWorkspace`) accepts the alias without publishing
+it: leaving it out, or naming the workspace, is the same, so today's clients do not
+change and a client written against the specification still works. A team server
+(:mod:`cuedeck_mcp.team.serving`) publishes it and resolves shared repositories,
+activations and composites.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import attrs
+
+from cuedeck.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from cuedeck.tools import Tool
+    from cuedeck_mcp.roles import Caller
+    from cuedeck_mcp.runtime import WorkspaceRuntime
+
+#: The argument that names the repository a tool runs on.
+REPOSITORY_ALIAS = "repository_alias"
+
+Kind = Literal["workspace", "shared", "activation", "composite", "team"]
+
+
+@attrs.frozen
+class Target:
+    """Where a call runs: the repository's alias and kind, its runtime, and what tools may
+    write there: anything (``writable``), or only CueDeck's own files of the workspace
+    through the tools of ``own_categories`` (a composite's cards and memory), or nothing."""
+
+    alias: str
+    kind: Kind
+    runtime: WorkspaceRuntime
+    writable: bool
+    own_categories: frozenset[str] = frozenset()
+
+    def accepts(self, tool: Tool) -> bool:
+        """Whether ``tool`` may run here: it reads, or it may write here."""
+        return tool.read_only or self.writable or tool.category in self.own_categories
+
+
+#: The target of the call being served, set by the middleware for the adapter.
+TARGET: ContextVar[Target | None] = ContextVar("cuedeck_target", default=None)
+
+
+class Repositories(Protocol):
+    """What a server serves, by alias."""
+
+    #: Whether ``tools/list`` shows ``repository_alias`` on the tools that take it.
+    publishes_alias: bool
+
+    def takes_alias(self, tool: Tool) -> bool:
+        """Whether ``tool`` runs on a repository named by ``repository_alias``."""
+        ...
+
+    def alias_published(self, tool: Tool) -> Literal["required", "optional"] | None:
+        """How ``tools/list`` shows ``repository_alias`` on ``tool`` (None: not at all)."""
+        ...
+
+    def resolve(self, tool: Tool, alias: str | None, caller: Caller) -> Target:
+        """The target of a call of ``tool`` by ``caller`` naming ``alias`` (None: left
+        out). May block (it reads the registry and opens workspaces)."""
+        ...
+
+    def close(self) -> None:
+        """Release what resolving opened."""
+        ...
+
+
+def alias_argument(arguments: dict[str, object]) -> str | None:
+    """Take ``repository_alias`` out of ``arguments``: the alias, or None; 1004 when it is
+    not a string."""
+    value = arguments.pop(REPOSITORY_ALIAS, None)
+    if value is None or isinstance(value, str):
+        return value
+    raise InvalidInput(f"invalid '{REPOSITORY_ALIAS}': not a string", field=REPOSITORY_ALIAS)
+
+
+class OneWorkspace:
+    """The repositories of a server of one workspace: that workspace, under its name."""
+
+    publishes_alias = False
+
+    def __init__(self, name: str, runtime: WorkspaceRuntime) -> None:
+        self.name = name
+        self.target = Target(name, "workspace", runtime, writable=True)
+
+    def takes_alias(self, tool: Tool) -> bool:
+        """Every tool: it runs on the one workspace."""
+        return True
+
+    def alias_published(self, tool: Tool) -> None:
+        """Never: leaving it out is the same as naming the one workspace."""
+        return None
+
+    def resolve(self, tool: Tool, alias: str | None, caller: Caller) -> Target:
+        """The workspace, when ``alias`` is left out or names it; else 1400."""
+        if alias is None or alias == self.name:
+            return self.target
+        from cuedeck_mcp.team.errors import UnknownRepository
+
+        raise UnknownRepository(
+            f"this server serves one repository, {self.name!r}, not {alias!r}",
+            repository_alias=alias,
+            candidates=[self.name],
+            help=f"leave repository_alias out, or pass {self.name!r} (whoami names it)",
+        )
+
+    def close(self) -> None:
+        """Nothing: the server owns the runtime."""
