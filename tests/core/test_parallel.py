@@ -53,7 +53,8 @@ def test_chunks_run_in_forked_workers_and_come_back_in_order() -> None:
     result = run(JOB + "\nprint(json.dumps(run()))\n", CUEDECK_WORKERS="2")
     assert result["squares"] == [n * n for n in range(100)]
     assert result["chunks"] == 8  # 2 workers, 4 chunks each
-    assert not result["in_parent"] and result["workers"] == 2
+    # Forked, at most two workers (on a busy machine one may take every chunk).
+    assert not result["in_parent"] and result["workers"] in (1, 2)
     # Progress is told here, chunk by chunk, ending at the total.
     assert result["heard"] == [100, 100] and result["ticks"] == 8
     assert result["told"] == [100, 100, "Squaring"]

@@ -125,12 +125,13 @@ def test_the_scale_spans_only_the_files_a_filter_allows(small_workspace: Path) -
     assert (alone.semantic_score, alone.keyword_score) == (pytest.approx(0.7), pytest.approx(0.3))
 
 
-def test_rrf_stays_the_default_and_ignores_scales(small_workspace: Path) -> None:
+def test_weighted_is_the_default_and_rrf_ignores_scales(small_workspace: Path) -> None:
     engine = engine_of(small_workspace)
     default = engine.search(QUERY, limit=50)
+    weighted = engine.search(QUERY, limit=50, fusion="weighted")
+    assert [(r.path, r.score) for r in default] == [(r.path, r.score) for r in weighted]
     rrf = engine.search(QUERY, limit=50, fusion="rrf")
-    assert [(r.path, r.score) for r in default] == [(r.path, r.score) for r in rrf]
-    top = default[0]
+    top = rrf[0]
     assert top.path == ".cuedeck/docs/billing.md"
     assert (top.keyword_score, top.semantic_score) == (
         pytest.approx(1 / 61, abs=2e-6),

@@ -19,10 +19,10 @@ class SearchSettings:
         "(`cue plugins`)",
     )
     fusion: str = setting(
-        "rrf",
-        "How hybrid fuses the two rankings: rrf (reciprocal rank fusion; best nDCG@10 on the "
-        "labelled queries, docs/search.md) or weighted (semantic_weight and keyword_weight "
-        "on scores scaled to [0, 1]).",
+        "weighted",
+        "How hybrid fuses the two rankings: weighted (semantic_weight and keyword_weight on "
+        "scores scaled to [0, 1]; level with or above rrf on every set measured, including "
+        "a held-out one, benchmarks/README.md) or rrf (reciprocal rank fusion).",
         ("rrf", "weighted"),
     )
     semantic_weight: float = setting(
