@@ -19,6 +19,9 @@ ACCESS_PATH = f"{WORKSPACE_DIR}/access.toml"
 #: One person's current card (git-ignored), and the lock its writers take.
 STATE_PATH = f"{WORKSPACE_DIR}/state.json"
 STATE_LOCK = f"{WORKSPACE_DIR}/.state.lock"
+#: The recorded state of every ``@code/`` reference (symbol, lines, hashes): project data,
+#: committed beside the cards (docs/code.md, "References to code").
+CODE_REFS_PATH = f"{WORKSPACE_DIR}/code-refs.json"
 #: Where ``cue scene`` writes by default (``[scene] output``).
 SCENE_PATH = f"{WORKSPACE_DIR}/SCENE.md"
 
@@ -29,6 +32,7 @@ INDEX_LOCK = f"{CACHE_DIR}/index.lock"
 CARDS_DB = f"{CACHE_DIR}/cards.sqlite3"
 #: Per-card write locks: ``LOCKS_DIR/<name>.lock``.
 LOCKS_DIR = f"{CACHE_DIR}/locks"
+CODE_REFS_LOCK = f"{LOCKS_DIR}/code-refs.lock"
 CONFIRMATIONS_PATH = f"{CACHE_DIR}/confirmations.json"
 CONFIRMATIONS_LOCK = f"{CONFIRMATIONS_PATH}.lock"
 

@@ -8,6 +8,7 @@ definitions. Either kind of section can be named as an anchor.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import attrs
@@ -71,6 +72,47 @@ class Symbol:
     def short_name(self) -> str:
         """The last part of the qualified name (``send`` of ``Client.send``)."""
         return self.name.rpartition(".")[2]
+
+
+#: A line-range anchor: ``L120-L180``, ``L120-180`` or ``L120`` (one line).
+LINE_RANGE = re.compile(r"L(\d+)(?:-L?(\d+))?")
+
+
+@attrs.frozen
+class LineRange:
+    """Lines of a file named by an anchor (``#L120-L180``): a section without a name.
+
+    ``line`` and ``end_line`` are 1-based and inclusive, as for headings and symbols;
+    :attr:`text` and :attr:`slug` are the canonical anchor ``L120-L180``.
+    """
+
+    line: int
+    end_line: int
+
+    @property
+    def text(self) -> str:
+        """The anchor that names these lines, ``L120-L180`` (``L120`` for one line)."""
+        if self.line == self.end_line:
+            return f"L{self.line}"
+        return f"L{self.line}-L{self.end_line}"
+
+    @property
+    def slug(self) -> str:
+        """The same canonical anchor."""
+        return self.text
+
+    @classmethod
+    def parse(cls, anchor: str, line_count: int) -> LineRange | None:
+        """The lines ``anchor`` names, if it is a line range inside a file of
+        ``line_count`` lines (``L0``, a reversed range or a line past the end: None)."""
+        match = LINE_RANGE.fullmatch(anchor.strip())
+        if match is None:
+            return None
+        first = int(match.group(1))
+        last = int(match.group(2) or first)
+        if not 1 <= first <= last <= line_count:
+            return None
+        return cls(first, last)
 
 
 @attrs.frozen
@@ -147,10 +189,14 @@ class Document:
         short = [s for s in self.symbols if s.short_name == wanted]
         return short[0] if len(short) == 1 else None
 
-    def find_section(self, anchor: str) -> Heading | Symbol | None:
-        """The heading or symbol ``anchor`` names (both have ``line``, ``end_line``,
-        ``text`` and ``slug``)."""
-        return self.find_heading(anchor) or self.find_symbol(anchor)
+    def find_section(self, anchor: str) -> Heading | Symbol | LineRange | None:
+        """The heading, symbol or line range (``L120-L180``) ``anchor`` names (all have
+        ``line``, ``end_line``, ``text`` and ``slug``)."""
+        return (
+            self.find_heading(anchor)
+            or self.find_symbol(anchor)
+            or LineRange.parse(anchor, self.line_count)
+        )
 
     @property
     def anchors(self) -> list[str]:

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-#: Bumped whenever :class:`Card` changes shape (3: ``malformed``).
-CACHE_SCHEMA = "3"
+#: Bumped whenever :class:`Card` changes shape (3: ``malformed``, 4: ``refs``).
+CACHE_SCHEMA = "4"
 FileKey = tuple[int, int, int]  # inode, mtime_ns, size
 
 
