@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
     from cuedeck.models import (
+        CodeQuery,
         Placement,
+        RankedSymbol,
         SceneExtra,
         SceneItem,
         SearchFilters,
@@ -98,6 +100,15 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Any:
         """One float32 row per text, in order (a numpy array; unit length, so a dot
         product is the cosine similarity)."""
+        ...
+
+
+@runtime_checkable
+class CodeRanker(Protocol):
+    """Ranks a repository's definitions by how much a task needs them (importance)."""
+
+    def rank(self, workspace: Workspace, query: CodeQuery) -> list[RankedSymbol]:
+        """Up to ``query.limit`` definitions, best first, each with its score's parts."""
         ...
 
 
@@ -366,4 +377,26 @@ def register_parsers(register: RegisterParser) -> None:
         @hookimpl
         def register_parsers(register):
             register("todo", parse_todo_list, patterns=["*.todo"])
+    """
+
+
+@hookspec
+def register_code_rankers(register: RegisterNamed) -> None:
+    """Register code rankers: what puts a "related code" tier into scenes and ranks
+    ``cue map``.
+
+    Called when a scene is built and when a repository map is drawn.
+    ``register(name, ranker)`` takes a :class:`CodeRanker`, whose ``rank(workspace,
+    query)`` gets a :class:`~cuedeck.models.CodeQuery` (the card's text, the code it
+    cites, an error stack) and returns :class:`~cuedeck.models.RankedSymbol` entries,
+    best first, each with the weighted parts of its score. ``[scene] code_ranker``
+    picks one by name (``importance``, registered by cuedeck-code: reference graph,
+    recent changes, error stack and the card's words); a scene has no related code
+    when none is registered.
+
+    Example::
+
+        @hookimpl
+        def register_code_rankers(register):
+            register("recent-only", RecentChangesRanker())
     """

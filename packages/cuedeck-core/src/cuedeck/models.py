@@ -302,6 +302,51 @@ class SceneExtra:
 
 
 @attrs.frozen
+class CodeQuery:
+    """What related code is ranked for: a card's text, the code it cites, an error stack.
+
+    ``cited`` holds ``(path, anchor)`` pairs (anchor None for a whole file) the ranking
+    is personalised on; ``stack`` is error output (a traceback, a panic, failing tests)
+    beside the text, which is searched for frames too; ``folder`` limits the ranking to
+    the files under it; ``limit`` is how many symbols to return at most.
+    """
+
+    text: str = ""
+    cited: tuple[tuple[str, str | None], ...] = ()
+    stack: str = ""
+    folder: str | None = None
+    limit: int = 50
+
+
+@attrs.frozen
+class RankedSymbol:
+    """A definition a :class:`~cuedeck.hookspecs.CodeRanker` ranked for a query.
+
+    ``name`` is the qualified name (the anchor that reads it); ``parts`` are the score's
+    weighted parts (``text``, ``graph``, ``recent``, ``stack``...), which add up to
+    ``score``; the scene's manifest shows them as the reason it was chosen.
+    """
+
+    path: str
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    tokens: int
+    score: float
+    parts: tuple[tuple[str, float], ...] = ()
+    signature: str = ""
+    docstring: str = ""
+
+    def why(self) -> str:
+        """The parts that count, as ``text .42 · graph .10``."""
+        shown = [
+            f"{name} {value:.2f}".replace("0.", ".") for name, value in self.parts if value >= 0.005
+        ]
+        return " · ".join(shown) or "score 0"
+
+
+@attrs.frozen
 class Placement:
     """What a pruner did with a scene item: ``whole``, ``section``, ``outline`` or ``dropped``.
 

@@ -54,6 +54,17 @@ class SceneSettings:
         "Add the active card's pinned memory segments and decisions (cuedeck-memory) at "
         "priority 40, between direct and indirect references.",
     )
+    code_share: float = _setting(
+        0.25,
+        'Most of the budget "related code" may take: the definitions the code ranker finds '
+        "for the card, whole while they fit, then as signatures (0 adds none).",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    code_ranker: str = _setting(
+        "importance",
+        "Registered code ranker behind related code and `cue map` (cuedeck-code: importance).",
+    )
 
 
 @attrs.frozen
@@ -367,6 +378,8 @@ class Config:
 
 #: Keys whose value names something a plugin registers, and what to do when it is missing.
 NAMED_VALUE_HELP = {
+    "scene.code_ranker": 'install cuedeck-code for "importance", or pick a registered code ranker '
+    "(`cue plugins`)",
     "scene.pruner": "pick a registered pruner (`cue plugins` lists them; built in: greedy, "
     "outline)",
     "search.embedder": 'use "minilm", "onnx" with onnx_dir, or an embedder a plugin registers '

@@ -1,0 +1,266 @@
+"""Importance: the definitions a task needs, ranked from what its card says and cites.
+
+A definition's score adds four parts, each scaled to 0..1 over the repository and
+weighted by :data:`WEIGHTS` (chosen on the localization benchmark, docs/code.md):
+
+- ``text``: how well the card's words find it (BM25F of the definition in the search
+  index, the card's text as the query), or 1 x the name's specificity when the text
+  names it (``parse_url``, ``Client.send``);
+- ``graph``: reference-graph importance personalised on the task. A random walk over
+  the files (:mod:`cuedeck_code.codegraph`: mentions of definitions and imports)
+  restarts at the files the card cites, the error's frames and the files the text
+  finds; each file's share then flows along its mention edges to the definitions it
+  mentions (the definitions those files depend on);
+- ``recent``: how often and how lately git changed its lines (:mod:`.history`);
+- ``stack``: an error's frames (:mod:`.frames`) point into it; the frame where the
+  error was raised counts most, each one further out :data:`FRAME_DECAY` as much.
+
+Definitions the card cites are personalisation, not results.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import attrs
+import numpy as np
+
+from cuedeck.models import RankedSymbol
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from cuedeck.models import CodeQuery
+    from cuedeck.workspace import Workspace
+    from cuedeck_code.codegraph import CodeGraph
+
+
+@attrs.frozen
+class Weights:
+    """How much each part of the score counts (see the module docstring)."""
+
+    text: float = 0.5
+    graph: float = 0.25
+    recent: float = 0.1
+    stack: float = 0.15
+
+    def items(self) -> tuple[tuple[str, float], ...]:
+        return tuple((field.name, getattr(self, field.name)) for field in attrs.fields(Weights))
+
+
+#: The weights scenes and maps use (measured: docs/code.md, "Importance").
+WEIGHTS = Weights()
+#: Share of a walk that goes on along an edge rather than restarting at the task.
+DAMPING = 0.85
+WALK_STEPS = 30
+#: Each frame further from where the error was raised counts this much of the last.
+FRAME_DECAY = 0.6
+#: Symbols asked of the search index for the text part.
+TEXT_HITS = 100
+#: Longest query taken from a card's text, in characters.
+QUERY_CHARS = 1000
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+class ImportanceRanker:
+    """The ``importance`` code ranker (registered by cuedeck-code)."""
+
+    def __init__(self, weights: Weights = WEIGHTS, *, search_mode: str = "keyword") -> None:
+        self.weights = weights
+        self.search_mode = search_mode
+
+    def rank(self, workspace: Workspace, query: CodeQuery) -> list[RankedSymbol]:
+        """Up to ``query.limit`` definitions, best first (see the module docstring)."""
+        graph = workspace.service("code_graph").get()
+        if not graph.names:
+            return []
+        parts = self.parts(workspace, graph, query)
+        score = sum(
+            (parts[name] * weight for name, weight in self.weights.items()),
+            np.zeros(len(graph.names)),
+        )
+        candidates = self._candidates(graph, query)
+        chosen = candidates[np.lexsort((candidates, -score[candidates]))][: query.limit]
+        index = workspace.fresh_index()
+        ranked = []
+        for number in chosen.tolist():
+            path = graph.paths[graph.files[number]]
+            document = index.get(path)
+            line, name = int(graph.lines[number]), graph.names[number]
+            symbol = (
+                next((s for s in document.symbols if s.line == line and s.name == name), None)
+                if document
+                else None
+            )
+            ranked.append(
+                RankedSymbol(
+                    path=path,
+                    name=graph.names[number],
+                    kind=graph.kinds[number],
+                    line=int(graph.lines[number]),
+                    end_line=int(graph.ends[number]),
+                    tokens=int(graph.tokens[number]),
+                    score=round(float(score[number]), 6),
+                    parts=tuple(
+                        (name, round(float(parts[name][number] * weight), 6))
+                        for name, weight in self.weights.items()
+                    ),
+                    signature=symbol.signature if symbol else "",
+                    docstring=symbol.docstring if symbol else "",
+                )
+            )
+        return ranked
+
+    def parts(
+        self, workspace: Workspace, graph: CodeGraph, query: CodeQuery
+    ) -> dict[str, NDArray[np.float64]]:
+        """Each part of the score per symbol of ``graph``, scaled to 0..1."""
+        from cuedeck_code.frames import frames, paths_by_name, resolve
+
+        files = graph.file_index
+        seeds = np.zeros(len(graph.paths), dtype=np.float64)
+        stack = np.zeros(len(graph.names), dtype=np.float64)
+        by_name = paths_by_name(graph.paths)
+        for frame in frames(f"{query.stack}\n{query.text}"):
+            path = resolve(frame, files, by_name)
+            if path is None:
+                continue
+            weight = FRAME_DECAY**frame.depth
+            file = files[path]
+            seeds[file] += weight
+            symbol = graph.symbol_at(file, frame.line)
+            if symbol >= 0:
+                stack[symbol] += weight
+        for path, _ in query.cited:
+            if path in files:
+                seeds[files[path]] += 1.0
+        text = self._text(workspace, graph, query.text)
+        if text.any():
+            per_file = np.zeros(len(graph.paths), dtype=np.float64)
+            np.maximum.at(per_file, graph.files, text)
+            seeds += per_file
+        return {
+            "text": _scaled(text),
+            "graph": _scaled(flow(graph, seeds)),
+            "recent": _scaled(self._recent(workspace, graph)),
+            "stack": _scaled(stack),
+        }
+
+    def _text(self, workspace: Workspace, graph: CodeGraph, text: str) -> NDArray[np.float64]:
+        """The ``text`` part before scaling: search scores, and names the text writes."""
+        scores = np.zeros(len(graph.names), dtype=np.float64)
+        query = text.strip()[:QUERY_CHARS]
+        if not query:
+            return scores
+        wanted: dict[tuple[str, str], float] = {}
+        from cuedeck.errors import CueError
+
+        try:
+            from cuedeck_code.search_tool import search_code
+
+            found = search_code(workspace, query, mode=self.search_mode, limit=TEXT_HITS)  # type: ignore[arg-type]
+        except CueError:
+            found = None  # cuedeck-search is not installed: names alone
+        if found is not None and found["results"]:
+            best = max(hit["score"] for hit in found["results"])
+            for hit in found["results"]:
+                wanted[(hit["path"], hit["symbol"])] = hit["score"] / best if best > 0 else 0.0
+        files = graph.file_index
+        for (path, name), value in wanted.items():
+            file = files.get(path)
+            if file is None:
+                continue
+            for number in graph.by_file[file].tolist():
+                if graph.names[number] == name:
+                    scores[number] = max(scores[number], value)
+        from cuedeck_code.codegraph import specificity
+
+        short = graph.by_short_name
+        qualified = _qualified(graph)
+        for written in set(_NAME.findall(text)):
+            if len(written) < 4:
+                continue
+            numbers = qualified.get(written) or short.get(written.rpartition(".")[2], [])
+            if not numbers or len(numbers) > 10:
+                continue
+            weight = specificity(written.rpartition(".")[2])
+            for number in numbers:
+                scores[number] = max(scores[number], weight)
+        return scores
+
+    def _recent(self, workspace: Workspace, graph: CodeGraph) -> NDArray[np.float64]:
+        from cuedeck_code.history import read_changes, recency
+
+        found = read_changes(workspace)
+        if found is None:
+            return np.zeros(len(graph.names), dtype=np.float64)
+        return recency(graph, found[1])
+
+    @staticmethod
+    def _candidates(graph: CodeGraph, query: CodeQuery) -> NDArray[np.int64]:
+        """Definitions that may be ranked: not a module (unless its file defines nothing
+        else), under ``query.folder``, not cited by the card."""
+        keep = np.array([kind != "module" for kind in graph.kinds], dtype=bool)
+        lonely = np.bincount(graph.files[keep], minlength=len(graph.paths)) == 0
+        for lone in np.flatnonzero(lonely & (graph.modules >= 0)).tolist():
+            keep[graph.modules[lone]] = True
+        if query.folder:
+            prefix = query.folder.strip("/") + "/"
+            inside = np.array([p.startswith(prefix) for p in graph.paths], dtype=bool)
+            keep &= inside[graph.files]
+        files = graph.file_index
+        for path, anchor in query.cited:
+            cited = files.get(path)
+            if cited is None:
+                continue
+            for number in graph.by_file[cited].tolist():
+                if anchor is None or graph.names[number] == anchor:
+                    keep[number] = False
+        return np.flatnonzero(keep)
+
+
+def _scaled(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    top = float(values.max()) if len(values) else 0.0
+    return values / top if top > 0 else values
+
+
+def _qualified(graph: CodeGraph) -> dict[str, list[int]]:
+    from cuedeck_code.codegraph import _memo
+
+    def build() -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        for number, (name, kind) in enumerate(zip(graph.names, graph.kinds, strict=True)):
+            if kind != "module" and "." in name:
+                found.setdefault(name, []).append(number)
+        return found
+
+    return _memo(graph, "qualified", build)
+
+
+def flow(graph: CodeGraph, seeds: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The ``graph`` part before scaling: a walk over files restarting at ``seeds``
+    (everywhere alike when there are none), each file's share then split among the
+    definitions it mentions in proportion to the edge weights."""
+    count = len(graph.paths)
+    restart = seeds / seeds.sum() if seeds.sum() > 0 else np.full(count, 1.0 / max(count, 1))
+    src = np.concatenate([graph.ref_src, graph.import_src]).astype(np.int64)
+    dst_file = np.concatenate([graph.files[graph.ref_dst], graph.import_dst]).astype(np.int64)
+    from cuedeck_code.codegraph import IMPORT_WEIGHT
+
+    weight = np.concatenate([graph.ref_weight, np.full(len(graph.import_src), IMPORT_WEIGHT)])
+    out = np.bincount(src, weights=weight, minlength=count)
+    share = np.divide(weight, out[src], out=np.zeros_like(weight), where=out[src] > 0)
+    dangling = out == 0
+    rank = restart.copy()
+    for _ in range(WALK_STEPS):
+        moved = np.bincount(dst_file, weights=rank[src] * share, minlength=count)
+        lost = rank[dangling].sum()
+        rank = (1 - DAMPING) * restart + DAMPING * (moved + lost * restart)
+    symbols = np.zeros(len(graph.names), dtype=np.float64)
+    edges = len(graph.ref_src)
+    np.add.at(symbols, graph.ref_dst, rank[src[:edges]] * share[:edges])
+    imported = graph.modules[graph.import_dst]
+    has_module = imported >= 0
+    np.add.at(symbols, imported[has_module], (rank[src[edges:]] * share[edges:])[has_module])
+    return symbols
