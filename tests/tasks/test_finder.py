@@ -211,3 +211,14 @@ def test_cue_open_in_a_real_terminal(
         os.close(master)
     auth = docs_workspace.root / ".cuedeck/docs/auth.md"
     assert json.loads(record.read_text()) == ["+5", str(auth)]
+
+
+def test_code_symbols_are_entries_too(make_workspace: Callable[..., Path]) -> None:
+    pytest.importorskip("cuedeck_code")
+    source = "class Client:\n    def send(self):\n        pass\n\n\ndef handle_request():\n    pass\n"
+    workspace = open_workspace(make_workspace({**FILES, "app/client.py": source}))
+    entries = entries_of(workspace.documents)
+    best = rank(entries, "client send")[0]
+    assert (best.path, best.heading, best.line) == ("app/client.py", "Client.send", 2)
+    assert "app/client.py  handle_request  " not in best.label
+    assert rank(entries, "handle_req")[0].label.endswith("app/client.py:6")

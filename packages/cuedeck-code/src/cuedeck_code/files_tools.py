@@ -327,14 +327,14 @@ def _fit(workspace: Workspace, lines: list[str], budget: int) -> tuple[str, int,
     tokens = workspace.count_tokens(text)
     if tokens <= budget:
         return text, tokens, False
-    low, high = 1, len(lines)
-    while low < high:  # the most lines that fit
+    low, high = 0, len(lines)
+    while low < high:  # the most lines that fit, with the closing ellipsis
         middle = (low + high + 1) // 2
-        if workspace.count_tokens("\n".join(lines[:middle])) <= budget:
+        if workspace.count_tokens("\n".join([*lines[:middle], "…"])) <= budget:
             low = middle
         else:
             high = middle - 1
-    kept = "\n".join([*lines[:low], "…"])
     if low < 1:
         raise InvalidInput("max_tokens is too small for even one line", field="max_tokens")
+    kept = "\n".join([*lines[:low], "…"])
     return kept, workspace.count_tokens(kept), True

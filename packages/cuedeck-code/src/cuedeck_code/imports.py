@@ -89,11 +89,12 @@ def path_index(paths: Collection[str]) -> PathIndex:
 
 
 def imports(
-    grammar: Grammar, tree: Any, data: bytes, path: str, paths: Collection[str]
+    grammar: Grammar, nodes: list[Any], data: bytes, path: str, paths: Collection[str]
 ) -> list[Reference]:
-    """The import references of the file at ``path``, each target a workspace path."""
-    import tree_sitter
-
+    """The import references of the file at ``path`` (``nodes``: the query's ``@import``
+    captures), each target a workspace path."""
+    if not nodes:
+        return []
     index = path_index(paths if isinstance(paths, frozenset) else frozenset(paths))
     name = grammar.language.name
     resolve = _RESOLVERS.get(name)
@@ -101,8 +102,7 @@ def imports(
         return []
     references: list[Reference] = []
     seen: set[str] = set()
-    cursor = tree_sitter.QueryCursor(grammar.query)
-    for node in cursor.captures(tree.root_node).get("import", []):
+    for node in nodes:
         raw = data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
         statement = node if node.type.endswith(("statement", "declaration")) else node.parent
         line = node.start_point[0] + 1

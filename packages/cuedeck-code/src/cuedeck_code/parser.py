@@ -11,6 +11,7 @@ indexed as plain text (no symbols) with a warning for ``cue doctor``.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import posixpath
 import re
 from typing import TYPE_CHECKING
@@ -21,6 +22,8 @@ from cuedeck.parsing import decode, split_lines
 from cuedeck_code.languages import grammar, language_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cuedeck.parsers import ParseContext
     from cuedeck_code.symbols import Found
 
@@ -88,14 +91,20 @@ def parse_code(path: str, data: bytes, context: ParseContext) -> Document:
             f"{language.name}); its definitions are searchable once it parses",
         )
         return _evolve(base, problems=(*problems, note))
+    import tree_sitter
+
     from cuedeck_code.imports import imports
     from cuedeck_code.symbols import definitions
 
+    # One run of the query gives both the definitions and the imports.
+    matches = tree_sitter.QueryCursor(found_grammar.query).matches(tree.root_node)
+    found = definitions(found_grammar, matches, data)
     starts = _line_starts(data)
+    tokens_of = _chunk_tokens(found, data, starts, context)
     symbols = [_module(base, found_grammar.language.name, tree, data, text)]
-    for found in definitions(found_grammar, tree, data):
-        symbols.append(_symbol(found, data, starts, context))
-    references = imports(found_grammar, tree, data, path, context.paths)
+    symbols += [_symbol(f, data, starts, tokens_of(f.line, f.end_line)) for f in found]
+    nodes = [captures["import"][0] for _, captures in matches if "import" in captures]
+    references = imports(found_grammar, nodes, data, path, context.paths)
     return _evolve(base, symbols=tuple(symbols), references=tuple(references))
 
 
@@ -130,10 +139,31 @@ def _line_starts(data: bytes) -> list[int]:
     return starts
 
 
-def _symbol(found: Found, data: bytes, starts: list[int], context: ParseContext) -> Symbol:
+def _chunk_tokens(
+    found: list[Found], data: bytes, starts: list[int], context: ParseContext
+) -> Callable[[int, int], int]:
+    """``tokens(line, end_line)`` of any definition's lines, counting each stretch of the
+    file between two definition boundaries once (a class and its methods share theirs).
+    The counters split text at line ends, so the sum is the count of the whole but for a
+    token that would span a boundary (a run of blank lines, at most one token each)."""
+    total = len(starts) - 1
+    cuts = sorted({1, total + 1, *(f.line for f in found), *(f.end_line + 1 for f in found)})
+    cuts = [c for c in cuts if 1 <= c <= total + 1]
+    position = {line: index for index, line in enumerate(cuts)}
+    sums = [0]
+    for first, stop in itertools.pairwise(cuts):
+        chunk = data[starts[first - 1] : starts[min(stop - 1, total)]]
+        sums.append(sums[-1] + context.count_tokens(chunk.decode("utf-8", errors="replace")))
+
+    def tokens(line: int, end_line: int) -> int:
+        return sums[position[min(end_line + 1, total + 1)]] - sums[position[line]]
+
+    return tokens
+
+
+def _symbol(found: Found, data: bytes, starts: list[int], tokens: int) -> Symbol:
     first = starts[found.line - 1]
     last = starts[min(found.end_line, len(starts) - 1)]
-    chunk = data[first:last]
     return Symbol(
         name=found.name,
         kind=found.kind,
@@ -141,8 +171,8 @@ def _symbol(found: Found, data: bytes, starts: list[int], context: ParseContext)
         end_line=found.end_line,
         signature=found.signature,
         docstring=found.docstring,
-        sha256=hashlib.sha256(chunk).hexdigest(),
-        tokens=context.count_tokens(chunk.decode("utf-8", errors="replace")),
+        sha256=hashlib.sha256(data[first:last]).hexdigest(),
+        tokens=tokens,
     )
 
 

@@ -152,7 +152,10 @@ def search_code(
     hint = None
     if not hits:
         if not documents.any():
-            hint = "No indexed code matches the language and path filters (`cue index` lists languages)."
+            hint = (
+                "No indexed code matches the language and path filters "
+                "(`cue index` lists the languages indexed)."
+            )
         else:
             hint = (
                 "Nothing matched: try other words, mode=semantic, or regex_search for exact text."

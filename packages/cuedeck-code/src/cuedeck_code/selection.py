@@ -39,6 +39,15 @@ def select(root: Path, config: Config) -> Callable[[str, int], str | None]:
     generated = Globs(names) if names else None
     cap = settings.max_file_kb * 1024
     tracked = tracked_files(root) if settings.git_tracked else None
+    folders_seen: dict[str, bool] = {"": False}  # folder -> inside a vendored folder
+
+    def in_vendored(folder: str) -> bool:
+        found = folders_seen.get(folder)
+        if found is None:
+            parent = folder.rpartition("/")[0]
+            found = in_vendored(parent) or bool(vendored.match(folder + "/"))  # type: ignore[union-attr]
+            folders_seen[folder] = found
+        return found
 
     def selector(path: str, size: int) -> str | None:
         if not settings.enabled:
@@ -46,7 +55,7 @@ def select(root: Path, config: Config) -> Callable[[str, int], str | None]:
         language = language_of(path)
         if languages and (language is None or language.name not in languages):
             return "language"
-        if vendored is not None and _in_folder(vendored, path):
+        if vendored is not None and in_vendored(path.rpartition("/")[0]):
             return "vendored"
         if generated is not None and generated.match(path):
             return "generated"
@@ -57,12 +66,6 @@ def select(root: Path, config: Config) -> Callable[[str, int], str | None]:
         return None
 
     return selector
-
-
-def _in_folder(globs: object, path: str) -> bool:
-    """Whether a folder on ``path``'s way matches a folder glob."""
-    parts = path.split("/")
-    return any(globs.match("/".join(parts[:depth]) + "/") for depth in range(1, len(parts)))  # type: ignore[attr-defined]
 
 
 def tracked_files(root: Path) -> frozenset[str] | None:

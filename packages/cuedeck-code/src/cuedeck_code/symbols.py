@@ -41,15 +41,13 @@ class Found:
     depth: int
 
 
-def definitions(grammar: Grammar, tree: Any, data: bytes) -> list[Found]:
-    """Every definition of ``tree`` in file order (outer before inner)."""
-    import tree_sitter
-
+def definitions(grammar: Grammar, matches: list[Any], data: bytes) -> list[Found]:
+    """Every definition among the query's ``matches`` (``(pattern, captures)`` pairs of
+    one run over the tree), in file order (outer before inner)."""
     language = grammar.language
-    cursor = tree_sitter.QueryCursor(grammar.query)
     seen: dict[int, tuple[int, Any, Any, str]] = {}  # node id -> (pattern, node, name, kind)
     receivers: dict[int, Any] = {}
-    for pattern, captures in cursor.matches(tree.root_node):
+    for pattern, captures in matches:
         kind = next((c.partition(".")[2] for c in captures if c.startswith("definition.")), None)
         if kind is None:
             continue
@@ -174,7 +172,7 @@ def _outermost(node: Any, language: Language) -> Any:
 def _end_line(node: Any) -> int:
     """The last line of ``node`` (a node ending at column 0 ends on the line before)."""
     row, column = node.end_point
-    return row + 1 if column > 0 or row == node.start_point[0] else row
+    return int(row + 1 if column > 0 or row == node.start_point[0] else row)
 
 
 def _signature(node: Any, data: bytes) -> str:

@@ -179,13 +179,10 @@ class Document:
         ``Client.send`` when no other symbol is called ``send``). A definition wins over
         the module of the same name (Java's ``Inventory`` class in ``Inventory.java``)."""
         wanted = anchor.strip()
-        for same in (
-            lambda s: s.name == wanted,
-            lambda s: s.name.lower() == wanted.lower(),
-        ):
-            found = sorted((s for s in self.symbols if same(s)), key=lambda s: s.kind == "module")
-            if found:
-                return found[0]
+        exact = [s for s in self.symbols if s.name == wanted]
+        folded = exact or [s for s in self.symbols if s.name.lower() == wanted.lower()]
+        if folded:
+            return sorted(folded, key=lambda s: s.kind == "module")[0]
         short = [s for s in self.symbols if s.short_name == wanted]
         return short[0] if len(short) == 1 else None
 

@@ -92,9 +92,7 @@ def git_blame(
             total_lines=total,
         )
     last = min(last, total)
-    output = repo.text(
-        "blame", "--porcelain", f"-L{start_line},{last}", revision, "--", *pathspecs([rel])
-    )
+    output = repo.text("blame", "--porcelain", f"-L{start_line},{last}", revision, "--", rel)
     lines = _porcelain(output)
     return {
         "success": True,
@@ -218,11 +216,12 @@ def git_file_history(
     output = decode(
         repo.run(
             "log", "--follow", "-M", "--name-status", "--numstat", f"--format={_RECORD}{form}",
-            f"--skip={offset}", f"--max-count={limit + 1}", "--end-of-options", start,
+            f"--max-count={offset + limit + 1}", "--end-of-options", start,
             "--", *pathspecs([rel]),
         ).stdout
     )  # fmt: skip
-    commits = _file_commits(output)
+    # Skipped here, not with --skip: git applies --skip before it follows a rename.
+    commits = _file_commits(output)[offset:]
     if not commits and offset == 0:
         raise NotInHistory(
             f"git has no history of {rel}",

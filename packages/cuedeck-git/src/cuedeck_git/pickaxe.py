@@ -106,7 +106,8 @@ def git_search_diffs(
     match: Annotated[
         Literal["string", "regex"],
         pydantic.Field(
-            description="string: commits that add or remove it (-S); regex: a changed line matches (-G)"
+            description="string: commits that add or remove it (-S); "
+            "regex: a changed line matches (-G)"
         ),
     ] = "string",
     file_paths: Annotated[

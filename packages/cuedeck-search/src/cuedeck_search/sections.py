@@ -178,11 +178,11 @@ def split_code(document: Document, lines: Sequence[str]) -> list[Section]:
     spans: list[tuple[int, int, Symbol | None, bool]] = []  # first, last, symbol, its own
     covered_to = 0  # the last line some section holds
     stack: list[tuple[int, Symbol]] = []  # enclosing definitions: (end line, symbol)
-    for index, symbol in enumerate(symbols):
-        while stack and stack[-1][0] < symbol.line:
+    for index, definition in enumerate(symbols):
+        while stack and stack[-1][0] < definition.line:
             stack.pop()
-        start = symbol.line
-        if symbol.docstring:  # its documentation comment, right above it, goes with it
+        start = definition.line
+        if definition.docstring:  # its documentation comment, right above it, goes with it
             while start - 1 > covered_to and lines[start - 2].strip():
                 start -= 1
         if start > covered_to + 1:
@@ -191,10 +191,10 @@ def split_code(document: Document, lines: Sequence[str]) -> list[Section]:
             owner = stack[-1][1] if stack else None
             spans.append((covered_to + 1, start - 1, owner, False))
         following = symbols[index + 1].line if index + 1 < len(symbols) else total + 1
-        last = max(symbol.line, min(symbol.end_line, following - 1))
-        spans.append((start, last, symbol, True))
+        last = max(definition.line, min(definition.end_line, following - 1))
+        spans.append((start, last, definition, True))
         covered_to = max(covered_to, last)
-        stack.append((symbol.end_line, symbol))
+        stack.append((definition.end_line, definition))
     if covered_to < total:
         while stack and stack[-1][0] <= covered_to:
             stack.pop()

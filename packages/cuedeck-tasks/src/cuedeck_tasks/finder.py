@@ -1,7 +1,8 @@
 """``cue open``: a fuzzy finder over cards, docs and their headings, opening ``$EDITOR``.
 
 Every indexed file is an entry (title and path), and so is every heading (heading
-text, file title and path, with its line). A query is split into words; each word must
+text, file title and path, with its line) and every code symbol (its qualified name,
+``Client.send``, kind and path, with its line). A query is split into words; each word must
 match an entry as a substring or, failing that, as a subsequence, and tighter matches
 at word starts score higher. The interactive picker (prompt_toolkit) filters as you
 type; without a terminal, :func:`numbered_choice` prints a numbered list instead.
@@ -63,7 +64,7 @@ class Entry:
 
 
 def entries_of(documents: Mapping[str, Document]) -> list[Entry]:
-    """One entry per document and one per heading, cards first."""
+    """One entry per document and one per heading or code symbol, cards first."""
     found: list[Entry] = []
     for path, document in documents.items():
         title = " ".join(document.title.split())
@@ -79,6 +80,19 @@ def entries_of(documents: Mapping[str, Document]) -> list[Entry]:
                     heading=heading.text,
                     line=heading.line,
                     haystack=f"{heading.text} {title} {path}".lower(),
+                )
+            )
+        for symbol in document.symbols:
+            if symbol.kind == "module":
+                continue  # the file entry stands for it
+            found.append(
+                Entry(
+                    path,
+                    title,
+                    document.kind,
+                    heading=symbol.name,
+                    line=symbol.line,
+                    haystack=f"{symbol.name} {symbol.kind} {path}".lower(),
                 )
             )
     found.sort(key=lambda e: (_KIND_ORDER.get(e.kind, 3), e.path, e.line or 0))

@@ -1,0 +1,64 @@
+"""Code over MCP with the real client: `cue mcp` over stdio serves search_code in the core
+profile, read_context answers with symbols, read_doc reads one by anchor, and the files
+tools are there with the files category."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("cuedeck_mcp")
+
+from mcp import MCPError
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.mcp.conftest import CUE, environment
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def use(client: Client, tool: str, **arguments: Any) -> Any:
+    result = await client.call_tool(tool, arguments)
+    assert result.structured_content is not None, tool
+    return result.structured_content
+
+
+async def test_code_over_stdio(code_root: Path) -> None:
+    params = StdioServerParameters(
+        command=CUE, args=["-C", str(code_root), "mcp"], env=environment()
+    )
+    async with Client(params, mode="legacy") as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        assert "search_code" in listed
+        assert not listed & {"regex_search", "list_files", "browse_directory", "directory_tree"}
+        found = await use(client, "search_code", query="send request retries", mode="keyword")
+        assert found["results"][0]["symbol"] == "Client.send"
+        context = await use(client, "read_context", query="HTTPTransport", mode="keyword")
+        best = context["results"][0] if "results" in context else context
+        text = str(best)
+        assert "transport.py" in text and "HTTPTransport" in text
+        page = await use(client, "read_doc", path="lib.rs", anchor="Cache.new")
+        assert page["line_range"] == {"start": 27, "end": 29}
+        assert page["content"].startswith("    pub fn new(capacity: usize) -> Self {")
+        with pytest.raises(MCPError) as caught:
+            await use(client, "read_doc", path="lib.rs", anchor="Cache.nwe")
+        assert caught.value.error.code == 1001
+    params = StdioServerParameters(
+        command=CUE, args=["-C", str(code_root), "mcp", "--tools", "core,files"], env=environment()
+    )
+    async with Client(params, mode="legacy") as client:
+        tree = await use(client, "directory_tree", depth=1)
+        assert "store/ (1 files)" in tree["tree"]
+        hits = await use(client, "regex_search", pattern=r"fn \w+\(&self")
+        assert {m["path"] for m in hits["matches"]} == {"lib.rs"}
+        with pytest.raises(MCPError) as caught:
+            await use(client, "regex_search", pattern="(")
+        assert caught.value.error.code == 1004
