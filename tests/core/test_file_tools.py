@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from cuedeck.errors import Conflict, CueError, EditAmbiguous, EditNotFound, InvalidInput
+from cuedeck.errors import (
+    Conflict,
+    CueError,
+    EditAmbiguous,
+    EditNotFound,
+    InvalidInput,
+    Protected,
+)
 from cuedeck.files import sha256_bytes
 from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
@@ -111,11 +118,16 @@ def test_two_writers_with_the_same_hash_exactly_one_wins(make_workspace: MakeWor
 
 
 @pytest.mark.parametrize(
-    "path",
-    ["../outside.txt", "/etc/passwd", ".git/config", "src/.git/HEAD", ".env", "certs/server.pem",
-     "deploy/id_rsa", ".cuedeck/.cache/index.sqlite3", "link-out/secret.txt", "a\x00b.txt"],
+    ("path", "refusal"),
+    [("../outside.txt", InvalidInput), ("/etc/passwd", InvalidInput),
+     (".git/config", Protected), ("src/.git/HEAD", Protected), (".env", InvalidInput),
+     ("certs/server.pem", InvalidInput), ("deploy/id_rsa", InvalidInput),
+     (".cuedeck/.cache/index.sqlite3", Protected), ("link-out/secret.txt", InvalidInput),
+     ("a\x00b.txt", InvalidInput)],
 )  # fmt: skip
-def test_refused_paths(make_workspace: MakeWorkspace, tmp_path: Path, path: str) -> None:
+def test_refused_paths(
+    make_workspace: MakeWorkspace, tmp_path: Path, path: str, refusal: type[CueError]
+) -> None:
     root = make_workspace({".env": "KEY=1\n", "certs/server.pem": "x\n", ".github/ci.yml": "on\n"})
     outside = tmp_path / "outside-dir"
     outside.mkdir()
@@ -126,7 +138,7 @@ def test_refused_paths(make_workspace: MakeWorkspace, tmp_path: Path, path: str)
         ("create_file", {"content": "x"}),
         ("delete_file", {}),
     ):
-        with pytest.raises(InvalidInput) as refused:
+        with pytest.raises(refusal) as refused:
             call(root, tool, file_path=path, **extra)
         assert refused.value.data["field"] == "file_path", tool
     assert (outside / "secret.txt").read_text() == "secret\n"

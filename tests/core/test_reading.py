@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from cuedeck.errors import FileNotFound, InvalidInput
+from cuedeck.errors import FileNotFound, InvalidInput, Protected
 from cuedeck.plugins import get_tools
 from cuedeck.reading import read_doc
 from cuedeck.workspace import Workspace, open_workspace
@@ -119,7 +119,8 @@ def test_refused_paths_are_1004_naming_path(
     make_workspace: MakeWorkspace, path: str, reason: str
 ) -> None:
     workspace = _open(make_workspace({"notes.txt": "x", "guide.md": GUIDE}))
-    with pytest.raises(InvalidInput, match=reason) as caught:
+    refusal = Protected if reason == ".git" else InvalidInput  # 1013: a protected path
+    with pytest.raises(refusal, match=reason) as caught:
         read_doc(workspace, path)
     assert caught.value.data["field"] == "path"
 

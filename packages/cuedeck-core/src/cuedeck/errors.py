@@ -153,6 +153,23 @@ class Forbidden(CueError):
     title = "Forbidden"
 
 
+class Protected(CueError):
+    """A path no tool may read or write, whatever path or link reaches it (1013): inside a
+    ``.git`` folder, CueDeck's private files (cache, locks, token hashes, state) or, for
+    writes, its control files (``config.toml``, memory); ``reason`` says which."""
+
+    code = 1013
+    title = "Protected Path"
+
+
+class SharedFile(CueError):
+    """A file with several hard links (1014): its content may be a file outside the
+    workspace, which no path check can see, so tools do not read it."""
+
+    code = 1014
+    title = "Shared File"
+
+
 class EditNotFound(CueError):
     """``edit_file``'s ``old_string`` does not occur in the file (1020)."""
 

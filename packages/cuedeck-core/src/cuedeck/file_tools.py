@@ -5,8 +5,10 @@ the file's raw bytes, the same hash ``get_file_content`` reports, so a CRLF or B
 is edited through exactly the hash it was read with. A stale hash is error 1005 with
 ``current_content_hash``; writes are atomic (temp file, fsync, rename) under a lock, so
 of two writers holding the same hash exactly one wins. Paths go through the workspace
-boundary (:meth:`Workspace.relative_path`: no ``..``, no absolute path, no ``.git``, no
-symlink out) and, beyond it, never into the cache or a ``[files] deny`` glob.
+boundary (:meth:`Workspace.locate`, decided on the resolved real path: no ``..``, no
+absolute path, no link out, nothing inside ``.git`` or CueDeck's private and control
+files) and never into a ``[files] deny`` glob; every write goes through core's write
+path (:func:`cuedeck.files.rewrite_file`).
 """
 
 from __future__ import annotations
@@ -20,13 +22,17 @@ from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.errors import Conflict, EditAmbiguous, EditNotFound, FileNotFound, InvalidInput
-from cuedeck.files import atomic_write, locked, sha256_bytes
-from cuedeck.layout import CACHE_DIR, LOCKS_DIR
+from cuedeck.errors import (
+    EditAmbiguous,
+    EditNotFound,
+    FileNotFound,
+    InvalidInput,
+    SharedFile,
+)
+from cuedeck.files import os_failure, remove_file, rewrite_file, sha256_bytes, write_file
 from cuedeck.paging import check_offset, page_lines
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
     from pathlib import Path
 
     import pathspec
@@ -121,34 +127,41 @@ def _deny_spec(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(globs)
 
 
-def checked_path(workspace: Workspace, file_path: str) -> tuple[str, Path]:
-    """``file_path`` as a workspace-relative path and its file, or InvalidInput (1004)."""
-    rel = workspace.relative_path(file_path, field="file_path")
-    if rel == "." or rel == CACHE_DIR or rel.startswith(CACHE_DIR + "/"):
-        raise InvalidInput(f"{file_path!r} is CueDeck's cache, not a file", field="file_path")
+def checked_path(workspace: Workspace, file_path: str, *, write: bool = False) -> tuple[str, Path]:
+    """``file_path`` as a workspace-relative path and the file it reaches, or the refusal:
+    1004 outside the workspace or in ``[files] deny``, 1013 a protected path (see
+    :meth:`Workspace.locate <cuedeck.workspace.Workspace.locate>`), whatever link leads
+    there."""
+    rel, real_rel = workspace.locate(file_path, field="file_path", write=write)
+    if rel == "." or real_rel == ".":
+        raise InvalidInput(f"{file_path!r} is the workspace folder, not a file", field="file_path")
     deny = workspace.config.files.deny
-    if deny and _deny_spec(tuple(deny)).match_file(rel):
+    if deny and any(_deny_spec(tuple(deny)).match_file(p) for p in {rel, real_rel}):
         raise InvalidInput(
             f"{rel} matches [files] deny: the file tools neither read nor write it",
             field="file_path",
             path=rel,
             help="secrets and keys stay out of replies; change [files] deny to allow it",
         )
-    return rel, workspace.root / rel
+    return rel, workspace.root / real_rel
 
 
 def _bytes(rel: str, path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_nlink > 1:
+                raise SharedFile(
+                    f"{rel} has several hard links: its content may belong to a file outside "
+                    "the workspace, so the file tools do not read it",
+                    path=rel,
+                    field="file_path",
+                    help="replace the hard link with a copy (cp --remove-destination)",
+                )
+            return handle.read()
     except (FileNotFoundError, NotADirectoryError):
         raise FileNotFound(f"{rel} does not exist", path=rel) from None
-    except IsADirectoryError:
-        raise InvalidInput(f"{rel} is a folder, not a file", field="file_path") from None
-
-
-def _lock(workspace: Workspace, rel: str) -> AbstractContextManager[None]:
-    stripe = sha256_bytes(rel.encode("utf-8"))[:2]  # 256 stripes: writers of a file queue
-    return locked(workspace.root / LOCKS_DIR / f"file-{stripe}.lock")
+    except OSError as exc:
+        raise os_failure(rel, exc) from None
 
 
 def get_file_content(
@@ -244,17 +257,9 @@ def create_file(
     content: Annotated[str, pydantic.Field(description="The whole file")],
 ) -> CreatedFile:
     """Create a new file (folders as needed); an existing file is refused (1005)."""
-    rel, path = checked_path(workspace, file_path)
+    rel, path = checked_path(workspace, file_path, write=True)
     data = content.encode("utf-8")
-    with _lock(workspace, rel):
-        if path.exists():
-            raise Conflict(
-                f"{rel} already exists",
-                path=rel,
-                current_content_hash=sha256_bytes(path.read_bytes()),
-                help="read it with get_file_content and change it with edit_file",
-            )
-        digest = atomic_write(path, data, expected_sha256="", display=rel)
+    digest = write_file(workspace.root, path, data, expected_sha256="", display=rel)
     workspace.invalidate([rel])
     return {
         "success": True,
@@ -288,18 +293,13 @@ def edit_file(
             field="old_string",
             help="match text around the secret instead, or edit the file by hand",
         )
-    rel, path = checked_path(workspace, file_path)
-    with _lock(workspace, rel):
-        data = _bytes(rel, path)
-        current = sha256_bytes(data)
-        if current != content_hash:
-            raise Conflict(
-                f"{rel} changed since it was read",
-                path=rel,
-                expected_hash=content_hash,
-                current_content_hash=current,
-                help="read it again with get_file_content and redo the edit",
-            )
+    rel, path = checked_path(workspace, file_path, write=True)
+    found = 0
+
+    def edit(data: bytes | None) -> bytes:
+        nonlocal found
+        if data is None:
+            raise FileNotFound(f"{rel} does not exist", path=rel)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -319,7 +319,11 @@ def edit_file(
                 help="add surrounding text to make it unique, or pass replace_all",
             )
         edited = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-        digest = atomic_write(path, edited.encode("utf-8"), expected_sha256=current, display=rel)
+        return edited.encode("utf-8")
+
+    _bytes(rel, path)  # a shared (hard-linked) file is refused before anything else
+    digest = rewrite_file(workspace.root, path, edit, expected_sha256=content_hash, display=rel)
+    assert digest is not None  # edit always returns content
     workspace.invalidate([rel])
     return {
         "success": True,
@@ -339,17 +343,9 @@ def delete_file(
     ] = None,
 ) -> DeletedFile:
     """Delete a file; with content_hash, only if it has not changed since it was read."""
-    rel, path = checked_path(workspace, file_path)
-    with _lock(workspace, rel):
-        data = _bytes(rel, path)
-        current = sha256_bytes(data)
-        if content_hash is not None and current != content_hash:
-            raise Conflict(
-                f"{rel} changed since it was read; not deleted",
-                path=rel,
-                expected_hash=content_hash,
-                current_content_hash=current,
-            )
-        os.unlink(path)
+    rel, path = checked_path(workspace, file_path, write=True)
+    _bytes(rel, path)  # a missing file or a folder is named as such
+    # The entry named goes (a link itself, not what it points to).
+    remove_file(workspace.root, workspace.root / rel, expected_sha256=content_hash, display=rel)
     workspace.invalidate([rel])
     return {"success": True, "file_path": rel, "deleted_at": _now()}

@@ -1,23 +1,45 @@
-"""Safe file writes and inter-process locks.
+"""The one write path of CueDeck, and inter-process locks.
 
-Every write CueDeck makes goes through :func:`atomic_write` (temp file in the same
-directory, fsync, rename), so a crash or a racing reader never sees half a file.
-:func:`locked` serialises writers across processes and names the holder on timeout.
+Every file a workspace holds is written through :func:`rewrite_file` (or its shorthands
+:func:`write_file` and :func:`remove_file`): a lock keyed by the file's resolved real
+path, the content hash the writer last saw checked inside it, a temporary file in the
+same folder, fsync, an atomic rename and the folder made durable, all before the lock is
+released. Two writers of one file (a card's ``update_task`` and an ``edit_file``,
+through whatever path or link) therefore queue, and the second one sees the first's
+bytes: a stale hash is :class:`~cuedeck.errors.Conflict` (1005) with the current one.
+
+:func:`locked` serialises larger operations across processes (a card's dependencies,
+the confirmation store) and names the holder on timeout; the write path's lock is always
+the innermost one, so taking it inside another never deadlocks.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cuedeck.errors import Conflict, LockError, PermissionDenied
+from cuedeck.errors import Conflict, CueError, InvalidInput, LockError, PermissionDenied
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from pathlib import Path
+    from collections.abc import Callable, Iterator
+
+#: Lock files of the write path (``write-xx.lock`` under the workspace's locks folder):
+#: a fixed set, so the folder never fills up; two files that share one merely queue.
+WRITE_STRIPES = 256
+
+#: What a ``change`` passed to :func:`rewrite_file` returns: new content, or None to
+#: leave the file as it is.
+Content = bytes | str | None
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex sha256 of ``data``: the content hash every read reports and every write checks."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def _denied(where: str, exc: OSError) -> PermissionDenied:
@@ -29,50 +51,201 @@ def _denied(where: str, exc: OSError) -> PermissionDenied:
     )
 
 
-def sha256_bytes(data: bytes) -> str:
-    """Hex sha256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
+def os_failure(where: str, exc: OSError, *, field: str = "file_path") -> CueError:
+    """The CueDeck error for a failed read or write of ``where``: the causes a person can
+    name (a name too long, a link loop, a folder, a missing folder, no permission) as
+    such, anything else as a plain 1000 naming the system's message."""
+    code = exc.errno
+    if isinstance(exc, PermissionError) or code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return _denied(where, exc)
+    why = {
+        errno.ENAMETOOLONG: "a name in it is longer than the file system allows",
+        errno.ELOOP: "it goes through a loop of symbolic links",
+        errno.EISDIR: "it is a folder, not a file",
+        errno.ENOTDIR: "a part of it is a file, not a folder",
+    }.get(code or 0)
+    if why is not None:
+        return InvalidInput(f"{where}: {why}", field=field, path=where, reason=exc.strerror)
+    return CueError(
+        f"{where}: {exc.strerror or exc}",
+        path=where,
+        reason=exc.strerror or str(exc),
+        help="check the disk (free space, permissions) and retry",
+    )
 
 
-def atomic_write(
-    path: Path, data: bytes | str, *, expected_sha256: str | None = None, display: str | None = None
-) -> str:
-    """Replace ``path`` with ``data`` atomically; return the new content's sha256.
+def _stripe(root: Path, real: str) -> Path:
+    from cuedeck.layout import LOCKS_DIR
 
-    With ``expected_sha256``, the current file must still have that hash (or not exist
-    when it is the empty string), else :class:`Conflict` (1005) and nothing is written.
-    Callers that race must hold a :func:`locked` lock around read-check-write.
-    """
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    if expected_sha256 is not None:
-        current = sha256_bytes(path.read_bytes()) if path.exists() else ""
-        if current != expected_sha256:
-            raise Conflict(
-                f"{display or path} changed since it was read",
-                path=display or str(path),
-                expected_hash=expected_sha256,
-                current_hash=current,
-                help="read it again and retry",
-            )
+    digest = sha256_bytes(os.fsencode(real))
+    stripe = int(digest[:8], 16) % WRITE_STRIPES
+    return root / LOCKS_DIR / f"write-{stripe:02x}.lock"
+
+
+def _read(path: str, display: str) -> bytes | None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except PermissionError as exc:
-        raise _denied(display or str(path.parent), exc) from None
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise os_failure(display, exc) from None
+
+
+def _check(current: bytes | None, expected: str | None, display: str) -> None:
+    if expected is None:
+        return
+    now = "" if current is None else sha256_bytes(current)
+    if now != expected:
+        raise Conflict(
+            f"{display} already exists"
+            if expected == ""
+            else f"{display} changed since it was read",
+            path=display,
+            expected_hash=expected,
+            current_hash=now,
+            current_content_hash=now,
+            help="read it again and retry",
+        )
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make a rename in ``folder`` durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse fsync on a folder; the rename stands
+        pass
+    finally:
+        os.close(fd)
+
+
+def _commit(real: str, payload: bytes, display: str, mode: int | None) -> None:
+    """Temp file beside ``real``, fsync, rename over it, fsync the folder."""
+    folder = os.path.dirname(real)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        # A short fixed prefix: a target whose name is near the limit still has a temp.
+        fd, tmp = tempfile.mkstemp(prefix=".cuedeck-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise os_failure(display, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
+        os.chmod(tmp, 0o644 if mode is None else mode)
+        os.replace(tmp, real)
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise os_failure(display, exc) from None
         raise
+    _fsync_folder(folder)
+
+
+def rewrite_file(
+    root: Path,
+    path: Path | str,
+    change: Callable[[bytes | None], Content],
+    *,
+    expected_sha256: str | None = None,
+    display: str | None = None,
+    timeout: float = 30.0,
+) -> str | None:
+    """The write path: replace the file at ``path`` with ``change(current bytes)``.
+
+    ``root`` is the workspace (its locks folder holds the lock); ``path`` is absolute or
+    relative to it and is written at its resolved real path (a link's target, never the
+    link replaced by a copy). Under the lock of that real path: read the current bytes
+    (None when missing), check ``expected_sha256`` (``""``: the file must not exist;
+    else :class:`Conflict`, 1005, with ``current_hash``), call ``change`` (which may
+    raise to abort, must not write files itself, and returns the new content or None to
+    leave the file alone), then write atomically and durably. Returns the new content's
+    sha256, or None when nothing was written.
+    """
+    target = Path(path) if Path(path).is_absolute() else Path(root) / path
+    real = os.path.realpath(target)
+    shown = display or str(path)
+    with locked(_stripe(Path(root), real), timeout=timeout, display=shown):
+        current = _read(real, shown)
+        _check(current, expected_sha256, shown)
+        new = change(current)
+        if new is None:
+            return None
+        payload = new.encode("utf-8") if isinstance(new, str) else new
+        mode = None
+        if current is not None:
+            with contextlib.suppress(OSError):
+                mode = os.stat(real).st_mode & 0o777
+        _commit(real, payload, shown, mode)
+        return sha256_bytes(payload)
+
+
+def write_file(
+    root: Path,
+    path: Path | str,
+    data: bytes | str,
+    *,
+    expected_sha256: str | None = None,
+    display: str | None = None,
+) -> str:
+    """:func:`rewrite_file` with fixed content: write ``data`` and return its sha256."""
+    digest = rewrite_file(
+        root, path, lambda _current: data, expected_sha256=expected_sha256, display=display
+    )
+    assert digest is not None  # fixed content is always written
+    return digest
+
+
+def remove_file(
+    root: Path,
+    path: Path | str,
+    *,
+    expected_sha256: str | None = None,
+    display: str | None = None,
+) -> bool:
+    """Delete the file at ``path`` under the write path's lock, after the same hash check
+    as :func:`rewrite_file`; a link is removed itself, not its target. Whether it existed."""
+    target = Path(path) if Path(path).is_absolute() else Path(root) / path
+    entry = os.path.join(os.path.realpath(target.parent), target.name)
+    shown = display or str(path)
+    with locked(_stripe(Path(root), os.path.realpath(entry)), display=shown):
+        current = _read(entry, shown)
+        _check(current, expected_sha256, shown)
+        try:
+            os.unlink(entry)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise os_failure(shown, exc) from None
+        _fsync_folder(os.path.dirname(entry))
+        return True
+
+
+def atomic_write(
+    path: Path, data: bytes | str, *, expected_sha256: str | None = None, display: str | None = None
+) -> str:
+    """Replace ``path`` atomically and durably, without the write path's lock.
+
+    Only for files outside any workspace (the user cache) and for writers that already
+    serialise on a lock of their own; files of a workspace go through
+    :func:`rewrite_file`. ``expected_sha256`` is checked, but not atomically with the
+    rename.
+    """
+    shown = display or str(path)
+    real = os.path.realpath(path)
+    current = _read(real, shown) if expected_sha256 is not None else None
+    _check(current, expected_sha256, shown)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    mode = None
+    with contextlib.suppress(OSError):
+        mode = os.stat(real).st_mode & 0o777
+    _commit(real, payload, shown, mode)
     return sha256_bytes(payload)
 
 

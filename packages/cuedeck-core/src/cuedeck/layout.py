@@ -46,6 +46,43 @@ MEMORY_DB = f"{CACHE_DIR}/memory.sqlite3"
 #: What ``cue init`` adds to the workspace's .gitignore.
 GITIGNORE_LINES = (f"{CACHE_DIR}/", SCENE_PATH, STATE_PATH, f"{MEMORY_DIR}/")
 
+#: What no tool reads or writes, relative to any ``.cuedeck/`` folder (this workspace's
+#: or a nested one's): the caches and locks, the token hashes, one person's state.
+PRIVATE = (".cache", "access.toml", "state.json", ".state.lock")
+#: What tools may read but never write: the settings the server trusts (``[masking]``,
+#: ``[files] deny``, roles), and memory, which only the memory tools write.
+CONTROL = ("config.toml", "memory")
+
+
+def _as_resolved(name: str) -> str:
+    return name if name in (".", "..") else name.rstrip(". ").lower()
+
+
+def protection(rel: str, *, write: bool) -> str | None:
+    """Why a tool may not read (or, with ``write``, write) the workspace-relative POSIX
+    path ``rel``: ``"git"`` (inside any ``.git``), ``"private"``, ``"control"``; else None.
+
+    Names are compared as a case-insensitive file system (or Windows, which drops
+    trailing dots and spaces) would resolve them, so ``.GIT/config`` is ``.git/config``.
+    Callers pass both the path as asked and its resolved real path (see
+    :meth:`cuedeck.workspace.Workspace.locate`): a link reaches what it points to.
+    """
+    parts = [
+        part.rstrip(". ").lower() if part not in (".", "..") else part for part in rel.split("/")
+    ]
+    if ".git" in parts:
+        return "git"
+    for at, part in enumerate(parts[:-1]):
+        if part != WORKSPACE_DIR:
+            continue
+        inner = parts[at + 1]
+        if inner in PRIVATE:
+            return "private"
+        if write and inner in CONTROL:
+            return "control"
+    return None
+
+
 #: A card id: six of a-z and 0-9; the card is ``CARDS_DIR/<id>.md``.
 CARD_ID_PATTERN = r"^[a-z0-9]{6}$"
 CARD_ID = re.compile(CARD_ID_PATTERN)

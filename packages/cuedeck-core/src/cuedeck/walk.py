@@ -22,7 +22,7 @@ import stat as stat_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR
+from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR, protection
 from cuedeck.models import Problem
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ NOT_INDEXED = 1011
 UNREADABLE = 1010
 #: The reason :func:`walk_files` gives for a file over ``[index] max_file_mb``.
 TOO_LARGE = "too large"
+#: Problem code of a file left out for its hard links (SharedFile).
+SHARED = 1014
 
 
 #: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
@@ -165,9 +167,11 @@ def walk_files(
             _add(entry, child, select.get(parser.name))
 
     def _link_left_out(entry: os.DirEntry[str], child: str) -> bool:
-        """Whether a symlink is left out: it leaves the workspace, or names a folder."""
-        if not inside(root, entry.path):
-            skipped.append(excluded_link(child, os.path.realpath(entry.path)))
+        """Whether a symlink is left out: it leaves the workspace, reaches a protected
+        path (``.git``, CueDeck's private files), or names a folder."""
+        problem = link_problem(root, entry.path, child)
+        if problem is not None:
+            skipped.append(problem)
             return True
         return os.path.isdir(entry.path)  # linked folders inside are not descended into
 
@@ -182,6 +186,9 @@ def walk_files(
             skipped.append(unreadable(child, exc))
             return
         if not stat_module.S_ISREG(st.st_mode):
+            return
+        if st.st_nlink > 1:
+            skipped.append(shared_file(child))
             return
         if st.st_size > max_bytes:
             log.warning("skipped %s: %d bytes is over [index] max_file_mb", child, st.st_size)
@@ -216,8 +223,9 @@ def walk_files(
     visit(root, "", [])
     for special in (CARDS_DIR, DOCS_DIR):
         folder = os.path.join(root, special)
-        if os.path.islink(folder) and not inside(root, folder):
-            skipped.append(excluded_link(special, os.path.realpath(folder)))
+        problem = link_problem(root, folder, special) if os.path.islink(folder) else None
+        if problem is not None:
+            skipped.append(problem)
             continue
         visit_cuedeck(folder, special)
     found.sort()  # by path: paths are unique, so the stats never decide
@@ -242,7 +250,7 @@ def admitted(
         if os.path.islink(root.joinpath(*parts[:depth])) and depth > 2:
             return None
     path = root / rel
-    if path.is_symlink() and not inside(root, path):
+    if path.is_symlink() and link_problem(root, str(path), rel) is not None:
         return None
     special = rel.startswith((CARDS_DIR + "/", DOCS_DIR + "/"))
     if special:
@@ -255,6 +263,8 @@ def admitted(
     except OSError:
         return None
     if not stat_module.S_ISREG(st.st_mode) or st.st_size > settings.max_file_mb * 1024 * 1024:
+        return None
+    if st.st_nlink > 1:
         return None
     selector = None if special else (selectors or {}).get(parser.name)
     if selector is not None and selector(rel, st.st_size) is not None:
@@ -333,6 +343,39 @@ def inside(root: Path, path: str | os.PathLike[str]) -> bool:
     """Whether the real path of ``path`` (symlinks resolved) stays under ``root``."""
     real = os.path.realpath(path)
     return real == str(root) or real.startswith(str(root) + os.sep)
+
+
+def link_problem(root: Path, path: str, child: str) -> Problem | None:
+    """Why the link at ``path`` is left out (its real path leaves the workspace, or is
+    inside ``.git`` or CueDeck's private files), or None when it may be followed."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    if not (real == base or real.startswith(base.rstrip(os.sep) + os.sep)):
+        return excluded_link(child, real)
+    rel = os.path.relpath(real, base).replace(os.sep, "/")
+    if protection(rel, write=False) is not None:
+        return Problem(
+            "warning",
+            NOT_INDEXED,
+            child,
+            None,
+            f"not indexed: a symlink to {rel}, which no tool reads (.git or CueDeck's "
+            "private files)",
+            "remove the link",
+        )
+    return None
+
+
+def shared_file(child: str) -> Problem:
+    """The warning for a file with several hard links (its content may live outside)."""
+    return Problem(
+        "warning",
+        SHARED,
+        child,
+        None,
+        "not indexed: the file has several hard links, so its content may be a file "
+        "outside the workspace",
+        "replace the hard link with a copy",
+    )
 
 
 def excluded_link(child: str, target: str) -> Problem:

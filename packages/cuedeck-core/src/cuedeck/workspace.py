@@ -16,9 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.config import Config, load_config
-from cuedeck.errors import FileNotFound, InvalidInput, MissingExtra, did_you_mean, suggestion_text
+from cuedeck.errors import (
+    FileNotFound,
+    InvalidInput,
+    MissingExtra,
+    Protected,
+    did_you_mean,
+    suggestion_text,
+)
 from cuedeck.index import Index, RefreshStats
-from cuedeck.layout import WORKSPACE_DIR
+from cuedeck.layout import WORKSPACE_DIR, protection
 from cuedeck.plugins import (
     PluginHost,
     get_parsers,
@@ -71,6 +78,29 @@ def _explicit_root(path: Path, source: str) -> Path:
             help=f"run `cue init` in {path}",
         )
     return path
+
+
+_WHY = {
+    "git": "is inside a .git folder: git's own files (config, hooks) are never read or "
+    "written by a tool",
+    "private": "is CueDeck's private data (cache, locks, token hashes, state): no tool "
+    "reads or writes it",
+    "control": "is a CueDeck control file (config.toml, memory): tools may read it but "
+    "never write it",
+}
+
+
+def _protected(normal: str, real_rel: str, reason: str, *, field: str, write: bool) -> Protected:
+    via = f" (a link to {real_rel})" if real_rel != normal else ""
+    return Protected(
+        f"{normal}{via} {_WHY[reason]}",
+        path=normal,
+        field=field,
+        reason=reason,
+        target=real_rel,
+        access="write" if write else "read",
+        help="edit CueDeck's settings and git's configuration by hand, outside the tools",
+    )
 
 
 def open_workspace(
@@ -230,11 +260,18 @@ class Workspace:
             candidates=matches,
         )
 
-    def relative_path(self, path: str, *, field: str = "path") -> str:
-        """``path`` normalised to a workspace-relative POSIX path inside the workspace.
+    @cached_property
+    def real_root(self) -> str:
+        """The root with every link resolved: what real paths are compared with."""
+        return os.path.realpath(self.root)
 
-        Refuses absolute paths, ``..`` escapes, ``.git`` and symlinks that leave the
-        workspace with :class:`InvalidInput` (1004).
+    def locate(self, path: str, *, field: str = "path", write: bool = False) -> tuple[str, str]:
+        """``path`` as asked (normalised) and its resolved real path, both workspace-relative.
+
+        The one decision on what a tool may reach: absolute paths, ``..`` escapes and
+        links leaving the workspace are :class:`InvalidInput` (1004); anything inside a
+        ``.git`` folder or CueDeck's private files, and for ``write`` its control files,
+        is :class:`Protected` (1013), judged on both paths, so no link reaches them.
         """
         if "\x00" in path:
             raise InvalidInput(f"{path!r} contains a NUL byte", field=field)
@@ -245,14 +282,23 @@ class Workspace:
         parts = normal.split("/")
         if normal.startswith("..") or ".." in parts:
             raise InvalidInput(f"{path!r} leaves the workspace", field=field)
-        if ".git" in parts:
-            raise InvalidInput(f"{path!r} is inside .git", field=field)
-        # os.path, not pathlib: every read of every file passes here.
-        root = os.fspath(self.root)
+        # os.path, not pathlib: every read of every file passes here. realpath does not
+        # fail on a loop or an over-long name; the read or write that follows names them.
+        root = self.real_root
         real = os.path.realpath(os.path.join(root, normal))
-        if real != root and not real.startswith(root.rstrip("/") + "/"):
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
-        return normal
+        real_rel = "." if real == root else os.path.relpath(real, root).replace(os.sep, "/")
+        for candidate in (normal, real_rel):
+            reason = protection(candidate, write=write)
+            if reason is not None:
+                raise _protected(normal, real_rel, reason, field=field, write=write)
+        return normal, real_rel
+
+    def relative_path(self, path: str, *, field: str = "path", write: bool = False) -> str:
+        """``path`` normalised to a workspace-relative POSIX path a tool may read (or
+        ``write``): :meth:`locate`'s checks, the path as asked."""
+        return self.locate(path, field=field, write=write)[0]
 
     def read_bytes(self, path: str) -> bytes:
         """Raw bytes of workspace-relative ``path`` (checked by :meth:`relative_path`)."""

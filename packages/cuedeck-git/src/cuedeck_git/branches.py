@@ -123,7 +123,7 @@ def _existing(repo: Repo, name: str) -> str:
 
 def git_branch_list(workspace: Workspace) -> GitBranchList:
     """List local branches with their last commit, upstream and ahead/behind counts."""
-    repo = Repo(workspace)
+    repo = Repo(workspace, read_only=True)
     return {
         "success": True,
         "current_branch": repo.current_branch(),

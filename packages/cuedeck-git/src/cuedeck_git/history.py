@@ -106,7 +106,8 @@ def _range(repo: Repo, staged: bool, from_ref: str | None, to_ref: str | None) -
 
 def _numstat(repo: Repo, command: list[str]) -> list[DiffFile]:
     """The files of a diff, from ``--numstat -z`` (renames come as three fields)."""
-    fields = repo.run(*command[:1], "--numstat", "-z", *command[1:]).stdout.split(b"\0")
+    raw = repo.run(*command[:1], "--numstat", "--no-textconv", "-z", *command[1:]).stdout
+    fields = raw.split(b"\0")
     files: list[DiffFile] = []
     index = 0
     while index < len(fields):
@@ -149,13 +150,15 @@ def git_diff(
     Default: the working tree against the index. staged: the index against HEAD.
     from_ref (and to_ref): those commits. Follow pagination_hint while has_more.
     """
-    repo = Repo(workspace)
+    repo = Repo(workspace, read_only=True)
     revisions = _range(repo, staged, from_ref, to_ref)
     paths = _paths(workspace, file_paths)
     specs = pathspecs(paths) or ["."]
     specs += exclusions(workspace.config.files.deny)
     command = ["diff", *revisions, "--end-of-options", "--", *specs]
-    text = repo.run("diff", f"-U{context_lines}", "--no-ext-diff", *command[1:]).stdout
+    text = repo.run(
+        "diff", f"-U{context_lines}", "--no-ext-diff", "--no-textconv", *command[1:]
+    ).stdout
     lines = text.splitlines(keepends=True)
     total = len(lines)
     check_offset(offset, total)
@@ -201,7 +204,7 @@ def git_log(
     ] = None,
 ) -> GitLog:
     """List commits, newest first, in token-limited pages (follow next_offset)."""
-    repo = Repo(workspace)
+    repo = Repo(workspace, read_only=True)
     if repo.head() is None:
         return _log_page([], offset, False, 0, workspace.config.files.max_tokens, False)
     start = repo.commit_of(ref, field="ref") if ref else "HEAD"

@@ -25,14 +25,36 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 
-#: Options given to every command: output we can parse, whatever the user's config says.
+#: Options given to every command: output we can parse, whatever the user's config says,
+#: and no program a repository names where git does not need one: fsmonitor only makes
+#: status faster, and the ext:: transport runs any command its URL holds.
 BASE_OPTIONS = (
     "-c", "core.quotepath=off",
     "-c", "color.ui=false",
     "-c", "core.pager=cat",
     "-c", "advice.detachedHead=false",
+    "-c", "core.fsmonitor=false",
+    "-c", "protocol.ext.allow=never",
     "--no-pager",
 )  # fmt: skip
+
+#: Added for read-only tools (git_status, git_diff, git_log, git_branch_list): no hook
+#: runs, git writes nothing back (a refreshed index would run post-index-change), and no
+#: signature is checked with a program the config names.
+READ_ONLY_OPTIONS = (
+    "-c", f"core.hooksPath={os.devnull}",
+    "-c", "log.showSignature=false",
+    "--no-optional-locks",
+)  # fmt: skip
+
+#: Config keys naming a program git runs on its own while reading (``status`` and ``diff``
+#: run clean filters on files whose stat changed). Read-only tools blank those that the
+#: repository's own config sets (scope ``local`` or ``worktree``, includes too); the
+#: person's global and system config are theirs, so a globally installed LFS still works.
+_RUNS_WHILE_READING = re.compile(
+    r"^filter\.(.+)\.(clean|smudge|process|required)$", re.IGNORECASE | re.DOTALL
+)
+_REPOSITORY_SCOPES = frozenset({"local", "worktree"})
 
 #: The environment that makes git fail instead of waiting for a person.
 QUIET_ENV = {
@@ -170,11 +192,34 @@ def decode(data: bytes) -> str:
 class Repo:
     """The git repository a workspace lives in, and the one way to run git in it."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, *, read_only: bool = False) -> None:
         self.workspace = workspace
         self.root: Path = workspace.root
         self.timeout = workspace.config.git.timeout
         self.network_timeout = workspace.config.git.network_timeout
+        #: Whether commands run with :data:`READ_ONLY_OPTIONS` and the repository's own
+        #: program-running keys blanked (:meth:`neutralised`).
+        self.read_only = read_only
+
+    @cached_property
+    def neutralised(self) -> tuple[str, ...]:
+        """``-c key=`` options blanking every program-running key the repository's own
+        config sets (see :data:`_RUNS_WHILE_READING`); empty outside read-only tools."""
+        if not self.read_only:
+            return ()
+        result = self._spawn(
+            [*BASE_OPTIONS, "config", "--list", "--show-scope", "-z"], self.timeout, None
+        )
+        options: list[str] = []
+        fields = result.stdout.split(b"\0")  # scope NUL key LF value NUL, repeated
+        for scope_field, entry in zip(fields[::2], fields[1::2], strict=False):
+            scope = decode(scope_field)
+            key = decode(entry).partition("\n")[0]  # a subsection (a driver) keeps its case
+            found = _RUNS_WHILE_READING.match(key)
+            if scope in _REPOSITORY_SCOPES and found:
+                value = "false" if found.group(2).lower() == "required" else ""
+                options += ["-c", f"{key}={value}"]
+        return tuple(options)
 
     def run(
         self,
@@ -184,8 +229,28 @@ class Repo:
         input: bytes | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
         """Run ``git args`` in the workspace; raise 1030/1031 on failure unless not ``check``."""
-        argv = ["git", *BASE_OPTIONS, *args]
+        options = (
+            [*BASE_OPTIONS, *READ_ONLY_OPTIONS, *self.neutralised]
+            if self.read_only
+            else [*BASE_OPTIONS]
+        )
         timeout = self.network_timeout if network else self.timeout
+        result = self._spawn([*options, *args], timeout, input, shown=args, network=network)
+        if check and result.returncode != 0:
+            raise self.failure(args, result)
+        return result
+
+    def _spawn(
+        self,
+        options: Sequence[str],
+        timeout: float,
+        input: bytes | None,
+        *,
+        shown: Sequence[str] = (),
+        network: bool = False,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run ``git options`` under ``timeout``; 1031 when it runs over."""
+        argv = ["git", *options]
         env = {**os.environ, **QUIET_ENV}
         try:
             process = subprocess.Popen(
@@ -210,17 +275,15 @@ class Repo:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
+            name = (shown or options)[0]
             raise GitTimeout(
-                f"git {args[0]} did not finish within {timeout:g} s and was stopped",
-                command=["git", *args],
+                f"git {name} did not finish within {timeout:g} s and was stopped",
+                command=["git", *shown],
                 timeout_seconds=timeout,
                 help=f"raise [git] {'network_timeout' if network else 'timeout'} if it "
                 "needs longer, or check what it waits for (a hook, the network)",
             ) from None
-        result = subprocess.CompletedProcess(argv, process.returncode, out, err)
-        if check and result.returncode != 0:
-            raise self.failure(args, result)
-        return result
+        return subprocess.CompletedProcess(argv, process.returncode, out, err)
 
     def text(self, *args: str, network: bool = False) -> str:
         """Standard output of ``git args`` as text."""

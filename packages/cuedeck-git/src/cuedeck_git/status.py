@@ -121,7 +121,7 @@ def git_status(workspace: Workspace) -> GitStatus:
 
     Paths are workspace-relative; only the workspace's part of the repository is listed.
     """
-    return read_status(Repo(workspace))
+    return read_status(Repo(workspace, read_only=True))
 
 
 def state_digest(repo: Repo, paths: Iterable[str] = ()) -> str:

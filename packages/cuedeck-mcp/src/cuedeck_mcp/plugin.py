@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from cuedeck.hookspecs import hookimpl
+from cuedeck.layout import ACCESS_PATH
 
 if TYPE_CHECKING:
     from cuedeck.hookspecs import RegisterCommand, RegisterTool
@@ -134,14 +135,18 @@ def register_commands(register: RegisterCommand) -> None:
 
         from cuedeck_mcp.roles import load_grants
 
-        grants = load_grants(click.get_current_context().obj.workspace.root)
+        root = click.get_current_context().obj.workspace.root
+        grants = load_grants(root)
         rows = [{"name": g.name, "role": g.role, "created": g.created} for g in grants]
         if as_json:
             click.echo(json.dumps({"tokens": rows}, indent=2))
             return
         for row in rows:
             click.echo(f"{row['name']:24} {row['role']:6} {row['created']}")
-        if not rows:
+        if not rows and (root / ACCESS_PATH).exists():
+            click.echo(f"no tokens, but {ACCESS_PATH} exists: HTTP refuses every client "
+                       "(delete the file to serve loopback with [mcp] local_role)")  # fmt: skip
+        elif not rows:
             click.echo("no tokens: HTTP on loopback serves everyone with [mcp] local_role")
 
     @token.command("remove")
@@ -150,7 +155,10 @@ def register_commands(register: RegisterCommand) -> None:
         """Revoke the token named NAME (a running server stops accepting it at once)."""
         from cuedeck_mcp.roles import remove_grant
 
-        remove_grant(click.get_current_context().obj.workspace.root, name)
+        left = remove_grant(click.get_current_context().obj.workspace.root, name)
         click.echo(f"token {name!r} removed")
+        if not left:
+            click.echo(f"no token left: HTTP refuses every client while {ACCESS_PATH} exists "
+                       "(delete it to serve loopback without tokens)")  # fmt: skip
 
     register(mcp)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.files import atomic_write, locked
+from cuedeck.files import locked, write_file
 from cuedeck.layout import ACCESS_PATH, LOCKS_DIR
 
 if TYPE_CHECKING:
@@ -144,18 +144,24 @@ def add_grant(root: Path, name: str, role: str) -> str:
             )  # fmt: skip
         created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         grants.append(Grant(name, checked, token_hash(token), created))
-        atomic_write(root / ACCESS_PATH, _render(grants))
+        write_file(root, ACCESS_PATH, _render(grants), display=ACCESS_PATH)
     return token
 
 
-def remove_grant(root: Path, name: str) -> None:
-    """Forget the token named ``name``."""
+def remove_grant(root: Path, name: str) -> int:
+    """Forget the token named ``name``; how many tokens are left.
+
+    The file stays when the last one goes: a server with an ``access.toml`` requires a
+    token whatever it holds, so removing every token locks HTTP rather than opening it
+    (delete the file to serve loopback without tokens again).
+    """
     with locked(root / LOCKS_DIR / "access.lock"):
         grants = load_grants(root)
         kept = [grant for grant in grants if grant.name != name]
         if len(kept) == len(grants):
             raise InvalidInput(f"there is no token named {name!r}", field="name")
-        atomic_write(root / ACCESS_PATH, _render(kept))
+        write_file(root, ACCESS_PATH, _render(kept), display=ACCESS_PATH)
+        return len(kept)
 
 
 def find_grant(grants: list[Grant], token: str) -> Grant | None:

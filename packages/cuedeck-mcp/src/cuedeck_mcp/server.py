@@ -47,7 +47,8 @@ class RoleTokens(TokenVerifier):
     roles, and the ``CUEDECK_MCP_TOKEN`` shared token as ``admin``.
 
     The access token FastMCP keeps carries the grant's name as client id and its role as
-    the one scope; no token is ever logged.
+    the one scope; no token is ever logged. A file that cannot be read fails closed: every
+    bearer request is refused, and each refusal logs why (error 1015), until it is fixed.
     """
 
     def __init__(self, root: Path, shared: str | None) -> None:
@@ -56,31 +57,52 @@ class RoleTokens(TokenVerifier):
         self._shared = shared.encode() if shared else None
         self._seen: tuple[int, int] | None = None
         self._grants: list[Grant] = []
+        self._broken: str | None = None
 
     def grants(self) -> list[Grant]:
-        """The grants on disk now (re-read only when the file changed)."""
+        """The grants on disk now (re-read only when the file changed); none while the
+        file is broken (see :attr:`broken`)."""
         try:
             stat = (self._root / ACCESS_PATH).stat()
             seen = (stat.st_mtime_ns, stat.st_size)
         except FileNotFoundError:
             seen = (0, 0)
         if seen != self._seen:
-            self._grants = load_grants(self._root) if seen != (0, 0) else []
             self._seen = seen
+            try:
+                self._grants = load_grants(self._root) if seen != (0, 0) else []
+                self._broken = None
+            except InvalidInput as exc:
+                self._grants, self._broken = [], exc.message
+                log.error("error[1015] %s: every bearer request is refused until it is fixed",
+                          exc.message)  # fmt: skip
         return self._grants
+
+    @property
+    def broken(self) -> str | None:
+        """Why ``access.toml`` cannot be read, or None."""
+        self.grants()
+        return self._broken
 
     async def verify_token(self, token: str) -> AccessToken | None:
         if self._shared is not None and hmac.compare_digest(token.encode(), self._shared):
             return AccessToken(token=token, client_id="shared", scopes=["admin"])
         grant = find_grant(self.grants(), token)
+        if self._broken is not None:
+            log.warning(
+                "error[1015] refused a bearer request: %s is broken (%s)", ACCESS_PATH, self._broken
+            )
+            return None
         if grant is None:
             return None
         return AccessToken(token=token, client_id=grant.name, scopes=[grant.role])
 
 
 def needs_tokens(root: Path, shared: str | None) -> bool:
-    """Whether HTTP clients must present a token: one is configured."""
-    return bool(shared) or bool(load_grants(root))
+    """Whether HTTP clients must present a token: a shared token is set, or the workspace
+    has an ``access.toml``, whatever it holds. An empty or broken file locks the server
+    rather than opening it; only removing the file serves loopback without tokens."""
+    return bool(shared) or (root / ACCESS_PATH).exists()
 
 
 def _instructions(tools: list[str]) -> str:

@@ -4,8 +4,9 @@ Reads are cached by file identity (inode, mtime, size): in memory for the life o
 store, and in ``.cuedeck/.cache/cards.sqlite3`` across processes, so listing thousands
 of cards does not parse thousands of YAML blocks.
 
-Writes hold a per-card inter-process lock around read, edit and an atomic write that
-checks the sha256 it read, so concurrent writers never lose an update. Changes to
+Writes go through core's write path (:func:`cuedeck.files.rewrite_file`): read, edit and
+the atomic write happen under the lock of the card file's real path, the same lock the
+file tools take, so concurrent writers never lose an update. Changes to
 dependencies also hold a workspace-wide lock, so two writers cannot close a cycle
 between them. A caller that edits from an older read passes it as ``base``: when another
 writer has meanwhile changed a field this update sets, the update fails with
@@ -15,7 +16,6 @@ writer has meanwhile changed a field this update sets, the update fails with
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 from pathlib import Path
@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_you_mean
 from cuedeck.errors import suggestion_text as _suggestion_text
-from cuedeck.files import atomic_write, locked, sha256_bytes
+from cuedeck.files import locked, rewrite_file, sha256_bytes, write_file
 from cuedeck.layout import CARD_ID, CARDS_DB, CARDS_DIR, LOCKS_DIR, card_path
 from cuedeck.parsing import decode, load_frontmatter, split_lines
-from cuedeck.walk import inside
+from cuedeck.walk import link_problem
 from cuedeck_tasks.card_cache import CardCache, FileKey
 from cuedeck_tasks.cardfile import (
     DELETE,
@@ -60,9 +60,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 
 CACHE_FILE = CARDS_DB  # the cross-process cache of parsed cards (card_cache.py)
-LOCK_STRIPES = 32
 _ID_ATTEMPTS = 20
-_WRITE_ATTEMPTS = 10
 
 
 class CardStore:
@@ -94,7 +92,7 @@ class CardStore:
                 name = entry.name
                 if len(name) != 9 or not name.endswith(".md") or not CARD_ID.match(name[:6]):
                     continue
-                if entry.is_symlink() and not inside(self.root, entry.path):
+                if entry.is_symlink() and link_problem(self.root, entry.path, name):
                     continue  # not part of the workspace (cue doctor names it)
                 try:
                     stat = entry.stat()
@@ -207,7 +205,7 @@ class CardStore:
         """The file of card ``card_id``; one whose real path leaves the workspace (a
         symlink out) is treated as absent, as the index treats it."""
         path = self.directory / f"{card_id}.md"
-        if path.is_symlink() and not inside(self.root, path):
+        if path.is_symlink() and link_problem(self.root, str(path), card_path(card_id)):
             raise self.not_found(card_id)
         return path
 
@@ -245,12 +243,6 @@ class CardStore:
 
     def _lock(self, name: str) -> contextlib.AbstractContextManager[None]:
         return locked(self.root / LOCKS_DIR / f"{name}.lock", display=f"{LOCKS_DIR}/{name}.lock")
-
-    def _card_lock(self, card_id: str) -> contextlib.AbstractContextManager[None]:
-        # A fixed set of lock files (not one per card): writers of different cards rarely
-        # share one, and the cache directory does not fill up with lock files.
-        stripe = int(hashlib.blake2b(card_id.encode(), digest_size=2).hexdigest(), 16)
-        return self._lock(f"cards-{stripe % LOCK_STRIPES:02d}")
 
     def create(
         self,
@@ -302,16 +294,16 @@ class CardStore:
                 text = render_frontmatter(fields) + heading_of(title) + "\n"
                 if body:
                     text += "\n" + body.rstrip("\n") + "\n"
-                with self._card_lock(card_id):
-                    try:
-                        atomic_write(
-                            self.directory / f"{card_id}.md",
-                            text,
-                            expected_sha256="",
-                            display=card_path(card_id),
-                        )
-                    except Conflict:
-                        continue  # another writer took this id a moment ago
+                try:
+                    write_file(
+                        self.root,
+                        self.directory / f"{card_id}.md",
+                        text,
+                        expected_sha256="",
+                        display=card_path(card_id),
+                    )
+                except Conflict:
+                    continue  # another writer took this id a moment ago
                 return self._remember(card_id)
         raise CueError(f"could not find a free card id in {_ID_ATTEMPTS} attempts")
 
@@ -333,42 +325,40 @@ class CardStore:
         check_id(card_id)
         changes.check()
         touches_graph = bool(changes.add_depends_on)
+        shown = card_path(card_id)
+        unchanged: list[Card] = []
+        written: list[tuple[str, ...]] = []
+
+        def change(data: bytes | None) -> str | None:
+            # Runs under the write path's lock of the card's file: read, check, edit and
+            # write are one step for every writer (edit_file included).
+            if data is None:
+                raise self.not_found(card_id)
+            sha = sha256_bytes(data)
+            if content_hash is not None and content_hash != sha:
+                raise Conflict(
+                    f"{shown} changed since it was read",
+                    path=shown,
+                    expected_hash=content_hash,
+                    current_hash=sha,
+                    current_content_hash=sha,
+                    help="read the card again (its sha256) and retry",
+                )
+            current = self._parse(card_id, data)
+            if base is not None and base.sha256 != sha:
+                self._check_overlap(card_id, changes, base, current, sha)
+            edit = self._edit(card_id, data, current, changes)
+            if edit is None:
+                unchanged.append(current)
+                return None
+            written.append(edit[1])
+            return edit[0]
+
         with self._lock("dependencies") if touches_graph else contextlib.nullcontext():
-            for _ in range(_WRITE_ATTEMPTS):
-                with self._card_lock(card_id):
-                    path = self.directory / f"{card_id}.md"
-                    try:
-                        data = path.read_bytes()
-                    except FileNotFoundError:
-                        raise self.not_found(card_id) from None
-                    sha = sha256_bytes(data)
-                    if content_hash is not None and content_hash != sha:
-                        raise Conflict(
-                            f"{card_path(card_id)} changed since it was read",
-                            path=card_path(card_id),
-                            expected_hash=content_hash,
-                            current_hash=sha,
-                            current_content_hash=sha,
-                            help="read the card again (its sha256) and retry",
-                        )
-                    current = self._parse(card_id, data)
-                    if base is not None and base.sha256 != sha:
-                        self._check_overlap(card_id, changes, base, current, sha)
-                    edit = self._edit(card_id, data, current, changes)
-                    if edit is None:
-                        return Updated(current, ())
-                    text, fields = edit
-                    try:
-                        atomic_write(path, text, expected_sha256=sha, display=card_path(card_id))
-                    except Conflict:
-                        continue  # written meanwhile by someone not holding the lock: redo
-                    return Updated(self._remember(card_id), fields)
-        raise Conflict(
-            f"{card_path(card_id)} kept changing while it was being updated",
-            path=card_path(card_id),
-            current_hash=sha256_bytes((self.directory / f"{card_id}.md").read_bytes()),
-            help="retry",
-        )
+            rewrite_file(self.root, self._path(card_id), change, display=shown)
+        if unchanged:
+            return Updated(unchanged[0], ())
+        return Updated(self._remember(card_id), written[0])
 
     def activate(self, card_id: str) -> Card:
         """Make ``card_id`` the active card (what scenes pack and memory's current task
