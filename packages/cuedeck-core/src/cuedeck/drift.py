@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from cuedeck.layout import CODE_REFS_LOCK, CODE_REFS_PATH
+from cuedeck.layout import CODE_REFS_PATH
 from cuedeck.models import LineRange, Problem, Symbol
 from cuedeck.parsing import cites_code
 
@@ -205,18 +205,26 @@ def read_record(workspace: Workspace) -> dict[str, dict[str, Recorded]]:
     """``source -> key -> Recorded`` from ``.cuedeck/code-refs.json`` (empty when absent
     or unreadable: every reference is then ``new``)."""
     try:
-        data = json.loads((workspace.root / CODE_REFS_PATH).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = (workspace.root / CODE_REFS_PATH).read_bytes()
+    except OSError:
         return {}
-    references = data.get("references") if isinstance(data, dict) else None
+    return _parse_record(data)
+
+
+def _parse_record(data: bytes | None) -> dict[str, dict[str, Recorded]]:
+    try:
+        value = json.loads(data.decode("utf-8")) if data else None
+    except (UnicodeDecodeError, ValueError):
+        return {}
+    references = value.get("references") if isinstance(value, dict) else None
     if not isinstance(references, dict):
         return {}
     found: dict[str, dict[str, Recorded]] = {}
     for source, entries in references.items():
         if not isinstance(entries, dict):
             continue
-        for key, value in entries.items():
-            recorded = Recorded.from_json(value)
+        for key, entry in entries.items():
+            recorded = Recorded.from_json(entry)
             if recorded is not None:
                 found.setdefault(str(source), {})[str(key)] = recorded
     return found
@@ -225,11 +233,12 @@ def read_record(workspace: Workspace) -> dict[str, dict[str, Recorded]]:
 def _write_record(
     workspace: Workspace, changes: Mapping[str, Mapping[str, Recorded | None]]
 ) -> None:
-    """Apply ``source -> key -> Recorded`` (None removes) to the record file, locked."""
-    from cuedeck.files import atomic_write, locked
+    """Apply ``source -> key -> Recorded`` (None removes) to the record file, through the
+    write path (so two recorders queue, and the second sees the first's entries)."""
+    from cuedeck.files import rewrite_file
 
-    with locked(workspace.root / CODE_REFS_LOCK, display=CODE_REFS_LOCK):
-        record = read_record(workspace)
+    def change(current: bytes | None) -> str | None:
+        record = _parse_record(current)
         for source, entries in changes.items():
             mine = record.setdefault(source, {})
             for key, value in entries.items():
@@ -247,7 +256,9 @@ def _write_record(
             },
         }
         text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-        atomic_write(workspace.root / CODE_REFS_PATH, text, display=CODE_REFS_PATH)
+        return None if current is not None and text.encode("utf-8") == current else text
+
+    rewrite_file(workspace.root, CODE_REFS_PATH, change, display=CODE_REFS_PATH)
 
 
 # --- labels ------------------------------------------------------------------------------

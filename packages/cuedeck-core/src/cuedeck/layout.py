@@ -32,7 +32,6 @@ INDEX_LOCK = f"{CACHE_DIR}/index.lock"
 CARDS_DB = f"{CACHE_DIR}/cards.sqlite3"
 #: Per-card write locks: ``LOCKS_DIR/<name>.lock``.
 LOCKS_DIR = f"{CACHE_DIR}/locks"
-CODE_REFS_LOCK = f"{LOCKS_DIR}/code-refs.lock"
 CONFIRMATIONS_PATH = f"{CACHE_DIR}/confirmations.json"
 CONFIRMATIONS_LOCK = f"{CONFIRMATIONS_PATH}.lock"
 
@@ -50,8 +49,9 @@ GITIGNORE_LINES = (f"{CACHE_DIR}/", SCENE_PATH, STATE_PATH, f"{MEMORY_DIR}/")
 #: or a nested one's): the caches and locks, the token hashes, one person's state.
 PRIVATE = (".cache", "access.toml", "state.json", ".state.lock")
 #: What tools may read but never write: the settings the server trusts (``[masking]``,
-#: ``[files] deny``, roles), and memory, which only the memory tools write.
-CONTROL = ("config.toml", "memory")
+#: ``[files] deny``, roles), memory, which only the memory tools write, and the record of
+#: code references, which only recording writes (an edit could hide a drift).
+CONTROL = ("config.toml", "memory", "code-refs.json")
 
 
 def _as_resolved(name: str) -> str:
