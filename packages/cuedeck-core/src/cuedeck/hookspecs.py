@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
     from cuedeck.models import (
+        Baseline,
         CodeQuery,
         Placement,
         RankedSymbol,
@@ -109,6 +110,15 @@ class CodeRanker(Protocol):
 
     def rank(self, workspace: Workspace, query: CodeQuery) -> list[RankedSymbol]:
         """Up to ``query.limit`` definitions, best first, each with its score's parts."""
+        ...
+
+
+@runtime_checkable
+class BaselineResolver(Protocol):
+    """Turns a ``since`` (a git ref, a task snapshot...) into what the files were then."""
+
+    def __call__(self, workspace: Workspace, since: str) -> Baseline | None:
+        """The baseline ``since`` names, or None when it is not one this resolver knows."""
         ...
 
 
@@ -399,4 +409,25 @@ def register_code_rankers(register: RegisterNamed) -> None:
         @hookimpl
         def register_code_rankers(register):
             register("recent-only", RecentChangesRanker())
+    """
+
+
+@hookspec
+def register_baselines(register: RegisterNamed) -> None:
+    """Register baseline resolvers: what ``since`` can name in a scene (``cue scene
+    --since``, ``build_scene(since=...)``).
+
+    Called when a scene is asked for the changes since a point. ``register(name,
+    resolver)`` takes a :class:`BaselineResolver`, ``resolver(workspace, since) ->
+    Baseline | None``: None when ``since`` is not one of its names (the next resolver
+    is asked), else a :class:`~cuedeck.models.Baseline` holding the text then of every
+    file that may have changed. The scene shows each changed file as hunks with line
+    numbers. cuedeck-git registers ``git`` (any commit, branch or tag), cuedeck-memory
+    ``snapshot`` (a task snapshot's file hashes).
+
+    Example::
+
+        @hookimpl
+        def register_baselines(register):
+            register("backup", lambda ws, since: read_backup(ws) if since == "backup" else None)
     """
