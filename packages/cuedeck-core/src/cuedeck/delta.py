@@ -100,7 +100,6 @@ def file_deltas(
     order: each as hunks (see the module docstring). Only indexed files are read now; a
     file the baseline had that the index no longer holds is ``deleted``."""
     from cuedeck.errors import CueError
-
     from cuedeck.layout import protection
 
     wanted = sorted(baseline.files if paths is None else set(paths) & set(baseline.files))
