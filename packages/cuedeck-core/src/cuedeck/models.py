@@ -256,12 +256,14 @@ class SecretSpan:
 
 @attrs.frozen
 class SceneItem:
-    """A candidate of a scene: a whole file or one section (``anchor``, a heading slug).
+    """A candidate of a scene: a whole file or one section (``anchor``, a heading slug or
+    a symbol's qualified name).
 
-    ``priority`` is 100 for the active card, 50 for its direct references, 25 for
-    indirect ones and 10 for global docs; ``depth`` is the reference distance from the
-    card (-1 for a global doc nothing refers to); ``role`` names the level (``card``,
-    ``direct``, ``indirect``, ``global``). ``text`` is masked already; ``tokens`` is what
+    ``priority`` is 100 for the active card, 50 for its direct references, 45 for the
+    changes since a baseline, 25 for indirect references, 22 for related code and 10
+    for global docs; ``depth`` is the reference distance from the card (-1 for what
+    nothing refers to); ``role`` names the level (``card``, ``direct``, ``delta``,
+    ``indirect``, ``related``, ``global``...). ``text`` is masked already; ``tokens`` is what
     it costs in the scene (with its per-document framing); ``sha256`` is of the file.
     """
 
@@ -274,6 +276,19 @@ class SceneItem:
     sha256: str
     role: str = "direct"
     title: str = ""
+    #: The language of a code item (``python``...); None for markdown.
+    language: str | None = None
+    #: The lines of the file the text holds (1-based, inclusive), for code and sections.
+    lines: tuple[int, int] | None = None
+    #: Smaller forms of a code item, largest first (its signatures with docstring
+    #: summaries, then its outermost signature), masked: what ``signatures`` places.
+    signatures: tuple[str, ...] = ()
+    #: How the text is placed when kept as it is: "" for whole or section, else the form
+    #: it already has (``signatures`` for related code compressed to fit its share).
+    form: str = ""
+    #: What the manifest adds about it (a reference's drift label, why related code was
+    #: chosen).
+    note: str = ""
 
     @property
     def key(self) -> str:

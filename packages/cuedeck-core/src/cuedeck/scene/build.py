@@ -11,14 +11,16 @@ from cuedeck.errors import (
     InvalidInput,
 )
 from cuedeck.scene.candidates import gather_entries
+from cuedeck.scene.code import code_item, code_labels, delta_items, is_code, related_items
 from cuedeck.scene.fit import fit_to_budget
 from cuedeck.scene.model import FORMATS, MANIFEST_VERSION, Scene, SceneManifest
 from cuedeck.scene.render import RENDERERS, Header, secret_counts
 from cuedeck.scene.selection import find_card
 
 if TYPE_CHECKING:
+    from cuedeck.drift import Label
     from cuedeck.masking import MaskSession
-    from cuedeck.models import SceneItem
+    from cuedeck.models import Document, Problem, SceneItem
     from cuedeck.scene.render import Renderer
     from cuedeck.workspace import Workspace
 else:
@@ -34,12 +36,19 @@ def build_scene(
     *,
     format: str | None = None,
     pruner: str | None = None,
+    since: str | None = None,
+    stack: str | None = None,
+    record: bool = True,
 ) -> Scene:
     """The scene of ``card_id`` (default: the active card), fitted to ``token_limit``.
 
-    Raises CycleDetected (1002) when a reference loop is reachable from the card,
-    TokenLimitExceeded (1003) when the card alone does not fit, FileNotFound (1001) for
-    a missing card or global doc, InvalidInput (1004) for bad arguments.
+    ``since`` (a git ref, a task snapshot) adds the files changed since then as hunks;
+    ``stack`` (a traceback, failing test output) points related code at its frames;
+    ``record`` records the code references seen for the first time (their drift is
+    measured from then on). Raises CycleDetected (1002) when a reference loop is
+    reachable from the card, TokenLimitExceeded (1003) when the card alone does not fit,
+    FileNotFound (1001) for a missing card or global doc, InvalidInput (1004) for bad
+    arguments, UnknownBaseline (1143) for a ``since`` nothing knows.
     """
     from cuedeck.config import CONFIG_PATH
     from cuedeck.models import Placement, SceneItem
@@ -73,6 +82,7 @@ def build_scene(
     counter = workspace.token_counter
     documents = workspace.documents
     session = workspace.mask_session()
+    labels = code_labels(workspace, [card.path, *(e.path for e in entries)], record=record)
     files: dict[str, tuple[str, str]] = {}  # path -> (text, sha256)
     raw_items = []
     for entry in entries:
@@ -104,7 +114,10 @@ def build_scene(
             digest,
             role=entry.role,
             title=document.title,
+            note=label_note(labels, document, entry.anchor, entry.lines),
         )
+        if is_code(document):
+            item = code_item(workspace, document, text, entry.lines, entry.anchor, session, item)
         mode = full_mode(item)
         if unmasked and mode == "whole" and renderer.name != "json":
             # The index counted this very text: add the framing instead of recounting.
@@ -112,18 +125,31 @@ def build_scene(
         else:
             tokens = cost(item, mode, text)
         items.append(attrs.evolve(item, tokens=tokens))
-        wrapper = max(wrapper, cost(item, "outline", ""))
+        wrapper = max(wrapper, cost(item, "signatures" if item.signatures else "outline", ""))
 
     def count(text: str) -> int:
         # What an outline costs as a placed document: the longest framing plus its text.
         return counter.count(renderer.escape(text)) + wrapper
 
-    extras = _extras(workspace, header_card_id(card.path), session, renderer)
-    if extras:
-        for extra_item, digest in extras:
-            files[extra_item.path] = (extra_item.text, digest)
+    more: list[tuple[SceneItem, str]] = list(
+        _extras(workspace, header_card_id(card.path), session, renderer)
+    )
+    since_label = None
+    if since is not None:
+        since_label, deltas = delta_items(workspace, since, session, cost)
+        more.extend(deltas)
+    share = int(settings.code_share * limit)
+    included = [(e.path, e.anchor, e.lines) for e in entries]
+    related = related_items(
+        workspace, card, included, stack=stack or "", share=share, session=session, cost=cost
+    )
+    more.extend((item, item.sha256) for item in related)
+    if more:
+        for extra_item, digest in more:
+            if extra_item.path not in files and digest:
+                files[extra_item.path] = (extra_item.text, digest)
         # A stable sort: each extra joins the end of its priority level, the card stays first.
-        items = sorted([*items, *(extra for extra, _ in extras)], key=lambda item: -item.priority)
+        items = sorted([*items, *(extra for extra, _ in more)], key=lambda item: -item.priority)
 
     config_path = workspace.root / CONFIG_PATH
     config = (
@@ -131,11 +157,12 @@ def build_scene(
         if config_path.is_file()
         else None
     )
-    included = {entry.path for entry in entries} | {card.path}
+    included_paths = {entry.path for entry in entries} | {card.path}
+    orphans = {(lb.source, lb.line): lb for lb in labels if lb.state == "orphaned"}
     missing = tuple(
-        (problem.path, problem.line, session.mask(problem.message, path=problem.path))
+        (problem.path, problem.line, session.mask(_missing(problem, orphans), path=problem.path))
         for problem in workspace.graph.problems
-        if problem.code == 1001 and problem.path in included
+        if problem.code == 1001 and problem.path in included_paths
     )
     header = Header(
         card=header_card_id(card.path),
@@ -175,7 +202,7 @@ def build_scene(
         "exact": counter.exact,
         "token_limit": limit,
         "tokens": used,
-        "truncated": any(p.mode in ("outline", "dropped") for p in placements),
+        "truncated": any(p.mode != full_mode(p.item) for p in placements),
         "candidates": [
             {
                 "path": p.item.path,
@@ -188,6 +215,8 @@ def build_scene(
                 "full_tokens": p.item.tokens,
                 "reason": p.reason,
                 "sha256": p.item.sha256,
+                "lines": f"L{p.item.lines[0]}-L{p.item.lines[1]}" if p.item.lines else None,
+                "note": p.item.note or None,
             }
             for p in placements
         ],
@@ -196,8 +225,41 @@ def build_scene(
         ],
         "inputs": dict(sorted(inputs.items())),
         "secrets": secrets,
+        "since": since_label,
     }
     return Scene(text=text, manifest=manifest, placements=tuple(placements))
+
+
+def label_note(
+    labels: list[Label], document: Document, anchor: str | None, lines: tuple[int, int]
+) -> str:
+    """The drift labels of the code references that name this item (or lines inside
+    it), as one note."""
+    found = []
+    for label in labels:
+        if label.path != document.path or label.state == "orphaned":
+            continue
+        if label.anchor is None:
+            names = anchor is None
+        else:
+            section = document.find_section(label.anchor)
+            names = section is not None and lines[0] <= section.line <= section.end_line <= lines[1]
+        if names:
+            text = "recorded now" if label.state == "new" else label.describe()
+            if label.anchor is not None and label.anchor != anchor:
+                text = f"#{label.anchor} {text}"
+            if text not in found:
+                found.append(text)
+    return "; ".join(found)
+
+
+def _missing(problem: Problem, orphans: dict[tuple[str, int], Label]) -> str:
+    """The manifest's message for a dead reference: an orphaned code reference says
+    where its code likely went."""
+    orphan = orphans.get((problem.path or "", problem.line or 0))
+    if orphan is None:
+        return problem.message
+    return f"code reference {orphan.raw!r} {orphan.describe()}"
 
 
 def header_card_id(path: str) -> str:

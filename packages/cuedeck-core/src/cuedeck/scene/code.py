@@ -1,0 +1,263 @@
+"""Code in scenes: signatures (the compressed form of code), related code, changes since
+a baseline, and the labels of the code references a scene includes.
+
+:func:`signature_forms` is to code what the outline is to docs: the definitions within
+an item's lines, each on one line with its line range and docstring summary, then the
+outermost one alone, each under a pointer (``path:L120-180``) to the full text.
+:func:`related_items` asks the code ranker what the card needs beyond what it cites and
+keeps the best within ``[scene] code_share`` of the budget, whole while they fit, then
+as signatures. :func:`delta_items` holds the files changed since ``since`` as hunks.
+:func:`code_labels` labels each included ``@code/`` reference (fresh, moved, drifted,
+orphaned) and records the ones seen for the first time.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import TYPE_CHECKING
+
+import attrs
+
+from cuedeck.models import SceneItem, Symbol
+from cuedeck.scene.model import PRIORITIES
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from cuedeck.drift import Label
+    from cuedeck.masking import MaskSession
+    from cuedeck.models import Document
+    from cuedeck.workspace import Workspace
+
+#: Longest docstring summary kept in signatures, in characters.
+SUMMARY_CHARS = 120
+#: Definitions the code ranker is asked for (the share decides how many are kept).
+RANKED = 200
+#: Markdown fence language of a delta block.
+DELTA_LANGUAGE = "diff"
+
+
+def _span(first: int, last: int) -> str:
+    return f"L{first}" if first == last else f"L{first}-{last}"
+
+
+def summary(docstring: str) -> str:
+    """A docstring's first sentence (or line), at most :data:`SUMMARY_CHARS`."""
+    first = docstring.strip().split("\n\n", 1)[0].replace("\n", " ")
+    first = " ".join(first.split())
+    for end in (". ", "? ", "! "):
+        if end in first:
+            first = first.split(end, 1)[0] + end.strip()
+            break
+    if len(first) > SUMMARY_CHARS:
+        first = first[: SUMMARY_CHARS - 1].rstrip() + "…"
+    return first
+
+
+def signature_forms(
+    document: Document, first: int, last: int, anchor: str | None
+) -> tuple[str, ...]:
+    """``(signatures with summaries, outermost signature)`` of lines ``first..last`` of
+    a code document: each definition inside them on one line with its lines, nested
+    under the one it belongs to, under a pointer to the full text. Unmasked."""
+    inside = [
+        s for s in document.symbols if s.kind != "module" and first <= s.line and s.end_line <= last
+    ]
+    around = [
+        s for s in document.symbols if s.kind != "module" and s.line <= first and last <= s.end_line
+    ]
+    if not inside and around:
+        inside = [min(around, key=lambda s: s.end_line - s.line)]
+    target = f"{document.path}#{anchor}" if anchor else document.path
+    pointer = (
+        f"# {document.path}:{_span(first, last)} as signatures; read_doc {target} for the full text"
+    )
+    if not inside:
+        return ()
+    module = next((s for s in document.symbols if s.kind == "module"), None)
+    top = min(s.name.count(".") for s in inside)
+    lines = [pointer]
+    if module is not None and first == 1 and module.docstring:
+        lines.append(f'"""{summary(module.docstring)}"""')
+    for symbol in inside:
+        indent = "    " * (symbol.name.count(".") - top)
+        lines.append(f"{indent}{_signature(symbol)}  # {_span(symbol.line, symbol.end_line)}")
+        if symbol.docstring:
+            lines.append(f'{indent}    """{summary(symbol.docstring)}"""')
+    outer = [s for s in inside if s.name.count(".") == top]
+    shortest = [pointer] + [f"{_signature(s)}  # {_span(s.line, s.end_line)}" for s in outer[:1]]
+    full, small = "\n".join(lines), "\n".join(shortest)
+    return (full, small) if full != small else (full,)
+
+
+def _signature(symbol: Symbol) -> str:
+    text = symbol.signature or f"{symbol.kind} {symbol.short_name}"
+    return " ".join(text.split())
+
+
+def code_item(
+    workspace: Workspace,
+    document: Document,
+    text: str,
+    lines: tuple[int, int],
+    anchor: str | None,
+    session: MaskSession,
+    base: SceneItem,
+) -> SceneItem:
+    """``base`` with what a code item carries: its language, lines and signatures."""
+    forms = signature_forms(document, lines[0], lines[1], anchor)
+    masked = tuple(session.mask(form, path=document.path) for form in forms)
+    return attrs.evolve(base, language=document.language, lines=lines, signatures=masked)
+
+
+def is_code(document: Document) -> bool:
+    """Whether a document is code (a parser gave it a language other than markdown)."""
+    return document.language is not None and document.language != "markdown"
+
+
+# --- related code ------------------------------------------------------------------------
+
+
+def related_items(
+    workspace: Workspace,
+    card: Document,
+    included: Sequence[tuple[str, str | None, tuple[int, int]]],
+    *,
+    stack: str,
+    share: int,
+    session: MaskSession,
+    cost: Callable[[SceneItem, str, str], int],
+) -> list[SceneItem]:
+    """The code the ranker finds for ``card`` beyond ``included`` (``(path, anchor,
+    lines)`` of what the scene holds already), best first, within ``share`` tokens:
+    each whole while it fits, else as its signatures, else left out."""
+    from cuedeck.errors import CueError
+    from cuedeck.parsing import split_lines
+    from cuedeck.scene.related import card_query, code_ranker
+
+    ranker = code_ranker(workspace) if share > 0 else None
+    if ranker is None:
+        return []
+    documents = workspace.documents
+    cited = [(p, a) for p, a, _ in included if p in documents and is_code(documents[p])]
+    ranked = ranker.rank(
+        workspace, card_query(workspace, card, cited=cited, stack=stack, limit=RANKED)
+    )
+    taken: dict[str, list[tuple[int, int]]] = {}
+    for path, _, lines in included:
+        taken.setdefault(path, []).append(lines)
+    texts: dict[str, list[str]] = {}
+    found: list[SceneItem] = []
+    left = share
+    for entry in ranked:
+        spans = taken.setdefault(entry.path, [])
+        if any(not (entry.end_line < a or b < entry.line) for a, b in spans):
+            continue  # the scene holds it, or holds what it is part of, already
+        document = documents.get(entry.path)
+        if document is None:
+            continue
+        if entry.path not in texts:
+            try:
+                texts[entry.path] = split_lines(workspace.snapshot(entry.path).text)
+            except CueError:
+                continue
+        raw = "\n".join(texts[entry.path][entry.line - 1 : entry.end_line]).rstrip()
+        text = session.mask(raw, path=entry.path)
+        item = code_item(
+            workspace,
+            document,
+            text,
+            (entry.line, entry.end_line),
+            entry.name,
+            session,
+            SceneItem(
+                entry.path,
+                entry.name,
+                PRIORITIES["related"],
+                -1,
+                text,
+                0,
+                document.sha256,
+                role="related",
+                title=document.title,
+                note=f"related: {entry.why()}",
+            ),
+        )
+        whole = cost(item, "section", text)
+        if whole <= left:
+            found.append(attrs.evolve(item, tokens=whole))
+            left -= whole
+            spans.append((entry.line, entry.end_line))
+            continue
+        for form in item.signatures:
+            small = cost(item, "signatures", form)
+            if small <= left:
+                note = f"{item.note}; signatures: the full text needs {whole} tokens"
+                found.append(
+                    attrs.evolve(
+                        item, text=form, tokens=small, form="signatures", note=note, signatures=()
+                    )
+                )
+                left -= small
+                spans.append((entry.line, entry.end_line))
+                break
+        if left <= 0:
+            break
+    return found
+
+
+# --- changes since a baseline ------------------------------------------------------------
+
+
+def delta_items(
+    workspace: Workspace,
+    since: str,
+    session: MaskSession,
+    cost: Callable[[SceneItem, str, str], int],
+) -> tuple[str, list[tuple[SceneItem, str]]]:
+    """The baseline's label, and one item per file changed since ``since`` (its hunks),
+    with the file's sha256 now ("" for a deleted file)."""
+    from cuedeck.delta import file_deltas, resolve_baseline
+
+    baseline = resolve_baseline(workspace, since)
+    documents = workspace.documents
+    found: list[tuple[SceneItem, str]] = []
+    for delta in file_deltas(workspace, baseline):
+        document = documents.get(delta.path)
+        digest = document.sha256 if document is not None else ""
+        text = session.mask(delta.text or delta.summary(), path=delta.path)
+        item = SceneItem(
+            delta.path,
+            None,
+            PRIORITIES["delta"],
+            -1,
+            text,
+            0,
+            digest,
+            role="delta",
+            title=posixpath.basename(delta.path),
+            language=DELTA_LANGUAGE,
+            form="delta",
+            note=f"since {baseline.label}: {delta.summary()}",
+        )
+        found.append((attrs.evolve(item, tokens=cost(item, "delta", text)), digest))
+    return baseline.label, found
+
+
+# --- labels of code references -----------------------------------------------------------
+
+
+def code_labels(workspace: Workspace, sources: Iterable[str], *, record: bool) -> list[Label]:
+    """The labels of the code references ``sources`` make; with ``record``, the ones
+    seen for the first time are recorded (labelled ``new`` here, fresh from now on)."""
+    from cuedeck.drift import Labeller, record_references
+
+    labeller = Labeller(workspace)
+    chosen = list(dict.fromkeys(sources))
+    labels = labeller.labels(chosen)
+    if record:
+        for source in sorted(
+            {label.source for label in labels if label.state == "new" and label.current}
+        ):
+            record_references(workspace, source)
+    return labels
