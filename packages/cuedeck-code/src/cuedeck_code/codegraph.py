@@ -143,7 +143,7 @@ class CodeGraph:
 T = TypeVar("T")
 #: (id of a graph, table) -> (the graph, the table): the graph is kept so an id is never reused.
 _MEMO: dict[tuple[int, str], tuple[CodeGraph, Any]] = {}
-_MEMO_LOCK = threading.Lock()
+_MEMO_LOCK = threading.RLock()
 
 
 def _memo(graph: CodeGraph, name: str, build: Callable[[], T]) -> T:

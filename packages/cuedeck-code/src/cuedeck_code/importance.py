@@ -75,12 +75,12 @@ class ImportanceRanker:
         graph = workspace.service("code_graph").get()
         if not graph.names:
             return []
-        parts = self.parts(workspace, graph, query)
+        candidates = self._candidates(graph, query)
+        parts = self.parts(workspace, graph, query, candidates)
         score = sum(
             (parts[name] * weight for name, weight in self.weights.items()),
             np.zeros(len(graph.names)),
         )
-        candidates = self._candidates(graph, query)
         chosen = candidates[np.lexsort((candidates, -score[candidates]))][: query.limit]
         index = workspace.fresh_index()
         ranked = []
@@ -113,9 +113,14 @@ class ImportanceRanker:
         return ranked
 
     def parts(
-        self, workspace: Workspace, graph: CodeGraph, query: CodeQuery
+        self,
+        workspace: Workspace,
+        graph: CodeGraph,
+        query: CodeQuery,
+        candidates: NDArray[np.int64] | None = None,
     ) -> dict[str, NDArray[np.float64]]:
-        """Each part of the score per symbol of ``graph``, scaled to 0..1."""
+        """Each part of the score per symbol of ``graph``, scaled so the best of the
+        ``candidates`` (default: every symbol) has 1."""
         from cuedeck_code.frames import frames, paths_by_name, resolve
 
         files = graph.file_index
@@ -140,11 +145,12 @@ class ImportanceRanker:
             per_file = np.zeros(len(graph.paths), dtype=np.float64)
             np.maximum.at(per_file, graph.files, text)
             seeds += per_file
+        among = np.arange(len(graph.names)) if candidates is None else candidates
         return {
-            "text": _scaled(text),
-            "graph": _scaled(flow(graph, seeds)),
-            "recent": _scaled(self._recent(workspace, graph)),
-            "stack": _scaled(stack),
+            "text": _scaled(text, among),
+            "graph": _scaled(flow(graph, seeds), among),
+            "recent": _scaled(self._recent(workspace, graph), among),
+            "stack": _scaled(stack, among),
         }
 
     def _text(self, workspace: Workspace, graph: CodeGraph, text: str) -> NDArray[np.float64]:
@@ -190,12 +196,20 @@ class ImportanceRanker:
         return scores
 
     def _recent(self, workspace: Workspace, graph: CodeGraph) -> NDArray[np.float64]:
-        from cuedeck_code.history import read_changes, recency
+        from cuedeck_code.codegraph import _memo
+        from cuedeck_code.history import head, read_changes, recency
 
-        found = read_changes(workspace)
-        if found is None:
+        commit = head(str(workspace.root))
+        if commit is None:
             return np.zeros(len(graph.names), dtype=np.float64)
-        return recency(graph, found[1])
+
+        def build() -> NDArray[np.float64]:
+            found = read_changes(workspace)
+            if found is None:
+                return np.zeros(len(graph.names), dtype=np.float64)
+            return recency(graph, found[1])
+
+        return _memo(graph, f"recency {commit}", build)
 
     @staticmethod
     def _candidates(graph: CodeGraph, query: CodeQuery) -> NDArray[np.int64]:
@@ -220,9 +234,10 @@ class ImportanceRanker:
         return np.flatnonzero(keep)
 
 
-def _scaled(values: NDArray[np.float64]) -> NDArray[np.float64]:
-    top = float(values.max()) if len(values) else 0.0
-    return values / top if top > 0 else values
+def _scaled(values: NDArray[np.float64], among: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``values`` over the best of them ``among`` (at most 1 there)."""
+    top = float(values[among].max()) if len(among) else 0.0
+    return np.minimum(values / top, 1.0) if top > 0 else values
 
 
 def _qualified(graph: CodeGraph) -> dict[str, list[int]]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from cuedeck.masking import MaskSession
     from cuedeck.models import Document, Problem, SceneItem
     from cuedeck.scene.render import Renderer
+    from cuedeck.tokens import CachedCounter
     from cuedeck.workspace import Workspace
 else:
     # The tool's annotations name pydantic; ``cue --help`` imports this module without
@@ -114,7 +115,7 @@ def build_scene(
             digest,
             role=entry.role,
             title=document.title,
-            note=label_note(labels, document, entry.anchor, entry.lines),
+            note=label_note(labels, document, entry.anchor, entry.lines, recorded=record),
         )
         if is_code(document):
             item = code_item(workspace, document, text, entry.lines, entry.anchor, session, item)
@@ -138,10 +139,21 @@ def build_scene(
     if since is not None:
         since_label, deltas = delta_items(workspace, since, session, cost)
         more.extend(deltas)
-    share = int(settings.code_share * limit)
     included = [(e.path, e.anchor, e.lines) for e in entries]
+    held = [*items, *(extra for extra, _ in more)]
+    # Related code takes its share of what the rest of the scene leaves: the documents
+    # held already and, roughly, their manifest rows and the header.
+    room = limit - sum(item.tokens + _row(counter, item) for item in held) - SHELL_TOKENS
+    share = min(int(settings.code_share * limit), room)
     related = related_items(
-        workspace, card, included, stack=stack or "", share=share, session=session, cost=cost
+        workspace,
+        card,
+        included,
+        stack=stack or "",
+        share=share,
+        session=session,
+        cost=cost,
+        row=lambda item: _row(counter, item),
     )
     more.extend((item, item.sha256) for item in related)
     if more:
@@ -231,13 +243,21 @@ def build_scene(
 
 
 def label_note(
-    labels: list[Label], document: Document, anchor: str | None, lines: tuple[int, int]
+    labels: list[Label],
+    document: Document,
+    anchor: str | None,
+    lines: tuple[int, int],
+    *,
+    recorded: bool,
 ) -> str:
     """The drift labels of the code references that name this item (or lines inside
-    it), as one note."""
+    it), as one note (a reference seen for the first time: ``recorded now``, when it
+    was)."""
     found = []
     for label in labels:
         if label.path != document.path or label.state == "orphaned":
+            continue
+        if label.state == "new" and not recorded:
             continue
         if label.anchor is None:
             names = anchor is None
@@ -260,6 +280,17 @@ def _missing(problem: Problem, orphans: dict[tuple[str, int], Label]) -> str:
     if orphan is None:
         return problem.message
     return f"code reference {orphan.raw!r} {orphan.describe()}"
+
+
+#: The scene's header, truncation note and manifest's head and foot, roughly, in tokens.
+SHELL_TOKENS = 120
+
+
+def _row(counter: CachedCounter, item: SceneItem) -> int:
+    """What ``item``'s manifest row costs, about (the numbers change as it is placed)."""
+    note = f"{item.role}, {item.note}" if item.note else item.role
+    cells = (str(item.priority), str(item.tokens), "section", item.key, item.sha256[:12], note)
+    return counter.count("| " + " | ".join(cells) + " |\n")
 
 
 def header_card_id(path: str) -> str:

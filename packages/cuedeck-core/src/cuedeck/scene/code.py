@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 SUMMARY_CHARS = 120
 #: Definitions the code ranker is asked for (the share decides how many are kept).
 RANKED = 200
+#: Most related items in one scene (each costs a manifest row).
+MAX_RELATED = 60
+#: Definitions too large for what is left that are tried as signatures before giving up.
+MAX_MISSES = 12
 #: Markdown fence language of a delta block.
 DELTA_LANGUAGE = "diff"
 
@@ -127,10 +131,12 @@ def related_items(
     share: int,
     session: MaskSession,
     cost: Callable[[SceneItem, str, str], int],
+    row: Callable[[SceneItem], int],
 ) -> list[SceneItem]:
     """The code the ranker finds for ``card`` beyond ``included`` (``(path, anchor,
-    lines)`` of what the scene holds already), best first, within ``share`` tokens:
-    each whole while it fits, else as its signatures, else left out."""
+    lines)`` of what the scene holds already), best first, within ``share`` tokens
+    (each item's block and manifest ``row``): each whole while it fits, else as its
+    signatures, else left out; at most :data:`MAX_RELATED`."""
     from cuedeck.errors import CueError
     from cuedeck.parsing import split_lines
     from cuedeck.scene.related import card_query, code_ranker
@@ -149,7 +155,10 @@ def related_items(
     texts: dict[str, list[str]] = {}
     found: list[SceneItem] = []
     left = share
+    misses = 0
     for entry in ranked:
+        if len(found) >= MAX_RELATED or left <= 0:
+            break
         spans = taken.setdefault(entry.path, [])
         if any(not (entry.end_line < a or b < entry.line) for a, b in spans):
             continue  # the scene holds it, or holds what it is part of, already
@@ -161,48 +170,62 @@ def related_items(
                 texts[entry.path] = split_lines(workspace.snapshot(entry.path).text)
             except CueError:
                 continue
-        raw = "\n".join(texts[entry.path][entry.line - 1 : entry.end_line]).rstrip()
-        text = session.mask(raw, path=entry.path)
-        item = code_item(
-            workspace,
-            document,
-            text,
-            (entry.line, entry.end_line),
+        text = "\n".join(texts[entry.path][entry.line - 1 : entry.end_line]).rstrip()
+        item = SceneItem(
+            entry.path,
             entry.name,
-            session,
-            SceneItem(
-                entry.path,
-                entry.name,
-                PRIORITIES["related"],
-                -1,
-                text,
-                0,
-                document.sha256,
-                role="related",
-                title=document.title,
-                note=f"related: {entry.why()}",
-            ),
+            PRIORITIES["related"],
+            -1,
+            text,
+            0,
+            document.sha256,
+            role="related",
+            title=document.title,
+            language=document.language,
+            lines=(entry.line, entry.end_line),
+            note=f"related: {entry.why()}",
         )
         whole = cost(item, "section", text)
-        if whole <= left:
-            found.append(attrs.evolve(item, tokens=whole))
-            left -= whole
-            spans.append((entry.line, entry.end_line))
-            continue
-        for form in item.signatures:
-            small = cost(item, "signatures", form)
-            if small <= left:
-                note = f"{item.note}; signatures: the full text needs {whole} tokens"
-                found.append(
-                    attrs.evolve(
-                        item, text=form, tokens=small, form="signatures", note=note, signatures=()
-                    )
+        if whole + row(item) <= left:
+            # Masked only when it may be kept (the placeholders cost about what they hide).
+            text = session.mask(text, path=entry.path)
+            item = attrs.evolve(item, text=text)
+            whole = cost(item, "section", text)
+        item = attrs.evolve(item, tokens=whole)
+        need = whole + row(item)
+        if need > left:
+            misses += 1
+            if misses > MAX_MISSES:
+                break  # the share is as full as signatures can make it
+            text = session.mask(text, path=entry.path)
+            item = attrs.evolve(item, text=text)
+            # Too large whole: its signatures, when they fit.
+            item = code_item(
+                workspace, document, text, item.lines or (1, 1), entry.name, session, item
+            )
+            for form in item.signatures:
+                small = cost(item, "signatures", form)
+                compressed = attrs.evolve(
+                    item,
+                    text=form,
+                    tokens=small,
+                    form="signatures",
+                    note=f"{item.note}; signatures: the full text needs {whole} tokens",
+                    signatures=(),
                 )
-                left -= small
-                spans.append((entry.line, entry.end_line))
-                break
-        if left <= 0:
-            break
+                need = small + row(compressed)
+                if need <= left:
+                    found.append(compressed)
+                    left -= need
+                    spans.append((entry.line, entry.end_line))
+                    break
+            continue
+        # Kept whole: its signatures too, for the pruner to fall back on.
+        found.append(
+            code_item(workspace, document, text, item.lines or (1, 1), entry.name, session, item)
+        )
+        left -= need
+        spans.append((entry.line, entry.end_line))
     return found
 
 
