@@ -179,7 +179,9 @@ def _signatures(item: SceneItem, left: int, count: Callable[[str], int]) -> Plac
         if tokens >= item.tokens:
             continue  # as large as the code itself: nothing gained
         if tokens <= left:
-            what = "signatures" if number == 0 else "its signature"
+            what = ("signatures", "signatures without docstrings", "its signature")[
+                min(number, 2) if len(item.signatures) == 3 else (0 if number == 0 else 2)
+            ]
             reason = f"{what}: the full text needs {item.tokens} tokens, {left} left"
             return Placement(item, "signatures", text, tokens, reason)
         smallest = tokens

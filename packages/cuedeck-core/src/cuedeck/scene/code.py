@@ -31,6 +31,13 @@ if TYPE_CHECKING:
 
 #: Longest docstring summary kept in signatures, in characters.
 SUMMARY_CHARS = 120
+#: Definitions listed by the signatures without docstrings, at most.
+MEMBERS = 40
+#: Kinds that hold other definitions: as related code they come as signatures (their
+#: members are ranked on their own).
+CONTAINERS = frozenset(
+    {"class", "struct", "interface", "trait", "impl", "enum", "namespace", "type"}
+)
 #: Definitions the code ranker is asked for (the share decides how many are kept).
 RANKED = 200
 #: Most related items in one scene (each costs a manifest row).
@@ -61,9 +68,11 @@ def summary(docstring: str) -> str:
 def signature_forms(
     document: Document, first: int, last: int, anchor: str | None
 ) -> tuple[str, ...]:
-    """``(signatures with summaries, outermost signature)`` of lines ``first..last`` of
-    a code document: each definition inside them on one line with its lines, nested
-    under the one it belongs to, under a pointer to the full text. Unmasked."""
+    """The compressed forms of lines ``first..last`` of a code document, largest first,
+    each under a pointer to the full text, each smaller than the one before: every
+    definition inside on one line with its lines and docstring summary, nested under
+    the one it belongs to; the same without the summaries (at most :data:`MEMBERS`
+    lines); the outermost definition's signature and summary alone. Unmasked."""
     inside = [
         s for s in document.symbols if s.kind != "module" and first <= s.line and s.end_line <= last
     ]
@@ -72,26 +81,40 @@ def signature_forms(
     ]
     if not inside and around:
         inside = [min(around, key=lambda s: s.end_line - s.line)]
+    if not inside:
+        return ()
     target = f"{document.path}#{anchor}" if anchor else document.path
     pointer = (
         f"# {document.path}:{_span(first, last)} as signatures; read_doc {target} for the full text"
     )
-    if not inside:
-        return ()
     module = next((s for s in document.symbols if s.kind == "module"), None)
     top = min(s.name.count(".") for s in inside)
-    lines = [pointer]
+    head = [pointer]
     if module is not None and first == 1 and module.docstring:
-        lines.append(f'"""{summary(module.docstring)}"""')
-    for symbol in inside:
+        head.append(f'"""{summary(module.docstring)}"""')
+
+    def line(symbol: Symbol) -> str:
         indent = "    " * (symbol.name.count(".") - top)
-        lines.append(f"{indent}{_signature(symbol)}  # {_span(symbol.line, symbol.end_line)}")
-        if symbol.docstring:
-            lines.append(f'{indent}    """{summary(symbol.docstring)}"""')
-    outer = [s for s in inside if s.name.count(".") == top]
-    shortest = [pointer] + [f"{_signature(s)}  # {_span(s.line, s.end_line)}" for s in outer[:1]]
-    full, small = "\n".join(lines), "\n".join(shortest)
-    return (full, small) if full != small else (full,)
+        return f"{indent}{_signature(symbol)}  # {_span(symbol.line, symbol.end_line)}"
+
+    def doc(symbol: Symbol) -> list[str]:
+        indent = "    " * (symbol.name.count(".") - top + 1)
+        return [f'{indent}"""{summary(symbol.docstring)}"""'] if symbol.docstring else []
+
+    full = [*head]
+    for symbol in inside:
+        full += [line(symbol), *doc(symbol)]
+    bare = [*head, *(line(symbol) for symbol in inside[:MEMBERS])]
+    if len(inside) > MEMBERS:
+        bare.append(f"# … {len(inside) - MEMBERS} more definitions")
+    outer = next(s for s in inside if s.name.count(".") == top)
+    own = [pointer, line(outer), *doc(outer)]
+    forms: list[str] = []
+    for lines in (full, bare, own):
+        text = "\n".join(lines)
+        if not forms or len(text) < len(forms[-1]):
+            forms.append(text)
+    return tuple(forms)
 
 
 def _signature(symbol: Symbol) -> str:
@@ -149,7 +172,8 @@ def related_items(
     ranked = ranker.rank(
         workspace, card_query(workspace, card, cited=cited, stack=stack, limit=RANKED)
     )
-    taken: dict[str, list[tuple[int, int]]] = {}
+    taken: dict[str, list[tuple[int, int]]] = {}  # spans shown whole
+    outlined: dict[str, list[tuple[int, int]]] = {}  # spans shown as signatures
     for path, _, lines in included:
         taken.setdefault(path, []).append(lines)
     texts: dict[str, list[str]] = {}
@@ -160,6 +184,7 @@ def related_items(
         if len(found) >= MAX_RELATED or left <= 0:
             break
         spans = taken.setdefault(entry.path, [])
+        shown = outlined.setdefault(entry.path, [])
         if any(not (entry.end_line < a or b < entry.line) for a, b in spans):
             continue  # the scene holds it, or holds what it is part of, already
         document = documents.get(entry.path)
@@ -186,24 +211,30 @@ def related_items(
             note=f"related: {entry.why()}",
         )
         whole = cost(item, "section", text)
-        if whole + row(item) <= left:
+        # A class and the like come as signatures: their members are ranked on their own.
+        container = entry.kind in CONTAINERS
+        if not container and whole + row(item) <= left:
             # Masked only when it may be kept (the placeholders cost about what they hide).
             text = session.mask(text, path=entry.path)
             item = attrs.evolve(item, text=text)
             whole = cost(item, "section", text)
         item = attrs.evolve(item, tokens=whole)
         need = whole + row(item)
-        if need > left:
-            misses += 1
-            if misses > MAX_MISSES:
-                break  # the share is as full as signatures can make it
+        if container or need > left:
+            if any(not (entry.end_line < a or b < entry.line) for a, b in shown):
+                continue  # outlined already, with what it holds or is part of
+            if not container:
+                misses += 1
+                if misses > MAX_MISSES:
+                    break  # the share is as full as signatures can make it
             text = session.mask(text, path=entry.path)
             item = attrs.evolve(item, text=text)
-            # Too large whole: its signatures, when they fit.
             item = code_item(
                 workspace, document, text, item.lines or (1, 1), entry.name, session, item
             )
-            for form in item.signatures:
+            # Related code compressed: a class as its own signature (its members are
+            # ranked on their own); a function as its signatures, else its own.
+            for form in item.signatures[-1:] if container else item.signatures[-2:]:
                 small = cost(item, "signatures", form)
                 compressed = attrs.evolve(
                     item,
@@ -217,7 +248,8 @@ def related_items(
                 if need <= left:
                     found.append(compressed)
                     left -= need
-                    spans.append((entry.line, entry.end_line))
+                    # Its members may still come whole: only outlines are kept apart.
+                    shown.append((entry.line, entry.end_line))
                     break
             continue
         # Kept whole: its signatures too, for the pruner to fall back on.
