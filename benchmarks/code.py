@@ -55,16 +55,37 @@ CUE = str(Path(sys.executable).parent / "cue")
 TARGETS = {"cold / ctags": 2.0, "refresh_paths ms": 50.0, "search_code p50 ms": 20.0}
 QUERIES = {
     "django": [
-        "QuerySet filter", "parse_header_parameters", "CsrfViewMiddleware", "get_object_or_404",
-        "migration autodetector renamed field", "password hasher salt", "send_mail",
-        "template variable resolve", "ModelAdmin get_queryset", "paginator page range",
-        "URL resolver reverse", "cache key version", "timezone aware datetime",
-        "form field clean validation", "select_related prefetch", "HttpResponseRedirect",
-        "session engine save", "database connection cursor", "slugify unicode", "signal receiver",
+        "QuerySet filter",
+        "parse_header_parameters",
+        "CsrfViewMiddleware",
+        "get_object_or_404",
+        "migration autodetector renamed field",
+        "password hasher salt",
+        "send_mail",
+        "template variable resolve",
+        "ModelAdmin get_queryset",
+        "paginator page range",
+        "URL resolver reverse",
+        "cache key version",
+        "timezone aware datetime",
+        "form field clean validation",
+        "select_related prefetch",
+        "HttpResponseRedirect",
+        "session engine save",
+        "database connection cursor",
+        "slugify unicode",
+        "signal receiver",
     ],
     "click": [
-        "parse args", "Option default value", "echo color", "prompt confirmation",
-        "Context invoke", "shell completion", "progressbar", "ParamType convert", "MultiCommand",
+        "parse args",
+        "Option default value",
+        "echo color",
+        "prompt confirmation",
+        "Context invoke",
+        "shell completion",
+        "progressbar",
+        "ParamType convert",
+        "MultiCommand",
         "get_terminal_size",
     ],
 }
@@ -120,7 +141,11 @@ def index_figures(root: Path) -> dict[str, Any]:
             "warm index s": round(warm, 2),
             "ctags -R s": round(ctags, 2),
             "cold / ctags": round(cold / ctags, 2),
-            "ctags tags": sum(1 for line in tags.read_text(errors="replace").splitlines() if not line.startswith("!")),
+            "ctags tags": sum(
+                1
+                for line in tags.read_text(errors="replace").splitlines()
+                if not line.startswith("!")
+            ),
         }
     )
     source = sum(
@@ -225,7 +250,7 @@ def bm25s_files(root: Path, paths: list[str]) -> Any:
         for path in paths
     ]
     retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenization.convert_tokenized_to_string_list(corpus), show_progress=False)
+    retriever.index(corpus, show_progress=False)
 
     def rank(query: str) -> list[str]:
         tokens = [t for t in split_identifiers(query) if t not in stop]
@@ -255,7 +280,9 @@ def localization(repo: Path, work: Path, semantic: bool) -> dict[str, Any]:
         ranked = [[r.path for r in workspace.search(c.query, mode=mode, limit=10)] for c in cases]
         results[mode] = score(ranked, cases)
     baseline = bm25s_files(root, paths)
-    results["bm25s whole files (identifiers split)"] = score([baseline(c.query) for c in cases], cases)
+    results["bm25s whole files (identifiers split)"] = score(
+        [baseline(c.query) for c in cases], cases
+    )
     return results
 
 

@@ -39,9 +39,7 @@ class Case:
 
 def git(repo: Path, *args: str) -> str:
     """``git args`` in the git directory ``repo`` (bare or not), as text."""
-    found = subprocess.run(
-        ["git", f"--git-dir={repo}", *args], capture_output=True, check=True
-    )
+    found = subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, check=True)
     return found.stdout.decode("utf-8", errors="replace")
 
 
@@ -73,7 +71,9 @@ def build_cases(
     max_files: int = 4,
 ) -> tuple[str, list[Case]]:
     """``(base commit, cases)`` from the last ``merges`` changes merged into ``head``."""
-    log = git(repo, "log", "--first-parent", f"-{merges}", "--format=%H%x1f%P%x1f%s%x1f%b%x1e", head)
+    log = git(
+        repo, "log", "--first-parent", f"-{merges}", "--format=%H%x1f%P%x1f%s%x1f%b%x1e", head
+    )
     found: list[tuple[str, str, str]] = []  # (commit, first parent, title)
     for record in log.split("\x1e"):
         record = record.strip("\n")

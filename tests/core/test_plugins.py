@@ -30,11 +30,11 @@ def test_core_and_installed_plugins_load() -> None:
     pm = make_plugin_manager()
     names = {info.name for info in plugin_infos(pm)}
     assert set(DEFAULT_PLUGINS) <= names
-    assert {"search", "tasks", "mcp", "example"} <= names
+    assert {"search", "tasks", "mcp", "code", "example"} <= names
     example = next(info for info in plugin_infos(pm) if info.name == "example")
     assert example.distribution == "cuedeck-example-plugin"
     assert example.version == "0.1.0"
-    assert example.hooks == ("register_commands", "register_tools")
+    assert example.hooks == ("register_commands", "register_parsers", "register_tools")
     assert get_tools(pm)["word_count"].plugin == "example"
 
 

@@ -250,7 +250,7 @@ def test_registered_with_schema_flags_and_1004_validation(make_workspace: MakeWo
     )
     schema = tool.input_schema()
     assert schema["required"] == ["path"]
-    assert schema["properties"]["path"]["pattern"].endswith(r"\.md$")
+    assert schema["properties"]["path"]["pattern"] == r"^[^/\\]"  # any indexed file, .md or code
     assert tool.output_schema()["properties"]["line_range"]
     with pytest.raises(InvalidInput) as caught:
         tool.call(workspace, {"path": "guide.md", "max_tokens": 0})

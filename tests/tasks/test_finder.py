@@ -215,7 +215,9 @@ def test_cue_open_in_a_real_terminal(
 
 def test_code_symbols_are_entries_too(make_workspace: Callable[..., Path]) -> None:
     pytest.importorskip("cuedeck_code")
-    source = "class Client:\n    def send(self):\n        pass\n\n\ndef handle_request():\n    pass\n"
+    source = (
+        "class Client:\n    def send(self):\n        pass\n\n\ndef handle_request():\n    pass\n"
+    )
     workspace = open_workspace(make_workspace({**FILES, "app/client.py": source}))
     entries = entries_of(workspace.documents)
     best = rank(entries, "client send")[0]

@@ -45,7 +45,7 @@ def parse_code(path: str, data: bytes, context: ParseContext) -> Document:
     settings = context.config.code if context.config is not None else None
     if settings is None or settings.skip_generated:
         head = text[:4096]
-        if _GENERATED.search(head):
+        if "enerated" in head and _GENERATED.search(head):  # the cheap test first
             raise SkipFile("generated", "its first lines say it is generated")
     limit = settings.max_average_line if settings is not None else 200
     if limit and len(data) > MINIFIED_FLOOR and len(data) / max(len(lines), 1) > limit:

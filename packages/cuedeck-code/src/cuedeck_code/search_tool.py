@@ -46,12 +46,7 @@ class CodeHit(TypedDict):
 class CodeResults(TypedDict):
     """What ``search_code`` returns."""
 
-    success: bool
-    query: str
-    mode: str
     results: list[CodeHit]
-    offset: int
-    returned: int
     has_more: bool
     next_offset: int | None
     semantic_coverage: float | None
@@ -61,44 +56,24 @@ class CodeResults(TypedDict):
 def search_code(
     workspace: Workspace,
     query: Annotated[
-        str,
-        pydantic.Field(
-            description="Words, identifiers or a description of the code",
-            min_length=1,
-            max_length=500,
-        ),
+        str, pydantic.Field(description="Words or identifiers", min_length=1, max_length=500)
     ],
-    mode: Annotated[
-        Literal["keyword", "semantic", "hybrid"],
-        pydantic.Field(description="keyword (identifiers), semantic (meaning) or hybrid"),
-    ] = "hybrid",
+    mode: Literal["keyword", "semantic", "hybrid"] = "hybrid",
     language: Annotated[
-        str | None,
-        pydantic.Field(description="Only this language (python, go, tsx...)", max_length=40),
+        str | None, pydantic.Field(description="e.g. python", max_length=50)
     ] = None,
     path: Annotated[
-        str | None,
-        pydantic.Field(
-            description='Only paths matching this glob, e.g. "src/**" or "*.py"', max_length=500
-        ),
+        str | None, pydantic.Field(description="Glob, e.g. src/**", max_length=500)
     ] = None,
-    kind: Annotated[
-        str | None,
-        pydantic.Field(
-            description="Only this kind: class, function, method, struct...", max_length=40
-        ),
-    ] = None,
-    limit: Annotated[
-        int, pydantic.Field(description="Most symbols in this page", ge=1, le=100)
-    ] = 10,
-    offset: Annotated[
-        int, pydantic.Field(description="Symbols to skip (next_offset)", ge=0, le=1000)
-    ] = 0,
+    kind: Annotated[str | None, pydantic.Field(description="e.g. method", max_length=50)] = None,
+    limit: Annotated[int, pydantic.Field(ge=1, le=100)] = 10,
+    offset: Annotated[int, pydantic.Field(description="next_offset", ge=0, le=1000)] = 0,
 ) -> CodeResults:
-    """Search code symbols (classes, functions, methods...) by keyword, meaning or both.
+    """Search code symbols by keyword, meaning or both; each a path, name and lines.
 
-    Each result is a definition: path, qualified name (an anchor for read_doc and
-    get_file_content), kind, lines and signature. Filter by language, path glob, kind.
+    The symbol's qualified name (Client.send) is an anchor for read_doc and
+    get_file_content. Filter by language, path glob and kind (class, function,
+    method...); follow next_offset while has_more.
     """
     import numpy as np
 
@@ -161,12 +136,7 @@ def search_code(
                 "Nothing matched: try other words, mode=semantic, or regex_search for exact text."
             )
     return {
-        "success": True,
-        "query": query,
-        "mode": mode,
         "results": page,
-        "offset": offset,
-        "returned": len(page),
         "has_more": has_more,
         "next_offset": offset + len(page) if has_more else None,
         "semantic_coverage": coverage,

@@ -325,9 +325,10 @@ class Index:
         }
         stale = self._not_passed_over(stale, passed_over)
         left_out = [p for p in self.left_out if p.path not in set(wanted)]
-        self._context = ParseContext(
-            self.count_tokens, frozenset([*self._rows, *wanted]), self.config
-        )
+        known = self._context.paths if self._context is not None else frozenset()
+        if stale and not all(path in known for path, _ in stale):
+            known = frozenset([*self._rows, *wanted])  # a new file: its imports may resolve
+        self._context = ParseContext(self.count_tokens, known, self.config)
         parsed, reused_now = self._apply(
             stale, removed, left_out, None, rebuilt=False, passed_over=passed_over
         )
@@ -582,6 +583,7 @@ class Index:
                     self._rows[path] = (stat, sha, stored[1])
                 else:  # another process changed the row: read the file again next refresh
                     self._rows.pop(path)
+                    self._languages.pop(path, None)
                     self._bump([path])
 
     def __contains__(self, path: object) -> bool:

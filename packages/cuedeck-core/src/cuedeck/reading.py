@@ -67,7 +67,7 @@ def read_doc(
     path: Annotated[
         str,
         pydantic.Field(
-            description="Workspace-relative path of an indexed file (.md, or source code)",
+            description="Workspace-relative path",
             max_length=500,
             json_schema_extra={"pattern": PATH_PATTERN},
         ),
@@ -85,7 +85,7 @@ def read_doc(
         int | None, pydantic.Field(description="Page budget; default 5000", ge=1)
     ] = None,
 ) -> DocPage:
-    """Read a doc or source file, or one section or symbol of it, in whole-line pages.
+    """Read an indexed file, or one section or symbol of it, in whole-line pages.
 
     Follow next_offset while has_more. offset and next_offset count lines within the
     file, or within the section when anchor is set; line_range is in file lines.
