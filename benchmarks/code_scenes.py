@@ -63,17 +63,17 @@ CARD = "bench1"
 AIDER_VERSION = "aider-chat"
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _WORD = re.compile(r"\w")
-#: The grid of importance weights ``--tune`` scores: (text, graph, recent).
+#: The grid ``--tune`` scores: (text, graph, recent weights, what the graph walk
+#: restarts at when the card cites nothing: see cuedeck_code.importance.UNCITED).
 GRID = [
-    (1.0, 0.0, 0.0),
-    (0.8, 0.2, 0.0),
-    (0.6, 0.4, 0.0),
-    (0.8, 0.0, 0.2),
-    (0.6, 0.0, 0.4),
-    (0.7, 0.15, 0.15),
-    (0.6, 0.2, 0.2),
-    (0.5, 0.25, 0.25),
-    (0.4, 0.3, 0.3),
+    (1.0, 0.0, 0.0, "none"),
+    (0.9, 0.0, 0.1, "none"),
+    (0.8, 0.0, 0.2, "none"),
+    (0.7, 0.0, 0.3, "none"),
+    (0.8, 0.2, 0.0, "text"),
+    (0.8, 0.2, 0.0, "uniform"),
+    (0.9, 0.1, 0.0, "uniform"),
+    (0.8, 0.1, 0.1, "uniform"),
 ]
 
 
@@ -139,7 +139,7 @@ def shares(cases: list[tuple[Case, dict[str, set[str]]]], shown: list[dict[str, 
 # --- CueDeck -------------------------------------------------------------------------------
 
 
-def scene_outputs(root: Path, cases: list[tuple[Case, dict[str, set[str]]]], budget: int, weights: Any = None) -> tuple[list[dict[str, set[str]]], list[int], list[float]]:
+def scene_outputs(root: Path, cases: list[tuple[Case, dict[str, set[str]]]], budget: int, weights: Any = None, uncited: str | None = None) -> tuple[list[dict[str, set[str]]], list[int], list[float]]:
     from cuedeck import open_workspace
     from cuedeck.scene import build_scene
 
@@ -147,7 +147,9 @@ def scene_outputs(root: Path, cases: list[tuple[Case, dict[str, set[str]]]], bud
     if weights is not None:
         from cuedeck.plugins import get_code_rankers
 
-        get_code_rankers(workspace.plugins)["importance"].weights = weights
+        ranker = get_code_rankers(workspace.plugins)["importance"]
+        ranker.weights = weights
+        ranker.uncited = uncited or ranker.uncited
     card = root / ".cuedeck" / "cards" / f"{CARD}.md"
     outputs, used, times = [], [], []
     for case, _ in cases:
@@ -429,13 +431,13 @@ def main() -> None:
         from cuedeck_code.importance import WEIGHTS, Weights
 
         grid: dict[str, Any] = {}
-        for text, graph, recent in GRID:
+        for text, graph, recent, uncited in GRID:
             weights = Weights(text=text, graph=graph, recent=recent, stack=WEIGHTS.stack)
             lines = []
             for budget in budgets:
-                outputs, _, _ = scene_outputs(root, cases, budget, weights)
+                outputs, _, _ = scene_outputs(root, cases, budget, weights, uncited)
                 lines.append(shares(cases, outputs)["modified lines"])
-            key = f"text {text} graph {graph} recent {recent}"
+            key = f"text {text} graph {graph} ({uncited}) recent {recent}"
             grid[key] = {"by budget": lines, "mean": round(statistics.mean(lines), 3)}
             print(key, grid[key], flush=True)
         results["weights grid"] = grid

@@ -51,6 +51,10 @@ class Weights:
 
 #: The weights scenes and maps use (measured: docs/code.md, "Importance").
 WEIGHTS = Weights()
+#: What the walk restarts at when the card cites no code and has no stack, but has
+#: words: ``none`` (no graph part then), ``text`` (the files its words find) or
+#: ``uniform`` (anywhere: plain centrality). Measured: docs/code.md, "Importance".
+UNCITED = "none"
 #: Share of a walk that goes on along an edge rather than restarting at the task.
 DAMPING = 0.85
 WALK_STEPS = 30
@@ -66,9 +70,12 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 class ImportanceRanker:
     """The ``importance`` code ranker (registered by cuedeck-code)."""
 
-    def __init__(self, weights: Weights = WEIGHTS, *, search_mode: str = "keyword") -> None:
+    def __init__(
+        self, weights: Weights = WEIGHTS, *, search_mode: str = "keyword", uncited: str = UNCITED
+    ) -> None:
         self.weights = weights
         self.search_mode = search_mode
+        self.uncited = uncited
 
     def rank(self, workspace: Workspace, query: CodeQuery) -> list[RankedSymbol]:
         """Up to ``query.limit`` definitions, best first (see the module docstring)."""
@@ -141,14 +148,17 @@ class ImportanceRanker:
             if path in files:
                 seeds[files[path]] += 1.0
         text = self._text(workspace, graph, query.text)
-        if text.any():
+        walk = np.zeros(len(graph.names), dtype=np.float64)
+        if seeds.any() or self.uncited == "uniform" or not text.any():
+            walk = flow(graph, seeds)  # no seeds: a walk restarting anywhere (centrality)
+        elif self.uncited == "text":
             per_file = np.zeros(len(graph.paths), dtype=np.float64)
             np.maximum.at(per_file, graph.files, text)
-            seeds += per_file
+            walk = flow(graph, per_file)
         among = np.arange(len(graph.names)) if candidates is None else candidates
         return {
             "text": _scaled(text, among),
-            "graph": _scaled(flow(graph, seeds), among),
+            "graph": _scaled(walk, among),
             "recent": _scaled(self._recent(workspace, graph), among),
             "stack": _scaled(stack, among),
         }

@@ -353,7 +353,9 @@ class RankedSymbol:
     def why(self) -> str:
         """The parts that count, as ``text .42 · graph .10``."""
         shown = [
-            f"{name} {value:.2f}".replace(" 0.", " .") for name, value in self.parts if value >= 0.005
+            f"{name} {value:.2f}".replace(" 0.", " .")
+            for name, value in self.parts
+            if value >= 0.005
         ]
         return " · ".join(shown) or "score 0"
 

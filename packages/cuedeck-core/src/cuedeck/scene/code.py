@@ -33,15 +33,15 @@ if TYPE_CHECKING:
 SUMMARY_CHARS = 120
 #: Definitions listed by the signatures without docstrings, at most.
 MEMBERS = 40
-#: Kinds that hold other definitions: as related code they come as signatures (their
-#: members are ranked on their own).
+#: Kinds that hold other definitions: too large for related code's share, they come as
+#: their own signature (their members are ranked on their own).
 CONTAINERS = frozenset(
     {"class", "struct", "interface", "trait", "impl", "enum", "namespace", "type"}
 )
 #: Definitions the code ranker is asked for (the share decides how many are kept).
-RANKED = 200
+RANKED = 300
 #: Most related items in one scene (each costs a manifest row).
-MAX_RELATED = 60
+MAX_RELATED = 150
 #: Definitions too large for what is left that are tried as signatures before giving up.
 MAX_MISSES = 12
 #: Markdown fence language of a delta block.
@@ -211,22 +211,20 @@ def related_items(
             note=f"related: {entry.why()}",
         )
         whole = cost(item, "section", text)
-        # A class and the like come as signatures: their members are ranked on their own.
         container = entry.kind in CONTAINERS
-        if not container and whole + row(item) <= left:
+        if whole + row(item) <= left:
             # Masked only when it may be kept (the placeholders cost about what they hide).
             text = session.mask(text, path=entry.path)
             item = attrs.evolve(item, text=text)
             whole = cost(item, "section", text)
         item = attrs.evolve(item, tokens=whole)
         need = whole + row(item)
-        if container or need > left:
+        if need > left:
             if any(not (entry.end_line < a or b < entry.line) for a, b in shown):
                 continue  # outlined already, with what it holds or is part of
-            if not container:
-                misses += 1
-                if misses > MAX_MISSES:
-                    break  # the share is as full as signatures can make it
+            misses += 1
+            if misses > MAX_MISSES:
+                break  # the share is as full as signatures can make it
             text = session.mask(text, path=entry.path)
             item = attrs.evolve(item, text=text)
             item = code_item(
