@@ -157,17 +157,18 @@ def test_compression_keeps_signatures_and_never_exceeds_the_budget(shop: Repo) -
         if entry["placed"] == "signatures":
             assert entry["reason"].startswith("its signature: the full text needs 178 tokens")
     assert {"dropped", "signatures", "whole"} <= set(placed)
-    # A small, well documented file: its signatures with their docstrings are no smaller
-    # than the code, so the outermost signature and the pointer stand in for it.
+    # A small, well documented file: its signatures are no smaller than the code, so the
+    # outermost signature, its docstring's summary and the pointer stand in for it.
     assert (
         "## shop/cart.py · signatures (the full text has 178 tokens)\n\n```python\n"
         "# shop/cart.py:L1-23 as signatures; read_doc shop/cart.py for the full text\n"
-        "class Cart  # L4-23\n```\n"
+        "class Cart  # L4-23\n"
+        '    """Items and their quantities."""\n```\n'
     ) in placed["signatures"]
     assert (
         "> [!WARNING]\n> Context truncated: 1 compressed to signatures of" in placed["signatures"]
     )
-    assert "| its signature: the full text needs 178 tokens, " in placed["signatures"]
+    assert "; its signature: the full text needs 178 tokens, " in placed["signatures"]
 
 
 def test_related_code_stays_within_its_share_and_says_why(shop: Repo) -> None:
@@ -194,12 +195,16 @@ def test_a_traceback_pulls_in_its_frames(shop: Repo) -> None:
     )
     workspace = open_workspace(shop.root)
     scene = build_scene(workspace, "abc123", 3000, record=False, stack=stack)
-    related = [
-        (c["path"], c["anchor"]) for c in scene.manifest["candidates"] if c["role"] == "related"
-    ]
-    assert related[:2] == [("shop/tax.py", "vat"), ("shop/checkout.py", "pay")]
-    assert "stack 1" in scene.manifest["candidates"][2]["note"]
-    # The same traceback written in the card does the same.
+    notes = {
+        (c["path"], c["anchor"]): c["note"]
+        for c in scene.manifest["candidates"]
+        if c["role"] == "related"
+    }
+    # Both frames come first (the card's title, "Fix checkout", puts pay before vat).
+    assert list(notes)[:2] == [("shop/checkout.py", "pay"), ("shop/tax.py", "vat")]
+    assert "stack .50" in notes[("shop/tax.py", "vat")]  # where it was raised
+    assert "stack .30" in notes[("shop/checkout.py", "pay")]  # one frame out: 0.6 of it
+    # The same traceback written in the card does the same (its text names vat now).
     shop.write({".cuedeck/cards/abc123.md": card(f"It fails:\n\n```\n{stack}```")})
     scene = build_scene(open_workspace(shop.root), "abc123", 3000, record=False)
     related = [

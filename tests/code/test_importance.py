@@ -150,10 +150,10 @@ def test_the_default_weights_add_the_parts_up(shop: Repo) -> None:
     assert len(found) == 3
     for entry in found:
         assert entry.score == pytest.approx(sum(value for _, value in entry.parts), abs=1e-5)
-    assert names(found)[:2] == ["shop/shipping.py#parcel", "shop/shipping.py#courier"]
+    assert names(found)[:2] == ["shop/shipping.py#courier", "shop/shipping.py#parcel"]
     assert found[0].why().startswith("text ")
-    assert found[0].signature == "def parcel(items: list[str]) -> int"
-    assert found[0].docstring == "How many parcels the items need."
+    assert found[0].signature == "def courier(weight: float) -> str"
+    assert found[0].docstring == "Who carries a parcel of this weight."
 
 
 @pytest.mark.parametrize(
