@@ -2,6 +2,7 @@
 
     uv run python benchmarks/code_scenes.py --click-repo GIT_DIR [--sdists DIR]
         [--budgets 4000,8000,16000] [--tune] [--skip-aider] [--skip-django]
+        [--skip-coverage] [--work DIR]
 
 The set is benchmarks/localization.py's, built from Click's own history (``--click-repo``:
 a git directory of pallets/click, e.g. the workplace's ``fetch`` snapshot): each case a
@@ -389,6 +390,7 @@ def main() -> None:
     parser.add_argument("--tune", action="store_true", help="score the grid of weights too")
     parser.add_argument("--skip-aider", action="store_true")
     parser.add_argument("--skip-django", action="store_true")
+    parser.add_argument("--skip-coverage", action="store_true", help="signatures and speed only")
     parser.add_argument("--work", type=Path, help="keep the work folder here (reused)")
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
@@ -411,9 +413,9 @@ def main() -> None:
                       "modified lines": sum(len(v) for _, lines in cases for v in lines.values())}
     print(json.dumps(results["set"]), flush=True)
 
-    python = None if args.skip_aider else aider_python(work)
+    python = None if args.skip_aider or args.skip_coverage else aider_python(work)
     table: dict[str, Any] = {}
-    for budget in budgets:
+    for budget in [] if args.skip_coverage else budgets:
         row: dict[str, Any] = {}
         outputs, used, times = scene_outputs(root, cases, budget)
         row["scene"] = {**shares(cases, outputs), "max tokens": max(used), "median build ms": round(1000 * statistics.median(times), 1)}
@@ -450,9 +452,9 @@ def main() -> None:
         if sdists is None:
             sdists = work / "sdists"
             if not any(sdists.glob("[Dd]jango-*.tar.gz")):
+                pip = [shutil.which("pip")] if shutil.which("pip") else [sys.executable, "-m", "pip"]
                 subprocess.run(
-                    [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-                     "-d", str(sdists), "django"],
+                    [*pip, "download", "--no-binary", ":all:", "--no-deps", "-d", str(sdists), "django"],
                     check=True, capture_output=True,
                 )  # fmt: skip
         django = work / "django"

@@ -209,3 +209,21 @@ def test_update_task_records_a_code_reference_and_refuses_a_typo(shop: Repo) -> 
     assert reply["refs"] == ["code/src/shop/cart.py#L14-L16"]
     record = json.loads((shop.root / ".cuedeck/code-refs.json").read_text(encoding="utf-8"))
     assert "src/shop/cart.py#Cart.total" not in record["references"][CARD_PATH]
+
+
+def test_the_board_shows_each_cards_code_references_with_their_label(shop: Repo) -> None:
+    from cuedeck_cli.board.api import BoardApi
+
+    shop.write(
+        {
+            "src/shop/cart.py": CART.replace(
+                "self.items.get(item, 0)", "self.items.setdefault(item, 0)"
+            )
+        }
+    )
+    shop.commit("setdefault")
+    (card,) = BoardApi(open_workspace(shop.root)).cards()["cards"]
+    refs = {ref["ref"]: (ref["state"], ref["label"]) for ref in card["code_refs"]}
+    assert refs["code/src/shop/cart.py#L14-L16"] == ("fresh", "fresh")
+    state, label = refs["code/src/shop/cart.py#Cart.add"]
+    assert state == "drifted" and label.startswith("drifted: +1 -1 lines since ")
