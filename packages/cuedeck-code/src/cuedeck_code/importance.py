@@ -267,29 +267,68 @@ def _qualified(graph: CodeGraph) -> dict[str, list[int]]:
     return _memo(graph, "qualified", build)
 
 
+@attrs.frozen(eq=False)
+class Walk:
+    """A graph's edges made ready for walks: file-to-file transitions (mention edges
+    summed per pair of files, plus imports), and each mention edge's share of its
+    file's out-weight (to split a file's rank among the definitions it mentions)."""
+
+    pair_src: NDArray[np.int64]
+    pair_dst: NDArray[np.int64]
+    pair_share: NDArray[np.float64]
+    dangling: NDArray[np.bool_]
+    ref_share: NDArray[np.float64]
+    import_share: NDArray[np.float64]
+
+
+def _walk(graph: CodeGraph) -> Walk:
+    from cuedeck_code.codegraph import IMPORT_WEIGHT, _memo
+
+    def build() -> Walk:
+        count = len(graph.paths)
+        src = np.concatenate([graph.ref_src, graph.import_src]).astype(np.int64)
+        dst = np.concatenate([graph.files[graph.ref_dst], graph.import_dst]).astype(np.int64)
+        weight = np.concatenate([graph.ref_weight, np.full(len(graph.import_src), IMPORT_WEIGHT)])
+        out = np.bincount(src, weights=weight, minlength=count)
+        share = np.divide(weight, out[src], out=np.zeros_like(weight), where=out[src] > 0)
+        pairs, inverse = np.unique(src * count + dst, return_inverse=True)
+        summed = np.bincount(inverse, weights=share, minlength=len(pairs))
+        edges = len(graph.ref_src)
+        return Walk(
+            pair_src=pairs // count,
+            pair_dst=pairs % count,
+            pair_share=summed,
+            dangling=out == 0,
+            ref_share=share[:edges],
+            import_share=share[edges:],
+        )
+
+    return _memo(graph, "walk", build)
+
+
 def flow(graph: CodeGraph, seeds: NDArray[np.float64]) -> NDArray[np.float64]:
     """The ``graph`` part before scaling: a walk over files restarting at ``seeds``
     (everywhere alike when there are none), each file's share then split among the
     definitions it mentions in proportion to the edge weights."""
     count = len(graph.paths)
     restart = seeds / seeds.sum() if seeds.sum() > 0 else np.full(count, 1.0 / max(count, 1))
-    src = np.concatenate([graph.ref_src, graph.import_src]).astype(np.int64)
-    dst_file = np.concatenate([graph.files[graph.ref_dst], graph.import_dst]).astype(np.int64)
-    from cuedeck_code.codegraph import IMPORT_WEIGHT
-
-    weight = np.concatenate([graph.ref_weight, np.full(len(graph.import_src), IMPORT_WEIGHT)])
-    out = np.bincount(src, weights=weight, minlength=count)
-    share = np.divide(weight, out[src], out=np.zeros_like(weight), where=out[src] > 0)
-    dangling = out == 0
+    walk = _walk(graph)
     rank = restart.copy()
     for _ in range(WALK_STEPS):
-        moved = np.bincount(dst_file, weights=rank[src] * share, minlength=count)
-        lost = rank[dangling].sum()
+        moved = np.bincount(
+            walk.pair_dst, weights=rank[walk.pair_src] * walk.pair_share, minlength=count
+        )
+        lost = rank[walk.dangling].sum()
         rank = (1 - DAMPING) * restart + DAMPING * (moved + lost * restart)
-    symbols = np.zeros(len(graph.names), dtype=np.float64)
-    edges = len(graph.ref_src)
-    np.add.at(symbols, graph.ref_dst, rank[src[:edges]] * share[:edges])
+    size = len(graph.names)
+    symbols = np.bincount(
+        graph.ref_dst, weights=rank[graph.ref_src] * walk.ref_share, minlength=size
+    )
     imported = graph.modules[graph.import_dst]
     has_module = imported >= 0
-    np.add.at(symbols, imported[has_module], (rank[src[edges:]] * share[edges:])[has_module])
-    return symbols
+    symbols += np.bincount(
+        imported[has_module],
+        weights=(rank[graph.import_src] * walk.import_share)[has_module],
+        minlength=size,
+    )
+    return symbols.astype(np.float64)
