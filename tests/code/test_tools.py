@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cuedeck import open_workspace
-from cuedeck.errors import CueError, FileNotFound, InvalidInput
+from cuedeck.errors import CueError, FileNotFound, InvalidInput, Protected
 from cuedeck.plugins import get_tools
 
 
@@ -112,7 +112,7 @@ def test_regex_search_never_follows_links_out_or_into_git(code_root: Path, tmp_p
     call = caller(code_root)
     found = call("regex_search", pattern="LEAKED_MARKER")
     assert sorted(m["path"] for m in found["matches"]) == ["inside.txt", "link_in.txt"]
-    with pytest.raises(InvalidInput):
+    with pytest.raises(Protected):
         call("regex_search", pattern="x", path=".git")
     with pytest.raises(InvalidInput):
         call("regex_search", pattern="x", path="../outside")

@@ -10,7 +10,6 @@ could loop, or lead into ``.git``); what it decides is decided on resolved real 
 from __future__ import annotations
 
 import os
-import posixpath
 import stat as stat_module
 from typing import TYPE_CHECKING
 
@@ -163,8 +162,3 @@ def language_name(workspace: Workspace, path: str) -> str | None:
         return "markdown"
     found = language_of(path)
     return found.name if found is not None else None
-
-
-def suffix(path: str) -> str:
-    """The file's extension without the dot, lower-cased ("" when it has none)."""
-    return posixpath.splitext(path)[1].lstrip(".").lower()

@@ -9,6 +9,7 @@ counts for the definition around it, or the module), with its lines and signatur
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
@@ -25,6 +26,8 @@ else:
 
 #: The k of reciprocal rank fusion (as ``[search] rrf_k`` defaults to).
 RRF_K = 60
+#: Which documents pass a filter, by (engine, index generation, size, language, glob).
+_ALLOWED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
 
 class CodeHit(TypedDict):
@@ -89,7 +92,13 @@ def search_code(
     with engine._lock:  # a background embedder may be adding vectors
         engine.sync()
         catalog = engine.catalog
-        documents = _allowed_documents(workspace, catalog.keys, language, path)
+        key = (id(engine), index.generation, len(catalog.keys), language, path)
+        documents = _ALLOWED.get(key)
+        if documents is None:  # the same filters on the same index: the same documents
+            documents = _allowed_documents(workspace, catalog.keys, language, path)
+            _ALLOWED[key] = documents
+            while len(_ALLOWED) > 16:
+                _ALLOWED.popitem(last=False)
         sections = catalog.live_sections & documents[catalog.section_doc]
         keyword = np.asarray(engine.keyword_scores(query).sections, dtype=np.float64)
         semantic = None

@@ -155,8 +155,3 @@ def build_parsers(registered: Mapping[str, Any]) -> Parsers:
             )
         )
     return Parsers(found)
-
-
-def language_of(document: Document) -> str:
-    """The language a document counts under: ``markdown`` unless its parser said."""
-    return document.language or "markdown"

@@ -41,10 +41,10 @@ _ALWAYS_SKIPPED = {".git", ".hg", ".svn", "__pycache__"}
 #: read (PermissionDenied); see docs/errors.md.
 NOT_INDEXED = 1011
 UNREADABLE = 1010
-#: The reason :func:`walk_files` gives for a file over ``[index] max_file_mb``.
-TOO_LARGE = "too large"
 #: Problem code of a file left out for its hard links (SharedFile).
 SHARED = 1014
+#: The reason :func:`walk_files` gives for a file over ``[index] max_file_mb``.
+TOO_LARGE = "too large"
 
 
 #: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
