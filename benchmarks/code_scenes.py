@@ -67,6 +67,7 @@ _WORD = re.compile(r"\w")
 #: The grid ``--tune`` scores: (text, graph, recent weights, what the graph walk
 #: restarts at when the card cites nothing: see cuedeck_code.importance.UNCITED).
 GRID = [
+    (0.5, 0.25, 0.1, "none"),  # the weights chosen (cuedeck_code.importance.WEIGHTS)
     (1.0, 0.0, 0.0, "none"),
     (0.9, 0.0, 0.1, "none"),
     (0.8, 0.0, 0.2, "none"),
