@@ -281,3 +281,73 @@ def test_a_map_for_a_query_or_a_folder(shop: Repo) -> None:
     assert result.stdout.startswith("# Map of shop/, ranked for card abc123\n")
     result = CliRunner().invoke(make_cli(), ["-C", str(shop.root), "map", "nowhere"])
     assert result.exit_code != 0 and "error[1004]" in result.stderr
+
+
+def test_a_delta_since_a_task_snapshot_shows_exactly_the_changed_hunks(shop: Repo) -> None:
+    pytest.importorskip("cuedeck_memory")
+    workspace = open_workspace(shop.root)
+    tools = get_tools(workspace.plugins)
+    # The task touched tax.py: committed, then snapshotted with what the card cites.
+    shop.write({"shop/tax.py": TAX.replace('"de": 0.19', '"de": 0.19, "us": 0.0')})
+    shop.commit("taxes for the us")
+    made = tools["context_create_task_snapshot"].call(
+        workspace,
+        {"project_id": "shop", "task_id": "abc123", "files": ["shop/tax.py", "shop/cart.py"]},
+    )
+    assert sorted(made["files"]) == ["shop/cart.py", "shop/tax.py"]
+    assert len(made["commit"]) == 40
+    # Work goes on: remove() changes, tax.py does not.
+    shop.write(
+        {
+            "shop/cart.py": CART.replace(
+                "        self.items.pop(item, None)\n", "        del self.items[item]\n"
+            )
+        }
+    )
+    workspace = open_workspace(shop.root)
+    scene = build_scene(workspace, "abc123", 4000, record=False, since=made["snapshot_id"])
+    deltas = [p for p in scene.placements if p.item.role == "delta"]
+    expected = (
+        "@@ shop/cart.py L17-L21: +1 -1\n"
+        "    17 |     def remove(self, item: str) -> None:\n"
+        '    18 |         """Take ``item`` out of the cart, whatever its quantity."""\n'
+        "-   19 |         self.items.pop(item, None)\n"
+        "+   19 |         del self.items[item]\n"
+        "    20 | \n"
+        "    21 |     def total(self, prices: dict[str, float]) -> float:\n"
+        "⋮ 2 unchanged lines"
+    )
+    assert [(p.item.path, p.text) for p in deltas] == [("shop/cart.py", expected)]
+    assert scene.manifest["since"].startswith(f"snapshot {made['snapshot_id']} (")
+    context = get_tools(workspace.plugins)["context_get_task_context"].call(
+        workspace, {"project_id": "shop", "task_id": "abc123"}
+    )
+    assert context["snapshot_id"] == made["snapshot_id"]
+    assert context["files"] == made["files"]
+    assert context["delta"] == [
+        {
+            "path": "shop/cart.py",
+            "status": "modified",
+            "summary": "modified: +1 -1 in 1 hunk",
+            "hunks": expected,
+        }
+    ]
+
+
+def test_a_file_the_snapshot_saw_uncommitted_is_known_only_to_have_changed(shop: Repo) -> None:
+    pytest.importorskip("cuedeck_memory")
+    shop.write({"shop/tax.py": TAX.replace("0.05", "0.06")})  # touched, not committed
+    workspace = open_workspace(shop.root)
+    tools = get_tools(workspace.plugins)
+    made = tools["context_create_task_snapshot"].call(
+        workspace, {"project_id": "shop", "task_id": "abc123"}
+    )
+    # By default: the files that differ from HEAD, and what the card cites.
+    assert sorted(made["files"]) == ["shop/cart.py", "shop/tax.py"]
+    shop.write({"shop/tax.py": TAX.replace("0.05", "0.07")})
+    scene = build_scene(
+        open_workspace(shop.root), "abc123", 4000, record=False, since=made["snapshot_id"]
+    )
+    (delta,) = [c for c in scene.manifest["candidates"] if c["role"] == "delta"]
+    assert (delta["path"], delta["placed"]) == ("shop/tax.py", "delta")
+    assert delta["note"].endswith(": changed (its earlier text is not known)")

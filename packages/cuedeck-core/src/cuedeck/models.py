@@ -378,6 +378,8 @@ class Baseline:
 
     label: str
     files: dict[str, BaselineFile] = attrs.field(factory=dict)
+    #: The git commit the baseline is, when it is one (what a task snapshot records).
+    commit: str | None = None
 
 
 @attrs.frozen

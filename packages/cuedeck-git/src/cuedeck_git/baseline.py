@@ -54,7 +54,7 @@ def git_baseline(workspace: Workspace, since: str) -> Baseline | None:
         path: BaselineFile(None if code == "A" else texts.get(path))
         for path, code in sorted(status.items())
     }
-    return Baseline(label=f"{since} ({commit[:12]})", files=files)
+    return Baseline(label=f"{since} ({commit[:12]})", files=files, commit=commit)
 
 
 def _blobs(repo: Repo, commit: str, paths: list[str]) -> dict[str, str]:

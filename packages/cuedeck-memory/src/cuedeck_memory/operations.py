@@ -291,9 +291,15 @@ def _activate(store: MemoryStore, card_id: str) -> str | None:
 
 
 def snapshot(
-    store: MemoryStore, project: str, task_id: str | None, name: str | None
+    store: MemoryStore,
+    project: str,
+    task_id: str | None,
+    name: str | None,
+    files: dict[str, str] | None = None,
+    commit: str | None = None,
 ) -> dict[str, Any]:
-    """Record a task's segments and pins as a named snapshot."""
+    """Record a task's segments and pins as a named snapshot, with the hashes of the
+    files it touched and the git commit then (cuedeck_memory.touched)."""
     task = task_id or store.current_task(project)
     found = task_segments(
         store, project, task, tiers=("working", "stashed"), pinned=task is not None
@@ -308,6 +314,8 @@ def snapshot(
             "working_ids": [s.id for s in found if s.tier == "working"],
             "pinned_ids": [s.id for s in found if s.pinned],
             "tokens": sum(s.tokens for s in found),
+            "files": dict(files or {}),
+            "commit": commit,
         },
     )
     return {
@@ -317,6 +325,8 @@ def snapshot(
         "created_at": iso(record["created_at"]),
         "segments_snapshot": len(found),
         "tokens_snapshot": record["tokens"],
+        "files": dict(files or {}),
+        "commit": commit,
     }
 
 
