@@ -136,12 +136,13 @@ async def test_tools_list_fits_its_token_budget(demo: Path) -> None:
     assert names >= MEMORY_ESSENTIALS  # the core: scene, search, docs, tasks, memory
     assert {"build_scene", "read_context", "read_doc", "list_tasks", "update_task"} <= names
     assert "context_gc_prune" not in names and "edit_file" not in names
-    assert len(names) == 16  # search_code (cuedeck-code) among them
-    # Every conversation pays for tools/list: the default profile stays under 3,300
+    assert len(names) == 17  # search_code and repo_map (cuedeck-code) among them
+    # Every conversation pays for tools/list: the default profile stays under 3,600
     # exact o200k tokens (benchmarks/mcp_teams.py reports the figure per profile).
     tokens = _o200k_tokens(listed)
-    # (3,000 until search_code, 263 tokens, joined it).
-    assert tokens < 3300, f"{tokens} o200k tokens for the default profile's tools"
+    # (3,000 until search_code, 263 tokens, joined it; 3,300 until repo_map did, with
+    # build_scene's since and stack and update_task's references: about 300 more).
+    assert tokens < 3600, f"{tokens} o200k tokens for the default profile's tools"
 
 
 async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
@@ -158,7 +159,8 @@ async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
     # Every tool of every package (memory, files and git included), as admin sees them.
     assert len(everything) == len(get_tools(workspace.plugins))
     tokens = _o200k_tokens(list(everything.values()))
-    assert tokens < 10500, f"{tokens} o200k tokens for all tools"  # 8,000 before the code tools
+    # 8,000 before the code tools; 10,500 before repo_map and the scene's code.
+    assert tokens < 10800, f"{tokens} o200k tokens for all tools"
     with pytest.raises(InvalidInput) as unknown:
         server_for(demo, profile=["core", "no_such_tool"])
     assert unknown.value.data["field"] == "mcp.tools"

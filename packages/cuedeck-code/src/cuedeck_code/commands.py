@@ -48,6 +48,6 @@ def map_command(
     sys.stdout.write(reply["text"])
     click.echo(
         f"{reply['symbols']} definitions in {reply['files']} files, "
-        f"{reply['tokens']}/{reply['token_limit']} tokens",
+        f"{reply['tokens']}/{token_limit} tokens",
         err=True,
     )

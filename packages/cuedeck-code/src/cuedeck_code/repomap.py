@@ -39,32 +39,20 @@ class RepoMap(TypedDict):
 
     text: str
     tokens: int
-    token_limit: int
     files: int
     symbols: int
-    ranked: int
-    folder: str | None
     personalised_on: list[str]
 
 
 def repo_map(
     workspace: Workspace,
-    token_limit: Annotated[
-        int, pydantic.Field(description="Most tokens of the map", ge=64, le=200_000)
-    ] = 1024,
-    folder: Annotated[
-        str | None,
-        pydantic.Field(description="Only this folder (workspace-relative)", max_length=1000),
-    ] = None,
+    token_limit: Annotated[int, pydantic.Field(ge=64, le=200_000)] = 1024,
+    folder: Annotated[str | None, pydantic.Field(max_length=1000)] = None,
     card_id: Annotated[
-        str | None,
-        pydantic.Field(
-            description="Rank for this card (its text and cited code)", pattern=r"^[a-z0-9]{6}$"
-        ),
+        str | None, pydantic.Field(description="Rank for this card", pattern=r"^[a-z0-9]{6}$")
     ] = None,
     query: Annotated[
-        str | None,
-        pydantic.Field(description="Rank for these words or identifiers", max_length=1000),
+        str | None, pydantic.Field(description="Rank for these words", max_length=1000)
     ] = None,
 ) -> RepoMap:
     """Map the repository: its most important definitions as signatures, within a budget.
@@ -101,11 +89,8 @@ def repo_map(
     return {
         "text": text,
         "tokens": tokens,
-        "token_limit": token_limit,
         "files": len({entry.path for entry in shown}),
         "symbols": len(shown),
-        "ranked": len(ranked),
-        "folder": scope,
         "personalised_on": reasons,
     }
 

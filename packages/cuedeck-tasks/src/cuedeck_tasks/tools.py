@@ -119,10 +119,7 @@ class UpdatedTask(TypedDict):
     refs: list[str]
     updated_at: Annotated[str, Field(json_schema_extra={"format": "date-time"})]
     updated_fields: list[str]
-    recorded: Annotated[
-        list[str],
-        Field(description="Code references (path#Symbol) whose current state was recorded"),
-    ]
+    recorded: list[str]
 
 
 @pydantic.with_config(pydantic.ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1}))
@@ -140,10 +137,7 @@ class TaskUpdates(TypedDict, total=False):
     remove_depends_on: list[CardId]
     add_refs: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=300)]],
-        Field(
-            description="refs: entries to add: doc/NAME#Heading, card/ID, code/PATH#Symbol or "
-            "code/PATH#L120-L180; a code one already there is recorded again (its drift accepted)"
-        ),
+        Field(description="e.g. doc/api#Login, code/src/a.py#Cls.fn, code/src/a.py#L10-L40"),
     ]
     remove_refs: list[str]
 

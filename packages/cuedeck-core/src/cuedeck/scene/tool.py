@@ -40,17 +40,12 @@ def build_scene_tool(
     since: Annotated[
         str | None,
         pydantic.Field(
-            description="Add the files changed since this git ref or task snapshot, as hunks",
-            max_length=256,
+            description="Git ref or snapshot id: add what changed since", max_length=256
         ),
     ] = None,
     stack: Annotated[
         str | None,
-        pydantic.Field(
-            description="An error's traceback or failing test output: related code follows "
-            "its frames",
-            max_length=200_000,
-        ),
+        pydantic.Field(description="A traceback or failing test output", max_length=200_000),
     ] = None,
 ) -> SceneReply:
     """Build the scene: the active card and what it references, fitted to the token budget.
