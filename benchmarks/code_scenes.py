@@ -123,7 +123,9 @@ def modified_lines(repo: Path, case: Case, root: Path) -> dict[str, set[str]]:
     return found
 
 
-def shares(cases: list[tuple[Case, dict[str, set[str]]]], shown: list[dict[str, set[str]]]) -> dict[str, float]:
+def shares(
+    cases: list[tuple[Case, dict[str, set[str]]]], shown: list[dict[str, set[str]]]
+) -> dict[str, float]:
     """Answer-file and modified-line shares of the outputs ``shown`` (path -> lines)."""
     files = files_total = lines = lines_total = 0
     for (case, wanted), output in zip(cases, shown, strict=True):
@@ -141,7 +143,13 @@ def shares(cases: list[tuple[Case, dict[str, set[str]]]], shown: list[dict[str, 
 # --- CueDeck -------------------------------------------------------------------------------
 
 
-def scene_outputs(root: Path, cases: list[tuple[Case, dict[str, set[str]]]], budget: int, weights: Any = None, uncited: str | None = None) -> tuple[list[dict[str, set[str]]], list[int], list[float]]:
+def scene_outputs(
+    root: Path,
+    cases: list[tuple[Case, dict[str, set[str]]]],
+    budget: int,
+    weights: Any = None,
+    uncited: str | None = None,
+) -> tuple[list[dict[str, set[str]]], list[int], list[float]]:
     from cuedeck import open_workspace
     from cuedeck.scene import build_scene
 
@@ -156,7 +164,9 @@ def scene_outputs(root: Path, cases: list[tuple[Case, dict[str, set[str]]]], bud
     outputs, used, times = [], [], []
     for case, _ in cases:
         title = case.query.replace('"', "'")
-        card.write_text(f'---\nid: {CARD}\ntitle: "{title}"\nstatus: active\n---\n# {title}\n', encoding="utf-8")
+        card.write_text(
+            f'---\nid: {CARD}\ntitle: "{title}"\nstatus: active\n---\n# {title}\n', encoding="utf-8"
+        )
         workspace.invalidate([f".cuedeck/cards/{CARD}.md"])
         started = time.perf_counter()
         scene = build_scene(workspace, CARD, budget, record=False)
@@ -165,7 +175,9 @@ def scene_outputs(root: Path, cases: list[tuple[Case, dict[str, set[str]]]], bud
         shown: dict[str, set[str]] = {}
         for placement in scene.placements:
             if placement.mode != "dropped":
-                shown.setdefault(placement.item.path, set()).update(norm(x) for x in placement.text.split("\n"))
+                shown.setdefault(placement.item.path, set()).update(
+                    norm(x) for x in placement.text.split("\n")
+                )
         outputs.append(shown)
     card.unlink()
     return outputs, used, times
@@ -174,7 +186,9 @@ def scene_outputs(root: Path, cases: list[tuple[Case, dict[str, set[str]]]], bud
 # --- bm25s packing -------------------------------------------------------------------------
 
 
-def bm25s_outputs(root: Path, paths: list[str], cases: list[tuple[Case, dict[str, set[str]]]], budget: int) -> tuple[list[dict[str, set[str]]], list[int]]:
+def bm25s_outputs(
+    root: Path, paths: list[str], cases: list[tuple[Case, dict[str, set[str]]]], budget: int
+) -> tuple[list[dict[str, set[str]]], list[int]]:
     import bm25s
 
     from cuedeck import open_workspace
@@ -207,7 +221,7 @@ def bm25s_outputs(root: Path, paths: list[str], cases: list[tuple[Case, dict[str
 
 # --- aider ---------------------------------------------------------------------------------
 
-AIDER_SCRIPT = r'''
+AIDER_SCRIPT = r"""
 import json, re, sys
 from aider.repomap import RepoMap
 import tiktoken
@@ -236,7 +250,7 @@ for title in job["titles"]:
     text = repo_map.get_ranked_tags_map([], files, budget, set(), idents) or ""
     out.append(text)
 print(json.dumps(out))
-'''
+"""
 
 
 def aider_python(work: Path) -> Path:
@@ -264,7 +278,8 @@ def tiktoken_cache(work: Path) -> Path:
     target = cache / O200K_CACHE_NAME
     if not target.exists():
         spec = importlib.util.find_spec("bpe_openai")
-        assert spec is not None and spec.submodule_search_locations
+        assert spec is not None
+        assert spec.submodule_search_locations
         package = Path(next(iter(spec.submodule_search_locations)))
         data = gzip.decompress((package / "data" / "o200k_base.tiktoken.gz").read_bytes())
         import hashlib
@@ -275,7 +290,13 @@ def tiktoken_cache(work: Path) -> Path:
     return cache
 
 
-def aider_outputs(python: Path, root: Path, paths: list[str], cases: list[tuple[Case, dict[str, set[str]]]], budget: int) -> tuple[list[dict[str, set[str]]], list[int]]:
+def aider_outputs(
+    python: Path,
+    root: Path,
+    paths: list[str],
+    cases: list[tuple[Case, dict[str, set[str]]]],
+    budget: int,
+) -> tuple[list[dict[str, set[str]]], list[int]]:
     from cuedeck import open_workspace
 
     count = open_workspace(root).count_tokens
@@ -283,7 +304,11 @@ def aider_outputs(python: Path, root: Path, paths: list[str], cases: list[tuple[
     cache = tiktoken_cache(root.parent)
     done = subprocess.run(
         [str(python), "-c", AIDER_SCRIPT, str(root), str(budget)],
-        input=job, capture_output=True, text=True, check=True, cwd=root,
+        input=job,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
         env={**os.environ, "TIKTOKEN_CACHE_DIR": str(cache)},
     )
     maps = json.loads(done.stdout.strip().splitlines()[-1])
@@ -391,7 +416,9 @@ def django_speed(root: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--click-repo", type=Path, required=True, help="git directory of pallets/click")
+    parser.add_argument(
+        "--click-repo", type=Path, required=True, help="git directory of pallets/click"
+    )
     parser.add_argument("--sdists", type=Path, help="folder holding the django sdist")
     parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
     parser.add_argument("--tune", action="store_true", help="score the grid of weights too")
@@ -415,9 +442,17 @@ def main() -> None:
     workspace = open_workspace(root)
     workspace.refresh()
     paths = [p for p in workspace.index.paths if p.endswith(".py")]
-    cases = [(case, lines) for case in all_cases if (lines := modified_lines(args.click_repo, case, root))]
-    results["set"] = {"base": base, "cases": len(all_cases), "cases with modified lines": len(cases),
-                      "modified lines": sum(len(v) for _, lines in cases for v in lines.values())}
+    cases = [
+        (case, lines)
+        for case in all_cases
+        if (lines := modified_lines(args.click_repo, case, root))
+    ]
+    results["set"] = {
+        "base": base,
+        "cases": len(all_cases),
+        "cases with modified lines": len(cases),
+        "modified lines": sum(len(v) for _, lines in cases for v in lines.values()),
+    }
     print(json.dumps(results["set"]), flush=True)
 
     python = None if args.skip_aider or args.skip_coverage else aider_python(work)
@@ -425,13 +460,20 @@ def main() -> None:
     for budget in [] if args.skip_coverage else budgets:
         row: dict[str, Any] = {}
         outputs, used, times = scene_outputs(root, cases, budget)
-        row["scene"] = {**shares(cases, outputs), "max tokens": max(used), "median build ms": round(1000 * statistics.median(times), 1)}
+        row["scene"] = {
+            **shares(cases, outputs),
+            "max tokens": max(used),
+            "median build ms": round(1000 * statistics.median(times), 1),
+        }
         outputs, used = bm25s_outputs(root, paths, cases, budget)
         row["bm25s packed"] = {**shares(cases, outputs), "max tokens": max(used)}
         if python is not None:
             outputs, used = aider_outputs(python, root, paths, cases, budget)
-            row["aider map"] = {**shares(cases, outputs), "max tokens": max(used),
-                                "over budget": sum(1 for u in used if u > budget)}
+            row["aider map"] = {
+                **shares(cases, outputs),
+                "max tokens": max(used),
+                "over budget": sum(1 for u in used if u > budget),
+            }
         table[str(budget)] = row
         print(budget, json.dumps(row), flush=True)
     results["coverage"] = table
@@ -459,11 +501,11 @@ def main() -> None:
         if sdists is None:
             sdists = work / "sdists"
             if not any(sdists.glob("[Dd]jango-*.tar.gz")):
-                pip = [shutil.which("pip")] if shutil.which("pip") else [sys.executable, "-m", "pip"]
-                subprocess.run(
-                    [*pip, "download", "--no-binary", ":all:", "--no-deps", "-d", str(sdists), "django"],
-                    check=True, capture_output=True,
-                )  # fmt: skip
+                pip = (
+                    [shutil.which("pip")] if shutil.which("pip") else [sys.executable, "-m", "pip"]
+                )
+                download = ["download", "--no-binary", ":all:", "--no-deps", "-d", str(sdists)]
+                subprocess.run([*pip, *download, "django"], check=True, capture_output=True)
         django = work / "django"
         if not django.exists():
             django = sdist_tree(sdists, "django", django)

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck import open_workspace
+from cuedeck.delta import UnknownBaseline
 from cuedeck.plugins import get_tools
 from cuedeck.scene import build_scene
 from cuedeck_cli.app import make_cli
@@ -67,7 +68,8 @@ def pay(cart: Cart, country: str) -> float:
 
 def card(body: str, refs: str = "") -> str:
     front = f"refs:\n{refs}" if refs else ""
-    return f"---\nid: abc123\ntitle: Fix checkout\nstatus: active\n{front}---\n# Fix checkout\n\n{body}\n"
+    head = f"---\nid: abc123\ntitle: Fix checkout\nstatus: active\n{front}---\n"
+    return f"{head}# Fix checkout\n\n{body}\n"
 
 
 @pytest.fixture
@@ -247,9 +249,9 @@ def test_changes_since_a_commit_are_exactly_their_hunks(shop: Repo) -> None:
     )
     assert scene.manifest["since"] == f"{start} ({start[:12]})"
     assert "## shop/tax.py · changes\n\n```diff\n@@ shop/tax.py L4-L8: +1 -1" in scene.text
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(UnknownBaseline) as caught:
         build_scene(workspace, "abc123", 4000, record=False, since="no-such-ref")
-    assert getattr(caught.value, "code", None) == 1143
+    assert caught.value.code == 1143
 
 
 @pytest.mark.parametrize("budget", [80, 150, 400, 2000])

@@ -297,7 +297,7 @@ def _walk(graph: CodeGraph) -> Walk:
         return Walk(
             pair_src=pairs // count,
             pair_dst=pairs % count,
-            pair_share=summed,
+            pair_share=summed.astype(np.float64),
             dangling=out == 0,
             ref_share=share[:edges],
             import_share=share[edges:],
