@@ -15,7 +15,9 @@ weighted by :data:`WEIGHTS` (chosen on the localization benchmark, docs/code.md)
 - ``stack``: an error's frames (:mod:`.frames`) point into it; the frame where the
   error was raised counts most, each one further out :data:`FRAME_DECAY` as much.
 
-Definitions the card cites are personalisation, not results.
+Definitions the card cites are personalisation, not results; for a task (a text, cited
+code or a stack) a definition none of text, graph and stack points at is not ranked:
+recent changes alone say nothing about the task.
 """
 
 from __future__ import annotations
@@ -88,6 +90,11 @@ class ImportanceRanker:
             return []
         candidates = self._candidates(graph, query)
         parts = self.parts(workspace, graph, query, candidates)
+        if query.text.strip() or query.cited or query.stack.strip():
+            # For a task, only what the task points at: recent changes alone say nothing
+            # about it.
+            task = parts["text"] + parts["graph"] + parts["stack"]
+            candidates = candidates[task[candidates] > 0]
         score = sum(
             (parts[name] * weight for name, weight in self.weights.items()),
             np.zeros(len(graph.names)),
