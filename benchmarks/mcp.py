@@ -190,13 +190,12 @@ def server_side(root: Path, calls: int) -> dict[str, list[float]]:
     result models, and the SDK client validating structured content against the tool's
     output schema (jsonschema, in Python: most of it for long lists).
     """
-    from cuedeck.plugins import get_tools
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.runtime import WorkspaceRuntime
 
     workspace = open_workspace(root)
     runtime = WorkspaceRuntime(workspace)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
     samples: dict[str, list[float]] = {}
     for label, tool, make_args in call_plan(root, 11):
         runtime.call_tool(tools[tool], make_args())

@@ -98,7 +98,6 @@ def peak_rss(argv: list[str], cwd: Path) -> float:
 
 
 def in_process(root: Path) -> dict[str, float]:
-    from cuedeck.plugins import get_tools
     from cuedeck.workspace import open_workspace
 
     workspace = open_workspace(root)
@@ -109,7 +108,7 @@ def in_process(root: Path) -> dict[str, float]:
     started = time.perf_counter()
     workspace.index.refresh_paths([target.relative_to(root).as_posix()])
     one_file = (time.perf_counter() - started) * 1000
-    tool = get_tools(workspace.plugins)["read_context"]
+    tool = workspace.plugins.tools()["read_context"]
     tool.call(workspace, {"query": QUERY, "mode": "keyword"})
     times = []
     for _ in range(30):

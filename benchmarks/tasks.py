@@ -31,7 +31,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 from cuedeck_tasks.filters import CardFilter
 from cuedeck_tasks.store import CACHE_FILE, CardChanges, CardStore
@@ -138,7 +137,7 @@ def bench_size(count: int, runs: int) -> dict[str, Any]:
             runs, lambda: warm.select(CardFilter.build(**filters))
         )
         workspace = open_workspace(root)
-        list_tasks = get_tools(workspace.plugins)["list_tasks"]
+        list_tasks = workspace.plugins.tools()["list_tasks"]
         list_tasks.call(workspace, filters)  # build the pydantic model outside the timing
         results["warm: list_tasks tool"] = median_of(
             runs, lambda: list_tasks.call(workspace, filters)

@@ -58,12 +58,11 @@ def demo_copy(into: Path) -> Path:
 def run_examples(root: Path) -> dict[str, Any]:
     """``{tool: normalised reply}`` of every tool that has an example, in order."""
     from cuedeck.errors import CueError
-    from cuedeck.plugins import get_tools
     from cuedeck.reference import normalise, reference_of
     from cuedeck.workspace import open_workspace
 
     workspace = open_workspace(root)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
     replies: dict[str, Any] = {}
     for name, tool in tools.items():
         example = reference_of(tool).example
@@ -102,11 +101,11 @@ def fresh_replies() -> dict[str, Any]:
 
 def render(replies: dict[str, Any] | None = None) -> str:
     """docs/tools.md: every tool's reference, by category."""
-    from cuedeck.plugins import get_tools, make_plugin_manager
+    from cuedeck.plugins import make_plugin_manager
     from cuedeck.reference import parameters, reference_of
     from cuedeck_mcp.server import served_tools
 
-    tools = get_tools(make_plugin_manager())
+    tools = make_plugin_manager().tools()
     default = served_tools(tools, ["core"])
     lines = [
         "# Tool reference",
@@ -174,11 +173,11 @@ def update(replies: dict[str, Any]) -> None:
 
     import yaml
 
-    from cuedeck.plugins import get_tools, make_plugin_manager
+    from cuedeck.plugins import make_plugin_manager
     from cuedeck.reference import FILE, home, package_references
 
     by_file: dict[Path, dict[str, Any]] = {}
-    for name, tool in get_tools(make_plugin_manager()).items():
+    for name, tool in make_plugin_manager().tools().items():
         if name not in replies:
             continue
         path = Path(str(importlib.resources.files(home(tool)).joinpath(FILE)))
@@ -196,11 +195,11 @@ def update(replies: dict[str, Any]) -> None:
 
 def mismatches(replies: dict[str, Any]) -> list[str]:
     """Tools whose stored example reply differs from ``replies``, or that have none."""
-    from cuedeck.plugins import get_tools, make_plugin_manager
+    from cuedeck.plugins import make_plugin_manager
     from cuedeck.reference import reference_of
 
     stale = []
-    for name, tool in get_tools(make_plugin_manager()).items():
+    for name, tool in make_plugin_manager().tools().items():
         example = reference_of(tool).example
         if example is None or name not in replies or example.reply != replies[name]:
             stale.append(name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import socket
 import subprocess
 import sys
 import tarfile
@@ -55,6 +56,41 @@ def run_script(script: str, **env: str) -> Any:
     )
     assert completed.returncode == 0, completed.stderr
     return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def raw_http(port: int, data: bytes) -> bytes:
+    """Send ``data`` to a loopback port on a new connection; all it answers until it
+    closes the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
+
+
+def endless_chunked_body(port: int, path: str) -> tuple[int, bytes]:
+    """POST to ``path`` a chunked body that never ends: how many bytes went out before the
+    server stopped it (2 GB if it never did), and its answer (``b"reset"`` if it reset)."""
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    chunk = b"%x\r\n%s\r\n" % (1 << 20, b" " * (1 << 20))
+    sent = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(head.encode())
+        try:
+            while sent < 2_000 << 20:
+                sock.sendall(chunk)
+                sent += 1 << 20
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        try:
+            answer = b"".join(iter(lambda: sock.recv(65536), b""))
+        except ConnectionResetError:
+            answer = b"reset"
+    return sent, answer
 
 
 def corpora_dir() -> Path | None:

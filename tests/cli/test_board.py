@@ -198,13 +198,12 @@ def memory_demo(demo: Path) -> dict[str, str]:
     """The demo copy with real captured segments (a 1,000-token window, so the usage
     warns): segment ids by what they are."""
     pytest.importorskip("cuedeck_memory")
-    from cuedeck.plugins import get_tools
     from cuedeck.workspace import open_workspace
 
     config = demo / ".cuedeck" / "config.toml"
     config.write_text(config.read_text() + "\n[memory]\ntoken_limit = 1000\n")
     workspace = open_workspace(demo)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
     tools["context_set_current_task"].call(workspace, {"project_id": "default", "task_id": "ui"})
 
     def capture(text: str, kind: str, **extra: object) -> str:

@@ -132,7 +132,13 @@ def test_plugins_json_lists_the_example_plugin(make_workspace: MakeWorkspace) ->
     report = json.loads(out)
     example = next(p for p in report["plugins"] if p["name"] == "example")
     assert example["distribution"] == "cuedeck-example-plugin"
-    assert example["hooks"] == ["register_commands", "register_parsers", "register_tools"]
+    assert example["hooks"] == [
+        "register_commands",
+        "register_maskers",
+        "register_parsers",
+        "register_settings",
+        "register_tools",
+    ]
     assert report["registered"]["tools"]["word_count"] == "example"
     assert report["registered"]["commands"]["words"] == "example"
     assert report["registered"]["commands"]["word-count"] == "example"

@@ -44,7 +44,8 @@ def test_a_taken_command_name_is_refused_naming_both_plugins() -> None:
     plugins.register(SceneThief(replace=False), name="thief")
     with pytest.raises(InvalidInput) as refused:
         make_cli(plugins)
-    assert "'scene' is registered by both 'cli' and 'thief'" in refused.value.message
+    # The plugin registered last is called first: it holds the name when cli comes.
+    assert "'scene' is registered by both 'thief' and 'cli'" in refused.value.message
 
 
 def test_a_plugin_may_take_a_command_over_on_purpose(make_workspace: MakeWorkspace) -> None:
@@ -171,7 +172,6 @@ def test_the_example_plugins_parser_is_indexed_searched_and_read_by_anchor(
     pytest.importorskip("cuedeck_example_plugin")
     pytest.importorskip("cuedeck_search")
     from cuedeck import open_workspace
-    from cuedeck.plugins import source_of
     from cuedeck.reading import read_doc
 
     root = make_workspace(
@@ -182,7 +182,7 @@ def test_the_example_plugins_parser_is_indexed_searched_and_read_by_anchor(
         }
     )
     workspace = open_workspace(root)
-    assert source_of(workspace.plugins, "register_parsers", "ini") == "example"
+    assert workspace.plugins.source_of("register_parsers", "ini") == "example"
     document = workspace.document("deploy/settings.ini")
     assert (document.language, document.anchors) == ("ini", ["database", "frobnicator"])
     (hit,) = workspace.search("frobnicator widgets", mode="keyword", limit=1)
@@ -191,3 +191,25 @@ def test_the_example_plugins_parser_is_indexed_searched_and_read_by_anchor(
     assert page["content"] == "[frobnicator]\nwidgets = 12\nspin = clockwise\n"
     result = _invoke(make_cli(), "-C", str(root), "search", "frobnicator", "--mode", "keyword")
     assert "deploy/settings.ini" in result.output
+
+
+def test_no_plugin_package_imports_the_cli() -> None:
+    """What a command needs comes with the CLI's CommandContext (click's ``obj``): the
+    domain packages never import cuedeck_cli, at any depth."""
+    import ast
+
+    from tests.conftest import REPO
+
+    found = []
+    for name in ("search", "tasks", "memory", "git", "mcp"):
+        for path in sorted((REPO / "packages" / f"cuedeck-{name}" / "src").rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                modules = (
+                    [alias.name for alias in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
+                found += [f"{path.name}: {m}" for m in modules if m.startswith("cuedeck_cli")]
+    assert found == []

@@ -9,28 +9,52 @@ import attrs
 import pytest
 
 from cuedeck.config import (
-    DEFAULT_RATE_LIMITS,
-    SECTIONS,
     RateLimit,
     load_config,
+    registered_sections,
     render_default_config,
     toml_key,
 )
-from cuedeck.errors import InvalidInput
-from tests.conftest import REPO, MakeWorkspace
+from cuedeck.errors import CueError, InvalidInput
+from cuedeck.plugins import make_plugin_manager
+from tests.conftest import REPO, MakeWorkspace, needs_extras
 
 
+@needs_extras
 def test_defaults_without_a_file(make_workspace: MakeWorkspace) -> None:
+    from cuedeck_search.settings import SearchSettings
+
     config = load_config(make_workspace(), environ={})
     assert config.scene.token_limit == 32000
     assert config.watch.debounce_ms == 500
-    assert config.search.mode == "hybrid"
+    assert config.section("search", SearchSettings).mode == "hybrid"
     assert config.index.include == ["**/*"]
     assert config.masking.enabled is True
+    # Declared where each tool is registered.
     assert config.rate_limits["read_context"] == RateLimit(10, 15)
+    assert config.rate_limits["read_doc"] == RateLimit(30, 50)
     assert config.warnings == ()
 
 
+def test_core_alone_has_core_sections_and_core_limits(make_workspace: MakeWorkspace) -> None:
+    config = load_config(
+        make_workspace(), environ={}, plugins=make_plugin_manager(entry_points=False)
+    )
+    assert list(config.sections) == [
+        "scene",
+        "index",
+        "tokens",
+        "watch",
+        "masking",
+        "files",
+        "docs",
+    ]
+    assert config.rate_limits == {"read_doc": RateLimit(30, 50)}
+    with pytest.raises(CueError, match=r"no installed plugin has the config section \[search\]"):
+        config.section("search")
+
+
+@needs_extras
 def test_values_from_the_file(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(
         config='[scene]\ntoken_limit = 8000\nglobal = ["a.md"]\n'
@@ -42,7 +66,7 @@ def test_values_from_the_file(make_workspace: MakeWorkspace) -> None:
     assert config.scene.global_docs == ["a.md"]
     assert config.search.semantic_weight == 1.0
     assert config.rate_limits["read_doc"] == RateLimit(5, 6)
-    assert config.rate_limits["read_context"] == DEFAULT_RATE_LIMITS["read_context"]
+    assert config.rate_limits["read_context"] == RateLimit(10, 15)
 
 
 def test_unknown_keys_are_warnings_with_lines(make_workspace: MakeWorkspace) -> None:
@@ -69,6 +93,7 @@ def test_wrong_type_names_the_key_and_line(make_workspace: MakeWorkspace) -> Non
     assert "expected an integer" in error.message
 
 
+@needs_extras
 def test_bad_choice_is_rejected(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(config="[search]\nfusion = 'average'\n")
     with pytest.raises(InvalidInput, match="expected one of rrf, weighted"):
@@ -83,6 +108,7 @@ def test_toml_syntax_error_names_the_line(make_workspace: MakeWorkspace) -> None
     assert "not valid TOML" in caught.value.message
 
 
+@needs_extras
 def test_environment_overrides_the_file(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(config="[scene]\ntoken_limit = 100\n")
     config = load_config(
@@ -117,6 +143,7 @@ def test_bad_rate_limit_table(make_workspace: MakeWorkspace) -> None:
     assert caught.value.line == 1
 
 
+@needs_extras
 def test_default_config_is_valid_commented_toml(make_workspace: MakeWorkspace) -> None:
     text = render_default_config()
     assert all(table == {} for table in tomllib.loads(text).values())  # keys commented out
@@ -126,22 +153,60 @@ def test_default_config_is_valid_commented_toml(make_workspace: MakeWorkspace) -
     assert parsed["scene"]["global"] == []
     assert parsed["watch"]["debounce_ms"] == 500
     assert parsed["rate_limits"]["read_doc"] == {"per_minute": 30, "burst": 50}
+    assert parsed["rate_limits"]["read_context"] == {"per_minute": 10, "burst": 15}
+    assert parsed["search"]["mode"] == "hybrid"  # a plugin's section, shown like core's
     root = make_workspace(config=uncommented)
     config = load_config(root, environ={})
     assert config.warnings == ()
     assert config == load_config(make_workspace(config=""), environ={})
 
 
+@needs_extras
 def test_every_key_is_documented() -> None:
+    """Every section of CueDeck's own plugins (a third party documents its own)."""
     docs = (REPO / "docs" / "config.md").read_text(encoding="utf-8")
-    for section, cls in SECTIONS.items():
+    pm = make_plugin_manager()
+    for section, cls in registered_sections(pm).items():
+        if pm.source_of("register_settings", section) == "example":
+            continue
         body = docs.split(f"## `[{section}]`", 1)[1].split("\n## ", 1)[0]
         for field in attrs.fields(cls):
             assert f"| `{toml_key(field.name)}` |" in body, f"{section}.{field.name}"
 
 
+@needs_extras
 def test_a_list_may_be_one_comma_separated_string(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(config='[mcp]\ntools = "core, git"\n[scene]\nglobal = "a.md"\n')
     config = load_config(root, environ={})
-    assert config.mcp.tools == ["core", "git"]
+    assert config.section("mcp").tools == ["core", "git"]
     assert config.scene.global_docs == ["a.md"]
+
+
+@needs_extras
+def test_a_plugin_section_is_read_typed_and_by_attribute(make_workspace: MakeWorkspace) -> None:
+    from cuedeck_git.settings import GitSettings
+
+    config = load_config(make_workspace(config="[git]\ntimeout = 5\n"), environ={})
+    assert config.section("git", GitSettings).timeout == 5.0
+    assert config.git is config.section("git")  # attribute access, for the merge window
+    with pytest.raises(InvalidInput, match=r"\[git\] is a GitSettings, not a SceneSettings"):
+        config.section("git", type(config.scene))
+    with pytest.raises(AttributeError):
+        _ = config.nonsense
+
+
+@needs_extras
+def test_a_moved_key_still_applies_with_a_warning(make_workspace: MakeWorkspace) -> None:
+    text = "[scene]\nmemory = false\n\n[mcp]\nread_doc_max_tokens = 900\n"
+    config = load_config(make_workspace(config=text), environ={})
+    assert config.section("memory").scene is False
+    assert config.docs.max_tokens == 900
+    assert {(w.message, w.line) for w in config.warnings} == {
+        ("config key 'scene.memory' has moved to 'memory.scene'", 2),
+        ("config key 'mcp.read_doc_max_tokens' has moved to 'docs.max_tokens'", 5),
+    }
+    # The new key wins over the old one; the old environment variable still works.
+    both = "[scene]\nmemory = false\n[memory]\nscene = true\n"
+    assert load_config(make_workspace(config=both), environ={}).section("memory").scene is True
+    env = load_config(make_workspace(), environ={"CUEDECK_SCENE_MEMORY": "off"})
+    assert env.section("memory").scene is False

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cuedeck.confirmation import ALPHABET, Confirmations
-from cuedeck.errors import ConfirmationRequired
+from cuedeck.confirmation import ALPHABET, Confirmations, ConfirmationToken, confirm
+from cuedeck.errors import ConfirmationRequired, CueError
+from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.tools import Tool
+from cuedeck.workspace import open_workspace
+from tests.conftest import MakeWorkspace
 
 
 class Clock:
@@ -79,3 +84,59 @@ def test_tokens_are_shared_between_processes_through_the_cache(tmp_path: Path) -
     token = Confirmations(tmp_path).issue("delete", {"ids": ["a"]})
     assert token not in (tmp_path / ".cuedeck/.cache/confirmations.json").read_text()
     Confirmations(tmp_path).redeem(token, "delete", {"ids": ["a"]}, warning="w")
+
+
+# -- the helper every destructive tool uses ---------------------------------------------------
+
+
+def shred(
+    workspace: Any,
+    path: str,
+    passes: int = 1,
+    keep_backup: bool = False,
+    tags: list[str] | None = None,
+    confirmation_token: ConfirmationToken = None,
+) -> dict[str, Any]:
+    """A destructive tool written like every other: it names what it destroys and confirms."""
+    asked = confirm(
+        workspace, warning=f"shreds {path}", token=confirmation_token, state="the bytes"
+    )
+    return dict(asked) if asked is not None else {"success": True}
+
+
+CALL = {"path": "a.txt", "passes": 3, "keep_backup": True, "tags": ["x", "y"]}
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [{"path": "b.txt"}, {"passes": 4}, {"keep_backup": False}, {"tags": ["y", "x"]},
+     {"tags": None}],
+)  # fmt: skip
+def test_every_argument_of_the_call_is_bound_without_the_tool_naming_it(
+    make_workspace: MakeWorkspace, changed: dict[str, Any]
+) -> None:
+    workspace = open_workspace(make_workspace())
+    tool = Tool.from_function(shred, name="shred", plugin="test", destructive=True)
+    token = tool.call(workspace, CALL)["confirmation_token"]
+    with pytest.raises(ConfirmationRequired) as refused:
+        tool.call(workspace, {**CALL, **changed, "confirmation_token": token})
+    assert "other arguments" in refused.value.data["reason"]
+    fresh = refused.value.data["confirmation_token"]
+    assert tool.call(workspace, {**CALL, **changed, "confirmed_token": fresh}) == {"success": True}
+
+
+def test_confirm_outside_a_tool_call_is_a_clear_error(make_workspace: MakeWorkspace) -> None:
+    workspace = open_workspace(make_workspace())
+    with pytest.raises(CueError) as refused:
+        shred(workspace, "a.txt")
+    assert "outside a tool call" in refused.value.message
+
+
+def test_every_destructive_tool_asks_for_a_token_and_accepts_both_names() -> None:
+    tools = get_tools(make_plugin_manager())
+    destructive = {name for name, tool in tools.items() if tool.destructive}
+    assert "delete_file" in destructive
+    for name in destructive:
+        properties = tools[name].input_schema()["properties"]
+        assert "confirmation_token" in properties, name
+        assert "confirmed_token" not in properties, name  # accepted, not published

@@ -15,10 +15,7 @@ from cuedeck.plugins import (
     DEFAULT_PLUGINS,
     PluginHost,
     get_searchers,
-    get_tools,
     make_plugin_manager,
-    plugin_infos,
-    source_of,
 )
 
 CORE = Path(importlib.import_module("cuedeck").__file__ or "").parent
@@ -56,7 +53,7 @@ def test_no_domain_module_imports_hookimpl() -> None:
 
 
 def test_core_tools_keep_their_order_and_owner() -> None:
-    tools = get_tools(make_plugin_manager(entry_points=False))
+    tools = (make_plugin_manager(entry_points=False)).tools()
     assert list(tools) == [
         "build_scene",
         "read_doc",
@@ -88,8 +85,8 @@ def test_the_host_records_owners_and_starts_over_when_a_plugin_arrives() -> None
     assert get_searchers(host) == {}
     host.register(_TitlePlugin(), name="late")
     assert set(get_searchers(host)) == {"title"}  # not the answer cached before
-    assert source_of(host, "register_searchers", "title") == "late"
-    infos = {info.name: info for info in plugin_infos(host)}
+    assert host.source_of("register_searchers", "title") == "late"
+    infos = {info.name: info for info in host.infos()}
     assert infos["late"].distribution is None
     assert infos["late"].hooks == ("register_searchers",)
     assert infos["cuedeck.default_plugins.pruners"].distribution == "cuedeck-core"

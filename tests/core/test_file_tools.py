@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,14 +18,13 @@ from cuedeck.errors import (
     Protected,
 )
 from cuedeck.files import sha256_bytes
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 from tests.conftest import MakeWorkspace
 
 
 def _tools(root: Path) -> tuple[Any, dict[str, Any]]:
     workspace = open_workspace(root)
-    return workspace, get_tools(workspace.plugins)
+    return workspace, workspace.plugins.tools()
 
 
 def call(root: Path, name: str, **arguments: Any) -> Any:
@@ -174,9 +174,16 @@ def test_create_refuses_an_existing_file_and_delete_checks_the_hash(
     with pytest.raises(Conflict):
         call(root, "delete_file", file_path="keep.txt", content_hash="0" * 64)
     assert (root / "keep.txt").exists()
-    call(root, "delete_file", file_path="keep.txt", content_hash=sha256_bytes(b"keep\n"))
+    digest = sha256_bytes(b"keep\n")
+    asked = call(root, "delete_file", file_path="keep.txt", content_hash=digest)
+    assert (
+        asked["requires_confirmation"] and "keep.txt (5 bytes, 1 lines)" in asked["warning_message"]
+    )
+    assert (root / "keep.txt").exists()
+    token = asked["confirmation_token"]
+    call(root, "delete_file", file_path="keep.txt", content_hash=digest, confirmed_token=token)
     assert not (root / "keep.txt").exists()
-    assert get_tools(open_workspace(root).plugins)["delete_file"].destructive
+    assert (open_workspace(root).plugins).tools()["delete_file"].destructive
 
 
 def test_pages_stop_at_the_token_budget_on_whole_lines(make_workspace: MakeWorkspace) -> None:
@@ -202,3 +209,41 @@ def test_pages_stop_at_the_token_budget_on_whole_lines(make_workspace: MakeWorks
     with pytest.raises(CueError) as past:
         call(root, "get_file_content", file_path="big.txt", offset=401)
     assert past.value.code == 1004
+
+
+@pytest.mark.parametrize("case", ["long-name", "link-loop", "folder", "pipe"])
+def test_nameable_causes_are_named_in_every_file_tool(
+    make_workspace: MakeWorkspace, case: str
+) -> None:
+    root = make_workspace({"dir/inside.txt": "x\n"})
+    (root / "loop-a").symlink_to("loop-b")
+    (root / "loop-b").symlink_to("loop-a")
+    os.mkfifo(root / "pipe")  # reading a named pipe would wait for ever
+    path = {"long-name": "n" * 300 + ".txt", "link-loop": "loop-a", "folder": "dir",
+            "pipe": "pipe"}[case]  # fmt: skip
+    why = {
+        "long-name": "longer than the file system allows",
+        "link-loop": "loop of symbolic links",
+        "folder": "folder",
+        "pipe": "not a regular file",
+    }[case]
+    for tool, arguments in (
+        ("get_file_content", {}),
+        ("create_file", {"content": "x"}),
+        ("edit_file", {"old_string": "x", "new_string": "y", "content_hash": "0" * 64}),
+        ("delete_file", {}),
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            call(root, tool, file_path=path, **arguments)
+        assert why in refused.value.message, (tool, refused.value.message)
+        assert refused.value.data["field"] == "file_path"
+    assert (root / "dir" / "inside.txt").read_text() == "x\n"
+
+
+def test_a_name_at_the_limit_still_has_room_for_its_temporary_file(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace()
+    name = "n" * 251 + ".txt"  # 255 bytes: the longest name most file systems allow
+    assert call(root, "create_file", file_path=name, content="hi\n")["size_bytes"] == 3
+    assert (root / name).read_text() == "hi\n"

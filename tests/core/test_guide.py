@@ -8,7 +8,7 @@ import pytest
 
 from cuedeck import hookimpl
 from cuedeck.guide import first_time_user_guide, get_tool_categories
-from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.plugins import make_plugin_manager
 from cuedeck.scene import build_scene
 from cuedeck.state import set_active_card
 from cuedeck.workspace import open_workspace
@@ -60,10 +60,10 @@ def test_categories_come_from_tool_metadata_including_plugins(
         "first_time_user_guide",
         "whoami",
     }
-    if "word_count" in get_tools(pm):  # the example plugin, when installed
+    if "word_count" in pm.tools():  # the example plugin, when installed
         assert {t["name"] for t in by_category["example"]} == {"word_count"}
     listed = [t["name"] for tools in by_category.values() for t in tools]
-    assert sorted(listed) == sorted(get_tools(pm))
+    assert sorted(listed) == sorted(pm.tools())
     assert [c["category"] for c in reply["categories"]] == sorted(by_category)
 
 
@@ -84,7 +84,7 @@ def test_guide_uses_the_workspace_real_ids_and_paths(make_workspace: MakeWorkspa
         "anchor": "Sessions",
     }
     assert steps["get_tool_categories"]["example_call"] == {}
-    tools = get_tools(open_workspace(root).plugins)
+    tools = (open_workspace(root).plugins).tools()
     assert set(steps) <= set(tools)  # only installed tools are suggested
     for name in ("update_task", "get_task_dependencies"):
         if name in steps:
@@ -112,7 +112,7 @@ def test_guide_without_tasks_tools_leaves_their_steps_out(make_workspace: MakeWo
     steps = [step["tool"] for step in guide["steps"]]
     assert steps[0] == "get_tool_categories"
     assert "read_doc" in steps
-    assert set(steps) <= set(get_tools(pm))
+    assert set(steps) <= set(pm.tools())
     assert not {"list_tasks", "update_task", "read_context"} & set(steps)
     assert guide["active_card"] is None
     # Core's file tools have no step of their own: they are listed with their summary.

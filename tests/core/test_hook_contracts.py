@@ -11,7 +11,7 @@ import pytest
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import CueError
 from cuedeck.models import Placement
-from cuedeck.plugins import get_maskers, get_tools, make_plugin_manager, plugin_failures
+from cuedeck.plugins import get_maskers, make_plugin_manager
 from cuedeck.pruning import outlines
 from cuedeck.scene import build_scene
 
@@ -125,10 +125,10 @@ def test_a_hook_implementation_that_raises_is_logged_and_skipped(
     workspace = open_workspace(make_workspace(FILES), plugins=plugins)
     with caplog.at_level(logging.WARNING, logger="cuedeck"):
         assert set(get_maskers(plugins)) == {"builtin"}
-        assert {"build_scene", "read_doc"} <= set(get_tools(plugins))
+        assert {"build_scene", "read_doc"} <= set(plugins.tools())
     assert "masker plugin exploded" in caplog.text
     assert "tool plugin exploded" in caplog.text
-    failures = {(f.name, f.error) for f in plugin_failures(plugins)}
+    failures = {(f.name, f.error) for f in plugins.failures}
     assert failures == {
         ("exploding", "RuntimeError: masker plugin exploded"),
         ("exploding", "RuntimeError: tool plugin exploded"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import attrs
 import click
 import pytest
 from click.testing import CliRunner
@@ -26,10 +27,9 @@ from cuedeck.plugins import (
     get_pruners,
     get_searchers,
     get_token_counters,
-    get_tools,
     make_plugin_manager,
-    source_of,
 )
+from cuedeck.settings import setting
 from cuedeck_cli.app import make_cli
 from cuedeck_cli.context import pass_workspace
 from tests.conftest import MakeWorkspace
@@ -166,7 +166,7 @@ def test_hook_register_pruners(plugins: Any) -> None:
     items = [SceneItem(f"d{n}.md", None, 50, 1, "text", 1, "0" * 64) for n in range(3)]
     modes = [p.mode for p in pruner.prune(items, 10, len)]
     assert modes == ["whole", "dropped", "dropped"]
-    assert source_of(plugins, "register_pruners", "first-only") == "test-plugin"
+    assert plugins.source_of("register_pruners", "first-only") == "test-plugin"
 
 
 def test_hook_register_maskers(make_workspace: MakeWorkspace, plugins: Any) -> None:
@@ -186,7 +186,7 @@ def test_hook_register_token_counters(make_workspace: MakeWorkspace, plugins: An
 
 
 def test_hook_register_tools(make_workspace: MakeWorkspace, plugins: Any) -> None:
-    tool = get_tools(plugins)["shout"]
+    tool = plugins.tools()["shout"]
     assert (tool.category, tool.read_only, tool.plugin) == ("text", True, "test-plugin")
     assert tool.summary == "Upper-case a text."
     workspace = open_workspace(make_workspace(FILES), plugins=plugins)
@@ -242,8 +242,15 @@ def test_a_parser_without_patterns_is_refused(make_workspace: MakeWorkspace) -> 
 def test_hook_register_services(make_workspace: MakeWorkspace, plugins: Any) -> None:
     workspace = open_workspace(make_workspace(FILES), plugins=plugins)
     assert workspace.service("greeter") == f"hello from {workspace.root.name}"
-    with pytest.raises(MissingExtra):
+    assert workspace.service("greeter", str) is workspace.service("greeter")  # typed
+    assert workspace.greeter is workspace.service("greeter")  # a service is an attribute
+    with pytest.raises(InvalidInput, match="the 'greeter' service is a str, not a int"):
+        workspace.service("greeter", int)
+    with pytest.raises(MissingExtra) as missing:
         workspace.service("nothing-registers-this")
+    assert missing.value.help == 'pip install "cuedeck[all]"'
+    with pytest.raises(AttributeError):
+        _ = workspace.nothing_registers_this
 
 
 def test_hook_register_commands(make_workspace: MakeWorkspace, plugins: Any) -> None:
@@ -330,6 +337,60 @@ def test_hook_register_scene_sources(make_workspace: MakeWorkspace) -> None:
     assert "remember the key [REDACTED:" in scene.text
     assert "sk_live_4eC39" not in scene.text
     assert "notes.txt" in scene.manifest["inputs"]
+
+
+@attrs.frozen
+class NotesSettings:
+    """``[notes]``: the notes of a card."""
+
+    folder: str = setting("notes", "Where notes are kept, relative to the root.")
+    max_notes: int = setting(50, "Notes listed per card.", minimum=1)
+    pruner: str = setting("outline", "Pruner of the notes.", names="register_pruners")
+
+
+class NotesPlugin:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register("notes", NotesSettings)
+
+
+def test_hook_register_settings(
+    make_workspace: MakeWorkspace, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    import tomllib
+
+    pm = make_plugin_manager()  # cue's own commands are a plugin too
+    pm.register(NotesPlugin(), name="notes-plugin")
+    # cue init writes the section, commented out at its defaults, like core's.
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert CliRunner().invoke(make_cli(pm), ["-C", str(fresh), "init"]).exit_code == 0
+    template = (fresh / ".cuedeck" / "config.toml").read_text(encoding="utf-8")
+    assert "# The notes of a card.\n[notes]\n# Where notes are kept" in template
+    assert tomllib.loads(template)["notes"] == {}
+    assert pm.source_of("register_settings", "notes") == "notes-plugin"
+
+    # Values from the file and the environment, read typed.
+    root = make_workspace(FILES, config='[notes]\nfolder = "memos"\n')
+    monkeypatch.setenv("CUEDECK_NOTES_MAX_NOTES", "7")
+    settings = open_workspace(root, plugins=pm).config.section("notes", NotesSettings)
+    assert (settings.folder, settings.max_notes) == ("memos", 7)
+    monkeypatch.delenv("CUEDECK_NOTES_MAX_NOTES")
+
+    # Checked like core's: a bad value is 1004 at its line, an unknown key a warning,
+    # a name nothing registered a doctor error.
+    def doctor(config: str) -> list[tuple[int, int | None, str]]:
+        root = make_workspace(FILES, config=config)
+        result = CliRunner().invoke(make_cli(pm), ["-C", str(root), "doctor", "--json"])
+        report = json.loads(result.output)
+        return [(p["code"], p["line"], p["message"]) for p in report["problems"]]
+
+    assert doctor("[scene]\n\n[notes]\nmax_notes = 0\n") == [
+        (1004, 4, "config key 'notes.max_notes' has a bad value 0: must be at least 1")
+    ]
+    assert (1004, 2, "unknown config key 'notes.colour'") in doctor('[notes]\ncolour = "red"\n')
+    assert doctor('[notes]\npruner = "squeeze"\n')[0][:2] == (1004, 2)
 
 
 class LargestSections:

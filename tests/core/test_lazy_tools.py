@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput, ToolLoadFailed
-from cuedeck.plugins import check_tools, get_tools, make_plugin_manager, plugin_failures
+from cuedeck.plugins import make_plugin_manager
 from cuedeck_cli.app import make_cli
 from tests.conftest import MakeWorkspace
 
@@ -87,7 +87,7 @@ def test_a_tool_registered_by_path_is_imported_when_first_used(
 ) -> None:
     plugins = _plugins(tool_module)
     workspace = open_workspace(make_workspace(FILES), plugins=plugins)
-    tool = get_tools(plugins)["count_words"]  # the name is the part after ':'
+    tool = plugins.tools()["count_words"]  # the name is the part after ':'
     assert (tool.plugin, tool.category, tool.role) == ("lazy-plugin", "text", "read")
     assert tool_module not in sys.modules
     assert tool.call(workspace, {"path": ".cuedeck/docs/a.md", "at_least": 2}) == {
@@ -119,7 +119,7 @@ def test_a_path_that_does_not_load_is_a_coded_error_naming_tool_plugin_and_path(
     workspace = open_workspace(make_workspace(FILES), plugins=plugins)
     name = "extra"
     path = target.format(module=tool_module)
-    tool = get_tools(plugins)[name]  # looking tools up loads none of them
+    tool = plugins.tools()[name]  # looking tools up loads none of them
     with pytest.raises(ToolLoadFailed) as failed:
         tool.call(workspace, {})
     error = failed.value
@@ -133,12 +133,12 @@ def test_a_path_that_does_not_load_is_a_coded_error_naming_tool_plugin_and_path(
     assert cause in error.message
     assert error.help is not None and "CUEDECK_DISABLE_PLUGINS" in error.help
     # The plugin's other tool is unaffected.
-    assert get_tools(plugins)["count_words"].call(workspace, {"path": ".cuedeck/docs/a.md"})
+    assert plugins.tools()["count_words"].call(workspace, {"path": ".cuedeck/docs/a.md"})
 
 
 def test_a_path_is_checked_like_a_function_when_it_loads(tool_module: str) -> None:
     plugins = _plugins(tool_module, "{module}:undocumented")
-    tool = get_tools(plugins)["extra"]
+    tool = plugins.tools()["extra"]
     with pytest.raises(InvalidInput, match="'extra' from 'lazy-plugin' has no docstring"):
         tool.check()
 
@@ -148,7 +148,7 @@ def test_a_string_that_is_no_import_path_is_refused_when_tools_are_looked_up(
 ) -> None:
     plugins = _plugins(tool_module, "{module}.count_words")
     with pytest.raises(InvalidInput, match="is not an import path") as refused:
-        get_tools(plugins)
+        plugins.tools()
     assert refused.value.data["field"] == "func"
 
 
@@ -157,11 +157,11 @@ def test_check_tools_leaves_a_broken_tool_out_and_records_its_plugin(
 ) -> None:
     plugins = _plugins(tool_module, "{module}:no_such_tool")
     with caplog.at_level(logging.WARNING, logger="cuedeck"):
-        checked = check_tools(plugins)
-        check_tools(plugins)  # checked once per host: one failure, not two
+        checked = plugins.checked_tools()
+        plugins.checked_tools()  # checked once per host: one failure, not two
     assert "count_words" in checked and "build_scene" in checked
     assert "extra" not in checked
-    (failure,) = plugin_failures(plugins)
+    (failure,) = plugins.failures
     assert failure.name == "lazy-plugin"
     assert failure.error.startswith("ToolLoadFailed: tool 'extra' from 'lazy-plugin'")
     assert "no_such_tool" in caplog.text

@@ -240,6 +240,20 @@ def test_no_false_positives_on_the_fastapi_docs(fastapi_docs: Path) -> None:
     assert found == {}
 
 
+@pytest.mark.slow
+def test_no_false_positives_on_the_tldr_pages(tldr_pages: Path) -> None:
+    files = sorted(tldr_pages.rglob("*.md"))
+    assert len(files) > 7000
+    found = {
+        str(path.relative_to(tldr_pages)): [
+            (s.rule, text[s.start : s.end]) for s in MASKER.find_secrets(text)
+        ]
+        for path in files
+        if MASKER.find_secrets(text := path.read_text(encoding="utf-8"))
+    }
+    assert found == {}
+
+
 def test_documented_samples_are_left_alone() -> None:
     text = (
         "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n"
@@ -265,12 +279,72 @@ def test_documented_samples_are_left_alone() -> None:
         '"hashed_password": "fakehashedsecret"',
         "The key-value store keeps a token per session.",
         "ghp_tooShortToBeAToken",
-        "mask_live_abcdefghijklmnopqrstuvwx1234",  # glued to a word: not a Stripe key
+        "the monkey-15bcdefadb46d41592add47251146c14 is a hash",  # key- inside a word
+        "data:image/png;base64,AAAAeyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyLTQy",
         "api_key: [REDACTED:gcp-api-key#1]",
     ],
 )
 def test_stand_ins_and_prose_are_not_secrets(text: str) -> None:
     assert MASKER.find_secrets(text) == []
+
+
+#: Tokens whose format starts with a character class, not a literal prefix: their edges
+#: are what tells them from other text, so they stay unglued on both sides.
+UNPREFIXED = {"azure-client-secret", "terraform-cloud-token", "telegram-bot-token",
+              "mailchimp-api-key"}  # fmt: skip
+#: Prefixes short or common enough to occur inside words and numbers (SK, key-, eyJ...):
+#: such a token may follow ``_`` or ``-``, not a letter or digit.
+COMMON_PREFIX = {"databricks-token", "twilio-api-key", "mailgun-api-key", "resend-api-key",
+                 "notion-token", "square-token", "openai-api-key", "huggingface-token",
+                 "replicate-token", "1password-secret-key", "jwt"}  # fmt: skip
+PREFIXED = sorted(
+    rule for rule, (text, secret) in EXAMPLES.items()
+    if text == secret and rule not in UNPREFIXED and rule != "private-key"
+)  # fmt: skip
+
+
+def _covered(text: str, secret: str) -> bool:
+    """Whether every character of ``secret`` in ``text`` lies inside a span found."""
+    at = text.index(secret)
+    return any(s.start <= at and at + len(secret) <= s.end for s in MASKER.find_secrets(text))
+
+
+@pytest.mark.parametrize("rule", PREFIXED)
+def test_a_prefixed_token_is_found_wherever_its_format_says_it_starts_and_ends(rule: str) -> None:
+    _, secret = EXAMPLES[rule]
+    left = ["key_", "leak-", "GH_TOKEN_", "keys/", "x", "7"]
+    if rule in COMMON_PREFIX:
+        left = left[:4]
+    right = ["_backup.txt", ".md", "-old", " = 1", "/x"]
+    missed = [
+        f"{before}<token>{after}"
+        for before in ["", *left]
+        for after in ["", *right]
+        if not _covered(f"path {before}{secret}{after} end", secret)
+    ]
+    assert missed == []
+
+
+@pytest.mark.parametrize("rule", sorted(COMMON_PREFIX))
+def test_a_token_with_a_common_prefix_is_not_found_inside_a_word(rule: str) -> None:
+    _, secret = EXAMPLES[rule]
+    assert MASKER.find_secrets(f"see x{secret} and 7{secret}") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["key_ghp_kNwpQ5mdlHsFzGlSOGWn7Xr7ZVFsIOwoiS94",
+     "notes_ghp_kNwpQ5mdlHsFzGlSOGWn7Xr7ZVFsIOwoiS94.md",
+     "keys/AKIAPYCDYBK377OXTZQ6_backup.txt", "leak-ghp_kNwpQ5mdlHsFzGlSOGWn7Xr7ZVFsIOwoiS94",
+     "GH_TOKEN_ghp_kNwpQ5mdlHsFzGlSOGWn7Xr7ZVFsIOwoiS94 = 1",
+     "mask_live_abcdefghijklmnopqrstuvwx1234"],
+)  # fmt: skip
+def test_the_issues_leaks_are_masked(text: str, make_workspace: MakeWorkspace) -> None:
+    workspace = open_workspace(make_workspace())
+    masked = workspace.mask(text)
+    assert "[REDACTED:" in masked
+    for secret in ("ghp_kNwp", "AKIAPYCD", "sk_live_abcdefgh"):
+        assert secret not in masked
 
 
 def test_provider_rule_names_an_env_assignment() -> None:
@@ -401,3 +475,12 @@ def test_entropy_and_placeholder_helpers() -> None:
     assert is_placeholder("xxxxxxxx")
     assert is_placeholder("your-api-key-here")
     assert not is_placeholder("Tr0ub4dor-3")
+
+
+def test_mask_json_masks_keys_like_values(make_workspace: MakeWorkspace) -> None:
+    token = EXAMPLES["github-token"][1]
+    session = open_workspace(make_workspace()).mask_session()
+    reply = {"tokens_by_task": {token: 12, "k3x9q2": 3}, "content_hash": "a" * 64}
+    masked = session.mask_json(reply)
+    assert masked["tokens_by_task"] == {"[REDACTED:github-token#1]": 12, "k3x9q2": 3}
+    assert token not in repr(masked)

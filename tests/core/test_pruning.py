@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 
-from cuedeck.models import SceneItem
+from cuedeck.errors import CueError
+from cuedeck.models import Placement, SceneItem
 from cuedeck.plugins import get_pruners, make_plugin_manager
-from cuedeck.pruning import GreedyPruner, OutlinePruner, outline
+from cuedeck.pruning import CheckedPruner, GreedyPruner, OutlinePruner, outline
 from cuedeck.tokens import EstimateCounter
 
 COUNT = EstimateCounter().count
@@ -124,3 +127,114 @@ def test_outline_pruner_outlines_then_continues() -> None:
 @pytest.mark.parametrize("name", ["greedy", "outline"])
 def test_core_registers_both_pruners(name: str) -> None:
     assert name in get_pruners(make_plugin_manager(entry_points=False))
+
+
+# --- the contract, clause by clause (pruning.CheckedPruner) -----------------------------
+
+CARD = SceneItem("card.md", None, 100, 0, "card", 10, "0" * 64, role="card")
+DOC_A = SceneItem("a.md", None, 50, 1, "alpha", 20, "0" * 64)
+DOC_B = SceneItem("b.md", "sec", 50, 1, "beta", 30, "0" * 64)
+ITEMS = [CARD, DOC_A, DOC_B]
+
+
+def _whole(item: SceneItem, tokens: int | None = None) -> Placement:
+    mode = "section" if item.anchor else "whole"
+    return Placement(item, mode, item.text, item.tokens if tokens is None else tokens)
+
+
+def _dropped(item: SceneItem, tokens: int = 0) -> Placement:
+    return Placement(item, "dropped", "", tokens, "no room")
+
+
+class _Fixed:
+    """A pruner that returns what the table row says, whatever the budget."""
+
+    def __init__(self, placements: list[Placement]) -> None:
+        self.placements = placements
+
+    def prune(self, items: Any, budget: int, count: Any) -> list[Placement]:
+        return list(self.placements)
+
+
+CONTRACT = [
+    # (clause, placements, budget, broken: None when the contract holds)
+    ("all whole within the budget", [_whole(CARD), _whole(DOC_A), _whole(DOC_B)], 60, None),
+    ("exactly the budget", [_whole(CARD), _whole(DOC_A), _dropped(DOC_B)], 30, None),
+    (
+        "an outline at its own cost",
+        [_whole(CARD), _whole(DOC_A), Placement(DOC_B, "outline", "b", 5, "outline")],
+        35,
+        None,
+    ),
+    ("the card alone over the budget", [_whole(CARD), _dropped(DOC_A), _dropped(DOC_B)], 4, None),
+    (
+        "one placement per item",
+        [_whole(CARD), _whole(DOC_A)],
+        60,
+        "returned 2 placements for 3 items",
+    ),
+    (
+        "in the order given",
+        [_whole(CARD), _whole(DOC_B), _whole(DOC_A)],
+        60,
+        "placement 1 is for b.md#sec, not a.md",
+    ),
+    (
+        "for the item given",
+        [_whole(CARD), _whole(attrs.evolve(DOC_A)), _whole(DOC_B)],
+        60,
+        "placement 1 is for a copy of it, not a.md",
+    ),
+    (
+        "the card kept whole",
+        [_dropped(CARD), _whole(DOC_A), _dropped(DOC_B)],
+        60,
+        "did not keep the active card whole",
+    ),
+    (
+        "no negative tokens",
+        [_whole(CARD), Placement(DOC_A, "outline", "a", -1, "x"), _dropped(DOC_B)],
+        60,
+        "reported -1 tokens for a.md (outline)",
+    ),
+    (
+        "a dropped item costs nothing",
+        [_whole(CARD), _whole(DOC_A), _dropped(DOC_B, 3)],
+        60,
+        "reported 3 tokens for b.md#sec (dropped)",
+    ),
+    (
+        "within the budget, card included",
+        [_whole(CARD), _whole(DOC_A), _dropped(DOC_B)],
+        29,
+        "placed 30 tokens, over its budget of 29",
+    ),
+    (
+        "what is kept whole costs its measure",
+        [_whole(CARD), _whole(DOC_A, 0), _dropped(DOC_B)],
+        25,
+        "placed 30 tokens, over its budget of 25",
+    ),
+    (
+        "the card over the budget leaves no room",
+        [_whole(CARD), _whole(DOC_A), _dropped(DOC_B)],
+        4,
+        "placed 30 tokens, over its budget of 4",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("clause", "placements", "budget", "broken"), CONTRACT, ids=[row[0] for row in CONTRACT]
+)
+def test_the_pruner_contract(
+    clause: str, placements: list[Placement], budget: int, broken: str | None
+) -> None:
+    checked = CheckedPruner("table", _Fixed(placements))
+    if broken is None:
+        assert checked.prune(ITEMS, budget, COUNT) == placements
+        return
+    with pytest.raises(CueError, match="pruner 'table' broke its contract") as caught:
+        checked.prune(ITEMS, budget, COUNT)
+    assert broken in caught.value.message
+    assert caught.value.data["pruner"] == "table"

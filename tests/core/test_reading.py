@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from cuedeck.errors import FileNotFound, InvalidInput, Protected
-from cuedeck.plugins import get_tools
 from cuedeck.reading import read_doc
 from cuedeck.workspace import Workspace, open_workspace
 
@@ -241,7 +240,7 @@ def test_default_budget_comes_from_config(make_workspace: MakeWorkspace) -> None
 
 def test_registered_with_schema_flags_and_1004_validation(make_workspace: MakeWorkspace) -> None:
     workspace = _open(make_workspace({"guide.md": GUIDE}))
-    tool = get_tools(workspace.plugins)["read_doc"]
+    tool = workspace.plugins.tools()["read_doc"]
     assert (tool.category, tool.read_only, tool.destructive, tool.idempotent) == (
         "docs",
         True,

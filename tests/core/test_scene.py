@@ -11,7 +11,6 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import CycleDetected, FileNotFound, InvalidInput, StaleCache, TokenLimitExceeded
-from cuedeck.plugins import get_tools
 from cuedeck.scene import (
     Scene,
     build_scene,
@@ -487,7 +486,7 @@ def test_check_notices_another_active_card(make_workspace: MakeWorkspace) -> Non
 
 def test_build_scene_tool(make_workspace: MakeWorkspace) -> None:
     workspace: Workspace = open_workspace(make_workspace(project()))
-    tool = get_tools(workspace.plugins)["build_scene"]
+    tool = workspace.plugins.tools()["build_scene"]
     assert tool.read_only and tool.idempotent
     schema = tool.input_schema()
     assert set(schema["properties"]) == {"card_id", "token_limit", "format", "since", "stack"}

@@ -10,9 +10,9 @@ from typing_extensions import TypedDict
 
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.plugins import make_plugin_manager
 from cuedeck.tools import Tool
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, needs_extras
 
 
 class Filters(TypedDict, total=False):
@@ -105,7 +105,7 @@ def test_a_tool_needs_a_docstring_and_a_workspace_parameter() -> None:
 
 
 def test_every_registered_tool_has_working_schemas() -> None:
-    tools = get_tools(make_plugin_manager())
+    tools = make_plugin_manager().tools()
     assert tools, "core registers tools of its own"
     for name, registered in tools.items():
         assert registered.summary, name
@@ -117,7 +117,7 @@ def _demo_tool(name: str) -> tuple[Any, Tool]:
     from tests.conftest import REPO
 
     workspace = open_workspace(REPO / "examples" / "demo")
-    return workspace, get_tools(workspace.plugins)[name]
+    return workspace, workspace.plugins.tools()[name]
 
 
 @pytest.mark.parametrize(
@@ -165,3 +165,48 @@ def test_lists_and_nesting_have_caps() -> None:
     assert "more than 10,000 items" in long_list.value.message
     assert too_deep.value.data["field"].startswith("updates.tags.0.0")
     check_sizes({"tags": ["x"] * 10_000, "text": "y" * 1_000_000}, tool="t")  # at the caps
+
+
+#: Tools whose replies are still untyped on another branch (mem29 types memory's).
+UNTYPED_ELSEWHERE = {"memory"}
+
+
+def _untyped(schema: dict[str, Any], defs: dict[str, Any], where: str = "$") -> list[str]:
+    """Places in an output schema that do not say their type, or an object's required
+    keys. Array items and open maps (``dict[str, Any]``) may hold any JSON value."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return _untyped(defs[name], defs, f"{where}->{name}")
+    found = []
+    if not any(key in schema for key in ("type", "anyOf", "oneOf", "enum", "const")):
+        found.append(f"{where}: no type")
+    for key in ("anyOf", "oneOf"):
+        for n, option in enumerate(schema.get(key, [])):
+            found += _untyped(option, defs, f"{where}|{n}")
+    properties = schema.get("properties")
+    if properties is not None:
+        if not schema.get("required"):
+            found.append(f"{where}: no required keys")
+        for name, sub in properties.items():
+            found += _untyped(sub, defs, f"{where}.{name}")
+    items = schema.get("items")
+    if isinstance(items, dict) and items:
+        found += _untyped(items, defs, f"{where}[]")
+    return found
+
+
+@needs_extras
+def test_every_tool_publishes_a_typed_output_schema() -> None:
+    tools = make_plugin_manager().checked_tools()
+    assert len(tools) > 40
+    found = {}
+    for name, tool in tools.items():
+        if tool.plugin in UNTYPED_ELSEWHERE:
+            continue
+        schema = tool.output_schema()
+        if schema is None:
+            found[name] = ["no output schema: the return type is missing or Any"]
+            continue
+        if problems := _untyped(schema, schema.get("$defs", {})):
+            found[name] = problems
+    assert found == {}

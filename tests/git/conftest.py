@@ -12,7 +12,6 @@ import pytest
 
 pytest.importorskip("cuedeck_git")
 
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import Workspace, open_workspace
 
 
@@ -71,7 +70,7 @@ Call = Callable[..., Any]
 def call(repo: Path) -> Call:
     """``call("git_status", ...)``: a registered tool, validated and run on ``repo``."""
     workspace: Workspace = open_workspace(repo)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
 
     def run(name: str, **arguments: Any) -> Any:
         return tools[name].call(workspace, arguments)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cuedeck.errors import GitFailed, InvalidInput
+from cuedeck.errors import InvalidInput
+from cuedeck_git.errors import GitFailed
 from tests.git.conftest import Call, git
 
 
@@ -62,7 +63,6 @@ def test_commit_message_starting_with_a_dash_is_just_a_message(repo: Path, call:
 
 
 def test_first_commit_of_an_empty_repository(tmp_path: Path) -> None:
-    from cuedeck.plugins import get_tools
     from cuedeck.workspace import open_workspace
 
     root = tmp_path / "fresh"
@@ -70,7 +70,7 @@ def test_first_commit_of_an_empty_repository(tmp_path: Path) -> None:
     (root / "a.txt").write_text("a\n", encoding="utf-8")
     git(root, "init", "--quiet")
     workspace = open_workspace(root)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
     assert tools["git_status"].call(workspace, {})["commit"] is None
     assert tools["git_log"].call(workspace, {})["commits"] == []
     tools["git_stage"].call(workspace, {"file_paths": ["a.txt"]})

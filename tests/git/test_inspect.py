@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cuedeck.errors import GitFailed, InvalidInput
+from cuedeck.errors import InvalidInput
+from cuedeck_git.errors import GitFailed
 from tests.git.conftest import Call, git
 
 
@@ -30,7 +31,6 @@ def test_status_counts_ahead_and_a_clean_tree(repo: Path, call: Call) -> None:
 
 
 def test_status_of_a_workspace_inside_a_bigger_repository(tmp_path: Path) -> None:
-    from cuedeck.plugins import get_tools
     from cuedeck.workspace import open_workspace
 
     top = tmp_path / "mono"
@@ -45,19 +45,18 @@ def test_status_of_a_workspace_inside_a_bigger_repository(tmp_path: Path) -> Non
     (top / "other.txt").write_text("changed outside\n", encoding="utf-8")
     (ws / "main.py").write_text("x = 2\n", encoding="utf-8")
     workspace = open_workspace(ws)
-    status = get_tools(workspace.plugins)["git_status"].call(workspace, {})
+    status = workspace.plugins.tools()["git_status"].call(workspace, {})
     assert status["unstaged"] == [{"path": "main.py", "status": "modified", "old_path": None}]
 
 
 def test_status_outside_a_repository_names_the_cause(tmp_path: Path) -> None:
-    from cuedeck.plugins import get_tools
     from cuedeck.workspace import open_workspace
 
     (tmp_path / "plain" / ".cuedeck" / "cards").mkdir(parents=True)
     (tmp_path / ".git").mkdir()  # not a repository: git must not find a parent one
     workspace = open_workspace(tmp_path / "plain")
     with pytest.raises(GitFailed) as failed:
-        get_tools(workspace.plugins)["git_status"].call(workspace, {})
+        workspace.plugins.tools()["git_status"].call(workspace, {})
     assert failed.value.data["reason"] == "not_a_repository"
     assert "git init" in failed.value.data["help"]
 
@@ -137,11 +136,10 @@ def test_log_stops_at_the_token_budget(repo: Path, call: Call, tmp_path: Path) -
     (repo / ".cuedeck" / "config.toml").write_text("[files]\nmax_tokens = 60\n", encoding="utf-8")
     for n in range(4):
         git(repo, "commit", "--quiet", "--allow-empty", "-m", f"commit {n}", "-m", "x " * 40)
-    from cuedeck.plugins import get_tools
     from cuedeck.workspace import open_workspace
 
     workspace = open_workspace(repo)
-    page = get_tools(workspace.plugins)["git_log"].call(workspace, {"limit": 10})
+    page = workspace.plugins.tools()["git_log"].call(workspace, {"limit": 10})
     assert page["returned"] == 1 and page["truncated"] and page["next_offset"] == 1
 
 

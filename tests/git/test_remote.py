@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cuedeck.errors import GitFailed, GitTimeout, InvalidInput
-from cuedeck.plugins import get_tools
+from cuedeck.errors import InvalidInput
 from cuedeck.workspace import open_workspace
+from cuedeck_git.errors import GitFailed, GitTimeout
 from tests.git.conftest import Call, git
 
 
@@ -110,7 +110,7 @@ def test_a_credential_prompt_fails_at_once(repo: Path, password_server: str) -> 
     )
     workspace = open_workspace(repo)
     with pytest.raises(GitFailed) as failed:
-        get_tools(workspace.plugins)["git_fetch"].call(workspace, {"remote": "private"})
+        workspace.plugins.tools()["git_fetch"].call(workspace, {"remote": "private"})
     assert failed.value.data["reason"] == "credentials"
     assert "never prompts" in failed.value.data["help"]
 
@@ -125,7 +125,7 @@ def test_a_hanging_remote_is_stopped_with_its_helpers(repo: Path, tmp_path: Path
     (repo / ".cuedeck" / "config.toml").write_text("[git]\nnetwork_timeout = 2\n", encoding="utf-8")
     workspace = open_workspace(repo)
     with pytest.raises(GitTimeout) as stopped:
-        get_tools(workspace.plugins)["git_fetch"].call(workspace, {"remote": "slow"})
+        workspace.plugins.tools()["git_fetch"].call(workspace, {"remote": "slow"})
     assert stopped.value.data["timeout_seconds"] == 2
     pid = int(pid_file.read_text(encoding="utf-8"))
     deadline = time.monotonic() + 10  # SIGKILL was sent; wait for it to land

@@ -123,7 +123,8 @@ async def bearer_session(url: str, token: str | None, work: Any) -> Any:
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with (
-        httpx2.AsyncClient(headers=headers) as http,
+        # A loaded machine can take longer than httpx's 5 s over a server's first call.
+        httpx2.AsyncClient(headers=headers, timeout=120) as http,
         Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
     ):
         return await work(client)

@@ -1,14 +1,22 @@
-"""Hundreds of generated bad calls across every tool, through the real stdio client.
+"""Over a thousand generated hostile calls across every tool, through the real stdio client.
 
-Every reply must be a valid result or a JSON-RPC error with a CueDeck code (never an
-internal error, never a missing reply), and no planted secret may appear in any reply,
-even when a call sends the secret itself as an argument.
+The workspace is a git repository with secrets planted in files, file names, a branch
+and a commit, links into ``.git``, into CueDeck's control files and out of the
+workspace, and an ``access.toml``. Every reply must be a valid result or a JSON-RPC error
+with a CueDeck code (never an internal error, never a missing reply); no planted secret
+may appear in any reply, error or line of the server's stderr, even when a call sends
+the secret itself; and nothing outside the workspace, inside ``.git`` or among
+CueDeck's control files may change. A second test sends raw lines the client could not
+(lone surrogates, ids of every type, deep nesting) and wants one answer for each.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +30,7 @@ from tests.mcp.conftest import CUE, environment
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-CALLS = 520
+CALLS = 1100
 SEED = 20261123
 #: Every secret planted in the workspace, one per masking family worth checking.
 PLANTED = {
@@ -43,8 +51,11 @@ HOSTILE_STRINGS = [
     "~/.ssh/id_rsa",
     "%2e%2e/%2e%2e/etc/passwd",
     "\u202eevil\u202c",
+    "\u200f\u2066bidi\u2069\u202a",
     "zero\u200bwidth",
+    "\U0001f600\U0001f4a9",  # astral characters (surrogate pairs in UTF-16)
     "x" * 100_000,
+    "n" * 300 + ".txt",
     "9999999999d",
     "2024-13-45",
     "-1",
@@ -56,9 +67,33 @@ HOSTILE_STRINGS = [
     "#anchor",
     "docs/api.md#",
     "@card/zzzzzz",
+    # links planted in the workspace, into .git, CueDeck's control files and out of it
+    "docs/gitdir/config",
+    "docs/gitdir/hooks/pre-commit",
+    "docs/deck/access.toml",
+    "docs/deck/config.toml",
+    "docs/deck/.cache/index.sqlite3",
+    ".cuedeck/access.toml",
+    ".cuedeck/config.toml",
+    ".cuedeck/state.json",
+    "docs/outside/secret.txt",
+    "loop-a",
+    "docs",
+    # refspecs and options where refs go
+    "+main:feature",
+    "main:feature",
+    "main..feature",
+    "HEAD:README.md",
+    "-f",
+    "--output=/tmp/fuzzed",
+    "main@{1}",
+    # secrets, alone and glued to names
     f"postgres://ledger:{PLANTED['password']}@db.internal:5432/ledger",
     PLANTED["aws"],
     f"token {PLANTED['github']}",
+    f"notes_{PLANTED['github']}.md",
+    f"leak-{PLANTED['github']}",
+    f"keys/{PLANTED['aws']}_backup.txt",
 ]
 #: Strings that pass the published patterns (ids, date filters, anchors) but sit at
 #: their extremes, so calls get past the schema into the tools' own code.
@@ -77,11 +112,31 @@ EDGE_STRINGS = [
     ".cuedeck/docs/vault.md",
     ".cuedeck/cards/fz0001.md",
     "fuzz",
+    "main",
+    "HEAD~1",
+    "origin",
+    "README.md",
+    "docs/leaky.md",
 ]
 HOSTILE_NUMBERS = [-1, 0, 1, -(2**63), 2**63, 2**64 + 1, 10**300, 3.5, float("1e308")]
 
 
-def _plant(root: Path) -> None:
+def _deep(levels: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=environment(
+        GIT_AUTHOR_NAME="Ada", GIT_AUTHOR_EMAIL="ada@example.org",
+        GIT_COMMITTER_NAME="Ada", GIT_COMMITTER_EMAIL="ada@example.org",
+        GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1",
+    ))  # fmt: skip
+
+
+def _plant(root: Path, outside: Path) -> None:
     cards = root / ".cuedeck" / "cards"
     (cards / "fz0001.md").write_text(
         f"---\ntitle: rotate {PLANTED['aws']}\nstatus: todo\npriority: high\n"
@@ -91,12 +146,47 @@ def _plant(root: Path) -> None:
         "# Vault\n\n## Database\n\n"
         f"DATABASE_URL=postgres://app:{PLANTED['password']}@db.internal:5432/app\n"
     )
+    (root / "docs" / f"notes_{PLANTED['github']}.md").write_text("# Notes\n\nGlued names.\n")
+    (root / "keys").mkdir()
+    (root / "keys" / f"{PLANTED['aws']}_backup.txt").write_text("backup\n")
     config = root / ".cuedeck" / "config.toml"
     limits = "".join(
         f"\n[rate_limits.{tool}]\nper_minute = 0\nburst = 0\n"
         for tool in ("read_context", "read_doc", "list_tasks", "update_task")
     )
-    config.write_text(config.read_text() + limits)
+    config.write_text(config.read_text() + '\n[mcp]\nlocal_role = "admin"\n' + limits)
+    (root / ".cuedeck" / "access.toml").write_text(
+        f'[[token]]\nname = "ci"\nrole = "read"\nsha256 = "{"a" * 64}"\n'
+    )
+    _git(root, "init", "--quiet", "--initial-branch", "main")
+    _git(root, "add", "--all")
+    _git(root, "commit", "--quiet", "-m", f"demo with {PLANTED['github']}")
+    _git(root, "branch", f"leak-{PLANTED['github']}")
+    (root / "docs" / "leaky.md").write_text(f"# Leaky\n\nkey_{PLANTED['github']} here\n")
+    outside.mkdir()
+    (outside / "secret.txt").write_text(f"outside {PLANTED['password']}\n")
+    (root / "docs" / "gitdir").symlink_to("../.git", target_is_directory=True)
+    (root / "docs" / "deck").symlink_to("../.cuedeck", target_is_directory=True)
+    (root / "docs" / "outside").symlink_to(outside, target_is_directory=True)
+    (root / "loop-a").symlink_to("loop-b")
+    (root / "loop-b").symlink_to("loop-a")
+
+
+def _fingerprint(root: Path, outside: Path) -> dict[str, str]:
+    """Hashes of what no tool may change: the outside folder, .git's config and hooks,
+    CueDeck's control files."""
+    watched = [
+        *sorted(outside.rglob("*")),
+        root / ".git" / "config",
+        *sorted((root / ".git" / "hooks").rglob("*")),
+        root / ".cuedeck" / "access.toml",
+        root / ".cuedeck" / "config.toml",
+    ]
+    return {
+        str(path): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in watched
+        if path.is_file()
+    } | {"outside-listing": ",".join(sorted(p.name for p in outside.parent.iterdir()))}
 
 
 #: Calls the issue reported as internal errors: always part of the run.
@@ -107,7 +197,19 @@ KNOWN_CASES: list[tuple[str, dict[str, Any]]] = [
     ("read_context", {"query": "x\x00y"}),
     ("get_task_dependencies", {"id": "k3x9q2", "reverse": "yes"}),
     ("update_task", {"id": "k3x9q2", "title": "bidi \u202e override"}),
-]
+    ("get_file_content", {"file_path": "n" * 300 + ".txt"}),
+    ("create_file", {"file_path": "docs", "content": "x"}),
+    ("get_file_content", {"file_path": "loop-a"}),
+    ("git_log", {"author": "a\x00b"}),
+    ("git_log", {"since": "2024\x00"}),
+    ("git_commit", {"message": "m", "author": "A <a\x00@b>"}),
+    ("git_pull", {"branch": "+main:feature"}),
+    ("edit_file", {"file_path": "docs/gitdir/config", "old_string": "[core]",
+                   "new_string": "[core]\n\tfsmonitor = touch /tmp/PWNED",
+                   "content_hash": "0" * 64}),
+    ("create_file", {"file_path": "docs/deck/access.toml", "content": "[[token]]"}),
+    ("list_tasks", {"status": _deep(200)}),
+]  # fmt: skip
 
 
 def _wrong_value(rng: random.Random, schema: dict[str, Any]) -> Any:
@@ -119,12 +221,14 @@ def _wrong_value(rng: random.Random, schema: dict[str, Any]) -> Any:
         [],
         {},
         {"nested": {"deeper": [1, "two", None]}},
-        [[[[[[[[[[["deep"]]]]]]]]]]],
+        _deep(11),
+        _deep(40),
+        {"k": _deep(120)},
         rng.choice(HOSTILE_NUMBERS),
         rng.choice(HOSTILE_STRINGS),
     ]
     if kind == "string" or "enum" in schema:
-        choices += [rng.choice(HOSTILE_STRINGS) for _ in range(3)]
+        choices += [rng.choice(HOSTILE_STRINGS) for _ in range(4)]
         choices += [rng.choice(EDGE_STRINGS) for _ in range(5)]
     if kind in ("integer", "number"):
         choices += [rng.choice(HOSTILE_NUMBERS) for _ in range(3)] + ["5", "ten"]
@@ -161,17 +265,28 @@ def _reply_text(value: Any) -> str:
     return json.dumps(value, default=str, ensure_ascii=False)
 
 
-async def test_generated_bad_calls_get_clean_answers(demo: Path) -> None:
-    _plant(demo)
-    rng = random.Random(SEED)
-    params = StdioServerParameters(
-        command=CUE, args=["-C", str(demo), "mcp", "--tools", "all"], env=environment()
+def _served_with_stderr(root: Path, log: Path) -> StdioServerParameters:
+    """`cue mcp --tools all` on ``root`` over stdio, its stderr written to ``log``."""
+    command = " ".join(
+        shlex.quote(part) for part in (CUE, "-C", str(root), "mcp", "--tools", "all")
     )
+    return StdioServerParameters(
+        command="sh", args=["-c", f"exec {command} 2>>{shlex.quote(str(log))}"], env=environment()
+    )
+
+
+async def test_generated_bad_calls_get_clean_answers(demo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    _plant(demo, outside)
+    log = tmp_path / "stderr.log"
+    log.touch()
+    before = _fingerprint(demo, outside)
+    rng = random.Random(SEED)
     problems: list[str] = []
     codes: dict[int | str, int] = {}
-    async with Client(params, mode="legacy") as client:
+    async with Client(_served_with_stderr(demo, log), mode="legacy") as client:
         tools = (await client.list_tools()).tools
-        assert len(tools) >= 14  # every tool: the file tools too
+        assert len(tools) >= 45  # every tool: files, git, memory and the destructive ones
         calls = [(name, arguments) for name, arguments in KNOWN_CASES]
         for number in range(CALLS):
             tool = tools[number % len(tools)]
@@ -190,7 +305,7 @@ async def test_generated_bad_calls_get_clean_answers(demo: Path) -> None:
                 text = _reply_text([error.message, error.data])
                 if error.code == 1000 or "internal error" in error.message:
                     problems.append(f"internal error {error.message[:200]}: {label}")
-                elif not (error.code == 429 or 1001 <= error.code <= 1099):
+                elif not (error.code == 429 or 1001 <= error.code <= 1999):
                     problems.append(f"non-CueDeck code {error.code} {error.message[:120]}: {label}")
             else:
                 codes["ok"] = codes.get("ok", 0) + 1
@@ -200,6 +315,81 @@ async def test_generated_bad_calls_get_clean_answers(demo: Path) -> None:
             leaked = [name for name, secret in PLANTED.items() if secret in text]
             if leaked:
                 problems.append(f"leaked {leaked}: {label}")
+    stderr = log.read_text(encoding="utf-8", errors="replace")
+    problems += [f"stderr leaked {name}" for name, secret in PLANTED.items() if secret in stderr]
+    if "Traceback" in stderr:
+        problems.append("a traceback on stderr: " + stderr[stderr.index("Traceback") :][:400])
     assert not problems, f"{len(problems)} bad replies, e.g.\n" + "\n".join(problems[:15])
+    assert _fingerprint(demo, outside) == before  # nothing outside, in .git or control files
+    assert not Path("/tmp/PWNED").exists()
     # The fuzzing reached the tools' own validation, not just one kind of refusal.
+    assert len(calls) >= 1000
     assert codes.get(1004, 0) > CALLS // 3, codes
+    assert codes.get(1013, 0) > 0 and codes.get("ok", 0) > 0, codes
+
+
+#: Raw lines the client cannot send (lone surrogates) or would not (ids of every type).
+RAW_IDS: list[Any] = [1, "two", {"a": 1}, 1.5, None, True, False, [3], -(2**63), "\u202e"]
+
+
+def _raw_lines(rng: random.Random) -> list[tuple[Any, str]]:
+    lines = []
+    for number in range(120):
+        request_id = rng.choice(RAW_IDS)
+        if isinstance(request_id, int) and not isinstance(request_id, bool):
+            request_id = number + 100
+        arguments = rng.choice(
+            [
+                '{"path":"\\ud800.md"}',
+                '{"query":"a\\udfffb"}',
+                '{"status":' + "[" * rng.choice([5, 70, 200, 2000]) + "]" * 0 + "}",
+                '{"id":"k3x9q2"}',
+                f'{{"file_path":"docs/deck/access.toml","content":"{PLANTED["aws"]}"}}',
+            ]
+        )
+        if "[" in arguments:  # close what was opened
+            arguments = arguments[:-1] + "]" * arguments.count("[") + "}"
+        tool = rng.choice(["read_doc", "read_context", "list_tasks", "create_file"])
+        line = (
+            f'{{"jsonrpc":"2.0","id":{json.dumps(request_id)},"method":"tools/call",'
+            f'"params":{{"name":"{tool}","arguments":{arguments}}}}}'
+        )
+        lines.append((request_id, line))
+    return lines
+
+
+async def test_raw_hostile_lines_each_get_one_answer(demo: Path) -> None:
+    rng = random.Random(SEED)
+    lines = _raw_lines(rng)
+    initialize = (
+        '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+        '"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+    )
+    done = subprocess.run(
+        [CUE, "-C", str(demo), "mcp", "--tools", "all"],
+        input=initialize + "\n".join(line for _, line in lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment(),
+        check=False,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert len(replies) == len(lines) + 1  # the initialize, and one answer per request
+    expected = []  # replies come in any order: the id each request is answered with
+    for sent, line in lines:
+        try:
+            json.loads(line)
+            readable = isinstance(sent, str | int) and not isinstance(sent, bool)
+        except RecursionError:  # too deep to read an id at all: -32700 with id null
+            readable = False
+        expected.append(json.dumps(sent if readable else None))
+    assert sorted(json.dumps(reply["id"]) for reply in replies[1:]) == sorted(expected)
+    for reply in replies[1:]:
+        if "error" in reply:
+            code = reply["error"]["code"]
+            assert code in (-32700, -32600) or 1001 <= code <= 1999, reply
+    text = done.stdout + done.stderr
+    assert not [name for name, secret in PLANTED.items() if secret in text]
+    assert "Traceback" not in done.stderr

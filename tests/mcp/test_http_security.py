@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,8 @@ from mcp import MCPError
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from cuedeck.http_guard import HostOriginGuard
+from cuedeck.http_guard import HEADER_TIMEOUT, MAX_BODY_BYTES, HostOriginGuard
+from tests.conftest import endless_chunked_body, raw_http
 from tests.mcp.conftest import CUE, environment, http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -159,3 +161,59 @@ def test_guard_rules() -> None:
     assert guard.origin_allowed("http://[::1]:8765")
     assert guard.origin_allowed("https://board.example")
     assert not guard.origin_allowed("http://board.example")
+
+
+async def test_duplicate_origins_and_endless_bodies_are_refused(demo: Path) -> None:
+    with http_server(demo) as (_url, port):
+        for origins in (("http://evil.example", f"http://127.0.0.1:{port}"),
+                        (f"http://127.0.0.1:{port}", "http://evil.example")):  # fmt: skip
+            extra = "".join(f"Origin: {origin}\r\n" for origin in origins)
+            answer = raw_http(
+                port,
+                f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}"
+                "Content-Length: 2\r\nConnection: close\r\n\r\n{}".encode(),
+            )
+            assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+        sent, answer = endless_chunked_body(port, "/mcp")
+    assert sent < MAX_BODY_BYTES * 8  # the cap, and what the kernel's buffers took
+    assert answer.startswith((b"HTTP/1.1 413 ", b"reset")), answer[:200]
+
+
+async def test_headers_that_never_end_lose_the_connection(demo: Path) -> None:
+    with http_server(demo) as (_url, port):
+        with socket.create_connection(("127.0.0.1", port), timeout=HEADER_TIMEOUT * 6) as sock:
+            sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode())
+            closed = sock.recv(1024)  # waits for the server: it closes at the deadline
+        served = await _read_doc(url=_url)
+    assert closed == b""
+    assert served.structured_content["path"] == ".cuedeck/docs/api.md"  # others still served
+
+
+async def test_every_request_gets_an_answer_over_http(demo: Path) -> None:
+    headers = {"Accept": "application/json, text/event-stream"}
+    initialize = {
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "probe", "version": "1"}},
+    }  # fmt: skip
+    deep: object = []
+    for _ in range(200):
+        deep = [deep]
+    answers = []
+    with http_server(demo) as (url, _port):
+        async with httpx2.AsyncClient(headers=headers) as http:
+            opened = await http.post(url, json=initialize)
+            session = {"mcp-session-id": opened.headers.get("mcp-session-id", "")}
+            for request_id in ({"a": 1}, 1.5, None, True):
+                reply = await http.post(
+                    url, json={"jsonrpc": "2.0", "id": request_id, "method": "ping"},
+                    headers=session,
+                )  # fmt: skip
+                answers.append((reply.status_code, reply.json()["error"]["code"]))
+            call = {"name": "list_tasks", "arguments": {"status": deep}}
+            reply = await http.post(
+                url, json={"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call},
+                headers=session,
+            )  # fmt: skip
+            answers.append((reply.status_code, reply.json()["error"]["code"]))
+    assert answers == [(400, -32600)] * 4 + [(200, 1004)]

@@ -14,7 +14,6 @@ import pytest
 from mcp import MCPError
 from mcp.client import Client
 
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.roles import allows, load_grants, required_role
 from tests.mcp.conftest import (
@@ -61,7 +60,7 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
     assert {g.role for g in load_grants(demo)} == {"read", "write", "admin"}
 
     workspace = open_workspace(demo)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
     log = tmp_path / "server.log"
     seen: dict[str, set[str]] = {}
     with _serving(demo, log, "--tools", "all") as base:

@@ -21,7 +21,7 @@ from cuedeck.errors import (
     TokenLimitExceeded,
 )
 from cuedeck.files import locked
-from cuedeck.plugins import get_tools, make_plugin_manager, plugin_failures
+from cuedeck.plugins import make_plugin_manager
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.server import build_server
 
@@ -72,7 +72,7 @@ def _as_admin(demo: Path) -> None:
 
 async def test_every_registered_tool_is_served_with_its_metadata(demo: Path) -> None:
     _as_admin(demo)
-    tools = get_tools(open_workspace(demo).plugins)
+    tools = (open_workspace(demo).plugins).tools()
     async with Client(server_for(demo, profile=["all"])) as client:
         listed = {tool.name: tool for tool in await client.list_tools()}
     assert set(listed) == set(tools)
@@ -157,7 +157,7 @@ async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
     assert everything["delete_file"].annotations.destructive_hint is True  # type: ignore[union-attr]
     assert some & files == {"get_file_content"} and "read_doc" in some
     # Every tool of every package (memory, files and git included), as admin sees them.
-    assert len(everything) == len(get_tools(workspace.plugins))
+    assert len(everything) == len(workspace.plugins.tools())
     tokens = _o200k_tokens(list(everything.values()))
     # 8,000 before the code tools; 10,500 before repo_map and the scene's code.
     assert tokens < 10800, f"{tokens} o200k tokens for all tools"
@@ -174,7 +174,7 @@ async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
     from cuedeck.reference import reference_of
 
     _as_admin(demo)
-    tools = get_tools(open_workspace(demo).plugins)
+    tools = (open_workspace(demo).plugins).tools()
     async with Client(server_for(demo, profile=["all"])) as client:
         listed = {t.name: t for t in await client.list_tools()}
         guide = (await client.call_tool("first_time_user_guide", {})).structured_content
@@ -423,7 +423,7 @@ async def test_a_tool_that_does_not_load_is_left_out_and_the_rest_served(demo: P
     assert {"lazy_error", "read_doc", "build_scene", "word_count"} <= listed
     assert conflict.code == 1005
     assert not read.is_error
-    (failure,) = plugin_failures(pm)
+    (failure,) = pm.failures
     assert failure.name == "half-broken"
     assert "ToolLoadFailed: tool 'broken' from 'half-broken'" in failure.error
     assert "'tests.mcp.no_such_module:broken'" in failure.error

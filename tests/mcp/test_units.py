@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cuedeck.config import RateLimit
-from cuedeck.errors import InvalidInput, RateLimited
+from cuedeck.errors import InvalidInput
 from cuedeck.workspace import open_workspace
+from cuedeck_mcp.errors import RateLimited
 from cuedeck_mcp.freshness import Freshness
 from cuedeck_mcp.ratelimit import RateLimiter
 

@@ -11,7 +11,7 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import get_embedders, make_plugin_manager, source_of
+from cuedeck.plugins import get_embedders, make_plugin_manager
 from cuedeck_search import user_cache
 from cuedeck_search.embedding import int8_dot_products, minilm_id, model_file, tokenizer_file
 from tests.conftest import MakeWorkspace
@@ -36,8 +36,8 @@ def test_hook_register_embedders(make_workspace: MakeWorkspace) -> None:
     pm = make_plugin_manager()
     pm.register(hashing_plugin, name="hashing-plugin")
     assert {"minilm", "minilm-float", "onnx", "hashing"} <= set(get_embedders(pm))
-    assert source_of(pm, "register_embedders", "minilm") == "search"
-    assert source_of(pm, "register_embedders", "hashing") == "hashing-plugin"
+    assert pm.source_of("register_embedders", "minilm") == "search"
+    assert pm.source_of("register_embedders", "hashing") == "hashing-plugin"
 
     root = make_workspace(FILES, config='[search]\nembedder = "hashing"\nwait = true\n')
     workspace = open_workspace(root, plugins=pm)

@@ -225,34 +225,7 @@ def test_a_note_under_an_empty_heading_and_without_final_newline() -> None:
     assert crlf == "---\r\na: 1\r\n---\r\ntext\r\n\r\n## Notes\r\n\r\n- T: n\r\n"
 
 
-# --- the fast reader ---------------------------------------------------------------------
-
-SCALAR_TEXT = st.one_of(
-    st.text(st.characters(exclude_categories=["Cs"]), max_size=30),
-    st.from_regex(r"[A-Za-z0-9 ./@'#:-]{1,15}", fullmatch=True),
-)
-RAW_VALUES = st.one_of(
-    SCALAR_TEXT,
-    SCALAR_TEXT.map(lambda s: f"'{s}'"),
-    SCALAR_TEXT.map(lambda s: f'"{s}"'),
-    st.lists(SCALAR_TEXT, max_size=4).map(lambda items: "[" + ", ".join(items) + "]"),
-    st.sampled_from(["yes", "null", "~", "12", "1.5", "2024-01-01", "a # b", "[a, [b]]", ""]),
-)
-KEYS = st.one_of(st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,8}", fullmatch=True), st.just("on"))
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.tuples(KEYS, RAW_VALUES), max_size=8))
-def test_the_fast_reader_agrees_with_yaml_whenever_it_answers(
-    pairs: list[tuple[str, str]],
-) -> None:
-    lines = ["---", *(f"{key}: {value}" for key, value in pairs), "---", "# body"]
-    quick = quick_frontmatter(lines)
-    if quick is None:
-        return
-    data, _body, problems = load_frontmatter(lines, "x")
-    assert not problems
-    assert quick == data
+# --- the fast reader (its agreement with YAML: tests/core/test_frontmatter.py) ---------------
 
 
 @settings(max_examples=100, deadline=None)

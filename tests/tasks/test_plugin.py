@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from cuedeck.plugins import get_services, make_plugin_manager, plugin_infos, source_of
+from cuedeck.plugins import get_services, make_plugin_manager
 from tests.conftest import MakeWorkspace, run_script
 
 
 def test_the_plugin_registers_the_service_tools_and_commands() -> None:
     pm = make_plugin_manager()
-    info = next(info for info in plugin_infos(pm) if info.name == "tasks")
+    info = next(info for info in pm.infos() if info.name == "tasks")
     assert info.distribution == "cuedeck-tasks"
     assert info.hooks == (
         "register_checks",
         "register_commands",
         "register_services",
+        "register_settings",
         "register_tools",
     )
     assert "cards" in get_services(pm)
-    assert source_of(pm, "register_services", "cards") == "tasks"
+    assert pm.source_of("register_settings", "tasks") == "tasks"
+    assert pm.source_of("register_services", "cards") == "tasks"
 
 
 def test_loading_the_cli_does_not_import_the_heavy_task_modules() -> None:
@@ -54,7 +56,7 @@ def test_running_one_tool_imports_that_tool_module_alone(make_workspace: MakeWor
         "from cuedeck.plugins import get_tools\n"
         f"modules = {modules!r}\n"
         f"workspace = open_workspace({str(root)!r})\n"
-        "tools = get_tools(workspace.plugins)\n"
+        "tools = workspace.plugins.tools()\n"
         "before = [m for m in modules if m in sys.modules]\n"
         "reply = tools['list_tasks'].call(workspace, {})\n"
         "after = [m for m in modules if m in sys.modules]\n"

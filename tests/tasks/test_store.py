@@ -11,17 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cuedeck.errors import (
-    CircularDependency,
-    Conflict,
-    CueError,
-    DependencyNotFound,
-    FileNotFound,
-    InvalidInput,
-)
+from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput
 from cuedeck.parsing import load_frontmatter, split_lines
 from cuedeck.workspace import Workspace, open_workspace
 from cuedeck_tasks.cards import new_id
+from cuedeck_tasks.errors import CircularDependency, DependencyNotFound
 from cuedeck_tasks.store import CACHE_FILE, CardChanges, CardStore
 from tests.tasks.conftest import CardsFactory, card_text, store_of
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from cuedeck.errors import CircularDependency, DependencyNotFound, FileNotFound, InvalidInput
-from cuedeck.plugins import get_tools
+from cuedeck.errors import FileNotFound, InvalidInput
 from cuedeck.tools import Tool
 from cuedeck.workspace import Workspace
+from cuedeck_tasks.errors import CircularDependency, DependencyNotFound
 from tests.tasks.conftest import store_of
 
 TASK_TOOLS = [
@@ -23,7 +23,7 @@ TASK_TOOLS = [
 
 
 def tool(workspace: Workspace, name: str) -> Tool:
-    return get_tools(workspace.plugins)[name]
+    return workspace.plugins.tools()[name]
 
 
 def call(workspace: Workspace, name: str, **arguments: Any) -> Any:
@@ -33,7 +33,7 @@ def call(workspace: Workspace, name: str, **arguments: Any) -> Any:
 
 
 def test_the_tools_are_registered_by_the_tasks_plugin(chain: Workspace) -> None:
-    tools = get_tools(chain.plugins)
+    tools = chain.plugins.tools()
     for name in TASK_TOOLS:
         assert tools[name].plugin == "tasks"
         assert tools[name].category == "tasks"

@@ -1,15 +1,21 @@
-"""An example CueDeck plugin: the ``word_count`` tool, two commands and an INI parser.
+"""An example CueDeck plugin: what a third party can add, one hook each.
 
-``cue words`` is written by hand (and takes the workspace with ``pass_workspace``);
-``cue word-count`` is the tool itself, made a command by one registration call, with
-the tool's own validation and errors. The ``ini`` parser makes ``*.ini`` files part of
-the index: each ``[section]`` is a section that search finds and ``read_doc`` reads by
-its name.
+- ``register_settings``: the ``[example]`` config section (:mod:`.settings`).
+- ``register_tools``: the ``word_count`` tool, rate limited per MCP client, which raises
+  the plugin's own error (:mod:`.errors`, code 1040) for a doc under ``min_words``.
+- ``register_commands``: ``cue words``, written by hand (it takes the workspace with
+  ``pass_workspace``), and ``cue word-count``, the tool itself made a command by one call.
+- ``register_maskers``, marked ``tryfirst``: the masker of the example service's keys
+  (``exk_...``). Pluggy calls it before core's, so where a generic built-in rule matches
+  the same secret, this rule names it: ``[REDACTED:example-key#1]``.
+- ``register_parsers``: the ``ini`` parser makes ``*.ini`` files part of the index: each
+  ``[section]`` is a section that search finds and ``read_doc`` reads by its name.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
@@ -17,8 +23,10 @@ from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 from cuedeck import hookimpl
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from cuedeck import Workspace
-    from cuedeck.models import Document
+    from cuedeck.models import Document, SecretSpan
     from cuedeck.parsers import ParseContext
 
 
@@ -35,9 +43,39 @@ def word_count(workspace: Workspace, path: str) -> WordCount:
 
     ``path`` is workspace-relative, such as ``docs/guide.md``.
     """
+    from cuedeck_example_plugin.errors import TooFewWords
+    from cuedeck_example_plugin.settings import ExampleSettings
+
     document = workspace.document(workspace.relative_path(path))
-    text = workspace.read_text(document.path)
-    return {"path": document.path, "words": len(text.split()), "headings": len(document.headings)}
+    words = len(workspace.read_text(document.path).split())
+    least = workspace.config.section("example", ExampleSettings).min_words
+    if words < least:
+        raise TooFewWords(
+            f"{document.path} has {words} words, fewer than [example] min_words = {least}",
+            path=document.path,
+            words=words,
+            min_words=least,
+        )
+    return {"path": document.path, "words": words, "headings": len(document.headings)}
+
+
+class ExampleKeyMasker:
+    """Finds the example service's keys: ``exk_`` and 32 letters or digits."""
+
+    pattern = re.compile(r"\bexk_[A-Za-z0-9]{32}\b")
+
+    def find_secrets(self, text: str) -> Iterator[SecretSpan]:
+        from cuedeck.models import SecretSpan
+
+        for match in self.pattern.finditer(text):
+            yield SecretSpan(match.start(), match.end(), "example-key")
+
+
+@hookimpl
+def register_settings(register: Any) -> None:
+    from cuedeck_example_plugin.settings import ExampleSettings
+
+    register("example", ExampleSettings)
 
 
 def parse_ini(path: str, data: bytes, context: ParseContext) -> Document:
@@ -76,7 +114,16 @@ def register_parsers(register: Any) -> None:
 
 @hookimpl
 def register_tools(register: Any) -> None:
-    register(word_count, category="example", read_only=True, idempotent=True)
+    from cuedeck.settings import RateLimit
+
+    # 60 calls a minute per MCP client, 20 at once; [rate_limits.word_count] overrides it.
+    limit = RateLimit(per_minute=60, burst=20)
+    register(word_count, category="example", read_only=True, idempotent=True, rate_limit=limit)
+
+
+@hookimpl(tryfirst=True)
+def register_maskers(register: Any) -> None:
+    register("example-key", ExampleKeyMasker())
 
 
 @hookimpl

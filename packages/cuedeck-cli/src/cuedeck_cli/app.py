@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from cuedeck.errors import CueError, InvalidInput, MissingExtra
-from cuedeck.plugins import collect, make_plugin_manager
+from cuedeck.plugins import make_plugin_manager
 from cuedeck_cli.context import CliState
 
 if TYPE_CHECKING:
@@ -64,11 +64,10 @@ class CueGroup(click.Group):
         command = super().get_command(ctx, cmd_name)
         extra = COMMAND_EXTRAS.get(cmd_name)
         if command is None and extra is not None:
-            raise MissingExtra(
+            raise MissingExtra.needs(
                 f"`cue {cmd_name}` comes with the {extra} extra, which is not installed "
                 "(or its plugin is disabled)",
-                help=f'pip install "cuedeck[{extra}]"',
-                extra=extra,
+                extra,
             )
         return command
 
@@ -210,7 +209,7 @@ def make_cli(plugins: PluginHost | None = None) -> click.Group:
         ctx.obj = CliState(pm, directory, debug)
         cli.state = ctx.obj
 
-    for name, entry in collect(pm, "register_commands").items():
+    for name, entry in pm.collect("register_commands").items():
         cli.add_command(entry.item, name=name)
     return cli
 

@@ -30,9 +30,10 @@ from cuedeck_cli.output import console, emit_json, render_problem
 def init(force: bool) -> None:
     """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore."""
     from cuedeck.config import CONFIG_PATH, render_default_config
-    from cuedeck.files import atomic_write
+    from cuedeck.files import write_file
 
-    root = current_state().target_directory.resolve()
+    state = current_state()
+    root = state.target_directory.resolve()
     if not root.is_dir():
         raise CueError(f"{root} is not a directory", path=str(root))
     created = []
@@ -45,10 +46,10 @@ def init(force: bool) -> None:
     if config.exists() and force:
         backup = config.with_name(f"config.toml.{time.strftime('%Y%m%d-%H%M%S')}.bak")
         shutil.copy2(config, backup)
-        atomic_write(config, render_default_config())
+        write_file(root, config, render_default_config(state.plugins))
         created.append(f"{CONFIG_PATH} (old one kept as {WORKSPACE_DIR}/{backup.name})")
     elif not config.exists():
-        atomic_write(config, render_default_config())
+        write_file(root, config, render_default_config(state.plugins))
         created.append(CONFIG_PATH)
     gitignore = root / ".gitignore"
     existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
@@ -57,7 +58,7 @@ def init(force: bool) -> None:
     if missing:
         prefix = "" if not existing or existing.endswith("\n") else "\n"
         block = prefix + "# CueDeck cache and generated scene\n" + "\n".join(missing) + "\n"
-        atomic_write(gitignore, existing + block)
+        write_file(root, gitignore, existing + block)
         created.append(".gitignore entries")
     if created:
         click.echo(f"Initialised CueDeck workspace in {root}")
@@ -276,19 +277,19 @@ def upgrade(dry_run: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the plugin list as JSON.")
 def plugins(as_json: bool) -> None:
     """List loaded plugins, their versions, hooks and what they register."""
-    from cuedeck.plugins import check_tools, collect, hook_names, plugin_failures, plugin_infos
+    from cuedeck.plugins import hook_names
 
     pm = current_state().plugins
-    infos = plugin_infos(pm)
-    check_tools(pm)  # imports every tool: one that does not load is listed as a failure
+    infos = pm.infos()
+    pm.checked_tools()  # imports every tool: one that does not load is listed as a failure
     # Every hook of the contract, and who registered what through it (commands too).
     registered = {
         hook.removeprefix("register_"): {
-            name: entry.plugin for name, entry in collect(pm, hook).items()
+            name: entry.plugin for name, entry in pm.collect(hook).items()
         }
         for hook in hook_names()
     }
-    failures = plugin_failures(pm)
+    failures = pm.failures
     if as_json:
         emit_json(
             {
@@ -298,6 +299,8 @@ def plugins(as_json: bool) -> None:
                         "distribution": i.distribution,
                         "version": i.version,
                         "hooks": list(i.hooks),
+                        "markers": {hook: list(marks) for hook, marks in i.markers.items()},
+                        "errors": pm.errors_of(i.name),
                     }
                     for i in infos
                 ],
@@ -306,13 +309,18 @@ def plugins(as_json: bool) -> None:
                     for f in failures
                 ],
                 "registered": registered,
+                "rate_limits": {
+                    name: {"per_minute": tool.rate_limit.per_minute, "burst": tool.rate_limit.burst}
+                    for name, tool in pm.tools().items()
+                    if tool.rate_limit is not None
+                },
             }
         )
         return
     from rich.table import Table
 
     # A counter registered as None cannot work on this machine (o200k without its file).
-    idle = {n for n, e in collect(pm, "register_token_counters").items() if e.item is None}
+    idle = {n for n, e in pm.collect("register_token_counters").items() if e.item is None}
 
     table = Table(title="CueDeck plugins", title_justify="left")
     for column in ("plugin", "distribution", "version", "registers"):

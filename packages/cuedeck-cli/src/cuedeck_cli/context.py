@@ -25,7 +25,8 @@ F = TypeVar("F", bound="Callable[..., Any]")
 
 
 class CliState:
-    """The plugin host, the options of the root command and the (lazily opened) workspace."""
+    """The plugin host, the options of the root command and the (lazily opened)
+    workspace: the :class:`~cuedeck.hookspecs.CommandContext` of every command."""
 
     def __init__(self, plugins: PluginHost, directory: Path | None, debug: bool) -> None:
         self.plugins = plugins
@@ -38,6 +39,18 @@ class CliState:
         from cuedeck.workspace import open_workspace
 
         return open_workspace(self.directory, plugins=self.plugins)
+
+    def emit_json(self, value: Any) -> None:
+        """Print ``value`` as indented JSON on stdout."""
+        from cuedeck_cli.output import emit_json
+
+        emit_json(value)
+
+    def console(self, *, stderr: bool = False) -> Any:
+        """A rich console on stdout or stderr, plain when not a terminal."""
+        from cuedeck_cli.output import console
+
+        return console(stderr=stderr)
 
     @property
     def target_directory(self) -> Path:

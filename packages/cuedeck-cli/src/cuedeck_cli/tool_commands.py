@@ -3,9 +3,9 @@
 ``tool_command("word_count")`` is a click command whose arguments come from the tool's
 typed signature: required parameters are positional arguments, the others options
 (``--max-tokens``; lists repeat, booleans are ``--x/--no-x``, literals are choices).
-The call goes through :meth:`cuedeck.tools.Tool.call`, so validation and errors are the
-ones MCP clients get, and the reply is masked before it is printed (``--json`` prints it
-as JSON). The tool is looked up when the command runs or shows its help, so a plugin can
+The call goes through :func:`cuedeck.serving.serve`, as MCP's and the board's do, so
+validation, errors and the masked JSON reply are the ones MCP clients get (``--json``
+prints it as JSON). The tool is looked up when the command runs or shows its help, so a plugin can
 register the command before anything is loaded.
 """
 
@@ -93,12 +93,11 @@ class ToolCommand(click.Command):
 
     def tool(self, ctx: click.Context) -> Tool:
         """The registered tool, from the running ``cue``'s plugins."""
-        from cuedeck.plugins import get_tools
 
         state = ctx.find_object(CliState)
         if state is None:
             raise RuntimeError("tool commands run inside make_cli()")
-        tools = get_tools(state.plugins)
+        tools = state.plugins.tools()
         if self.tool_name not in tools:
             raise FileNotFound(
                 f"no tool {self.tool_name!r} is registered (is its plugin installed?)",
@@ -124,6 +123,7 @@ class ToolCommand(click.Command):
         return self.help.splitlines()[0] if self.help else f"Run the {self.tool_name} tool."
 
     def _run(self, as_json: bool = False, **values: Any) -> None:
+        from cuedeck.serving import serve
         from cuedeck_cli.context import current_state
         from cuedeck_cli.output import emit_json
 
@@ -134,9 +134,7 @@ class ToolCommand(click.Command):
             for key, value in values.items()
             if value is not None and value != ()
         }
-        workspace = current_state().workspace
-        plain = json.loads(json.dumps(tool.call(workspace, arguments), default=str))
-        value = workspace.mask_session().mask_json(plain)
+        value = serve(tool, current_state().workspace, arguments)
         if as_json:
             emit_json(value)
         else:

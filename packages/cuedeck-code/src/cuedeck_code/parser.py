@@ -20,6 +20,7 @@ from cuedeck.models import Document, Problem, Symbol
 from cuedeck.parsers import SkipFile
 from cuedeck.parsing import decode, split_lines
 from cuedeck_code.languages import grammar, language_of
+from cuedeck_code.settings import CodeSettings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,7 +43,7 @@ def parse_code(path: str, data: bytes, context: ParseContext) -> Document:
     """The document of the source file at ``path`` (see the module docstring)."""
     text, replaced = decode(data)
     lines = split_lines(text)
-    settings = context.config.code if context.config is not None else None
+    settings = context.config.section("code", CodeSettings) if context.config is not None else None
     if settings is None or settings.skip_generated:
         head = text[:4096]
         if "enerated" in head and _GENERATED.search(head):  # the cheap test first

@@ -1,6 +1,7 @@
-"""The CueDeck plugin of cuedeck-code (entry point ``cuedeck = code``): the ``code``
-parser, the code search and navigation tools, and importance (the ``importance`` code
-ranker over the ``code_graph`` service) with the repository map.
+"""The CueDeck plugin of cuedeck-code (entry point ``cuedeck = code``): the ``[code]``
+config section, the ``code`` parser, the code search and navigation tools, and
+importance (the ``importance`` code ranker over the ``code_graph`` service) with the
+repository map.
 
 Kept import-light: the parser's module imports tree-sitter only when it parses, and the
 tools are registered by import path, so their modules load when a tool is first used.
@@ -15,6 +16,13 @@ from cuedeck.hookspecs import hookimpl
 if TYPE_CHECKING:
     from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterParser, RegisterTool
     from cuedeck.workspace import Workspace
+
+
+@hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_code.settings import CodeSettings
+
+    register("code", CodeSettings)
 
 
 @hookimpl

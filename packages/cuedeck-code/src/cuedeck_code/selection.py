@@ -16,6 +16,7 @@ import subprocess
 from typing import TYPE_CHECKING
 
 from cuedeck_code.languages import language_of
+from cuedeck_code.settings import CodeSettings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,7 +32,7 @@ def select(root: Path, config: Config) -> Callable[[str, int], str | None]:
     """The selector of one refresh: ``(path, size) -> reason | None``."""
     from cuedeck.walk import Globs
 
-    settings = config.code
+    settings = config.section("code", CodeSettings)
     languages = set(settings.languages)
     folders = [p for p in settings.exclude if p.rstrip().endswith("/")]
     names = [p for p in settings.exclude if not p.rstrip().endswith("/")]

@@ -20,17 +20,14 @@ from cuedeck.errors import InvalidInput
 from cuedeck.layout import CONFIG_PATH
 from cuedeck.models import Problem
 from cuedeck.settings import (
-    DEFAULT_RATE_LIMITS,
-    SECTIONS,
+    CORE_SECTIONS,
     Config,
+    DocSettings,
+    FileSettings,
     IndexSettings,
     MaskingSettings,
-    McpSettings,
-    MemorySettings,
     RateLimit,
     SceneSettings,
-    SearchSettings,
-    TaskSettings,
     TokenSettings,
     WatchSettings,
 )
@@ -38,6 +35,8 @@ from cuedeck.settings import (
 if typing.TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
+
+    from cuedeck.plugins import PluginHost
 
 
 #: Attribute names that differ from their TOML keys (``global`` is a Python keyword).
@@ -127,9 +126,34 @@ def field_types(cls: type) -> dict[str, Any]:
     return {f.name: hints[f.name] for f in attrs.fields(cls)}
 
 
-def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
-    """The configuration of the workspace at ``root`` (defaults when there is no file)."""
+def registered_sections(plugins: PluginHost | None = None) -> dict[str, type]:
+    """Every config section by TOML name, core's first: what ``register_settings``
+    registered (core's own alone when the host cannot be built)."""
+    from cuedeck.plugins import get_settings, make_plugin_manager
+
+    return get_settings(plugins if plugins is not None else make_plugin_manager())
+
+
+def declared_rate_limits(plugins: PluginHost | None = None) -> dict[str, RateLimit]:
+    """Tool name -> the rate limit its plugin declared with ``register(..., rate_limit=)``."""
+    from cuedeck.plugins import make_plugin_manager
+
+    host = plugins if plugins is not None else make_plugin_manager()
+    return {name: tool.rate_limit for name, tool in host.tools().items() if tool.rate_limit}
+
+
+def load_config(
+    root: Path, environ: Mapping[str, str] | None = None, *, plugins: PluginHost | None = None
+) -> Config:
+    """The configuration of the workspace at ``root`` (defaults when there is no file),
+    with the sections and rate limits the plugins of ``plugins`` (default: a fresh host)
+    registered."""
+    from cuedeck.plugins import make_plugin_manager
+
     environ = os.environ if environ is None else environ
+    host = plugins if plugins is not None else make_plugin_manager()
+    sections = registered_sections(host)
+    moved = _moved_keys(sections)
     path = root / CONFIG_PATH
     text = ""
     data: dict[str, Any] = {}
@@ -163,36 +187,45 @@ def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
             help="see docs/config.md for every key, its type and default",
         )
 
-    values: dict[str, Any] = {}
+    values: dict[str, dict[str, Any]] = {}
+    overrides: dict[str, RateLimit] = {}
+    from_old_keys: dict[str, dict[str, Any]] = {}
     for section, table in data.items():
         if section == "rate_limits":
-            values["rate_limits"] = _load_rate_limits(table, lines, fail)
+            overrides = _load_rate_limits(table, lines, fail)
             continue
-        cls = SECTIONS.get(section)
-        if cls is None or not isinstance(table, dict):
+        if not isinstance(table, dict) or (
+            section not in sections and not any(f"{section}.{key}" in moved for key in table)
+        ):
             warnings.append(_unknown(section, lines))
             continue
-        types_ = field_types(cls)
-        by_key = {toml_key(name): name for name in types_}
-        kwargs: dict[str, Any] = {}
         for key, value in table.items():
             dotted = f"{section}.{key}"
-            name = by_key.get(key)
-            if name is None:
+            target = _field_of(sections, section, key) or moved.get(dotted)
+            if target is None:
                 warnings.append(_unknown(dotted, lines))
                 continue
+            home, name = target
+            if (home, name) == _field_of(sections, section, key):
+                into = values
+            else:
+                warnings.append(_moved(dotted, home, name, lines))
+                into = from_old_keys
             try:
-                kwargs[name] = _check_choice(cls, name, check_type(value, types_[name]))
+                checked = check_type(value, field_types(sections[home])[name])
+                into.setdefault(home, {})[name] = _check_choice(sections[home], name, checked)
             except ValueError as exc:
                 raise fail(dotted, str(exc), value) from None
-        values[section] = kwargs
 
-    for section, cls in SECTIONS.items():
-        types_ = field_types(cls)
-        prefix = f"CUEDECK_{section.upper()}_"
-        for name, expected in types_.items():
-            env_name = prefix + toml_key(name).upper()
-            if env_name in environ:
+    for section, cls in sections.items():
+        for name, expected in field_types(cls).items():
+            names = [f"CUEDECK_{section.upper()}_{toml_key(name).upper()}"]
+            old = attrs.fields_dict(cls)[name].metadata.get("moved_from")
+            if old:
+                names.insert(0, "CUEDECK_" + old.replace(".", "_").upper())
+            for env_name in names:
+                if env_name not in environ:
+                    continue
                 try:
                     value = check_type(_parse_env(environ[env_name], expected), expected)
                     value = _check_choice(cls, name, value)
@@ -204,14 +237,45 @@ def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
                     ) from None
                 values.setdefault(section, {})[name] = value
 
-    built: dict[str, Any] = {
-        section: SECTIONS[section](**kwargs)
-        for section, kwargs in values.items()
-        if section in SECTIONS
+    built = {
+        section: cls(**{**from_old_keys.get(section, {}), **values.get(section, {})})
+        for section, cls in sections.items()
     }
-    if "rate_limits" in values:
-        built["rate_limits"] = {**DEFAULT_RATE_LIMITS, **values["rate_limits"]}
-    return Config(**built, warnings=tuple(warnings), lines=lines)
+    limits = {**declared_rate_limits(host), **overrides}
+    return Config(sections=built, rate_limits=limits, warnings=tuple(warnings), lines=lines)
+
+
+def _field_of(sections: Mapping[str, type], section: str, key: str) -> tuple[str, str] | None:
+    """``(section, attribute)`` of the TOML key ``section.key``, when it is registered."""
+    cls = sections.get(section)
+    if cls is None:
+        return None
+    for field in attrs.fields(cls):
+        if toml_key(field.name) == key:
+            return section, field.name
+    return None
+
+
+def _moved_keys(sections: Mapping[str, type]) -> dict[str, tuple[str, str]]:
+    """Old ``section.key`` -> ``(section, attribute)`` where it lives now (``moved_from``)."""
+    return {
+        field.metadata["moved_from"]: (section, field.name)
+        for section, cls in sections.items()
+        for field in attrs.fields(cls)
+        if field.metadata.get("moved_from")
+    }
+
+
+def _moved(old: str, section: str, name: str, lines: dict[str, int]) -> Problem:
+    new = f"{section}.{toml_key(name)}"
+    return Problem(
+        severity="warning",
+        code=1004,
+        path=CONFIG_PATH,
+        line=lines.get(old),
+        message=f"config key '{old}' has moved to '{new}'",
+        help=f"it still applies; write it as `{toml_key(name)} = ...` under [{section}]",
+    )
 
 
 def _check_choice(cls: type, name: str, value: Any) -> Any:
@@ -258,14 +322,15 @@ def _load_rate_limits(table: Any, lines: dict[str, int], fail: Any) -> dict[str,
     return limits
 
 
-def render_default_config() -> str:
-    """The commented ``config.toml`` that ``cue init`` writes: every key at its default."""
+def render_default_config(plugins: PluginHost | None = None) -> str:
+    """The commented ``config.toml`` that ``cue init`` writes: every key of every
+    registered section at its default, and the tools' rate limits."""
     out = [
         "# CueDeck workspace configuration. Every key is shown at its default.",
         "# Environment variables CUEDECK_<SECTION>_<KEY> override these values.",
         "",
     ]
-    for section, cls in SECTIONS.items():
+    for section, cls in registered_sections(plugins).items():
         summary = (cls.__doc__ or "").split(":", 1)[-1].strip().replace("``", "`")
         out.append(f"# {summary[0].upper()}{summary[1:]}")
         out.append(f"[{section}]")
@@ -277,7 +342,7 @@ def render_default_config() -> str:
         out.append("")
     out.append("# Rate limits of MCP tools, per client session: a token bucket refilled at")
     out.append("# per_minute with room for burst calls. Tools not listed are unlimited.")
-    for tool, limit in DEFAULT_RATE_LIMITS.items():
+    for tool, limit in declared_rate_limits(plugins).items():
         out.append(f"# [rate_limits.{tool}]")
         out.append(f"# per_minute = {limit.per_minute}")
         out.append(f"# burst = {limit.burst}")
@@ -298,20 +363,19 @@ def _toml_value(value: Any) -> str:
 
 __all__ = [
     "CONFIG_PATH",
-    "DEFAULT_RATE_LIMITS",
-    "SECTIONS",
+    "CORE_SECTIONS",
     "Config",
+    "DocSettings",
+    "FileSettings",
     "IndexSettings",
     "MaskingSettings",
-    "McpSettings",
-    "MemorySettings",
     "RateLimit",
     "SceneSettings",
-    "SearchSettings",
-    "TaskSettings",
     "TokenSettings",
     "WatchSettings",
+    "declared_rate_limits",
     "load_config",
+    "registered_sections",
     "render_default_config",
     "toml_key",
 ]

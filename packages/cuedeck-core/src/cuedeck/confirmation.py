@@ -6,6 +6,10 @@ arguments and a digest of the state the operation would destroy (for example the
 ``git clean`` would remove), so it cannot confirm anything else, or the same call after
 the state moved on. Tokens are kept hashed in the workspace cache, under a lock, so a
 second process (a CLI call, another server worker) can redeem what the first issued.
+
+Tools use :func:`confirm`, which binds the tool's name and every validated argument of
+the call by itself (a tool cannot forget one), plus what the tool says those arguments
+resolve to and the state they would destroy.
 """
 
 from __future__ import annotations
@@ -15,20 +19,91 @@ import hashlib
 import json
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from cuedeck.errors import ConfirmationRequired
-from cuedeck.files import atomic_write, locked
+from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
+
+from cuedeck.errors import ConfirmationRequired, CueError
+from cuedeck.files import locked, write_file
 from cuedeck.layout import CONFIRMATIONS_LOCK, CONFIRMATIONS_PATH
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
     from pathlib import Path
 
+    import pydantic
+
+    from cuedeck.workspace import Workspace
+else:
+    from cuedeck.tools import lazy_pydantic as pydantic
+
 #: Letters and digits a person cannot confuse (no 0/O, 1/I/L, 5/S, 2/Z, 8/B).
 ALPHABET = "34679ACDEFGHJKMNPQRTUVWXY"
 TOKEN_LENGTH = 12
 TTL_SECONDS = 300.0
+
+
+#: The argument of a destructive tool that carries the token (``confirmed_token`` is
+#: accepted too: :data:`cuedeck.tools.ARGUMENT_ALIASES`).
+ConfirmationToken = Annotated[
+    str | None,
+    pydantic.Field(
+        description="The confirmation_token a first call returned", min_length=1, max_length=64
+    ),
+]
+
+
+class ConfirmationAsked(TypedDict):
+    """The reply of a destructive tool's first call: nothing was changed yet."""
+
+    requires_confirmation: bool
+    confirmation_token: str
+    warning_message: str
+
+
+def confirm(
+    workspace: Workspace,
+    *,
+    warning: str,
+    token: str | None,
+    state: str = "",
+    resolved: Mapping[str, Any] | None = None,
+    normalised: Mapping[str, Any] | None = None,
+) -> ConfirmationAsked | None:
+    """None when ``token`` confirms the destructive call now running; else the reply that
+    asks for confirmation (``token`` None) or :class:`ConfirmationRequired` (1009, a
+    token that does not confirm it, with a fresh one).
+
+    The token is bound to the tool and every validated argument of the call (taken from
+    :data:`cuedeck.tools.CURRENT_CALL`, so nothing is left out), to ``resolved`` (what the
+    arguments name now: a ref's commit, the files it would overwrite) and to ``state`` (a
+    digest of what the call would destroy). ``normalised`` replaces arguments by the form
+    the tool reads them in (ids sorted, a path normalised), so that equivalent calls share
+    a token; it may only name arguments of the call. ``warning`` says what would be lost.
+    """
+    from cuedeck.tools import ARGUMENT_ALIASES, CURRENT_CALL
+
+    call = CURRENT_CALL.get()
+    if call is None:
+        raise CueError(
+            "a destructive operation was called outside a tool call, so it cannot be confirmed",
+            help="call it through its registered tool (get_tools(...)[name].call(...))",
+        )
+    skip = {"confirmation_token", *ARGUMENT_ALIASES["confirmation_token"]}
+    arguments = {key: value for key, value in call.arguments.items() if key not in skip}
+    unknown = set(normalised or {}) - set(arguments)
+    if unknown:
+        raise CueError(f"{call.tool}: normalised names no argument of the call: {sorted(unknown)}")
+    bound = {"arguments": {**arguments, **(normalised or {})}, "resolved": dict(resolved or {})}
+    confirmations = Confirmations(workspace.root)
+    if token is None:
+        return {
+            "requires_confirmation": True,
+            "confirmation_token": confirmations.issue(call.tool, bound, state),
+            "warning_message": warning,
+        }
+    confirmations.redeem(token, call.tool, bound, state, warning=warning)
+    return None
 
 
 def binding(operation: str, arguments: Mapping[str, Any], state: str = "") -> str:
@@ -56,6 +131,7 @@ class Confirmations:
         ttl: float = TTL_SECONDS,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        self.root = root
         self.path = root / CONFIRMATIONS_PATH
         self.lock_path = root / CONFIRMATIONS_LOCK
         self.ttl = ttl
@@ -127,4 +203,4 @@ class Confirmations:
                 if isinstance(value, dict) and value.get("expires", 0) >= now - 3600
             }
             yield pending
-            atomic_write(self.path, json.dumps(pending, sort_keys=True))
+            write_file(self.root, self.path, json.dumps(pending, sort_keys=True))

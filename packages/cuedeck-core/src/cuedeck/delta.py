@@ -34,15 +34,13 @@ if TYPE_CHECKING:
 
 #: Unchanged lines shown around each change.
 CONTEXT = 2
-#: Error code of a ``since`` that no resolver knows (docs/errors.md).
-UNKNOWN_SINCE = 1143
 
 
 class UnknownBaseline(InvalidInput):
     """A ``since`` no registered resolver knows: not a git ref, not a task snapshot
     (1143); ``resolvers`` lists the ones asked."""
 
-    code = UNKNOWN_SINCE
+    code = 1143
     title = "Unknown Baseline"
 
 

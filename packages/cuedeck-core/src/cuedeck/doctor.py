@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from cuedeck.errors import CueError
 from cuedeck.models import Problem
-from cuedeck.plugins import check_tools, plugin_failures
 
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
@@ -22,8 +23,8 @@ def diagnose(workspace: Workspace) -> list[Problem]:
         return [_from_error(exc)]
     problems.extend(config.warnings)
     problems.extend(_registered_names(workspace))
-    check_tools(workspace.plugins)  # a tool whose import path does not load is a failure
-    for failure in plugin_failures(workspace.plugins):
+    workspace.plugins.checked_tools()  # a tool whose import path does not load is a failure
+    for failure in workspace.plugins.failures:
         problems.append(
             _unavailable(
                 f"plugin {failure.name!r} failed and was skipped: {failure.error}",
@@ -82,18 +83,21 @@ def _plugin_checks(workspace: Workspace) -> list[Problem]:
 
 
 def _registered_names(workspace: Workspace) -> list[Problem]:
-    """Config values that name a pruner, searcher or counter no plugin registered, and an
-    exact counter that is installed but was refused (its data failed the hash check)."""
-    from cuedeck.plugins import get_pruners, get_searchers, get_token_counters
-
+    """Config values that name something no plugin registered (a pruner, a searcher, a
+    counter: keys made with ``setting(names=hook)``), and an exact counter that is
+    installed but was refused (its data failed the hash check)."""
     config = workspace.config
-    checks = [
-        ("scene.pruner", config.scene.pruner, list(get_pruners(workspace.plugins))),
-        ("search.mode", config.search.mode, list(get_searchers(workspace.plugins))),
-    ]
-    if config.tokens.counter != "auto":
-        counters = list(get_token_counters(workspace.plugins))
-        checks.append(("tokens.counter", config.tokens.counter, counters))
+    checks = []
+    for section, settings in config.sections.items():
+        for field in attrs.fields(type(settings)):
+            hook = field.metadata.get("names")
+            value = getattr(settings, field.name)
+            if not hook or value in field.metadata.get("also", ()):
+                continue
+            entries = workspace.plugins.collect(hook)
+            # An item registered as None cannot work here (a counter without its data).
+            available = [name for name, entry in entries.items() if entry.item is not None]
+            checks.append((f"{section}.{field.name}", value, available))
     from cuedeck.tokens import O200kCounter
 
     problems = []
@@ -105,8 +109,8 @@ def _registered_names(workspace: Workspace) -> list[Problem]:
             )
         )
     for key, value, available in checks:
-        # No searcher at all means search is not installed: nothing to check against.
-        if value not in available and (key != "search.mode" or available):
+        # Nothing registered at all: the plugin is not installed, nothing to check against.
+        if value not in available and available:
             problems.append(_from_error(config.unavailable(key, value, available)))
     return problems
 

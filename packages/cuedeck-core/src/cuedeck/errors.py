@@ -2,7 +2,9 @@
 
 Every failure a user or an agent can see is a :class:`CueError`. Its ``code`` is stable
 (the CLI prints ``error[CODE]``, MCP returns it as the JSON-RPC error code) and its
-``data`` dict carries the machine-readable details documented in docs/errors.md.
+``data`` dict carries the machine-readable details documented in docs/errors.md. Core's
+classes are here; a plugin's live in its package, with codes from a range reserved for
+it in docs/errors.md (a test keeps codes unique and documented).
 """
 
 from __future__ import annotations
@@ -121,6 +123,21 @@ class MissingExtra(CueError):
     code = 1008
     title = "Missing Extra"
 
+    @classmethod
+    def needs(cls, message: str, extra: str | None = None, **data: Any) -> MissingExtra:
+        """``message`` with the hint that installs ``extra`` (every CueDeck plugin when no
+        extra is named); ``extra`` is in the data."""
+        return cls(message, help=install_hint(extra), extra=extra, **data)
+
+
+def install_hint(
+    extra: str | None = None, *, distribution: str = "cuedeck", reinstall: bool = False
+) -> str:
+    """The one way CueDeck says how to install a missing part: ``pip install
+    "cuedeck[search]"`` (``cuedeck[all]`` when no extra is named), or how to reinstall it."""
+    how = "pip install --force-reinstall" if reinstall else "pip install"
+    return f'{how} "{distribution}[{extra or "all"}]"'
+
 
 class ConfirmationRequired(CueError):
     """A destructive operation whose confirmation token is missing, wrong, used or expired
@@ -183,36 +200,6 @@ class EditAmbiguous(CueError):
 
     code = 1021
     title = "Edit Ambiguous"
-
-
-class GitFailed(CueError):
-    """A git command that failed (1030); ``command``, ``exit_code`` and ``stderr`` say how,
-    ``reason`` names a known cause (``not_a_repository``, ``credentials``, ``conflict``...)."""
-
-    code = 1030
-    title = "Git Failed"
-
-
-class GitTimeout(CueError):
-    """A git command stopped after its time limit (1031); ``timeout_seconds`` says which."""
-
-    code = 1031
-    title = "Git Timeout"
-
-
-class RateLimited(CueError):
-    """Too many calls of one tool in its window (429)."""
-
-    code = 429
-    title = "Rate Limit Exceeded"
-
-
-class DependencyNotFound(FileNotFound):
-    """A ``depends_on`` id that names no card."""
-
-
-class CircularDependency(CycleDetected):
-    """A card dependency that would close a loop."""
 
 
 def did_you_mean(wanted: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:

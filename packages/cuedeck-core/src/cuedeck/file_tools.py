@@ -14,7 +14,6 @@ path (:func:`cuedeck.files.rewrite_file`).
 from __future__ import annotations
 
 import functools
-import os
 import posixpath
 import re
 from datetime import UTC, datetime
@@ -22,14 +21,16 @@ from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
+from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken, confirm
 from cuedeck.errors import (
+    Conflict,
     EditAmbiguous,
     EditNotFound,
     FileNotFound,
     InvalidInput,
     SharedFile,
 )
-from cuedeck.files import os_failure, remove_file, rewrite_file, sha256_bytes, write_file
+from cuedeck.files import read_regular, remove_file, rewrite_file, sha256_bytes, write_file
 from cuedeck.paging import check_offset, page_lines
 
 if TYPE_CHECKING:
@@ -108,12 +109,16 @@ class EditedFile(TypedDict):
     changes_made: int
 
 
-class DeletedFile(TypedDict):
-    """The reply of ``delete_file``."""
+class FileDeleted(TypedDict):
+    """What ``delete_file`` did, once confirmed."""
 
     success: bool
     file_path: str
     deleted_at: str
+
+
+#: The reply of ``delete_file``: done, or asking for confirmation (its first call).
+DeletedFile = FileDeleted | ConfirmationAsked
 
 
 def _now() -> str:
@@ -148,20 +153,18 @@ def checked_path(workspace: Workspace, file_path: str, *, write: bool = False) -
 
 def _bytes(rel: str, path: Path) -> bytes:
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_nlink > 1:
-                raise SharedFile(
-                    f"{rel} has several hard links: its content may belong to a file outside "
-                    "the workspace, so the file tools do not read it",
-                    path=rel,
-                    field="file_path",
-                    help="replace the hard link with a copy (cp --remove-destination)",
-                )
-            return handle.read()
+        data, status = read_regular(path, rel)
     except (FileNotFoundError, NotADirectoryError):
         raise FileNotFound(f"{rel} does not exist", path=rel) from None
-    except OSError as exc:
-        raise os_failure(rel, exc) from None
+    if status.st_nlink > 1:
+        raise SharedFile(
+            f"{rel} has several hard links: its content may belong to a file outside "
+            "the workspace, so the file tools do not read it",
+            path=rel,
+            field="file_path",
+            help="replace the hard link with a copy (cp --remove-destination)",
+        )
+    return data
 
 
 def get_file_content(
@@ -341,11 +344,36 @@ def delete_file(
         str | None,
         pydantic.Field(description="Delete only if still this hash", pattern=HASH),
     ] = None,
+    confirmation_token: ConfirmationToken = None,
 ) -> DeletedFile:
-    """Delete a file; with content_hash, only if it has not changed since it was read."""
+    """Delete a file; with content_hash, only if it has not changed since it was read.
+
+    The first call answers requires_confirmation with a token bound to this file and
+    its current content; call again with that confirmation_token to delete.
+    """
     rel, path = checked_path(workspace, file_path, write=True)
-    _bytes(rel, path)  # a missing file or a folder is named as such
-    # The entry named goes (a link itself, not what it points to).
-    remove_file(workspace.root, workspace.root / rel, expected_sha256=content_hash, display=rel)
+    data = _bytes(rel, path)  # a missing file or a folder is named as such
+    current = sha256_bytes(data)
+    if content_hash is not None and content_hash != current:
+        raise Conflict(
+            f"{rel} changed since it was read; not deleted",
+            path=rel,
+            expected_hash=content_hash,
+            current_hash=current,
+            current_content_hash=current,
+        )
+    lines = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
+    asked = confirm(
+        workspace,
+        warning=f"deletes {rel} ({len(data):,} bytes, {lines:,} lines) for good; "
+        "a file git does not track cannot be recovered",
+        token=confirmation_token,
+        state=current,
+        resolved={"path": rel},
+    )
+    if asked is not None:
+        return asked
+    # The entry named goes (a link itself, not what it points to); the content confirmed.
+    remove_file(workspace.root, workspace.root / rel, expected_sha256=current, display=rel)
     workspace.invalidate([rel])
     return {"success": True, "file_path": rel, "deleted_at": _now()}

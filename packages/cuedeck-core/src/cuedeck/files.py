@@ -19,6 +19,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -82,14 +83,47 @@ def _stripe(root: Path, real: str) -> Path:
     return root / LOCKS_DIR / f"write-{stripe:02x}.lock"
 
 
-def _read(path: str, display: str) -> bytes | None:
+def read_regular(path: str | os.PathLike[str], display: str) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file at ``path`` and its stat, taken from one open file.
+
+    Opened without blocking, so that a named pipe or a device never hangs the caller:
+    anything but a regular file is 1004 naming it. FileNotFoundError passes through; other
+    failures are :func:`os_failure`.
+    """
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
-        return None
+        raise
     except OSError as exc:
         raise os_failure(display, exc) from None
+    try:
+        status = os.fstat(fd)
+        if stat.S_ISDIR(status.st_mode):
+            raise InvalidInput(
+                f"{display}: it is a folder, not a file", field="file_path", path=display
+            )
+        if not stat.S_ISREG(status.st_mode):
+            raise InvalidInput(
+                f"{display}: it is not a regular file (a pipe, socket or device)",
+                field="file_path",
+                path=display,
+            )
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        try:
+            return handle.read(), status
+        except OSError as exc:
+            raise os_failure(display, exc) from None
+
+
+def _read(path: str, display: str) -> bytes | None:
+    try:
+        return read_regular(path, display)[0]
+    except FileNotFoundError:
+        return None
 
 
 def _check(current: bytes | None, expected: str | None, display: str) -> None:

@@ -1,9 +1,11 @@
-"""Tools about the tools: ``get_tool_categories`` and ``first_time_user_guide``.
+"""Tools about the tools: ``get_tool_categories``, ``get_tool_docs`` and
+``first_time_user_guide``.
 
-Both read the registered tools' own metadata (category, summary, flags), so a plugin's
-tool shows up in them with no change here. The walkthrough knows a good order for the
-standard tools and fills its example calls with this workspace's real ids and paths;
-steps whose tool is not installed are left out.
+They read the registered tools' own metadata (category, summary, flags) and references,
+so a plugin's tool shows up in them with no change here. The walkthrough takes each
+tool's step from its reference (``guide:`` in its package's ``reference.yaml``: where it
+comes, why, an example call) and fills the example with this workspace's real ids and
+paths; a tool that is not installed has no step.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
 else:
     from cuedeck.tools import lazy_pydantic as pydantic
+
+
+#: Any JSON value (a parameter's default, an example reply), named so its schema says so.
+JsonValue = str | int | float | bool | list[Any] | dict[str, Any] | None
 
 
 class ToolInfo(TypedDict):
@@ -71,7 +77,7 @@ class Parameter(TypedDict):
     name: str
     type: str
     required: bool
-    default: Any
+    default: JsonValue
     description: str
 
 
@@ -79,7 +85,7 @@ class ExampleCall(TypedDict):
     """A call against the demo workspace and the reply it really got."""
 
     arguments: dict[str, Any]
-    reply: Any
+    reply: JsonValue
 
 
 class ToolDocs(TypedDict):
@@ -112,11 +118,10 @@ class Guide(TypedDict):
 
 
 def _tools(workspace: Workspace) -> dict[str, Tool]:
-    from cuedeck.plugins import check_tools
+    from cuedeck.serving import offered_tools
 
-    tools = check_tools(workspace.plugins)  # a tool that does not load is not offered
-    served = workspace.served_tools
-    return tools if served is None else {n: t for n, t in tools.items() if n in served}
+    # A tool that does not load is not offered, nor one the caller's server does not serve.
+    return offered_tools(workspace.plugins.checked_tools())
 
 
 def get_tool_categories(workspace: Workspace) -> ToolCategories:
@@ -176,6 +181,7 @@ def get_tool_docs(
 def first_time_user_guide(workspace: Workspace) -> Guide:
     """A first-session walkthrough: which tools to call, in what order, with example calls."""
     from cuedeck.errors import FileNotFound
+    from cuedeck.reference import reference_of
     from cuedeck.scene import find_card
 
     tools = _tools(workspace)
@@ -190,72 +196,30 @@ def first_time_user_guide(workspace: Workspace) -> Guide:
     doc = _example_doc(documents.values())
     topic = documents[card_path(card)].title if card else "getting started"
 
-    plan: list[tuple[str, str, dict[str, Any]]] = [
-        ("get_tool_categories", "See every tool, grouped, and which ones write.", {}),
-        (
-            "get_tool_docs",
-            "Read a tool's full reference before its first use.",
-            {"tool": "build_scene"},
-        ),
-        (
-            "context_restore",
-            "At session start: get back what earlier sessions kept (pins, working set, "
-            "latest snapshot) for the current task.",
-            {"project_id": "default"},
-        ),
-        ("list_tasks", "Find the card you are working on.", {"status": "active"}),
-        ("build_scene", "Get everything the active card needs, within its token budget.", {}),
-        (
-            "get_task_dependencies",
-            "See what the card waits for.",
-            {"id": card} if card else {"id": "abc123"},
-        ),
-        (
-            "read_context",
-            "Search the docs and cards for what you need next.",
-            {"query": topic, "limit": 5},
-        ),
-        ("read_doc", "Read a file, or one section of it (anchor).", doc),
-        (
-            "update_task",
-            "Record progress on the card.",
-            {"id": card or "abc123", "updates": {"notes": "Started; see read_doc results."}},
-        ),
-        (
-            "create_task",
-            "Split off follow-up work.",
-            {"title": "Follow-up", "depends_on": [card]} if card else {"title": "First task"},
-        ),
-        ("validate_task_graph", "Check that dependencies have no cycles.", {}),
-        (
-            "context_capture",
-            "Keep a decision or note for later sessions (secrets are masked before it is "
-            "written); the reply says how full the context is and what to free.",
-            {
-                "project_id": "default",
-                "segments": [{"type": "decision", "text": "Chose the approach in read_doc."}],
-            },
-        ),
-    ]
-    from cuedeck.reference import reference_of
-
-    planned = {name for name, _, _ in plan}
+    filled = {"{card}": card, "{topic}": topic, "{doc}": doc}
+    references = {name: reference_of(tool) for name, tool in tools.items()}
+    plan = sorted(
+        (ref.guide.step, name, ref) for name, ref in references.items() if ref.guide is not None
+    )
     steps: list[GuideStep] = []
-    for name, why, example in plan:
-        if name not in tools:
-            continue
-        reference = reference_of(tools[name])
+    for _, name, reference in plan:
+        hint = reference.guide
+        assert hint is not None
+        example = hint.example
+        if card is None and hint.example_without_card is not None:
+            example = hint.example_without_card
         steps.append(
             {
                 "tool": name,
-                "why": why,
-                "example_call": example,
+                "why": hint.why,
+                "example_call": _fill(example, filled),
                 "expected_result": reference.returns,
                 "common_errors": [
                     {"code": e.code, "when": e.when, "fix": e.fix} for e in reference.errors
                 ],
             }
         )
+    planned = {name for _, name, _ in plan}
     others = [
         f"{tool.name} ({tool.category}): {tool.summary}"
         for tool in sorted(tools.values(), key=lambda t: t.name)
@@ -276,6 +240,17 @@ def first_time_user_guide(workspace: Workspace) -> Guide:
             "Secrets in replies are masked as [REDACTED:rule#n].",
         ],
     }
+
+
+def _fill(example: Any, filled: dict[str, Any]) -> Any:
+    """``example`` with each placeholder string (``"{card}"``...) replaced by its value."""
+    if isinstance(example, str):
+        return filled.get(example, example)
+    if isinstance(example, dict):
+        return {key: _fill(value, filled) for key, value in example.items()}
+    if isinstance(example, list):
+        return [_fill(value, filled) for value in example]
+    return example
 
 
 def _card_id(document: Document) -> str:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         SearchResult,
         SecretSpan,
     )
+    from cuedeck.settings import RateLimit
     from cuedeck.workspace import Workspace
 
 PROJECT = "cuedeck"
@@ -142,6 +143,32 @@ class RegisterParser(Protocol):
     ) -> None: ...
 
 
+class RegisterSceneSource(Protocol):
+    """The callback of :func:`register_scene_sources`."""
+
+    def __call__(
+        self, name: str, source: SceneSource, *, setting: str | None = None, replace: bool = False
+    ) -> None: ...
+
+
+class CommandContext(Protocol):
+    """What every ``cue`` command gets from the CLI, as ``click.get_current_context().obj``:
+    the workspace and the way to print, so a plugin's commands need not import the CLI."""
+
+    @property
+    def workspace(self) -> Workspace:
+        """The workspace at ``-C DIR``, ``CUE_WORKSPACE`` or above the cwd (opened now)."""
+        ...
+
+    def emit_json(self, value: Any) -> None:
+        """Print ``value`` as indented JSON on stdout (masked, like everything printed)."""
+        ...
+
+    def console(self, *, stderr: bool = False) -> Any:
+        """A rich console on stdout (or stderr), plain when not a terminal."""
+        ...
+
+
 class RegisterCommand(Protocol):
     """The callback of :func:`register_commands`."""
 
@@ -160,6 +187,7 @@ class RegisterTool(Protocol):
         read_only: bool = False,
         destructive: bool = False,
         idempotent: bool = False,
+        rate_limit: RateLimit | None = None,
         replace: bool = False,
     ) -> None: ...
 
@@ -241,7 +269,10 @@ def register_tools(register: RegisterTool) -> None:
     :class:`Workspace`, supplied by the caller) and whose other parameters are typed,
     optionally with ``Annotated[..., pydantic.Field(...)]`` constraints. Its docstring's
     first line is the summary. ``register(func, name=..., category=..., read_only=...,
-    destructive=..., idempotent=...)`` records it; the flags become MCP annotations.
+    destructive=..., idempotent=..., rate_limit=...)`` records it; the flags become MCP
+    annotations. ``rate_limit`` (a :class:`~cuedeck.settings.RateLimit`: ``per_minute``
+    and ``burst``) limits each MCP client's calls of the tool; ``[rate_limits.<tool>]`` in
+    config.toml overrides it, and ``cue init`` shows it.
 
     ``func`` is the function or its import path, ``"package.module:function"`` (the
     name defaults to the part after ``:``). A path is imported when the tool is first
@@ -257,6 +288,8 @@ def register_tools(register: RegisterTool) -> None:
             # my_plugin.tools is imported when word_count is first used
             register("my_plugin.tools:word_count", category="docs", read_only=True)
             register(line_count, category="docs", read_only=True)  # a function works too
+            # At most 20 calls a minute per MCP client, 30 in a burst.
+            register("my_plugin.tools:reindex", rate_limit=RateLimit(per_minute=20, burst=30))
     """
 
 
@@ -267,9 +300,12 @@ def register_commands(register: RegisterCommand) -> None:
     Called by ``make_cli()`` once. ``register(command)`` takes a ``click.Command`` (a
     group too), named by its ``.name`` unless ``name=`` says otherwise; a name another
     plugin took is an error naming both, unless ``replace=True`` takes it over on purpose.
-    A registered tool becomes a command with ``cuedeck_cli.tool_command(tool_name)``.
+    A registered tool becomes a command with the CLI package's ``tool_command(tool_name)``.
     CueDeck's own commands (``init``, ``scene``...) are registered this way by
-    cuedeck-cli. Keep heavy imports inside the commands, so ``cue --help`` stays fast.
+    the CLI package. A command reaches the workspace and prints through the
+    :class:`CommandContext` the CLI puts on click's context
+    (``click.get_current_context().obj``). Keep heavy imports inside the commands, so
+    ``cue --help`` stays fast.
 
     Example::
 
@@ -315,16 +351,19 @@ def register_services(register: RegisterNamed) -> None:
 
 
 @hookspec
-def register_scene_sources(register: RegisterNamed) -> None:
+def register_scene_sources(register: RegisterSceneSource) -> None:
     """Register scene sources: more items for a card's scene than the files it references.
 
-    Called when a scene is built. ``register(name, source)`` takes a :class:`SceneSource`,
-    ``source(workspace, card_id) -> Iterable[SceneExtra]``. Each
+    Called when a scene is built. ``register(name, source, setting=None)`` takes a
+    :class:`SceneSource`, ``source(workspace, card_id) -> Iterable[SceneExtra]``, and the
+    ``"section.key"`` of a boolean setting (of a section the plugin registers) that
+    switches it on and off. Each
     :class:`~cuedeck.models.SceneExtra` names a workspace file (its bytes' sha256 makes
     ``cue scene --check`` notice a change), its text, a priority and a role; the scene
     masks it, counts it in the budget, lets the pruner fit it and lists it in the
-    manifest. cuedeck-memory registers ``memory`` (the card's pinned segments and
-    decisions at priority 40); ``[scene] memory = false`` leaves that source out.
+    manifest. The memory plugin registers ``memory`` (the card's pinned segments and
+    decisions at priority 40) with ``setting="memory.scene"``: ``[memory] scene = false``
+    leaves that source out.
 
     Example::
 
@@ -342,7 +381,7 @@ def register_embedders(register: RegisterNamed) -> None:
     hybrid search, ``cue index --semantic``). ``register(name, factory)`` takes the name
     ``[search] embedder`` selects and ``factory(workspace) -> Embedder``, called once per
     search engine: it may read the workspace's config and should share a loaded model
-    between calls. cuedeck-search registers ``minilm`` (all-MiniLM-L6-v2 int8, the
+    between calls. The search package registers ``minilm`` (all-MiniLM-L6-v2 int8, the
     default) and ``onnx`` (the sentence-transformers-style export ``[search] onnx_dir``
     points at). Vectors are cached per :attr:`Embedder.model_id`, never mixed.
 
@@ -378,15 +417,43 @@ def register_parsers(register: RegisterParser) -> None:
 
     What is indexed is the files a parser claims that ``[index] include`` admits (every
     one by default) and ``exclude`` and ``.gitignore`` do not leave out. Core registers
-    ``markdown`` (``*.md``); cuedeck-code registers ``code`` (Python, JavaScript,
-    TypeScript, Go, Rust, Java, C, C++, Ruby). Search splits a document into its
-    headings or symbols, ``read_doc`` and scenes read a section by its anchor.
+    ``markdown`` (``*.md``); a code plugin registers its languages the same way. Search
+    splits a document into its headings or symbols, ``read_doc`` and scenes read a section
+    by its anchor.
 
     Example::
 
         @hookimpl
         def register_parsers(register):
             register("todo", parse_todo_list, patterns=["*.todo"])
+    """
+
+
+@hookspec
+def register_settings(register: RegisterNamed) -> None:
+    """Register config sections: a plugin's own ``[section]`` of ``.cuedeck/config.toml``.
+
+    Called when a workspace's config loads (and by ``cue init``, ``cue doctor`` and ``cue
+    plugins``). ``register(name, settings)`` takes the TOML table name and an attrs class
+    whose fields are made with :func:`cuedeck.settings.setting` (a default, help text,
+    choices or a range). The loaded section is ``config.section(name, settings)``;
+    ``cue init`` writes it commented out, a wrong value is an error 1004 naming the key
+    and line, an unknown key a warning of ``cue doctor``, and ``CUEDECK_<NAME>_<KEY>``
+    overrides a key. Core registers ``scene``, ``index``, ``tokens``, ``watch``,
+    ``masking``, ``files`` and ``docs``; a name already registered is an error naming
+    both plugins.
+
+    Example::
+
+        @attrs.frozen
+        class NotesSettings:
+            "``[notes]``: the notes tool."
+
+            folder: str = setting("notes", "Where notes are kept, relative to the root.")
+
+        @hookimpl
+        def register_settings(register):
+            register("notes", NotesSettings)  # workspace.config.section("notes", NotesSettings)
     """
 
 
@@ -400,9 +467,9 @@ def register_code_rankers(register: RegisterNamed) -> None:
     query)`` gets a :class:`~cuedeck.models.CodeQuery` (the card's text, the code it
     cites, an error stack) and returns :class:`~cuedeck.models.RankedSymbol` entries,
     best first, each with the weighted parts of its score. ``[scene] code_ranker``
-    picks one by name (``importance``, registered by cuedeck-code: reference graph,
-    recent changes, error stack and the card's words); a scene has no related code
-    when none is registered.
+    picks one by name (``importance`` by default: the code plugin's, from the reference
+    graph, recent changes, an error stack and the card's words); a scene has no related
+    code when none is registered.
 
     Example::
 
@@ -422,8 +489,8 @@ def register_baselines(register: RegisterNamed) -> None:
     Baseline | None``: None when ``since`` is not one of its names (the next resolver
     is asked), else a :class:`~cuedeck.models.Baseline` holding the text then of every
     file that may have changed. The scene shows each changed file as hunks with line
-    numbers. cuedeck-git registers ``git`` (any commit, branch or tag), cuedeck-memory
-    ``snapshot`` (a task snapshot's file hashes).
+    numbers. The git plugin registers ``git`` (any commit, branch or tag), the memory
+    plugin ``snapshot`` (a task snapshot's file hashes).
 
     Example::
 

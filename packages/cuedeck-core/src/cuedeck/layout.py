@@ -33,9 +33,11 @@ CARDS_DB = f"{CACHE_DIR}/cards.sqlite3"
 #: Per-card write locks: ``LOCKS_DIR/<name>.lock``.
 LOCKS_DIR = f"{CACHE_DIR}/locks"
 CONFIRMATIONS_PATH = f"{CACHE_DIR}/confirmations.json"
+#: The rate-limit buckets of the local (stdio) client, kept across server restarts.
+RATE_LIMITS_DB = f"{CACHE_DIR}/ratelimits.sqlite3"
 CONFIRMATIONS_LOCK = f"{CONFIRMATIONS_PATH}.lock"
 
-#: Context memory (cuedeck-memory): ``MEMORY_DIR/<project>/segments/<id>.md``, one
+#: Context memory (the memory plugin): ``MEMORY_DIR/<project>/segments/<id>.md``, one
 #: file per segment, ``.../snapshots/<id>.json`` and ``.../project.json`` (the current
 #: task). One person's session context: git-ignored (docs/memory.md says why).
 MEMORY_DIR = f"{WORKSPACE_DIR}/memory"

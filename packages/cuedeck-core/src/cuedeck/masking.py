@@ -327,8 +327,8 @@ class MaskSession:
         return "".join(parts)
 
     def mask_json(self, value: Any, path: str | None = None) -> Any:
-        """``value`` (JSON-like) with every string masked; a dict's ``path`` names the
-        file its strings are masked as (for ``allow_paths``)."""
+        """``value`` (JSON-like) with every string masked, dict keys included; a dict's
+        ``path`` names the file its strings are masked as (for ``allow_paths``)."""
         memo: dict[tuple[str, str | None], str] = {}  # replies repeat statuses, tags, dates
 
         def mask(text: str, where: str | None) -> str:
@@ -344,8 +344,11 @@ class MaskSession:
             if isinstance(node, dict):
                 own = node.get("path")
                 here = own if isinstance(own, str) else where
+                # Keys are masked like values: a card id or a path can be a dict's key.
                 return {
-                    key: item if key in UNMASKED_KEYS else walk(item, here)
+                    (mask(key, here) if isinstance(key, str) else key): (
+                        item if key in UNMASKED_KEYS else walk(item, here)
+                    )
                     for key, item in node.items()
                 }
             if isinstance(node, list | tuple):

@@ -2,7 +2,7 @@
 
 They are frozen attrs classes; :data:`converter` (cattrs) turns them into plain
 dicts and back, for the SQLite index and for JSON output. A markdown document has
-headings; a code document (parsed by a plugin such as cuedeck-code) has symbols, its
+headings; a code document (parsed by a plugin's parser) has symbols, its
 definitions. Either kind of section can be named as an anchor.
 """
 

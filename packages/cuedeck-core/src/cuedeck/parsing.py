@@ -7,7 +7,6 @@ everything else is shared.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import posixpath
 import re
@@ -15,6 +14,8 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.blocks import ENGINES, SCANNERS, Engine
+from cuedeck.frontmatter import bounds as split_frontmatter
+from cuedeck.frontmatter import load as load_frontmatter
 from cuedeck.layout import CARD_ID, CARD_ID_PATTERN, CARDS_DIR, DOCS_DIR
 from cuedeck.models import Document, DocumentKind, Heading, Problem, Reference
 
@@ -30,65 +31,15 @@ __all__ = [
     "DOCS_DIR",
     "ENGINES",
     "Engine",
+    "load_frontmatter",
     "parse_document",
     "parse_markdown",
+    "split_frontmatter",
 ]
 
 
-# --- frontmatter -------------------------------------------------------------------------
-
-
-@functools.cache
-def _frontmatter_loader() -> Any:
-    """Safe YAML that keeps timestamps as strings, so cards round-trip them unchanged
-    (made on first use: a process that parses nothing never imports yaml)."""
-    import yaml
-
-    class FrontmatterLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-        pass
-
-    FrontmatterLoader.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-    return FrontmatterLoader
-
-
-def split_frontmatter(lines: Sequence[str]) -> tuple[int, int] | None:
-    """Line indexes (0-based) of the opening and closing ``---`` of a frontmatter block."""
-    if not lines or lines[0].rstrip() != "---":
-        return None
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() in ("---", "..."):
-            return 0, index
-    return None
-
-
-def load_frontmatter(lines: Sequence[str], path: str) -> tuple[dict[str, Any], int, list[Problem]]:
-    """Frontmatter mapping, the 1-based line where the body starts, and problems."""
-    bounds = split_frontmatter(lines)
-    if bounds is None:
-        if lines and lines[0].rstrip() == "---":
-            return {}, 1, [_problem(path, 1, "frontmatter starts with '---' but is never closed")]
-        return {}, 1, []
-    _, close = bounds
-    source = "\n".join(lines[1:close])
-    import yaml
-
-    try:
-        data = yaml.load(source, Loader=_frontmatter_loader())
-    except yaml.YAMLError as exc:
-        # The construct that failed (an unclosed "[", say) beats where the parser gave up.
-        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-        line = min(mark.line + 2, close) if mark is not None else 1
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return {}, close + 2, [_problem(path, line, f"frontmatter is not valid YAML: {reason}")]
-    if data is None:
-        return {}, close + 2, []
-    if not isinstance(data, dict):
-        kind = type(data).__name__
-        return {}, close + 2, [_problem(path, 2, f"frontmatter must be a mapping, not a {kind}")]
-    return {str(k): v for k, v in data.items()}, close + 2, []
+# Frontmatter is read by cuedeck.frontmatter; load_frontmatter and split_frontmatter are
+# its functions under their earlier names here, kept while other branches merge.
 
 
 def _problem(path: str, line: int, message: str, severity: str = "error") -> Problem:

@@ -4,28 +4,38 @@
 hookspecs, core's own plugins (:data:`DEFAULT_PLUGINS`) and the ``cuedeck`` entry-point
 group, every hookimpl checked against its spec, and CueDeck's records beside it.
 ``CUEDECK_LOAD_PLUGINS`` (comma-separated entry-point names) loads only those;
-``CUEDECK_DISABLE_PLUGINS`` skips some. A plugin that fails to import
-is logged and listed by ``cue plugins``; it never stops CueDeck.
+``CUEDECK_DISABLE_PLUGINS`` skips some. A plugin that fails to import is logged and
+listed by ``cue plugins``; it never stops CueDeck.
+
+Hooks are called through pluggy (``pm.hook.register_x(register=...)``), so ``tryfirst``,
+``trylast`` and wrappers behave as pluggy documents. Pluggy calls the plugin registered
+last first: entry points are registered in reverse name order and core's own plugins
+after them, so that core is called first, then the entry points by name. Each hook
+implementation runs under its plugin's name (the ``register`` callback records who
+registered what) and isolated: one that raises (anything but a CueError) is logged,
+recorded as a failure of its plugin and skipped.
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import importlib
 import importlib.metadata
 import inspect
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import pluggy
 
 from cuedeck import hookspecs
-from cuedeck.errors import CueError
+from cuedeck.errors import CueError, InvalidInput
 from cuedeck.registry import Registered, Registry
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Generator
 
     from cuedeck.hookspecs import (
         BaselineResolver,
@@ -41,16 +51,28 @@ if TYPE_CHECKING:
     from cuedeck.tools import Tool
 
 log = logging.getLogger("cuedeck")
+T = TypeVar("T")
 
-#: Core's own plugins, registered before any entry point: thin modules of ``@hookimpl``
-#: functions that import the domain inside each hook, so loading them is cheap.
+#: Core's own plugins, registered after the entry points (so called before them): thin
+#: modules of ``@hookimpl`` functions that import the domain inside each hook, so loading
+#: them is cheap.
 DEFAULT_PLUGINS: tuple[str, ...] = (
+    "cuedeck.default_plugins.settings",
     "cuedeck.default_plugins.token_counters",
     "cuedeck.default_plugins.maskers",
     "cuedeck.default_plugins.pruners",
     "cuedeck.default_plugins.tools",
     "cuedeck.default_plugins.parsers",
 )
+
+#: The plugin whose hook implementation is running (the ``register`` callback's owner).
+_CALLING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "cuedeck_calling_plugin", default=None
+)
+#: Marks a hook implementation's function once the host has wrapped it.
+_GUARDED = "__cuedeck_guarded__"
+#: Hookimpl options that change how pluggy calls an implementation, as ``cue plugins`` lists them.
+_MARKERS = ("tryfirst", "trylast", "wrapper", "hookwrapper")
 
 
 @attrs.frozen
@@ -70,6 +92,8 @@ class PluginInfo:
     distribution: str | None
     version: str | None
     hooks: tuple[str, ...]
+    #: Hook -> the pluggy markers of its implementation (``tryfirst``, ``wrapper``...).
+    markers: dict[str, tuple[str, ...]] = attrs.field(factory=dict, eq=False)
 
 
 class PluginHost:
@@ -95,7 +119,8 @@ class PluginHost:
     # -- loading ---------------------------------------------------------------------------
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
-        """Register a plugin object or module (see :meth:`pluggy.PluginManager.register`)."""
+        """Register a plugin object or module (see :meth:`pluggy.PluginManager.register`);
+        pluggy calls it before the plugins registered earlier."""
         self._registries.clear()
         self._tools = self._checked_tools = None
         return self.manager.register(plugin, name=name)
@@ -105,16 +130,18 @@ class PluginHost:
         return self.manager.list_name_plugin()
 
     def load_defaults(self) -> None:
-        """Register core's own plugins (:data:`DEFAULT_PLUGINS`)."""
-        for module_name in DEFAULT_PLUGINS:
+        """Register core's own plugins (:data:`DEFAULT_PLUGINS`), last first, so that
+        pluggy calls them in the order listed."""
+        for module_name in reversed(DEFAULT_PLUGINS):
             self.register(importlib.import_module(module_name), name=module_name)
 
     def load_entry_points(self) -> None:
-        """Register the ``cuedeck`` entry points the allow and deny lists let through."""
+        """Register the ``cuedeck`` entry points the allow and deny lists let through, in
+        reverse name order (pluggy calls them by name)."""
         allow = _names("CUEDECK_LOAD_PLUGINS")
         deny = _names("CUEDECK_DISABLE_PLUGINS") or set()
         entry_points = importlib.metadata.entry_points(group=hookspecs.PROJECT)
-        for ep in sorted(entry_points, key=lambda e: e.name):
+        for ep in sorted(entry_points, key=lambda e: e.name, reverse=True):
             if (allow is not None and ep.name not in allow) or ep.name in deny:
                 continue
             if self.manager.get_plugin(ep.name) is not None or self.manager.is_blocked(ep.name):
@@ -132,51 +159,84 @@ class PluginHost:
         error = f"{type(exc).__name__}: {exc}"
         self.failures.append(PluginFailure(name, dist.name if dist else None, error))
 
-    # -- what plugins registered -------------------------------------------------------------
+    # -- calling hooks -----------------------------------------------------------------------
+
+    def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        """Call a hook through pluggy, each implementation under its plugin's name and
+        isolated (see the module); the implementations' results, as pluggy returns them."""
+        caller = getattr(self.manager.hook, hook_name)
+        for impl in caller.get_hookimpls():
+            if not getattr(impl.function, _GUARDED, False):
+                # HookImpl.function is Final to type checkers only; pluggy calls whatever
+                # it holds, so the wrapper runs exactly where the implementation would.
+                setattr(impl, "function", self._guard(impl, hook_name))  # noqa: B010
+        results: list[Any] = caller(**kwargs)
+        return results
+
+    def _guard(self, impl: pluggy.HookImpl, hook_name: str) -> Callable[..., Any]:
+        """``impl``'s function, run under its plugin's name with its failures isolated."""
+        function = impl.function
+        plugin = impl.plugin_name
+        if impl.wrapper or impl.hookwrapper:
+            guarded = _guard_wrapper(self, function, plugin, hook_name)
+        else:
+
+            @functools.wraps(function)
+            def guarded(*args: Any, **kwargs: Any) -> Any:
+                return self._run_as(plugin, hook_name, lambda: function(*args, **kwargs))[1]
+
+        setattr(guarded, _GUARDED, True)
+        return guarded
+
+    def _run_as(self, plugin: str, hook_name: str, step: Callable[[], T]) -> tuple[bool, T | None]:
+        """``(True, step())`` run as ``plugin``, or ``(False, None)`` once its failure is
+        recorded; a CueError (a real configuration error, such as a name registered
+        twice) propagates."""
+        token = _CALLING.set(plugin)
+        try:
+            return True, step()
+        except CueError:
+            raise
+        except Exception as exc:
+            self._hook_failed(plugin, hook_name, exc)
+            return False, None
+        finally:
+            _CALLING.reset(token)
+
+    def _hook_failed(self, plugin: str, hook_name: str, exc: Exception) -> None:
+        self._failed(plugin, exc)
+        log.warning("plugin %r failed in %s and was skipped: %s", plugin, hook_name, exc)
 
     def collect(self, hook_name: str) -> dict[str, Registered]:
-        """Run one ``register_*`` hook plugin by plugin, recording who registered what.
+        """Run one ``register_*`` hook, recording who registered what (once per host).
 
-        Hooks run once per host. A taken name is an error naming both plugins unless
-        the newcomer passed ``replace=True``.
+        A taken name is an error naming both plugins unless one of them passed
+        ``replace=True``.
         """
         registry = self._registries.get(hook_name)
         if registry is None:
             registry = Registry(hook_name)
-            # get_hookimpls() is in load order (core first), so later plugins may replace.
-            for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
-                register = registry.registrar(impl.plugin_name)
-                self._guarded(impl, dict.fromkeys(impl.argnames, register))
+
+            def register(*args: Any, **kwargs: Any) -> None:
+                plugin = _CALLING.get()
+                if plugin is None:
+                    raise InvalidInput(
+                        f"{hook_name}: register was called outside a hook implementation",
+                        field="register",
+                    )
+                registry.registrar(plugin)(*args, **kwargs)
+
+            self.call(hook_name, register=register)
             self._registries[hook_name] = registry
         return registry.items
-
-    def call_each(self, hook_name: str, **kwargs: Any) -> None:
-        """Call every implementation of a hook, isolating plugins that raise."""
-        for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
-            self._guarded(impl, {name: kwargs[name] for name in impl.argnames})
-
-    def _guarded(self, impl: Any, kwargs: dict[str, Any]) -> None:
-        """Run one hookimpl; a plugin that raises is logged and recorded, never fatal.
-
-        CueErrors (such as a name registered twice) are real configuration errors and
-        propagate.
-        """
-        try:
-            impl.function(**kwargs)
-        except CueError:
-            raise
-        except Exception as exc:
-            self._failed(impl.plugin_name, exc)
-            log.warning(
-                "plugin %r failed in %s and was skipped: %s",
-                impl.plugin_name,
-                impl.function.__name__,
-                exc,
-            )
 
     def items(self, hook_name: str) -> dict[str, Any]:
         """What ``hook_name`` registered, by name, without the owners."""
         return {name: entry.item for name, entry in self.collect(hook_name).items()}
+
+    def source_of(self, hook_name: str, name: str) -> str:
+        """The plugin that registered ``name`` through ``hook_name``."""
+        return self.collect(hook_name)[name].plugin
 
     def tools(self) -> dict[str, Tool]:
         """Tools by name, wrapped with their metadata (built once per host); a tool
@@ -208,21 +268,102 @@ class PluginHost:
             self._checked_tools = checked
         return self._checked_tools
 
+    def errors_of(self, name: str) -> dict[str, int]:
+        """The error classes of plugin ``name`` by class name, with their codes: the
+        :class:`~cuedeck.errors.CueError` subclasses of its package's ``errors`` module
+        (where a plugin keeps them, codes reserved in docs/errors.md); core's are not a
+        plugin's."""
+        plugin = self.manager.get_plugin(name)
+        module = getattr(plugin, "__module__", None) or getattr(plugin, "__name__", None)
+        package = str(module or "").split(".", 1)[0]
+        if not package or package == hookspecs.PROJECT:
+            return {}
+        try:
+            errors = importlib.import_module(f"{package}.errors")
+        except ModuleNotFoundError:
+            return {}
+        return {
+            value.__name__: value.code
+            for value in vars(errors).values()
+            if isinstance(value, type)
+            and issubclass(value, CueError)
+            and value.__module__ == errors.__name__
+        }
+
     def infos(self) -> list[PluginInfo]:
-        """Loaded plugins with their distribution, version and implemented hooks."""
+        """Loaded plugins with their distribution, version, implemented hooks and the
+        pluggy markers of those implementations."""
         infos = []
         for name, plugin in sorted(self.manager.list_name_plugin(), key=lambda pair: pair[0]):
             if plugin is None:
                 continue
             callers = self.manager.get_hookcallers(plugin) or ()
             hooks = tuple(sorted(caller.name for caller in callers))
+            markers = {
+                caller.name: marked
+                for caller in callers
+                for impl in caller.get_hookimpls()
+                if impl.plugin is plugin
+                and (marked := tuple(m for m in _MARKERS if getattr(impl, m)))
+            }
             dist = self.distributions.get(name)
             if dist is None and name in DEFAULT_PLUGINS:
-                infos.append(PluginInfo(name, "cuedeck-core", _core_version(), hooks))
+                infos.append(PluginInfo(name, "cuedeck-core", _core_version(), hooks, markers))
                 continue
             version = dist.version if dist else None
-            infos.append(PluginInfo(name, dist.name if dist else None, version, hooks))
+            infos.append(PluginInfo(name, dist.name if dist else None, version, hooks, markers))
         return infos
+
+
+def _guard_wrapper(
+    host: PluginHost, function: Callable[..., Any], plugin: str, hook_name: str
+) -> Callable[..., Any]:
+    """A wrapper hook implementation (``wrapper=True`` or ``hookwrapper=True``) driven
+    step by step, each step under its plugin's name: one that fails before its ``yield``
+    lets the call through untouched; one that fails after it leaves the outcome as it was.
+    """
+
+    @functools.wraps(function)
+    def guarded(*args: Any, **kwargs: Any) -> Generator[None, Any, Any]:
+        ok, teardown = host._run_as(plugin, hook_name, lambda: _started(function(*args, **kwargs)))
+        if not ok or teardown is None:
+            return (yield)
+        try:
+            outcome = yield
+        except BaseException as exc:  # pluggy hands the call's error to new-style wrappers
+            token = _CALLING.set(plugin)
+            try:
+                return _finished(teardown.throw, exc)
+            except Exception as raised:
+                if raised is exc or isinstance(raised, CueError):
+                    raise
+                host._hook_failed(plugin, hook_name, raised)
+                raise exc from None
+            finally:
+                _CALLING.reset(token)
+        ok, value = host._run_as(plugin, hook_name, lambda: _finished(teardown.send, outcome))
+        return value if ok else outcome
+
+    return guarded
+
+
+def _started(teardown: Generator[None, Any, Any]) -> Generator[None, Any, Any]:
+    """``teardown`` run up to its ``yield``."""
+    try:
+        next(teardown)
+    except StopIteration:
+        name = getattr(teardown, "__qualname__", "a wrapper")
+        raise RuntimeError(f"{name} did not yield") from None
+    return teardown
+
+
+def _finished(step: Callable[[Any], Any], value: Any) -> Any:
+    """What a wrapper returns once ``step`` (send or throw) resumes it after its ``yield``."""
+    try:
+        step(value)
+    except StopIteration as stop:
+        return stop.value
+    raise RuntimeError("a wrapper yielded twice")
 
 
 def _core_version() -> str | None:
@@ -242,31 +383,11 @@ def _names(var: str) -> set[str] | None:
 def make_plugin_manager(*, entry_points: bool = True) -> PluginHost:
     """A fresh plugin host with core's plugins and, unless disabled, the installed ones."""
     host = PluginHost()
-    host.load_defaults()
     if entry_points:
         host.load_entry_points()
+    host.load_defaults()
     host.manager.check_pending()
     return host
-
-
-def plugin_infos(pm: PluginHost) -> list[PluginInfo]:
-    """Loaded plugins with their distribution, version and implemented hooks."""
-    return pm.infos()
-
-
-def plugin_failures(pm: PluginHost) -> list[PluginFailure]:
-    """Entry points and hook implementations that failed."""
-    return list(pm.failures)
-
-
-def collect(pm: PluginHost, hook_name: str) -> dict[str, Registered]:
-    """What one ``register_*`` hook registered, by name (see :meth:`PluginHost.collect`)."""
-    return pm.collect(hook_name)
-
-
-def call_each(pm: PluginHost, hook_name: str, **kwargs: Any) -> None:
-    """Call every implementation of a hook, isolating plugins that raise."""
-    pm.call_each(hook_name, **kwargs)
 
 
 def get_searchers(pm: PluginHost) -> dict[str, Searcher]:
@@ -328,20 +449,9 @@ def get_parsers(pm: PluginHost) -> Parsers:
     return build_parsers(pm.collect("register_parsers"))
 
 
-def get_tools(pm: PluginHost) -> dict[str, Tool]:
-    """Tools by name, wrapped with their metadata (imported when first used)."""
-    return pm.tools()
-
-
-def check_tools(pm: PluginHost) -> dict[str, Tool]:
-    """The tools that load and pass their checks, by name; the others are recorded as
-    failures of their plugins (see :meth:`PluginHost.checked_tools`)."""
-    return pm.checked_tools()
-
-
-def source_of(pm: PluginHost, hook_name: str, name: str) -> str:
-    """The plugin that registered ``name`` through ``hook_name``."""
-    return pm.collect(hook_name)[name].plugin
+def get_settings(pm: PluginHost) -> dict[str, type]:
+    """Config sections by TOML table name (attrs classes of settings), core's first."""
+    return pm.items("register_settings")
 
 
 def hook_names() -> list[str]:
@@ -351,3 +461,39 @@ def hook_names() -> list[str]:
         for name, value in inspect.getmembers(hookspecs, inspect.isfunction)
         if hasattr(value, hookspecs.PROJECT + "_spec")
     )
+
+
+# -- merge window ----------------------------------------------------------------------------
+# The module-level forwarders below repeat the host's methods; callers use the methods
+# (pm.infos(), pm.failures, pm.collect(), pm.tools(), pm.checked_tools(), pm.source_of()).
+# They stay only while other branches that still call them merge; the lead removes them.
+
+
+def plugin_infos(pm: PluginHost) -> list[PluginInfo]:
+    """Deprecated: :meth:`PluginHost.infos`."""
+    return pm.infos()
+
+
+def plugin_failures(pm: PluginHost) -> list[PluginFailure]:
+    """Deprecated: :attr:`PluginHost.failures`."""
+    return list(pm.failures)
+
+
+def collect(pm: PluginHost, hook_name: str) -> dict[str, Registered]:
+    """Deprecated: :meth:`PluginHost.collect`."""
+    return pm.collect(hook_name)
+
+
+def get_tools(pm: PluginHost) -> dict[str, Tool]:
+    """Deprecated: :meth:`PluginHost.tools`."""
+    return pm.tools()
+
+
+def check_tools(pm: PluginHost) -> dict[str, Tool]:
+    """Deprecated: :meth:`PluginHost.checked_tools`."""
+    return pm.checked_tools()
+
+
+def source_of(pm: PluginHost, hook_name: str, name: str) -> str:
+    """Deprecated: :meth:`PluginHost.source_of`."""
+    return pm.source_of(hook_name, name)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from cuedeck.blocks import Fence, fence_opened_by
 from cuedeck.errors import CueError
+from cuedeck.frontmatter import body_start
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -50,10 +51,13 @@ def _drop(item: SceneItem, reason: str) -> Placement:
 class CheckedPruner:
     """A registered pruner held to the :class:`~cuedeck.hookspecs.Pruner` contract.
 
-    A pruner that returns the wrong number of placements or goes over its budget
-    (counting what it keeps in full at the item's measured cost) would make the scene
-    silently wrong: a fallback that drops everything. It fails instead, with a
-    :class:`~cuedeck.errors.CueError` naming the pruner and the broken rule.
+    The contract, clause by clause: one placement per item, for that item, in the order
+    given; the active card (``items[0]``) kept whole (or as its section); no placement
+    reports negative tokens, and a dropped one none; what is kept in full costs the
+    item's measured tokens, whatever the pruner says; and the placements cost at most the
+    budget, or the card alone when the card alone is over it. A pruner that breaks one
+    would make the scene silently wrong; it fails instead, with a
+    :class:`~cuedeck.errors.CueError` naming the pruner and the broken clause.
     """
 
     def __init__(self, name: str, pruner: Pruner) -> None:
@@ -72,6 +76,19 @@ class CheckedPruner:
                 f"returned {len(placements)} placements for {len(items)} items",
                 placements=len(placements),
                 items=len(items),
+            )
+        for index, (placement, item) in enumerate(zip(placements, items, strict=True)):
+            if placement.item is not item:
+                given = "a copy of it" if placement.item.key == item.key else placement.item.key
+                self._broken(
+                    f"placement {index} is for {given}, not {item.key}: one placement per "
+                    "item, for that item, in the order given",
+                    item=item.key,
+                )
+        if items and placements[0].mode != full_mode(items[0]):
+            self._broken(
+                f"did not keep the active card whole (placed it {placements[0].mode})",
+                item=items[0].key,
             )
         for placement in placements:
             if placement.tokens < 0 or (placement.mode == "dropped" and placement.tokens):
@@ -210,12 +227,7 @@ def outlines(text: str) -> tuple[str, str]:
     ask for outlines of every document that does not fit, on every budget they try.
     """
     lines = text.splitlines()
-    start = 0
-    if lines and lines[0].rstrip() == "---":
-        for number in range(1, len(lines)):
-            if lines[number].rstrip() in ("---", "..."):
-                start = number + 1
-                break
+    start = body_start(lines)
     sections: list[list[str]] = [[]]  # the preamble is a section without a heading
     headings: list[str] = []
     paragraph: list[str] = []

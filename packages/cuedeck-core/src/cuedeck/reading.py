@@ -104,7 +104,7 @@ def read_doc(
         raise InvalidInput(
             f"offset {offset} is past the end ({size} lines)", field="offset", total_lines=size
         )
-    budget = max_tokens or workspace.config.mcp.read_doc_max_tokens
+    budget = max_tokens or workspace.config.docs.max_tokens
     start = first + offset
     end = stop if limit is None else min(stop, start + limit)
 

@@ -2,8 +2,9 @@
 
 A tool's TL;DR is its docstring's first line. The rest of its reference (use cases,
 requirements, what it returns, an example call with its real reply, common errors with
-their fix, related tools) lives in ``reference.yaml`` at the top of the distribution's
-import package (``cuedeck/reference.yaml``, ``cuedeck_git/reference.yaml``, a third
+their fix, related tools, and optionally its step in the first-time guide) lives in
+``reference.yaml`` at the top of the distribution's
+import package (``cuedeck/reference.yaml``, each plugin's own, a third
 party's own), keyed by tool name. Parameters come from the tool's input schema.
 
 Everything else is derived from it: ``get_tool_docs``, the guide's example calls, the
@@ -51,6 +52,19 @@ class Example:
 
 
 @attrs.frozen
+class GuideHint:
+    """Where a tool comes in ``first_time_user_guide``'s walkthrough: its ``step`` (steps
+    run in increasing order), why to call it, and an example call whose ``"{card}"``,
+    ``"{topic}"`` and ``"{doc}"`` are filled from the workspace (``example_without_card``
+    when it has no card)."""
+
+    step: int
+    why: str
+    example: Any
+    example_without_card: Any = None
+
+
+@attrs.frozen
 class Reference:
     """The reference of one tool; ``missing`` names the parts it lacks."""
 
@@ -61,6 +75,7 @@ class Reference:
     errors: list[ErrorHint]
     related: list[str]
     missing: tuple[str, ...] = ()
+    guide: GuideHint | None = None
 
 
 @functools.cache
@@ -105,6 +120,18 @@ def reference_of(tool: Tool) -> Reference:
         ],
         related=[str(name) for name in raw.get("related") or []],
         missing=missing,
+        guide=_guide_hint(raw.get("guide")),
+    )
+
+
+def _guide_hint(raw: Any) -> GuideHint | None:
+    if not isinstance(raw, dict):
+        return None
+    return GuideHint(
+        step=int(raw["step"]),
+        why=str(raw["why"]),
+        example=raw.get("example") or {},
+        example_without_card=raw.get("example_without_card"),
     )
 
 

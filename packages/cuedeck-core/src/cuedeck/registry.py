@@ -3,7 +3,8 @@
 Most hooks register ``register(name, item)``. Hooks whose items carry their own name
 register ``register(item, *, name=None)``: a tool is named by its function (or the part
 of its import path after ``:``), a command by its ``.name``. Either way a taken name is
-refused, naming both plugins, unless the newcomer passes ``replace=True``.
+refused, naming both plugins, unless one of them passed ``replace=True``: that one holds
+the name whichever plugin pluggy called first (two plugins replacing one name is refused).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class Registered:
     item: Any
     plugin: str
     options: dict[str, Any] = attrs.field(factory=dict)
+    #: Registered with ``replace=True``: it takes the name over from whoever else has it.
+    replace: bool = False
 
 
 class Registry:
@@ -60,7 +63,7 @@ class Registry:
             def register_named(
                 name: str, item: Any, *, replace: bool = False, **options: Any
             ) -> None:
-                self.add(Registered(name, item, plugin, options), replace=replace)
+                self.add(Registered(name, item, plugin, options, replace))
 
             return register_named
 
@@ -68,19 +71,31 @@ class Registry:
             item: Any, *, name: str | None = None, replace: bool = False, **options: Any
         ) -> None:
             chosen = name or derive(item) or ""
-            self.add(Registered(chosen, item, plugin, options), replace=replace)
+            self.add(Registered(chosen, item, plugin, options, replace))
 
         return register_item
 
-    def add(self, entry: Registered, *, replace: bool = False) -> None:
-        """Record ``entry``; a taken name is InvalidInput unless ``replace``."""
+    def add(self, entry: Registered) -> None:
+        """Record ``entry``. A taken name is InvalidInput naming both plugins, unless
+        exactly one of the two passed ``replace=True``: that one keeps the name."""
         if not isinstance(entry.name, str) or not entry.name:
             raise InvalidInput(
                 f"{self.hook_name}: plugin {entry.plugin!r} registered an empty name",
                 field="name",
             )
         previous = self.items.get(entry.name)
-        if previous is not None and not replace:
+        if previous is None or (entry.replace and not previous.replace):
+            self.items[entry.name] = entry
+        elif previous.replace and not entry.replace:
+            return  # the name was taken over on purpose, before this plugin was called
+        elif previous.replace and entry.replace:
+            raise InvalidInput(
+                f"{self.hook_name}: {entry.name!r} is replaced by both {previous.plugin!r} "
+                f"and {entry.plugin!r}",
+                field="name",
+                help="disable one plugin with CUEDECK_DISABLE_PLUGINS",
+            )
+        else:
             raise InvalidInput(
                 f"{self.hook_name}: {entry.name!r} is registered by both {previous.plugin!r} "
                 f"and {entry.plugin!r}",
@@ -88,4 +103,3 @@ class Registry:
                 help="pass replace=True to take the name over on purpose, "
                 "or disable one plugin with CUEDECK_DISABLE_PLUGINS",
             )
-        self.items[entry.name] = entry

@@ -119,9 +119,21 @@ def _cases(*words: str) -> tuple[str, ...]:
     return tuple(v for w in words for v in dict.fromkeys((w, w[0].upper() + w[1:], w.upper())))
 
 
-# Token edges: a token is not glued to more token characters on either side.
+# Token edges, as each token's own format draws them. A token that begins with a
+# distinctive prefix (``ghp_``, ``AKIA``, ``sk_live_``) begins there, whatever precedes it:
+# ``key_ghp_...``, ``leak-ghp_...`` and ``GH_TOKEN_ghp_...`` all hold a GitHub token. One
+# with a short or common prefix (``SK``, ``key-``, ``eyJ``) may follow ``_`` or ``-`` but
+# not a letter or digit (``monkey-...`` is no Mailgun key, base64 is full of ``eyJ``).
+# Every prefixed token ends where its alphabet does: only a letter or digit right after
+# it makes the match part of something longer (``AKIA..._backup.txt`` is a key).
+_NOT_IN_WORD = r"(?<![A-Za-z0-9])"
+_END = r"(?![A-Za-z0-9])"
+# Tokens without a literal prefix are told from other text by their edges alone: not
+# glued to more token characters on either side.
 _L = r"(?<![A-Za-z0-9_\-])"
 _R = r"(?![A-Za-z0-9_\-])"
+
+Prefix = Literal["distinctive", "common", "none"]
 
 
 def _token(
@@ -130,12 +142,23 @@ def _token(
     body: str,
     *keywords: str,
     scope: Scope = "start",
+    prefix: Prefix = "distinctive",
 ) -> SecretRule:
-    """A provider token found by its own shape; with scope ``start`` it begins at a keyword."""
+    """A provider token found by its own shape; with scope ``start`` it begins at a keyword.
+
+    ``prefix`` says what the token starts with: a ``distinctive`` literal (no edge
+    before it), a ``common`` one (not inside a word or number), or ``none`` (a character
+    class: not glued to token characters on either side).
+    """
+    left, right = {
+        "distinctive": ("", _END),
+        "common": (_NOT_IN_WORD, _END),
+        "none": (_L, _R),
+    }[prefix]
     return SecretRule(
         name=name,
         description=description,
-        source=f"{_L}({body}){_R}",
+        source=f"{left}({body}){right}",
         keywords=keywords,
         scope=scope,
     )
@@ -219,6 +242,7 @@ RULES: tuple[SecretRule, ...] = (
         r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}",
         "Q~",
         scope="line",
+        prefix="none",
     ),
     _token(
         "alibaba-access-key-id",
@@ -263,6 +287,7 @@ RULES: tuple[SecretRule, ...] = (
         "Databricks personal access token (dapi + 32 hex)",
         r"dapi[a-f0-9]{32}(?:-\d)?",
         "dapi",
+        prefix="common",
     ),
     _token(
         "dynatrace-token",
@@ -283,6 +308,7 @@ RULES: tuple[SecretRule, ...] = (
         r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}",
         ".atlasv1.",
         scope="line",
+        prefix="none",
     ),
     _token(
         "doppler-token",
@@ -409,12 +435,14 @@ RULES: tuple[SecretRule, ...] = (
         r"\d{8,10}:AA[A-Za-z0-9_\-]{33}",
         ":AA",
         scope="line",
+        prefix="none",
     ),
     _token(
         "twilio-api-key",
         "Twilio API key SID (SK + 32 hex)",
         r"SK[0-9a-fA-F]{32}",
         "SK",
+        prefix="common",
     ),
     SecretRule(
         "twilio-auth-token",
@@ -429,19 +457,27 @@ RULES: tuple[SecretRule, ...] = (
         r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
         "SG.",
     ),
-    _token("mailgun-api-key", "Mailgun API key (key- + 32 hex)", r"key-[0-9a-f]{32}", "key-"),
+    _token(
+        "mailgun-api-key",
+        "Mailgun API key (key- + 32 hex)",
+        r"key-[0-9a-f]{32}",
+        "key-",
+        prefix="common",
+    ),
     _token(
         "mailchimp-api-key",
         "Mailchimp API key (32 hex + -usN)",
         r"[0-9a-f]{32}-us\d{1,2}",
         "-us",
         scope="line",
+        prefix="none",
     ),
     _token(
         "resend-api-key",
         "Resend API key (re_...)",
         r"re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}",
         "re_",
+        prefix="common",
     ),
     _token(
         "postman-api-key",
@@ -455,6 +491,7 @@ RULES: tuple[SecretRule, ...] = (
         r"ntn_\d{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43}",
         "ntn_",
         "secret_",
+        prefix="common",
     ),
     _token(
         "linear-api-key",
@@ -491,6 +528,7 @@ RULES: tuple[SecretRule, ...] = (
         r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60}",
         "sq0",
         "EAAA",
+        prefix="common",
     ),
     # --- AI providers -------------------------------------------------------------------
     _token(
@@ -499,6 +537,7 @@ RULES: tuple[SecretRule, ...] = (
         r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"
         r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}",
         "sk-",
+        prefix="common",
     ),
     _token(
         "anthropic-api-key",
@@ -512,9 +551,16 @@ RULES: tuple[SecretRule, ...] = (
         r"hf_[A-Za-z]{34}|api_org_[A-Za-z]{34}",
         "hf_",
         "api_org_",
+        prefix="common",
     ),
     _token("groq-api-key", "Groq API key (gsk_...)", r"gsk_[A-Za-z0-9]{52}", "gsk_"),
-    _token("replicate-token", "Replicate API token (r8_...)", r"r8_[A-Za-z0-9]{37}", "r8_"),
+    _token(
+        "replicate-token",
+        "Replicate API token (r8_...)",
+        r"r8_[A-Za-z0-9]{37}",
+        "r8_",
+        prefix="common",
+    ),
     _token("xai-api-key", "xAI API key (xai-...)", r"xai-[A-Za-z0-9]{80}", "xai-"),
     _token("perplexity-api-key", "Perplexity API key (pplx-...)", r"pplx-[A-Za-z0-9]{48}", "pplx-"),
     # --- monitoring --------------------------------------------------------------------
@@ -544,6 +590,7 @@ RULES: tuple[SecretRule, ...] = (
         "1Password account secret key (A3-XXXXXX-...)",
         r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
         "A3-",
+        prefix="common",
     ),
     _token(
         "age-secret-key",
@@ -569,6 +616,7 @@ RULES: tuple[SecretRule, ...] = (
         "JSON Web Token (three base64url parts, header and payload start with eyJ)",
         r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{16,}",
         "eyJ",
+        prefix="common",
     ),
     SecretRule(
         "database-url",

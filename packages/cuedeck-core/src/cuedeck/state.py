@@ -10,7 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import InvalidInput
-from cuedeck.files import atomic_write, locked
+from cuedeck.files import locked, write_file
 from cuedeck.layout import CARD_ID, STATE_LOCK, STATE_PATH
 
 if TYPE_CHECKING:
@@ -41,4 +41,4 @@ def set_active_card(root: Path, card_id: str | None) -> None:
             state.pop("active_card", None)
         else:
             state["active_card"] = card_id
-        atomic_write(root / STATE_PATH, json.dumps(state, indent=2, sort_keys=True) + "\n")
+        write_file(root, STATE_PATH, json.dumps(state, indent=2, sort_keys=True) + "\n")

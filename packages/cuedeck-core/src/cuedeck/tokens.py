@@ -223,15 +223,18 @@ class _LazyNativeCount:
         return self._count(text)
 
     def _load(self) -> Callable[[str], int]:
-        from cuedeck.errors import MissingExtra
+        from cuedeck.errors import MissingExtra, install_hint
+
+        reinstall = "reinstall it: " + install_hint(
+            "tokens", distribution="cuedeck-core", reinstall=True
+        )
 
         library = next(self.package.glob("_bindings*.so"), None) or next(
             self.package.glob("_bindings*.pyd"), None
         )
         if library is None:
             raise MissingExtra(
-                f"bpe-openai's native module is missing from {self.package}",
-                help='reinstall it: pip install --force-reinstall "cuedeck-core[tokens]"',
+                f"bpe-openai's native module is missing from {self.package}", help=reinstall
             )
         spec = importlib.util.spec_from_file_location("bpe_openai._bindings", library)
         assert spec is not None
@@ -243,7 +246,7 @@ class _LazyNativeCount:
         if wrong:
             raise MissingExtra(
                 f"bpe-openai's o200k_base tokenizer miscounts known samples: {wrong}",
-                help='reinstall it: pip install --force-reinstall "cuedeck-core[tokens]"',
+                help=reinstall,
             )
         return count
 

@@ -13,14 +13,16 @@ import importlib
 import inspect
 import re
 import typing
+from contextvars import ContextVar
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cuedeck.errors import InvalidInput, ToolLoadFailed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from cuedeck.settings import RateLimit
     from cuedeck.workspace import Workspace
 
 
@@ -41,6 +43,22 @@ class _LazyModule:
 
 
 lazy_pydantic: Any = _LazyModule("pydantic")
+
+
+class ToolCall(NamedTuple):
+    """The tool being called and its validated arguments (see :data:`CURRENT_CALL`)."""
+
+    tool: str
+    arguments: dict[str, Any]
+
+
+#: The call :meth:`Tool.call` is running, for helpers that must bind all of it (the
+#: confirmation of a destructive tool: :func:`cuedeck.confirmation.confirm`).
+CURRENT_CALL: ContextVar[ToolCall | None] = ContextVar("cuedeck_tool_call", default=None)
+
+#: Other names an argument is accepted under (never published in schemas):
+#: ``confirmed_token`` is the CIDX specification's name for the confirmation token.
+ARGUMENT_ALIASES: dict[str, tuple[str, ...]] = {"confirmation_token": ("confirmed_token",)}
 
 
 #: Caps on every argument, whatever its annotation says (which may set tighter ones):
@@ -103,6 +121,7 @@ class Tool:
         read_only: bool = False,
         destructive: bool = False,
         idempotent: bool = False,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         self.target = target
         self.name = name
@@ -111,6 +130,8 @@ class Tool:
         self.read_only = read_only
         self.destructive = destructive
         self.idempotent = idempotent
+        #: Calls per MCP client the plugin allows (``[rate_limits]`` in config overrides it).
+        self.rate_limit = rate_limit
         if not isinstance(target, str):
             self.check()
         elif not IMPORT_PATH.fullmatch(target):
@@ -223,6 +244,10 @@ class Tool:
         for param in self.parameters:
             annotation = self.hints.get(param.name, Any)
             default = ... if param.default is inspect.Parameter.empty else param.default
+            aliases = ARGUMENT_ALIASES.get(param.name)
+            if aliases:
+                choices = pydantic.AliasChoices(param.name, *aliases)
+                annotation = typing.Annotated[annotation, pydantic.Field(validation_alias=choices)]
             fields[param.name] = (annotation, default)
         config = pydantic.ConfigDict(extra="forbid", strict=True)
         model_name = "".join(part.title() for part in self.name.split("_")) + "Input"
@@ -265,8 +290,13 @@ class Tool:
         return {param.name: getattr(model, param.name) for param in self.parameters}
 
     def call(self, workspace: Workspace, arguments: Mapping[str, Any] | None = None) -> Any:
-        """Validate ``arguments`` and run the tool on ``workspace``."""
-        return self.func(workspace, **self.validate(arguments or {}))
+        """Validate ``arguments`` and run the tool on ``workspace`` (as :data:`CURRENT_CALL`)."""
+        validated = self.validate(arguments or {})
+        running = CURRENT_CALL.set(ToolCall(self.name, dict(validated)))
+        try:
+            return self.func(workspace, **validated)
+        finally:
+            CURRENT_CALL.reset(running)
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r}, plugin={self.plugin!r})"

@@ -151,6 +151,8 @@ def walk_files(
             if is_dir:
                 if entry.name in _ALWAYS_SKIPPED or child == WORKSPACE_DIR:
                     continue
+                if protection(f"{child}/", write=False) is not None:
+                    continue  # a nested workspace's cache: no tool reads it
                 if exclude is not None and exclude.match(child + "/"):
                     continue
                 if _ignored(child + "/", ignores):

@@ -13,7 +13,7 @@ import posixpath
 import threading
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from cuedeck.config import Config, load_config
 from cuedeck.errors import (
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from cuedeck.parsers import Parsers
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
+T = TypeVar("T")
 
 
 def find_root(start: Path | str | None = None) -> Path:
@@ -120,9 +121,6 @@ class Workspace:
         self._graph: tuple[int, ReferenceGraph] | None = None
         self._services: dict[str, Any] = {}
         self._fresh = False
-        #: Names of the tools a server offers on this workspace (its profile), so that the
-        #: tools about tools describe only what can be called; None: every registered tool.
-        self.served_tools: frozenset[str] | None = None
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -149,8 +147,8 @@ class Workspace:
 
     @cached_property
     def config(self) -> Config:
-        """The loaded ``.cuedeck/config.toml``."""
-        return load_config(self.root)
+        """The loaded ``.cuedeck/config.toml``, with the sections the plugins registered."""
+        return load_config(self.root, plugins=self.plugins)
 
     @cached_property
     def token_counter(self) -> CachedCounter:
@@ -342,13 +340,11 @@ class Workspace:
 
         searchers = get_searchers(self.plugins)
         from_config = mode is None
-        mode = mode or self.config.search.mode
+        # The defaults are the search plugin's settings (until searchers carry their own).
+        defaults = self.config.sections.get("search")
+        mode = mode or str(getattr(defaults, "mode", ""))
         if not searchers:
-            raise MissingExtra(
-                "search is not installed",
-                help='pip install "cuedeck[search]"',
-                extra="search",
-            )
+            raise MissingExtra.needs("search is not installed", "search")
         searcher = searchers.get(mode)
         if searcher is None:
             if from_config:
@@ -364,7 +360,7 @@ class Workspace:
         return searcher.search(
             self,
             query,
-            limit=limit or self.config.search.limit,
+            limit=limit or int(getattr(defaults, "limit", 5)),
             filters=filters or SearchFilters(),
         )
 
@@ -378,22 +374,41 @@ class Workspace:
         """``text`` with secrets masked by every registered masker (one-off session)."""
         return self.mask_session().mask(text, path=path)
 
-    def service(self, name: str) -> Any:
-        """The service a plugin registered under ``name`` (built once per workspace)."""
+    @overload
+    def service(self, name: str) -> Any: ...
+
+    @overload
+    def service(self, name: str, of_type: type[T]) -> T: ...
+
+    def service(self, name: str, of_type: type[Any] | None = None) -> Any:
+        """The service a plugin registered under ``name`` (built once per workspace),
+        checked to be an ``of_type`` when one is given; MissingExtra (1008) when no
+        installed plugin registers it."""
+        found = self._service(name)
+        if of_type is not None and not isinstance(found, of_type):
+            raise InvalidInput(
+                f"the {name!r} service is a {type(found).__name__}, not a {of_type.__name__}",
+                field=name,
+            )
+        return found
+
+    def _service(self, name: str) -> Any:
         with self._lock:
             if name not in self._services:
                 factories = get_services(self.plugins)
                 if name not in factories:
-                    hint = {"cards": "tasks"}.get(name)
-                    raise MissingExtra(
-                        f"no plugin provides the {name!r} service",
-                        help=f'pip install "cuedeck[{hint}]"' if hint else None,
-                        extra=hint,
+                    raise MissingExtra.needs(
+                        f"no plugin provides the {name!r} service (`cue plugins` lists the "
+                        "installed ones)",
+                        service=name,
                     )
                 self._services[name] = factories[name](self)
             return self._services[name]
 
-    @property
-    def cards(self) -> Any:
-        """The card store of the tasks package (``pip install "cuedeck[tasks]"``)."""
-        return self.service("cards")
+    def __getattr__(self, name: str) -> Any:
+        # A registered service is an attribute too: ``workspace.cards`` is
+        # ``workspace.service("cards")`` when a plugin (the tasks package) registers it. Typed
+        # code asks for the type: ``workspace.service("cards", CardStore)``.
+        if name.startswith("_") or name not in get_services(self.plugins):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.service(name)

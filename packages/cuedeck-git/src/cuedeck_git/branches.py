@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
+from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken, confirm
 from cuedeck.errors import InvalidInput, did_you_mean, suggestion_text
-from cuedeck_git.confirm import Token, confirmed, listing
-from cuedeck_git.runner import Repo, check_revision
+from cuedeck_git.confirm import listing, refuse_protected
+from cuedeck_git.refs import check_ref_name
+from cuedeck_git.runner import Repo
 
 if TYPE_CHECKING:
     import pydantic
@@ -47,22 +49,28 @@ class GitBranchCreate(TypedDict):
     created_branch: str
 
 
-class GitBranchSwitch(TypedDict):
-    """The reply of ``git_branch_switch``."""
+class GitBranchSwitched(TypedDict):
+    """What ``git_branch_switch`` did, once confirmed where files would be overwritten."""
 
     success: bool
     from_branch: str | None
     to_branch: str
 
 
-class GitBranchDelete(TypedDict, total=False):
-    """The reply of ``git_branch_delete``: done, or asking for confirmation (unmerged)."""
+#: The reply of ``git_branch_switch``: done, or asking for confirmation (files that the
+#: switch would overwrite).
+GitBranchSwitch = GitBranchSwitched | ConfirmationAsked
+
+
+class GitBranchDeleted(TypedDict):
+    """``git_branch_delete`` done."""
 
     success: bool
     deleted_branch: str
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
+
+
+#: The reply of ``git_branch_delete``: done, or asking for confirmation (unmerged commits).
+GitBranchDelete = GitBranchDeleted | ConfirmationAsked
 
 
 def _track(text: str) -> tuple[int, int]:
@@ -96,7 +104,7 @@ def _branches(repo: Repo) -> list[Branch]:
 
 def _checked_name(repo: Repo, name: str, *, field: str = "branch_name") -> str:
     """``name`` if git accepts it as a branch name, else 1004 saying why."""
-    check_revision(name, field=field)
+    check_ref_name(name, field=field)
     result = repo.run("check-ref-format", "--branch", name, check=False)
     if result.returncode != 0:
         raise InvalidInput(
@@ -146,18 +154,48 @@ def git_branch_create(
     return {"success": True, "created_branch": name}
 
 
-def git_branch_switch(workspace: Workspace, branch_name: BranchName) -> GitBranchSwitch:
-    """Switch to a local branch; local changes it would overwrite make git refuse."""
+def git_branch_switch(
+    workspace: Workspace, branch_name: BranchName, confirmation_token: ConfirmationToken = None
+) -> GitBranchSwitch:
+    """Switch to a local branch; local changes it would overwrite make git refuse.
+
+    Untracked or ignored files that the branch has at the same paths (git overwrites
+    ignored ones without asking) make it answer requires_confirmation first, naming
+    them; call again with its confirmation_token.
+    """
+    from cuedeck_git.destructive import _changed_between, _overwritten
+    from cuedeck_git.status import state_digest
+
     repo = Repo(workspace)
     name = _existing(repo, _checked_name(repo, branch_name))
     before = repo.current_branch()
+    tip = repo.commit_of(f"refs/heads/{name}", field="branch_name")
+    head = repo.head()
+    if head:
+        refuse_protected(f"git switch {name}", _changed_between(repo, head, tip))
+    overwritten = _overwritten(repo, tip)
+    if overwritten:
+        shown = [repo.shown(path) for path in overwritten]
+        warning = (
+            f"git switch {name} overwrites {len(shown)} untracked or ignored file(s) that the "
+            f"branch also has: {listing(shown)}. Their current content cannot be recovered."
+        )
+        asked = confirm(
+            workspace,
+            warning=warning,
+            token=confirmation_token,
+            state=state_digest(repo, shown),
+            resolved={"branch": tip, "overwritten": overwritten},
+        )
+        if asked is not None:
+            return asked
     repo.run("switch", "--no-guess", name)
     workspace.invalidate()
     return {"success": True, "from_branch": before, "to_branch": name}
 
 
 def git_branch_delete(
-    workspace: Workspace, branch_name: BranchName, confirmation_token: Token = None
+    workspace: Workspace, branch_name: BranchName, confirmation_token: ConfirmationToken = None
 ) -> GitBranchDelete:
     """Delete a local branch.
 
@@ -182,11 +220,14 @@ def git_branch_delete(
             f"branch {name!r} has {len(only_here)} commit(s) that no other branch, tag or "
             f"remote holds; deleting it loses them: {listing(only_here)}"
         )
-        arguments = {"branch_name": name}
-        asked = confirmed(
-            workspace, "git_branch_delete", arguments, tip, warning, confirmation_token
+        asked = confirm(
+            workspace,
+            warning=warning,
+            token=confirmation_token,
+            state=tip,
+            resolved={"branch": name, "commits": only_here},
         )
         if asked is not None:
-            return cast("GitBranchDelete", asked)
+            return asked
     repo.run("branch", "-D", name)
     return {"success": True, "deleted_branch": name}

@@ -8,7 +8,7 @@ from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3
 
 from cuedeck.errors import InvalidInput
 from cuedeck_git.history import PathList, _paths
-from cuedeck_git.runner import Repo, decode, exclusions, pathspecs
+from cuedeck_git.runner import Repo, check_text, decode, exclusions, pathspecs
 
 if TYPE_CHECKING:
     import pydantic
@@ -100,7 +100,8 @@ def git_commit(
     repo = Repo(workspace)
     options = []
     if author is not None:
-        if not (author.count("<") == 1 and author.rstrip().endswith(">")) or "\n" in author:
+        check_text(author, field="author")
+        if not (author.count("<") == 1 and author.rstrip().endswith(">")):
             raise InvalidInput("author must look like 'Name <email>'", field="author")
         options.append(f"--author={author}")
     # The message goes through stdin: no length limit, nothing read as an option.

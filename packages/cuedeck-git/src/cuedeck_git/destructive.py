@@ -1,18 +1,22 @@
 """Tools that can destroy work: ``git_reset``, ``git_clean`` and ``git_checkout_file``.
 
-Each works out exactly what it would destroy first. When that is something (uncommitted
-changes, untracked files, commits leaving the branch), the call answers with a
-confirmation token and a warning naming it all (:mod:`cuedeck_git.confirm`); when it is
-nothing, the call simply runs.
+Each works out exactly what it would destroy first: uncommitted changes, untracked and
+ignored files the target would overwrite, files it would remove, commits that would be
+left on no branch. When that is something, the call answers with a confirmation token
+bound to that list (core's :func:`~cuedeck.confirmation.confirm`) and a warning naming
+it all; when it is nothing, the call simply runs. None of them writes CueDeck's control
+files, whatever commit holds them.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck_git.confirm import Token, confirmed, listing
+from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken, confirm
+from cuedeck_git.confirm import listing, refuse_protected
 from cuedeck_git.history import PathList, _paths
 from cuedeck_git.runner import Repo, decode, pathspecs
 from cuedeck_git.status import state_digest
@@ -29,35 +33,34 @@ else:
 KEEP = ".cuedeck/"
 
 
-class GitReset(TypedDict, total=False):
-    """The reply of ``git_reset``: done, or asking for confirmation (hard mode)."""
+class GitResetDone(TypedDict):
+    """``git_reset`` done."""
 
     success: bool
     mode: str
     target_commit: str
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
 
 
-class GitClean(TypedDict, total=False):
-    """The reply of ``git_clean``: the removed files, or asking for confirmation."""
+class GitCleanDone(TypedDict):
+    """``git_clean`` done: the removed files."""
 
     success: bool
     removed_files: list[str]
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
 
 
-class GitCheckoutFile(TypedDict, total=False):
-    """The reply of ``git_checkout_file``: the restored files, or asking for confirmation."""
+class GitCheckoutFileDone(TypedDict):
+    """``git_checkout_file`` done: the restored files."""
 
     success: bool
     restored_files: list[str]
-    requires_confirmation: bool
-    confirmation_token: str
-    warning_message: str
+
+
+#: The reply of ``git_reset``: done, or asking for confirmation (hard mode).
+GitReset = GitResetDone | ConfirmationAsked
+#: The reply of ``git_clean``: the removed files, or asking for confirmation.
+GitClean = GitCleanDone | ConfirmationAsked
+#: The reply of ``git_checkout_file``: the restored files, or asking for confirmation.
+GitCheckoutFile = GitCheckoutFileDone | ConfirmationAsked
 
 
 def _uncommitted(repo: Repo, specs: list[str]) -> list[str]:
@@ -92,6 +95,41 @@ def _orphans(repo: Repo, target: str) -> list[str]:
     return _commits(repo, [*revisions, "--branches", "--remotes", "--tags"])
 
 
+def _files(raw: bytes) -> list[str]:
+    return [decode(item) for item in raw.split(b"\0") if item]
+
+
+def _overwritten(repo: Repo, commit: str) -> list[str]:
+    """Repository paths of files the index does not track that checking out ``commit``'s
+    whole tree would overwrite or remove (untracked and ignored alike): a file of the
+    tree at that path, or a folder of it where a file stands."""
+    top = repo.text("rev-parse", "--show-toplevel").strip()
+    wanted = _files(repo.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", commit).stdout)
+    tracked = set(_files(repo.run("ls-files", "-z", "--full-name", "--", ":/").stdout))
+    hit: set[str] = set()
+    for path in wanted:
+        if path in tracked:
+            continue
+        parts = path.split("/")
+        for depth in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:depth])
+            if prefix in tracked:
+                break
+            where = os.path.join(top, prefix)
+            if depth < len(parts) and os.path.isdir(where) and not os.path.islink(where):
+                continue
+            if os.path.lexists(where):
+                hit.add(prefix)
+            break
+    return sorted(hit)
+
+
+def _changed_between(repo: Repo, start: str, end: str) -> list[str]:
+    """Repository paths that differ between two commits."""
+    raw = repo.run("diff", "--name-only", "-z", "--no-renames", start, end, "--", ":/").stdout
+    return _files(raw)
+
+
 def git_reset(
     workspace: Workspace,
     mode: Annotated[
@@ -101,35 +139,53 @@ def git_reset(
     target: Annotated[
         str, pydantic.Field(description="Commit or ref to reset to", min_length=1)
     ] = ("HEAD"),
-    confirmation_token: Token = None,
+    confirmation_token: ConfirmationToken = None,
 ) -> GitReset:
     """Move the current branch to target; mode hard also discards uncommitted changes.
 
-    Hard mode answers requires_confirmation first, with a warning naming the files and
-    commits that would be lost; call again with its confirmation_token.
+    Answers requires_confirmation first in hard mode, and in any mode that would leave
+    commits on no branch, tag or remote; the warning names every file and commit that
+    would be lost (untracked files hard mode overwrites too). Call again with its token.
     """
     repo = Repo(workspace)
     commit = repo.commit_of(target, field="target")
+    head = repo.head()
+    lost: list[str] = []
+    overwritten: list[str] = []
     if mode == "hard":
+        if head:
+            refuse_protected("git reset --hard", _changed_between(repo, head, commit))
         changed = _uncommitted(repo, [])
-        leaving = _commits(repo, [f"{commit}..HEAD"]) if repo.head() else []
-        lost = []
+        overwritten = _overwritten(repo, commit)
         if changed:
             lost.append(f"uncommitted changes in {len(changed)} file(s): {listing(changed)}")
-        if leaving:
-            orphans = _orphans(repo, commit)
-            kept = "all are kept by another branch, tag or remote"
-            if orphans:
-                kept = f"{len(orphans)} on no other branch, tag or remote: {listing(orphans)}"
-            lost.append(f"{len(leaving)} commit(s) from the branch ({kept})")
-        warning = (
-            f"git reset --hard {commit[:12]} discards "
-            + ("; and ".join(lost) if lost else "nothing uncommitted (the tree is clean)")
-            + ". Uncommitted changes cannot be recovered."
+        if overwritten:
+            shown = [repo.shown(path) for path in overwritten]
+            lost.append(
+                f"{len(shown)} untracked or ignored file(s) it overwrites: {listing(shown)}"
+            )
+    leaving = _commits(repo, [f"{commit}..HEAD"]) if head else []
+    orphans = _orphans(repo, commit) if leaving else []
+    if leaving and (orphans or mode == "hard"):
+        kept = "all are kept by another branch, tag or remote"
+        if orphans:
+            kept = f"{len(orphans)} on no other branch, tag or remote: {listing(orphans)}"
+        lost.append(f"{len(leaving)} commit(s) from the branch ({kept})")
+    if mode == "hard" or orphans:
+        what = "; and ".join(lost) if lost else "nothing (the tree is clean)"
+        after = (
+            "Uncommitted changes and overwritten files cannot be recovered."
+            if mode == "hard"
+            else "Commits on no branch stay only in the reflog until git prunes them."
         )
-        arguments = {"mode": mode, "target": commit}
-        state = state_digest(repo)
-        asked = confirmed(workspace, "git_reset", arguments, state, warning, confirmation_token)
+        warning = f"git reset --{mode} {commit[:12]} discards {what}. {after}"
+        asked = confirm(
+            workspace,
+            warning=warning,
+            token=confirmation_token,
+            state=state_digest(repo, [repo.shown(path) for path in overwritten]),
+            resolved={"target": commit, "overwritten": overwritten, "orphans": orphans},
+        )
         if asked is not None:
             return cast("GitReset", asked)
     repo.run("reset", f"--{mode}", commit, "--")
@@ -144,7 +200,7 @@ def git_clean(
     include_ignored: Annotated[
         bool, pydantic.Field(description="Remove ignored files too (git clean -x)")
     ] = False,
-    confirmation_token: Token = None,
+    confirmation_token: ConfirmationToken = None,
 ) -> GitClean:
     """Remove untracked files (and folders) from the working tree.
 
@@ -166,11 +222,13 @@ def git_clean(
     warning = (
         f"git clean permanently deletes {count} untracked path(s): {listing(doomed, limit=25)}"
     )
-    arguments = {
-        "file_paths": paths, "directories": directories, "include_ignored": include_ignored,
-    }  # fmt: skip
-    state = state_digest(repo, [path.rstrip("/") for path in doomed])
-    asked = confirmed(workspace, "git_clean", arguments, state, warning, confirmation_token)
+    asked = confirm(
+        workspace,
+        warning=warning,
+        token=confirmation_token,
+        state=state_digest(repo, [path.rstrip("/") for path in doomed]),
+        resolved={"file_paths": paths, "removed": doomed},
+    )
     if asked is not None:
         return cast("GitClean", asked)
     output = repo.text("clean", "-f", *options, "--", *specs)
@@ -187,12 +245,13 @@ def git_checkout_file(
     ref: Annotated[
         str, pydantic.Field(description="Commit or ref to restore from", min_length=1)
     ] = ("HEAD"),
-    confirmation_token: Token = None,
+    confirmation_token: ConfirmationToken = None,
 ) -> GitCheckoutFile:
     """Restore a file (or folder) to its content at ref, discarding local changes to it.
 
-    Over local changes it answers requires_confirmation first, naming the files and the
-    lines that would be lost; call again with its confirmation_token.
+    Over local changes, or untracked and ignored files at those paths, it answers
+    requires_confirmation first, naming every file and the lines that would be lost;
+    call again with its confirmation_token.
     """
     repo = Repo(workspace)
     rel = _paths(workspace, [file_path])[0]
@@ -200,30 +259,32 @@ def git_checkout_file(
     specs = pathspecs([rel])
     # ls-tree and ls-files print paths relative to the workspace, where git runs.
     listed = repo.run("ls-tree", "-r", "-z", "--name-only", commit, "--", *specs).stdout
-    restored = [decode(item) for item in listed.split(b"\0") if item]
+    restored = _files(listed)
     if not restored:
         from cuedeck.errors import FileNotFound
 
         raise FileNotFound(f"{rel} is not in {ref}", path=rel, help="git_log shows its history")
+    refuse_protected(f"git checkout {ref} -- {rel}", restored)
+    tracked = set(_files(repo.run("ls-files", "-z", "--", *specs).stdout))
+    overwritten = [
+        path for path in restored if path not in tracked and os.path.lexists(repo.root / path)
+    ]
     changed = _uncommitted(repo, specs)
-    changed += [f"{path} (untracked)" for path in _untracked(repo, specs) if path in restored]
+    changed += [f"{path} (untracked or ignored)" for path in overwritten]
     if changed:
         warning = (
             f"git checkout {ref} -- {rel} discards local changes in {len(changed)} file(s): "
             f"{listing(changed)}. They cannot be recovered."
         )
-        arguments = {"file_path": rel, "ref": commit}
-        state = state_digest(repo, [rel])
-        asked = confirmed(
-            workspace, "git_checkout_file", arguments, state, warning, confirmation_token
+        asked = confirm(
+            workspace,
+            warning=warning,
+            token=confirmation_token,
+            state=state_digest(repo, [rel, *overwritten]),
+            resolved={"file_path": rel, "ref": commit, "discarded": changed},
         )
         if asked is not None:
             return cast("GitCheckoutFile", asked)
     repo.run("checkout", commit, "--", *specs)
     workspace.invalidate()
     return {"success": True, "restored_files": restored}
-
-
-def _untracked(repo: Repo, specs: list[str]) -> list[str]:
-    raw = repo.run("ls-files", "--others", "--exclude-standard", "-z", "--", *specs).stdout
-    return [decode(item) for item in raw.split(b"\0") if item]

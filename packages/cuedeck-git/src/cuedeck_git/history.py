@@ -14,7 +14,7 @@ from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3
 
 from cuedeck.errors import InvalidInput
 from cuedeck.paging import check_offset, page_lines
-from cuedeck_git.runner import Repo, decode, exclusions, pathspecs
+from cuedeck_git.runner import Repo, check_text, decode, exclusions, pathspecs
 
 if TYPE_CHECKING:
     import pydantic
@@ -210,9 +210,9 @@ def git_log(
     start = repo.commit_of(ref, field="ref") if ref else "HEAD"
     options = [f"--skip={offset}", f"--max-count={limit + 1}", f"--format={_FORMAT}"]
     if author:
-        options.append(f"--author={author}")
+        options.append(f"--author={check_text(author, field='author')}")
     if since:
-        options.append(f"--since={since}")
+        options.append(f"--since={check_text(since, field='since')}")
     paths = _paths(workspace, file_paths)
     output = repo.text("log", *options, "--end-of-options", start, "--", *pathspecs(paths))
     records = [record.strip("\n") for record in output.split(_RECORD) if record.strip("\n")]

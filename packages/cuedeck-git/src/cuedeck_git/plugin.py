@@ -1,5 +1,6 @@
-"""The CueDeck plugin of cuedeck-git (entry point ``cuedeck = git``): the git tools, and
-the ``git`` baseline of scenes (``since`` a commit, branch or tag).
+"""The CueDeck plugin of cuedeck-git (entry point ``cuedeck = git``): the git tools, their
+``[git]`` config section, and the ``git`` baseline of scenes (``since`` a commit, branch
+or tag).
 
 Tools only, no CLI commands: people have git; these are for agents without a shell.
 Kept import-light: the tools are registered by import path, so their modules load when
@@ -16,6 +17,13 @@ if TYPE_CHECKING:
     from cuedeck.hookspecs import RegisterNamed, RegisterTool
     from cuedeck.models import Baseline
     from cuedeck.workspace import Workspace
+
+
+@hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_git.settings import GitSettings
+
+    register("git", GitSettings)
 
 
 @hookimpl

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
+from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken, confirm
 from cuedeck.errors import InvalidInput, did_you_mean, suggestion_text
-from cuedeck_git.runner import Repo, check_revision, decode
+from cuedeck_git.refs import check_ref_name
+from cuedeck_git.runner import Repo, decode
 
 if TYPE_CHECKING:
     import pydantic
@@ -35,14 +37,18 @@ class GitFetch(TypedDict):
     refs_fetched: list[str]
 
 
-class GitPull(TypedDict):
-    """The reply of ``git_pull``."""
+class GitPulled(TypedDict):
+    """What ``git_pull`` did."""
 
     success: bool
     remote: str
     branch: str
     files_changed: list[str]
     commits_pulled: int
+
+
+#: The reply of ``git_pull``: done, or asking for confirmation (a rebase).
+GitPull = GitPulled | ConfirmationAsked
 
 
 class GitPush(TypedDict):
@@ -55,7 +61,7 @@ class GitPush(TypedDict):
 
 
 def _remote(repo: Repo, name: str) -> str:
-    check_revision(name, field="remote")
+    check_ref_name(name, field="remote")
     remotes = repo.text("remote").split()
     if name not in remotes:
         raise InvalidInput(
@@ -70,7 +76,7 @@ def _remote(repo: Repo, name: str) -> str:
 
 def _branch(repo: Repo, branch: str | None) -> str:
     if branch is not None:
-        return check_revision(branch, field="branch")
+        return check_ref_name(branch, field="branch")
     current = repo.current_branch()
     if current is None:
         raise InvalidInput("HEAD is detached: name the branch", field="branch")
@@ -108,18 +114,53 @@ def git_pull(
         Literal["ff-only", "merge", "rebase"],
         pydantic.Field(description="What to do when the branches have diverged"),
     ] = "ff-only",
+    confirmation_token: ConfirmationToken = None,
 ) -> GitPull:
     """Fetch a branch of a remote and bring it into the current branch.
 
     mode ff-only (default) refuses diverged branches; merge and rebase resolve them.
-    A conflict stops with error 1030 reason conflict (see git_status, git_merge_abort).
+    Rebasing rewrites local commits: it answers requires_confirmation first, naming
+    them (call again with its confirmation_token). A conflict stops with error 1030
+    reason conflict (see git_status, git_merge_abort).
     """
+    from cuedeck_git.confirm import listing, refuse_protected
+
     repo = Repo(workspace)
     name = _remote(repo, remote)
     wanted = _branch(repo, branch)
     before = repo.head()
-    flag = {"ff-only": "--ff-only", "merge": "--no-rebase", "rebase": "--rebase"}[mode]
-    repo.run("pull", "--quiet", "--no-edit", flag, name, wanted, network=True)
+    # Fetch, look, then integrate what was fetched: what is checked is what is merged.
+    repo.run("fetch", "--quiet", name, f"refs/heads/{wanted}", network=True)
+    fetched = repo.commit_of("FETCH_HEAD", field="branch")
+    if before:
+        base = repo.text("merge-base", before, fetched).strip() or before
+        incoming = repo.run("diff", "--name-only", "-z", base, fetched, "--", ":/").stdout
+        refuse_protected(
+            f"git pull {name} {wanted}", [decode(i) for i in incoming.split(b"\0") if i]
+        )
+    local = _log(repo, f"{fetched}..HEAD") if before else []
+    if mode == "rebase" and local and repo.count(f"HEAD..{fetched}"):
+        warning = (
+            f"rebasing onto {name}/{wanted} rewrites {len(local)} local commit(s) (new hashes; "
+            f"the old ones stay only in the reflog): {listing(local)}"
+        )
+        asked = confirm(
+            workspace,
+            warning=warning,
+            token=confirmation_token,
+            state=f"{before}:{fetched}",
+            resolved={"remote": name, "branch": wanted, "onto": fetched, "rewritten": local},
+        )
+        if asked is not None:
+            return asked
+    if not before:  # an empty repository: the branch starts at what was fetched
+        repo.run("reset", "--hard", "--quiet", fetched, "--")
+    elif mode == "rebase":
+        repo.run("rebase", "--quiet", fetched)
+    else:
+        merge = ["--ff-only"] if mode == "ff-only" else ["--no-edit"]
+        message = f"Merge branch '{wanted}' of {name}"
+        repo.run("merge", "--quiet", *merge, "-m", message, fetched)
     workspace.invalidate()
     after = repo.head()
     files: list[str] = []
@@ -136,6 +177,11 @@ def git_pull(
         "success": True, "remote": name, "branch": wanted,
         "files_changed": files, "commits_pulled": pulled,
     }  # fmt: skip
+
+
+def _log(repo: Repo, revisions: str) -> list[str]:
+    text = repo.text("log", "--format=%h %s", revisions, "--")
+    return [line for line in text.splitlines() if line]
 
 
 def git_push(

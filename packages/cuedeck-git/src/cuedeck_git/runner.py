@@ -1,9 +1,10 @@
 """Running ``git`` for an agent: argument lists, no prompt, no pager, no editor, a deadline.
 
 Every git tool goes through :class:`Repo`. It never uses a shell, puts ``--`` before
-paths (each marked ``:(literal)``, so ``*.py`` names a file, not a glob), refuses
-revisions that look like options, and runs git in its own process group so that a
-helper git starts (ssh, a credential helper) dies with it at the deadline. Failures
+paths (each marked ``:(literal)``, so ``*.py`` names a file, not a glob), takes nothing
+but a name where a ref or revision goes (:mod:`cuedeck_git.refs`), and runs git in its
+own process group so that a helper git starts (ssh, a credential helper) dies with it at
+the deadline. Failures
 become :class:`~cuedeck.errors.GitFailed` (1030) with a ``reason`` for the causes we
 recognise, or :class:`~cuedeck.errors.GitTimeout` (1031).
 """
@@ -17,7 +18,9 @@ import subprocess
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from cuedeck.errors import GitFailed, GitTimeout, InvalidInput
+from cuedeck.errors import InvalidInput
+from cuedeck_git.errors import GitFailed, GitTimeout
+from cuedeck_git.settings import GitSettings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -147,9 +150,6 @@ REASONS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
     )
 )
 
-#: A revision or remote argument: no option lookalike, no whitespace or control character.
-_REVISION = re.compile(r"^[^-\s\x00-\x1f\x7f][^\s\x00-\x1f\x7f]*$")
-
 
 def reason(stderr: str) -> tuple[str | None, str | None]:
     """The known cause of a failure and what to do about it, or ``(None, None)``."""
@@ -159,13 +159,13 @@ def reason(stderr: str) -> tuple[str | None, str | None]:
     return None, None
 
 
-def check_revision(value: str, *, field: str) -> str:
-    """``value`` if it can only be read as a revision (never as an option), else 1004."""
-    if not _REVISION.match(value) or len(value) > 255:
+def check_text(value: str, *, field: str) -> str:
+    """``value`` if git can take it as one argument: no NUL or other control character
+    (a C string ends at NUL; a newline would start another header or filter line)."""
+    bad = next((char for char in value if char < " " or char == "\x7f"), None)
+    if bad is not None:
         raise InvalidInput(
-            f"{value!r} is not a revision, branch or remote name",
-            field=field,
-            help="names may not start with '-' or contain spaces or control characters",
+            f"{field} contains the control character {bad!r}", field=field, help="remove it"
         )
     return value
 
@@ -195,8 +195,9 @@ class Repo:
     def __init__(self, workspace: Workspace, *, read_only: bool = False) -> None:
         self.workspace = workspace
         self.root: Path = workspace.root
-        self.timeout = workspace.config.git.timeout
-        self.network_timeout = workspace.config.git.network_timeout
+        settings = workspace.config.section("git", GitSettings)
+        self.timeout = settings.timeout
+        self.network_timeout = settings.network_timeout
         #: Whether commands run with :data:`READ_ONLY_OPTIONS` and the repository's own
         #: program-running keys blanked (:meth:`neutralised`).
         self.read_only = read_only
@@ -251,6 +252,8 @@ class Repo:
     ) -> subprocess.CompletedProcess[bytes]:
         """Run ``git options`` under ``timeout``; 1031 when it runs over."""
         argv = ["git", *options]
+        if any("\x00" in part for part in argv):  # every tool checks its own fields first
+            raise InvalidInput("an argument for git contains a NUL byte", field="arguments")
         env = {**os.environ, **QUIET_ENV}
         try:
             process = subprocess.Popen(
@@ -334,7 +337,10 @@ class Repo:
         return decode(result.stdout).strip() or None
 
     def commit_of(self, revision: str, *, field: str) -> str:
-        """The full hash of the commit ``revision`` names, or 1030 ``unknown_revision``."""
+        """The full hash of the commit ``revision`` names (1004 for what is no revision:
+        :func:`~cuedeck_git.refs.check_revision`), or 1030 ``unknown_revision``."""
+        from cuedeck_git.refs import check_revision
+
         check_revision(revision, field=field)
         result = self.run(
             "rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}",

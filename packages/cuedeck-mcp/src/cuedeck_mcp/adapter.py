@@ -259,6 +259,14 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
     schema = _shallow(_inline(compact, compact.get("$defs") or {}))
     if schema == {"type": "object"}:
         return None  # says nothing a dict reply does not; it is still sent as structured
+    options = schema.get("anyOf")
+    if (
+        "type" not in schema
+        and isinstance(options, list)
+        and options
+        and all(isinstance(o, dict) and o.get("type") == "object" for o in options)
+    ):
+        schema = {"type": "object", **schema}  # one of several objects is an object
     if schema.get("type") != "object":
         schema = {
             "type": "object",

@@ -194,6 +194,7 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     """One ASGI application serving every workspace of ``deployment``, guarded."""
     from cuedeck.http_guard import HostOriginGuard
     from cuedeck.workspace import open_workspace
+    from cuedeck_mcp.envelope import EnvelopeGuard
     from cuedeck_mcp.server import build_server, check_exposure
 
     check_exposure(deployment.host, token, deployment.insecure, deployment.workspaces.values())
@@ -207,7 +208,7 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
             host_origin_protection=False,  # the guard below checks Host and Origin for all
         )
     return HostOriginGuard(
-        Workspaces(apps),
+        EnvelopeGuard(Workspaces(apps)),
         host=deployment.host,
         port=deployment.port,
         allowed_hosts=deployment.allowed_hosts,
@@ -230,10 +231,13 @@ def serve_workspaces(
     """
     import uvicorn
 
+    from cuedeck.http_guard import guarded_http_protocol
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
+    from cuedeck_mcp.settings import McpSettings
 
-    settings = open_workspace(next(iter(workspaces.values()))).config.mcp
+    config = open_workspace(next(iter(workspaces.values()))).config
+    settings = config.section("mcp", McpSettings)
     deployment = Deployment(
         workspaces=dict(workspaces),
         host=host or settings.host,
@@ -245,7 +249,13 @@ def serve_workspaces(
         insecure=insecure,
     )
     app = build_app(deployment, token=os.environ.get(TOKEN_ENV) or None)
-    uvicorn.run(app, host=deployment.host, port=deployment.port, log_level="warning")
+    uvicorn.run(
+        app,
+        host=deployment.host,
+        port=deployment.port,
+        log_level="warning",
+        http=guarded_http_protocol(),  # a deadline for every request's headers
+    )
 
 
 class _FromEnvironment:

@@ -9,13 +9,14 @@ JSON-RPC errors instead: same code, same data.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import TYPE_CHECKING
 
 import mcp_types
+from fastmcp.resources.base import ResourceResult as ResourceResultBase
 from fastmcp.server.middleware import Middleware
 from mcp import MCPError
+from pydantic import PrivateAttr
 
 from cuedeck.errors import CueError, Forbidden
 from cuedeck_mcp.roles import CALLER, Caller, Role, allows, required_role
@@ -45,22 +46,27 @@ def wire_error(failure: CueFailure) -> MCPError:
 
 
 def client_key() -> str:
-    """Whose buckets a call spends: the bearer token's, else the remote address's.
+    """Whose buckets a call spends: a verified token's name, else the remote address.
 
-    Over stdio (and in-process clients) one client owns the process: ``local``. Keys
-    never depend on the MCP session, so reconnecting does not refill a bucket, and
-    sessionless clients of the newest protocol revision are still told apart.
+    Only a token the server verified (its ``access.toml`` grant, or the shared token)
+    names a client; without one, whatever ``Authorization`` header arrives proves nothing,
+    so the connection's remote address decides (a client cannot refill its bucket by
+    sending ``Bearer junk1``, ``Bearer junk2``...). Over stdio (and in-process clients)
+    one client owns the process: :data:`~cuedeck_mcp.ratelimit.LOCAL`, whose buckets are
+    kept per workspace across restarts. Keys never depend on the MCP session, so
+    reconnecting refills nothing.
     """
-    from fastmcp.server.dependencies import get_http_request
+    from fastmcp.server.dependencies import get_access_token, get_http_request
+
+    from cuedeck_mcp.ratelimit import LOCAL
 
     try:
         request = get_http_request()
     except RuntimeError:  # no HTTP request: stdio or in-memory
-        return "local"
-    scheme, _, credential = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and credential.strip():
-        # Hashed so that the limiter (and any dump of it) never holds the token itself.
-        return "token:" + hashlib.sha256(credential.strip().encode()).hexdigest()[:24]
+        return LOCAL
+    token = get_access_token()
+    if token is not None and token.client_id:
+        return f"token:{token.client_id}"
     return f"address:{request.client.host if request.client else 'unknown'}"
 
 
@@ -77,6 +83,22 @@ def current_caller(local_role: Role, workspace: str) -> Caller:
     if token is None or not token.scopes:
         return Caller("local", local_role, transport, workspace)
     return Caller(token.client_id, token.scopes[0], transport, workspace)  # type: ignore[arg-type]
+
+
+class MaskedUriResult(ResourceResultBase):
+    """A resource read whose contents name the masked URI, not the one asked for."""
+
+    _uri: str = PrivateAttr(default="")
+
+    @classmethod
+    def of(cls, result: ResourceResult, uri: str) -> MaskedUriResult:
+        """``result`` answering for ``uri``."""
+        masked = cls(contents=result.contents, meta=result.meta)
+        masked._uri = uri
+        return masked
+
+    def to_mcp_result(self, uri: object) -> mcp_types.ReadResourceResult:
+        return super().to_mcp_result(self._uri)
 
 
 class CueDeckMiddleware(Middleware):
@@ -154,10 +176,22 @@ class CueDeckMiddleware(Middleware):
         context: MiddlewareContext[mcp_types.ReadResourceRequestParams],
         call_next: CallNext[mcp_types.ReadResourceRequestParams, ResourceResult],
     ) -> ResourceResult:
+        from fastmcp.exceptions import NotFoundError
+
+        # The reply names the URI asked for: it leaves masked, like everything else.
+        asked = str(context.message.uri)
+        shown = await self.runtime.run(self.runtime.masked_input, asked)
         try:
-            return await call_next(context)
+            result = await call_next(context)
         except CueFailure as failure:
             raise wire_error(failure) from None
+        except NotFoundError:
+            raise MCPError(
+                code=-32602, message=f"Resource not found: {shown!r}", data={"uri": shown}
+            ) from None
+        if shown == asked:
+            return result
+        return MaskedUriResult.of(result, shown)
 
     async def _announce_card_changes(self, context: Context | None) -> None:
         # Cards are resources (cuedeck://cards/{id}); a created or removed card changes

@@ -1,20 +1,25 @@
-"""The CueDeck plugin of cuedeck-mcp (entry point ``cuedeck = mcp``): ``cue mcp`` and
-``whoami``.
+"""The CueDeck plugin of cuedeck-mcp (entry point ``cuedeck = mcp``): the ``[mcp]``
+config section, the ``whoami`` tool and ``cue mcp`` (:mod:`cuedeck_mcp.commands`).
 
 Kept import-light: ``cue --help`` loads every plugin module, so fastmcp is imported only
-when the command runs.
+when a command runs.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from cuedeck.hookspecs import hookimpl
-from cuedeck.layout import ACCESS_PATH
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterCommand, RegisterTool
-    from cuedeck_mcp.server import Transport
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
+
+
+@hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_mcp.settings import McpSettings
+
+    register("mcp", McpSettings)
 
 
 @hookimpl
@@ -24,141 +29,6 @@ def register_tools(register: RegisterTool) -> None:
 
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
-    import click
-
-    @click.group("mcp", invoke_without_command=True)
-    @click.option(
-        "--transport",
-        type=click.Choice(["stdio", "http"]),
-        default="stdio",
-        show_default=True,
-        help="stdio for a client that starts `cue mcp` itself; http to serve many.",
-    )
-    @click.option("--host", help="HTTP host (default [mcp] host, 127.0.0.1).")
-    @click.option("--port", type=int, help="HTTP port (default [mcp] port, 8765).")
-    @click.option(
-        "--tools",
-        "profile",
-        help="Tools to serve, comma-separated: core, all, categories (memory, git, files) "
-        "and/or tool names (default [mcp] tools).",
-    )
-    @click.option(
-        "--workspace",
-        "workspaces",
-        multiple=True,
-        metavar="NAME=PATH",
-        help="Serve this workspace at /mcp/NAME (repeat for several; HTTP only).",
-    )
-    @click.option(
-        "--insecure",
-        is_flag=True,
-        help="Serve a non-loopback HTTP address although a workspace has no token.",
-    )
-    def mcp(
-        transport: str,
-        host: str | None,
-        port: int | None,
-        profile: str | None,
-        workspaces: tuple[str, ...],
-        insecure: bool,
-    ) -> None:
-        """Serve this workspace's tools and resources over MCP.
-
-        Over stdio, stdout carries only JSON-RPC and logs go to stderr. Over HTTP
-        (streamable), clients present a bearer token once any is configured (`cue mcp
-        token add`); Host and Origin are checked against the bound address and [mcp]
-        allowed_hosts/origins.
-        """
-        context = click.get_current_context()
-        if context.invoked_subcommand is not None:
-            return
-        from cuedeck.errors import InvalidInput
-        from cuedeck.progress import reporting_to
-        from cuedeck_mcp.asgi import parse_workspaces
-        from cuedeck_mcp.server import serve
-
-        if workspaces and transport != "http":
-            raise InvalidInput(
-                "--workspace serves over HTTP: add --transport http", field="workspace"
-            )
-        tools = [part.strip() for part in profile.split(",") if part.strip()] if profile else None
-        # Not `cue`'s stderr progress lines, which the server's tasks and worker thread
-        # would inherit (startup indexing included): progress goes to a client that asked.
-        with reporting_to(None):
-            if workspaces:
-                from cuedeck_mcp.asgi import serve_workspaces
-
-                served = parse_workspaces(workspaces)
-                serve_workspaces(served, host=host, port=port, profile=tools, insecure=insecure)
-                return
-            serve(
-                context.obj.workspace,
-                transport=cast("Transport", transport),
-                host=host,
-                port=port,
-                insecure=insecure,
-                profile=tools,
-            )
-
-    @mcp.group("token")
-    def token() -> None:
-        """Bearer tokens of the HTTP transport and their roles (read < write < admin)."""
-
-    @token.command("add")
-    @click.argument("name")
-    @click.option(
-        "--role",
-        type=click.Choice(["read", "write", "admin"]),
-        default="read",
-        show_default=True,
-        help="read: read-only tools; write: also tools that change things; admin: also "
-        "destructive ones.",
-    )
-    def token_add(name: str, role: str) -> None:
-        """Make a token for NAME; it is printed once, only its hash is kept."""
-        from cuedeck_mcp.roles import add_grant
-
-        root = click.get_current_context().obj.workspace.root
-        secret = add_grant(root, name, role)
-        click.echo(secret)
-        click.echo(
-            f"token {name!r} ({role}) added to .cuedeck/access.toml; this is the only time "
-            "it is shown. Clients send it as 'Authorization: Bearer <token>'.",
-            err=True,
-        )
-
-    @token.command("list")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    def token_list(as_json: bool) -> None:
-        """List the tokens' names, roles and dates (never the tokens)."""
-        import json
-
-        from cuedeck_mcp.roles import load_grants
-
-        root = click.get_current_context().obj.workspace.root
-        grants = load_grants(root)
-        rows = [{"name": g.name, "role": g.role, "created": g.created} for g in grants]
-        if as_json:
-            click.echo(json.dumps({"tokens": rows}, indent=2))
-            return
-        for row in rows:
-            click.echo(f"{row['name']:24} {row['role']:6} {row['created']}")
-        if not rows and (root / ACCESS_PATH).exists():
-            click.echo(f"no tokens, but {ACCESS_PATH} exists: HTTP refuses every client "
-                       "(delete the file to serve loopback with [mcp] local_role)")  # fmt: skip
-        elif not rows:
-            click.echo("no tokens: HTTP on loopback serves everyone with [mcp] local_role")
-
-    @token.command("remove")
-    @click.argument("name")
-    def token_remove(name: str) -> None:
-        """Revoke the token named NAME (a running server stops accepting it at once)."""
-        from cuedeck_mcp.roles import remove_grant
-
-        left = remove_grant(click.get_current_context().obj.workspace.root, name)
-        click.echo(f"token {name!r} removed")
-        if not left:
-            click.echo(f"no token left: HTTP refuses every client while {ACCESS_PATH} exists "
-                       "(delete it to serve loopback without tokens)")  # fmt: skip
+    from cuedeck_mcp.commands import mcp
 
     register(mcp)

@@ -3,25 +3,35 @@
 A bucket holds up to ``burst`` calls and refills at ``per_minute`` calls a minute; a
 call that finds it empty is refused with :class:`~cuedeck.errors.RateLimited` (429),
 whose data says when to retry. ``per_minute = 0`` means no limit.
+
+HTTP clients' buckets live in the server's memory. The local client's (stdio, where one
+client owns the process) are kept in a small SQLite file in the workspace cache when the
+limiter is given one, so restarting the server refills nothing; every server process of
+the workspace shares them.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import sqlite3
 import threading
 import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-from cuedeck.errors import RateLimited
+from cuedeck_mcp.errors import RateLimited
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from pathlib import Path
 
     from cuedeck.config import RateLimit
 
 WINDOW_SECONDS = 60
 _PRUNE_AT = 1024
+#: The client of stdio and in-process sessions.
+LOCAL = "local"
 
 
 class TokenBucket:
@@ -64,17 +74,30 @@ class RateLimiter:
     """Buckets by (client, tool) for the tools that have a limit."""
 
     def __init__(
-        self, limits: Mapping[str, RateLimit], *, clock: Callable[[], float] = time.monotonic
+        self,
+        limits: Mapping[str, RateLimit],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        store: Path | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.limits = {tool: limit for tool, limit in limits.items() if limit.per_minute > 0}
         self.clock = clock
+        #: Where the local client's buckets are kept (None: in memory, like the others).
+        self.store = store
+        self.wall_clock = wall_clock
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
         self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
 
     def check(self, client: str, tool: str) -> None:
         """Count one call of ``tool`` by ``client``; RateLimited when over the limit."""
         limit = self.limits.get(tool)
         if limit is None:
+            return
+        if client == LOCAL and self.store is not None:
+            with self._lock:
+                self._check_kept(tool, limit)
             return
         with self._lock:
             bucket = self._buckets.get((client, tool))
@@ -84,6 +107,56 @@ class RateLimiter:
 
             if len(self._buckets) > _PRUNE_AT:
                 self._prune()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            assert self.store is not None
+            self.store.parent.mkdir(parents=True, exist_ok=True)
+            # Autocommit, WAL: each check is one short transaction shared by processes.
+            db = sqlite3.connect(
+                self.store, timeout=10, isolation_level=None, check_same_thread=False
+            )
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS buckets (tool TEXT PRIMARY KEY, tokens REAL, "
+                "updated REAL, calls TEXT)"
+            )
+            self._db = db
+        return self._db
+
+    def _check_kept(self, tool: str, limit: RateLimit) -> None:
+        """:meth:`check` for the local client, on the bucket kept in :attr:`store`."""
+        db = self._connect()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            bucket = TokenBucket(limit, self.wall_clock)
+            row = db.execute(
+                "SELECT tokens, updated, calls FROM buckets WHERE tool = ?", (tool,)
+            ).fetchone()
+            if row is not None:
+                # A clock set back must not mint tokens: elapsed time counts from now then.
+                bucket.tokens = min(bucket.capacity, float(row[0]))
+                bucket.updated = min(float(row[1]), bucket.updated)
+                bucket.calls = deque(float(t) for t in json.loads(row[2]))
+            try:
+                bucket.take(tool)
+            finally:
+                db.execute(
+                    "INSERT OR REPLACE INTO buckets VALUES (?, ?, ?, ?)",
+                    (tool, bucket.tokens, bucket.updated, json.dumps(list(bucket.calls))),
+                )
+                db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        """Close the store of the local client's buckets."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
     def _prune(self) -> None:
         # A bucket idle long enough to have refilled is the same as a new one, so

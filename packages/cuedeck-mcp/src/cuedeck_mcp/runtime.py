@@ -4,7 +4,7 @@ Every tool call and resource read runs on a single worker thread. That serialise
 access to the index and to whatever plugins keep open (SQLite connections may only be
 used by the thread that made them), and keeps the event loop free for other requests.
 Before each call the index catches up with edited files (:mod:`cuedeck_mcp.freshness`);
-after it, every string of the reply passes the maskers.
+the call itself is core's :func:`cuedeck.serving.serve` (validated, made JSON, masked).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from cuedeck.layout import CARDS_DIR
 from cuedeck_mcp.freshness import Freshness
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Collection, Iterator, Mapping
 
     from cuedeck.masking import MaskSession
     from cuedeck.tools import Tool
@@ -52,20 +52,6 @@ class CueFailure(FastMCPError):
         self.data = data
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a JSON-like value (keys included), iteratively."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            yield node
-        elif isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif isinstance(node, list | tuple):
-            stack.extend(node)
-
-
 def _warm_token_counter(workspace: Workspace) -> None:
     try:
         workspace.count_tokens("warm")
@@ -76,8 +62,10 @@ def _warm_token_counter(workspace: Workspace) -> None:
 class WorkspaceRuntime:
     """The workspace behind a server, reached from async code through one worker thread."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, served: Collection[str] | None = None) -> None:
         self.workspace = workspace
+        #: The tools this server offers (its profile); the tools about tools list these.
+        self.served = frozenset(served) if served is not None else None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cuedeck-mcp")
         self._cards: frozenset[str] | None = None
         self.freshness = Freshness(workspace)
@@ -102,15 +90,12 @@ class WorkspaceRuntime:
     # -- on the worker thread --------------------------------------------------------------
 
     def call_tool(self, tool: Tool, arguments: Mapping[str, Any]) -> Any:
-        """Refresh, validate, call ``tool`` and mask its reply (JSON-like)."""
-        import pydantic_core
+        """Refresh, then serve ``tool`` (validated, JSON-like, masked)."""
+        from cuedeck.serving import serve
 
         with self.guard(tool.name, arguments):
-            session = self.masking(arguments)
             self.freshness.ensure()
-            value = tool.call(self.workspace, arguments)
-            plain = pydantic_core.to_jsonable_python(value)
-            return session.mask_json(plain)
+            return serve(tool, self.workspace, arguments, offered=self.served)
 
     def doc_text(self, path: str) -> str:
         """The masked text of the indexed markdown file at ``path`` (as ``read_doc`` finds it)."""
@@ -158,10 +143,9 @@ class WorkspaceRuntime:
 
     def scene_text(self) -> str:
         """The masked text of the active card's scene, from the ``build_scene`` tool."""
-        from cuedeck.plugins import get_tools
 
         with self.guard("building the scene"):
-            tool = get_tools(self.workspace.plugins)["build_scene"]
+            tool = self.workspace.plugins.tools()["build_scene"]
             value = self.call_tool(tool, {})
             if isinstance(value, dict):
                 for key in ("text", "content", "scene"):
@@ -181,12 +165,15 @@ class WorkspaceRuntime:
         previous, self._cards = self._cards, names
         return previous is not None and previous != names
 
+    def masked_input(self, text: str) -> str:
+        """``text`` that a request sent (a resource URI), masked to be echoed back."""
+        return self.masking(text).mask(text)
+
     def masking(self, inputs: Any = None) -> MaskSession:
         """A mask session for one reply, knowing the secrets the request itself sent."""
-        session = self.workspace.mask_session()
-        for text in _strings(inputs):
-            session.learn(text)
-        return session
+        from cuedeck.serving import masking_for
+
+        return masking_for(self.workspace, inputs)
 
     @contextlib.contextmanager
     def guard(self, what: str, inputs: Any = None) -> Iterator[None]:

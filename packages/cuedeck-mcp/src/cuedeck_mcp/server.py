@@ -19,14 +19,14 @@ from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.auth.auth import AccessToken
 
 from cuedeck.errors import InvalidInput
-from cuedeck.layout import ACCESS_PATH
-from cuedeck.plugins import check_tools
+from cuedeck.layout import ACCESS_PATH, RATE_LIMITS_DB
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
 from cuedeck_mcp.ratelimit import RateLimiter
 from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
+from cuedeck_mcp.settings import McpSettings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -164,12 +164,12 @@ def build_server(
     """
     from cuedeck import __version__
 
-    chosen = profile if profile is not None else workspace.config.mcp.tools
+    settings = workspace.config.section("mcp", McpSettings)
+    chosen = profile if profile is not None else settings.tools
     # Every tool is imported and checked here; a broken one is a plugin failure, left out.
-    tools_served = served_tools(check_tools(workspace.plugins), chosen)
-    workspace.served_tools = frozenset(tools_served)  # the guide lists what is served
-    runtime = WorkspaceRuntime(workspace)
-    limiter = RateLimiter(workspace.config.rate_limits)
+    tools_served = served_tools(workspace.plugins.checked_tools(), chosen)
+    runtime = WorkspaceRuntime(workspace, served=tools_served)  # the guide lists these
+    limiter = RateLimiter(workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB)
     server = FastMCP(
         "CueDeck",
         instructions=_instructions(list(tools_served)),
@@ -179,7 +179,7 @@ def build_server(
                 runtime,
                 limiter,
                 tools_served,
-                local_role=check_role(workspace.config.mcp.local_role, field="mcp.local_role"),
+                local_role=check_role(settings.local_role, field="mcp.local_role"),
                 workspace=name or workspace.root.name,
             )
         ],
@@ -235,9 +235,10 @@ def serve(
         return
     from starlette.middleware import Middleware
 
-    from cuedeck.http_guard import HostOriginGuard
+    from cuedeck.http_guard import HostOriginGuard, guarded_http_protocol
+    from cuedeck_mcp.envelope import EnvelopeGuard
 
-    settings = workspace.config.mcp
+    settings = workspace.config.section("mcp", McpSettings)
     host = host or settings.host
     port = port if port is not None else settings.port
     token = os.environ.get(TOKEN_ENV) or None
@@ -254,6 +255,7 @@ def serve(
         show_banner=False,
         host=host,
         port=port,
-        middleware=[guard],
+        middleware=[guard, Middleware(EnvelopeGuard)],
         host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
+        uvicorn_config={"http": guarded_http_protocol()},  # a deadline for headers
     )

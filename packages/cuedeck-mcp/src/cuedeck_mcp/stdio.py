@@ -4,7 +4,9 @@ The SDK's stdio reader hands a line that is not a valid JSON-RPC message to the 
 as an exception, which logs it and answers nothing: the client then waits for a reply
 that never comes. Here each line is checked first. One that fails gets a JSON-RPC error
 (-32700 parse error, or -32600 for well-formed JSON that is not a message) with the
-request's id when it can be read; every other line reaches the server unchanged.
+request's id when it can be read; so does a request the SDK would take for a
+notification (an ``id`` that is no string or integer) or nest too deep to decode
+(:mod:`cuedeck_mcp.envelope`). Every other line reaches the server unchanged.
 
 Replies and refusals share one writer, a whole line at a time, so they never interleave.
 While serving, fd 0 reads the null device and fd 1 points at stderr (as the SDK's own
@@ -51,18 +53,24 @@ def _reply(request_id: str | int | None, code: int, message: str) -> str:
 
 
 def rejection(line: str) -> str | None:
-    """The JSON-RPC error reply to ``line`` when the transport cannot decode it, else None."""
+    """The JSON-RPC error reply to ``line`` when the transport cannot decode it, or when the
+    SDK would not answer it properly (:func:`cuedeck_mcp.envelope.refusal`), else None."""
     import mcp_types
 
+    from cuedeck_mcp.envelope import refusal
+
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return _reply(None, PARSE_ERROR, "Parse error: the line is not JSON CueDeck can read")
+    refused = refusal(data)
+    if refused is not None:
+        return json.dumps(refused, separators=(",", ":"))
     try:
         mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         return None
     except Exception:  # whatever the validator raises, the line is refused below
         pass
-    try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):
-        return _reply(None, PARSE_ERROR, "Parse error: the line is not JSON CueDeck can read")
     raw_id = data.get("id") if isinstance(data, dict) else None
     request_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
     if _lone_surrogate(data):

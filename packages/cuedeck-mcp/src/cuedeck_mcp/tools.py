@@ -26,20 +26,17 @@ def whoami(workspace: Workspace) -> WhoAmI:
     Roles: read < write < admin. Read-only tools need read, destructive ones admin, the
     rest write.
     """
-    from cuedeck.plugins import get_tools
+    from cuedeck.serving import offered_tools
     from cuedeck_mcp.roles import CALLER, Caller, allows, required_role
 
     caller = CALLER.get() or Caller("python", "admin", "python", workspace.root.name)
-    tools = get_tools(workspace.plugins)
-    served = workspace.served_tools
+    tools = offered_tools(workspace.plugins.tools())  # those this server serves
     return {
         "name": caller.name,
         "role": caller.role,
         "transport": caller.transport,
         "workspace": caller.workspace or workspace.root.name,
         "may_call": [
-            name
-            for name, tool in tools.items()
-            if (served is None or name in served) and allows(caller.role, required_role(tool))
+            name for name, tool in tools.items() if allows(caller.role, required_role(tool))
         ],
     }

@@ -53,9 +53,7 @@ def _call(tool: str, **arguments: Any) -> Any:
 
 def _emit(value: Any, as_json: bool, lines: list[str] | None = None) -> None:
     if as_json:
-        from cuedeck_cli.output import emit_json
-
-        emit_json(value)
+        click.get_current_context().obj.emit_json(value)  # the CLI's CommandContext
     else:
         click.echo("\n".join(lines) if lines is not None else json.dumps(value, indent=2))
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck.confirmation import Confirmations
+from cuedeck import confirmation
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import CARD_ID, card_path
 from cuedeck_memory.replies import page, segment_dict
@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cuedeck_memory.store import MemoryStore
-
-DELETE_OPERATION = "context_gc_prune.delete"
 
 
 def refcounted(
@@ -211,7 +209,6 @@ def prune(
             "delete needs confirm=true (then the confirmation token it returns)", field="confirm"
         )
     chosen = sorted(s.id for s in allowed)
-    arguments = {"project_id": project, "action": "delete", "segment_ids": chosen}
     state = hashlib.sha256(
         "\n".join(
             f"{s.id}:{s.text_hash}:{s.tier}" for s in sorted(allowed, key=lambda s: s.id)
@@ -222,21 +219,26 @@ def prune(
         f"deletes {len(chosen)} segments of project {project!r} ({freed:,} working tokens) "
         "for good; stash them instead to keep them retrievable"
     )
-    confirmations = Confirmations(store.root)
-    if token is None:
+    # Core's confirmation binds the tool and all its arguments; the ids as a set.
+    asked = confirmation.confirm(
+        store.workspace,
+        warning=warning,
+        token=token,
+        state=state,
+        normalised={"segment_ids": sorted(set(ids))},
+        resolved={"deleted": chosen},
+    )
+    if asked is not None:
         return {
-            "requires_confirmation": True,
-            "confirmation_token": confirmations.issue(DELETE_OPERATION, arguments, state),
-            "expires_in_seconds": int(confirmations.ttl),
+            **asked,
+            "expires_in_seconds": int(confirmation.TTL_SECONDS),
             "segment_ids": chosen,
             "tokens": freed,
-            "warning_message": warning,
             "pruned_segments": [],
             "tokens_freed": 0,
             "action": "delete",
             "errors": errors,
         }
-    confirmations.redeem(token, DELETE_OPERATION, arguments, state, warning=warning)
     removed = store.delete(project, chosen)
     store.index.survived(project)
     return {

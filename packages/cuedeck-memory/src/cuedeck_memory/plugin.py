@@ -1,8 +1,8 @@
 """The CueDeck plugin of cuedeck-memory (entry point ``cuedeck = memory``).
 
-Registers the ``memory`` service (the store), the context tools, ``cue memory``, the
-doctor check of segment files and the scene source of a card's pinned segments and
-decisions. Kept import-light: ``cue --help`` loads every plugin module.
+Registers the ``[memory]`` config section, the ``memory`` service (the store), the
+context tools, ``cue memory``, the doctor check of segment files and the scene source of
+a card's pinned segments and decisions. Kept import-light: ``cue --help`` loads every plugin module.
 """
 
 from __future__ import annotations
@@ -14,7 +14,12 @@ from cuedeck.hookspecs import hookimpl
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
+    from cuedeck.hookspecs import (
+        RegisterCommand,
+        RegisterNamed,
+        RegisterSceneSource,
+        RegisterTool,
+    )
     from cuedeck.models import Baseline, Problem, SceneExtra
     from cuedeck.workspace import Workspace
     from cuedeck_memory.store import MemoryStore
@@ -42,6 +47,13 @@ def scene_memory(workspace: Workspace, card_id: str) -> Iterable[SceneExtra]:
 
 
 @hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_memory.settings import MemorySettings
+
+    register("memory", MemorySettings)
+
+
+@hookimpl
 def register_services(register: RegisterNamed) -> None:
     register("memory", memory_store)
 
@@ -52,8 +64,8 @@ def register_checks(register: RegisterNamed) -> None:
 
 
 @hookimpl
-def register_scene_sources(register: RegisterNamed) -> None:
-    register("memory", scene_memory)
+def register_scene_sources(register: RegisterSceneSource) -> None:
+    register("memory", scene_memory, setting="memory.scene")
 
 
 @hookimpl

@@ -62,9 +62,7 @@ def search(
             err=True,
         )
     if as_json:
-        from cuedeck_cli.output import emit_json
-
-        emit_json(
+        click.get_current_context().obj.emit_json(
             {
                 "query": query,
                 "mode": chosen,
@@ -100,9 +98,7 @@ def _print(query: str, mode: str, results: list[SearchResult]) -> None:
         for line in _lines(query, mode, results, markup=False):
             click.echo(line)
         return
-    from cuedeck_cli.output import console
-
-    out = console()
+    out = click.get_current_context().obj.console()  # the CLI's CommandContext
     for line in _lines(query, mode, results, markup=True):
         out.print(line)
 

@@ -114,7 +114,7 @@ def onnx_export(workspace: Workspace) -> OnnxEmbedder:
 def workspace_embedder(workspace: Workspace) -> Embedder:
     """The embedder ``[search] embedder`` selects among the registered ones."""
     from cuedeck.hookspecs import Embedder
-    from cuedeck.plugins import get_embedders, source_of
+    from cuedeck.plugins import get_embedders
 
     config = workspace.config
     factories = get_embedders(workspace.plugins)
@@ -125,7 +125,7 @@ def workspace_embedder(workspace: Workspace) -> Embedder:
     embedder = factory(workspace)
     model_id = getattr(embedder, "model_id", None)
     if not isinstance(embedder, Embedder) or not isinstance(model_id, str) or not model_id:
-        plugin = source_of(workspace.plugins, "register_embedders", name)
+        plugin = workspace.plugins.source_of("register_embedders", name)
         raise InvalidInput(
             f"embedder {name!r} of plugin {plugin!r} gave {embedder!r}, which has no "
             "model_id string or no embed(texts) method",

@@ -24,7 +24,7 @@ from cuedeck.errors import InvalidInput
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from cuedeck.settings import SearchSettings
+    from cuedeck_search.settings import SearchSettings
 
 #: The semantic score of a section or file that has no vector yet (see the engine).
 NO_VECTOR = -1.0

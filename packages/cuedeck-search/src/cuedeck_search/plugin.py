@@ -1,10 +1,10 @@
 """The CueDeck plugin of cuedeck-search (entry point ``cuedeck = search``).
 
-Registers the ``keyword``, ``semantic`` and ``hybrid`` searchers, the ``minilm``,
-``minilm-float`` and ``onnx`` embedders, the per-workspace ``search`` service (the
-engine), the ``read_context`` tool and ``cue search``. Kept import-light: ``cue --help``
-loads every plugin module, so numpy, onnxruntime and pydantic are imported inside the
-hooks and commands.
+Registers the ``[search]`` config section, the ``keyword``, ``semantic`` and ``hybrid``
+searchers, the ``minilm``, ``minilm-float`` and ``onnx`` embedders, the per-workspace
+``search`` service (the engine), the ``read_context`` tool and ``cue search``. Kept
+import-light: ``cue --help`` loads every plugin module, so numpy, onnxruntime and
+pydantic are imported inside the hooks and commands.
 """
 
 from __future__ import annotations
@@ -77,8 +77,23 @@ def register_services(register: RegisterNamed) -> None:
 
 
 @hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_search.settings import SearchSettings
+
+    register("search", SearchSettings)
+
+
+@hookimpl
 def register_tools(register: RegisterTool) -> None:
-    register("cuedeck_search.tool:read_context", category="search", read_only=True, idempotent=True)
+    from cuedeck.settings import RateLimit
+
+    register(
+        "cuedeck_search.tool:read_context",
+        category="search",
+        read_only=True,
+        idempotent=True,
+        rate_limit=RateLimit(per_minute=10, burst=15),
+    )
 
 
 @hookimpl

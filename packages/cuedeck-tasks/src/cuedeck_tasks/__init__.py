@@ -1,8 +1,9 @@
 """CueDeck tasks: task cards, their dependency graph and the task commands and tools.
 
 Registered with CueDeck through the ``cuedeck`` entry-point group (``tasks =
-cuedeck_tasks.plugin``); ``workspace.cards`` is the :class:`CardStore`. The names below
-load on first use, so that loading the plugin (``cue --help``) stays cheap.
+cuedeck_tasks.plugin``); ``CardStore.of(workspace)`` (or ``workspace.cards``) is the
+:class:`CardStore`. The names below load on first use, so that loading the plugin
+(``cue --help``) stays cheap.
 """
 
 from __future__ import annotations

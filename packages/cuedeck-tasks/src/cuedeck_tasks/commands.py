@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from cuedeck.hookspecs import CommandContext
     from cuedeck.workspace import Workspace
     from cuedeck_tasks.cards import Card
     from cuedeck_tasks.store import CardStore
@@ -26,29 +27,32 @@ PIPED_WIDTH = 160
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/tasks.md).")
 
 
+def _context() -> CommandContext:
+    """What the CLI hands every command: the workspace, JSON and console output."""
+    context: CommandContext = click.get_current_context().obj
+    return context
+
+
 def _workspace() -> Workspace:
-    workspace: Workspace = click.get_current_context().obj.workspace
-    return workspace
+    return _context().workspace
 
 
 def _store() -> CardStore:
-    store: CardStore = _workspace().cards
-    return store
+    from cuedeck_tasks.store import CardStore
+
+    return CardStore.of(_workspace())
 
 
 def _call(tool: str, **arguments: Any) -> Any:
     """Run the registered tool ``tool`` exactly as MCP clients do (validation included)."""
-    from cuedeck.plugins import get_tools
 
     workspace = _workspace()
     given = {name: value for name, value in arguments.items() if value is not None}
-    return get_tools(workspace.plugins)[tool].call(workspace, given)
+    return workspace.plugins.tools()[tool].call(workspace, given)
 
 
 def _emit_json(value: Any) -> None:
-    from cuedeck_cli.output import emit_json
-
-    emit_json(value)
+    _context().emit_json(value)
 
 
 def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -> Any:
@@ -76,9 +80,7 @@ def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -
 
 def _console() -> Any:
     """The CLI console; when piped, wide enough that table rows stay on one line each."""
-    from cuedeck_cli.output import console
-
-    out = console()
+    out = _context().console()
     if not out.is_terminal:
         out.width = PIPED_WIDTH
     return out
@@ -223,18 +225,16 @@ def list_cards(
 @json_option
 def show(card_id: str, as_json: bool) -> None:
     """Show a card: its fields, dependents and body (secrets masked)."""
+    from cuedeck.frontmatter import body_start
     from cuedeck.parsing import split_lines
 
     store = _store()
     found = store.get(store.resolve(card_id))
     text = store.text(found.id)
     lines = split_lines(text)
-    from cuedeck.parsing import load_frontmatter
-
-    _fm, body_line, _problems = load_frontmatter(lines, found.path)
     masking = _workspace().mask_session()  # one session: a secret keeps one number
     title = masking.mask(found.title, path=found.path)
-    body = masking.mask("\n".join(lines[body_line - 1 :]).strip("\n"), path=found.path)
+    body = masking.mask("\n".join(lines[body_start(lines) :]).strip("\n"), path=found.path)
     dependents = store.graph().dependents(found.id)
     if as_json:
         _emit_json(

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import rustworkx as rx
 
-from cuedeck.errors import CircularDependency, DependencyNotFound, did_you_mean, suggestion_text
+from cuedeck.errors import did_you_mean, suggestion_text
 from cuedeck.layout import card_path
 from cuedeck_tasks.cards import PRIORITIES
+from cuedeck_tasks.errors import CircularDependency, DependencyNotFound
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

@@ -1,8 +1,9 @@
 """The CueDeck plugin of cuedeck-tasks (entry point ``cuedeck = tasks``).
 
-Registers the ``cards`` service (the card store), the five task tools and the
-``cue card`` and ``cue open`` commands. Kept import-light: ``cue --help`` loads every
-plugin module, so the store, pydantic and prompt_toolkit load only when used.
+Registers the ``[tasks]`` config section, the ``cards`` service (the card store), the
+five task tools and the ``cue card`` and ``cue open`` commands. Kept import-light: ``cue
+--help`` loads every plugin module, so the store, pydantic and prompt_toolkit load only
+when used.
 """
 
 from __future__ import annotations
@@ -37,12 +38,27 @@ def register_services(register: RegisterNamed) -> None:
 
 
 @hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_tasks.settings import TaskSettings
+
+    register("tasks", TaskSettings)
+
+
+@hookimpl
 def register_tools(register: RegisterTool) -> None:
+    from cuedeck.settings import RateLimit
+
     # Import paths: cuedeck_tasks.tools (and pydantic) load when a tool is first used.
     tools = "cuedeck_tasks.tools"
-    register(f"{tools}:list_tasks", category="tasks", read_only=True, idempotent=True)
+    register(
+        f"{tools}:list_tasks",
+        category="tasks",
+        read_only=True,
+        idempotent=True,
+        rate_limit=RateLimit(per_minute=20, burst=30),
+    )
     register(f"{tools}:create_task", category="tasks")
-    register(f"{tools}:update_task", category="tasks")
+    register(f"{tools}:update_task", category="tasks", rate_limit=RateLimit(10, 15))
     register(f"{tools}:get_task_dependencies", category="tasks", read_only=True, idempotent=True)
     register(f"{tools}:validate_task_graph", category="tasks", read_only=True, idempotent=True)
 

@@ -84,7 +84,9 @@ def card_problems(workspace: Workspace) -> list[Problem]:
     from cuedeck.models import Problem
 
     found: list[Problem] = []
-    for card in workspace.cards.all().values():
+    from cuedeck_tasks.store import CardStore
+
+    for card in CardStore.of(workspace).all().values():
         for message in card.problems:
             wrong_type = message.startswith(card.malformed) if card.malformed else False
             found.append(

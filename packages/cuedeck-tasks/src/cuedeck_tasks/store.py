@@ -21,18 +21,18 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cuedeck import frontmatter
 from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_you_mean
 from cuedeck.errors import suggestion_text as _suggestion_text
 from cuedeck.files import locked, rewrite_file, sha256_bytes, write_file
 from cuedeck.layout import CARD_ID, CARDS_DB, CARDS_DIR, LOCKS_DIR, card_path
-from cuedeck.parsing import decode, load_frontmatter, split_lines
+from cuedeck.parsing import decode, split_lines
 from cuedeck.walk import link_problem
 from cuedeck_tasks.card_cache import CardCache, FileKey
 from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,
     edit_frontmatter,
-    quick_frontmatter,
     render_frontmatter,
 )
 from cuedeck_tasks.cards import (
@@ -53,7 +53,6 @@ from cuedeck_tasks.graph import TaskGraph
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from cuedeck.models import Problem
     from cuedeck.workspace import Workspace
     from cuedeck_tasks.filters import CardFilter
 
@@ -78,6 +77,11 @@ class CardStore:
 
     def __repr__(self) -> str:
         return f"CardStore({str(self.root)!r})"
+
+    @classmethod
+    def of(cls, workspace: Workspace) -> CardStore:
+        """The workspace's card store: its ``cards`` service, typed."""
+        return workspace.service("cards", cls)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -225,19 +229,11 @@ class CardStore:
     @staticmethod
     def _parse(card_id: str, data: bytes) -> Card:
         text, replaced = decode(data)
-        lines = split_lines(text)
-        quick = quick_frontmatter(lines)
-        problems: list[Problem] = []
-        if quick is not None:
-            frontmatter = quick
-        else:
-            frontmatter, _body, problems = load_frontmatter(lines, card_path(card_id))
+        values, problems = frontmatter.read(split_lines(text), card_path(card_id))
         messages = [f"line {p.line}: {p.message}" for p in problems]
         if replaced:
             messages.append("the file is not valid UTF-8")
-        return Card.from_frontmatter(
-            card_id, frontmatter, sha256=sha256_bytes(data), problems=messages
-        )
+        return Card.from_frontmatter(card_id, values, sha256=sha256_bytes(data), problems=messages)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -483,4 +479,6 @@ class CardStore:
     def _default_priority(self) -> str:
         if self.workspace is None:
             return "medium"
-        return str(self.workspace.config.tasks.default_priority)
+        from cuedeck_tasks.settings import TaskSettings
+
+        return self.workspace.config.section("tasks", TaskSettings).default_priority

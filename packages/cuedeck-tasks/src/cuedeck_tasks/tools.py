@@ -152,7 +152,7 @@ def _at_least_one(updates: TaskUpdates) -> TaskUpdates:
 
 
 def _store(workspace: Workspace) -> CardStore:
-    return cast("CardStore", workspace.service("cards"))
+    return CardStore.of(workspace)
 
 
 def summary(card: Card) -> TaskSummary:

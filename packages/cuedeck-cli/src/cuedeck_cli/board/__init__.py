@@ -27,6 +27,7 @@ def board(port: int, no_open: bool) -> None:
     import anyio
     import uvicorn
 
+    from cuedeck.http_guard import guarded_http_protocol
     from cuedeck_cli.board.api import BoardApi
     from cuedeck_cli.board.server import build_app
 
@@ -42,7 +43,12 @@ def board(port: int, no_open: bool) -> None:
     async def serve() -> None:
         stop = anyio.Event()
         app = build_app(BoardApi(workspace), token, host="127.0.0.1", port=port, stop=stop)
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            timeout_graceful_shutdown=1,
+            http=guarded_http_protocol(),  # a deadline for every request's headers
+        )
         server = uvicorn.Server(config)
         click.echo(f"board of {workspace.root} at {url}  (Ctrl-C to stop)", err=True)
         if not no_open:

@@ -27,27 +27,21 @@ class BoardApi:
         self._lock = threading.Lock()
 
     def tools(self) -> dict[str, Tool]:
-        from cuedeck.plugins import get_tools
 
-        return get_tools(self.workspace.plugins)
+        return self.workspace.plugins.tools()
 
     def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
-        """Run the tool ``name`` on fresh files; its reply, masked and JSON-ready."""
-        import pydantic_core
+        """Serve the tool ``name`` on fresh files: its reply, masked and JSON-ready."""
+        from cuedeck.serving import serve
 
         tool = self.tools().get(name)
         if tool is None:
-            raise MissingExtra(
-                f"the board needs the {name} tool, which no installed plugin registers",
-                help='pip install "cuedeck[all]"',
+            raise MissingExtra.needs(
+                f"the board needs the {name} tool, which no installed plugin registers"
             )
         with self._lock:
             self.workspace.invalidate()  # the files are the truth: see every edit on disk
-            session = self.workspace.mask_session()
-            for text in _strings(arguments):
-                session.learn(text)
-            value = tool.call(self.workspace, arguments or {})
-            return session.mask_json(pydantic_core.to_jsonable_python(value))
+            return serve(tool, self.workspace, arguments)
 
     def failure(self, error: CueError) -> dict[str, Any]:
         """The JSON body of ``error``, masked."""
@@ -149,14 +143,3 @@ class BoardApi:
         """Pin or unpin one segment (context_gc_pin / context_gc_unpin)."""
         tool = "context_gc_pin" if pinned else "context_gc_unpin"
         return self.call(tool, {"project_id": project, "segment_ids": [segment_id]})
-
-
-def _strings(value: Any) -> list[str]:
-    """Every string inside ``value`` (what a request sent, to be masked wherever it returns)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in _strings(item)]
-    if isinstance(value, list | tuple):
-        return [text for item in value for text in _strings(item)]
-    return []

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
+    from cuedeck.settings import RateLimit
+
     # Import paths: a command that runs one tool imports that tool's module alone.
     # Registration order is the order MCP lists the tools in.
     register(
@@ -21,7 +23,13 @@ def register_tools(register: RegisterTool) -> None:
         read_only=True,
         idempotent=True,
     )
-    register("cuedeck.reading:read_doc", category="docs", read_only=True, idempotent=True)
+    register(
+        "cuedeck.reading:read_doc",
+        category="docs",
+        read_only=True,
+        idempotent=True,
+        rate_limit=RateLimit(per_minute=30, burst=50),
+    )
     files = "cuedeck.file_tools"
     register(f"{files}:get_file_content", category="files", read_only=True, idempotent=True)
     register(f"{files}:create_file", category="files")

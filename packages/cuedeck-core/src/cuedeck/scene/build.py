@@ -1,4 +1,12 @@
-"""Building a scene: candidates in, masked and fitted to the budget, rendered out."""
+"""Building a scene: candidates in, masked and fitted to the budget, rendered out.
+
+:func:`build_scene` is the recipe; each step is a function below: check the options,
+gather the card's candidates, label the code they cite (:func:`.code.code_labels`), read
+and mask them (:func:`_read`), cost each one as it would be placed (:func:`_items`), add
+what scene sources bring (:func:`_extras`), the changes since a baseline and the related
+code (:func:`_code`), fit the lot to the budget (:mod:`.fit`) and describe the result
+(:func:`_manifest`).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cuedeck.errors import (
-    InvalidInput,
-)
+from cuedeck.errors import InvalidInput
 from cuedeck.scene.candidates import gather_entries
 from cuedeck.scene.code import code_item, code_labels, delta_items, is_code, related_items
 from cuedeck.scene.fit import fit_to_budget
@@ -18,16 +24,32 @@ from cuedeck.scene.render import RENDERERS, Header, secret_counts
 from cuedeck.scene.selection import find_card
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from cuedeck.drift import Label
+    from cuedeck.hookspecs import Pruner
     from cuedeck.masking import MaskSession
-    from cuedeck.models import Document, Problem, SceneItem
+    from cuedeck.models import Document, Placement, Problem, SceneItem
+    from cuedeck.scene.candidates import Entry
     from cuedeck.scene.render import Renderer
     from cuedeck.tokens import CachedCounter
     from cuedeck.workspace import Workspace
-else:
-    # The tool's annotations name pydantic; ``cue --help`` imports this module without
-    # ever evaluating them, so pydantic loads on first use.
-    pass
+
+    #: What an item costs placed in a mode with a text: its rendered block, counted.
+    Cost = Callable[[SceneItem, str, str], int]
+
+#: Path -> (text, sha256) of every file a scene reads: what its manifest's inputs list.
+Files = dict[str, tuple[str, str]]
+
+
+@attrs.frozen
+class _Options:
+    """What a build was asked for, checked: the budget, the format and the pruner."""
+
+    limit: int
+    renderer: Renderer
+    pruner_name: str
+    pruner: Pruner
 
 
 def build_scene(
@@ -51,11 +73,53 @@ def build_scene(
     FileNotFound (1001) for a missing card or global doc, InvalidInput (1004) for bad
     arguments, UnknownBaseline (1143) for a ``since`` nothing knows.
     """
-    from cuedeck.config import CONFIG_PATH
-    from cuedeck.models import Placement, SceneItem
-    from cuedeck.parsing import split_lines
+    options = _options(workspace, token_limit, format, pruner)
+    workspace.refresh()
+    card = find_card(workspace, card_id)
+    entries = gather_entries(workspace, card)
+    session = workspace.mask_session()
+    labels = code_labels(workspace, [card.path, *(e.path for e in entries)], record=record)
+    files, texts = _read(workspace, entries, session)
+    items, count, cost = _items(
+        workspace, entries, texts, files, options.renderer, labels, session, recorded=record
+    )
+    extras = _extras(workspace, header_card_id(card.path), session, options.renderer)
+    since_label, code = _code(
+        workspace, card, entries, [*items, *(e for e, _ in extras)], session, cost, options,
+        since=since, stack=stack,
+    )  # fmt: skip
+    extras.extend(code)
+    if extras:
+        for extra_item, digest in extras:
+            if extra_item.path not in files and digest:
+                files[extra_item.path] = (extra_item.text, digest)
+        # A stable sort: each extra joins the end of its priority level, the card stays first.
+        items = sorted([*items, *(extra for extra, _ in extras)], key=lambda item: -item.priority)
+    header = _header(workspace, card, entries, session, options, labels)
+    placements, text, used = fit_to_budget(
+        items,
+        options.limit,
+        options.pruner,
+        count,
+        options.renderer,
+        header,
+        session.placeholders,
+        workspace.token_counter.count,
+    )
+    manifest = _manifest(header, placements, text, used, files, session, since_label)
+    return Scene(text=text, manifest=manifest, placements=tuple(placements))
+
+
+def header_card_id(path: str) -> str:
+    """The card id of a card's path."""
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _options(
+    workspace: Workspace, token_limit: int | None, format: str | None, pruner: str | None
+) -> _Options:
+    """The budget, renderer and pruner: the arguments, else ``[scene]`` config."""
     from cuedeck.plugins import get_pruners
-    from cuedeck.pruning import full_mode
 
     settings = workspace.config.scene
     limit = settings.token_limit if token_limit is None else token_limit
@@ -66,7 +130,6 @@ def build_scene(
         raise InvalidInput(
             f"unknown scene format {format_name!r} (one of {', '.join(FORMATS)})", field="format"
         )
-    renderer = RENDERERS[format_name]
     pruner_name = pruner or settings.pruner
     pruners = get_pruners(workspace.plugins)
     if pruner_name not in pruners:
@@ -76,35 +139,60 @@ def build_scene(
             f"unknown pruner {pruner_name!r} (available: {', '.join(sorted(pruners))})",
             field="pruner",
         )
-    workspace.refresh()
-    card = find_card(workspace, card_id)
-    entries = gather_entries(workspace, card)
+    return _Options(limit, RENDERERS[format_name], pruner_name, pruners[pruner_name])
 
-    counter = workspace.token_counter
-    documents = workspace.documents
-    session = workspace.mask_session()
-    labels = code_labels(workspace, [card.path, *(e.path for e in entries)], record=record)
-    files: dict[str, tuple[str, str]] = {}  # path -> (text, sha256)
-    raw_items = []
+
+def _read(
+    workspace: Workspace, entries: Sequence[Entry], session: MaskSession
+) -> tuple[Files, list[tuple[str, bool]]]:
+    """Each file once, and each entry's text (its section alone when it has an anchor),
+    masked, with whether masking left it as it was."""
+    from cuedeck.parsing import split_lines
+
+    files: Files = {}
+    texts = []
     for entry in entries:
         if entry.path not in files:
             snapshot = workspace.snapshot(entry.path)  # what the index holds, and only that
             files[entry.path] = (snapshot.text, snapshot.sha256)
-        text, digest = files[entry.path]
+        text = files[entry.path][0]
         if entry.anchor is not None:
             first, last = entry.lines
             text = "\n".join(split_lines(text)[first - 1 : last])
         text = text.rstrip()
         masked = session.mask(text, path=entry.path)
-        raw_items.append((entry, masked, digest, masked is text))
+        texts.append((masked, masked is text))
+    return files, texts
+
+
+def _items(
+    workspace: Workspace,
+    entries: Sequence[Entry],
+    texts: Sequence[tuple[str, bool]],
+    files: Files,
+    renderer: Renderer,
+    labels: Sequence[Label],
+    session: MaskSession,
+    *,
+    recorded: bool,
+) -> tuple[list[SceneItem], Callable[[str], int], Cost]:
+    """Each entry as a scene item costing what it costs placed whole (code with its
+    language, lines, signatures and drift label), the ``count`` a pruner measures
+    outlines and signatures with (their text plus the longest framing), and the
+    ``cost`` of any item placed in any mode."""
+    from cuedeck.models import Placement, SceneItem
+    from cuedeck.pruning import full_mode
+
+    counter = workspace.token_counter
+    documents = workspace.documents
 
     def cost(item: SceneItem, mode: str, text: str) -> int:
         return counter.count(renderer.block(Placement(item, mode, text, 0)))
 
     items: list[SceneItem] = []
-    wrapper = 0
-    for entry, text, digest, unmasked in raw_items:
-        document = documents[entry.path]
+    framing = 0
+    for entry, (text, unmasked) in zip(entries, texts, strict=True):
+        document: Document = documents[entry.path]
         item = SceneItem(
             entry.path,
             entry.anchor,
@@ -112,10 +200,10 @@ def build_scene(
             entry.depth,
             text,
             0,
-            digest,
+            files[entry.path][1],
             role=entry.role,
             title=document.title,
-            note=label_note(labels, document, entry.anchor, entry.lines, recorded=record),
+            note=label_note(labels, document, entry.anchor, entry.lines, recorded=recorded),
         )
         if is_code(document):
             item = code_item(workspace, document, text, entry.lines, entry.anchor, session, item)
@@ -126,42 +214,26 @@ def build_scene(
         else:
             tokens = cost(item, mode, text)
         items.append(attrs.evolve(item, tokens=tokens))
-        wrapper = max(wrapper, cost(item, "signatures" if item.signatures else "outline", ""))
+        framing = max(framing, cost(item, "signatures" if item.signatures else "outline", ""))
 
     def count(text: str) -> int:
-        # What an outline costs as a placed document: the longest framing plus its text.
-        return counter.count(renderer.escape(text)) + wrapper
+        return counter.count(renderer.escape(text)) + framing
 
-    more: list[tuple[SceneItem, str]] = list(
-        _extras(workspace, header_card_id(card.path), session, renderer)
-    )
-    since_label = None
-    if since is not None:
-        since_label, deltas = delta_items(workspace, since, session, cost)
-        more.extend(deltas)
-    included = [(e.path, e.anchor, e.lines) for e in entries]
-    held = [*items, *(extra for extra, _ in more)]
-    # Related code takes its share of what the rest of the scene leaves: the documents
-    # held already and, roughly, their manifest rows and the header.
-    room = limit - sum(item.tokens + _row(counter, item) for item in held) - SHELL_TOKENS
-    share = min(int(settings.code_share * limit), room)
-    related = related_items(
-        workspace,
-        card,
-        included,
-        stack=stack or "",
-        share=share,
-        session=session,
-        cost=cost,
-        row=lambda item: _row(counter, item),
-    )
-    more.extend((item, item.sha256) for item in related)
-    if more:
-        for extra_item, digest in more:
-            if extra_item.path not in files and digest:
-                files[extra_item.path] = (extra_item.text, digest)
-        # A stable sort: each extra joins the end of its priority level, the card stays first.
-        items = sorted([*items, *(extra for extra, _ in more)], key=lambda item: -item.priority)
+    return items, count, cost
+
+
+def _header(
+    workspace: Workspace,
+    card: Document,
+    entries: Sequence[Entry],
+    session: MaskSession,
+    options: _Options,
+    labels: Sequence[Label],
+) -> Header:
+    """The scene's header: the card, the budget and how it is counted and fitted, the
+    config it was built with and the dead references of what it includes (an orphaned
+    code reference with its likeliest new home)."""
+    from cuedeck.config import CONFIG_PATH
 
     config_path = workspace.root / CONFIG_PATH
     config = (
@@ -169,50 +241,54 @@ def build_scene(
         if config_path.is_file()
         else None
     )
-    included_paths = {entry.path for entry in entries} | {card.path}
+    included = {entry.path for entry in entries} | {card.path}
     orphans = {(lb.source, lb.line): lb for lb in labels if lb.state == "orphaned"}
     missing = tuple(
         (problem.path, problem.line, session.mask(_missing(problem, orphans), path=problem.path))
         for problem in workspace.graph.problems
-        if problem.code == 1001 and problem.path in included_paths
+        if problem.code == 1001 and problem.path in included
     )
-    header = Header(
+    counter = workspace.token_counter
+    return Header(
         card=header_card_id(card.path),
         card_path=card.path,
         title=card.title,
-        token_limit=limit,
+        token_limit=options.limit,
         counter=counter.name,
         exact=counter.exact,
-        pruner=pruner_name,
-        format=format_name,
+        pruner=options.pruner_name,
+        format=options.renderer.name,
         config=config,
         missing=missing,
     )
-    placements, text, used = fit_to_budget(
-        items,
-        limit,
-        pruners[pruner_name],
-        pruner_name,
-        count,
-        renderer,
-        header,
-        session.placeholders,
-        counter.count,
-    )
-    secrets = secret_counts(text, session.placeholders)
+
+
+def _manifest(
+    header: Header,
+    placements: Sequence[Placement],
+    text: str,
+    used: int,
+    files: Files,
+    session: MaskSession,
+    since: str | None,
+) -> SceneManifest:
+    """What the scene holds: every candidate and how it was placed, its inputs' hashes,
+    the dead references, the secrets masked and the baseline of its changes."""
+    from cuedeck.pruning import full_mode
+
     inputs = {path: digest for path, (_, digest) in files.items()}
-    if config is not None:
-        inputs[config[0]] = config[1]
-    manifest: SceneManifest = {
+    if header.config is not None:
+        inputs[header.config[0]] = header.config[1]
+    return {
         "version": MANIFEST_VERSION,
         "card": header.card,
         "card_path": header.card_path,
         "title": header.title,
-        "format": format_name,
-        "pruner": pruner_name,
-        "counter": counter.name,
-        "exact": counter.exact,
-        "token_limit": limit,
+        "format": header.format,
+        "pruner": header.pruner,
+        "counter": header.counter,
+        "exact": header.exact,
+        "token_limit": header.token_limit,
         "tokens": used,
         "truncated": any(p.mode != full_mode(p.item) for p in placements),
         "candidates": [
@@ -233,17 +309,66 @@ def build_scene(
             for p in placements
         ],
         "missing": [
-            {"path": path, "line": line, "message": message} for path, line, message in missing
+            {"path": path, "line": line, "message": message}
+            for path, line, message in header.missing
         ],
         "inputs": dict(sorted(inputs.items())),
-        "secrets": secrets,
-        "since": since_label,
+        "secrets": secret_counts(text, session.placeholders),
+        "since": since,
     }
-    return Scene(text=text, manifest=manifest, placements=tuple(placements))
+
+
+def _code(
+    workspace: Workspace,
+    card: Document,
+    entries: Sequence[Entry],
+    held: Sequence[SceneItem],
+    session: MaskSession,
+    cost: Cost,
+    options: _Options,
+    *,
+    since: str | None,
+    stack: str | None,
+) -> tuple[str | None, list[tuple[SceneItem, str]]]:
+    """The changes since ``since`` (and its label) and the related code, as extras with
+    their files' hashes. Related code takes its share of what the rest leaves: the
+    documents ``held`` already and, roughly, their manifest rows and the header."""
+    found: list[tuple[SceneItem, str]] = []
+    label = None
+    if since is not None:
+        label, deltas = delta_items(workspace, since, session, cost)
+        found.extend(deltas)
+    counter = workspace.token_counter
+    taken = [*held, *(item for item, _ in found)]
+    room = options.limit - sum(item.tokens + _row(counter, item) for item in taken) - SHELL_TOKENS
+    share = min(int(workspace.config.scene.code_share * options.limit), room)
+    related = related_items(
+        workspace,
+        card,
+        [(e.path, e.anchor, e.lines) for e in entries],
+        stack=stack or "",
+        share=share,
+        session=session,
+        cost=cost,
+        row=lambda item: _row(counter, item),
+    )
+    found.extend((item, item.sha256) for item in related)
+    return label, found
+
+
+#: The scene's header, truncation note and manifest's head and foot, roughly, in tokens.
+SHELL_TOKENS = 120
+
+
+def _row(counter: CachedCounter, item: SceneItem) -> int:
+    """What ``item``'s manifest row costs, about (the numbers change as it is placed)."""
+    note = f"{item.role}, {item.note}" if item.note else item.role
+    cells = (str(item.priority), str(item.tokens), "section", item.key, item.sha256[:12], note)
+    return counter.count("| " + " | ".join(cells) + " |\n")
 
 
 def label_note(
-    labels: list[Label],
+    labels: Sequence[Label],
     document: Document,
     anchor: str | None,
     lines: tuple[int, int],
@@ -253,7 +378,7 @@ def label_note(
     """The drift labels of the code references that name this item (or lines inside
     it), as one note (a reference seen for the first time: ``recorded now``, when it
     was)."""
-    found = []
+    found: list[str] = []
     for label in labels:
         if label.path != document.path or label.state == "orphaned":
             continue
@@ -282,36 +407,20 @@ def _missing(problem: Problem, orphans: dict[tuple[str, int], Label]) -> str:
     return f"code reference {orphan.raw!r} {orphan.describe()}"
 
 
-#: The scene's header, truncation note and manifest's head and foot, roughly, in tokens.
-SHELL_TOKENS = 120
-
-
-def _row(counter: CachedCounter, item: SceneItem) -> int:
-    """What ``item``'s manifest row costs, about (the numbers change as it is placed)."""
-    note = f"{item.role}, {item.note}" if item.note else item.role
-    cells = (str(item.priority), str(item.tokens), "section", item.key, item.sha256[:12], note)
-    return counter.count("| " + " | ".join(cells) + " |\n")
-
-
-def header_card_id(path: str) -> str:
-    """The card id of a card's path."""
-    return path.rsplit("/", 1)[-1].removesuffix(".md")
-
-
 def _extras(
     workspace: Workspace, card_id: str, session: MaskSession, renderer: Renderer
 ) -> list[tuple[SceneItem, str]]:
     """What registered scene sources add for ``card_id``, masked and costed, with each
-    file's sha256; ``[scene] memory = false`` leaves the ``memory`` source out."""
+    file's sha256; a source whose switch (its ``setting``) is off is left out."""
     from cuedeck.models import Placement, SceneItem
-    from cuedeck.plugins import get_scene_sources
     from cuedeck.pruning import full_mode
 
     found: list[tuple[SceneItem, str]] = []
-    for name, source in get_scene_sources(workspace.plugins).items():
-        if name == "memory" and not workspace.config.scene.memory:
+    for entry in workspace.plugins.collect("register_scene_sources").values():
+        switch = entry.options.get("setting")
+        if switch and not _switched_on(workspace, switch):
             continue
-        for extra in source(workspace, card_id):
+        for extra in entry.item(workspace, card_id):
             text = session.mask(extra.text.rstrip(), path=extra.path)
             item = SceneItem(
                 extra.path,
@@ -329,3 +438,15 @@ def _extras(
             )
             found.append((attrs.evolve(item, tokens=tokens), extra.sha256))
     return found
+
+
+def _switched_on(workspace: Workspace, switch: str) -> bool:
+    """The boolean setting ``section.key`` a scene source is switched by."""
+    section, _, key = switch.partition(".")
+    value = getattr(workspace.config.section(section), key, None)
+    if not isinstance(value, bool):
+        raise InvalidInput(
+            f"a scene source is switched by {switch!r}, which is no boolean setting",
+            field=switch,
+        )
+    return value

@@ -22,10 +22,6 @@ if TYPE_CHECKING:
     from cuedeck.graph import ReferenceGraph
     from cuedeck.models import Document
     from cuedeck.workspace import Workspace
-else:
-    # The tool's annotations name pydantic; ``cue --help`` imports this module without
-    # ever evaluating them, so pydantic loads on first use.
-    pass
 
 
 @attrs.define

@@ -10,10 +10,6 @@ from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3
 
 if TYPE_CHECKING:
     from cuedeck.models import Placement
-else:
-    # The tool's annotations name pydantic; ``cue --help`` imports this module without
-    # ever evaluating them, so pydantic loads on first use.
-    pass
 
 
 Format = Literal["markdown", "xml", "json"]

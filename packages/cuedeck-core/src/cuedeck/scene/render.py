@@ -15,10 +15,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from cuedeck.models import Placement
-else:
-    # The tool's annotations name pydantic; ``cue --help`` imports this module without
-    # ever evaluating them, so pydantic loads on first use.
-    pass
 
 
 @attrs.frozen

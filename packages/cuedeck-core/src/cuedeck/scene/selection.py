@@ -15,10 +15,6 @@ from cuedeck.errors import (
 if TYPE_CHECKING:
     from cuedeck.models import Document
     from cuedeck.workspace import Workspace
-else:
-    # The tool's annotations name pydantic; ``cue --help`` imports this module without
-    # ever evaluating them, so pydantic loads on first use.
-    pass
 
 
 def find_card(workspace: Workspace, card_id: str | None = None) -> Document:

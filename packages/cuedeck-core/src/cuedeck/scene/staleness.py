@@ -20,23 +20,19 @@ if TYPE_CHECKING:
     from cuedeck.models import Problem
     from cuedeck.scene.model import Scene
     from cuedeck.workspace import Workspace
-else:
-    # The tool's annotations name pydantic; ``cue --help`` imports this module without
-    # ever evaluating them, so pydantic loads on first use.
-    pass
 
 
 def output_path(workspace: Workspace) -> Path:
     """Where ``cue scene`` writes: ``[scene] output`` inside the workspace."""
     return workspace.root / workspace.relative_path(
-        workspace.config.scene.output, field="scene.output"
+        workspace.config.scene.output, field="scene.output", write=True
     )
 
 
 def write_scene(workspace: Workspace, scene: Scene) -> bool:
     """Write the scene to its output file atomically, and record what it was built from;
     False when the file already held it."""
-    from cuedeck.files import atomic_write
+    from cuedeck.files import write_file
 
     path = output_path(workspace)
     data = scene.text.encode("utf-8")
@@ -45,7 +41,7 @@ def write_scene(workspace: Workspace, scene: Scene) -> bool:
     except OSError:
         unchanged = False
     if not unchanged:
-        atomic_write(path, data)
+        write_file(workspace.root, path, data)
     record = {
         "version": 1,
         "output": workspace.config.scene.output,
@@ -53,7 +49,7 @@ def write_scene(workspace: Workspace, scene: Scene) -> bool:
         "card": scene.manifest["card_path"],
         "inputs": scene.manifest["inputs"],
     }
-    atomic_write(workspace.root / SCENE_RECORD, json.dumps(record, indent=1) + "\n")
+    write_file(workspace.root, SCENE_RECORD, json.dumps(record, indent=1) + "\n")
     return not unchanged
 
 

@@ -1,0 +1,43 @@
+"""``[memory]``: the settings of context memory, registered through ``register_settings``."""
+
+from __future__ import annotations
+
+import attrs
+
+from cuedeck.settings import setting
+
+
+@attrs.frozen
+class MemorySettings:
+    """``[memory]``: context memory: segments, usage, GC and stash."""
+
+    token_limit: int = setting(
+        200000, "Context window that usage and health are measured against.", minimum=1
+    )
+    recency_window: int = setting(
+        20,
+        "The current task's latest messages and decisions that are GC roots (never pruned).",
+        minimum=0,
+    )
+    half_life_hours: float = setting(
+        24.0, "Age at which a segment's age factor in the GC score reaches 0.5.", minimum=0.01
+    )
+    mask_on_capture: bool = setting(
+        True, "Mask secrets in segments before they are written to disk."
+    )
+    max_tokens: int = setting(
+        8000,
+        "Default reply budget of the memory tools, in tokens; longer replies page.",
+        minimum=100,
+    )
+    search_mode: str = setting(
+        "keyword",
+        "How stash queries are ranked: keyword (always), or semantic or hybrid through the "
+        "workspace's searchers when cuedeck-search is installed.",
+    )
+    scene: bool = setting(
+        True,
+        "Add the active card's pinned segments and decisions to its scene at priority 40, "
+        "between direct and indirect references.",
+        moved_from="scene.memory",
+    )

@@ -1,0 +1,80 @@
+"""serve(): the one path from a tool's reply to JSON that leaves the process, masked."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cuedeck import hookimpl, open_workspace
+from cuedeck.errors import InvalidInput
+from cuedeck.plugins import make_plugin_manager
+from cuedeck.serving import serve, strings_in
+from tests.conftest import MakeWorkspace
+
+SECRET = "sk_live_4eC39HqLyjWDarjtT1zdp7dcTYooMQauvdEDq54NiTphI7jx"
+URL = "postgres://ledger:hunter2pass@db.internal:5432/ledger"
+
+
+def echo(workspace: Any, text: str) -> dict[str, Any]:
+    """Echo a text back with values JSON has no type for."""
+    return {
+        "text": text,
+        "normalised": text.replace("//", "/"),  # no rule recognises the URL any more
+        "when": dt.date(2026, 1, 2),
+        "where": Path("docs") / "a.md",
+        "pair": (1, 2),
+    }
+
+
+class Echo:
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        register(echo, read_only=True)
+
+
+@pytest.fixture
+def workspace(make_workspace: MakeWorkspace) -> Any:
+    plugins = make_plugin_manager(entry_points=False)
+    plugins.register(Echo(), name="echo")
+    return open_workspace(make_workspace(), plugins=plugins)
+
+
+def test_serve_returns_json_ready_values(workspace: Any) -> None:
+    reply = serve(workspace.plugins.tools()["echo"], workspace, {"text": "hello"})
+    assert reply == {
+        "text": "hello",
+        "normalised": "hello",
+        "when": "2026-01-02",
+        "where": "docs/a.md",
+        "pair": [1, 2],
+    }
+
+
+def test_serve_masks_the_reply_and_what_the_request_sent(workspace: Any) -> None:
+    reply = serve(workspace.plugins.tools()["echo"], workspace, {"text": f"{SECRET} {URL}"})
+    assert SECRET not in str(reply) and "hunter2pass" not in str(reply)
+    assert reply["text"].startswith("[REDACTED:stripe-secret-key#1]")
+    # Normalised out of any rule's reach, the URL's password is still known from the request.
+    assert "hunter2pass" not in reply["normalised"]
+
+
+def test_serve_validates_like_every_caller(workspace: Any) -> None:
+    with pytest.raises(InvalidInput, match="echo: invalid 'text'"):
+        serve(workspace.plugins.tools()["echo"], workspace, {"text": 7})
+
+
+def test_the_tools_about_tools_see_what_is_offered(workspace: Any) -> None:
+    categories = workspace.plugins.tools()["get_tool_categories"]
+    every = serve(categories, workspace)
+    assert "echo" in {t["name"] for c in every["categories"] for t in c["tools"]}
+    offered = serve(categories, workspace, offered={"get_tool_categories", "read_doc"})
+    names = {t["name"] for c in offered["categories"] for t in c["tools"]}
+    assert names == {"get_tool_categories", "read_doc"}
+
+
+def test_strings_in_finds_keys_and_nested_values() -> None:
+    value = {"a": ["x", {"b": ("y", 3)}], "c": None}
+    assert sorted(strings_in(value)) == ["a", "b", "c", "x", "y"]
