@@ -148,6 +148,23 @@ def test_a_new_card_with_a_cycle_is_refused(page: tuple, demo: Path) -> None:
     assert errors == []
 
 
+@pytest.mark.parametrize("budget", [2350])
+def test_the_slider_starts_at_the_configured_budget(
+    demo: Path, budget: int, request: pytest.FixtureRequest
+) -> None:
+    config = demo / ".cuedeck" / "config.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("token_limit = 1600", f"token_limit = {budget}"),
+        encoding="utf-8",
+    )
+    tab, errors = request.getfixturevalue("page")  # the board starts on this config
+    tab.click('.tab[data-view="scene"]')
+    tab.wait_for_selector("#manifest tbody tr")
+    assert tab.locator("#budget").input_value() == str(budget)
+    assert f"of {budget} tokens" in tab.inner_text("#scene-total")
+    assert errors == []
+
+
 def test_scene_and_its_budget_slider(page: tuple) -> None:
     tab, errors = page
     tab.click('.tab[data-view="scene"]')

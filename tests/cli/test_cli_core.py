@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck_cli.app import make_cli
-from tests.conftest import REPO, MakeWorkspace, needs_extras
+from tests.conftest import OPTIONAL, REPO, MakeWorkspace, installed, needs_extras
 
 CUE = [sys.executable, "-m", "cuedeck_cli"]
 
@@ -98,8 +99,8 @@ def test_doctor_json_and_strict(make_workspace: MakeWorkspace) -> None:
             "code": 1004,
             "path": ".cuedeck/config.toml",
             "line": 2,
-            "message": "unknown config key 'scene.shiny'",
-            "help": "it is ignored; see docs/config.md for the known keys",
+            "message": "unknown config key 'scene.shiny' (ignored)",
+            "help": "docs/config.md lists every key",
         }
     ]
     code, out, _ = run("-C", str(root), "doctor", "--json", "--strict")
@@ -240,10 +241,12 @@ def test_version() -> None:
     assert out.startswith("cue 0.1.0 (cuedeck-core 0.1.0)")
 
 
-def test_upgrade_dry_run_names_the_installer() -> None:
+def test_upgrade_dry_run_names_the_installer_and_keeps_the_extras() -> None:
     code, out, _ = run("upgrade", "--dry-run")
     assert code == 0
-    assert out.strip().endswith("cuedeck")
+    everything = all(installed(module) for module in OPTIONAL) and installed("bpe_openai")
+    # Upgrading `cuedeck` alone would leave the extras' packages at the old version.
+    assert out.strip().endswith("'cuedeck[all]'" if everything else "cuedeck")
     assert any(word in out for word in ("uv", "pip", "pipx"))
 
 
@@ -321,3 +324,114 @@ def test_long_work_draws_bars_on_a_terminal_without_a_thread(make_workspace: Mak
         open_workspace(root).refresh(rebuild=True)
     bars.close()
     assert "Indexing files" not in quick.getvalue()
+
+
+@pytest.mark.slow
+def test_a_misspelled_config_key_is_warned_on_stderr_once(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({".cuedeck/docs/a.md": "# A\n"}, config="[scene]\ntoken_limt = 8000\n")
+    code, _, err = run("-C", str(root), "index")
+    assert code == 0, err
+    assert err == (
+        "warning: .cuedeck/config.toml:2: unknown config key 'scene.token_limt' (ignored); "
+        "did you mean 'scene.token_limit'?\n"
+    )
+    # A fresh process: doctor's report lists it, and it is not logged a second time.
+    doctor = subprocess.run(
+        [*CUE, "-C", str(root), "doctor"], capture_output=True, text=True, check=False
+    )
+    both = doctor.stdout + doctor.stderr
+    assert both.count("unknown config key 'scene.token_limt'") == 1, both
+
+
+def test_init_then_an_appended_section_is_read(tmp_path: Path) -> None:
+    run("-C", str(tmp_path), "init")
+    config = tmp_path / ".cuedeck" / "config.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8") + "\n[scene]\ntoken_limit = 1234\n", encoding="utf-8"
+    )
+    code, out, err = run("-C", str(tmp_path), "doctor", "--json")
+    assert code == 0, out + err
+    assert json.loads(out)["problems"] == []
+
+
+def test_state_locks_are_git_ignored_and_doctor_notices_old_workspaces(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    code, out, _ = run("-C", str(tmp_path), "init")
+    assert code == 0, out
+    (tmp_path / ".cuedeck" / ".state.lock").write_text("", encoding="utf-8")
+    (tmp_path / ".cuedeck" / ".state.lock.pid").write_text("1\n", encoding="utf-8")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    staged = subprocess.run(
+        ["git", "-C", str(tmp_path), "diff", "--cached", "--name-only"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert sorted(staged) == [".cuedeck/config.toml", ".gitignore"]
+    code, out, _ = run("-C", str(tmp_path), "doctor", "--json")
+    assert [p for p in json.loads(out)["problems"] if p["code"] == 1052] == []
+
+    # A workspace whose .gitignore predates the lock lines: doctor says so, init mends it.
+    gitignore = tmp_path / ".gitignore"
+    old = [
+        line for line in gitignore.read_text(encoding="utf-8").splitlines() if "lock" not in line
+    ]
+    gitignore.write_text("\n".join(old) + "\n", encoding="utf-8")
+    code, out, _ = run("-C", str(tmp_path), "doctor", "--json")
+    found = [p for p in json.loads(out)["problems"] if p["code"] == 1052]
+    assert [(p["severity"], p["path"], p["message"]) for p in found] == [
+        (
+            "warning",
+            ".gitignore",
+            "git would commit CueDeck's per-person files: .cuedeck/.state.lock, "
+            ".cuedeck/.state.lock.pid not ignored",
+        )
+    ]
+    run("-C", str(tmp_path), "init")
+    code, out, _ = run("-C", str(tmp_path), "doctor", "--json")
+    assert [p for p in json.loads(out)["problems"] if p["code"] == 1052] == []
+
+
+def test_a_busy_port_for_the_board_is_error_1050(make_workspace: MakeWorkspace) -> None:
+    pytest.importorskip("uvicorn")
+    root = make_workspace()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        code, _, err = run("-C", str(root), "board", "--port", str(port), "--no-open")
+    assert code == 1
+    first, help_line = err.splitlines()[:2]
+    assert first == (
+        f"error[1050] port {port} on 127.0.0.1 is taken: another program is listening on "
+        f"127.0.0.1:{port}"
+    )
+    assert help_line.startswith("  help: stop that program, or serve on another port: --port ")
+
+
+def test_finished_bars_leave_the_screen_before_results_are_printed() -> None:
+    import io
+
+    from rich.console import Console
+
+    from cuedeck_cli.output import ProgressBars
+
+    screen = io.StringIO()
+    bars = ProgressBars(delay=0.0, out=Console(file=screen, force_terminal=True, width=80))
+    bars(1, 3, "Embedding sections")
+    drawn = screen.getvalue()
+    assert "Embedding sections" in drawn
+    bars(3, 3, "Embedding sections")  # done: the bar goes at once, not at the command's end
+    erased = screen.getvalue()[len(drawn) :]
+    assert bars._progress is None
+    after_last_draw = erased.rsplit("3/3", 1)[1]
+    assert "\r\x1b[2K" in after_last_draw  # the bar's line cleared, the cursor at its start
+
+
+def test_the_board_offers_the_configured_budget(make_workspace: MakeWorkspace) -> None:
+    pytest.importorskip("cuedeck_tasks")
+    from cuedeck import open_workspace
+    from cuedeck_cli.board.api import BoardApi
+
+    root = make_workspace(config="[scene]\ntoken_limit = 12000\n")
+    assert BoardApi(open_workspace(root)).cards()["budget"] == 12000

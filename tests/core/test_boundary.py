@@ -57,6 +57,7 @@ def test_links_out_of_the_workspace_are_not_part_of_it(linked: Path) -> None:
     assert "TOPSECRET" not in scene.text
 
 
+@pytest.mark.slow
 def test_doctor_names_each_link_left_out(linked: Path) -> None:
     done = subprocess.run(
         [CUE, "-C", str(linked), "doctor", "--json"], capture_output=True, text=True, check=False
@@ -116,6 +117,7 @@ def _as_unprivileged(*command: str) -> list[str]:
     return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--", *command]
 
 
+@pytest.mark.slow
 def test_an_unreadable_folder_is_a_warning_not_an_internal_error(
     make_workspace: MakeWorkspace,
 ) -> None:

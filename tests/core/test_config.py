@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import tomllib
+from collections.abc import Iterator
 
 import attrs
 import pytest
@@ -75,8 +77,8 @@ def test_unknown_keys_are_warnings_with_lines(make_workspace: MakeWorkspace) -> 
     config = load_config(root, environ={})
     found = {(w.message, w.line) for w in config.warnings}
     assert found == {
-        ("unknown config key 'scene.colour'", 3),
-        ("unknown config key 'nonsense'", 5),
+        ("unknown config key 'scene.colour' (ignored)", 3),
+        ("unknown config section [nonsense] (ignored)", 5),
     }
     assert all(w.severity == "warning" for w in config.warnings)
 
@@ -135,6 +137,91 @@ def test_bad_environment_value_names_the_variable(make_workspace: MakeWorkspace)
     assert caught.value.data["field"] == "CUEDECK_WATCH_DEBOUNCE_MS"
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("CUEDECK_SCENE_TOKEN_LIMIT", "lots", "expected an integer"),
+        pytest.param(
+            "CUEDECK_SEARCH_KEYWORD_WEIGHT", "heavy", "expected a number", marks=needs_extras
+        ),
+        ("CUEDECK_INDEX_EXCLUDE", '["a", ', 'expected a list such as a,b or ["a", "b"]'),
+        ("CUEDECK_MASKING_ENABLED", "maybe", "expected true or false"),
+    ],
+)
+def test_bad_environment_values_say_what_is_expected_in_cuedecks_words(
+    make_workspace: MakeWorkspace, name: str, value: str, expected: str
+) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        load_config(make_workspace(), environ={name: value})
+    error = caught.value
+    assert error.message == f"environment variable {name} has a bad value {value!r}: {expected}"
+    assert "invalid literal" not in error.message and "could not convert" not in error.message
+    assert error.help is not None and error.help.startswith(f"fix or unset {name}")
+
+
+def test_a_section_appended_to_the_template_is_valid(make_workspace: MakeWorkspace) -> None:
+    text = (
+        render_default_config() + "\n[scene]\ntoken_limit = 16000\n\n[watch]\ndebounce_ms = 900\n"
+    )
+    config = load_config(make_workspace(config=text), environ={})
+    assert config.scene.token_limit == 16000
+    assert config.watch.debounce_ms == 900
+    assert config.warnings == ()
+
+
+def test_a_table_declared_twice_says_how_to_merge_not_to_overwrite(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace(config="[scene]\nformat = 'xml'\n\n[scene]\ntoken_limit = 5\n")
+    with pytest.raises(InvalidInput) as caught:
+        load_config(root, environ={})
+    assert caught.value.line == 4
+    assert caught.value.help == (
+        "[scene] appears twice: move the keys of the second [scene] into the first "
+        "and delete the second header"
+    )
+    assert "--force" not in (caught.value.help or "")
+
+
+class Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture
+def logged() -> Iterator[list[str]]:
+    records = Records()
+    logger = logging.getLogger("cuedeck")
+    logger.addHandler(records)
+    try:
+        yield records.messages
+    finally:
+        logger.removeHandler(records)
+
+
+def test_a_misspelled_key_is_warned_once_where_it_is_read(
+    make_workspace: MakeWorkspace, logged: list[str]
+) -> None:
+    root = make_workspace(
+        config="pruner = 'greedy'\n[scene]\ntoken_limt = 8000\n\n[maskng]\nenabled = true\n"
+    )
+    first = load_config(root, environ={})
+    load_config(root, environ={})  # once per process
+    assert logged == [
+        ".cuedeck/config.toml:1: unknown config key 'pruner' (ignored); "
+        "it belongs under [scene]: uncomment or add that header",
+        ".cuedeck/config.toml:3: unknown config key 'scene.token_limt' (ignored); "
+        "did you mean 'scene.token_limit'?",
+        ".cuedeck/config.toml:5: unknown config section [maskng] (ignored); "
+        "did you mean [masking]?",
+    ]
+    assert [p.line for p in first.warnings] == [1, 3, 5]
+
+
 def test_bad_rate_limit_table(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(config="[rate_limits.read_doc]\nper_minute = 'x'\n")
     with pytest.raises(InvalidInput) as caught:
@@ -147,7 +234,7 @@ def test_bad_rate_limit_table(make_workspace: MakeWorkspace) -> None:
 def test_default_config_is_valid_commented_toml(make_workspace: MakeWorkspace) -> None:
     text = render_default_config()
     assert all(table == {} for table in tomllib.loads(text).values())  # keys commented out
-    uncommented = re.sub(r"(?m)^# (\[rate_limits\.\w+\]|\w+ = .*)$", r"\1", text)
+    uncommented = re.sub(r"(?m)^# (\[[\w.]+\]|\w+ = .*)$", r"\1", text)
     parsed = tomllib.loads(uncommented)
     assert parsed["scene"]["token_limit"] == 32000
     assert parsed["scene"]["global"] == []

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck_cli.app import make_cli
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, needs_extras
 
 CARD = "---\ntitle: A card\nstatus: active\n---\n# A card\n"
 
@@ -22,8 +22,22 @@ def _cue(root: Any, *args: str) -> Any:
     ("config", "key", "line", "command", "reason"),
     [
         ("[scene]\ntoken_limit = 0\n", "scene.token_limit", 2, ["scene", "-d"], "at least 1"),
-        ("[search]\nfusion = 'rrf'\nlimit = -3\n", "search.limit", 3, ["scene", "-d"], "at least"),
-        ("\n[mcp]\nport = 70000\n", "mcp.port", 3, ["scene", "-d"], "at most 65535"),
+        pytest.param(
+            "[search]\nfusion = 'rrf'\nlimit = -3\n",
+            "search.limit",
+            3,
+            ["scene", "-d"],
+            "at least",
+            marks=needs_extras,
+        ),
+        pytest.param(
+            "\n[mcp]\nport = 70000\n",
+            "mcp.port",
+            3,
+            ["scene", "-d"],
+            "at most 65535",
+            marks=needs_extras,
+        ),
         ("[scene]\npruner = 'squeeze'\n", "scene.pruner", 2, ["scene", "-d"], "'squeeze'"),
         ("[tokens]\ncounter = 'words'\n", "tokens.counter", 2, ["scene", "-d"], "'words'"),
     ],

@@ -78,6 +78,7 @@ RAW_VALUES = st.one_of(
 KEYS = st.one_of(st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,8}", fullmatch=True), st.just("on"))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(KEYS, RAW_VALUES), max_size=8))
 def test_the_fast_reader_agrees_with_yaml_whenever_it_answers(

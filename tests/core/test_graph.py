@@ -137,3 +137,21 @@ def test_dead_project_links_are_still_reported(make_workspace: MakeWorkspace) ->
     assert [p.message for p in graph.problems] == [
         "reference '[gone](gone.md)' points at docs/gone.md, which does not exist"
     ]
+
+
+def test_a_dead_reference_suggests_a_close_file_of_its_kind_only(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace(
+        {
+            ".cuedeck/cards/abc123.md": "---\ntitle: Card\n---\n# Card\n",
+            ".cuedeck/docs/notes.md": "# Notes\n\nSee @doc/nothing, @doc/sceme and @card/abc124.\n",
+            ".cuedeck/docs/schema.md": "# Schema\n",
+        }
+    )
+    problems = {p.message.split("'")[1]: p.help for p in open_workspace(root).graph.problems}
+    assert problems == {
+        "@doc/nothing": "create the file or fix the reference",  # no card, not notes.md itself
+        "@doc/sceme": "Did you mean '.cuedeck/docs/schema.md'?",
+        "@card/abc124": "Did you mean '.cuedeck/cards/abc123.md'?",
+    }

@@ -80,7 +80,7 @@ def test_guide_uses_the_workspace_real_ids_and_paths(make_workspace: MakeWorkspa
     assert (guide["active_card"], guide["cards"], guide["docs"]) == ("def456", 2, 1)
     steps = {step["tool"]: step for step in guide["steps"]}
     assert steps["read_doc"]["example_call"] == {
-        "path": ".cuedeck/docs/auth.md",
+        "file_path": ".cuedeck/docs/auth.md",
         "anchor": "Sessions",
     }
     assert steps["get_tool_categories"]["example_call"] == {}
@@ -167,7 +167,7 @@ def test_guide_steps_carry_the_reference_and_docs_name_the_fix(
     docs = get_tool_docs(workspace, "read_doc")
     assert docs["role"] == "read" and docs["example"] is not None
     assert docs["example"]["reply"]["path"] == ".cuedeck/docs/api.md"  # a real demo reply
-    assert [p["name"] for p in docs["parameters"]][:2] == ["path", "anchor"]
+    assert [p["name"] for p in docs["parameters"]][:2] == ["file_path", "anchor"]
     with pytest.raises(FileNotFound) as unknown:
         get_tool_docs(workspace, "read_dok")
     assert unknown.value.data["suggestion"] == "Did you mean 'read_doc'?"

@@ -367,8 +367,8 @@ def test_hook_register_settings(
     fresh.mkdir()
     assert CliRunner().invoke(make_cli(pm), ["-C", str(fresh), "init"]).exit_code == 0
     template = (fresh / ".cuedeck" / "config.toml").read_text(encoding="utf-8")
-    assert "# The notes of a card.\n[notes]\n# Where notes are kept" in template
-    assert tomllib.loads(template)["notes"] == {}
+    assert "# The notes of a card.\n# [notes]\n# Where notes are kept" in template
+    assert "notes" not in tomllib.loads(template)  # every line commented out
     assert pm.source_of("register_settings", "notes") == "notes-plugin"
 
     # Values from the file and the environment, read typed.
@@ -389,7 +389,9 @@ def test_hook_register_settings(
     assert doctor("[scene]\n\n[notes]\nmax_notes = 0\n") == [
         (1004, 4, "config key 'notes.max_notes' has a bad value 0: must be at least 1")
     ]
-    assert (1004, 2, "unknown config key 'notes.colour'") in doctor('[notes]\ncolour = "red"\n')
+    assert (1004, 2, "unknown config key 'notes.colour' (ignored)") in doctor(
+        '[notes]\ncolour = "red"\n'
+    )
     assert doctor('[notes]\npruner = "squeeze"\n')[0][:2] == (1004, 2)
 
 

@@ -146,6 +146,7 @@ def _rows(root: Path) -> list[tuple[Any, ...]]:
         return connection.execute(query).fetchall()
 
 
+@pytest.mark.slow
 def test_an_index_built_by_workers_equals_one_built_here(tmp_path: Path) -> None:
     roots = []
     for name in ("forked", "here"):

@@ -138,6 +138,7 @@ def test_slugify_is_github_style() -> None:
     assert slugify("a  b") == "a--b"
 
 
+@pytest.mark.slow
 def test_a_10_mb_file_parses() -> None:
     section = "## Part {n}\n\n" + ("Some words about things and @doc/api#Login. " * 20 + "\n") * 10
     text = "# Big\n" + "".join(section.format(n=n) for n in range(1200))

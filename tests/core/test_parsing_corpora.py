@@ -25,6 +25,7 @@ def _compare(root: Path) -> tuple[int, list[str]]:
     return len(files), differing
 
 
+@pytest.mark.slow
 def test_fastapi_docs_parse_identically(fastapi_docs: Path) -> None:
     total, differing = _compare(fastapi_docs)
     assert total == 155

@@ -42,7 +42,7 @@ def _open(root: Path) -> Workspace:
 
 def _pages(workspace: Workspace, **args: Any) -> list[dict[str, Any]]:
     pages = []
-    offset = 0
+    offset = 1
     while True:
         page = read_doc(workspace, offset=offset, **args)
         pages.append(page)
@@ -151,7 +151,7 @@ def test_pages_rebuild_the_file_byte_for_byte(
     make_workspace: MakeWorkspace, data: bytes, budget: int
 ) -> None:
     workspace = _open(make_workspace({"doc.md": data}))
-    pages = _pages(workspace, path="doc.md", max_tokens=budget)
+    pages = _pages(workspace, file_path="doc.md", max_tokens=budget)
     assert "".join(p["content"] for p in pages).encode() == data
     total = len(data.splitlines())
     assert all(p["total_lines"] == total for p in pages)
@@ -172,12 +172,12 @@ def test_a_line_longer_than_the_budget_is_a_page_of_its_own(make_workspace: Make
     assert first["content"] == "short\n"
     assert first["truncated"]
     assert first["has_more"]
-    assert first["next_offset"] == 1
-    second = read_doc(workspace, "doc.md", offset=1, max_tokens=100)
+    assert first["next_offset"] == 2  # the 1-based line the next page starts at
+    second = read_doc(workspace, "doc.md", offset=2, max_tokens=100)
     assert second["content"] == long_line
     assert second["tokens"] > 100
     assert "over max_tokens=100" in (second["hint"] or "")
-    assert second["next_offset"] == 2
+    assert second["next_offset"] == 3
 
 
 def test_limit_pages_by_lines_and_the_hint_says_how_to_go_on(
@@ -185,20 +185,20 @@ def test_limit_pages_by_lines_and_the_hint_says_how_to_go_on(
 ) -> None:
     text = "".join(f"line {n}\n" for n in range(1, 21))
     workspace = _open(make_workspace({"doc.md": text}))
-    page = read_doc(workspace, "doc.md", offset=5, limit=4)
+    page = read_doc(workspace, "doc.md", offset=6, limit=4)
     assert page["content"] == "line 6\nline 7\nline 8\nline 9\n"
     assert page["line_range"] == {"start": 6, "end": 9}
-    assert (page["has_more"], page["truncated"], page["next_offset"]) == (True, False, 9)
-    assert page["hint"] == "Showing lines 6-9 of 20; call again with offset=9 for the rest."
+    assert (page["has_more"], page["truncated"], page["next_offset"]) == (True, False, 10)
+    assert page["hint"] == "Showing lines 6-9 of 20; call again with offset=10 for the rest."
 
 
 def test_section_pages_count_offsets_within_the_section(make_workspace: MakeWorkspace) -> None:
     workspace = _open(make_workspace({"guide.md": GUIDE}))
     page = read_doc(workspace, "guide.md", anchor="Login Flow", limit=2)
     assert page["content"] == "## Login Flow\n\n"
-    assert page["next_offset"] == 2
+    assert page["next_offset"] == 3
     assert "section's lines 8-12" in (page["hint"] or "")
-    rest = read_doc(workspace, "guide.md", anchor="Login Flow", offset=2)
+    rest = read_doc(workspace, "guide.md", anchor="Login Flow", offset=3)
     assert rest["content"] == "Step one.\nStep two.\n\n"
     assert rest["line_range"] == {"start": 10, "end": 12}
     assert not rest["has_more"]
@@ -248,10 +248,34 @@ def test_registered_with_schema_flags_and_1004_validation(make_workspace: MakeWo
         True,
     )
     schema = tool.input_schema()
-    assert schema["required"] == ["path"]
-    assert schema["properties"]["path"]["pattern"] == r"^[^/\\]"  # any indexed file, .md or code
+    assert schema["required"] == ["file_path"]
+    assert schema["properties"]["file_path"]["pattern"] == r"^[^/\\]"  # any indexed file
     assert tool.output_schema()["properties"]["line_range"]
     with pytest.raises(InvalidInput) as caught:
-        tool.call(workspace, {"path": "guide.md", "max_tokens": 0})
+        tool.call(workspace, {"file_path": "guide.md", "max_tokens": 0})
     assert caught.value.data["field"] == "max_tokens"
-    assert tool.call(workspace, {"path": "guide.md"})["content"] == GUIDE
+    assert tool.call(workspace, {"file_path": "guide.md"})["content"] == GUIDE
+
+
+def test_read_doc_and_get_file_content_speak_one_convention(make_workspace: MakeWorkspace) -> None:
+    """``file_path`` and 1-based ``offset`` for both; ``path`` (and read_doc's old 0) still
+    work for callers written against the old read_doc."""
+    text = "".join(f"line {n}\n" for n in range(1, 21))
+    workspace = _open(make_workspace({"doc.md": text}))
+    tools = workspace.plugins.tools()
+    read, content = tools["read_doc"], tools["get_file_content"]
+    for tool in (read, content):
+        assert tool.input_schema()["required"] == ["file_path"]
+        assert "path" not in tool.input_schema()["properties"]
+    page = read.call(workspace, {"file_path": "doc.md", "offset": 6, "limit": 4})
+    file_page = content.call(workspace, {"file_path": "doc.md", "offset": 6, "limit": 4})
+    assert page["content"] == file_page["content"] == "line 6\nline 7\nline 8\nline 9\n"
+    assert page["next_offset"] == 10
+    assert file_page["metadata"]["pagination_hint"].endswith("offset=10")
+    # Old callers: `path`, and read_doc's offset 0 for the first page.
+    assert read.call(workspace, {"path": "doc.md", "offset": 0})["content"] == text
+    assert read.call(workspace, {"path": "doc.md"}) == read.call(workspace, {"file_path": "doc.md"})
+    assert content.call(workspace, {"path": "doc.md"})["content"] == text
+    with pytest.raises(InvalidInput) as caught:
+        read.call(workspace, {"path": 7})
+    assert caught.value.data["field"] == "path"

@@ -286,6 +286,7 @@ def smallest_budget(root: Path, **kwargs: Any) -> int:
     return int(caught.value.data["current_size"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pruner", ["greedy", "outline"])
 @pytest.mark.parametrize("fmt", ["markdown", "xml", "json"])
 def test_never_exceeds_the_budget(make_workspace: MakeWorkspace, pruner: str, fmt: str) -> None:

@@ -91,6 +91,7 @@ def test_an_unavailable_counter_is_a_config_error(
     assert "available: estimate" in caught.value.message
 
 
+@pytest.mark.slow
 def test_bpe_openai_gives_exact_o200k_counts_by_default(make_workspace: Any) -> None:
     pytest.importorskip("bpe_openai")
     workspace = open_workspace(make_workspace({"docs/a.md": "# A\n"}))
@@ -114,6 +115,7 @@ def test_a_tampered_encoding_falls_back_to_the_estimate_with_a_warning(
     assert "does not have the published o200k_base sha256" in warned[0].message
 
 
+@pytest.mark.slow
 def test_a_scene_stays_within_its_budget_by_exact_count(fastapi_docs: Path, tmp_path: Path) -> None:
     pytest.importorskip("bpe_openai")
     import shutil

@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fastmcp import Client
-from mcp import MCPError
 
 from cuedeck import hookimpl
 from cuedeck.layout import RATE_LIMITS_DB
@@ -21,6 +19,9 @@ from cuedeck_cli.app import make_cli
 from tests.conftest import REPO, MakeWorkspace, needs_extras
 
 pytestmark = needs_extras
+
+Client = pytest.importorskip("fastmcp").Client
+MCPError = pytest.importorskip("mcp").MCPError
 
 KEY = "exk_4eC39HqLyjWDarjtT1zdp7dcTYooMQau"
 

@@ -115,6 +115,7 @@ def test_a_credential_prompt_fails_at_once(repo: Path, password_server: str) -> 
     assert "never prompts" in failed.value.data["help"]
 
 
+@pytest.mark.slow
 def test_a_hanging_remote_is_stopped_with_its_helpers(repo: Path, tmp_path: Path) -> None:
     pid_file = tmp_path / "helper.pid"
     helper = tmp_path / "slow-ssh"

@@ -179,3 +179,31 @@ def test_token_commands(demo: Path) -> None:
     assert again.returncode != 0 and "error[1004]" in again.stderr
     assert _cue(demo, "mcp", "token", "remove", "laptop").returncode == 0
     assert json.loads(_cue(demo, "mcp", "token", "list", "--json").stdout) == {"tokens": []}
+
+
+async def test_removing_the_last_token_opens_loopback_again_without_a_restart(
+    demo: Path, tmp_path: Path
+) -> None:
+    token = add_token(demo, "laptop", "write")
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+    async def whoami(client: Client) -> Any:
+        return (await client.call_tool("whoami", {})).structured_content
+
+    with _serving(demo, tmp_path / "server.log") as base:
+        url = f"{base}/mcp"
+        async with httpx2.AsyncClient() as http:
+            before = (await http.post(url, json=ping)).status_code
+            assert _cue(demo, "mcp", "token", "remove", "laptop").returncode == 0
+            after = (await http.post(url, json=ping)).status_code
+        local = await bearer_session(url, None, whoami)
+        stale = await bearer_session(url, token, whoami)  # a removed token: no token needed
+        fresh = add_token(demo, "again", "read")
+        async with httpx2.AsyncClient() as http:
+            closed = (await http.post(url, json=ping)).status_code  # required again, at once
+        again = await bearer_session(url, fresh, whoami)
+    assert (before, closed) == (401, 401)
+    assert after != 401  # past the token check (MCP then wants a session: 400)
+    assert (local["name"], local["role"]) == ("local", "write")  # [mcp] local_role
+    assert stale["name"] == "local"
+    assert (again["name"], again["role"]) == ("again", "read")

@@ -11,6 +11,7 @@ import mcp_types
 import pytest
 from fastmcp import Client
 from fastmcp.client.messages import MessageHandler
+from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
 from cuedeck import hookimpl
@@ -90,7 +91,7 @@ async def test_every_registered_tool_is_served_with_its_metadata(demo: Path) -> 
             assert served.annotations.destructive_hint is tool.destructive, name
         assert not _generated_titles(served.input_schema), name
     read_doc = listed["read_doc"]
-    assert read_doc.input_schema["required"] == ["path"]
+    assert read_doc.input_schema["required"] == ["file_path"]
     assert read_doc.output_schema is not None
     assert {"content", "hash", "next_offset", "has_more"} <= set(
         read_doc.output_schema["properties"]
@@ -166,6 +167,7 @@ async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
     assert unknown.value.data["field"] == "mcp.tools"
 
 
+@pytest.mark.slow
 async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
     """What tools/list leaves out never makes a documented call invalid: every reference
     example and every call the guide suggests validates against the published schema."""
@@ -271,6 +273,7 @@ async def test_example_plugin_tool_is_served(demo: Path) -> None:
     assert result.structured_content == {"path": "docs/deployment.md", "words": 57, "headings": 3}
 
 
+@pytest.mark.slow
 async def test_guide_tools_over_mcp(demo: Path) -> None:
     async with Client(server_for(demo)) as client:
         categories = (await client.call_tool("get_tool_categories", {})).structured_content
@@ -324,7 +327,7 @@ async def test_path_traversal_is_1004_naming_path(demo: Path, path: str) -> None
         ({"path": "docs/auth.md", "surprise": 1}, "surprise"),
         ({"path": "docs/auth.md", "offset": -1}, "offset"),
         ({"path": "docs/auth.md", "max_tokens": "many"}, "max_tokens"),
-        ({}, "path"),
+        ({}, "file_path"),  # the name the schema gives it
     ],
 )
 async def test_invalid_arguments_are_1004_naming_the_field(
@@ -615,3 +618,76 @@ async def test_concurrent_calls_are_served_consistently(demo: Path) -> None:
     paths = [r.structured_content["path"] for r in results[:32]]  # type: ignore[index]
     assert paths == [f".cuedeck/docs/{n}.md" for n in ("api", "auth", "conventions", "runbook") * 8]
     assert all(r.structured_content["words"] == 57 for r in results[32:])  # type: ignore[index]
+
+
+def test_a_busy_port_is_error_1050_for_one_and_several_workspaces(demo: Path) -> None:
+    import socket
+
+    from click.testing import CliRunner
+
+    from cuedeck_cli.app import make_cli
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = str(holder.getsockname()[1])
+        for extra in ([], ["--workspace", f"api={demo}"]):
+            result = CliRunner().invoke(
+                make_cli(), ["-C", str(demo), "mcp", "--transport", "http", "--port", port, *extra]
+            )
+            assert result.exit_code == 1
+            assert result.stderr.startswith(f"error[1050] port {port} on 127.0.0.1 is taken")
+            assert "--port " in result.stderr.splitlines()[1]
+
+
+async def test_a_tool_outside_the_profile_says_how_to_serve_it(demo: Path) -> None:
+    async with Client(server_for(demo)) as client:  # the default profile: core
+        names = {tool.name for tool in await client.list_tools()}
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("git_status", {})
+        with pytest.raises(ToolError, match="Unknown tool"):  # nobody registered it
+            await client.call_tool("no_such_tool", {})
+    assert "git_status" not in names
+    error = refused.value.error
+    assert error.code == 1051
+    assert error.message == (
+        "Tool Not Served: git_status is installed but not served: this server serves the "
+        "'core' tool profile, which leaves out the 'git' category"
+    )
+    assert error.data["help"].startswith(
+        'restart the server with `cue mcp --tools core,git` (or set [mcp] tools = ["core", "git"]'
+    )
+
+
+async def test_a_local_client_refused_a_tool_hears_of_local_role(demo: Path) -> None:
+    (demo / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "read"\n')
+    async with Client(server_for(demo)) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("create_task", {"title": "Nope"})
+    error = refused.value.error
+    assert error.code == 1012
+    assert "[mcp] local_role (read)" in error.data["help"]
+    assert 'local_role = "write"' in error.data["help"]
+    assert "token add" not in error.data["help"]
+
+
+@pytest.mark.slow
+def test_initialize_waits_for_no_tool_module(demo: Path) -> None:
+    """A deferred server (stdio) can answer initialize before any tool module is imported
+    or described; furnishing it then imports them."""
+    from tests.conftest import run_script
+
+    found = run_script(
+        f"""
+import json, sys
+from cuedeck.workspace import open_workspace
+from cuedeck_mcp.server import build_server
+TOOLS = ("cuedeck_git.history", "cuedeck_tasks.tools", "cuedeck.reading")
+server = build_server(open_workspace({str(demo)!r}), defer=True)
+before = sorted(m for m in sys.modules if m in TOOLS)
+server.cuedeck_furnish()
+after = sorted(m for m in sys.modules if m in TOOLS)
+print(json.dumps([before, after, hasattr(server, "cuedeck_runtime")]))
+"""
+    )
+    assert found == [[], ["cuedeck.reading", "cuedeck_git.history", "cuedeck_tasks.tools"], True]

@@ -162,6 +162,7 @@ def test_a_batch_that_fails_leaves_no_temporary_file_and_no_half_file(tmp_path: 
     ]
 
 
+@pytest.mark.slow
 def test_advice_and_plans_fit_the_reply_budget(workspace: Workspace, capture: Capture) -> None:
     # 400 small logs and a window they fill to 90%: the full plan names hundreds of ids.
     ids = capture(*[f"log line {n} of a noisy build" for n in range(400)], type="log")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from cuedeck.scene import build_scene
@@ -60,6 +61,7 @@ def run(workspace: Workspace, *args: str, stdin: str | None = None) -> Any:
     return result
 
 
+@pytest.mark.slow
 def test_cue_memory_commands(workspace: Workspace, tmp_path: Any) -> None:
     captured = run(workspace, "memory", "capture", "-t", "log", "--json", stdin="build failed\n")
     assert captured.exit_code == 0, captured.output
@@ -108,3 +110,12 @@ def test_cue_memory_list_shows_an_edit_made_in_place(workspace: Workspace) -> No
     path.write_text(path.read_text().replace("typed at first", "fixed by hand"))  # in place
     listed = json.loads(run(workspace, "memory", "list", "--json").output)
     assert [s["text"] for s in listed["segments"]] == ["fixed by hand\n"]
+
+
+def test_counts_of_one_are_singular(workspace: Workspace) -> None:
+    captured = run(workspace, "memory", "capture", "-t", "decision", stdin="use sqlite\n")
+    assert captured.exit_code == 0, captured.output
+    status = run(workspace, "memory", "status").output
+    assert ", 1 working segment, 0 pinned" in status and "1 working segments" not in status
+    stashed = run(workspace, "memory", "stash", "sqlite")
+    assert stashed.output == "stashed 1 segment\n"

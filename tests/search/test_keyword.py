@@ -259,6 +259,7 @@ BUILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_postings_tokenised_by_workers_equal_those_made_here(make_workspace: MakeWorkspace) -> None:
     roots = [make_workspace(forty_files()) for _ in range(2)]
     forked = run_script(BUILD.replace("ROOT", repr(str(roots[0]))), CUEDECK_WORKERS="2")

@@ -181,6 +181,7 @@ def test_render_frontmatter_round_trips() -> None:
     assert frontmatter_of(render_frontmatter(data) + "body\n") == data
 
 
+@pytest.mark.slow
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(
     title=st.text(st.characters(exclude_categories=["Cs"]), max_size=300),

@@ -267,7 +267,7 @@ def test_open_without_a_terminal_lists_and_reads_a_number(
     assert out.startswith("  1  card  Create the users table  .cuedeck/cards/b2b2b2.md\n")
     assert json.loads(record.read_text()) == [str(chain.root / ".cuedeck/cards/b2b2b2.md")]
     code, out, _ = cue(chain, "open", "login", "--print", stdin="1\n")
-    assert code == 0 and out.rstrip().endswith(str(chain.root / ".cuedeck/cards/c3c3c3.md"))
+    assert code == 0 and out.rstrip().endswith(f"{chain.root / '.cuedeck/cards/c3c3c3.md'}:1")
     code, _out, _ = cue(chain, "open", stdin="\n")
     assert code == 0  # an empty answer quits
     code, _out, err = cue(chain, "open", stdin="99\n")
@@ -278,7 +278,7 @@ def test_open_without_a_terminal_lists_and_reads_a_number(
 
 def test_open_print_without_a_terminal_prints_only_the_best_match(chain: Workspace) -> None:
     code, out, _ = cue(chain, "open", "users", "table", "--print")
-    assert (code, out) == (0, f"{chain.root / '.cuedeck/cards/b2b2b2.md'}\n")  # no menu
+    assert (code, out) == (0, f"{chain.root / '.cuedeck/cards/b2b2b2.md'}:1\n")  # no menu
     code, out, err = cue(chain, "open", "qqqqqqqq", "--print")
     assert (code, out) == (1, "")
     assert err.startswith("error[1004]") and "nothing in the workspace matches" in err
@@ -293,3 +293,55 @@ def test_card_commands_validate_like_the_tools(chain: Workspace) -> None:
     assert "1. one" in store_of(chain).text(out.strip())
     listed = cue_json(chain, "card", "list", "--status", "todo", "--status", "done")
     assert {card["status"] for card in listed} == {"todo", "done"}
+
+
+def test_list_warns_of_broken_cards_and_titles_them_by_their_heading(chain: Workspace) -> None:
+    cards_dir = chain.root / ".cuedeck" / "cards"
+    (cards_dir / "e5e5e5.md").write_text("---\ntitle: [Unclosed\nstatus: todo\n---\n# Rotas\n")
+    (cards_dir / "f6f6f6.md").write_text("---\ntitle: Odd\ntags: {a: 1}\n---\n# Odd\n")
+    code, out, err = cue(chain, "card", "list")
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert "Rotas" in rows["e5e5e5"]  # not its id for a title
+    assert err.splitlines() == [
+        "warning: .cuedeck/cards/e5e5e5.md:2: frontmatter is not valid YAML: "
+        "did not find expected ',' or ']'",
+        'warning: .cuedeck/cards/f6f6f6.md: tags must be a list of text, not a mapping: {"a": 1}',
+    ]
+    code, out, err = cue(chain, "card", "list", "--json")  # stdout stays JSON
+    assert code == 0 and [c["title"] for c in json.loads(out)][3] == "Rotas"
+    assert len(err.splitlines()) == 2
+
+
+def test_update_of_a_malformed_field_names_the_file_once_with_its_line(chain: Workspace) -> None:
+    path = chain.root / ".cuedeck" / "cards" / "f6f6f6.md"
+    path.write_text("---\ntitle: Odd\nstatus: todo\ntags: {a: 1}\n---\n# Odd\n")
+    code, _, err = cue(chain, "card", "update", "f6f6f6", "--tag", "x")
+    assert code == 1
+    assert err.splitlines() == [
+        "error[1004] .cuedeck/cards/f6f6f6.md:4: tags has a value of the wrong type in the file",
+        "  help: fix tags in the file by hand, then update the card",
+    ]
+
+
+def test_validate_counts_one_card_as_one_card(workspace_with: Any) -> None:
+    from tests.tasks.conftest import card_text
+
+    single = workspace_with({"a1a1a1": card_text("a1a1a1", "Only one")})
+    code, out, _ = cue(single, "card", "validate")
+    assert code == 0
+    assert out == "All task dependencies are valid (no circular dependencies, 1 card)\n"
+
+
+def test_a_missing_card_says_where_to_look(chain: Workspace) -> None:
+    code, _, err = cue(chain, "card", "show", "zzzzzz")
+    assert code == 1
+    assert err.splitlines() == [
+        "error[1001] .cuedeck/cards/zzzzzz.md: no card 'zzzzzz' in .cuedeck/cards/",
+        "  help: `cue card list` shows every card and its id (a unique prefix works too)",
+    ]
+    code, _, err = cue(chain, "scene", "nope12")
+    assert code == 1
+    assert err.splitlines()[1] == (
+        "  help: `cue card list` shows every card; without an id the scene is the active card's"
+    )

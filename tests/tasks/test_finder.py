@@ -111,6 +111,7 @@ def test_backspace_widens_and_a_query_argument_prefills(docs_workspace: Workspac
     assert drive(entries, [ENTER], query="refunds") == rank(entries, "refunds")[0]
 
 
+@pytest.mark.slow
 def test_escape_and_ctrl_c_quit_without_a_choice(docs_workspace: Workspace) -> None:
     entries = entries_of(docs_workspace.documents)
     assert drive(entries, ["auth", ESC]) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cuedeck.plugins import get_services, make_plugin_manager
 from tests.conftest import MakeWorkspace, run_script
 
@@ -36,6 +38,7 @@ def test_loading_the_cli_does_not_import_the_heavy_task_modules() -> None:
     assert report["loaded"] == ["cuedeck_tasks", "cuedeck_tasks.commands", "cuedeck_tasks.plugin"]
 
 
+@pytest.mark.slow
 def test_running_one_tool_imports_that_tool_module_alone(make_workspace: MakeWorkspace) -> None:
     root = make_workspace({".cuedeck/cards/abc123.md": "---\nid: abc123\ntitle: Login\n---\n"})
     modules = [  # the first-party tool modules

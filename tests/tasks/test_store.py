@@ -297,7 +297,11 @@ def test_lenient_reading_of_hand_edited_cards(workspace_with: CardsFactory) -> N
     assert any("differs from the file name" in p for p in card.problems)
     assert any("status 'blocked'" in p for p in card.problems)
     bare = store.get("def456")
-    assert (bare.title, bare.status, bare.priority) == ("def456", "todo", "medium")
+    assert (bare.title, bare.status, bare.priority) == (
+        "No frontmatter at all",
+        "todo",
+        "medium",
+    )  # its heading
     # Files that are not named <id>.md are not cards.
     (workspace.root / ".cuedeck/cards/notes.md").write_text("---\ntitle: x\n---\n")
     assert list(store.all()) == ["abc123", "def456"]
@@ -355,6 +359,7 @@ HOSTILE_NOTES = st.text(
 ).filter(lambda s: bool(s.strip()))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     deadline=None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from cuedeck.layout import (
     user_cache_dir,
 )
 from cuedeck.plugins import get_services
+from cuedeck.wording import counted
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import console, emit_json, render_problem
 
@@ -100,13 +102,13 @@ def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
         emit_json(result)
         return
     click.echo(
-        f"indexed {stats.seen} files: {stats.parsed} parsed, {stats.reused} reused, "
+        f"indexed {counted(stats.seen, 'file')}: {stats.parsed} parsed, {stats.reused} reused, "
         f"{stats.removed} removed in {stats.seconds:.3f}s"
     )
     for line in _summary_lines(workspace.index.summary()):
         click.echo(line)
     if embedded is not None:
-        click.echo(f"embedded {embedded} sections (every section has a vector now)")
+        click.echo(f"embedded {counted(embedded, 'section')} (every section has a vector now)")
 
 
 @click.command()
@@ -117,7 +119,14 @@ def doctor(as_json: bool, strict: bool) -> None:
     from cuedeck.doctor import diagnose
 
     workspace = current_state().workspace
-    problems = diagnose(workspace)
+    logger = logging.getLogger("cuedeck")
+    # The report lists the config's warnings itself: they are not logged a second time.
+    quiet = _ConfigWarningFilter()
+    logger.addFilter(quiet)
+    try:
+        problems = diagnose(workspace)
+    finally:
+        logger.removeFilter(quiet)
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
     failed = errors > 0 or (strict and warnings > 0)
@@ -149,7 +158,7 @@ def doctor(as_json: bool, strict: bool) -> None:
         out.print(f"token counter: {counter.get('name')} ({exact})")
         for line in _summary_lines(_index_summary(workspace)):
             out.print(line, markup=False, highlight=False)
-        summary = f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+        summary = f"{counted(errors, 'error')}, {counted(warnings, 'warning')}"
         if failed:
             out.print(f"[bold red]unhealthy:[/] {summary}")
         else:
@@ -174,6 +183,13 @@ def _summary_lines(summary: dict[str, dict[str, int]]) -> list[str]:
             parts = ", ".join(f"{name} {count}" for name, count in summary[key].items())
             lines.append(f"{label}: {parts}")
     return lines
+
+
+class _ConfigWarningFilter(logging.Filter):
+    """Drops the config warnings :func:`cuedeck.config.report_warnings` logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(record, "config_warning", False)
 
 
 def _counter_info(workspace: Any) -> dict[str, Any]:
@@ -215,19 +231,53 @@ def clean(everything: bool) -> None:
             click.echo(f"the user cache {shared} does not exist; nothing to remove")
 
 
+def installed_requirement() -> str:
+    """``cuedeck`` with the extras whose distributions are all installed here
+    (``cuedeck[all]`` when every one is): what an upgrade must ask for, or the extras'
+    packages would stay behind at the old version (the distributions pin each other)."""
+    import re
+    from importlib.metadata import PackageNotFoundError, distribution
+    from importlib.metadata import metadata as read_metadata
+
+    try:
+        meta = read_metadata("cuedeck")
+    except PackageNotFoundError:
+        return "cuedeck"
+    needs: dict[str, list[str]] = {extra: [] for extra in meta.get_all("Provides-Extra") or []}
+    for line in meta.get_all("Requires-Dist") or []:
+        # The meta-distribution's own lines: `cuedeck-search==0.1.0; extra == 'search'`.
+        extra = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", line)
+        if extra and extra.group(1) in needs:
+            needs[extra.group(1)].append(re.split(r"[\[=<>!~;\s]", line, maxsplit=1)[0])
+
+    def present(name: str) -> bool:
+        try:
+            distribution(name)
+        except PackageNotFoundError:
+            return False
+        return True
+
+    have = [extra for extra, names in needs.items() if names and all(map(present, names))]
+    if "all" in have:
+        return "cuedeck[all]"
+    return f"cuedeck[{','.join(sorted(have))}]" if have else "cuedeck"
+
+
 def upgrade_command() -> list[str]:
-    """The command that upgrades CueDeck the way it was installed (uv tool, pipx, pip)."""
+    """The command that upgrades CueDeck the way it was installed (uv tool, pipx, pip),
+    with the extras installed (uv tool and pipx remember them themselves)."""
     prefix = Path(sys.prefix)
     parts = prefix.parts
     if "uv" in parts and "tools" in parts:
         return ["uv", "tool", "upgrade", "cuedeck"]
     if "pipx" in parts and "venvs" in parts:
         return ["pipx", "upgrade", "cuedeck"]
+    wanted = installed_requirement()
     cfg = prefix / "pyvenv.cfg"
     uv_venv = cfg.exists() and "uv =" in cfg.read_text(encoding="utf-8", errors="replace")
     if uv_venv and shutil.which("uv"):
-        return ["uv", "pip", "install", "--upgrade", "--python", sys.executable, "cuedeck"]
-    return [sys.executable, "-m", "pip", "install", "--upgrade", "cuedeck"]
+        return ["uv", "pip", "install", "--upgrade", "--python", sys.executable, wanted]
+    return [sys.executable, "-m", "pip", "install", "--upgrade", wanted]
 
 
 _NETWORK_HINTS = (
@@ -247,8 +297,10 @@ _NETWORK_HINTS = (
 @click.option("--dry-run", is_flag=True, help="Print the upgrade command without running it.")
 def upgrade(dry_run: bool) -> None:
     """Upgrade CueDeck with the tool that installed it (uv tool, pipx or pip)."""
+    import shlex
+
     command = upgrade_command()
-    shown = " ".join(command)
+    shown = shlex.join(command)  # as a shell takes it: `cuedeck[all]` quoted
     if dry_run:
         click.echo(shown)
         return

@@ -162,9 +162,13 @@ class ProgressBars:
         if finished or now - self._drawn >= self.every:
             bars.refresh()
             self._drawn = now
-        if finished:  # its last state was drawn above; the next refresh takes it down
+        if finished:
             bars.remove_task(task)
             del self._tasks[message]
+            if not self._tasks:
+                # Take the bars down now: what the command prints next (on stdout, which
+                # the bars do not know of) must not land on a bar left on the screen.
+                self.close()
 
     def _bars(self) -> Any:
         if self._progress is None:

@@ -288,7 +288,7 @@ def watch(
             step=50,
             rust_timeout=100,
             yield_on_timeout=True,
-            raise_interrupt=False,
+            raise_interrupt=True,  # caught below; otherwise watchfiles logs its own line
         ):
             if not started:
                 # Build only once the watch is in place, so that no change slips by.

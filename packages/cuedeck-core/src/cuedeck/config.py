@@ -3,7 +3,8 @@
 Precedence, lowest first: the defaults below, the file, then environment variables
 ``CUEDECK_<SECTION>_<KEY>`` (``CUEDECK_SCENE_TOKEN_LIMIT=16000``). A TOML syntax error
 or a value of the wrong type is an :class:`~cuedeck.errors.InvalidInput` naming the key
-and line; an unknown key is a warning that ``cue doctor`` reports.
+(or variable) and line; an unknown key is a warning with the nearest known key, logged
+once per process wherever the config is read, and listed by ``cue doctor``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from cuedeck.errors import InvalidInput
+from cuedeck.errors import InvalidInput, did_you_mean
 from cuedeck.layout import CONFIG_PATH
 from cuedeck.models import Problem
 from cuedeck.settings import (
@@ -102,7 +103,10 @@ def _parse_env(raw: str, expected: Any) -> Any:
     origin = typing.get_origin(expected)
     if origin is list:
         if raw.strip().startswith("["):
-            return tomllib.loads(f"v = {raw}")["v"]
+            try:
+                return tomllib.loads(f"v = {raw}")["v"]
+            except tomllib.TOMLDecodeError:
+                raise ValueError(_ENV_EXPECTED[list]) from None
         return [part.strip() for part in raw.split(",") if part.strip()]
     if expected is bool:
         lowered = raw.strip().lower()
@@ -111,13 +115,25 @@ def _parse_env(raw: str, expected: Any) -> Any:
         if lowered in ("0", "false", "no", "off"):
             return False
         raise ValueError("expected true or false")
-    if expected is int:
-        return int(raw)
-    if expected is float:
-        return float(raw)
-    if origin is dict:
-        return tomllib.loads(f"v = {raw}")["v"]
+    try:
+        if expected is int:
+            return int(raw)
+        if expected is float:
+            return float(raw)
+        if origin is dict:
+            return tomllib.loads(f"v = {raw}")["v"]
+    except (ValueError, tomllib.TOMLDecodeError):
+        raise ValueError(_ENV_EXPECTED[origin or expected]) from None
     return raw
+
+
+#: What an environment value of each type must look like.
+_ENV_EXPECTED: dict[Any, str] = {
+    int: "expected an integer",
+    float: "expected a number",
+    dict: 'expected an inline table such as { name = "value" }',
+    list: 'expected a list such as a,b or ["a", "b"]',
+}
 
 
 def field_types(cls: type) -> dict[str, Any]:
@@ -173,7 +189,7 @@ def load_config(
                 path=CONFIG_PATH,
                 line=int(where.group(1)) if where else None,
                 field="config",
-                help="fix the syntax, or run `cue init --force` to write a fresh config",
+                help=_syntax_help(str(exc)),
             ) from None
     lines = _key_lines(text)
     warnings: list[Problem] = []
@@ -197,13 +213,13 @@ def load_config(
         if not isinstance(table, dict) or (
             section not in sections and not any(f"{section}.{key}" in moved for key in table)
         ):
-            warnings.append(_unknown(section, lines))
+            warnings.append(_unknown(section, lines, sections, table=isinstance(table, dict)))
             continue
         for key, value in table.items():
             dotted = f"{section}.{key}"
             target = _field_of(sections, section, key) or moved.get(dotted)
             if target is None:
-                warnings.append(_unknown(dotted, lines))
+                warnings.append(_unknown(dotted, lines, sections))
                 continue
             home, name = target
             if (home, name) == _field_of(sections, section, key):
@@ -234,6 +250,8 @@ def load_config(
                         f"environment variable {env_name} has a bad value "
                         f"{environ[env_name]!r}: {exc}",
                         field=env_name,
+                        help=f"fix or unset {env_name} (it overrides "
+                        f"[{section}] {toml_key(name)}; see docs/config.md)",
                     ) from None
                 values.setdefault(section, {})[name] = value
 
@@ -242,6 +260,7 @@ def load_config(
         for section, cls in sections.items()
     }
     limits = {**declared_rate_limits(host), **overrides}
+    report_warnings(root, tuple(warnings))
     return Config(sections=built, rate_limits=limits, warnings=tuple(warnings), lines=lines)
 
 
@@ -292,15 +311,71 @@ def _check_choice(cls: type, name: str, value: Any) -> Any:
     return value
 
 
-def _unknown(key: str, lines: dict[str, int]) -> Problem:
+def _syntax_help(reason: str) -> str:
+    """How to fix a TOML error; a table declared twice is the usual one (a section
+    appended to a file that already has it)."""
+    if twice := re.search(r"Cannot declare \(([^)]*)\) twice", reason):
+        table = ".".join(part.strip().strip("'\"") for part in twice.group(1).split(",") if part)
+        return (
+            f"[{table}] appears twice: move the keys of the second [{table}] into the first "
+            "and delete the second header"
+        )
+    return "fix the syntax at that line; docs/config.md lists every key and its type"
+
+
+def _unknown(
+    key: str, lines: dict[str, int], known: Mapping[str, type], *, table: bool = False
+) -> Problem:
+    """A warning for a key (or a whole ``table``) no section knows, with the nearest one."""
+    sections = [*known, "rate_limits"]
+    close = 0.7  # a typo, not any key that shares a few letters
+    what = f"unknown config key '{key}'"
+    hint = None
+    section, _, name = key.partition(".")
+    if table:
+        what = f"unknown config section [{key}]"
+        hint = _did_you_mean(did_you_mean(key, sections, cutoff=close), brackets=True)
+    elif not name:  # a key above every header: uncommented without its [section]
+        owners = [s for s, cls in known.items() if key in map(toml_key, attrs.fields_dict(cls))]
+        hint = f"it belongs under [{owners[0]}]: uncomment or add that header" if owners else None
+    elif section in known:
+        names = [toml_key(n) for n in attrs.fields_dict(known[section])]
+        found = did_you_mean(name, names, cutoff=close)
+        hint = _did_you_mean([f"{section}.{found[0]}"] if found else [])
     return Problem(
         severity="warning",
         code=1004,
         path=CONFIG_PATH,
         line=lines.get(key),
-        message=f"unknown config key '{key}'",
-        help="it is ignored; see docs/config.md for the known keys",
+        message=f"{what} (ignored)",
+        help=hint or "docs/config.md lists every key",
     )
+
+
+def _did_you_mean(matches: list[str], *, brackets: bool = False) -> str | None:
+    if not matches:
+        return None
+    return f"did you mean [{matches[0]}]?" if brackets else f"did you mean '{matches[0]}'?"
+
+
+#: Config warnings already shown by this process: (workspace root, message, line).
+_warned: set[tuple[str, str, int | None]] = set()
+
+
+def report_warnings(root: Path, warnings: tuple[Problem, ...]) -> None:
+    """Log each config warning once per process (stderr through the ``cuedeck`` logger),
+    wherever the config is read, so a misspelled key is never silently ignored."""
+    import logging
+
+    log = logging.getLogger("cuedeck")
+    for problem in warnings:
+        key = (str(root), problem.message, problem.line)
+        if key in _warned:
+            continue
+        _warned.add(key)
+        where = f"{problem.path}:{problem.line}" if problem.line else problem.path
+        tail = f"; {problem.help}" if problem.help else ""
+        log.warning("%s: %s%s", where, problem.message, tail, extra={"config_warning": True})
 
 
 def _load_rate_limits(table: Any, lines: dict[str, int], fail: Any) -> dict[str, RateLimit]:
@@ -326,14 +401,17 @@ def render_default_config(plugins: PluginHost | None = None) -> str:
     """The commented ``config.toml`` that ``cue init`` writes: every key of every
     registered section at its default, and the tools' rate limits."""
     out = [
-        "# CueDeck workspace configuration. Every key is shown at its default.",
+        "# CueDeck workspace configuration. Every key is shown, commented out, at its",
+        "# default. To change one, uncomment it with its [section] header, or add the",
+        "# section at the end of the file (each section may appear once).",
         "# Environment variables CUEDECK_<SECTION>_<KEY> override these values.",
         "",
     ]
     for section, cls in registered_sections(plugins).items():
         summary = (cls.__doc__ or "").split(":", 1)[-1].strip().replace("``", "`")
         out.append(f"# {summary[0].upper()}{summary[1:]}")
-        out.append(f"[{section}]")
+        # Commented too: a section appended at the end must not declare it twice.
+        out.append(f"# [{section}]")
         for field in attrs.fields(cls):
             out.append(f"# {field.metadata['doc']}")
             default = field.default

@@ -59,11 +59,54 @@ def diagnose(workspace: Workspace) -> list[Problem]:
                 f"remove the reference from {cycle[-2]} to {cycle[-1]}",
             )
         )
+    problems.extend(_not_ignored(workspace))
     from cuedeck.scene import scene_problems
 
     problems.extend(scene_problems(workspace))  # SCENE.md older than its inputs
     # A config value found wrong by its check may be met again by the refresh.
     return sorted(dict.fromkeys(problems), key=_order)
+
+
+def _not_ignored(workspace: Workspace) -> list[Problem]:
+    """A warning when git would commit CueDeck's per-person files (the cache, the scene,
+    state and its lock, memory): a workspace made before ``cue init`` listed them all."""
+    import shutil
+    import subprocess
+
+    from cuedeck.layout import GITIGNORE_LINES
+
+    git = shutil.which("git")
+    if git is None:
+        return []
+    # A file inside each ignored folder stands for the folder.
+    wanted = {line: line + "x" if line.endswith("/") else line for line in GITIGNORE_LINES}
+    try:
+        found = subprocess.run(
+            [git, "-C", str(workspace.root), "check-ignore", "--no-index", "--stdin"],
+            input="\n".join(wanted.values()) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if found.returncode not in (0, 1):  # 128: not a git repository, nothing to commit to
+        return []
+    ignored = set(found.stdout.splitlines())
+    missing = [line for line, probe in wanted.items() if probe not in ignored]
+    if not missing:
+        return []
+    return [
+        Problem(
+            "warning",
+            1052,
+            ".gitignore",
+            None,
+            f"git would commit CueDeck's per-person files: {', '.join(missing)} not ignored",
+            "run `cue init`: it adds the missing .gitignore lines and changes nothing else",
+        )
+    ]
 
 
 def _plugin_checks(workspace: Workspace) -> list[Problem]:

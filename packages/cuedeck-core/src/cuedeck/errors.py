@@ -187,6 +187,14 @@ class SharedFile(CueError):
     title = "Shared File"
 
 
+class PortInUse(CueError):
+    """A server port another program holds (1050); ``host`` and ``port`` name it, ``help``
+    a free port to pass with ``--port``."""
+
+    code = 1050
+    title = "Port In Use"
+
+
 class EditNotFound(CueError):
     """``edit_file``'s ``old_string`` does not occur in the file (1020)."""
 
@@ -202,11 +210,13 @@ class EditAmbiguous(CueError):
     title = "Edit Ambiguous"
 
 
-def did_you_mean(wanted: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
+def did_you_mean(
+    wanted: str, candidates: Iterable[str], *, n: int = 3, cutoff: float = 0.5
+) -> list[str]:
     """Candidates close to ``wanted``, best first (case-insensitive)."""
     pool = list(candidates)
     lowered = {c.lower(): c for c in pool}
-    hits = difflib.get_close_matches(wanted.lower(), list(lowered), n=n, cutoff=0.5)
+    hits = difflib.get_close_matches(wanted.lower(), list(lowered), n=n, cutoff=cutoff)
     return [lowered[h] for h in hits]
 
 

@@ -55,7 +55,14 @@ LANGUAGES = {
 }  # fmt: skip
 
 FilePath = Annotated[
-    str, pydantic.Field(description="Workspace-relative path", min_length=1, max_length=1000)
+    str,
+    pydantic.Field(
+        description="Workspace-relative path",
+        min_length=1,
+        max_length=1000,
+        # ``path`` too: read_doc took that name, and callers of one try it on the other.
+        validation_alias=pydantic.AliasChoices("file_path", "path"),
+    ),
 ]
 
 

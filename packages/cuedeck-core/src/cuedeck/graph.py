@@ -158,12 +158,13 @@ class ReferenceGraph:
 
     def _dead(self, source: str, reference: Reference) -> Problem:
         wanted = reference.target
-        pool: Iterable[str] = self.documents
         if reference.kind == "wiki":
-            pool = sorted({posixpath.splitext(posixpath.basename(p))[0] for p in self.documents})
-        elif wanted.startswith(CARDS_DIR + "/"):
-            pool = [p for p in self.documents if p.startswith(CARDS_DIR + "/")]
-        matches = did_you_mean(wanted, pool)
+            pool: Iterable[str] = sorted(
+                {posixpath.splitext(posixpath.basename(p))[0] for p in self.documents}
+            )
+            matches = did_you_mean(wanted, pool)
+        else:
+            matches = self._near(wanted, source)
         return Problem(
             severity="error",
             code=1001,
@@ -172,6 +173,20 @@ class ReferenceGraph:
             message=f"reference {reference.raw!r} points at {wanted}, which does not exist",
             help=suggestion_text(matches) or "create the file or fix the reference",
         )
+
+    def _near(self, wanted: str, source: str) -> list[str]:
+        """Files like ``wanted``: of its kind (a card for a card, a doc for a doc), by
+        name, close enough to be a typo, never the file that refers."""
+
+        def kind(path: str) -> str:
+            return next((d for d in (CARDS_DIR, DOCS_DIR) if path.startswith(d + "/")), "")
+
+        by_name: dict[str, str] = {}
+        for path in sorted(self.documents):
+            if kind(path) == kind(wanted) and path != source:
+                by_name.setdefault(posixpath.splitext(path.removeprefix(kind(path)))[0], path)
+        name = posixpath.splitext(wanted.removeprefix(kind(wanted)))[0]
+        return [by_name[found] for found in did_you_mean(name, by_name, cutoff=0.6)]
 
     def _dead_anchor(self, source: str, reference: Reference, target: str) -> Problem:
         document = self.documents[target]

@@ -264,10 +264,11 @@ def _example_doc(documents: Any) -> dict[str, Any]:
         key=lambda doc: (doc.kind != "doc", doc.path),
     )
     if not ranked:
-        return {"path": f"{DOCS_DIR}/guide.md"}
+        return {"file_path": f"{DOCS_DIR}/guide.md"}
     doc = ranked[0]
     section = next((h for h in doc.headings if h.level > 1), None)
-    return {"path": doc.path, "anchor": section.text} if section else {"path": doc.path}
+    found = {"file_path": doc.path}
+    return {**found, "anchor": section.text} if section else found
 
 
 __all__ = [

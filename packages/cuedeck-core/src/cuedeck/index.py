@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-SCHEMA_VERSION = 3  # 2: document data zlib-compressed; 3: parsers, language, passed_over
+SCHEMA_VERSION = 4  # 2: document data zlib-compressed; 3: parsers, language, passed_over;
+# 4: heading aliases
 CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
 
 #: What a refresh found of one file: ``(path, stat, kind, detail)``. ``kind`` is
@@ -52,6 +53,23 @@ CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_s
 #: unchanged), ``passed over`` (detail: the parser's reason), ``left out`` (detail: the
 #: Problem saying why) or ``gone``.
 Outcome = tuple[str, FileStat, str, Any]
+
+
+#: What each key of the cache's meta table is, in a sentence.
+_META_WORDS = {"schema": "format", "counter": "token counter", "engine": "markdown parser"}
+
+
+def _cache_difference(found: Mapping[str, str], wanted: Mapping[str, str]) -> str:
+    """Why a cache cannot be reused, in words: ``the index cache was built by another
+    version of CueDeck (format 2, now 3)``."""
+    changes = [
+        f"{_META_WORDS.get(key, key)} {found.get(key, 'unknown')}, now {wanted[key]}"
+        for key in wanted
+        if found.get(key) != wanted[key]
+    ]
+    if "schema" in wanted and found.get("schema") != wanted["schema"]:
+        return f"the index cache was built by another version of CueDeck ({'; '.join(changes)})"
+    return f"the index cache was built with another setting ({'; '.join(changes)})"
 
 
 @attrs.frozen
@@ -140,11 +158,7 @@ class Index:
             connection = self._db()
             meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
             if meta and meta != self._expected_meta():
-                log.warning(
-                    "index cache was built with %s, not %s; rebuilding it",
-                    meta,
-                    self._expected_meta(),
-                )
+                log.warning("%s; rebuilding it", _cache_difference(meta, self._expected_meta()))
                 return False
             rows = connection.execute(
                 "SELECT path, mtime_ns, size, sha256, language FROM documents"

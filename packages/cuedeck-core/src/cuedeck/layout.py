@@ -44,8 +44,16 @@ MEMORY_DIR = f"{WORKSPACE_DIR}/memory"
 #: The memory index (rebuildable from the files, GC counters aside).
 MEMORY_DB = f"{CACHE_DIR}/memory.sqlite3"
 
-#: What ``cue init`` adds to the workspace's .gitignore.
-GITIGNORE_LINES = (f"{CACHE_DIR}/", SCENE_PATH, STATE_PATH, f"{MEMORY_DIR}/")
+#: What ``cue init`` adds to the workspace's .gitignore (``cue doctor`` checks git agrees):
+#: the state lock and the holder file every lock writes beside itself are one person's too.
+GITIGNORE_LINES = (
+    f"{CACHE_DIR}/",
+    SCENE_PATH,
+    STATE_PATH,
+    STATE_LOCK,
+    f"{STATE_LOCK}.pid",
+    f"{MEMORY_DIR}/",
+)
 
 #: What no tool reads or writes, relative to any ``.cuedeck/`` folder (this workspace's
 #: or a nested one's): the caches and locks, the token hashes, one person's state.

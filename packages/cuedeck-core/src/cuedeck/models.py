@@ -21,18 +21,25 @@ DocumentKind = Literal["card", "doc", "file"]
 
 @attrs.frozen
 class Heading:
-    """A heading and the 1-based, inclusive line range of its section."""
+    """A heading and the 1-based, inclusive line range of its section.
+
+    ``slug`` is its GitHub anchor; ``aliases`` are the other anchors sites give it
+    (MkDocs, Sphinx, GitLab, MyST: :mod:`cuedeck.anchors`) where they differ.
+    """
 
     level: int
     text: str
     slug: str
     line: int
     end_line: int
+    aliases: tuple[str, ...] = ()
 
     def matches(self, anchor: str) -> bool:
-        """Whether ``anchor`` names this heading: its text or slug, ignoring case."""
+        """Whether ``anchor`` names this heading: its text, slug or an alias, ignoring case."""
         wanted = anchor.strip().lower()
-        return wanted in (self.text.lower(), self.slug.lower())
+        if wanted in (self.text.lower(), self.slug.lower()):
+            return True
+        return any(wanted == alias.lower() for alias in self.aliases)
 
 
 @attrs.frozen

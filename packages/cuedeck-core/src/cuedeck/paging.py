@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cuedeck.errors import InvalidInput
+from cuedeck.wording import counted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -57,5 +58,7 @@ def check_offset(offset: int, total: int) -> None:
     ``total`` lines; an empty file has one empty page."""
     if total and offset - 1 >= total:
         raise InvalidInput(
-            f"offset {offset} is past the end ({total} lines)", field="offset", total_lines=total
+            f"offset {offset} is past the end ({counted(total, 'line')})",
+            field="offset",
+            total_lines=total,
         )

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
+from cuedeck.anchors import github_slug, heading_anchors
 from cuedeck.blocks import ENGINES, SCANNERS, Engine
 from cuedeck.frontmatter import bounds as split_frontmatter
 from cuedeck.frontmatter import load as load_frontmatter
@@ -56,51 +57,89 @@ def _problem(path: str, line: int, message: str, severity: str = "error") -> Pro
 # --- headings ----------------------------------------------------------------------------
 
 _ATTR_LIST = re.compile(r"\s*\{\s*:?\s*([^}]*)\}\s*$")
-_LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~|`+)(?=\S)(.+?)(?<=\S)\1")
+#: A code span: a run of backticks, then anything up to a run of exactly as many.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK_TEXT = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+#: Emphasis by ``*`` anywhere, by ``_`` only at word edges (``SSL_CERT_FILE`` is a name).
+_EMPHASIS = re.compile(
+    r"(\*\*|\*|~~)(?=\S)(.+?)(?<=\S)\1|(?<![^\W_])(__|_)(?=\S)(.+?)(?<=\S)\3(?![^\W_])"
+)
+_TAG = re.compile(r"<[^>]+>")
+#: Stand-ins for code spans and escaped characters while markup is stripped: NUL never
+#: survives into a heading's text (icon fonts use the private-use area, so not that).
+_HELD = re.compile("\x00(\\d+)\x00")
 
 
 def heading_text(raw: str) -> tuple[str, str | None]:
-    """Plain text of a heading and its explicit ``{ #id }`` if any."""
+    """Plain text of a heading as renderers show it (code spans verbatim, emphasis,
+    links, images and tags stripped, escapes and entities resolved), and its explicit
+    ``{ #id }`` if any."""
+    import html
+
     explicit = None
     if match := _ATTR_LIST.search(raw):
         ident = re.search(r"#([\w\-:.]+)", match.group(1))
         if ident:
             explicit = ident.group(1)
             raw = raw[: match.start()]
-    text = _LINK_TEXT.sub(r"\1", raw)
-    for _ in range(3):  # nested emphasis such as **`code`**
-        text = _EMPHASIS.sub(r"\2", text)
-    text = re.sub(r"<[^>]+>", "", text).replace("\\", "")
+    held: list[str] = []
+
+    def hold(text: str) -> str:
+        held.append(text)
+        return f"\x00{len(held) - 1}\x00"
+
+    def code(match: re.Match[str]) -> str:
+        content = match.group(2)
+        if content.startswith(" ") and content.endswith(" ") and content.strip():
+            content = content[1:-1]  # CommonMark drops one space on each side
+        return hold(content)
+
+    text = _CODE_SPAN.sub(code, raw.replace("\x00", ""))
+    text = _ESCAPED.sub(lambda m: hold(m.group(1)), text)
+    text = _IMAGE.sub("", text)
+    text = _LINK_TEXT.sub(r"\1", text)
+    for _ in range(3):  # nested emphasis such as **_word_**
+        text = _EMPHASIS.sub(lambda m: m.group(2) or m.group(4), text)
+    text = html.unescape(_TAG.sub("", text))
+    text = _HELD.sub(lambda m: held[int(m.group(1))], text)
     return text.strip(), explicit
 
 
 def slugify(text: str) -> str:
-    """GitHub-style anchor slug: lower case, punctuation dropped, spaces to hyphens."""
-    text = unicodedata.normalize("NFKC", text).strip().lower()
-    kept = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
-    return kept.replace(" ", "-")
+    """GitHub's anchor slug (the canonical one): lower case, punctuation dropped, each
+    space a hyphen."""
+    return github_slug(unicodedata.normalize("NFC", text).strip())
 
 
 def build_headings(found: Iterable[tuple[int, int, str]], line_count: int) -> tuple[Heading, ...]:
-    """Headings with section ranges and unique slugs (``-1``, ``-2`` for duplicates)."""
+    """Headings with section ranges, GitHub's unique slugs (``-1``, ``-2`` for
+    duplicates) and the anchors other conventions give them (:mod:`cuedeck.anchors`)."""
     items = list(found)
-    seen: dict[str, int] = {}
+    texts = [heading_text(raw) for _, _, raw in items]
+    anchors = heading_anchors(
+        [(unicodedata.normalize("NFC", text), ident) for text, ident in texts]
+    )
     result: list[Heading] = []
-    for index, (line, level, raw) in enumerate(items):
+    for index, (line, level, _) in enumerate(items):
         end = line_count
         for later_line, later_level, _ in items[index + 1 :]:
             if later_level <= level:
                 end = later_line - 1
                 break
-        text, explicit = heading_text(raw)
-        slug = explicit or slugify(text)
-        if explicit is None:
-            count = seen.get(slug, 0)
-            seen[slug] = count + 1
-            if count:
-                slug = f"{slug}-{count}"
-        result.append(Heading(level=level, text=text, slug=slug, line=line, end_line=end))
+        slug = anchors[index]["github"]
+        aliases = tuple(sorted({a for a in anchors[index].values() if a and a != slug}))
+        result.append(
+            Heading(
+                level=level,
+                text=texts[index][0],
+                slug=slug,
+                line=line,
+                end_line=end,
+                aliases=aliases,
+            )
+        )
     return tuple(result)
 
 
@@ -189,21 +228,29 @@ def extract_references(
     for number in range(start, len(lines) + 1):
         if number in skip:
             continue
-        line = lines[number - 1]
-        if "@" not in line and "](" not in line and "[[" not in line and "]:" not in line:
+        written = lines[number - 1]
+        if not any(mark in written for mark in ("@", "](", "[[", "]:")):
             continue
+        line = written
         if "`" in line:
+            # Inline code is blanked (same length) so nothing in it counts as a reference;
+            # what a reference says is still taken from the line as written.
             line = _INLINE_CODE.sub(lambda m: " " * len(m.group(0)), line)
-        refs.extend(_line_references(line, number, source))
+        refs.extend(_line_references(line, written, number, source))
     return refs
 
 
-def _line_references(line: str, number: int, source: str) -> Iterator[Reference]:
+def _line_references(line: str, written: str, number: int, source: str) -> Iterator[Reference]:
+    """References found in ``line`` (inline code blanked), their text from ``written``."""
+
+    def raw(match: re.Match[str]) -> str:
+        return written[match.start() : match.end()]
+
     for match in _AT_REF.finditer(line):
         target = at_target(match.group("kind"), match.group("name"), match.group("path"))
         yield Reference(
             kind="at",
-            raw=match.group(0),
+            raw=raw(match),
             target=target,
             anchor=_strip_anchor(match.group("anchor")),
             line=number,
@@ -213,15 +260,15 @@ def _line_references(line: str, number: int, source: str) -> Iterator[Reference]
             continue  # an image
         resolved = _link_target(match.group(1), source)
         if resolved:
-            yield Reference("markdown", match.group(0), resolved[0], resolved[1], number)
+            yield Reference("markdown", raw(match), resolved[0], resolved[1], number)
     if definition := _MD_DEFINITION.match(line):
         resolved = _link_target(definition.group(1), source)
         if resolved:
-            yield Reference("markdown", definition.group(0), resolved[0], resolved[1], number)
+            yield Reference("markdown", raw(definition), resolved[0], resolved[1], number)
     for match in _WIKI.finditer(line):
         yield Reference(
             kind="wiki",
-            raw=match.group(0),
+            raw=raw(match),
             target=match.group(1).strip(),
             anchor=_strip_anchor(match.group(2).strip() if match.group(2) else None),
             line=number,

@@ -18,6 +18,7 @@ from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3
 from cuedeck.errors import FileNotFound, InvalidInput, did_you_mean, suggestion_text
 from cuedeck.layout import WORKSPACE_DIR
 from cuedeck.paging import page_lines
+from cuedeck.wording import counted
 
 if TYPE_CHECKING:
     import pydantic
@@ -64,11 +65,13 @@ class DocPage(TypedDict):
 
 def read_doc(
     workspace: Workspace,
-    path: Annotated[
+    file_path: Annotated[
         str,
         pydantic.Field(
             description="Workspace-relative path",
             max_length=500,
+            # ``path`` is what read_doc took before it spoke like get_file_content.
+            validation_alias=pydantic.AliasChoices("file_path", "path"),
             json_schema_extra={"pattern": PATH_PATTERN},
         ),
     ],
@@ -79,7 +82,9 @@ def read_doc(
             max_length=200,
         ),
     ] = None,
-    offset: Annotated[int, pydantic.Field(description="Lines to skip (next_offset)", ge=0)] = 0,
+    offset: Annotated[
+        int, pydantic.Field(description="First line, 1-based (next_offset)", ge=0)
+    ] = 1,
     limit: Annotated[int | None, pydantic.Field(description="Max lines", ge=1)] = None,
     max_tokens: Annotated[
         int | None, pydantic.Field(description="Page budget; default 5000", ge=1)
@@ -87,9 +92,11 @@ def read_doc(
 ) -> DocPage:
     """Read an indexed file, or one section or symbol of it, in whole-line pages.
 
-    Follow next_offset while has_more. offset and next_offset count lines within the
-    file, or within the section when anchor is set; line_range is in file lines.
+    Follow next_offset while has_more. offset and next_offset are 1-based lines of the
+    file, or of the section when anchor is set (0 reads from the first line too);
+    line_range is in file lines.
     """
+    path = file_path
     document, data, digest, cached = _load(workspace, path)
     lines = data.splitlines(keepends=True)
     first, stop = 0, len(lines)  # the selection, as 0-based [first, stop)
@@ -100,12 +107,15 @@ def read_doc(
             raise anchor_not_found(document, anchor)
         first, stop = heading.line - 1, min(heading.end_line, len(lines))
     size = stop - first
-    if offset > 0 and offset >= size:
+    skip = max(offset, 1) - 1  # lines of the selection before the page
+    if skip > 0 and skip >= size:
         raise InvalidInput(
-            f"offset {offset} is past the end ({size} lines)", field="offset", total_lines=size
+            f"offset {offset} is past the end ({counted(size, 'line')})",
+            field="offset",
+            total_lines=size,
         )
     budget = max_tokens or workspace.config.docs.max_tokens
-    start = first + offset
+    start = first + skip
     end = stop if limit is None else min(stop, start + limit)
 
     if start == 0 and end == len(lines) and document.tokens <= budget:
@@ -132,7 +142,7 @@ def read_doc(
         "hash": digest,
         "cached": cached,
         "total_lines": len(lines),
-        "next_offset": page_end - first if has_more else None,
+        "next_offset": page_end - first + 1 if has_more else None,
         "has_more": has_more,
         "truncated": truncated,
         "hint": _hint(start, page_end, (first, stop), heading is None, overflow),
@@ -206,7 +216,7 @@ def _hint(
         of = str(stop) if whole else f"the section's lines {first + 1}-{stop}"
         notes.append(
             f"Showing lines {start + 1}-{page_end} of {of}; "
-            f"call again with offset={page_end - first} for the rest."
+            f"call again with offset={page_end - first + 1} for the rest."
         )
     return " ".join(notes) or None
 

@@ -192,20 +192,25 @@ async def _json(send: Send, status: int, body: Any) -> None:
 
 def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     """One ASGI application serving every workspace of ``deployment``, guarded."""
-    from cuedeck.http_guard import HostOriginGuard
+    from cuedeck.http_guard import HostOriginGuard, is_loopback
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.envelope import EnvelopeGuard
-    from cuedeck_mcp.server import build_server, check_exposure
+    from cuedeck_mcp.server import access_middleware, build_server, check_exposure
 
     check_exposure(deployment.host, token, deployment.insecure, deployment.workspaces.values())
     apps = {}
     for name, root in deployment.workspaces.items():
         workspace = open_workspace(root)
-        server = build_server(workspace, token=token, profile=deployment.tools, name=name)
+        server = build_server(workspace, profile=deployment.tools, name=name)
         apps[name] = server.http_app(
             path=f"/mcp/{name}",
             stateless_http=deployment.stateless,
             host_origin_protection=False,  # the guard below checks Host and Origin for all
+            middleware=access_middleware(
+                workspace.root,
+                token,
+                local_without_token=is_loopback(deployment.host) or deployment.insecure,
+            ),
         )
     return HostOriginGuard(
         EnvelopeGuard(Workspaces(apps)),
@@ -232,6 +237,7 @@ def serve_workspaces(
     import uvicorn
 
     from cuedeck.http_guard import guarded_http_protocol
+    from cuedeck.ports import check_free
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
     from cuedeck_mcp.settings import McpSettings
@@ -249,6 +255,7 @@ def serve_workspaces(
         insecure=insecure,
     )
     app = build_app(deployment, token=os.environ.get(TOKEN_ENV) or None)
+    check_free(deployment.host, deployment.port)  # a taken port is 1050
     uvicorn.run(
         app,
         host=deployment.host,

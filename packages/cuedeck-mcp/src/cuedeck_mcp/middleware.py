@@ -10,7 +10,7 @@ JSON-RPC errors instead: same code, same data.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import mcp_types
 from fastmcp.resources.base import ResourceResult as ResourceResultBase
@@ -25,6 +25,7 @@ from cuedeck_mcp.runtime import CueFailure
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    import anyio
     from fastmcp.resources.base import ResourceResult
     from fastmcp.server.context import Context
     from fastmcp.server.middleware import CallNext, MiddlewareContext
@@ -36,6 +37,14 @@ if TYPE_CHECKING:
     from cuedeck_mcp.runtime import WorkspaceRuntime
 
 log = logging.getLogger("cuedeck")
+
+
+class ToolNotServed(CueError):
+    """A registered tool this server was not started to serve (1051): ``tool``, its
+    ``category`` and the ``profile`` served; ``help`` says how to serve it."""
+
+    code = 1051
+    title = "Tool Not Served"
 
 
 def wire_error(failure: CueFailure) -> MCPError:
@@ -101,23 +110,75 @@ class MaskedUriResult(ResourceResultBase):
         return super().to_mcp_result(self._uri)
 
 
+def _forbidden(name: str, needed: Role, caller: Caller) -> Forbidden:
+    """Why ``caller`` may not call ``name``, and the setting that would let it."""
+    if caller.name == "local":
+        # No token: the role is the workspace's [mcp] local_role, not a token's.
+        how = (
+            f"this client has no token, so it gets [mcp] local_role ({caller.role}): set "
+            f'local_role = "{needed}" under [mcp] in .cuedeck/config.toml and restart the '
+            "server, or use a tool your role allows (whoami lists them)"
+        )
+    else:
+        how = (
+            f"ask for a token with that role (cue mcp token add --role {needed}), or use a "
+            "tool your role allows (whoami lists them)"
+        )
+    return Forbidden(
+        f"{name} needs the {needed} role; this client has {caller.role}",
+        tool=name,
+        role=caller.role,
+        required_role=needed,
+        help=how,
+    )
+
+
 class CueDeckMiddleware(Middleware):
     """Roles and rate limits on ``tools/call``, error mapping, resource list-change notices."""
 
+    #: Set by :meth:`furnish`: the worker, the limiter, the tools served and every tool
+    #: installed (served or not).
+    runtime: WorkspaceRuntime
+    limiter: RateLimiter
+    tools: dict[str, Tool]
+    registered: dict[str, Tool]
+
     def __init__(
+        self, *, local_role: Role = "write", workspace: str = "", profile: Sequence[str] = ()
+    ) -> None:
+        self.local_role = local_role
+        self.workspace = workspace
+        self.profile = tuple(profile)
+        #: While the server is being furnished (``initialize`` already answered): the event
+        #: every other request waits for; None once furnished, or when built furnished.
+        self.furnishing: anyio.Event | None = None
+        self.broken: BaseException | None = None  # what furnishing raised
+
+    def furnish(
         self,
         runtime: WorkspaceRuntime,
         limiter: RateLimiter,
         tools: Mapping[str, Tool],
-        *,
-        local_role: Role = "write",
-        workspace: str = "",
+        registered: Mapping[str, Tool],
     ) -> None:
+        """Take the server's tools and workspace worker (see ``build_server(defer=)``)."""
         self.runtime = runtime
         self.limiter = limiter
         self.tools = dict(tools)
-        self.local_role = local_role
-        self.workspace = workspace
+        self.registered = dict(registered)
+
+    async def on_request(
+        self,
+        context: MiddlewareContext[mcp_types.Request[Any, Any]],
+        call_next: CallNext[mcp_types.Request[Any, Any], Any],
+    ) -> Any:
+        if self.furnishing is not None and context.method not in ("initialize", "ping"):
+            await self.furnishing.wait()
+        if self.broken is not None:
+            error = self.broken
+            code = error.code if isinstance(error, CueError) else -32603
+            raise MCPError(code=code, message=f"the server could not start: {error}") from None
+        return await call_next(context)
 
     async def on_list_tools(
         self,
@@ -140,18 +201,14 @@ class CueDeckMiddleware(Middleware):
         name = context.message.name
         tool = self.tools.get(name)
         caller = current_caller(self.local_role, self.workspace)
-        if tool is not None and not allows(caller.role, required_role(tool)):
+        refusal: CueError | None = None
+        if tool is None and name in self.registered:
+            refusal = self._not_served(name)
+        elif tool is not None and not allows(caller.role, required_role(tool)):
             # Checked here again, not only hidden from tools/list: a client may call a
             # tool by name without listing, and must hear why it may not.
-            needed = required_role(tool)
-            refusal = Forbidden(
-                f"{name} needs the {needed} role; this client has {caller.role}",
-                tool=name,
-                role=caller.role,
-                required_role=needed,
-                help="ask for a token with that role (cue mcp token add --role "
-                f"{needed}), or use a tool your role allows (whoami lists them)",
-            )
+            refusal = _forbidden(name, required_role(tool), caller)
+        if refusal is not None:
             failure = await self.runtime.run(self.runtime.failure, refusal, None)
             raise wire_error(failure) from None
         CALLER.set(caller)
@@ -170,6 +227,22 @@ class CueDeckMiddleware(Middleware):
             raise wire_error(failure) from None
         finally:
             await self._announce_card_changes(context.fastmcp_context)
+
+    def _not_served(self, name: str) -> ToolNotServed:
+        category = self.registered[name].category
+        profile = ",".join(self.profile) or "core"
+        entries = list(dict.fromkeys([*self.profile, category]))
+        wider = ",".join(entries)
+        listed = ", ".join(f'"{entry}"' for entry in entries)
+        return ToolNotServed(
+            f"{name} is installed but not served: this server serves the {profile!r} tool "
+            f"profile, which leaves out the {category!r} category",
+            tool=name,
+            category=category,
+            profile=list(self.profile),
+            help=f"restart the server with `cue mcp --tools {wider}` (or set [mcp] tools "
+            f"= [{listed}] in .cuedeck/config.toml); get_tool_categories lists what is served",
+        )
 
     async def on_read_resource(
         self,

@@ -12,11 +12,13 @@ from __future__ import annotations
 import hmac
 import logging
 import os
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastmcp import FastMCP
 from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.auth.auth import AccessToken
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from starlette.authentication import AuthCredentials
 
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import ACCESS_PATH, RATE_LIMITS_DB
@@ -59,6 +61,10 @@ class RoleTokens(TokenVerifier):
         self._grants: list[Grant] = []
         self._broken: str | None = None
 
+    def required(self) -> bool:
+        """Whether a request must carry a token now (:func:`needs_tokens`)."""
+        return needs_tokens(self._root, self._shared.decode() if self._shared else None)
+
     def grants(self) -> list[Grant]:
         """The grants on disk now (re-read only when the file changed); none while the
         file is broken (see :attr:`broken`)."""
@@ -96,6 +102,72 @@ class RoleTokens(TokenVerifier):
         if grant is None:
             return None
         return AccessToken(token=token, client_id=grant.name, scopes=[grant.role])
+
+
+class TokenGate:
+    """The bearer-token check of every HTTP request, decided on ``access.toml`` as it is
+    when the request comes (:func:`needs_tokens`): while tokens are required, a request
+    needs a valid one (401 otherwise); while they are not, a request without one is the
+    local user (``[mcp] local_role``), on a server that may run without tokens (loopback
+    or ``--insecure``). So the first ``cue mcp token add`` applies at once, without a
+    restart. ASGI, in front of FastMCP (which gets no auth of its own).
+    """
+
+    def __init__(self, app: Any, *, tokens: RoleTokens, local_without_token: bool) -> None:
+        self.app = app
+        self.tokens = tokens
+        self.local_without_token = local_without_token
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        credential = _bearer(scope)
+        access = await self.tokens.verify_token(credential) if credential else None
+        if access is None:
+            if self.tokens.required() or not self.local_without_token:
+                await _unauthorized(send, presented=credential is not None)
+                return
+            access = AccessToken(token="", client_id="local", scopes=[])  # no scope: local
+        scope["user"] = AuthenticatedUser(access)
+        scope["auth"] = AuthCredentials(access.scopes)
+        await self.app(scope, receive, send)
+
+
+def _bearer(scope: Any) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"authorization" and value[:7].lower() == b"bearer ":
+            return str(value[7:].decode("latin-1").strip()) or None
+    return None
+
+
+async def _unauthorized(send: Any, *, presented: bool) -> None:
+    # RFC 6750: a request with no credentials gets a bare challenge, a bad one the error.
+    challenge = b'Bearer error="invalid_token"' if presented else b"Bearer"
+    body = b'{"error": "invalid_token", "error_description": "Authentication required"}'
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", challenge),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def access_middleware(root: Path, token: str | None, *, local_without_token: bool) -> list[Any]:
+    """The middleware that checks bearer tokens for the HTTP app of the workspace at
+    ``root`` (``token``: ``CUEDECK_MCP_TOKEN``), and makes the caller known to tools."""
+    from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+    from starlette.middleware import Middleware
+
+    return [
+        Middleware(
+            TokenGate,
+            tokens=RoleTokens(root, token),
+            local_without_token=local_without_token,
+        ),
+        Middleware(AuthContextMiddleware),
+    ]
 
 
 def needs_tokens(root: Path, shared: str | None) -> bool:
@@ -151,46 +223,57 @@ def served_tools(tools: Mapping[str, Tool], profile: Sequence[str]) -> dict[str,
 def build_server(
     workspace: Workspace,
     *,
-    token: str | None = None,
     profile: Sequence[str] | None = None,
     name: str = "",
+    defer: bool = False,
 ) -> FastMCP:
     """A FastMCP server for ``workspace`` serving the tool ``profile`` (default ``[mcp]
     tools``), known to clients as ``name`` (its endpoint's name when one process serves
     several workspaces).
 
-    Over HTTP it requires a bearer token when any is configured: the workspace's
-    ``access.toml`` grants with their roles, or ``token`` (``CUEDECK_MCP_TOKEN``) as admin.
+    With ``defer``, the server can answer ``initialize`` at once: importing and checking
+    the tools, their schemas, the file watcher and the worker thread wait for its
+    ``cuedeck_furnish()``, which :func:`cuedeck_mcp.stdio.serve_stdio` runs while the
+    client initializes; every other request waits for it. Bearer tokens are checked in
+    front of the server, by :func:`access_middleware` (HTTP only).
     """
     from cuedeck import __version__
 
     settings = workspace.config.section("mcp", McpSettings)
     chosen = profile if profile is not None else settings.tools
-    # Every tool is imported and checked here; a broken one is a plugin failure, left out.
-    tools_served = served_tools(workspace.plugins.checked_tools(), chosen)
-    runtime = WorkspaceRuntime(workspace, served=tools_served)  # the guide lists these
-    limiter = RateLimiter(workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB)
+    # What initialize says needs only the names served: registrations, nothing imported.
+    named = served_tools(workspace.plugins.tools(), chosen)
+    middleware = CueDeckMiddleware(
+        local_role=check_role(settings.local_role, field="mcp.local_role"),
+        workspace=name or workspace.root.name,
+        profile=chosen,
+    )
     server = FastMCP(
         "CueDeck",
-        instructions=_instructions(list(tools_served)),
+        instructions=_instructions(list(named)),
         version=__version__,
-        middleware=[
-            CueDeckMiddleware(
-                runtime,
-                limiter,
-                tools_served,
-                local_role=check_role(settings.local_role, field="mcp.local_role"),
-                workspace=name or workspace.root.name,
-            )
-        ],
-        auth=RoleTokens(workspace.root, token) if needs_tokens(workspace.root, token) else None,
+        middleware=[middleware],
         on_duplicate="error",
     )
-    for tool in tools_served.values():
-        server.add_tool(ServedTool.adapt(tool, runtime))
-    server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
-    runtime.cards_changed()  # the baseline that later changes are announced against
-    server.cuedeck_runtime = runtime  # type: ignore[attr-defined]
+
+    def furnish() -> None:
+        # Every tool is imported and checked here; a broken one is a plugin failure, left
+        # out.
+        installed = workspace.plugins.checked_tools()
+        tools_served = served_tools(installed, chosen)
+        runtime = WorkspaceRuntime(workspace, served=tools_served)  # the guide lists these
+        limiter = RateLimiter(workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB)
+        for tool in tools_served.values():
+            server.add_tool(ServedTool.adapt(tool, runtime))
+        server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))
+        runtime.cards_changed()  # the baseline that later changes are announced against
+        server.cuedeck_runtime = runtime  # type: ignore[attr-defined]
+        middleware.furnish(runtime, limiter, tools_served, installed)
+
+    server.cuedeck_furnish = furnish  # type: ignore[attr-defined]
+    server.cuedeck_middleware = middleware  # type: ignore[attr-defined]
+    if not defer:
+        furnish()
     return server
 
 
@@ -231,11 +314,12 @@ def serve(
 
         from cuedeck_mcp.stdio import serve_stdio
 
-        anyio.run(serve_stdio, build_server(workspace, profile=profile))
+        anyio.run(serve_stdio, build_server(workspace, profile=profile, defer=True))
         return
     from starlette.middleware import Middleware
 
     from cuedeck.http_guard import HostOriginGuard, guarded_http_protocol
+    from cuedeck.ports import check_free
     from cuedeck_mcp.envelope import EnvelopeGuard
 
     settings = workspace.config.section("mcp", McpSettings)
@@ -243,6 +327,7 @@ def serve(
     port = port if port is not None else settings.port
     token = os.environ.get(TOKEN_ENV) or None
     check_exposure(host, token, insecure, [workspace.root])
+    check_free(host, port)  # a taken port is 1050, not uvicorn's log line and exit 3
     guard = Middleware(
         HostOriginGuard,
         host=host,
@@ -250,12 +335,17 @@ def serve(
         allowed_hosts=settings.allowed_hosts,
         allowed_origins=settings.allowed_origins,
     )
-    build_server(workspace, token=token, profile=profile).run(
+    from cuedeck.http_guard import is_loopback
+
+    gate = access_middleware(
+        workspace.root, token, local_without_token=is_loopback(host) or insecure
+    )
+    build_server(workspace, profile=profile).run(
         "http",
         show_banner=False,
         host=host,
         port=port,
-        middleware=[guard, Middleware(EnvelopeGuard)],
+        middleware=[guard, *gate, Middleware(EnvelopeGuard)],
         host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
         uvicorn_config={"http": guarded_http_protocol()},  # a deadline for headers
     )

@@ -22,6 +22,8 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
+import anyio.abc
+import anyio.to_thread
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -153,11 +155,37 @@ async def serve_stdio(server: FastMCP) -> None:
     token = set_transport("stdio")
     try:
         # FastMCP's run_stdio_async does the same, but cannot take our streams.
-        async with server._lifespan_manager():
+        async with server._lifespan_manager(), anyio.create_task_group() as tasks:
+            furnishing = _furnish_while_serving(server, tasks)
             with _claimed_stdio() as (lines, wire):
                 checked = cast("anyio.AsyncFile[str]", CheckedLines(lines, wire))
                 async with stdio_server(stdin=checked, stdout=cast("Any", wire)) as (read, write):
                     low = server._mcp_server
                     await low.run(read, write, low.create_initialization_options())
+            if furnishing is not None:
+                await furnishing.wait()  # the worker thread finishes before the process ends
     finally:
         reset_transport(token)
+
+
+def _furnish_while_serving(server: FastMCP, tasks: anyio.abc.TaskGroup) -> anyio.Event | None:
+    """Start furnishing a server built with ``defer`` (its tools, schemas, worker) in a
+    thread, so that ``initialize`` is answered meanwhile; None for a furnished one."""
+    furnish = getattr(server, "cuedeck_furnish", None)
+    middleware = getattr(server, "cuedeck_middleware", None)
+    if furnish is None or middleware is None or hasattr(server, "cuedeck_runtime"):
+        return None
+    done = anyio.Event()
+    middleware.furnishing = done
+
+    async def run() -> None:
+        try:
+            await anyio.to_thread.run_sync(furnish)
+        except Exception as exc:  # every request after initialize says why
+            middleware.broken = exc
+        finally:
+            middleware.furnishing = None
+            done.set()
+
+    tasks.start_soon(run)
+    return done

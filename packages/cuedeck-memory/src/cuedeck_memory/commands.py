@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from cuedeck.wording import counted
+
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
     from cuedeck_memory.store import MemoryStore
@@ -95,7 +97,7 @@ def status(project: str, task_id: str | None, token_limit: int | None, as_json: 
     lines = [
         f"project {project}, task {reply['task_id'] or '-'}",
         f"{metrics['total_tokens']:,} of {metrics['token_limit']:,} tokens "
-        f"({metrics['usage_percent']}%), {metrics['total_segments']} working segments, "
+        f"({metrics['usage_percent']}%), {counted(metrics['total_segments'], 'working segment')}, "
         f"{metrics['pinned_segments_count']} pinned",
         f"health {health['score']} ({', '.join(f'{k} {v}' for k, v in health['factors'].items())})",
         *(r["message"] for r in reply["recommendations"]),
@@ -230,7 +232,7 @@ def stash(
         reply = {"stashed_segments": reply["pruned_segments"], **reply}
     else:
         reply = _call("context_stash", project_id=project, query=query, filters=filters)
-    _emit(reply, as_json, [f"stashed {len(reply['stashed_segments'])} segments"])
+    _emit(reply, as_json, [f"stashed {counted(len(reply['stashed_segments']), 'segment')}"])
 
 
 @memory.command()
@@ -293,7 +295,7 @@ def gc(project: str, target: int | None, apply: bool, task_id: str | None, as_js
         reply["applied"] = _call(
             "context_gc_prune", project_id=project, segment_ids=chosen, action="stash"
         )
-        lines.append(f"stashed {len(reply['applied']['pruned_segments'])} segments")
+        lines.append(f"stashed {counted(len(reply['applied']['pruned_segments']), 'segment')}")
     _emit(reply, as_json, lines or ["no candidates"])
 
 
@@ -312,7 +314,8 @@ def snapshot(
 
         found = list_snapshots(_store(_workspace()), project)
         lines = [
-            f"{s['snapshot_id']}  {s['name']}  {s['segments_snapshot']} segments" for s in found
+            f"{s['snapshot_id']}  {s['name']}  {counted(s['segments_snapshot'], 'segment')}"
+            for s in found
         ]
         _emit({"snapshots": found}, as_json, lines or ["no snapshots"])
         return
@@ -320,7 +323,10 @@ def snapshot(
     _emit(
         reply,
         as_json,
-        [f"{reply['snapshot_id']} {reply['name']}: {reply['segments_snapshot']} segments"],
+        [
+            f"{reply['snapshot_id']} {reply['name']}: "
+            f"{counted(reply['segments_snapshot'], 'segment')}"
+        ],
     )
 
 

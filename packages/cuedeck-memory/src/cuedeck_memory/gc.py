@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.layout import CARD_ID, card_path
+from cuedeck.wording import counted
 from cuedeck_memory.segments import generation_of, type_weight
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def score(factors: dict[str, float]) -> float:
 
 def _reason(kind: str, age_hours: float, refcount: int, generation: str) -> str:
     age = f"{age_hours / 24:.1f} days" if age_hours >= 48 else f"{age_hours:.1f} h"
-    refs = "no references" if refcount == 0 else f"{refcount} reference{'s' * (refcount > 1)}"
+    refs = "no references" if refcount == 0 else counted(refcount, "reference")
     return f"{kind}, untouched for {age}, {refs}, {generation}, unreachable from the roots"
 
 

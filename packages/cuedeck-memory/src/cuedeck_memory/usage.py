@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.errors import InvalidInput
+from cuedeck.wording import counted
 from cuedeck_memory import gc
 from cuedeck_memory.replies import FRAME_TOKENS, fit_ids
 from cuedeck_memory.segments import Segment
@@ -242,7 +243,7 @@ def fit_report(
         complete=False,
         segments_in_plan=total,
         rest=(
-            f"the best {kept} of the plan's {total} segments fit this reply; "
+            f"the best {kept} of the plan's {counted(total, 'segment')} fit this reply; "
             "context_gc_analyze with target_tokens pages through all of them"
         ),
     )

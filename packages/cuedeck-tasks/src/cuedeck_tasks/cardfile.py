@@ -27,7 +27,7 @@ from cuedeck import frontmatter
 from cuedeck.blocks import scan_fast
 from cuedeck.errors import CueError, InvalidInput
 from cuedeck.frontmatter import PLAIN, STR_TAG, implicit_tag
-from cuedeck.parsing import build_headings, split_lines
+from cuedeck.parsing import build_headings, heading_text, split_lines
 from cuedeck_tasks.cards import FIELD_ORDER
 
 if TYPE_CHECKING:
@@ -364,3 +364,13 @@ def append_note(text: str, note: str, stamp: str, *, newline: str = "\n") -> str
         lines[last - 1] += newline
     lines[last:last] = insert
     return bom + "".join(lines)
+
+
+def first_title(lines: list[str]) -> str | None:
+    """The text of the first level-1 heading after the frontmatter: the title of a card
+    whose frontmatter has none (or could not be read)."""
+    bounds = frontmatter.bounds(lines)
+    for line in lines[bounds[1] + 1 if bounds else 0 :]:
+        if line.startswith("# "):
+            return heading_text(line[2:].strip().rstrip("#").strip())[0] or None
+    return None

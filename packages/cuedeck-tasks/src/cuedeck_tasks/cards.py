@@ -73,11 +73,13 @@ class Card:
         *,
         sha256: str,
         problems: Iterable[str] = (),
+        heading: str | None = None,
     ) -> Card:
         """The card of file ``<card_id>.md`` with this (already parsed) frontmatter.
 
         Hand-edited files are read leniently: missing fields take their defaults, a
-        single string where a list belongs becomes a one-item list.
+        single string where a list belongs becomes a one-item list, and a card without a
+        title takes its first heading's (``heading``), else its id.
         """
         found = list(problems)
         malformed: list[str] = []
@@ -112,7 +114,7 @@ class Card:
             found.append(f"priority {priority!r} is not one of {', '.join(PRIORITIES)}")
         return cls(
             id=card_id,
-            title=title or card_id,
+            title=title or heading or card_id,
             status=status if status is not None else "todo",
             priority=priority if priority is not None else "medium",
             assignee=assignee or None,

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from cuedeck.hookspecs import CommandContext
     from cuedeck.workspace import Workspace
     from cuedeck_tasks.cards import Card
@@ -131,6 +133,18 @@ def _print_cards(cards: list[Card], *, empty: str) -> None:
     sys.stdout.write(text)
 
 
+def _warn(cards: Iterable[Card]) -> None:
+    """A ``warning: path:line: problem`` line on stderr for each problem of ``cards``."""
+    for found in cards:
+        for problem in found.problems:
+            line, _, message = problem.partition(": ")
+            if line.startswith("line ") and line[5:].isdigit():
+                where = f"{found.path}:{line[5:]}"
+            else:
+                where, message = found.path, problem
+            click.secho(f"warning: {where}: {message}", err=True, fg="yellow")
+
+
 # --- the group ---------------------------------------------------------------------------
 
 
@@ -218,6 +232,7 @@ def list_cards(
         _emit_json([c.to_record() for c in cards])
     else:
         _print_cards(cards, empty="no cards match")
+    _warn(cards)  # a broken card read with defaults must not pass for a healthy one
 
 
 @card.command("show")
@@ -267,8 +282,7 @@ def show(card_id: str, as_json: bool) -> None:
     for name, value in rows:
         table.add_row(f"[bold]{name}[/]", escape(value))
     _print(table)
-    for problem in found.problems:
-        click.secho(f"warning: {found.path}: {problem}", err=True, fg="yellow")
+    _warn([found])
     if body:
         click.echo()
         click.echo(body)
@@ -412,9 +426,7 @@ def validate(card_id: str | None, as_json: bool) -> None:
     if as_json:
         _emit_json(report)
     else:
-        for found in store.all().values() if card_id is None else [store.get(report["task_id"])]:
-            for problem in found.problems:
-                click.secho(f"warning: {found.path}: {problem}", err=True, fg="yellow")
+        _warn(store.all().values() if card_id is None else [store.get(report["task_id"])])
         if report["valid"]:
             click.echo(report["message"])
         else:
@@ -477,7 +489,7 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
         if not best:
             raise InvalidInput(f"nothing in the workspace matches {text!r}", field="query")
         path = workspace.root / best[0].path
-        click.echo(f"{path}:{best[0].line}" if best[0].line else str(path))
+        click.echo(f"{path}:{best[0].line or 1}")  # a whole file opens at its first line
         return
     if text and not best:
         raise FileNotFound(f"nothing in the workspace matches {text!r}", query=text)
@@ -490,6 +502,6 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
         return
     path = workspace.root / chosen.path
     if print_only:
-        click.echo(f"{path}:{chosen.line}" if chosen.line else str(path))
+        click.echo(f"{path}:{chosen.line or 1}")
         return
     open_in_editor(path, chosen.line)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cuedeck.wording import counted
 from cuedeck_tasks.graph import ARROW
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def validation_report(store: CardStore, card_id: str | None = None) -> dict[str,
             "Task dependencies are valid"
             if card_id is not None
             else f"All task dependencies are valid (no circular dependencies, "
-            f"{len(graph.cards)} cards)"
+            f"{counted(len(graph.cards), 'card')})"
         )
     return result
 

@@ -33,6 +33,7 @@ from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,
     edit_frontmatter,
+    first_title,
     render_frontmatter,
 )
 from cuedeck_tasks.cards import (
@@ -190,6 +191,7 @@ class CardStore:
             id=card_id,
             candidates=matches,
             suggestion=_suggestion_text(matches),
+            help="`cue card list` shows every card and its id (a unique prefix works too)",
         )
 
     def select(self, filters: CardFilter | None = None) -> list[Card]:
@@ -229,11 +231,18 @@ class CardStore:
     @staticmethod
     def _parse(card_id: str, data: bytes) -> Card:
         text, replaced = decode(data)
-        values, problems = frontmatter.read(split_lines(text), card_path(card_id))
+        lines = split_lines(text)
+        values, problems = frontmatter.read(lines, card_path(card_id))
         messages = [f"line {p.line}: {p.message}" for p in problems]
         if replaced:
             messages.append("the file is not valid UTF-8")
-        return Card.from_frontmatter(card_id, values, sha256=sha256_bytes(data), problems=messages)
+        return Card.from_frontmatter(
+            card_id,
+            values,
+            sha256=sha256_bytes(data),
+            problems=messages,
+            heading=None if values.get("title") else first_title(lines),
+        )
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -411,12 +420,17 @@ class CardStore:
         touched += ["refs"] * bool(changes.add_refs or changes.remove_refs)
         broken = [name for name in touched if name in current.malformed]
         if broken:
+            lines = split_lines(text)
+            where = next(
+                (n for n, line in enumerate(lines, 1) if line.startswith(f"{broken[0]}:")), None
+            )
             raise InvalidInput(
-                f"{card_path(card_id)}: {', '.join(broken)} has a value of the wrong type in "
-                "the file; fix it by hand before updating it",
+                f"{', '.join(broken)} has a value of the wrong type in the file",
                 path=card_path(card_id),
+                line=where,
                 field=broken[0],
                 problems=[p for p in current.problems if p.startswith(tuple(broken))],
+                help=f"fix {broken[0]} in the file by hand, then update the card",
             )
         frontmatter: dict[str, Any] = {}
         fields: list[str] = []

@@ -21,21 +21,19 @@ def board(port: int, no_open: bool) -> None:
     The address carries a session token: only the page opened from it may use the board.
     """
     import secrets
-    import socket
     import webbrowser
 
     import anyio
     import uvicorn
 
     from cuedeck.http_guard import guarded_http_protocol
+    from cuedeck.ports import listen
     from cuedeck_cli.board.api import BoardApi
     from cuedeck_cli.board.server import build_app
 
     workspace = current_state().workspace
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(128)  # connections wait in the backlog until the server runs
+    # Connections wait in the backlog until the server runs; a taken port is 1050.
+    listener = listen("127.0.0.1", port)
     port = listener.getsockname()[1]
     token = secrets.token_urlsafe(24)
     url = f"http://127.0.0.1:{port}/open/{token}"

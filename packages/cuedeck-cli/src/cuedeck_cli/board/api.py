@@ -71,6 +71,7 @@ class BoardApi:
             "priorities": ["critical", "high", "medium", "low"],
             "search": "read_context" in self.tools(),
             "memory": "context_analyze_usage" in self.tools(),
+            "budget": self.workspace.config.scene.token_limit,  # where the slider starts
         }
 
     def _code_labels(self) -> dict[str, list[dict[str, str]]]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.scene.candidates import gather_entries
+from cuedeck.scene.candidates import covers, gather_entries
 from cuedeck.scene.code import code_item, code_labels, delta_items, is_code, related_items
 from cuedeck.scene.fit import fit_to_budget
 from cuedeck.scene.model import FORMATS, MANIFEST_VERSION, Scene, SceneManifest
@@ -241,12 +241,13 @@ def _header(
         if config_path.is_file()
         else None
     )
-    included = {entry.path for entry in entries} | {card.path}
     orphans = {(lb.source, lb.line): lb for lb in labels if lb.state == "orphaned"}
     missing = tuple(
         (problem.path, problem.line, session.mask(_missing(problem, orphans), path=problem.path))
         for problem in workspace.graph.problems
-        if problem.code == 1001 and problem.path in included
+        if problem.code == 1001
+        and problem.path is not None
+        and covers(entries, problem.path, problem.line)
     )
     counter = workspace.token_counter
     return Header(

@@ -17,7 +17,7 @@ from cuedeck.errors import (
 from cuedeck.scene.model import PRIORITIES
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from cuedeck.graph import ReferenceGraph
     from cuedeck.models import Document
@@ -187,6 +187,19 @@ def gather_entries(workspace: Workspace, card: Document) -> list[Entry]:
                 outer.append(entry)
         merged.extend(outer)
     return _order(graph, merged)
+
+
+def covers(entries: Sequence[Entry], path: str, line: int | None) -> bool:
+    """Whether the candidates hold line ``line`` of ``path`` (a whole file holds every
+    line; a section only its own, so a section's scene says nothing of the rest)."""
+    for entry in entries:
+        if entry.path != path:
+            continue
+        if entry.anchor is None or entry.depth == 0:
+            return True
+        if line is not None and entry.lines[0] <= line <= entry.lines[1]:
+            return True
+    return False
 
 
 def _order(graph: ReferenceGraph, entries: list[Entry]) -> list[Entry]:

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
+from cuedeck.wording import counted
+
 if TYPE_CHECKING:
     from cuedeck.models import Placement
 
@@ -114,7 +116,7 @@ class Scene:
             counts[candidate["placed"]] = counts.get(candidate["placed"], 0) + 1
         kept = ", ".join(f"{n} {mode}" for mode, n in counts.items())
         secrets = sum(self.manifest["secrets"].values())
-        masked = f", {secrets} secret{'s' * (secrets != 1)} masked" if secrets else ""
+        masked = f", {counted(secrets, 'secret')} masked" if secrets else ""
         return (
             f"card {self.card}: {self.tokens}/{self.manifest['token_limit']} tokens "
             f"({self.manifest['counter']}), {kept}{masked}"

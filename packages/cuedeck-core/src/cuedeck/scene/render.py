@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from cuedeck.scene.model import HASH_CHARS
+from cuedeck.scene.model import DIGIT, HASH_CHARS
+from cuedeck.wording import counted
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -69,9 +70,66 @@ def _truncation(placements: Sequence[Placement], limit: int) -> str | None:
     if dropped:
         parts.append(f"{dropped} dropped")
     return (
-        f"Context truncated: {' and '.join(parts)} of {len(placements)} candidates "
+        f"Context truncated: {' and '.join(parts)} of {counted(len(placements), 'candidate')} "
         f"to fit the {limit}-token budget (see the manifest)."
     )
+
+
+#: Dropped candidates and missing references a rendered manifest lists one by one; past
+#: that it counts them (the manifest is part of the budget: one row per candidate of a
+#: card citing 150 docs would crowd out the documents). ``cue scene --json`` has all.
+LISTED_ROWS = 5
+ALL_ROWS_HINT = "`cue scene --json` for all"
+
+
+def _reason_kind(reason: str | None) -> str:
+    """What a dropped candidate's reason says, without its numbers."""
+    if reason is None:
+        return "dropped"
+    if reason.startswith("needs "):
+        return "too large for the tokens left"
+    return DIGIT.sub("N", reason)
+
+
+@attrs.frozen
+class Rows:
+    """The manifest's rows as rendered: every placed candidate and the first dropped
+    ones; the dropped ones past :data:`LISTED_ROWS` only counted, by reason."""
+
+    listed: tuple[Placement, ...]
+    more: int  # dropped candidates not listed
+    reasons: tuple[tuple[str, int], ...]  # (reason, count) of those, most common first
+
+    @classmethod
+    def of(cls, placements: Sequence[Placement]) -> Rows:
+        dropped = [p for p in placements if p.mode == "dropped"]
+        if len(dropped) <= LISTED_ROWS + 1:  # a summary of one row saves nothing
+            return cls(tuple(placements), 0, ())
+        hidden = {id(p) for p in dropped[LISTED_ROWS:]}
+        counts: dict[str, int] = {}
+        for placement in dropped[LISTED_ROWS:]:
+            kind = _reason_kind(placement.reason)
+            counts[kind] = counts.get(kind, 0) + 1
+        reasons = tuple(sorted(counts.items(), key=lambda pair: -pair[1]))
+        listed = tuple(p for p in placements if id(p) not in hidden)
+        return cls(listed, len(hidden), reasons)
+
+    def summary(self) -> str | None:
+        """One line for the dropped candidates not listed, or None."""
+        if not self.more:
+            return None
+        why = "; ".join(f"{count} {reason}" for reason, count in self.reasons)
+        return f"{self.more} more dropped, not listed ({why}): {ALL_ROWS_HINT}"
+
+
+def _missing_rows(
+    missing: Sequence[tuple[str, int | None, str]],
+) -> tuple[Sequence[tuple[str, int | None, str]], str | None]:
+    """The missing references listed, and a line counting the rest (or None)."""
+    if len(missing) <= LISTED_ROWS + 1:
+        return missing, None
+    more = len(missing) - LISTED_ROWS
+    return missing[:LISTED_ROWS], f"{counted(more, 'more missing reference')}: {ALL_ROWS_HINT}"
 
 
 def secret_counts(text: str, placeholders: Mapping[str, str]) -> dict[str, int]:
@@ -169,7 +227,8 @@ class MarkdownRenderer:
         out.append("## Manifest\n")
         out.append("| priority | tokens | placed | candidate | sha256 | note |")
         out.append("| --- | --- | --- | --- | --- | --- |")
-        for p in placements:
+        rows = Rows.of(placements)
+        for p in rows.listed:
             cells = (
                 str(p.item.priority),
                 _tokens_cell(p),
@@ -180,10 +239,15 @@ class MarkdownRenderer:
             )
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
+        if more := rows.summary():
+            out.extend([more, ""])
         if header.missing:
+            missing, rest = _missing_rows(header.missing)
             out.append("Missing (references that lead nowhere, not in this scene):")
-            for path, line, message in header.missing:
+            for path, line, message in missing:
                 out.append(f"- `{path}:{line}` {message}" if line else f"- `{path}` {message}")
+            if rest:
+                out.append(f"- {rest}")
             out.append("")
         if header.config is not None:
             out.append(f"Config: `{header.config[0]}` {_short(header.config[1])}")
@@ -243,7 +307,8 @@ class XmlRenderer:
         if marker := _truncation(placements, header.token_limit):
             out.append(f"<truncated>{_xml_text(marker)}</truncated>")
         out.append("<manifest>")
-        for p in placements:
+        rows = Rows.of(placements)
+        for p in rows.listed:
             candidate = _attributes(
                 priority=p.item.priority,
                 tokens=p.tokens,
@@ -255,9 +320,14 @@ class XmlRenderer:
                 note=_note(p),
             )
             out.append(f"<candidate {candidate}/>")
-        for path, line, message in header.missing:
+        if more := rows.summary():
+            out.append(f"<more {_attributes(dropped=rows.more)}>{_xml_text(more)}</more>")
+        missing, rest = _missing_rows(header.missing)
+        for path, line, message in missing:
             where = _attributes(path=path, line=line)
             out.append(f"<missing {where}>{_xml_text(message)}</missing>")
+        if rest:
+            out.append(f"<more>{_xml_text(rest)}</more>")
         if header.config is not None:
             out.append(
                 f"<config {_attributes(path=header.config[0], sha256=_short(header.config[1]))}/>"
@@ -323,6 +393,7 @@ class JsonRenderer:
         blocks: bool = True,
     ) -> list[str]:
         """The scene's lines and blocks; joined with newlines they are the scene."""
+        rows = Rows.of(placements)
         candidates = [
             {
                 "priority": p.item.priority,
@@ -334,14 +405,18 @@ class JsonRenderer:
                 "sha256": _short(p.item.sha256),
                 "note": _note(p),
             }
-            for p in placements
+            for p in rows.listed
         ]
         manifest: dict[str, Any] = {"candidates": candidates}
+        if more := rows.summary():
+            manifest["more"] = {"dropped": rows.more, "note": more}
         if header.missing:
+            missing, rest = _missing_rows(header.missing)
             manifest["missing"] = [
-                {"path": path, "line": line, "message": message}
-                for path, line, message in header.missing
+                {"path": path, "line": line, "message": message} for path, line, message in missing
             ]
+            if rest:
+                manifest["more_missing"] = rest
         if header.config is not None:
             manifest["config"] = {"path": header.config[0], "sha256": _short(header.config[1])}
         manifest["secrets"] = dict(secrets)

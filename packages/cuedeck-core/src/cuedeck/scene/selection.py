@@ -41,6 +41,7 @@ def find_card(workspace: Workspace, card_id: str | None = None) -> Document:
             field="card_id",
             suggestion=suggestion_text(matches),
             candidates=matches,
+            help="`cue card list` shows every card; without an id the scene is the active card's",
         )
     stored = active_card(workspace.root)
     if stored is not None:

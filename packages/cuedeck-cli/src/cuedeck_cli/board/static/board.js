@@ -292,7 +292,16 @@ async function loadScene() {
     const active = state.data.cards.filter((c) => c.status === "active").concat(state.data.cards.filter((c) => c.status !== "active"));
     select.replaceChildren(...active.map((card) => el("option", { value: card.id }, `${card.id} · ${card.title}`)));
   }
-  const budget = $("#budget").value;
+  const slider = $("#budget");
+  if (!state.budgetSet && state.data.budget) {
+    // The slider starts at the workspace's [scene] token_limit, with room on both sides.
+    const configured = state.data.budget;
+    slider.max = String(Math.max(8000, configured * 2));
+    slider.step = configured % 100 === 0 ? "100" : "1";
+    slider.value = String(configured);
+    state.budgetSet = true;
+  }
+  const budget = slider.value;
   $("#budget-value").textContent = budget;
   try {
     const scene = await api(`/api/scene?card=${encodeURIComponent(select.value)}&budget=${budget}`);
