@@ -160,8 +160,10 @@ async def test_tool_profiles_choose_what_is_served(demo: Path) -> None:
     # Every tool of every package (memory, files and git included), as admin sees them.
     assert len(everything) == len(workspace.plugins.tools())
     tokens = _o200k_tokens(list(everything.values()))
-    # 8,000 before the code tools; 10,500 before repo_map and the scene's code.
-    assert tokens < 10800, f"{tokens} o200k tokens for all tools"
+    # 8,000 before the code tools; 10,500 before repo_map and the scene's code; 10,800
+    # before the first-hour conventions (file_path or path, read_doc's 1-based offset):
+    # 10,812 measured with both.
+    assert tokens < 11000, f"{tokens} o200k tokens for all tools"
     with pytest.raises(InvalidInput) as unknown:
         server_for(demo, profile=["core", "no_such_tool"])
     assert unknown.value.data["field"] == "mcp.tools"

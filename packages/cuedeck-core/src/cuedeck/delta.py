@@ -86,8 +86,7 @@ def resolve_baseline(workspace: Workspace, since: str) -> Baseline:
         f"snapshot (resolvers: {names})",
         field="since",
         resolvers=sorted(resolvers),
-        help="pass a git ref (HEAD~3, main, a tag) or a snapshot id from "
-        "context_create_task_snapshot",
+        help="pass a git ref (HEAD~3, main, a tag) or the id of a task snapshot",
     )
 
 

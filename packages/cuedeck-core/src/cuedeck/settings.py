@@ -99,8 +99,7 @@ class SceneSettings:
     )
     code_ranker: str = setting(
         "importance",
-        "Registered code ranker behind related code and `cue map` (a code plugin's: "
-        "importance).",
+        "Registered code ranker behind related code and `cue map` (a code plugin's: importance).",
         names="register_code_rankers",
         unavailable_help='install the code plugin for "importance", or pick a registered '
         "code ranker (`cue plugins`)",
