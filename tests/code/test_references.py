@@ -131,6 +131,24 @@ def test_a_changed_body_drifts_with_its_diff_size(shop: Repo) -> None:
     assert labels(shop)[ADD] == "fresh"
 
 
+def test_cue_card_update_ref_records_a_drifted_reference_anew(shop: Repo) -> None:
+    from click.testing import CliRunner
+
+    from cuedeck_cli.app import make_cli
+
+    shop.write({"src/shop/cart.py": CART.replace("quantity: int = 1", "quantity: int = 2")})
+    shop.commit("add two by default")
+    assert labels(shop)[ADD].startswith("drifted: +1 -1 lines since 20")
+    update = ["-C", str(shop.root), "card", "update", "abc123"]
+    typo = CliRunner().invoke(make_cli(), [*update, "--json", "--ref", "code/" + ADD[:-1]])
+    assert typo.exit_code == 1
+    assert json.loads(typo.output)["error"]["code"] == 1001
+    assert labels(shop)[ADD].startswith("drifted: ")
+    done = CliRunner().invoke(make_cli(), [*update, "--ref", "code/" + ADD])
+    assert done.exit_code == 0, done.output
+    assert labels(shop)[ADD] == "fresh"
+
+
 def test_an_orphan_moved_unchanged_points_at_the_same_text(shop: Repo) -> None:
     basket = CART.replace("class Cart:", "class Basket:").replace("A shopping cart", "A basket")
     shop.write({"src/shop/basket.py": basket, "src/shop/cart.py": '"""Gone."""\n'})
