@@ -95,7 +95,8 @@ def checkout(repo: Path, base: str, into: Path) -> Path:
     for sub in ("cards", "docs"):
         (into / ".cuedeck" / sub).mkdir(parents=True, exist_ok=True)
     (into / ".cuedeck" / "config.toml").write_text(
-        "[scene]\ncode_share = 1.0\nclipboard = false\nmemory = false\n", encoding="utf-8"
+        "[scene]\ncode_share = 1.0\nclipboard = false\n\n[memory]\nscene = false\n",
+        encoding="utf-8",
     )
     return into
 
