@@ -393,3 +393,114 @@ def test_hook_register_settings(
         '[notes]\ncolour = "red"\n'
     )
     assert doctor('[notes]\npruner = "squeeze"\n')[0][:2] == (1004, 2)
+
+
+class LargestSections:
+    """Ranks every heading of the docs by its length: a code ranker of the contract."""
+
+    @hookimpl
+    def register_code_rankers(self, register: Any) -> None:
+        from cuedeck.models import RankedSymbol
+
+        class Ranker:
+            def rank(self, workspace: Any, query: Any) -> list[RankedSymbol]:
+                found = [
+                    RankedSymbol(
+                        path,
+                        heading.slug,
+                        "heading",
+                        heading.line,
+                        heading.end_line,
+                        0,
+                        float(heading.end_line - heading.line),
+                        parts=(("size", float(heading.end_line - heading.line)),),
+                    )
+                    for path, document in workspace.documents.items()
+                    if document.kind == "doc"
+                    for heading in document.headings
+                ]
+                return sorted(found, key=lambda r: (-r.score, r.path))[: query.limit]
+
+        register("sections", Ranker())
+
+
+def test_hook_register_code_rankers(make_workspace: MakeWorkspace) -> None:
+    from cuedeck.scene import build_scene
+
+    pm = make_plugin_manager(entry_points=False)
+    pm.register(LargestSections(), name="sections")
+    root = make_workspace(
+        {
+            ".cuedeck/cards/abc123.md": "---\nstatus: active\n---\n# Card\n\n@.cuedeck/docs/a.md\n",
+            ".cuedeck/docs/a.md": "# A\n\nshort\n",
+            ".cuedeck/docs/b.md": "# B\n\none\n\ntwo\n\nthree\n\n## B2\n\nfour\n",
+        },
+        config='[scene]\ncode_ranker = "sections"\ncode_share = 0.5\n',
+    )
+    scene = build_scene(open_workspace(root, plugins=pm), "abc123", 2000, record=False)
+    related = [
+        (c["path"], c["anchor"], c["role"], c["priority"], c["note"])
+        for c in scene.manifest["candidates"]
+        if c["role"] == "related"
+    ]
+    # b.md#b holds b2: one of them comes, and why.
+    assert related == [(".cuedeck/docs/b.md", "b", "related", 22, "related: size 10.00")]
+    # A name no plugin registers is a config error at its line.
+    bad = make_workspace(
+        {".cuedeck/cards/abc123.md": "---\nstatus: active\n---\n# C\n"},
+        config='[scene]\ncode_ranker = "nope"\n',
+    )
+    with pytest.raises(InvalidInput) as caught:
+        build_scene(open_workspace(bad, plugins=pm), "abc123", 2000, record=False)
+    assert caught.value.data["field"] == "scene.code_ranker"
+
+
+class Backup:
+    """The files of ``backup/`` are the baseline ``backup``."""
+
+    @hookimpl
+    def register_baselines(self, register: Any) -> None:
+        from cuedeck.models import Baseline, BaselineFile
+
+        def backup(workspace: Any, since: str) -> Baseline | None:
+            if since != "backup":
+                return None
+            folder = workspace.root / "backup"
+            files = {
+                p.relative_to(folder).as_posix(): BaselineFile(p.read_text(encoding="utf-8"))
+                for p in sorted(folder.rglob("*.md"))
+            }
+            return Baseline("the backup", files)
+
+        register("backup", backup)
+
+
+def test_hook_register_baselines(make_workspace: MakeWorkspace) -> None:
+    from cuedeck.delta import UnknownBaseline
+    from cuedeck.scene import build_scene
+
+    pm = make_plugin_manager(entry_points=False)
+    pm.register(Backup(), name="backup")
+    root = make_workspace(
+        {
+            ".cuedeck/cards/abc123.md": "---\nstatus: active\n---\n# Card\n",
+            "notes.md": "# Notes\n\none\ntwo\nthree\n",
+            "backup/notes.md": "# Notes\n\none\n2\nthree\n",
+        }
+    )
+    workspace = open_workspace(root, plugins=pm)
+    scene = build_scene(workspace, "abc123", 2000, since="backup", record=False)
+    (delta,) = [p for p in scene.placements if p.item.role == "delta"]
+    assert (delta.item.path, delta.item.priority, delta.mode) == ("notes.md", 45, "delta")
+    assert delta.text == (
+        "@@ notes.md L2-L5: +1 -1\n"
+        "     2 | \n"
+        "     3 | one\n"
+        "-    4 | 2\n"
+        "+    4 | two\n"
+        "     5 | three"
+    )
+    assert scene.manifest["since"] == "the backup"
+    with pytest.raises(UnknownBaseline) as caught:
+        build_scene(workspace, "abc123", 2000, since="yesterday", record=False)
+    assert caught.value.code == 1143 and caught.value.data["resolvers"] == ["backup"]

@@ -245,3 +245,33 @@ def test_no_references_in_code_fences_or_inline_code(engine: Engine) -> None:
 
 def test_reference_anchor_drops_trailing_punctuation() -> None:
     assert refs("End with @doc/api#Login.\n") == [("at", ".cuedeck/docs/api.md", "Login", 1)]
+
+
+def test_at_code_references_name_a_path_and_a_symbol_or_lines() -> None:
+    text = (
+        "See @code/src/shop/cart.py#Cart.add, @code/src/shop/cart.py#L120-L180 and "
+        "@code/./lib/util.go.\n"
+        "---\n"
+    )
+    assert refs(text) == [
+        ("at", "src/shop/cart.py", "Cart.add", 1),
+        ("at", "src/shop/cart.py", "L120-L180", 1),
+        ("at", "lib/util.go", None, 1),
+    ]
+    front = "---\nrefs:\n  - code/src/shop/cart.py#Cart.add\n  - '@code/Makefile'\n---\n"
+    assert refs(front, path=".cuedeck/cards/xyz789.md") == [
+        ("frontmatter", "src/shop/cart.py", "Cart.add", 3),
+        ("frontmatter", "Makefile", None, 4),
+    ]
+
+
+def test_a_line_range_is_a_section_of_any_document() -> None:
+    doc = parse("# A\n\none\ntwo\nthree\n")
+    assert [
+        (s.line, s.end_line, s.slug) for s in map(doc.find_section, ("L3-L4", "L2-5", "L5"))
+    ] == [  # type: ignore[union-attr]
+        (3, 4, "L3-L4"),
+        (2, 5, "L2-L5"),
+        (5, 5, "L5"),
+    ]
+    assert [doc.find_section(a) for a in ("L0", "L4-L3", "L5-L6", "l3")] == [None] * 4

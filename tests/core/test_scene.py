@@ -490,7 +490,7 @@ def test_build_scene_tool(make_workspace: MakeWorkspace) -> None:
     tool = workspace.plugins.tools()["build_scene"]
     assert tool.read_only and tool.idempotent
     schema = tool.input_schema()
-    assert set(schema["properties"]) == {"card_id", "token_limit", "format"}
+    assert set(schema["properties"]) == {"card_id", "token_limit", "format", "since", "stack"}
     reply = tool.call(workspace, {"card_id": "bbb222", "format": "xml"})
     assert reply["text"].startswith('<scene card="bbb222"')
     assert reply["manifest"]["card"] == "bbb222"

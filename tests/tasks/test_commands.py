@@ -27,6 +27,7 @@ CARD_KEYS = {
     "assignee",
     "tags",
     "depends_on",
+    "refs",
     "created",
     "updated",
     "path",
@@ -160,7 +161,7 @@ def test_update(chain: Workspace) -> None:
         "--no-depends-on",
         "a1a1a1",
     )
-    assert set(updated) == CARD_KEYS | {"updated_fields"}
+    assert set(updated) == CARD_KEYS | {"updated_fields", "recorded"}
     assert updated["updated_fields"] == ["title", "priority", "assignee", "tags", "depends_on"]
     assert (updated["title"], updated["priority"], updated["tags"]) == (
         "Users table v2",

@@ -227,7 +227,9 @@ def test_update_task(chain: Workspace) -> None:
         "priority": "high",
         "tags": [],
         "depends_on": ["a1a1a1"],
+        "refs": [],
         "updated_fields": ["status", "priority", "assignee", "notes"],
+        "recorded": [],
     }
     assert "- " + updated_at + ": Started" in store_of(chain).text("b2b2b2")
 

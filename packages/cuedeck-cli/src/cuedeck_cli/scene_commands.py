@@ -71,6 +71,17 @@ def _options(function: Any) -> Any:
                 default=None,
                 help="Copy the scene to the clipboard (default: [scene] clipboard).",
             ),
+            click.option(
+                "--since",
+                help="Add the files changed since this git ref or task snapshot, as hunks.",
+            ),
+            click.option(
+                "--stack",
+                "stack_file",
+                type=click.File("r", encoding="utf-8", errors="replace"),
+                help="A file (- for stdin) holding an error's traceback or failing test "
+                "output: related code follows its frames.",
+            ),
         ]
     ):
         function = decorator(function)
@@ -83,10 +94,23 @@ def _build(
     token_limit: int | None,
     format_: str | None,
     pruner: str | None,
+    *,
+    since: str | None = None,
+    stack: str | None = None,
+    record: bool = True,
 ) -> Scene:
     from cuedeck.scene import build_scene
 
-    return build_scene(workspace, card_id, token_limit, format=format_, pruner=pruner)
+    return build_scene(
+        workspace,
+        card_id,
+        token_limit,
+        format=format_,
+        pruner=pruner,
+        since=since,
+        stack=stack,
+        record=record,
+    )
 
 
 @click.command()
@@ -101,7 +125,8 @@ def _build(
 @click.option(
     "--strict",
     is_flag=True,
-    help="Fail (error 1001) when an included file has a dead reference or anchor.",
+    help="Fail (error 1001) when an included file has a dead reference or anchor, or an "
+    "orphaned code reference.",
 )
 def scene(
     card_id: str | None,
@@ -109,6 +134,8 @@ def scene(
     format_: str | None,
     pruner: str | None,
     clipboard: bool | None,
+    since: str | None,
+    stack_file: Any,
     dry_run: bool,
     as_json: bool,
     check: bool,
@@ -123,7 +150,12 @@ def scene(
     from cuedeck.scene import check_scene, write_scene
 
     workspace = current_state().workspace
-    built = _build(workspace, card_id, token_limit, format_, pruner)
+    stack = stack_file.read() if stack_file is not None else None
+    # A dry run or a check writes nothing, not even the first record of a code reference.
+    record = not (dry_run or check)
+    built = _build(
+        workspace, card_id, token_limit, format_, pruner, since=since, stack=stack, record=record
+    )
     missing = built.manifest["missing"]
     if strict and missing:
         first = missing[0]
@@ -159,8 +191,9 @@ def scene(
     click.echo(f"{verb} {output}: {built.summary()}{note}")
 
 
-def relevant_changes(root: Path, output: Path) -> Any:
-    """A watchfiles filter: markdown, config and the active-card state; never our output."""
+def relevant_changes(root: Path, output: Path, indexed: frozenset[str] = frozenset()) -> Any:
+    """A watchfiles filter: markdown, config, the active-card state and the ``indexed``
+    files (source files a scene may cite or relate); never our output."""
     from watchfiles import DefaultFilter
 
     ignored_dirs = DefaultFilter.ignore_dirs
@@ -181,7 +214,7 @@ def relevant_changes(root: Path, output: Path) -> Any:
             return False  # temporary files of atomic writes and editors
         if posix in (CONFIG_PATH, STATE_PATH):
             return True
-        return name.endswith(".md")
+        return name.endswith(".md") or posix in indexed
 
     return accept
 
@@ -194,6 +227,8 @@ def watch(
     format_: str | None,
     pruner: str | None,
     clipboard: bool | None,
+    since: str | None,
+    stack_file: Any,
 ) -> None:
     """Rebuild the scene whenever a card, doc, indexed file or the config changes.
 
@@ -209,6 +244,7 @@ def watch(
     state = current_state()
     first = state.workspace
     root = first.root
+    stack = stack_file.read() if stack_file is not None else None
     debounce = max(first.config.watch.debounce_ms, 0) / 1000
     output = output_path(first)
     use_clipboard = first.config.scene.clipboard if clipboard is None else clipboard
@@ -222,7 +258,9 @@ def watch(
             from cuedeck.scene import write_scene
 
             workspace = open_workspace(root, plugins=state.plugins)
-            built = _build(workspace, card_id, token_limit, format_, pruner)
+            built = _build(
+                workspace, card_id, token_limit, format_, pruner, since=since, stack=stack
+            )
             changed = write_scene(workspace, built)
             board.copy(built.text)
         except CueError as exc:
@@ -246,7 +284,7 @@ def watch(
     try:
         for changes in watch_files(
             root,
-            watch_filter=relevant_changes(root, output),
+            watch_filter=relevant_changes(root, output, frozenset(first.fresh_index().paths)),
             step=50,
             rust_timeout=100,
             yield_on_timeout=True,

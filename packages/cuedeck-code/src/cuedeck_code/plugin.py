@@ -1,5 +1,7 @@
 """The CueDeck plugin of cuedeck-code (entry point ``cuedeck = code``): the ``[code]``
-config section, the ``code`` parser and the code search and navigation tools.
+config section, the ``code`` parser, the code search and navigation tools, and
+importance (the ``importance`` code ranker over the ``code_graph`` service) with the
+repository map.
 
 Kept import-light: the parser's module imports tree-sitter only when it parses, and the
 tools are registered by import path, so their modules load when a tool is first used.
@@ -12,7 +14,8 @@ from typing import TYPE_CHECKING
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterNamed, RegisterParser, RegisterTool
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterParser, RegisterTool
+    from cuedeck.workspace import Workspace
 
 
 @hookimpl
@@ -44,3 +47,31 @@ def register_tools(register: RegisterTool) -> None:
     register(
         "cuedeck_code.regex_tool:regex_search", category="files", read_only=True, idempotent=True
     )
+    # The map is what an agent reads first: a scene tool, in the core profile.
+    register("cuedeck_code.repomap:repo_map", category="scene", read_only=True, idempotent=True)
+
+
+@hookimpl
+def register_commands(register: RegisterCommand) -> None:
+    from cuedeck_code.commands import map_command
+
+    register(map_command)
+
+
+def _code_graph(workspace: Workspace) -> object:
+    # numpy loads with the graph, not when another service (cards) is looked up.
+    from cuedeck_code.codegraph import GraphService
+
+    return GraphService(workspace)
+
+
+@hookimpl
+def register_services(register: RegisterNamed) -> None:
+    register("code_graph", _code_graph)
+
+
+@hookimpl
+def register_code_rankers(register: RegisterNamed) -> None:
+    from cuedeck_code.importance import ImportanceRanker
+
+    register("importance", ImportanceRanker())

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 
 def diagnose(workspace: Workspace) -> list[Problem]:
-    """Config, frontmatter, dead references and anchors, reference cycles, plugins and
-    their tools, and a stale scene."""
+    """Config, frontmatter, dead references and anchors, code references that drifted
+    or lost their target, reference cycles, plugins and their tools, and a stale scene."""
     problems: list[Problem] = []
     try:
         config = workspace.config
@@ -41,7 +41,13 @@ def diagnose(workspace: Workspace) -> list[Problem]:
     for document in documents.values():
         problems.extend(document.problems)
     problems.extend(_plugin_checks(workspace))
-    problems.extend(graph.problems)
+    from cuedeck.drift import ORPHANED, drift_problems
+
+    drift = drift_problems(workspace)
+    # An orphaned reference is a dead one with a history: say it once, with its new home.
+    orphans = {(p.path, p.line) for p in drift if p.code == ORPHANED}
+    problems.extend(p for p in graph.problems if p.code != 1001 or (p.path, p.line) not in orphans)
+    problems.extend(drift)
     for cycle in graph.cycles:
         problems.append(
             Problem(

@@ -24,6 +24,7 @@ import rustworkx as rx
 from cuedeck.errors import did_you_mean, suggestion_text
 from cuedeck.layout import CARDS_DIR, DOCS_DIR
 from cuedeck.models import Document, Problem, Reference
+from cuedeck.parsing import cites_code
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -143,7 +144,9 @@ class ReferenceGraph:
     def resolve_target(self, reference: Reference) -> str | None:
         """The indexed path a reference names, or None."""
         if reference.kind != "wiki" and not (
-            reference.kind == "frontmatter" and not reference.target.endswith(".md")
+            reference.kind == "frontmatter"
+            and not reference.target.endswith(".md")
+            and not cites_code(reference)
         ):
             return reference.target if reference.target in self.documents else None
         name = reference.target.strip().removesuffix(".md")
@@ -186,20 +189,22 @@ class ReferenceGraph:
         return [by_name[found] for found in did_you_mean(name, by_name, cutoff=0.6)]
 
     def _dead_anchor(self, source: str, reference: Reference, target: str) -> Problem:
-        headings = self.documents[target].headings
-        matches = did_you_mean(reference.anchor or "", self.documents[target].anchors)
+        document = self.documents[target]
+        matches = did_you_mean(reference.anchor or "", document.anchors)
+        code = document.language is not None
+        what = "symbol or line range" if code else "heading"
         if matches:
             hint = suggestion_text(matches)
-        elif headings:
-            hint = f"check the headings of {target}"
+        elif document.headings or document.symbols:
+            hint = f"check the {'symbols' if code else 'headings'} of {target}"
         else:
-            hint = f"{target} has no headings to point at"
+            hint = f"{target} has no {'symbols' if code else 'headings'} to point at"
         return Problem(
             severity="error",
             code=1001,
             path=source,
             line=reference.line,
-            message=f"reference {reference.raw!r}: {target} has no heading {reference.anchor!r}",
+            message=f"reference {reference.raw!r}: {target} has no {what} {reference.anchor!r}",
             help=hint,
         )
 

@@ -22,7 +22,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
     from cuedeck.models import (
+        Baseline,
+        CodeQuery,
         Placement,
+        RankedSymbol,
         SceneExtra,
         SceneItem,
         SearchFilters,
@@ -99,6 +102,24 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Any:
         """One float32 row per text, in order (a numpy array; unit length, so a dot
         product is the cosine similarity)."""
+        ...
+
+
+@runtime_checkable
+class CodeRanker(Protocol):
+    """Ranks a repository's definitions by how much a task needs them (importance)."""
+
+    def rank(self, workspace: Workspace, query: CodeQuery) -> list[RankedSymbol]:
+        """Up to ``query.limit`` definitions, best first, each with its score's parts."""
+        ...
+
+
+@runtime_checkable
+class BaselineResolver(Protocol):
+    """Turns a ``since`` (a git ref, a task snapshot...) into what the files were then."""
+
+    def __call__(self, workspace: Workspace, since: str) -> Baseline | None:
+        """The baseline ``since`` names, or None when it is not one this resolver knows."""
         ...
 
 
@@ -439,4 +460,47 @@ def register_settings(register: RegisterNamed) -> None:
         @hookimpl
         def register_settings(register):
             register("notes", NotesSettings)  # workspace.config.section("notes", NotesSettings)
+    """
+
+
+@hookspec
+def register_code_rankers(register: RegisterNamed) -> None:
+    """Register code rankers: what puts a "related code" tier into scenes and ranks
+    ``cue map``.
+
+    Called when a scene is built and when a repository map is drawn.
+    ``register(name, ranker)`` takes a :class:`CodeRanker`, whose ``rank(workspace,
+    query)`` gets a :class:`~cuedeck.models.CodeQuery` (the card's text, the code it
+    cites, an error stack) and returns :class:`~cuedeck.models.RankedSymbol` entries,
+    best first, each with the weighted parts of its score. ``[scene] code_ranker``
+    picks one by name (``importance`` by default: the code plugin's, from the reference
+    graph, recent changes, an error stack and the card's words); a scene has no related
+    code when none is registered.
+
+    Example::
+
+        @hookimpl
+        def register_code_rankers(register):
+            register("recent-only", RecentChangesRanker())
+    """
+
+
+@hookspec
+def register_baselines(register: RegisterNamed) -> None:
+    """Register baseline resolvers: what ``since`` can name in a scene (``cue scene
+    --since``, ``build_scene(since=...)``).
+
+    Called when a scene is asked for the changes since a point. ``register(name,
+    resolver)`` takes a :class:`BaselineResolver`, ``resolver(workspace, since) ->
+    Baseline | None``: None when ``since`` is not one of its names (the next resolver
+    is asked), else a :class:`~cuedeck.models.Baseline` holding the text then of every
+    file that may have changed. The scene shows each changed file as hunks with line
+    numbers. The git plugin registers ``git`` (any commit, branch or tag), the memory
+    plugin ``snapshot`` (a task snapshot's file hashes).
+
+    Example::
+
+        @hookimpl
+        def register_baselines(register):
+            register("backup", lambda ws, since: read_backup(ws) if since == "backup" else None)
     """

@@ -19,6 +19,9 @@ ACCESS_PATH = f"{WORKSPACE_DIR}/access.toml"
 #: One person's current card (git-ignored), and the lock its writers take.
 STATE_PATH = f"{WORKSPACE_DIR}/state.json"
 STATE_LOCK = f"{WORKSPACE_DIR}/.state.lock"
+#: The recorded state of every ``@code/`` reference (symbol, lines, hashes): project data,
+#: committed beside the cards (docs/code.md, "References to code").
+CODE_REFS_PATH = f"{WORKSPACE_DIR}/code-refs.json"
 #: Where ``cue scene`` writes by default (``[scene] output``).
 SCENE_PATH = f"{WORKSPACE_DIR}/SCENE.md"
 
@@ -58,10 +61,11 @@ GITIGNORE_LINES = (
 #: repositories it serves).
 PRIVATE = (".cache", "access.toml", "state.json", ".state.lock", "team")
 #: What tools may read but never write: the settings the server trusts (``[masking]``,
-#: ``[files] deny``, roles), and memory (its store ``memory.sqlite3``, with the ``-wal``
-#: and ``-shm`` files SQLite keeps beside it, and its exports), which only the memory
-#: tools write.
-CONTROL = ("config.toml", "memory")
+#: ``[files] deny``, roles), memory (its store ``memory.sqlite3``, with the ``-wal`` and
+#: ``-shm`` files SQLite keeps beside it, and its exports), which only the memory tools
+#: write, and the record of code references, which only recording writes (an edit could
+#: hide a drift).
+CONTROL = ("config.toml", "memory", "code-refs.json")
 
 
 def _as_resolved(name: str) -> str:

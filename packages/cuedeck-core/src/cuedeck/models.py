@@ -8,6 +8,7 @@ definitions. Either kind of section can be named as an anchor.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import attrs
@@ -78,6 +79,47 @@ class Symbol:
     def short_name(self) -> str:
         """The last part of the qualified name (``send`` of ``Client.send``)."""
         return self.name.rpartition(".")[2]
+
+
+#: A line-range anchor: ``L120-L180``, ``L120-180`` or ``L120`` (one line).
+LINE_RANGE = re.compile(r"L(\d+)(?:-L?(\d+))?")
+
+
+@attrs.frozen
+class LineRange:
+    """Lines of a file named by an anchor (``#L120-L180``): a section without a name.
+
+    ``line`` and ``end_line`` are 1-based and inclusive, as for headings and symbols;
+    :attr:`text` and :attr:`slug` are the canonical anchor ``L120-L180``.
+    """
+
+    line: int
+    end_line: int
+
+    @property
+    def text(self) -> str:
+        """The anchor that names these lines, ``L120-L180`` (``L120`` for one line)."""
+        if self.line == self.end_line:
+            return f"L{self.line}"
+        return f"L{self.line}-L{self.end_line}"
+
+    @property
+    def slug(self) -> str:
+        """The same canonical anchor."""
+        return self.text
+
+    @classmethod
+    def parse(cls, anchor: str, line_count: int) -> LineRange | None:
+        """The lines ``anchor`` names, if it is a line range inside a file of
+        ``line_count`` lines (``L0``, a reversed range or a line past the end: None)."""
+        match = LINE_RANGE.fullmatch(anchor.strip())
+        if match is None:
+            return None
+        first = int(match.group(1))
+        last = int(match.group(2) or first)
+        if not 1 <= first <= last <= line_count:
+            return None
+        return cls(first, last)
 
 
 @attrs.frozen
@@ -151,10 +193,14 @@ class Document:
         short = [s for s in self.symbols if s.short_name == wanted]
         return short[0] if len(short) == 1 else None
 
-    def find_section(self, anchor: str) -> Heading | Symbol | None:
-        """The heading or symbol ``anchor`` names (both have ``line``, ``end_line``,
-        ``text`` and ``slug``)."""
-        return self.find_heading(anchor) or self.find_symbol(anchor)
+    def find_section(self, anchor: str) -> Heading | Symbol | LineRange | None:
+        """The heading, symbol or line range (``L120-L180``) ``anchor`` names (all have
+        ``line``, ``end_line``, ``text`` and ``slug``)."""
+        return (
+            self.find_heading(anchor)
+            or self.find_symbol(anchor)
+            or LineRange.parse(anchor, self.line_count)
+        )
 
     @property
     def anchors(self) -> list[str]:
@@ -220,12 +266,14 @@ class SecretSpan:
 
 @attrs.frozen
 class SceneItem:
-    """A candidate of a scene: a whole file or one section (``anchor``, a heading slug).
+    """A candidate of a scene: a whole file or one section (``anchor``, a heading slug or
+    a symbol's qualified name).
 
-    ``priority`` is 100 for the active card, 50 for its direct references, 25 for
-    indirect ones and 10 for global docs; ``depth`` is the reference distance from the
-    card (-1 for a global doc nothing refers to); ``role`` names the level (``card``,
-    ``direct``, ``indirect``, ``global``). ``text`` is masked already; ``tokens`` is what
+    ``priority`` is 100 for the active card, 50 for its direct references, 45 for the
+    changes since a baseline, 25 for indirect references, 22 for related code and 10
+    for global docs; ``depth`` is the reference distance from the card (-1 for what
+    nothing refers to); ``role`` names the level (``card``, ``direct``, ``delta``,
+    ``indirect``, ``related``, ``global``...). ``text`` is masked already; ``tokens`` is what
     it costs in the scene (with its per-document framing); ``sha256`` is of the file.
     """
 
@@ -238,6 +286,19 @@ class SceneItem:
     sha256: str
     role: str = "direct"
     title: str = ""
+    #: The language of a code item (``python``...); None for markdown.
+    language: str | None = None
+    #: The lines of the file the text holds (1-based, inclusive), for code and sections.
+    lines: tuple[int, int] | None = None
+    #: Smaller forms of a code item, largest first (its signatures with docstring
+    #: summaries, then its outermost signature), masked: what ``signatures`` places.
+    signatures: tuple[str, ...] = ()
+    #: How the text is placed when kept as it is: "" for whole or section, else the form
+    #: it already has (``signatures`` for related code compressed to fit its share).
+    form: str = ""
+    #: What the manifest adds about it (a reference's drift label, why related code was
+    #: chosen).
+    note: str = ""
 
     @property
     def key(self) -> str:
@@ -262,6 +323,75 @@ class SceneExtra:
     sha256: str
     priority: int = 40
     role: str = "memory"
+
+
+@attrs.frozen
+class CodeQuery:
+    """What related code is ranked for: a card's text, the code it cites, an error stack.
+
+    ``cited`` holds ``(path, anchor)`` pairs (anchor None for a whole file) the ranking
+    is personalised on; ``stack`` is error output (a traceback, a panic, failing tests)
+    beside the text, which is searched for frames too; ``folder`` limits the ranking to
+    the files under it; ``limit`` is how many symbols to return at most.
+    """
+
+    text: str = ""
+    cited: tuple[tuple[str, str | None], ...] = ()
+    stack: str = ""
+    folder: str | None = None
+    limit: int = 50
+
+
+@attrs.frozen
+class RankedSymbol:
+    """A definition a :class:`~cuedeck.hookspecs.CodeRanker` ranked for a query.
+
+    ``name`` is the qualified name (the anchor that reads it); ``parts`` are the score's
+    weighted parts (``text``, ``graph``, ``recent``, ``stack``...), which add up to
+    ``score``; the scene's manifest shows them as the reason it was chosen.
+    """
+
+    path: str
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    tokens: int
+    score: float
+    parts: tuple[tuple[str, float], ...] = ()
+    signature: str = ""
+    docstring: str = ""
+
+    def why(self) -> str:
+        """The parts that count, as ``text .42 · graph .10``."""
+        shown = [
+            f"{name} {value:.2f}".replace(" 0.", " .")
+            for name, value in self.parts
+            if value >= 0.005
+        ]
+        return " · ".join(shown) or "score 0"
+
+
+@attrs.frozen
+class BaselineFile:
+    """A file as it was at a baseline: its text then (None when it did not exist then,
+    or when ``known`` is False: it changed, but what it held is not known)."""
+
+    text: str | None
+    known: bool = True
+
+
+@attrs.frozen
+class Baseline:
+    """What the workspace's files were at some point a scene is asked about (``since``):
+    ``label`` names it (``HEAD~3 (1a2b3c4d5e6f)``, ``snapshot s8f2...``); ``files`` holds
+    every file that may have changed since, by workspace-relative path (the others did
+    not)."""
+
+    label: str
+    files: dict[str, BaselineFile] = attrs.field(factory=dict)
+    #: The git commit the baseline is, when it is one (what a task snapshot records).
+    commit: str | None = None
 
 
 @attrs.frozen

@@ -147,7 +147,7 @@ def build_headings(found: Iterable[tuple[int, int, str]], line_count: int) -> tu
 
 _INLINE_CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 _AT_REF = re.compile(
-    r"(?<![\w@/.`])@(?:(?P<kind>doc|card)/(?P<name>[\w\-./]+?)|(?P<path>[\w\-./]+?\.md))"
+    r"(?<![\w@/.`])@(?:(?P<kind>doc|card|code)/(?P<name>[\w\-./]+?)|(?P<path>[\w\-./]+?\.md))"
     r"(?:#(?P<anchor>[^\s,;!?()\[\]<>'\"`]+))?(?=$|[\s,;:!?()\[\]<>'\"`]|\.(?:\s|$))"
 )
 _MD_LINK = re.compile(r"\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^()\s<>]+)>?(?:\s+[\"'(][^)]*)?\s*\)")
@@ -164,7 +164,11 @@ def _strip_anchor(anchor: str | None) -> str | None:
 
 
 def at_target(kind: str | None, name: str | None, path: str | None) -> str:
-    """Workspace-relative path named by an ``@`` reference's parts."""
+    """Workspace-relative path named by an ``@`` reference's parts (``@code/`` names any
+    workspace file by its path: ``@code/src/shop/cart.py``)."""
+    if kind == "code":
+        assert name is not None
+        return posixpath.normpath(name.removeprefix("./"))
     if kind == "doc":
         assert name is not None
         return f"{DOCS_DIR}/{name.removesuffix('.md')}.md"
@@ -176,10 +180,11 @@ def at_target(kind: str | None, name: str | None, path: str | None) -> str:
 
 
 def parse_ref_spec(spec: str) -> tuple[str, str | None] | None:
-    """A frontmatter ``refs:`` entry (``doc/api#Login``, ``@card/abc123``, ``docs/x.md``)."""
+    """A frontmatter ``refs:`` entry (``doc/api#Login``, ``@card/abc123``, ``docs/x.md``,
+    ``code/src/shop/cart.py#Cart.add``, ``code/src/shop/cart.py#L120-L180``)."""
     spec = spec.strip().removeprefix("@")
     target, _, anchor = spec.partition("#")
-    if target.startswith(("doc/", "card/")):
+    if target.startswith(("doc/", "card/", "code/")):
         kind, _, name = target.partition("/")
         return at_target(kind, name, None), anchor or None
     if target.endswith(".md"):
@@ -187,6 +192,11 @@ def parse_ref_spec(spec: str) -> tuple[str, str | None] | None:
     if target and not anchor:
         return target, None  # a bare name, resolved like a wiki link
     return None
+
+
+def cites_code(reference: Reference) -> bool:
+    """Whether ``reference`` is written ``@code/...`` (or ``code/...`` in ``refs:``)."""
+    return reference.raw.strip().removeprefix("@").startswith("code/")
 
 
 def _link_target(target: str, source: str) -> tuple[str, str | None] | None:

@@ -37,7 +37,15 @@ from cuedeck.registry import Registered, Registry
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator
 
-    from cuedeck.hookspecs import Embedder, Masker, Pruner, SceneSource, Searcher
+    from cuedeck.hookspecs import (
+        BaselineResolver,
+        CodeRanker,
+        Embedder,
+        Masker,
+        Pruner,
+        SceneSource,
+        Searcher,
+    )
     from cuedeck.parsers import Parsers
     from cuedeck.tokens import TokenCounter
     from cuedeck.tools import Tool
@@ -417,6 +425,16 @@ def get_services(pm: PluginHost) -> dict[str, Callable[[Any], Any]]:
 def get_scene_sources(pm: PluginHost) -> dict[str, SceneSource]:
     """Scene sources by name: ``source(workspace, card_id) -> [SceneExtra]``."""
     return pm.items("register_scene_sources")
+
+
+def get_baselines(pm: PluginHost) -> dict[str, BaselineResolver]:
+    """Baseline resolvers by name: ``resolver(workspace, since) -> Baseline | None``."""
+    return pm.items("register_baselines")
+
+
+def get_code_rankers(pm: PluginHost) -> dict[str, CodeRanker]:
+    """Code rankers by name: ``ranker.rank(workspace, query) -> [RankedSymbol]``."""
+    return pm.items("register_code_rankers")
 
 
 def get_embedders(pm: PluginHost) -> dict[str, Callable[[Any], Embedder]]:

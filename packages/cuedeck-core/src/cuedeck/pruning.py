@@ -4,7 +4,9 @@
 at the first that does not. ``outline`` (the default) goes on past a document that
 does not fit: it tries the document's outline (its headings and the first paragraph
 of each section), then its headings alone, before dropping it, so the agent still sees
-what exists and can ask for it. Both always keep the active card (the first item)
+what exists and can ask for it. Code is compressed the same way, to its ``signatures``
+(each definition's signature and docstring summary, with its lines), then to its
+outermost signature and a pointer. Both always keep the active card (the first item)
 whole; the scene has checked that it fits.
 """
 
@@ -29,8 +31,9 @@ PARAGRAPH_CHARS = 320
 
 
 def full_mode(item: SceneItem) -> str:
-    """``section`` for an item that is one section of its file, else ``whole``."""
-    return "section" if item.anchor else "whole"
+    """How ``item`` is placed as it is: its ``form`` when it has one (related code
+    already compressed), ``section`` for one section of its file, else ``whole``."""
+    return item.form or ("section" if item.anchor else "whole")
 
 
 def _keep(item: SceneItem) -> Placement:
@@ -95,8 +98,8 @@ class CheckedPruner:
                     item=placement.item.key,
                     tokens=placement.tokens,
                 )
-        # What is kept in full costs what the scene measured, whatever the pruner says.
-        costs = [p.item.tokens if p.mode in ("whole", "section") else p.tokens for p in placements]
+        # What is kept as it is costs what the scene measured, whatever the pruner says.
+        costs = [p.item.tokens if p.mode == full_mode(p.item) else p.tokens for p in placements]
         # The active card is kept even when it alone exceeds the budget.
         allowed = max(budget, costs[0]) if costs else budget
         if sum(costs) > allowed:
@@ -161,9 +164,12 @@ class OutlinePruner:
 
 
 def _shrink(item: SceneItem, left: int, count: Callable[[str], int]) -> Placement:
-    """``item`` as an outline, then as headings only, if either fits ``left``; else dropped."""
+    """``item`` as an outline, then as headings only, if either fits ``left``; code as
+    its signatures, then its outermost signature; else dropped."""
     from cuedeck.models import Placement
 
+    if item.signatures:
+        return _signatures(item, left, count)
     smallest: int | None = None
     for paragraphs, text in zip((True, False), outlines(item.text), strict=True):
         if not text:
@@ -178,6 +184,26 @@ def _shrink(item: SceneItem, left: int, count: Callable[[str], int]) -> Placemen
         smallest = tokens
     outlined = f" ({smallest} as headings)" if smallest is not None else ""
     return _drop(item, f"needs {item.tokens} tokens{outlined}, {left} left")
+
+
+def _signatures(item: SceneItem, left: int, count: Callable[[str], int]) -> Placement:
+    """A code item as the first of its smaller forms that fits ``left``; else dropped."""
+    from cuedeck.models import Placement
+
+    smallest: int | None = None
+    for number, text in enumerate(item.signatures):
+        tokens = count(text)
+        if tokens >= item.tokens:
+            continue  # as large as the code itself: nothing gained
+        if tokens <= left:
+            what = ("signatures", "signatures without docstrings", "its signature")[
+                min(number, 2) if len(item.signatures) == 3 else (0 if number == 0 else 2)
+            ]
+            reason = f"{what}: the full text needs {item.tokens} tokens, {left} left"
+            return Placement(item, "signatures", text, tokens, reason)
+        smallest = tokens
+    compressed = f" ({smallest} as its signature)" if smallest is not None else ""
+    return _drop(item, f"needs {item.tokens} tokens{compressed}, {left} left")
 
 
 def outline(text: str, *, paragraphs: bool = True) -> str:

@@ -90,6 +90,20 @@ class SceneSettings:
         "includes, at priority 20; 0 follows none.",
         minimum=0,
     )
+    code_share: float = setting(
+        0.25,
+        'Most of the budget "related code" may take: the definitions the code ranker finds '
+        "for the card, whole while they fit, then as signatures (0 adds none).",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    code_ranker: str = setting(
+        "importance",
+        "Registered code ranker behind related code and `cue map` (a code plugin's: importance).",
+        names="register_code_rankers",
+        unavailable_help='install the code plugin for "importance", or pick a registered '
+        "code ranker (`cue plugins`)",
+    )
 
 
 @attrs.frozen

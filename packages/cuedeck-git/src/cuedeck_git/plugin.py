@@ -1,5 +1,6 @@
-"""The CueDeck plugin of cuedeck-git (entry point ``cuedeck = git``): the git tools and
-their ``[git]`` config section.
+"""The CueDeck plugin of cuedeck-git (entry point ``cuedeck = git``): the git tools, their
+``[git]`` config section, and the ``git`` baseline of scenes (``since`` a commit, branch
+or tag).
 
 Tools only, no CLI commands: people have git; these are for agents without a shell.
 Kept import-light: the tools are registered by import path, so their modules load when
@@ -14,6 +15,8 @@ from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from cuedeck.hookspecs import RegisterNamed, RegisterTool
+    from cuedeck.models import Baseline
+    from cuedeck.workspace import Workspace
 
 
 @hookimpl
@@ -50,3 +53,14 @@ def register_tools(register: RegisterTool) -> None:
     register("cuedeck_git.destructive:git_clean", category="git", destructive=True)
     register("cuedeck_git.destructive:git_checkout_file", category="git", destructive=True)
     register("cuedeck_git.branches:git_branch_delete", category="git", destructive=True)
+
+
+def _git_baseline(workspace: Workspace, since: str) -> Baseline | None:
+    from cuedeck_git.baseline import git_baseline
+
+    return git_baseline(workspace, since)
+
+
+@hookimpl
+def register_baselines(register: RegisterNamed) -> None:
+    register("git", _git_baseline)

@@ -305,8 +305,16 @@ def _activate(store: MemoryStore, card_id: str) -> str | None:
     return str(activated.id)
 
 
-def snapshot(store: MemoryStore, project: str, task_id: str | None, name: str | None) -> Snapshot:
-    """Record a task's segments and pins as a named snapshot."""
+def snapshot(
+    store: MemoryStore,
+    project: str,
+    task_id: str | None,
+    name: str | None,
+    files: dict[str, str] | None = None,
+    commit: str | None = None,
+) -> Snapshot:
+    """Record a task's segments and pins as a named snapshot, with the hashes of the
+    files it touched and the git commit then (cuedeck_memory.touched)."""
     task = task_id or store.current_task(project)
     rows = task_rows(store, project, task, stashed=None, pinned=task is not None)
     table = store.table
@@ -320,6 +328,8 @@ def snapshot(store: MemoryStore, project: str, task_id: str | None, name: str | 
             "working_ids": [table.segment_id(r) for r in rows if not table.stashed[r]],
             "pinned_ids": [table.segment_id(r) for r in rows if table.pinned[r]],
             "tokens": int(table.tokens[rows].sum()) if rows else 0,
+            "files": dict(files or {}),
+            "commit": commit,
         },
     )
     return {
@@ -329,6 +339,8 @@ def snapshot(store: MemoryStore, project: str, task_id: str | None, name: str | 
         "created_at": iso(record["created_at"]),
         "segments_snapshot": len(rows),
         "tokens_snapshot": record["tokens"],
+        "files": record["files"],
+        "commit": record["commit"],
     }
 
 
@@ -342,6 +354,8 @@ def list_snapshots(store: MemoryStore, project: str) -> list[Snapshot]:
             "created_at": iso(float(r.get("created_at", 0))),
             "segments_snapshot": len(r.get("segment_ids", [])),
             "tokens_snapshot": int(r.get("tokens", 0)),
+            "files": dict(r.get("files") or {}),
+            "commit": r.get("commit"),
         }
         for r in reversed(store.snapshots(project))
     ]

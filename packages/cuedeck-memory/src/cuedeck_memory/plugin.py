@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         RegisterSceneSource,
         RegisterTool,
     )
-    from cuedeck.models import Problem, SceneExtra
+    from cuedeck.models import Baseline, Problem, SceneExtra
     from cuedeck.workspace import Workspace
     from cuedeck_memory.store import MemoryStore
 
@@ -96,3 +96,15 @@ def register_commands(register: RegisterCommand) -> None:
     from cuedeck_memory.commands import memory
 
     register(memory)
+
+
+def _snapshot_baseline(workspace: Workspace, since: str) -> Baseline | None:
+    from cuedeck_memory.touched import snapshot_baseline
+
+    return snapshot_baseline(workspace, since)
+
+
+@hookimpl
+def register_baselines(register: RegisterNamed) -> None:
+    # `cue scene --since snap-...`: what changed in the task's files since its snapshot.
+    register("snapshot", _snapshot_baseline)

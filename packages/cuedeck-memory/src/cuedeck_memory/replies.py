@@ -204,6 +204,12 @@ class TaskContext(TypedDict):
     total_tokens: int
     segment_count: int
     page: Page
+    snapshot_id: str | None
+    """The task's latest snapshot, which ``files`` and ``delta`` come from."""
+    files: dict[str, str]
+    delta: list[dict[str, Any]]
+    """What changed in those files since, as hunks (first page only)."""
+    delta_truncated: bool
 
 
 class Projects(TypedDict):
@@ -315,6 +321,10 @@ class Snapshot(TypedDict):
     created_at: str
     segments_snapshot: int
     tokens_snapshot: int
+    files: dict[str, str]
+    """The files the task touched then (path, masked: sha256), for deltas."""
+    commit: str | None
+    """The git commit ``HEAD`` was then (None outside git)."""
 
 
 class Captured(TypedDict):

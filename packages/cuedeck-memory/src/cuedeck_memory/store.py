@@ -405,6 +405,8 @@ class MemoryStore:
             **record,
             "name": mask(record.get("name")),
             "task_id": mask(record.get("task_id")),
+            "files": {mask(path): digest for path, digest in (record.get("files") or {}).items()},
+            "commit": record.get("commit"),
             "snapshot_id": f"snap-{new_id(now)}",
             "created_at": now,
         }

@@ -7,6 +7,7 @@ Typed functions served to MCP, the CLI and Python alike. Lists of segments page 
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import Field
@@ -148,19 +149,41 @@ def context_get_task_context(
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
 ) -> replies.TaskContext:
-    """Get every segment of a task, from both tiers (working and stashed)."""
+    """Get every segment of a task, from both tiers (working and stashed).
+
+    With a snapshot of the task: the hashes of the files it touched then, and what
+    changed in them since, as hunks (delta).
+    """
     store = _store(workspace)
     task = task_id or store.current_task(project_id)
     if task is None:
         raise InvalidInput("no task_id given and the project has no current task", field="task_id")
     found = task_rows(store, project_id, task, stashed=None)
-    segments, page = page_segments(store, found, _budget(store, max_tokens), cursor, used=30)
+    budget = _budget(store, max_tokens)
+    segments, page = page_segments(store, found, budget, cursor, used=30)
+    from cuedeck_memory.touched import delta_since
+
+    latest = next(
+        (r for r in reversed(store.snapshots(project_id)) if r.get("task_id") == task), None
+    )
+    files: dict[str, str] = dict((latest or {}).get("files") or {})
+    delta: list[dict[str, Any]] = []
+    left_out = False
+    if latest is not None and files and cursor is None:
+        # What changed in the task's files since its latest snapshot, in what the
+        # segments leave of the budget.
+        used = sum(workspace.count_tokens(json.dumps(s, ensure_ascii=False)) for s in segments)
+        delta, left_out = delta_since(workspace, latest, max(budget - used, 0))
     return {
         "task_id": task,
         "segments": segments,
         "total_tokens": int(store.table.tokens[found].sum()) if found else 0,
         "segment_count": len(found),
         "page": page,
+        "snapshot_id": latest.get("snapshot_id") if latest is not None else None,
+        "files": files,
+        "delta": delta,
+        "delta_truncated": left_out,
     }
 
 
@@ -371,9 +394,26 @@ def context_create_task_snapshot(
     project_id: ProjectId,
     task_id: OptionalTask = None,
     name: Annotated[str | None, Field(max_length=200)] = None,
+    files: Annotated[
+        list[str] | None,
+        Field(
+            max_length=500,
+            description="Files the task touched (default: those that differ from git's "
+            "HEAD and those its card cites); their hashes are recorded",
+        ),
+    ] = None,
 ) -> replies.Snapshot:
-    """Snapshot a task's segments and pins under a name, persisted and listable."""
-    return snapshot(_store(workspace), project_id, task_id, name)
+    """Snapshot a task's segments and pins under a name, persisted and listable.
+
+    It records the hashes of the files the task touched: build_scene(since=snapshot_id)
+    and context_get_task_context then show what changed since, as hunks.
+    """
+    from cuedeck_memory.touched import touched_files
+
+    store = _store(workspace)
+    task = task_id or store.current_task(project_id)
+    hashes, commit = touched_files(workspace, task, files)
+    return snapshot(store, project_id, task_id, name, hashes, commit)
 
 
 def context_capture(

@@ -1,7 +1,7 @@
 """Task cards: their fields, allowed values, ids and the text of a new card.
 
 A card is ``.cuedeck/cards/<id>.md``: YAML frontmatter (``id``, ``title``, ``status``,
-``priority``, ``assignee``, ``tags``, ``depends_on``, ``created``, ``updated`` and any
+``priority``, ``assignee``, ``tags``, ``depends_on``, ``refs``, ``created``, ``updated`` and any
 other keys a person adds), then a markdown body. The file name is the card's id.
 """
 
@@ -36,6 +36,7 @@ FIELD_ORDER: tuple[str, ...] = (
     "assignee",
     "tags",
     "depends_on",
+    "refs",
     "created",
     "updated",
 )
@@ -61,6 +62,8 @@ class Card:
     #: Fields whose value in the file has the wrong YAML type (a mapping for ``tags``,
     #: a number for ``status``): read as their default, never written over by an update.
     malformed: tuple[str, ...] = ()
+    #: ``refs:`` entries as written (``doc/api#Login``, ``code/src/cart.py#Cart.add``).
+    refs: tuple[str, ...] = ()
 
     @classmethod
     def from_frontmatter(
@@ -123,6 +126,7 @@ class Card:
             sha256=sha256,
             problems=tuple(found),
             malformed=tuple(malformed),
+            refs=tuple(item.strip() for item in texts("refs")),
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -135,6 +139,7 @@ class Card:
             "assignee": self.assignee,
             "tags": list(self.tags),
             "depends_on": list(self.depends_on),
+            "refs": list(self.refs),
             "created": self.created,
             "updated": self.updated,
             "path": self.path,

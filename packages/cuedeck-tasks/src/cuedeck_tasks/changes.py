@@ -29,6 +29,8 @@ class CardChanges:
     remove_tags: tuple[str, ...] = ()
     add_depends_on: tuple[str, ...] = ()
     remove_depends_on: tuple[str, ...] = ()
+    add_refs: tuple[str, ...] = ()
+    remove_refs: tuple[str, ...] = ()
 
     #: Fields set outright: an update from an old ``base`` conflicts on these.
     SCALARS = ("title", "status", "priority", "assignee")
@@ -49,9 +51,12 @@ class CardChanges:
             check_card_label(tag, field="tags")
         for dep in (*self.add_depends_on, *self.remove_depends_on):
             check_id(dep, field="depends_on")
+        for ref in self.add_refs:
+            check_ref(ref)
         for field, added, removed in (
             ("tags", self.add_tags, self.remove_tags),
             ("depends_on", self.add_depends_on, self.remove_depends_on),
+            ("refs", self.add_refs, self.remove_refs),
         ):
             both = sorted(set(added) & set(removed))
             if both:
@@ -62,6 +67,21 @@ class CardChanges:
         if self == CardChanges():
             raise InvalidInput("nothing to update: name at least one field", field="updates")
         return self
+
+
+def check_ref(spec: str) -> str:
+    """``spec`` if it is a ``refs:`` entry (``doc/api#Login``, ``code/src/x.py#Cart.add``),
+    else InvalidInput (1004)."""
+    from cuedeck.parsing import parse_ref_spec
+
+    check_card_label(spec, field="refs")
+    if not spec.strip() or parse_ref_spec(spec) is None:
+        raise InvalidInput(
+            f"{spec!r} is not a reference: write doc/NAME, card/ID, a path.md or "
+            "code/PATH#Symbol (code/PATH#L120-L180 for lines)",
+            field="refs",
+        )
+    return spec.strip()
 
 
 @attrs.frozen

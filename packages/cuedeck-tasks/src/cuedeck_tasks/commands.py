@@ -299,6 +299,15 @@ def show(card_id: str, as_json: bool) -> None:
 @click.option("--untag", multiple=True, help="Remove a tag (repeatable).")
 @click.option("-d", "--depends-on", "depends_on", multiple=True, help="Add a dependency.")
 @click.option("--no-depends-on", "no_depends_on", multiple=True, help="Remove a dependency.")
+@click.option(
+    "-r",
+    "--ref",
+    "refs",
+    multiple=True,
+    help="Add a reference (doc/NAME, code/PATH#Symbol, code/PATH#L10-L40); a code one "
+    "is recorded, again if it is there already (repeatable).",
+)
+@click.option("--no-ref", "no_refs", multiple=True, help="Remove a reference (repeatable).")
 @json_option
 def update(
     card_id: str,
@@ -311,6 +320,8 @@ def update(
     untag: tuple[str, ...],
     depends_on: tuple[str, ...],
     no_depends_on: tuple[str, ...],
+    refs: tuple[str, ...],
+    no_refs: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Change a card; only the named fields change, the rest of the file stays as it is."""
@@ -326,15 +337,23 @@ def update(
         "remove_tags": list(untag),
         "add_depends_on": [store.resolve(dep) for dep in depends_on],
         "remove_depends_on": [dep.strip().lower() for dep in no_depends_on],
+        "add_refs": list(refs),
+        "remove_refs": list(no_refs),
     }
     given = {field: value for field, value in updates.items() if value not in (None, [])}
-    fields = _call("update_task", id=target, updates=given)["updated_fields"]
+    reply = _call("update_task", id=target, updates=given)
+    fields, recorded = reply["updated_fields"], reply["recorded"]
     if as_json:
-        _emit_json({**store.get(target).to_record(), "updated_fields": fields})
-    elif fields:
+        _emit_json(
+            {**store.get(target).to_record(), "updated_fields": fields, "recorded": recorded}
+        )
+        return
+    if fields:
         click.echo(f"{target}: updated {', '.join(fields)}")
-    else:
+    elif not recorded:
         click.echo(f"{target}: nothing changed")
+    for key in recorded:
+        click.echo(f"{target}: recorded code/{key}")
 
 
 @card.command("activate")

@@ -417,6 +417,7 @@ class CardStore:
         touched = [name for name in CardChanges.SCALARS if getattr(changes, name) is not None]
         touched += ["tags"] * bool(changes.add_tags or changes.remove_tags)
         touched += ["depends_on"] * bool(changes.add_depends_on or changes.remove_depends_on)
+        touched += ["refs"] * bool(changes.add_refs or changes.remove_refs)
         broken = [name for name in touched if name in current.malformed]
         if broken:
             lines = split_lines(text)
@@ -457,6 +458,17 @@ class CardStore:
         if deps != list(current.depends_on):
             frontmatter["depends_on"] = deps
             fields.append("depends_on")
+        # "@code/x" and "code/x" are one reference: compare them without the "@".
+        dropped = {ref.strip().removeprefix("@") for ref in changes.remove_refs}
+        refs = [r for r in current.refs if r.removeprefix("@") not in dropped]
+        have = {r.removeprefix("@") for r in refs}
+        for ref in changes.add_refs:
+            if ref.strip().removeprefix("@") not in have:
+                refs.append(ref.strip())
+                have.add(ref.strip().removeprefix("@"))
+        if refs != list(current.refs):
+            frontmatter["refs"] = refs if refs else DELETE
+            fields.append("refs")
         if not fields and changes.note is None:
             return None
         now = utc_now()

@@ -116,8 +116,10 @@ class UpdatedTask(TypedDict):
     priority: str
     tags: list[str]
     depends_on: list[str]
+    refs: list[str]
     updated_at: Annotated[str, Field(json_schema_extra={"format": "date-time"})]
     updated_fields: list[str]
+    recorded: list[str]
 
 
 @pydantic.with_config(pydantic.ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1}))
@@ -133,6 +135,11 @@ class TaskUpdates(TypedDict, total=False):
     remove_tags: list[str]
     add_depends_on: list[CardId]
     remove_depends_on: list[CardId]
+    add_refs: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=300)]],
+        Field(description="e.g. doc/api#Login, code/src/a.py#Cls.fn, code/src/a.py#L10-L40"),
+    ]
+    remove_refs: list[str]
 
 
 def _at_least_one(updates: TaskUpdates) -> TaskUpdates:
@@ -254,9 +261,11 @@ def update_task(
         Field(description="The card's sha256 as read: refuse if changed", pattern="^[0-9a-f]{64}$"),
     ] = None,
 ) -> UpdatedTask:
-    """Change a task card's fields or dependencies, or add a note; nothing else changes.
+    """Change a task card's fields, dependencies or references, or add a note.
 
-    With content_hash, a card changed since it was read is refused (1005).
+    Nothing else changes. A code reference added (code/PATH#Symbol) must exist; its
+    current text is recorded, so scenes and doctor notice when it drifts. With
+    content_hash, a card changed since it was read is refused (1005).
     """
     changes = CardChanges(
         title=updates.get("title"),
@@ -268,9 +277,20 @@ def update_task(
         remove_tags=tuple(updates.get("remove_tags", ())),
         add_depends_on=tuple(updates.get("add_depends_on", ())),
         remove_depends_on=tuple(updates.get("remove_depends_on", ())),
-    )
+        add_refs=tuple(updates.get("add_refs", ())),
+        remove_refs=tuple(updates.get("remove_refs", ())),
+    ).check()
+    from cuedeck.drift import check_code_spec, record_references
+
+    # Code must exist to be cited: a typo is refused with the closest names.
+    cited = {key for ref in changes.add_refs if (key := check_code_spec(workspace, ref))}
     result = _store(workspace).update(id, changes, content_hash=content_hash)
     card = result.card
+    recorded: list[str] = []
+    if cited or changes.remove_refs:
+        workspace.invalidate([card.path])
+        labels = record_references(workspace, card.path, keys=cited, replace=True)
+        recorded = sorted(label.key for label in labels if label.key in cited and label.current)
     return {
         "id": card.id,
         "title": card.title,
@@ -279,6 +299,8 @@ def update_task(
         "priority": card.priority,
         "tags": list(card.tags),
         "depends_on": list(card.depends_on),
+        "refs": list(card.refs),
         "updated_at": card.updated or "",
         "updated_fields": list(result.fields),
+        "recorded": recorded,
     }

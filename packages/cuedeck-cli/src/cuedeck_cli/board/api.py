@@ -57,8 +57,10 @@ class BoardApi:
     def cards(self) -> dict[str, Any]:
         """Every card with its content hash, the columns, and what the filters offer."""
         cards = self.call("list_tasks", {"status": ["todo", "active", "done", "archived"]})
+        labels = self._code_labels()
         for card in cards:
             card["content_hash"] = self._card_hash(card["id"])
+            card["code_refs"] = labels.get(card["id"], [])
         tags = sorted({tag for card in cards for tag in card.get("tags") or []})
         assignees = sorted({card["assignee"] for card in cards if card.get("assignee")})
         return {
@@ -82,6 +84,28 @@ class BoardApi:
         if check is None:
             return []
         return [self.workspace.mask(problem.message) for problem in check(self.workspace)]
+
+    def _code_labels(self) -> dict[str, list[dict[str, str]]]:
+        """Each card's code references with their label (fresh, moved, drifted,
+        orphaned, new), masked like everything the board sends."""
+        from cuedeck.drift import label_references
+        from cuedeck.errors import CueError
+        from cuedeck.layout import CARDS_DIR
+
+        try:
+            documents = self.workspace.documents
+            cards = [p for p in documents if p.startswith(CARDS_DIR + "/")]
+            found = label_references(self.workspace, cards)
+        except CueError:
+            return {}
+        labels: dict[str, list[dict[str, str]]] = {}
+        for label in found:
+            card_id = label.source.rsplit("/", 1)[-1].removesuffix(".md")
+            labels.setdefault(card_id, []).append(
+                {"ref": f"code/{label.key}", "state": label.state, "label": label.describe()}
+            )
+        masked: dict[str, list[dict[str, str]]] = self.masked(labels)
+        return masked
 
     def _card_hash(self, card_id: str) -> str | None:
         """The sha256 of a card's file as it is now: update_task's ``content_hash``."""

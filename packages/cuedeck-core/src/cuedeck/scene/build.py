@@ -1,9 +1,11 @@
 """Building a scene: candidates in, masked and fitted to the budget, rendered out.
 
 :func:`build_scene` is the recipe; each step is a function below: check the options,
-gather the card's candidates, read and mask them (:func:`_read`), cost each one as it
-would be placed (:func:`_items`), add what scene sources bring (:func:`_extras`), fit
-the lot to the budget (:mod:`.fit`) and describe the result (:func:`_manifest`).
+gather the card's candidates, label the code they cite (:func:`.code.code_labels`), read
+and mask them (:func:`_read`), cost each one as it would be placed (:func:`_items`), add
+what scene sources bring (:func:`_extras`), the changes since a baseline and the related
+code (:func:`_code`), fit the lot to the budget (:mod:`.fit`) and describe the result
+(:func:`_manifest`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import attrs
 
 from cuedeck.errors import InvalidInput
 from cuedeck.scene.candidates import covers, gather_entries
+from cuedeck.scene.code import code_item, code_labels, delta_items, is_code, related_items
 from cuedeck.scene.fit import fit_to_budget
 from cuedeck.scene.model import FORMATS, MANIFEST_VERSION, Scene, SceneManifest
 from cuedeck.scene.render import RENDERERS, Header, secret_counts
@@ -23,12 +26,17 @@ from cuedeck.scene.selection import find_card
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from cuedeck.drift import Label
     from cuedeck.hookspecs import Pruner
     from cuedeck.masking import MaskSession
-    from cuedeck.models import Document, Placement, SceneItem
+    from cuedeck.models import Document, Placement, Problem, SceneItem
     from cuedeck.scene.candidates import Entry
     from cuedeck.scene.render import Renderer
+    from cuedeck.tokens import CachedCounter
     from cuedeck.workspace import Workspace
+
+    #: What an item costs placed in a mode with a text: its rendered block, counted.
+    Cost = Callable[[SceneItem, str, str], int]
 
 #: Path -> (text, sha256) of every file a scene reads: what its manifest's inputs list.
 Files = dict[str, tuple[str, str]]
@@ -51,27 +59,43 @@ def build_scene(
     *,
     format: str | None = None,
     pruner: str | None = None,
+    since: str | None = None,
+    stack: str | None = None,
+    record: bool = True,
 ) -> Scene:
     """The scene of ``card_id`` (default: the active card), fitted to ``token_limit``.
 
-    Raises CycleDetected (1002) when a reference loop is reachable from the card,
-    TokenLimitExceeded (1003) when the card alone does not fit, FileNotFound (1001) for
-    a missing card or global doc, InvalidInput (1004) for bad arguments.
+    ``since`` (a git ref, a task snapshot) adds the files changed since then as hunks;
+    ``stack`` (a traceback, failing test output) points related code at its frames;
+    ``record`` records the code references seen for the first time (their drift is
+    measured from then on). Raises CycleDetected (1002) when a reference loop is
+    reachable from the card, TokenLimitExceeded (1003) when the card alone does not fit,
+    FileNotFound (1001) for a missing card or global doc, InvalidInput (1004) for bad
+    arguments, UnknownBaseline (1143) for a ``since`` nothing knows.
     """
     options = _options(workspace, token_limit, format, pruner)
     workspace.refresh()
     card = find_card(workspace, card_id)
     entries = gather_entries(workspace, card)
     session = workspace.mask_session()
+    labels = code_labels(workspace, [card.path, *(e.path for e in entries)], record=record)
     files, texts = _read(workspace, entries, session)
-    items, count = _items(workspace, entries, texts, files, options.renderer)
+    items, count, cost = _items(
+        workspace, entries, texts, files, options.renderer, labels, session, recorded=record
+    )
     extras = _extras(workspace, header_card_id(card.path), session, options.renderer)
+    since_label, code = _code(
+        workspace, card, entries, [*items, *(e for e, _ in extras)], session, cost, options,
+        since=since, stack=stack,
+    )  # fmt: skip
+    extras.extend(code)
     if extras:
         for extra_item, digest in extras:
-            files[extra_item.path] = (extra_item.text, digest)
+            if extra_item.path not in files and digest:
+                files[extra_item.path] = (extra_item.text, digest)
         # A stable sort: each extra joins the end of its priority level, the card stays first.
         items = sorted([*items, *(extra for extra, _ in extras)], key=lambda item: -item.priority)
-    header = _header(workspace, card, entries, session, options)
+    header = _header(workspace, card, entries, session, options, labels)
     placements, text, used = fit_to_budget(
         items,
         options.limit,
@@ -82,7 +106,7 @@ def build_scene(
         session.placeholders,
         workspace.token_counter.count,
     )
-    manifest = _manifest(header, placements, text, used, files, session)
+    manifest = _manifest(header, placements, text, used, files, session, since_label)
     return Scene(text=text, manifest=manifest, placements=tuple(placements))
 
 
@@ -147,9 +171,15 @@ def _items(
     texts: Sequence[tuple[str, bool]],
     files: Files,
     renderer: Renderer,
-) -> tuple[list[SceneItem], Callable[[str], int]]:
-    """Each entry as a scene item costing what it costs placed whole, and the ``count``
-    a pruner measures outlines with (an outline's text plus the longest framing)."""
+    labels: Sequence[Label],
+    session: MaskSession,
+    *,
+    recorded: bool,
+) -> tuple[list[SceneItem], Callable[[str], int], Cost]:
+    """Each entry as a scene item costing what it costs placed whole (code with its
+    language, lines, signatures and drift label), the ``count`` a pruner measures
+    outlines and signatures with (their text plus the longest framing), and the
+    ``cost`` of any item placed in any mode."""
     from cuedeck.models import Placement, SceneItem
     from cuedeck.pruning import full_mode
 
@@ -173,7 +203,10 @@ def _items(
             files[entry.path][1],
             role=entry.role,
             title=document.title,
+            note=label_note(labels, document, entry.anchor, entry.lines, recorded=recorded),
         )
+        if is_code(document):
+            item = code_item(workspace, document, text, entry.lines, entry.anchor, session, item)
         mode = full_mode(item)
         if unmasked and mode == "whole" and renderer.name != "json":
             # The index counted this very text: add the framing instead of recounting.
@@ -181,12 +214,12 @@ def _items(
         else:
             tokens = cost(item, mode, text)
         items.append(attrs.evolve(item, tokens=tokens))
-        framing = max(framing, cost(item, "outline", ""))
+        framing = max(framing, cost(item, "signatures" if item.signatures else "outline", ""))
 
     def count(text: str) -> int:
         return counter.count(renderer.escape(text)) + framing
 
-    return items, count
+    return items, count, cost
 
 
 def _header(
@@ -195,9 +228,11 @@ def _header(
     entries: Sequence[Entry],
     session: MaskSession,
     options: _Options,
+    labels: Sequence[Label],
 ) -> Header:
     """The scene's header: the card, the budget and how it is counted and fitted, the
-    config it was built with and the dead references of what it includes."""
+    config it was built with and the dead references of what it includes (an orphaned
+    code reference with its likeliest new home)."""
     from cuedeck.config import CONFIG_PATH
 
     config_path = workspace.root / CONFIG_PATH
@@ -206,8 +241,9 @@ def _header(
         if config_path.is_file()
         else None
     )
+    orphans = {(lb.source, lb.line): lb for lb in labels if lb.state == "orphaned"}
     missing = tuple(
-        (problem.path, problem.line, session.mask(problem.message, path=problem.path))
+        (problem.path, problem.line, session.mask(_missing(problem, orphans), path=problem.path))
         for problem in workspace.graph.problems
         if problem.code == 1001
         and problem.path is not None
@@ -235,9 +271,12 @@ def _manifest(
     used: int,
     files: Files,
     session: MaskSession,
+    since: str | None,
 ) -> SceneManifest:
     """What the scene holds: every candidate and how it was placed, its inputs' hashes,
-    the dead references and the secrets masked."""
+    the dead references, the secrets masked and the baseline of its changes."""
+    from cuedeck.pruning import full_mode
+
     inputs = {path: digest for path, (_, digest) in files.items()}
     if header.config is not None:
         inputs[header.config[0]] = header.config[1]
@@ -252,7 +291,7 @@ def _manifest(
         "exact": header.exact,
         "token_limit": header.token_limit,
         "tokens": used,
-        "truncated": any(p.mode in ("outline", "dropped") for p in placements),
+        "truncated": any(p.mode != full_mode(p.item) for p in placements),
         "candidates": [
             {
                 "path": p.item.path,
@@ -265,6 +304,8 @@ def _manifest(
                 "full_tokens": p.item.tokens,
                 "reason": p.reason,
                 "sha256": p.item.sha256,
+                "lines": f"L{p.item.lines[0]}-L{p.item.lines[1]}" if p.item.lines else None,
+                "note": p.item.note or None,
             }
             for p in placements
         ],
@@ -274,7 +315,97 @@ def _manifest(
         ],
         "inputs": dict(sorted(inputs.items())),
         "secrets": secret_counts(text, session.placeholders),
+        "since": since,
     }
+
+
+def _code(
+    workspace: Workspace,
+    card: Document,
+    entries: Sequence[Entry],
+    held: Sequence[SceneItem],
+    session: MaskSession,
+    cost: Cost,
+    options: _Options,
+    *,
+    since: str | None,
+    stack: str | None,
+) -> tuple[str | None, list[tuple[SceneItem, str]]]:
+    """The changes since ``since`` (and its label) and the related code, as extras with
+    their files' hashes. Related code takes its share of what the rest leaves: the
+    documents ``held`` already and, roughly, their manifest rows and the header."""
+    found: list[tuple[SceneItem, str]] = []
+    label = None
+    if since is not None:
+        label, deltas = delta_items(workspace, since, session, cost)
+        found.extend(deltas)
+    counter = workspace.token_counter
+    taken = [*held, *(item for item, _ in found)]
+    room = options.limit - sum(item.tokens + _row(counter, item) for item in taken) - SHELL_TOKENS
+    share = min(int(workspace.config.scene.code_share * options.limit), room)
+    related = related_items(
+        workspace,
+        card,
+        [(e.path, e.anchor, e.lines) for e in entries],
+        stack=stack or "",
+        share=share,
+        session=session,
+        cost=cost,
+        row=lambda item: _row(counter, item),
+    )
+    found.extend((item, item.sha256) for item in related)
+    return label, found
+
+
+#: The scene's header, truncation note and manifest's head and foot, roughly, in tokens.
+SHELL_TOKENS = 120
+
+
+def _row(counter: CachedCounter, item: SceneItem) -> int:
+    """What ``item``'s manifest row costs, about (the numbers change as it is placed)."""
+    note = f"{item.role}, {item.note}" if item.note else item.role
+    cells = (str(item.priority), str(item.tokens), "section", item.key, item.sha256[:12], note)
+    return counter.count("| " + " | ".join(cells) + " |\n")
+
+
+def label_note(
+    labels: Sequence[Label],
+    document: Document,
+    anchor: str | None,
+    lines: tuple[int, int],
+    *,
+    recorded: bool,
+) -> str:
+    """The drift labels of the code references that name this item (or lines inside
+    it), as one note (a reference seen for the first time: ``recorded now``, when it
+    was)."""
+    found: list[str] = []
+    for label in labels:
+        if label.path != document.path or label.state == "orphaned":
+            continue
+        if label.state == "new" and not recorded:
+            continue
+        if label.anchor is None:
+            names = anchor is None
+        else:
+            section = document.find_section(label.anchor)
+            names = section is not None and lines[0] <= section.line <= section.end_line <= lines[1]
+        if names:
+            text = "recorded now" if label.state == "new" else label.describe()
+            if label.anchor is not None and label.anchor != anchor:
+                text = f"#{label.anchor} {text}"
+            if text not in found:
+                found.append(text)
+    return "; ".join(found)
+
+
+def _missing(problem: Problem, orphans: dict[tuple[str, int], Label]) -> str:
+    """The manifest's message for a dead reference: an orphaned code reference says
+    where its code likely went."""
+    orphan = orphans.get((problem.path or "", problem.line or 0))
+    if orphan is None:
+        return problem.message
+    return f"code reference {orphan.raw!r} {orphan.describe()}"
 
 
 def _extras(

@@ -19,8 +19,10 @@ FORMATS: tuple[str, ...] = ("markdown", "xml", "json")
 PRIORITIES = {
     "card": 100,
     "direct": 50,
+    "delta": 45,
     "memory": 40,
     "indirect": 25,
+    "related": 22,
     "linked": 20,
     "global": 10,
 }
@@ -49,6 +51,8 @@ class Candidate(TypedDict):
     full_tokens: int
     reason: str | None
     sha256: str
+    lines: str | None
+    note: str | None
 
 
 class MissingReference(TypedDict):
@@ -77,6 +81,7 @@ class SceneManifest(TypedDict):
     missing: list[MissingReference]
     inputs: dict[str, str]
     secrets: dict[str, int]
+    since: str | None
 
 
 class SceneReply(TypedDict):

@@ -38,8 +38,14 @@ def _short(digest: str) -> str:
 
 
 def _note(placement: Placement) -> str:
-    role = "active card" if placement.item.role == "card" else placement.item.role
-    return f"{role}; {placement.reason}" if placement.reason else role
+    item = placement.item
+    role = "active card" if item.role == "card" else item.role
+    parts = [role]
+    if item.note:
+        parts[0] = item.note if item.note.startswith(role) else f"{role}, {item.note}"
+    if placement.reason:
+        parts.append(placement.reason)
+    return "; ".join(parts)
 
 
 def _tokens_cell(placement: Placement) -> str:
@@ -49,13 +55,18 @@ def _tokens_cell(placement: Placement) -> str:
 
 
 def _truncation(placements: Sequence[Placement], limit: int) -> str | None:
+    from cuedeck.pruning import full_mode
+
     dropped = sum(p.mode == "dropped" for p in placements)
     outlined = sum(p.mode == "outline" for p in placements)
-    if not dropped and not outlined:
+    compressed = sum(p.mode == "signatures" and p.mode != full_mode(p.item) for p in placements)
+    if not dropped and not outlined and not compressed:
         return None
     parts = []
     if outlined:
         parts.append(f"{outlined} outlined")
+    if compressed:
+        parts.append(f"{compressed} compressed to signatures")
     if dropped:
         parts.append(f"{dropped} dropped")
     return (
@@ -178,10 +189,19 @@ class MarkdownRenderer:
         label = item.key
         if placement.mode == "outline":
             label += f" · outline (the full text has {item.tokens} tokens)"
+        elif placement.mode == "signatures":
+            label += " · signatures"
+            if item.form != "signatures":
+                label += f" (the full text has {item.tokens} tokens)"
+        elif placement.mode == "delta":
+            label += " · changes"
+        elif item.language is not None and item.lines is not None and item.anchor:
+            label += f" · L{item.lines[0]}-L{item.lines[1]}"
         elif placement.mode == "section":
             label += " · section"
         fence = self._fence(placement.text)
-        return f"## {label}\n\n{fence}markdown\n{placement.text}\n{fence}\n"
+        language = item.language if placement.mode != "signatures" else item.language or ""
+        return f"## {label}\n\n{fence}{language or 'markdown'}\n{placement.text}\n{fence}\n"
 
     def parts(
         self,
@@ -257,6 +277,8 @@ class XmlRenderer:
             priority=item.priority,
             placed=placement.mode,
             tokens=placement.tokens,
+            language=item.language,
+            lines=f"L{item.lines[0]}-L{item.lines[1]}" if item.lines else None,
         )
         return f"<document {attributes}><![CDATA[\n{self.escape(placement.text)}\n]]></document>"
 
@@ -342,15 +364,20 @@ class JsonRenderer:
     @staticmethod
     def document(placement: Placement) -> dict[str, Any]:
         item = placement.item
-        return {
+        found: dict[str, Any] = {
             "path": item.path,
             "anchor": item.anchor,
             "role": item.role,
             "priority": item.priority,
             "placed": placement.mode,
             "tokens": placement.tokens,
-            "text": placement.text,
         }
+        if item.language is not None:
+            found["language"] = item.language
+        if item.lines is not None:
+            found["lines"] = f"L{item.lines[0]}-L{item.lines[1]}"
+        found["text"] = placement.text
+        return found
 
     def block(self, placement: Placement) -> str:
         # As it appears inside the "documents" list (indent=1, one level in).

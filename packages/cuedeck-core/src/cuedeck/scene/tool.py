@@ -37,12 +37,23 @@ def build_scene_tool(
         Format | None,
         pydantic.Field(description="Default: [scene] format"),
     ] = None,
+    since: Annotated[
+        str | None,
+        pydantic.Field(
+            description="Git ref or snapshot id: add what changed since", max_length=256
+        ),
+    ] = None,
+    stack: Annotated[
+        str | None,
+        pydantic.Field(description="A traceback or failing test output", max_length=200_000),
+    ] = None,
 ) -> SceneReply:
     """Build the scene: the active card and what it references, fitted to the token budget.
 
-    Secrets are masked. The manifest lists every candidate with its priority, tokens and
-    whether it was kept whole, as a section, as an outline or dropped (and why). Nothing
-    is written; `cue scene` writes .cuedeck/SCENE.md.
+    Secrets are masked. Code it cites is labelled fresh, moved, drifted or orphaned; related
+    code the card needs comes within [scene] code_share. The manifest lists every
+    candidate with its priority, tokens and how it was placed (and why). It writes only
+    the first record of a code reference; `cue scene` writes .cuedeck/SCENE.md.
     """
-    scene = build_scene(workspace, card_id, token_limit, format=format)
+    scene = build_scene(workspace, card_id, token_limit, format=format, since=since, stack=stack)
     return {"text": scene.text, "manifest": scene.manifest}

@@ -103,7 +103,9 @@ function cardElement(card) {
     el("span", {}, card.id), el("span", {}, card.priority),
     card.assignee ? el("span", {}, `@${card.assignee}`) : null,
     (card.depends_on || []).length ? el("span", {}, `needs ${card.depends_on.join(", ")}`) : null,
-    (card.tags || []).map((tag) => el("span", { class: "tag" }, tag))));
+    (card.tags || []).map((tag) => el("span", { class: "tag" }, tag)),
+    (card.code_refs || []).filter((ref) => ref.state !== "fresh" && ref.state !== "new").map(
+      (ref) => el("span", { class: `ref ref-${ref.state}`, title: `${ref.ref}: ${ref.label}` }, `${ref.state} ${ref.ref.split("#").pop()}`))));
   node.addEventListener("dragstart", (event) => event.dataTransfer.setData("text/plain", card.id));
   node.addEventListener("dblclick", () => openEditor(card));
   node.addEventListener("keydown", (event) => {

@@ -1,0 +1,53 @@
+"""``cue map``: the repository map (the ``repo_map`` tool) for people.
+
+Loaded by ``cue --help``, so only click is imported at module level.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+
+@click.command("map")
+@click.argument("folder", required=False)
+@click.option(
+    "-t",
+    "--tokens",
+    "token_limit",
+    type=click.IntRange(min=64, max=200_000),
+    default=1024,
+    show_default=True,
+    help="Most tokens of the map (by the workspace's counter).",
+)
+@click.option("-c", "--card", "card_id", help="Rank for this card: its text and cited code.")
+@click.option("-q", "--query", help="Rank for these words or identifiers.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON (docs/code.md).")
+def map_command(
+    folder: str | None, token_limit: int, card_id: str | None, query: str | None, as_json: bool
+) -> None:
+    """Print the repository's most important definitions within a token budget.
+
+    FOLDER limits the map to one folder. Without --card or --query the ranking is the
+    reference graph's and recent changes'; with them, what the card or query needs.
+    """
+    from cuedeck.plugins import get_tools
+
+    workspace = click.get_current_context().obj.workspace
+    arguments: dict[str, Any] = {"token_limit": token_limit}
+    for key, value in (("folder", folder), ("card_id", card_id), ("query", query)):
+        if value is not None:
+            arguments[key] = value
+    reply = get_tools(workspace.plugins)["repo_map"].call(workspace, arguments)
+    if as_json:
+        click.echo(json.dumps(reply, indent=2, ensure_ascii=False))
+        return
+    sys.stdout.write(reply["text"])
+    click.echo(
+        f"{reply['symbols']} definitions in {reply['files']} files, "
+        f"{reply['tokens']}/{token_limit} tokens",
+        err=True,
+    )
