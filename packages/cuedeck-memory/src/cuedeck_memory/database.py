@@ -428,6 +428,13 @@ class MemoryDatabase:
             (project, record["snapshot_id"], record["created_at"], json.dumps(record)),
         )
 
+    def snapshot(self, snapshot_id: str) -> dict[str, Any] | None:
+        """The snapshot record ``snapshot_id``, in whichever project, or None."""
+        row = self.db.execute(
+            "SELECT record FROM snapshots WHERE snapshot_id = ?", (snapshot_id,)
+        ).fetchone()
+        return json.loads(row[0]) if row is not None else None
+
     def snapshots(self, project: str) -> list[dict[str, Any]]:
         """Every snapshot record of ``project``, oldest first."""
         rows = self.db.execute(

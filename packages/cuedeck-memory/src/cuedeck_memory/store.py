@@ -415,6 +415,10 @@ class MemoryStore:
             database.add_snapshot(project, record)
         return record
 
+    def snapshot(self, snapshot_id: str) -> dict[str, Any] | None:
+        """The snapshot ``snapshot_id`` names, in any project, or None."""
+        return self._open().snapshot(snapshot_id) if self._present() else None
+
     def snapshots(self, project: str) -> list[dict[str, Any]]:
         """Every snapshot of ``project``, oldest first."""
         check_project(project)

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cuedeck.workspace import Workspace
-    from cuedeck_memory.store import MemoryStore
 
 #: Files a snapshot records at most.
 MAX_FILES = 500
@@ -89,21 +88,12 @@ def _cited(workspace: Workspace, task: str) -> list[str]:
     return [graph.split_key(label)[0] for label in graph.depths(start) if label != start]
 
 
-def find_snapshot(store: MemoryStore, snapshot_id: str) -> dict[str, Any] | None:
-    """The snapshot record ``snapshot_id`` names, in any project."""
-    for project in store.projects():
-        for record in store.snapshots(project):
-            if record.get("snapshot_id") == snapshot_id:
-                return record
-    return None
-
-
 def snapshot_baseline(workspace: Workspace, since: str) -> Baseline | None:
     """The ``snapshot`` baseline: a task snapshot's files as they were (see the module)."""
     if not since.startswith("snap-"):
         return None
     store = workspace.service("memory")
-    record = find_snapshot(store, since)
+    record = store.snapshot(since)
     if record is None:
         return None
     return record_baseline(workspace, record)
