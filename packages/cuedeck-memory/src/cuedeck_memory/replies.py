@@ -204,11 +204,9 @@ class TaskContext(TypedDict):
     total_tokens: int
     segment_count: int
     page: Page
-    snapshot_id: str | None
-    """The task's latest snapshot, which ``files`` and ``delta`` come from."""
+    snapshot_id: str | None  # the task's latest snapshot: files and delta come from it
     files: dict[str, str]
-    delta: list[dict[str, Any]]
-    """What changed in those files since, as hunks (first page only)."""
+    delta: list[dict[str, Any]]  # what changed in those files since, as hunks (page 1)
     delta_truncated: bool
 
 
@@ -321,10 +319,8 @@ class Snapshot(TypedDict):
     created_at: str
     segments_snapshot: int
     tokens_snapshot: int
-    files: dict[str, str]
-    """The files the task touched then (path, masked: sha256), for deltas."""
-    commit: str | None
-    """The git commit ``HEAD`` was then (None outside git)."""
+    files: dict[str, str]  # the files the task touched then (masked path: sha256)
+    commit: str | None  # git's HEAD then (None outside git)
 
 
 class Captured(TypedDict):
