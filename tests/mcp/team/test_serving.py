@@ -130,7 +130,7 @@ async def test_each_role_may_do_what_its_permissions_say(
         ("reader", "read", "normal_user"),
     }
     # a reader searches and reads shared repositories, nothing more
-    assert found[0]["path"] == "docs/auth.md" and "bcrypt" in page["content"]
+    assert found["results"][0]["path"] == "docs/auth.md" and "bcrypt" in page["content"]
     assert who["spec_role"] == "normal_user" and who["permissions"] == ["query_repos"]
     assert "activate_repository" not in listed and "list_global_repos" in listed
     assert {tool: (e.code, e.data["permission"]) for tool, e in refused.items()} == {
@@ -251,7 +251,7 @@ async def test_a_composite_search_and_scene_cover_every_component(
 
         made, found, scene, edit = await session(f"{base}/mcp", tokens["power"], work)
     assert made["kind"] == "composite" and len(made["components"]) == 2
-    assert {r["path"].split("/")[0] for r in found} == {"backend", "frontend"}
+    assert {r["path"].split("/")[0] for r in found["results"]} == {"backend", "frontend"}
     placed = {row["path"] for row in scene["manifest"]["candidates"] if row["placed"] != "dropped"}
     assert {"backend/docs/auth.md", "frontend/docs/login-page.md"} <= placed
     assert edit.code == 1401  # its components are read-only; its cards are the user's
