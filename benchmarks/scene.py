@@ -92,10 +92,10 @@ def summary(values: list[float]) -> dict[str, float]:
 
 def bench_scenes(root: Path, runs: int) -> dict[str, object]:
     from cuedeck import open_workspace
-    from cuedeck.plugins import make_plugin_manager
+    from cuedeck.plugins import make_plugin_host
     from cuedeck.scene import build_scene
 
-    plugins = make_plugin_manager()
+    plugins = make_plugin_host()
     warm = open_workspace(root, plugins=plugins)
     started = time.perf_counter()
     warm.refresh()

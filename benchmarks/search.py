@@ -207,7 +207,7 @@ class BeforeIssue15:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        from cuedeck_search.embedding import model_file, tokenizer_file
+        from cuedeck_search.onnx_model import model_file, tokenizer_file
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 2

@@ -206,7 +206,9 @@ def rankers(engine: SearchEngine) -> dict[str, Callable[[str], list[str]]]:
     def mode(name: str, fusion: str | None = None) -> Callable[[str], list[str]]:
         return lambda q: [r.path for r in engine.search(q, mode=name, limit=10, fusion=fusion)]
 
-    settings = engine.workspace.config.search
+    from cuedeck_search.settings import SearchSettings
+
+    settings = engine.workspace.config.section("search", SearchSettings)
     weighted = f"hybrid, weighted {settings.semantic_weight:g}/{settings.keyword_weight:g}"
     return {
         "keyword": mode("keyword"),
@@ -242,8 +244,9 @@ def sweep(engine: SearchEngine, queries: list[dict[str, Any]]) -> dict[str, Any]
     """nDCG@10 of weighted fusion per semantic weight (keyword weight = 1 - it), and the
     paired difference of the best weight against the configured one (mean, std. error)."""
     from cuedeck_search.fusion import fuse
+    from cuedeck_search.settings import SearchSettings
 
-    settings = engine.workspace.config.search
+    settings = engine.workspace.config.section("search", SearchSettings)
     allowed = np.ones(len(engine.paths), dtype=bool)
     sides = []
     for item in queries:
@@ -277,6 +280,7 @@ import json, sys, time
 started = time.perf_counter()
 import cuedeck.workspace, cuedeck_search.engine
 from cuedeck import open_workspace
+from cuedeck_search.settings import SearchSettings
 imported = time.perf_counter()
 workspace = open_workspace(sys.argv[1])
 counter = workspace.token_counter

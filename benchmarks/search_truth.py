@@ -176,6 +176,7 @@ def big_file(fastapi: Path, into: Path) -> Path:
 IN_PROCESS = """
 import json, statistics, sys, time
 from cuedeck import open_workspace
+from cuedeck_search.settings import SearchSettings
 queries = json.load(open(sys.argv[2]))["queries"]
 workspace = open_workspace(sys.argv[1])
 engine = workspace.service("search")
@@ -324,8 +325,9 @@ def partial(engine: Any, queries: list[dict[str, Any]], share: float) -> dict[st
     every file fused (before issue 26), and fusion over what both sides rank (slots of
     files with any vector, or only of files with every vector)."""
     from cuedeck_search.fusion import fuse
+    from cuedeck_search.settings import SearchSettings
 
-    settings = engine.workspace.config.search
+    settings = engine.workspace.config.section("search", SearchSettings)
     matrix, present, _ = engine.available_vectors()
     hashes = engine.catalog.hashes()
     lengths = {s.hash: len(s.embedding_text) for s in engine.sections}
@@ -375,7 +377,7 @@ def quality(
 ) -> dict[str, Any]:
     from cuedeck import open_workspace
     from cuedeck_search import user_cache
-    from cuedeck_search.embedding import load_embedder, model_file
+    from cuedeck_search.onnx_model import load_embedder, model_file
 
     os.environ["CUEDECK_CACHE_DIR"] = str(cache)
     report: dict[str, Any] = {"queries": len(queries)}

@@ -19,7 +19,7 @@ computes in int8:
 
 The output is byte for byte the same on every run with the same onnx and onnxruntime;
 ``--check`` verifies the shipped file against a fresh derivation. Its sha256 is pinned in
-``cuedeck_search.embedding``.
+``cuedeck_search.onnx_model``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from onnxruntime.quantization import QuantType, quantize_dynamic
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "packages" / "cuedeck-search" / "src"))
 
-from cuedeck_search.embedding import DYNAMIC_MODEL, model_file  # noqa: E402
+from cuedeck_search.onnx_model import DYNAMIC_MODEL, model_file  # noqa: E402
 
 HIDDEN = 384
 FEED_FORWARD = 1536

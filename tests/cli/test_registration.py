@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from cuedeck import hookimpl
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck_cli import pass_workspace, tool_command
 from cuedeck_cli.app import make_cli
 from tests.conftest import MakeWorkspace
@@ -40,7 +40,7 @@ def _invoke(cli: click.Group, *args: str) -> Any:
 
 
 def test_a_taken_command_name_is_refused_naming_both_plugins() -> None:
-    plugins = make_plugin_manager()
+    plugins = make_plugin_host()
     plugins.register(SceneThief(replace=False), name="thief")
     with pytest.raises(InvalidInput) as refused:
         make_cli(plugins)
@@ -49,7 +49,7 @@ def test_a_taken_command_name_is_refused_naming_both_plugins() -> None:
 
 
 def test_a_plugin_may_take_a_command_over_on_purpose(make_workspace: MakeWorkspace) -> None:
-    plugins = make_plugin_manager()
+    plugins = make_plugin_host()
     plugins.register(SceneThief(replace=True), name="thief")
     root = make_workspace()
     result = _invoke(make_cli(plugins), "-C", str(root), "scene")
@@ -133,7 +133,7 @@ class ShoutTool:
 
 
 def test_a_tool_is_a_command_with_its_own_validation(make_workspace: MakeWorkspace) -> None:
-    plugins = make_plugin_manager(entry_points=False)
+    plugins = make_plugin_host(entry_points=False)
     plugins.register(ShoutTool(), name="shouter")
     root = str(make_workspace())
     cli = make_cli(plugins)
@@ -172,7 +172,7 @@ def test_the_example_plugins_parser_is_indexed_searched_and_read_by_anchor(
     pytest.importorskip("cuedeck_example_plugin")
     pytest.importorskip("cuedeck_search")
     from cuedeck import open_workspace
-    from cuedeck.reading import read_doc
+    from cuedeck.read_doc import read_doc
 
     root = make_workspace(
         {

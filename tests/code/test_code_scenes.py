@@ -12,7 +12,6 @@ from click.testing import CliRunner
 
 from cuedeck import open_workspace
 from cuedeck.delta import UnknownBaseline
-from cuedeck.plugins import get_tools
 from cuedeck.scene import build_scene
 from cuedeck_cli.app import make_cli
 from tests.code.conftest import Repo
@@ -257,7 +256,7 @@ def test_changes_since_a_commit_are_exactly_their_hunks(shop: Repo) -> None:
 @pytest.mark.parametrize("budget", [80, 150, 400, 2000])
 def test_the_map_respects_its_budget(shop: Repo, budget: int) -> None:
     workspace = open_workspace(shop.root)
-    reply = get_tools(workspace.plugins)["repo_map"].call(workspace, {"token_limit": budget})
+    reply = workspace.plugins.tools()["repo_map"].call(workspace, {"token_limit": budget})
     assert reply["tokens"] <= budget and workspace.count_tokens(reply["text"]) == reply["tokens"]
     assert reply["text"].startswith(
         "# Map of the repository, ranked by references and recent changes\n"
@@ -272,7 +271,7 @@ def test_the_map_respects_its_budget(shop: Repo, budget: int) -> None:
 
 def test_a_map_for_a_query_or_a_folder(shop: Repo) -> None:
     workspace = open_workspace(shop.root)
-    tool = get_tools(workspace.plugins)["repo_map"]
+    tool = workspace.plugins.tools()["repo_map"]
     reply = tool.call(workspace, {"token_limit": 100, "query": "value added tax"})
     assert reply["personalised_on"] == ["query"]
     assert reply["text"].split("\n")[2] == "shop/tax.py:"
@@ -288,7 +287,7 @@ def test_a_map_for_a_query_or_a_folder(shop: Repo) -> None:
 def test_a_delta_since_a_task_snapshot_shows_exactly_the_changed_hunks(shop: Repo) -> None:
     pytest.importorskip("cuedeck_memory")
     workspace = open_workspace(shop.root)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
     # The task touched tax.py: committed, then snapshotted with what the card cites.
     shop.write({"shop/tax.py": TAX.replace('"de": 0.19', '"de": 0.19, "us": 0.0')})
     shop.commit("taxes for the us")
@@ -321,7 +320,7 @@ def test_a_delta_since_a_task_snapshot_shows_exactly_the_changed_hunks(shop: Rep
     )
     assert [(p.item.path, p.text) for p in deltas] == [("shop/cart.py", expected)]
     assert scene.manifest["since"].startswith(f"snapshot {made['snapshot_id']} (")
-    context = get_tools(workspace.plugins)["context_get_task_context"].call(
+    context = workspace.plugins.tools()["context_get_task_context"].call(
         workspace, {"project_id": "shop", "task_id": "abc123"}
     )
     assert context["snapshot_id"] == made["snapshot_id"]
@@ -340,7 +339,7 @@ def test_a_file_the_snapshot_saw_uncommitted_is_known_only_to_have_changed(shop:
     pytest.importorskip("cuedeck_memory")
     shop.write({"shop/tax.py": TAX.replace("0.05", "0.06")})  # touched, not committed
     workspace = open_workspace(shop.root)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
     made = tools["context_create_task_snapshot"].call(
         workspace, {"project_id": "shop", "task_id": "abc123"}
     )

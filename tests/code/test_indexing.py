@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cuedeck import open_workspace
-from cuedeck.reading import read_doc
+from cuedeck.read_doc import read_doc
 from tests.conftest import MakeWorkspace
 
 GOOD = "def ok():\n    return 1\n"

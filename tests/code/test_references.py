@@ -12,7 +12,6 @@ from cuedeck import open_workspace
 from cuedeck.doctor import diagnose
 from cuedeck.drift import label_references, record_references
 from cuedeck.errors import FileNotFound
-from cuedeck.plugins import get_tools
 from tests.code.conftest import Repo
 
 CART = '''"""A shopping cart."""
@@ -206,7 +205,7 @@ def test_a_whole_file_moved_by_git_mv_is_found_by_its_bytes(shop: Repo) -> None:
 
 def test_update_task_records_a_code_reference_and_refuses_a_typo(shop: Repo) -> None:
     workspace = open_workspace(shop.root)
-    update = get_tools(workspace.plugins)["update_task"]
+    update = workspace.plugins.tools()["update_task"]
     with pytest.raises(FileNotFound) as caught:
         update.call(
             workspace,

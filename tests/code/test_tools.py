@@ -11,12 +11,11 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import CueError, FileNotFound, InvalidInput, Protected
-from cuedeck.plugins import get_tools
 
 
 def caller(root: Path) -> Any:
     workspace = open_workspace(root)
-    tools = get_tools(workspace.plugins)
+    tools = workspace.plugins.tools()
 
     def call(name: str, **arguments: Any) -> Any:
         return tools[name].call(workspace, arguments)
@@ -176,7 +175,7 @@ def test_search_code_says_which_side_answered(code_root: Path) -> None:
     workspace = open_workspace(code_root)
     engine = workspace.service("search")
     engine.background = False  # vectors come only from embed_all below
-    tool = get_tools(workspace.plugins)["search_code"]
+    tool = workspace.plugins.tools()["search_code"]
 
     def call(**arguments: Any) -> Any:
         return tool.call(workspace, {"query": "send request retries", **arguments})

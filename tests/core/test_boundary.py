@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cuedeck.errors import FileNotFound, InvalidInput
-from cuedeck.reading import read_doc
+from cuedeck.read_doc import read_doc
 from cuedeck.scene import build_scene
 from cuedeck.workspace import open_workspace
 from tests.conftest import MakeWorkspace

@@ -18,7 +18,7 @@ from cuedeck.config import (
     toml_key,
 )
 from cuedeck.errors import CueError, InvalidInput
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from tests.conftest import REPO, MakeWorkspace, needs_extras
 
 
@@ -39,9 +39,7 @@ def test_defaults_without_a_file(make_workspace: MakeWorkspace) -> None:
 
 
 def test_core_alone_has_core_sections_and_core_limits(make_workspace: MakeWorkspace) -> None:
-    config = load_config(
-        make_workspace(), environ={}, plugins=make_plugin_manager(entry_points=False)
-    )
+    config = load_config(make_workspace(), environ={}, plugins=make_plugin_host(entry_points=False))
     assert list(config.sections) == [
         "scene",
         "index",
@@ -58,6 +56,8 @@ def test_core_alone_has_core_sections_and_core_limits(make_workspace: MakeWorksp
 
 @needs_extras
 def test_values_from_the_file(make_workspace: MakeWorkspace) -> None:
+    from cuedeck_search.settings import SearchSettings
+
     root = make_workspace(
         config='[scene]\ntoken_limit = 8000\nglobal = ["a.md"]\n'
         "[search]\nsemantic_weight = 1\n"
@@ -66,7 +66,7 @@ def test_values_from_the_file(make_workspace: MakeWorkspace) -> None:
     config = load_config(root, environ={})
     assert config.scene.token_limit == 8000
     assert config.scene.global_docs == ["a.md"]
-    assert config.search.semantic_weight == 1.0
+    assert config.section("search", SearchSettings).semantic_weight == 1.0
     assert config.rate_limits["read_doc"] == RateLimit(5, 6)
     assert config.rate_limits["read_context"] == RateLimit(10, 15)
 
@@ -112,6 +112,8 @@ def test_toml_syntax_error_names_the_line(make_workspace: MakeWorkspace) -> None
 
 @needs_extras
 def test_environment_overrides_the_file(make_workspace: MakeWorkspace) -> None:
+    from cuedeck_search.settings import SearchSettings
+
     root = make_workspace(config="[scene]\ntoken_limit = 100\n")
     config = load_config(
         root,
@@ -127,7 +129,7 @@ def test_environment_overrides_the_file(make_workspace: MakeWorkspace) -> None:
     assert config.scene.token_limit == 16000
     assert config.scene.clipboard is False
     assert config.index.exclude == ["vendor/", "tmp/"]
-    assert config.search.keyword_weight == 0.5
+    assert config.section("search", SearchSettings).keyword_weight == 0.5
     assert config.masking.allow_values == ["a", "b"]
 
 
@@ -252,7 +254,7 @@ def test_default_config_is_valid_commented_toml(make_workspace: MakeWorkspace) -
 def test_every_key_is_documented() -> None:
     """Every section of CueDeck's own plugins (a third party documents its own)."""
     docs = (REPO / "docs" / "config.md").read_text(encoding="utf-8")
-    pm = make_plugin_manager()
+    pm = make_plugin_host()
     for section, cls in registered_sections(pm).items():
         if pm.source_of("register_settings", section) == "example":
             continue
@@ -270,16 +272,17 @@ def test_a_list_may_be_one_comma_separated_string(make_workspace: MakeWorkspace)
 
 
 @needs_extras
-def test_a_plugin_section_is_read_typed_and_by_attribute(make_workspace: MakeWorkspace) -> None:
+def test_a_plugin_section_is_read_typed_not_by_attribute(make_workspace: MakeWorkspace) -> None:
     from cuedeck_git.settings import GitSettings
 
     config = load_config(make_workspace(config="[git]\ntimeout = 5\n"), environ={})
     assert config.section("git", GitSettings).timeout == 5.0
-    assert config.git is config.section("git")  # attribute access, for the merge window
+    with pytest.raises(AttributeError):  # a plugin's section is read by name, typed
+        _ = config.git  # type: ignore[attr-defined]
     with pytest.raises(InvalidInput, match=r"\[git\] is a GitSettings, not a SceneSettings"):
         config.section("git", type(config.scene))
     with pytest.raises(AttributeError):
-        _ = config.nonsense
+        _ = config.nonsense  # type: ignore[attr-defined]
 
 
 @needs_extras

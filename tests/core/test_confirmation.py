@@ -9,7 +9,7 @@ import pytest
 
 from cuedeck.confirmation import ALPHABET, Confirmations, ConfirmationToken, confirm
 from cuedeck.errors import ConfirmationRequired, CueError
-from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck.tools import Tool
 from cuedeck.workspace import open_workspace
 from tests.conftest import MakeWorkspace
@@ -133,7 +133,7 @@ def test_confirm_outside_a_tool_call_is_a_clear_error(make_workspace: MakeWorksp
 
 
 def test_every_destructive_tool_asks_for_a_token_and_accepts_both_names() -> None:
-    tools = get_tools(make_plugin_manager())
+    tools = make_plugin_host().tools()
     destructive = {name for name, tool in tools.items() if tool.destructive}
     assert "delete_file" in destructive
     for name in destructive:

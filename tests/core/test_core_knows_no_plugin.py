@@ -13,7 +13,7 @@ import importlib
 import re
 from pathlib import Path
 
-from cuedeck.plugins import DEFAULT_PLUGINS, make_plugin_manager
+from cuedeck.plugins import DEFAULT_PLUGINS, make_plugin_host
 from tests.conftest import needs_extras
 
 CORE = Path(importlib.import_module("cuedeck").__file__ or "").parent
@@ -61,7 +61,7 @@ def test_no_core_module_names_a_plugin_package() -> None:
 
 @needs_extras
 def test_no_core_module_names_a_plugin_tool_in_its_code() -> None:
-    tools = make_plugin_manager().tools()
+    tools = make_plugin_host().tools()
     theirs = {name for name, tool in tools.items() if tool.plugin not in DEFAULT_PLUGINS}
     assert {"list_tasks", "read_context", "git_status", "whoami", "word_count"} <= theirs
     found = {

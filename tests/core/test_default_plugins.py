@@ -15,7 +15,7 @@ from cuedeck.plugins import (
     DEFAULT_PLUGINS,
     PluginHost,
     get_searchers,
-    make_plugin_manager,
+    make_plugin_host,
 )
 
 CORE = Path(importlib.import_module("cuedeck").__file__ or "").parent
@@ -53,7 +53,7 @@ def test_no_domain_module_imports_hookimpl() -> None:
 
 
 def test_core_tools_keep_their_order_and_owner() -> None:
-    tools = (make_plugin_manager(entry_points=False)).tools()
+    tools = (make_plugin_host(entry_points=False)).tools()
     assert list(tools) == [
         "build_scene",
         "read_doc",
@@ -80,7 +80,7 @@ class _TitlePlugin:
 
 
 def test_the_host_records_owners_and_starts_over_when_a_plugin_arrives() -> None:
-    host = make_plugin_manager(entry_points=False)
+    host = make_plugin_host(entry_points=False)
     assert isinstance(host, PluginHost)
     assert get_searchers(host) == {}
     host.register(_TitlePlugin(), name="late")

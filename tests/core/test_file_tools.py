@@ -17,8 +17,8 @@ from cuedeck.errors import (
     InvalidInput,
     Protected,
 )
-from cuedeck.files import sha256_bytes, write_files
 from cuedeck.workspace import open_workspace
+from cuedeck.writes import sha256_bytes, write_files
 from tests.conftest import MakeWorkspace
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cuedeck import freshness, open_workspace
-from cuedeck.files import sha256_bytes
+from cuedeck.writes import sha256_bytes
 from tests.conftest import MakeWorkspace
 
 pytestmark = pytest.mark.skipif(not freshness.supported(), reason="inotify is Linux's")

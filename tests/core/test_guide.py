@@ -8,7 +8,7 @@ import pytest
 
 from cuedeck import hookimpl
 from cuedeck.guide import first_time_user_guide, get_tool_categories
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck.scene import build_scene
 from cuedeck.state import set_active_card
 from cuedeck.workspace import open_workspace
@@ -39,7 +39,7 @@ class ShoutPlugin:
 def test_categories_come_from_tool_metadata_including_plugins(
     make_workspace: MakeWorkspace,
 ) -> None:
-    pm = make_plugin_manager()
+    pm = make_plugin_host()
     pm.register(ShoutPlugin(), name="shout")
     workspace = open_workspace(make_workspace(), plugins=pm)
     reply = get_tool_categories(workspace)
@@ -107,7 +107,7 @@ def test_guide_falls_back_to_an_active_status_card(make_workspace: MakeWorkspace
 
 
 def test_guide_without_tasks_tools_leaves_their_steps_out(make_workspace: MakeWorkspace) -> None:
-    pm = make_plugin_manager(entry_points=False)  # core only: no tasks, no search
+    pm = make_plugin_host(entry_points=False)  # core only: no tasks, no search
     guide = first_time_user_guide(open_workspace(make_workspace(), plugins=pm))
     steps = [step["tool"] for step in guide["steps"]]
     assert steps[0] == "get_tool_categories"

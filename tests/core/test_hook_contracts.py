@@ -11,7 +11,7 @@ import pytest
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import CueError
 from cuedeck.models import Placement
-from cuedeck.plugins import get_maskers, make_plugin_manager
+from cuedeck.plugins import get_maskers, make_plugin_host
 from cuedeck.pruning import outlines
 from cuedeck.scene import build_scene
 
@@ -71,7 +71,7 @@ class PrunerPlugin:
 
 
 def _workspace(make_workspace: MakeWorkspace, config: str) -> Any:
-    plugins = make_plugin_manager(entry_points=False)
+    plugins = make_plugin_host(entry_points=False)
     plugins.register(PrunerPlugin(), name="pruner-plugin")
     return open_workspace(make_workspace(FILES, config=config), plugins=plugins)
 
@@ -120,7 +120,7 @@ class Exploding:
 def test_a_hook_implementation_that_raises_is_logged_and_skipped(
     make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
 ) -> None:
-    plugins = make_plugin_manager(entry_points=False)
+    plugins = make_plugin_host(entry_points=False)
     plugins.register(Exploding(), name="exploding")
     workspace = open_workspace(make_workspace(FILES), plugins=plugins)
     with caplog.at_level(logging.WARNING, logger="cuedeck"):

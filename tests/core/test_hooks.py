@@ -27,7 +27,7 @@ from cuedeck.plugins import (
     get_pruners,
     get_searchers,
     get_token_counters,
-    make_plugin_manager,
+    make_plugin_host,
 )
 from cuedeck.settings import setting
 from cuedeck_cli.app import make_cli
@@ -142,7 +142,7 @@ class Plugin:
 
 @pytest.fixture
 def plugins() -> Any:
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(Plugin(), name="test-plugin")
     return pm
 
@@ -233,7 +233,7 @@ def test_a_parser_without_patterns_is_refused(make_workspace: MakeWorkspace) -> 
         def register_parsers(self, register: Any) -> None:
             register("nothing", parse_ini)
 
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(NoPatterns(), name="no-patterns")
     with pytest.raises(InvalidInput, match="registered 'nothing' without patterns"):
         open_workspace(make_workspace(FILES), plugins=pm).refresh()
@@ -282,7 +282,7 @@ class Checks:
 def test_hook_register_checks(make_workspace: MakeWorkspace) -> None:
     from cuedeck.doctor import diagnose
 
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(Checks(), name="checks")
     root = make_workspace(
         {"docs/long.md": "# Long\n\nplenty of words here\n", "docs/a.md": "# A\n"}
@@ -315,7 +315,7 @@ class Notes:
 def test_hook_register_scene_sources(make_workspace: MakeWorkspace) -> None:
     from cuedeck.scene import build_scene
 
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(Notes(), name="notes")
     root = make_workspace(
         {
@@ -360,7 +360,7 @@ def test_hook_register_settings(
     import json
     import tomllib
 
-    pm = make_plugin_manager()  # cue's own commands are a plugin too
+    pm = make_plugin_host()  # cue's own commands are a plugin too
     pm.register(NotesPlugin(), name="notes-plugin")
     # cue init writes the section, commented out at its defaults, like core's.
     fresh = tmp_path / "fresh"
@@ -427,7 +427,7 @@ class LargestSections:
 def test_hook_register_code_rankers(make_workspace: MakeWorkspace) -> None:
     from cuedeck.scene import build_scene
 
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(LargestSections(), name="sections")
     root = make_workspace(
         {
@@ -479,7 +479,7 @@ def test_hook_register_baselines(make_workspace: MakeWorkspace) -> None:
     from cuedeck.delta import UnknownBaseline
     from cuedeck.scene import build_scene
 
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(Backup(), name="backup")
     root = make_workspace(
         {

@@ -15,9 +15,9 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import LockError
-from cuedeck.files import locked
 from cuedeck.index import SCHEMA_VERSION
 from cuedeck.layout import INDEX_DB
+from cuedeck.writes import locked
 from tests.conftest import MakeWorkspace
 
 FILES = {
@@ -210,7 +210,7 @@ def test_lock_timeout_names_the_holder(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys\nfrom pathlib import Path\nfrom cuedeck.files import locked\n"
+            "import sys\nfrom pathlib import Path\nfrom cuedeck.writes import locked\n"
             # Holds the lock until the test closes its stdin (or kills it).
             "with locked(Path(sys.argv[1])):\n    print('held', flush=True)\n"
             "    sys.stdin.read()\n",

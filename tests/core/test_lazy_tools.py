@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput, ToolLoadFailed
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck_cli.app import make_cli
 from tests.conftest import MakeWorkspace
 
@@ -74,7 +74,7 @@ class PathPlugin:
 
 
 def _plugins(module: str, *extra: str, entry_points: bool = False) -> Any:
-    plugins = make_plugin_manager(entry_points=entry_points)
+    plugins = make_plugin_host(entry_points=entry_points)
     plugins.register(PathPlugin(module, *extra), name="lazy-plugin")
     return plugins
 

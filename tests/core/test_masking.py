@@ -15,7 +15,7 @@ from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput
 from cuedeck.masking import BuiltinMasker, MaskSession
 from cuedeck.models import SecretSpan
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck.secret_rules import RULE_NAMES, RULES, entropy, is_placeholder
 from tests.conftest import MakeWorkspace
 
@@ -461,7 +461,7 @@ class _Plugin:
 
 def test_overlapping_spans_of_two_maskers_merge(make_workspace: MakeWorkspace) -> None:
     _, token = EXAMPLES["github-token"]
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(_Plugin(), name="acme-plugin")
     session = MaskSession(open_workspace(make_workspace(), plugins=pm))
     assert session.mask(f"key {token} end") == "[REDACTED:acme-wide#1] end"

@@ -16,7 +16,7 @@ from cuedeck.plugins import (
     DEFAULT_PLUGINS,
     get_searchers,
     hook_names,
-    make_plugin_manager,
+    make_plugin_host,
 )
 from tests.conftest import needs_extras
 
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @needs_extras
 def test_core_and_installed_plugins_load() -> None:
-    pm = make_plugin_manager()
+    pm = make_plugin_host()
     names = {info.name for info in pm.infos()}
     assert set(DEFAULT_PLUGINS) <= names
     assert {"search", "tasks", "mcp", "code", "example"} <= names
@@ -46,11 +46,11 @@ def test_core_and_installed_plugins_load() -> None:
 @needs_extras
 def test_disable_and_allow_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CUEDECK_DISABLE_PLUGINS", "example, mcp")
-    names = {info.name for info in make_plugin_manager().infos()}
+    names = {info.name for info in make_plugin_host().infos()}
     assert "example" not in names and "mcp" not in names and "tasks" in names
     monkeypatch.delenv("CUEDECK_DISABLE_PLUGINS")
     monkeypatch.setenv("CUEDECK_LOAD_PLUGINS", "example")
-    names = {info.name for info in make_plugin_manager().infos()}
+    names = {info.name for info in make_plugin_host().infos()}
     assert names == {*DEFAULT_PLUGINS, "example"}
 
 
@@ -64,7 +64,7 @@ def test_a_broken_plugin_is_a_warning_not_a_crash(
     (tmp_path / "cuedeck_broken_module.py").write_text("raise RuntimeError('boom at import')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     with caplog.at_level(logging.WARNING, logger="cuedeck"):
-        pm = make_plugin_manager()
+        pm = make_plugin_host()
     (failure,) = pm.failures
     assert (failure.name, failure.distribution) == ("broken", "cuedeck-broken")
     assert "boom at import" in failure.error
@@ -92,7 +92,7 @@ class _Replacer:
 
 
 def test_duplicate_names_name_both_plugins() -> None:
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(_Clash(), name="first")
     pm.register(_Clash(), name="second")
     # Pluggy calls the plugin registered last first: "second" holds the name when "first" comes.
@@ -101,7 +101,7 @@ def test_duplicate_names_name_both_plugins() -> None:
 
 
 def test_replace_takes_a_name_over() -> None:
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(_Clash(), name="first")
     pm.register(_Replacer(), name="second")
     assert get_searchers(pm)["title"] is _Replacer.searcher
@@ -126,7 +126,7 @@ def _named(name: str, **markers: bool) -> SimpleNamespace:
 
 
 def test_hooks_run_through_pluggy_in_its_order() -> None:
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(_named("early", tryfirst=True), name="early")
     pm.register(_named("late", trylast=True), name="late")
     pm.register(_named("plain-1"), name="plain-1")
@@ -157,7 +157,7 @@ class _OldStyleWrapper:
 
 
 def test_wrappers_run_around_the_other_implementations() -> None:
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(_named("plain"), name="plain")
     pm.register(_NewStyleWrapper(), name="new-wrapper")
     pm.register(_OldStyleWrapper(), name="old-wrapper")
@@ -197,7 +197,7 @@ class _Broken:
 def test_a_broken_implementation_or_wrapper_is_isolated(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(_named("plain"), name="plain")
     pm.register(_BrokenBefore(), name="broken-before")
     pm.register(_BrokenAfter(), name="broken-after")
@@ -221,7 +221,7 @@ class _Hoarder:
 
 
 def test_register_outside_its_hook_is_refused() -> None:
-    pm = make_plugin_manager(entry_points=False)
+    pm = make_plugin_host(entry_points=False)
     pm.register(_Hoarder(), name="hoarder")
     get_searchers(pm)
     with pytest.raises(InvalidInput, match="register was called outside a hook implementation"):

@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 
 from cuedeck.errors import CueError, FileNotFound, Protected
-from cuedeck.files import sha256_bytes
 from cuedeck.layout import protection
-from cuedeck.plugins import get_tools
-from cuedeck.reading import read_doc
+from cuedeck.read_doc import read_doc
 from cuedeck.workspace import open_workspace
+from cuedeck.writes import sha256_bytes
 from tests.conftest import MakeWorkspace
 
 ACCESS = '[[token]]\nname = "bot"\nrole = "write"\nsha256 = "' + "a" * 64 + '"\n'
@@ -22,7 +21,7 @@ CONFIG = '[masking]\nenabled = true\n\n[files]\ndeny = [".env"]\n'
 
 def call(root: Path, name: str, **arguments: Any) -> Any:
     workspace = open_workspace(root)
-    return get_tools(workspace.plugins)[name].call(workspace, arguments)
+    return workspace.plugins.tools()[name].call(workspace, arguments)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from cuedeck.errors import CueError
 from cuedeck.models import Placement, SceneItem
-from cuedeck.plugins import get_pruners, make_plugin_manager
+from cuedeck.plugins import get_pruners, make_plugin_host
 from cuedeck.pruning import CheckedPruner, GreedyPruner, OutlinePruner, outline
 from cuedeck.tokens import EstimateCounter
 
@@ -126,7 +126,7 @@ def test_outline_pruner_outlines_then_continues() -> None:
 
 @pytest.mark.parametrize("name", ["greedy", "outline"])
 def test_core_registers_both_pruners(name: str) -> None:
-    assert name in get_pruners(make_plugin_manager(entry_points=False))
+    assert name in get_pruners(make_plugin_host(entry_points=False))
 
 
 # --- the contract, clause by clause (pruning.CheckedPruner) -----------------------------

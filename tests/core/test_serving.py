@@ -10,7 +10,7 @@ import pytest
 
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck.serving import serve, strings_in
 from tests.conftest import MakeWorkspace
 
@@ -37,7 +37,7 @@ class Echo:
 
 @pytest.fixture
 def workspace(make_workspace: MakeWorkspace) -> Any:
-    plugins = make_plugin_manager(entry_points=False)
+    plugins = make_plugin_host(entry_points=False)
     plugins.register(Echo(), name="echo")
     return open_workspace(make_workspace(), plugins=plugins)
 

@@ -10,7 +10,7 @@ from typing_extensions import TypedDict
 
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck.tools import Tool
 from tests.conftest import MakeWorkspace, needs_extras
 
@@ -105,7 +105,7 @@ def test_a_tool_needs_a_docstring_and_a_workspace_parameter() -> None:
 
 
 def test_every_registered_tool_has_working_schemas() -> None:
-    tools = make_plugin_manager().tools()
+    tools = make_plugin_host().tools()
     assert tools, "core registers tools of its own"
     for name, registered in tools.items():
         assert registered.summary, name
@@ -193,7 +193,7 @@ def _untyped(schema: dict[str, Any], defs: dict[str, Any], where: str = "$") -> 
 
 @needs_extras
 def test_every_tool_publishes_a_typed_output_schema() -> None:
-    tools = make_plugin_manager().checked_tools()
+    tools = make_plugin_host().checked_tools()
     assert len(tools) > 40
     found = {}
     for name, tool in tools.items():

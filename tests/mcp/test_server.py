@@ -21,9 +21,9 @@ from cuedeck.errors import (
     InvalidInput,
     TokenLimitExceeded,
 )
-from cuedeck.files import locked
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck.workspace import open_workspace
+from cuedeck.writes import locked
 from cuedeck_mcp.server import TEAM_ONLY, build_server
 
 from .conftest import server_for
@@ -177,7 +177,7 @@ async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
     example and every call the guide suggests validates against the published schema."""
     import jsonschema
 
-    from cuedeck.reference import reference_of
+    from cuedeck.tool_docs import reference_of
 
     _as_admin(demo)
     tools = (open_workspace(demo).plugins).tools()
@@ -377,7 +377,7 @@ class FailingPlugin:
 
 
 def _failing_server(root: Path) -> Any:
-    pm = make_plugin_manager()
+    pm = make_plugin_host()
     pm.register(FailingPlugin(), name="failing")
     return build_server(open_workspace(root, plugins=pm))
 
@@ -426,7 +426,7 @@ class HalfBrokenPlugin:
 
 
 async def test_a_tool_that_does_not_load_is_left_out_and_the_rest_served(demo: Path) -> None:
-    pm = make_plugin_manager()
+    pm = make_plugin_host()
     pm.register(HalfBrokenPlugin(), name="half-broken")
     server = build_server(open_workspace(demo, plugins=pm), profile=["all"])
     async with Client(server) as client:
@@ -693,7 +693,7 @@ def test_initialize_waits_for_no_tool_module(demo: Path) -> None:
 import json, sys
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.server import build_server
-TOOLS = ("cuedeck_git.history", "cuedeck_tasks.tools", "cuedeck.reading")
+TOOLS = ("cuedeck_git.history", "cuedeck_tasks.tools", "cuedeck.read_doc")
 server = build_server(open_workspace({str(demo)!r}), defer=True)
 before = sorted(m for m in sys.modules if m in TOOLS)
 server.cuedeck_furnish()
@@ -701,4 +701,4 @@ after = sorted(m for m in sys.modules if m in TOOLS)
 print(json.dumps([before, after, hasattr(server, "cuedeck_runtime")]))
 """
     )
-    assert found == [[], ["cuedeck.reading", "cuedeck_git.history", "cuedeck_tasks.tools"], True]
+    assert found == [[], ["cuedeck.read_doc", "cuedeck_git.history", "cuedeck_tasks.tools"], True]

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from cuedeck.plugins import make_plugin_manager
-from cuedeck.reference import PARTS, reference_of
+from cuedeck.plugins import make_plugin_host
+from cuedeck.tool_docs import PARTS, reference_of
 from tests.conftest import REPO, needs_extras
 
 pytestmark = [needs_extras, pytest.mark.slow]
@@ -22,7 +22,7 @@ def _documented_codes() -> set[int]:
 
 
 def test_every_tool_has_every_part_of_its_reference() -> None:
-    tools = make_plugin_manager().tools()
+    tools = make_plugin_host().tools()
     codes = _documented_codes()
     problems = []
     for name, tool in tools.items():
@@ -54,5 +54,5 @@ def test_examples_answer_as_documented(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_docs_tools_md_is_generated_from_the_references() -> None:
     page = (REPO / "docs" / "tools.md").read_text(encoding="utf-8")
     assert page == tool_docs.render()  # else: scripts/tool_docs.py --update
-    for name in make_plugin_manager().tools():
+    for name in make_plugin_host().tools():
         assert f"\n## {name}\n" in page

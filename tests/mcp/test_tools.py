@@ -9,7 +9,7 @@ import pytest
 from fastmcp import Client
 from mcp import MCPError
 
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 
 from .conftest import server_for
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = make_plugin_manager().tools()
+TOOLS = make_plugin_host().tools()
 needs_tasks = pytest.mark.skipif("list_tasks" not in TOOLS, reason="cuedeck-tasks not installed")
 needs_search = pytest.mark.skipif(
     "read_context" not in TOOLS, reason="cuedeck-search not installed"

@@ -333,7 +333,7 @@ def test_no_file_tool_writes_the_store_whatever_path_reaches_it(
     workspace: Workspace, capture: Capture
 ) -> None:
     from cuedeck.errors import Protected
-    from cuedeck.files import sha256_bytes
+    from cuedeck.writes import sha256_bytes
 
     capture("kept as it is")
     root = workspace.root

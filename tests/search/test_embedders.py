@@ -11,9 +11,9 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import get_embedders, make_plugin_manager
+from cuedeck.plugins import get_embedders, make_plugin_host
 from cuedeck_search import user_cache
-from cuedeck_search.embedding import int8_dot_products, minilm_id, model_file, tokenizer_file
+from cuedeck_search.onnx_model import int8_dot_products, minilm_id, model_file, tokenizer_file
 from tests.conftest import MakeWorkspace
 from tests.search import hashing_plugin
 from tests.search.conftest import FILES
@@ -33,7 +33,7 @@ def write_config(root: Path, text: str) -> None:
 
 def test_hook_register_embedders(make_workspace: MakeWorkspace) -> None:
     """A plugin's embedder is used end to end, and its vectors never meet MiniLM's."""
-    pm = make_plugin_manager()
+    pm = make_plugin_host()
     pm.register(hashing_plugin, name="hashing-plugin")
     assert {"minilm", "minilm-float", "onnx", "hashing"} <= set(get_embedders(pm))
     assert pm.source_of("register_embedders", "minilm") == "search"

@@ -9,6 +9,7 @@ import pytest
 
 from cuedeck.models import SearchFilters
 from cuedeck.workspace import open_workspace
+from cuedeck_search.settings import SearchSettings
 from tests.search.conftest import FILES
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def test_files_not_embedded_yet_do_not_stretch_the_scale(
     keyword, semantic = engine.keyword_scores(QUERY), engine.semantic_scores(QUERY)
     allowed = np.ones(len(engine.paths), dtype=bool)
     fused = fuse(
-        engine.workspace.config.search, "weighted",
+        engine.workspace.config.section("search", SearchSettings), "weighted",
         keyword.files, keyword.sections, semantic.files, semantic.sections, allowed,
     )  # fmt: skip
     expected = expected_parts(engine, QUERY)

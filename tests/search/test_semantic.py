@@ -18,7 +18,7 @@ import pytest
 from cuedeck import open_workspace
 from cuedeck.errors import MissingExtra
 from cuedeck_search import user_cache
-from cuedeck_search.embedding import MAX_WORD_PIECES, ModelError, load_embedder, model_file
+from cuedeck_search.onnx_model import MAX_WORD_PIECES, ModelError, load_embedder, model_file
 from cuedeck_search.user_cache import EmbeddingCache
 from tests.conftest import MakeWorkspace
 

@@ -9,14 +9,14 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck.tools import Tool
 from cuedeck.workspace import Workspace
 
 
 @pytest.fixture
 def tool() -> Tool:
-    return make_plugin_manager().tools()["read_context"]
+    return make_plugin_host().tools()["read_context"]
 
 
 def call(tool: Tool, workspace: Workspace, **arguments: Any) -> Any:

@@ -9,15 +9,16 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cuedeck import frontmatter
 from cuedeck.errors import InvalidInput
-from cuedeck.parsing import load_frontmatter, split_lines
+from cuedeck.frontmatter import load as load_frontmatter
+from cuedeck.parsing import split_lines
 from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,
     dump_scalar,
     dump_value,
     edit_frontmatter,
-    quick_frontmatter,
     render_frontmatter,
 )
 
@@ -247,7 +248,7 @@ def test_the_fast_reader_reads_what_the_store_writes_for_ordinary_cards(
         "created": "2026-01-02T03:04:05Z",
     }
     text = render_frontmatter(fields) + "# body\n"
-    quick = quick_frontmatter(split_lines(text))
+    quick = frontmatter.quick(split_lines(text))
     assert quick is not None or "  " in title
     if quick is not None:
         assert quick == frontmatter_of(text) == fields

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from cuedeck.plugins import get_services, make_plugin_manager
+from cuedeck.plugins import get_services, make_plugin_host
 from tests.conftest import MakeWorkspace, run_script
 
 
 def test_the_plugin_registers_the_service_tools_and_commands() -> None:
-    pm = make_plugin_manager()
+    pm = make_plugin_host()
     info = next(info for info in pm.infos() if info.name == "tasks")
     assert info.distribution == "cuedeck-tasks"
     assert info.hooks == (
@@ -45,7 +45,7 @@ def test_running_one_tool_imports_that_tool_module_alone(make_workspace: MakeWor
         "cuedeck.scene.tool",
         "cuedeck.file_tools",
         "cuedeck.guide",
-        "cuedeck.reading",
+        "cuedeck.read_doc",
         "cuedeck_tasks.tools",
         "cuedeck_search.tool",
         "cuedeck_memory.tools",
@@ -56,7 +56,6 @@ def test_running_one_tool_imports_that_tool_module_alone(make_workspace: MakeWor
     code = (
         "import json, sys\n"
         "from cuedeck import open_workspace\n"
-        "from cuedeck.plugins import get_tools\n"
         f"modules = {modules!r}\n"
         f"workspace = open_workspace({str(root)!r})\n"
         "tools = workspace.plugins.tools()\n"

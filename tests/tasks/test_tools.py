@@ -243,7 +243,7 @@ def test_update_task_refuses_a_cycle(chain: Workspace) -> None:
 
 def test_update_task_refuses_a_card_changed_since_it_was_read(chain: Workspace) -> None:
     from cuedeck.errors import Conflict
-    from cuedeck.files import sha256_bytes
+    from cuedeck.writes import sha256_bytes
 
     path = chain.root / ".cuedeck" / "cards" / "c3c3c3.md"
     read = sha256_bytes(path.read_bytes())  # what read_doc / card show report

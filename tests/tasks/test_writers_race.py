@@ -23,12 +23,11 @@ MARKER = "<!-- end of edits -->"
 WRITER = f"""
 import json, sys
 from cuedeck.errors import Conflict
-from cuedeck.plugins import get_tools
 from cuedeck.workspace import open_workspace
 
 root, kind, label, path = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 workspace = open_workspace(root)
-tools = get_tools(workspace.plugins)
+tools = workspace.plugins.tools()
 board = None
 if kind == "board":
     from cuedeck_cli.board.api import BoardApi

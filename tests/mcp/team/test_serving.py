@@ -12,7 +12,7 @@ import httpx2
 import pytest
 from mcp.client import Client
 
-from cuedeck.plugins import get_tools, make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck_mcp.server import TEAM_ONLY
 from cuedeck_mcp.team.home import Team
 from tests.mcp.conftest import add_token
@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 #: The team's own tools (they run on the team, not on the repository they name).
 TEAM_TOOLS = {
-    name for name, tool in get_tools(make_plugin_manager()).items() if tool.category in TEAM_ONLY
+    name for name, tool in make_plugin_host().tools().items() if tool.category in TEAM_ONLY
 }
 
 

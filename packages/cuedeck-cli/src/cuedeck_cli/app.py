@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from cuedeck.errors import CueError, InvalidInput, MissingExtra
-from cuedeck.plugins import make_plugin_manager
+from cuedeck.plugins import make_plugin_host
 from cuedeck_cli.context import CliState
 
 if TYPE_CHECKING:
@@ -180,14 +180,17 @@ def _version() -> str:
 
 def make_cli(plugins: PluginHost | None = None) -> click.Group:
     """A fresh ``cue`` group holding every command the plugins registered."""
-    pm = plugins or make_plugin_manager()
+    host = plugins or make_plugin_host()
 
     @click.group(
         "cue",
         cls=CueGroup,
         # The state is there before the group's callback runs, for `cue --help` too
         # (tool commands look their tool up in its plugins); the callback completes it.
-        context_settings={"help_option_names": ["-h", "--help"], "obj": CliState(pm, None, False)},
+        context_settings={
+            "help_option_names": ["-h", "--help"],
+            "obj": CliState(host, None, False),
+        },
     )
     @click.option(
         "-C",
@@ -206,10 +209,10 @@ def make_cli(plugins: PluginHost | None = None) -> click.Group:
         needs into a token-budgeted SCENE.md.
         """
         _configure_logging(debug)
-        ctx.obj = CliState(pm, directory, debug)
+        ctx.obj = CliState(host, directory, debug)
         cli.state = ctx.obj
 
-    for name, entry in pm.collect("register_commands").items():
+    for name, entry in host.collect("register_commands").items():
         cli.add_command(entry.item, name=name)
     return cli
 

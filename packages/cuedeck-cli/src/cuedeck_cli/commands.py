@@ -32,7 +32,7 @@ from cuedeck_cli.output import console, emit_json, render_problem
 def init(force: bool) -> None:
     """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore."""
     from cuedeck.config import CONFIG_PATH, render_default_config
-    from cuedeck.files import write_file
+    from cuedeck.writes import write_file
 
     state = current_state()
     root = state.target_directory.resolve()
@@ -338,17 +338,17 @@ def plugins(as_json: bool) -> None:
     """List loaded plugins, their versions, hooks and what they register."""
     from cuedeck.plugins import hook_names
 
-    pm = current_state().plugins
-    infos = pm.infos()
-    pm.checked_tools()  # imports every tool: one that does not load is listed as a failure
+    host = current_state().plugins
+    infos = host.infos()
+    host.checked_tools()  # imports every tool: one that does not load is listed as a failure
     # Every hook of the contract, and who registered what through it (commands too).
     registered = {
         hook.removeprefix("register_"): {
-            name: entry.plugin for name, entry in pm.collect(hook).items()
+            name: entry.plugin for name, entry in host.collect(hook).items()
         }
         for hook in hook_names()
     }
-    failures = pm.failures
+    failures = host.failures
     if as_json:
         emit_json(
             {
@@ -359,7 +359,7 @@ def plugins(as_json: bool) -> None:
                         "version": i.version,
                         "hooks": list(i.hooks),
                         "markers": {hook: list(marks) for hook, marks in i.markers.items()},
-                        "errors": pm.errors_of(i.name),
+                        "errors": host.errors_of(i.name),
                     }
                     for i in infos
                 ],
@@ -370,7 +370,7 @@ def plugins(as_json: bool) -> None:
                 "registered": registered,
                 "rate_limits": {
                     name: {"per_minute": tool.rate_limit.per_minute, "burst": tool.rate_limit.burst}
-                    for name, tool in pm.tools().items()
+                    for name, tool in host.tools().items()
                     if tool.rate_limit is not None
                 },
             }
@@ -379,7 +379,7 @@ def plugins(as_json: bool) -> None:
     from rich.table import Table
 
     # A counter registered as None cannot work on this machine (o200k without its file).
-    idle = {n for n, e in pm.collect("register_token_counters").items() if e.item is None}
+    idle = {n for n, e in host.collect("register_token_counters").items() if e.item is None}
 
     table = Table(title="CueDeck plugins", title_justify="left")
     for column in ("plugin", "distribution", "version", "registers"):

@@ -318,7 +318,7 @@ _ARRAYS = (
 
 def _save(workspace: Workspace, graph: CodeGraph) -> None:
     """Write the graph beside the index (a failed write only costs a rebuild)."""
-    from cuedeck.files import atomic_write
+    from cuedeck.writes import atomic_write
 
     buffer = io.BytesIO()
     np.savez(

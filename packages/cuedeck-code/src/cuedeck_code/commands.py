@@ -34,14 +34,13 @@ def map_command(
     FOLDER limits the map to one folder. Without --card or --query the ranking is the
     reference graph's and recent changes'; with them, what the card or query needs.
     """
-    from cuedeck.plugins import get_tools
 
     workspace = click.get_current_context().obj.workspace
     arguments: dict[str, Any] = {"token_limit": token_limit}
     for key, value in (("folder", folder), ("card_id", card_id), ("query", query)):
         if value is not None:
             arguments[key] = value
-    reply = get_tools(workspace.plugins)["repo_map"].call(workspace, arguments)
+    reply = workspace.plugins.tools()["repo_map"].call(workspace, arguments)
     if as_json:
         click.echo(json.dumps(reply, indent=2, ensure_ascii=False))
         return

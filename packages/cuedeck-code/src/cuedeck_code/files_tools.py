@@ -139,8 +139,8 @@ def _globs(globs: list[str] | None) -> object | None:
 def _measure(workspace: Workspace, entry: Entry) -> tuple[int | None, str | None]:
     """Tokens and sha256 of a file: the index's when it holds the file unchanged, else
     read now (text files up to :data:`MEASURE_BYTES`)."""
-    from cuedeck.files import sha256_bytes
     from cuedeck.walk import binary
+    from cuedeck.writes import sha256_bytes
 
     index = workspace.index
     if entry.path in index:

@@ -133,7 +133,7 @@ def _cached(root: str, commit: str) -> Changes:
     try:
         from pathlib import Path
 
-        from cuedeck.files import atomic_write
+        from cuedeck.writes import atomic_write
 
         payload = {"schema": SCHEMA, "head": commit, "changes": changes}
         atomic_write(Path(path), json.dumps(payload, separators=(",", ":")), display=HISTORY_FILE)

@@ -162,7 +162,7 @@ def write_record(
 ) -> None:
     """Apply ``source -> key -> Recorded`` (None removes) to the record file, through the
     write path (so two recorders queue, and the second sees the first's entries)."""
-    from cuedeck.files import rewrite_file
+    from cuedeck.writes import rewrite_file
 
     def change(current: bytes | None) -> str | None:
         record = _parse_record(current)

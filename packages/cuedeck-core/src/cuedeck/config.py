@@ -145,16 +145,16 @@ def field_types(cls: type) -> dict[str, Any]:
 def registered_sections(plugins: PluginHost | None = None) -> dict[str, type]:
     """Every config section by TOML name, core's first: what ``register_settings``
     registered (core's own alone when the host cannot be built)."""
-    from cuedeck.plugins import get_settings, make_plugin_manager
+    from cuedeck.plugins import get_settings, make_plugin_host
 
-    return get_settings(plugins if plugins is not None else make_plugin_manager())
+    return get_settings(plugins if plugins is not None else make_plugin_host())
 
 
 def declared_rate_limits(plugins: PluginHost | None = None) -> dict[str, RateLimit]:
     """Tool name -> the rate limit its plugin declared with ``register(..., rate_limit=)``."""
-    from cuedeck.plugins import make_plugin_manager
+    from cuedeck.plugins import make_plugin_host
 
-    host = plugins if plugins is not None else make_plugin_manager()
+    host = plugins if plugins is not None else make_plugin_host()
     return {name: tool.rate_limit for name, tool in host.tools().items() if tool.rate_limit}
 
 
@@ -164,10 +164,10 @@ def load_config(
     """The configuration of the workspace at ``root`` (defaults when there is no file),
     with the sections and rate limits the plugins of ``plugins`` (default: a fresh host)
     registered."""
-    from cuedeck.plugins import make_plugin_manager
+    from cuedeck.plugins import make_plugin_host
 
     environ = os.environ if environ is None else environ
-    host = plugins if plugins is not None else make_plugin_manager()
+    host = plugins if plugins is not None else make_plugin_host()
     sections = registered_sections(host)
     moved = _moved_keys(sections)
     path = root / CONFIG_PATH

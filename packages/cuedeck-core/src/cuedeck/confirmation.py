@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import ConfirmationRequired, CueError
-from cuedeck.files import locked, write_file
 from cuedeck.layout import CONFIRMATIONS_LOCK, CONFIRMATIONS_PATH
+from cuedeck.writes import locked, write_file
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -87,7 +87,7 @@ def confirm(
     if call is None:
         raise CueError(
             "a destructive operation was called outside a tool call, so it cannot be confirmed",
-            help="call it through its registered tool (get_tools(...)[name].call(...))",
+            help="call it through its registered tool (workspace.plugins.tools()[name].call(...))",
         )
     skip = {"confirmation_token", *ARGUMENT_ALIASES["confirmation_token"]}
     arguments = {key: value for key, value in call.arguments.items() if key not in skip}

@@ -8,7 +8,7 @@ of two writers holding the same hash exactly one wins. Paths go through the work
 boundary (:meth:`Workspace.locate`, decided on the resolved real path: no ``..``, no
 absolute path, no link out, nothing inside ``.git`` or CueDeck's private and control
 files) and never into a ``[files] deny`` glob; every write goes through core's write
-path (:func:`cuedeck.files.rewrite_file`).
+path (:func:`cuedeck.writes.rewrite_file`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from cuedeck.errors import (
     InvalidInput,
     SharedFile,
 )
-from cuedeck.files import read_regular, remove_file, rewrite_file, sha256_bytes, write_file
 from cuedeck.paging import check_offset, page_lines
+from cuedeck.writes import read_regular, remove_file, rewrite_file, sha256_bytes, write_file
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -249,7 +249,7 @@ def get_file_content(
 def _anchor_lines(workspace: Workspace, rel: str, data: bytes, anchor: str) -> tuple[int, int]:
     """The 0-based ``[first, stop)`` lines of the heading or symbol ``anchor`` of the
     indexed file ``rel`` (re-indexed first when ``data`` is newer than the index)."""
-    from cuedeck.reading import anchor_not_found
+    from cuedeck.read_doc import anchor_not_found
 
     document = workspace.document(rel)
     if document.sha256 != sha256_bytes(data):

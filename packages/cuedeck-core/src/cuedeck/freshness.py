@@ -145,7 +145,7 @@ def read_stamp(root: Path) -> tuple[str, int] | None:
 
 def write_stamp(root: Path, watcher: str, seq: int) -> None:
     """Record that the index is in step with change ``seq`` of ``watcher``."""
-    from cuedeck.files import atomic_write
+    from cuedeck.writes import atomic_write
 
     with contextlib.suppress(Exception):  # only a cache: the next command walks
         atomic_write(root / STAMP, json.dumps({"id": watcher, "seq": seq}).encode())

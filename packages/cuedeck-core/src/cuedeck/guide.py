@@ -149,7 +149,7 @@ def get_tool_docs(
     The example reply is real, from the demo workspace; errors carry their fix.
     """
     from cuedeck.errors import FileNotFound, did_you_mean, suggestion_text
-    from cuedeck.reference import parameters, reference_of
+    from cuedeck.tool_docs import parameters, reference_of
 
     tools = _tools(workspace)
     found = tools.get(tool)
@@ -181,8 +181,8 @@ def get_tool_docs(
 def first_time_user_guide(workspace: Workspace) -> Guide:
     """A first-session walkthrough: which tools to call, in what order, with example calls."""
     from cuedeck.errors import FileNotFound
-    from cuedeck.reference import reference_of
     from cuedeck.scene import find_card
+    from cuedeck.tool_docs import reference_of
 
     tools = _tools(workspace)
     documents = workspace.documents

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cuedeck.files import locked, sha256_bytes
 from cuedeck.freshness import changes_seen, write_stamp
 from cuedeck.index_reader import FileReader
 from cuedeck.index_store import (
@@ -40,6 +39,7 @@ from cuedeck.walk import (
     admitted,
     walk_files,
 )
+from cuedeck.writes import locked, sha256_bytes
 
 if TYPE_CHECKING:
     import sqlite3

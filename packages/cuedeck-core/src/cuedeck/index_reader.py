@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck.files import sha256_bytes
 from cuedeck.index_store import uncounted
 from cuedeck.models import Problem, converter
 from cuedeck.parsers import SkipFile
 from cuedeck.walk import NOT_INDEXED, binary, binary_file, unreadable
+from cuedeck.writes import sha256_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -17,9 +17,9 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cuedeck.files import locked
 from cuedeck.freshness import STAMP
 from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
+from cuedeck.writes import locked
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

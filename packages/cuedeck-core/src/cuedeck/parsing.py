@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from cuedeck.anchors import github_slug, heading_anchors
 from cuedeck.blocks import ENGINES, SCANNERS, Engine
-from cuedeck.frontmatter import bounds as split_frontmatter
-from cuedeck.frontmatter import load as load_frontmatter
+from cuedeck.frontmatter import load as read_frontmatter
 from cuedeck.layout import CARD_ID, CARD_ID_PATTERN, CARDS_DIR, DOCS_DIR
 from cuedeck.models import Document, DocumentKind, Heading, Problem, Reference
 
@@ -32,15 +31,9 @@ __all__ = [
     "DOCS_DIR",
     "ENGINES",
     "Engine",
-    "load_frontmatter",
     "parse_document",
     "parse_markdown",
-    "split_frontmatter",
 ]
-
-
-# Frontmatter is read by cuedeck.frontmatter; load_frontmatter and split_frontmatter are
-# its functions under their earlier names here, kept while other branches merge.
 
 
 def _problem(path: str, line: int, message: str, severity: str = "error") -> Problem:
@@ -366,7 +359,7 @@ def parse_document(
                 "save the file as UTF-8",
             )
         )
-    frontmatter, body_line, fm_problems = load_frontmatter(lines, path)
+    frontmatter, body_line, fm_problems = read_frontmatter(lines, path)
     problems.extend(fm_problems)
     block = SCANNERS[engine](lines, body_line)
     headings = build_headings(block.headings, len(lines))

@@ -1,13 +1,13 @@
 """The plugin host and typed accessors over what plugins register.
 
-``make_plugin_manager()`` returns a :class:`PluginHost`: pluggy's manager with the
+``make_plugin_host()`` returns a :class:`PluginHost`: pluggy's manager with the
 hookspecs, core's own plugins (:data:`DEFAULT_PLUGINS`) and the ``cuedeck`` entry-point
 group, every hookimpl checked against its spec, and CueDeck's records beside it.
 ``CUEDECK_LOAD_PLUGINS`` (comma-separated entry-point names) loads only those;
 ``CUEDECK_DISABLE_PLUGINS`` skips some. A plugin that fails to import is logged and
 listed by ``cue plugins``; it never stops CueDeck.
 
-Hooks are called through pluggy (``pm.hook.register_x(register=...)``), so ``tryfirst``,
+Hooks are called through pluggy (``host.pluggy.hook.register_x(register=...)``), so ``tryfirst``,
 ``trylast`` and wrappers behave as pluggy documents. Pluggy calls the plugin registered
 last first: entry points are registered in reverse name order and core's own plugins
 after them, so that core is called first, then the entry points by name. Each hook
@@ -97,16 +97,14 @@ class PluginInfo:
 
 
 class PluginHost:
-    """Pluggy's plugin manager and what CueDeck keeps beside it.
-
-    Beside the manager: where each plugin came from, which failed, and what the
-    ``register_*`` hooks returned (each runs once per host; registering a plugin
-    starts over).
+    """Pluggy's plugin manager (``pluggy``) and what CueDeck keeps beside it: where each
+    plugin came from, which failed, and what the ``register_*`` hooks returned (each runs
+    once per host; registering a plugin starts over).
     """
 
     def __init__(self) -> None:
-        self.manager = pluggy.PluginManager(hookspecs.PROJECT)
-        self.manager.add_hookspecs(hookspecs)
+        self.pluggy = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pluggy.add_hookspecs(hookspecs)
         self.distributions: dict[str, importlib.metadata.Distribution | None] = {}
         self.failures: list[PluginFailure] = []
         self._registries: dict[str, Registry] = {}
@@ -114,7 +112,7 @@ class PluginHost:
         self._checked_tools: dict[str, Tool] | None = None
 
     def __repr__(self) -> str:
-        return f"PluginHost({[name for name, _ in self.manager.list_name_plugin()]!r})"
+        return f"PluginHost({[name for name, _ in self.pluggy.list_name_plugin()]!r})"
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -123,11 +121,11 @@ class PluginHost:
         pluggy calls it before the plugins registered earlier."""
         self._registries.clear()
         self._tools = self._checked_tools = None
-        return self.manager.register(plugin, name=name)
+        return self.pluggy.register(plugin, name=name)
 
     def list_name_plugin(self) -> list[tuple[str, Any]]:
         """``(name, plugin)`` pairs of every registered plugin."""
-        return self.manager.list_name_plugin()
+        return self.pluggy.list_name_plugin()
 
     def load_defaults(self) -> None:
         """Register core's own plugins (:data:`DEFAULT_PLUGINS`), last first, so that
@@ -144,7 +142,7 @@ class PluginHost:
         for ep in sorted(entry_points, key=lambda e: e.name, reverse=True):
             if (allow is not None and ep.name not in allow) or ep.name in deny:
                 continue
-            if self.manager.get_plugin(ep.name) is not None or self.manager.is_blocked(ep.name):
+            if self.pluggy.get_plugin(ep.name) is not None or self.pluggy.is_blocked(ep.name):
                 continue
             self.distributions[ep.name] = ep.dist
             try:
@@ -164,7 +162,7 @@ class PluginHost:
     def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a hook through pluggy, each implementation under its plugin's name and
         isolated (see the module); the implementations' results, as pluggy returns them."""
-        caller = getattr(self.manager.hook, hook_name)
+        caller = getattr(self.pluggy.hook, hook_name)
         for impl in caller.get_hookimpls():
             if not getattr(impl.function, _GUARDED, False):
                 # HookImpl.function is Final to type checkers only; pluggy calls whatever
@@ -273,7 +271,7 @@ class PluginHost:
         :class:`~cuedeck.errors.CueError` subclasses of its package's ``errors`` module
         (where a plugin keeps them, codes reserved in docs/errors.md); core's are not a
         plugin's."""
-        plugin = self.manager.get_plugin(name)
+        plugin = self.pluggy.get_plugin(name)
         module = getattr(plugin, "__module__", None) or getattr(plugin, "__name__", None)
         package = str(module or "").split(".", 1)[0]
         if not package or package == hookspecs.PROJECT:
@@ -294,10 +292,10 @@ class PluginHost:
         """Loaded plugins with their distribution, version, implemented hooks and the
         pluggy markers of those implementations."""
         infos = []
-        for name, plugin in sorted(self.manager.list_name_plugin(), key=lambda pair: pair[0]):
+        for name, plugin in sorted(self.pluggy.list_name_plugin(), key=lambda pair: pair[0]):
             if plugin is None:
                 continue
-            callers = self.manager.get_hookcallers(plugin) or ()
+            callers = self.pluggy.get_hookcallers(plugin) or ()
             hooks = tuple(sorted(caller.name for caller in callers))
             markers = {
                 caller.name: marked
@@ -380,78 +378,78 @@ def _names(var: str) -> set[str] | None:
     return {part.strip() for part in raw.split(",") if part.strip()}
 
 
-def make_plugin_manager(*, entry_points: bool = True) -> PluginHost:
+def make_plugin_host(*, entry_points: bool = True) -> PluginHost:
     """A fresh plugin host with core's plugins and, unless disabled, the installed ones."""
     host = PluginHost()
     if entry_points:
         host.load_entry_points()
     host.load_defaults()
-    host.manager.check_pending()
+    host.pluggy.check_pending()
     return host
 
 
-def get_searchers(pm: PluginHost) -> dict[str, Searcher]:
+def get_searchers(host: PluginHost) -> dict[str, Searcher]:
     """Search modes by name."""
-    return pm.items("register_searchers")
+    return host.items("register_searchers")
 
 
-def get_pruners(pm: PluginHost) -> dict[str, Pruner]:
+def get_pruners(host: PluginHost) -> dict[str, Pruner]:
     """Pruners by name, each held to the contract by :class:`~cuedeck.pruning.CheckedPruner`."""
     from cuedeck.pruning import CheckedPruner
 
-    return {name: CheckedPruner(name, p) for name, p in pm.items("register_pruners").items()}
+    return {name: CheckedPruner(name, p) for name, p in host.items("register_pruners").items()}
 
 
-def get_maskers(pm: PluginHost) -> dict[str, Masker]:
+def get_maskers(host: PluginHost) -> dict[str, Masker]:
     """Maskers by name."""
-    return pm.items("register_maskers")
+    return host.items("register_maskers")
 
 
-def get_token_counters(pm: PluginHost) -> dict[str, TokenCounter]:
+def get_token_counters(host: PluginHost) -> dict[str, TokenCounter]:
     """Token counters that work on this machine, by name."""
-    return {k: v for k, v in pm.items("register_token_counters").items() if v is not None}
+    return {k: v for k, v in host.items("register_token_counters").items() if v is not None}
 
 
-def get_checks(pm: PluginHost) -> dict[str, Callable[[Any], Any]]:
+def get_checks(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
     """Health checks for ``cue doctor`` by name: ``check(workspace) -> [Problem]``."""
-    return pm.items("register_checks")
+    return host.items("register_checks")
 
 
-def get_services(pm: PluginHost) -> dict[str, Callable[[Any], Any]]:
+def get_services(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
     """Workspace service factories by name."""
-    return pm.items("register_services")
+    return host.items("register_services")
 
 
-def get_scene_sources(pm: PluginHost) -> dict[str, SceneSource]:
+def get_scene_sources(host: PluginHost) -> dict[str, SceneSource]:
     """Scene sources by name: ``source(workspace, card_id) -> [SceneExtra]``."""
-    return pm.items("register_scene_sources")
+    return host.items("register_scene_sources")
 
 
-def get_baselines(pm: PluginHost) -> dict[str, BaselineResolver]:
+def get_baselines(host: PluginHost) -> dict[str, BaselineResolver]:
     """Baseline resolvers by name: ``resolver(workspace, since) -> Baseline | None``."""
-    return pm.items("register_baselines")
+    return host.items("register_baselines")
 
 
-def get_code_rankers(pm: PluginHost) -> dict[str, CodeRanker]:
+def get_code_rankers(host: PluginHost) -> dict[str, CodeRanker]:
     """Code rankers by name: ``ranker.rank(workspace, query) -> [RankedSymbol]``."""
-    return pm.items("register_code_rankers")
+    return host.items("register_code_rankers")
 
 
-def get_embedders(pm: PluginHost) -> dict[str, Callable[[Any], Embedder]]:
+def get_embedders(host: PluginHost) -> dict[str, Callable[[Any], Embedder]]:
     """Embedder factories by name: ``factory(workspace) -> Embedder``."""
-    return pm.items("register_embedders")
+    return host.items("register_embedders")
 
 
-def get_parsers(pm: PluginHost) -> Parsers:
+def get_parsers(host: PluginHost) -> Parsers:
     """The registered parsers, matched against paths by :meth:`Parsers.claim`."""
     from cuedeck.parsers import build_parsers
 
-    return build_parsers(pm.collect("register_parsers"))
+    return build_parsers(host.collect("register_parsers"))
 
 
-def get_settings(pm: PluginHost) -> dict[str, type]:
+def get_settings(host: PluginHost) -> dict[str, type]:
     """Config sections by TOML table name (attrs classes of settings), core's first."""
-    return pm.items("register_settings")
+    return host.items("register_settings")
 
 
 def hook_names() -> list[str]:
@@ -461,39 +459,3 @@ def hook_names() -> list[str]:
         for name, value in inspect.getmembers(hookspecs, inspect.isfunction)
         if hasattr(value, hookspecs.PROJECT + "_spec")
     )
-
-
-# -- merge window ----------------------------------------------------------------------------
-# The module-level forwarders below repeat the host's methods; callers use the methods
-# (pm.infos(), pm.failures, pm.collect(), pm.tools(), pm.checked_tools(), pm.source_of()).
-# They stay only while other branches that still call them merge; the lead removes them.
-
-
-def plugin_infos(pm: PluginHost) -> list[PluginInfo]:
-    """Deprecated: :meth:`PluginHost.infos`."""
-    return pm.infos()
-
-
-def plugin_failures(pm: PluginHost) -> list[PluginFailure]:
-    """Deprecated: :attr:`PluginHost.failures`."""
-    return list(pm.failures)
-
-
-def collect(pm: PluginHost, hook_name: str) -> dict[str, Registered]:
-    """Deprecated: :meth:`PluginHost.collect`."""
-    return pm.collect(hook_name)
-
-
-def get_tools(pm: PluginHost) -> dict[str, Tool]:
-    """Deprecated: :meth:`PluginHost.tools`."""
-    return pm.tools()
-
-
-def check_tools(pm: PluginHost) -> dict[str, Tool]:
-    """Deprecated: :meth:`PluginHost.checked_tools`."""
-    return pm.checked_tools()
-
-
-def source_of(pm: PluginHost, hook_name: str, name: str) -> str:
-    """Deprecated: :meth:`PluginHost.source_of`."""
-    return pm.source_of(hook_name, name)

@@ -278,16 +278,6 @@ class Config:
         """``[docs]``."""
         return self.section("docs", DocSettings)
 
-    def __getattr__(self, name: str) -> Any:
-        # Merge window: ``config.search``-style access to plugins' sections, which other
-        # branches still use; read them with config.section("search", SearchSettings).
-        # The lead removes this once they have merged.
-        if name.startswith("_") or name == "sections":
-            raise AttributeError(name)
-        if name in self.sections:
-            return self.sections[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
     def unavailable(self, key: str, value: str, available: list[str]) -> InvalidInput:
         """The error for a value naming what no installed plugin registered, at its line."""
         return InvalidInput(

@@ -10,8 +10,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import InvalidInput
-from cuedeck.files import locked, write_file
 from cuedeck.layout import CARD_ID, STATE_LOCK, STATE_PATH
+from cuedeck.writes import locked, write_file
 
 if TYPE_CHECKING:
     from pathlib import Path

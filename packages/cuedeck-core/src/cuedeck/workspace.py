@@ -32,7 +32,7 @@ from cuedeck.plugins import (
     get_searchers,
     get_services,
     get_token_counters,
-    make_plugin_manager,
+    make_plugin_host,
 )
 from cuedeck.tokens import CachedCounter
 
@@ -142,7 +142,7 @@ class Workspace:
     def plugins(self) -> PluginHost:
         """The plugin host (a fresh one unless one was passed in)."""
         if self._plugins is None:
-            self._plugins = make_plugin_manager()
+            self._plugins = make_plugin_host()
         return self._plugins
 
     @cached_property

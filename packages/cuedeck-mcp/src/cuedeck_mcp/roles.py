@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.files import locked, remove_file, write_file
 from cuedeck.layout import ACCESS_PATH, LOCKS_DIR
+from cuedeck.writes import locked, remove_file, write_file
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -99,7 +99,7 @@ class WorkspaceRuntime:
 
     def doc_text(self, path: str) -> str:
         """The masked text of the indexed markdown file at ``path`` (as ``read_doc`` finds it)."""
-        from cuedeck.reading import find_doc
+        from cuedeck.read_doc import find_doc
 
         with self.guard("reading a doc", path):
             session = self.masking(path)

@@ -83,7 +83,7 @@ def export_project(store: MemoryStore, project: str, folder: Path | None = None)
     ``.cuedeck/memory/export/<project>``) through core's write path; files of segments
     no longer stored are removed. The folder written."""
     from cuedeck.errors import InvalidInput
-    from cuedeck.files import remove_file, write_files
+    from cuedeck.writes import remove_file, write_files
 
     check_project(project)
     target = folder or store.root / EXPORT_DIR / project

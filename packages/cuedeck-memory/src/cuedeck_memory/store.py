@@ -23,6 +23,7 @@ from cuedeck.errors import FileNotFound
 from cuedeck.layout import CACHE_DIR, MEMORY_DIR
 from cuedeck_memory.database import MemoryDatabase, hash64, text_hash
 from cuedeck_memory.segments import Segment, check_project, new_id, new_ids
+from cuedeck_memory.settings import MemorySettings
 from cuedeck_memory.table import SegmentTable
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class MemoryStore:
     def __init__(self, workspace: Workspace, *, clock: Callable[[], float] = time.time) -> None:
         self.workspace = workspace
         self.root = workspace.root
-        self.settings = workspace.config.memory
+        self.settings = workspace.config.section("memory", MemorySettings)
         self.database = MemoryDatabase(workspace.root / STORE_PATH)
         self.clock = clock
         self._table = SegmentTable()
@@ -148,7 +149,7 @@ class MemoryStore:
 
         def write() -> None:
             from cuedeck.errors import CueError
-            from cuedeck.files import write_file
+            from cuedeck.writes import write_file
 
             # A copy that cannot be written is read from the store next time: no failure.
             with contextlib.suppress(OSError, CueError):

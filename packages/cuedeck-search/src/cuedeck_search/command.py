@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cuedeck_search.settings import SearchSettings
+
 if TYPE_CHECKING:
     from cuedeck.models import SearchResult
     from cuedeck_search.results import Answer
@@ -56,7 +58,7 @@ def search(
     workspace = click.get_current_context().obj.workspace
     workspace.index.watch = True  # what changed, from the workspace's watcher: no walk
     filters = SearchFilters(tags=tags, priority=priority, assignee=assignee)
-    chosen = mode or workspace.config.search.mode
+    chosen = mode or workspace.config.section("search", SearchSettings).mode
     answer = _quick(workspace, query, chosen, limit, filters)
     if answer is None:
         engine = workspace.service("search")
@@ -91,7 +93,9 @@ def _quick(workspace: Any, query: str, mode: str, limit: int | None, filters: An
     from cuedeck_search.quick import keyword_search
     from cuedeck_search.results import Answer
 
-    found = keyword_search(workspace, query, limit or workspace.config.search.limit)
+    found = keyword_search(
+        workspace, query, limit or workspace.config.section("search", SearchSettings).limit
+    )
     if found is None:
         return None
     import attrs

@@ -218,7 +218,7 @@ class _State:
             self.write()
 
     def write(self, **changes: Any) -> None:
-        from cuedeck.files import atomic_write
+        from cuedeck.writes import atomic_write
 
         self.data.update(changes, updated=time.time())
         atomic_write(self.path, json.dumps(self.data).encode())

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import CONFIG_PATH
+from cuedeck_search.settings import SearchSettings
 
 if TYPE_CHECKING:
     from cuedeck.hookspecs import Embedder
     from cuedeck.workspace import Workspace
-    from cuedeck_search.embedding import Arithmetic, OnnxEmbedder
+    from cuedeck_search.onnx_model import Arithmetic, OnnxEmbedder
 
 _LOADED: dict[tuple[Any, ...], OnnxEmbedder] = {}
 _LOADED_LOCK = threading.Lock()
@@ -29,16 +30,16 @@ _LOADED_LOCK = threading.Lock()
 
 def _verified_models() -> Any:
     from cuedeck_search import user_cache
-    from cuedeck_search.embedding import VerifiedModels
+    from cuedeck_search.onnx_model import VerifiedModels
 
     return VerifiedModels(user_cache.connect)
 
 
 def minilm(workspace: Workspace, arithmetic: Arithmetic = "auto") -> OnnxEmbedder:
     """all-MiniLM-L6-v2 int8 (its sha256 checked once per file version), computing in
-    int8 where the CPU can (see :func:`~cuedeck_search.embedding.model_file`)."""
+    int8 where the CPU can (see :func:`~cuedeck_search.onnx_model.model_file`)."""
     from cuedeck_search import user_cache
-    from cuedeck_search.embedding import load_embedder, model_file
+    from cuedeck_search.onnx_model import load_embedder, model_file
 
     model = model_file(arithmetic)
     key = ("minilm", str(model[0]))
@@ -61,9 +62,9 @@ def onnx_export(workspace: Workspace) -> OnnxEmbedder:
     mtime) and the options that change vectors, so a different file or option never
     reuses another's vectors, and two clones pointing at the same model share theirs.
     """
-    from cuedeck_search.embedding import OnnxEmbedder
+    from cuedeck_search.onnx_model import OnnxEmbedder
 
-    settings = workspace.config.search
+    settings = workspace.config.section("search", SearchSettings)
     if not settings.onnx_dir:
         raise InvalidInput(
             'embedder = "onnx" needs [search] onnx_dir, the folder of the ONNX export',
@@ -118,7 +119,7 @@ def workspace_embedder(workspace: Workspace) -> Embedder:
 
     config = workspace.config
     factories = get_embedders(workspace.plugins)
-    name = config.search.embedder
+    name = config.section("search", SearchSettings).embedder
     factory = factories.get(name)
     if factory is None:
         raise config.unavailable("search.embedder", name, list(factories))

@@ -26,6 +26,7 @@ from cuedeck_search.bm25 import SUPPORT_DECAY, SUPPORT_DEPTH, KeywordSettings
 from cuedeck_search.catalog import Catalog, CatalogStats
 from cuedeck_search.postings import PostingsError
 from cuedeck_search.results import Answer, Ranked, results
+from cuedeck_search.settings import SearchSettings
 from cuedeck_search.vectors import SectionVectors
 
 if TYPE_CHECKING:
@@ -364,7 +365,7 @@ class SearchEngine:
         place a search request is checked.
         """
         config = self.workspace.config
-        settings = config.search
+        settings = config.section("search", SearchSettings)
         if mode is None and settings.mode not in MODES:  # the config's line says where
             raise config.unavailable("search.mode", settings.mode, list(MODES))
         mode = mode or settings.mode
@@ -442,7 +443,7 @@ class SearchEngine:
         from cuedeck_search.fusion import fuse
 
         fused = fuse(
-            self.workspace.config.search, fusion,
+            self.workspace.config.section("search", SearchSettings), fusion,
             keyword.files, keyword.sections, semantic.files, semantic.sections, allowed,
         )  # fmt: skip
         return self._results(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 import numpy as np
 
-from cuedeck.files import atomic_write
+from cuedeck.writes import atomic_write
 from cuedeck_search.bm25 import FORMAT, MAGIC, aligned
 
 if TYPE_CHECKING:
@@ -293,7 +293,7 @@ _ARRAYS = ("doc_ends", "lengths", "lines", "hashes", "blob", "offsets", "indptr"
 
 
 def save(postings: Postings, path: Path, fingerprint: str) -> None:
-    """Write ``postings`` to ``path`` atomically (:func:`cuedeck.files.atomic_write`)."""
+    """Write ``postings`` to ``path`` atomically (:func:`cuedeck.writes.atomic_write`)."""
     arrays: dict[str, NDArray[Any]] = {
         "doc_ends": postings.doc_ends,
         "lengths": postings.lengths,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cuedeck.layout import user_cache_dir
-from cuedeck_search.embedding import DIMENSIONS
+from cuedeck_search.onnx_model import DIMENSIONS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

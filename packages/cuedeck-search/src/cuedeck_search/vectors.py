@@ -18,6 +18,7 @@ import numpy as np
 
 from cuedeck.errors import InvalidInput
 from cuedeck.progress import report
+from cuedeck_search.settings import SearchSettings
 
 if TYPE_CHECKING:
     import threading
@@ -160,7 +161,7 @@ class SectionVectors:
     def trim_cache(self) -> int:
         """Hold the user cache to ``[search] embedding_cache_mb``, never evicting this
         workspace's live vectors; how many rows went."""
-        cap = self.workspace.config.search.embedding_cache_mb
+        cap = self.workspace.config.section("search", SearchSettings).embedding_cache_mb
         if cap <= 0:
             return 0
         with self._lock:

@@ -117,11 +117,6 @@ def render_frontmatter(data: Mapping[str, Any], newline: str = "\n") -> str:
     return f"---{newline}{body}---{newline}"
 
 
-# The fast reading of simple frontmatter is cuedeck.frontmatter.quick; its earlier name
-# here stays while other branches merge.
-quick_frontmatter = frontmatter.quick
-
-
 def keep_lines(text: str) -> list[str]:
     """Lines with their endings (``\\r\\n``, ``\\r`` or ``\\n``; nothing else splits)."""
     lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)", text)

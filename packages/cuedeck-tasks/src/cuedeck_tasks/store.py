@@ -4,7 +4,7 @@ Reads are cached by file identity (inode, mtime, size): in memory for the life o
 store, and in ``.cuedeck/.cache/cards.sqlite3`` across processes, so listing thousands
 of cards does not parse thousands of YAML blocks.
 
-Writes go through core's write path (:func:`cuedeck.files.rewrite_file`): read, edit and
+Writes go through core's write path (:func:`cuedeck.writes.rewrite_file`): read, edit and
 the atomic write happen under the lock of the card file's real path, the same lock the
 file tools take, so concurrent writers never lose an update. Changes to
 dependencies also hold a workspace-wide lock, so two writers cannot close a cycle
@@ -24,11 +24,13 @@ from typing import TYPE_CHECKING, Any
 from cuedeck import frontmatter
 from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_you_mean
 from cuedeck.errors import suggestion_text as _suggestion_text
-from cuedeck.files import locked, rewrite_file, sha256_bytes, write_file
 from cuedeck.layout import CARD_ID, CARDS_DB, CARDS_DIR, LOCKS_DIR, card_path
 from cuedeck.parsing import decode, split_lines
 from cuedeck.walk import link_problem
+from cuedeck.writes import locked, rewrite_file, sha256_bytes, write_file
 from cuedeck_tasks.card_cache import CardCache, FileKey
+from cuedeck_tasks.card_updates import CardChanges as CardChanges  # re-exported: public API
+from cuedeck_tasks.card_updates import Updated as Updated
 from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,
@@ -47,8 +49,6 @@ from cuedeck_tasks.cards import (
     new_id,
     utc_now,
 )
-from cuedeck_tasks.changes import CardChanges as CardChanges  # re-exported: public API
-from cuedeck_tasks.changes import Updated as Updated
 from cuedeck_tasks.graph import TaskGraph
 
 if TYPE_CHECKING:

@@ -109,8 +109,8 @@ class BoardApi:
 
     def _card_hash(self, card_id: str) -> str | None:
         """The sha256 of a card's file as it is now: update_task's ``content_hash``."""
-        from cuedeck.files import sha256_bytes
         from cuedeck.layout import card_path
+        from cuedeck.writes import sha256_bytes
 
         try:
             return sha256_bytes((self.workspace.root / card_path(card_id)).read_bytes())

@@ -24,7 +24,7 @@ def register_tools(register: RegisterTool) -> None:
         idempotent=True,
     )
     register(
-        "cuedeck.reading:read_doc",
+        "cuedeck.read_doc:read_doc",
         category="docs",
         read_only=True,
         idempotent=True,

@@ -18,7 +18,8 @@ which order), :mod:`.fit` (the budget), :mod:`.render` (the formats), :mod:`.bui
 from __future__ import annotations
 
 from cuedeck.scene.build import build_scene
-from cuedeck.scene.model import (
+from cuedeck.scene.selection import find_card
+from cuedeck.scene.shapes import (
     FORMATS,
     HASH_CHARS,
     MANIFEST_VERSION,
@@ -29,7 +30,6 @@ from cuedeck.scene.model import (
     SceneManifest,
     SceneReply,
 )
-from cuedeck.scene.selection import find_card
 from cuedeck.scene.staleness import (
     Recorded,
     changed_inputs,

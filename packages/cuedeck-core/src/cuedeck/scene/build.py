@@ -19,9 +19,9 @@ from cuedeck.errors import InvalidInput
 from cuedeck.scene.candidates import covers, gather_entries
 from cuedeck.scene.code import code_item, code_labels, delta_items, is_code, related_items
 from cuedeck.scene.fit import fit_to_budget
-from cuedeck.scene.model import FORMATS, MANIFEST_VERSION, Scene, SceneManifest
 from cuedeck.scene.render import RENDERERS, Header, secret_counts
 from cuedeck.scene.selection import find_card
+from cuedeck.scene.shapes import FORMATS, MANIFEST_VERSION, Scene, SceneManifest
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

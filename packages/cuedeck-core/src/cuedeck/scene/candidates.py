@@ -14,7 +14,7 @@ from cuedeck.errors import (
     did_you_mean,
     suggestion_text,
 )
-from cuedeck.scene.model import PRIORITIES
+from cuedeck.scene.shapes import PRIORITIES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cuedeck.models import SceneItem, Symbol
-from cuedeck.scene.model import PRIORITIES
+from cuedeck.scene.shapes import PRIORITIES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence

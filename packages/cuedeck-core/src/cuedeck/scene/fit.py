@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cuedeck.errors import TokenLimitExceeded
-from cuedeck.scene.model import DIGIT, REAL_RENDERS
 from cuedeck.scene.render import Header, Renderer, render_scene, secret_counts
+from cuedeck.scene.shapes import DIGIT, REAL_RENDERS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

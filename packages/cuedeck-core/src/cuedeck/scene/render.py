@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from cuedeck.scene.model import DIGIT, HASH_CHARS
+from cuedeck.scene.shapes import DIGIT, HASH_CHARS
 from cuedeck.wording import counted
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cuedeck.models import Problem
-    from cuedeck.scene.model import Scene
+    from cuedeck.scene.shapes import Scene
     from cuedeck.workspace import Workspace
 
 
@@ -32,7 +32,7 @@ def output_path(workspace: Workspace) -> Path:
 def write_scene(workspace: Workspace, scene: Scene) -> bool:
     """Write the scene to its output file atomically, and record what it was built from;
     False when the file already held it."""
-    from cuedeck.files import write_file
+    from cuedeck.writes import write_file
 
     path = output_path(workspace)
     data = scene.text.encode("utf-8")

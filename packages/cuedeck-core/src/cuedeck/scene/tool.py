@@ -8,7 +8,7 @@ from cuedeck.layout import CARD_ID_PATTERN
 from cuedeck.scene.build import build_scene
 
 # Evaluated at run time: a tool's annotations build its schema.
-from cuedeck.scene.model import Format, SceneReply  # noqa: TC001
+from cuedeck.scene.shapes import Format, SceneReply  # noqa: TC001
 
 if TYPE_CHECKING:
     import pydantic

@@ -63,9 +63,9 @@ class Team:
     def plugins(self) -> PluginHost:
         """The plugin host every repository of the team is opened with."""
         if self._plugins is None:
-            from cuedeck.plugins import make_plugin_manager
+            from cuedeck.plugins import make_plugin_host
 
-            self._plugins = make_plugin_manager()
+            self._plugins = make_plugin_host()
         return self._plugins
 
     # -- where things are ------------------------------------------------------------------
@@ -91,7 +91,7 @@ class Team:
     def changing(self, key: str, alias: str) -> Iterator[None]:
         """Hold the lock of the repository ``key`` while changing it; 1406 when another
         request holds it for longer than :data:`LOCK_WAIT`."""
-        from cuedeck.files import locked
+        from cuedeck.writes import locked
 
         safe = key.replace("/", "_")
         try:
