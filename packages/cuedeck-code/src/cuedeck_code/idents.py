@@ -9,7 +9,6 @@ reads a large repository in a fraction of what parsing costs.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import sqlite3
@@ -17,8 +16,11 @@ import zlib
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from cuedeck.cache_db import cache_db
+
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    import contextlib
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
 
 log = logging.getLogger("cuedeck")
@@ -54,20 +56,12 @@ class IdentifierCache:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
-        try:
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = OFF")  # a cache: losing it is harmless
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS identifiers "
-                "(sha256 TEXT PRIMARY KEY, schema TEXT NOT NULL, data BLOB NOT NULL)"
-            )
-            yield connection
-        finally:
-            connection.close()
+    def _connect(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return cache_db(
+            self.path,
+            "CREATE TABLE IF NOT EXISTS identifiers "
+            "(sha256 TEXT PRIMARY KEY, schema TEXT NOT NULL, data BLOB NOT NULL)",
+        )
 
     def get_many(self, digests: Iterable[str]) -> dict[str, Counter[str]]:
         """The counts held for ``digests`` (those not held are left out)."""

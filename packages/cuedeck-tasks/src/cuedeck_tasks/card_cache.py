@@ -7,7 +7,6 @@ cache may be deleted at any time.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import sqlite3
@@ -15,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from cuedeck.cache_db import cache_db
 from cuedeck_tasks.cards import Card
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    import contextlib
     from pathlib import Path
 
 log = logging.getLogger("cuedeck")
@@ -79,21 +79,13 @@ class CardCache:
             for row, fields in zip(rows, decoded, strict=True)
         }
 
-    @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
-        try:
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = OFF")  # a cache: losing it is harmless
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS cards (id TEXT PRIMARY KEY, schema TEXT NOT NULL, "
-                "ino INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, "
-                "card TEXT NOT NULL)"
-            )
-            yield connection
-        finally:
-            connection.close()
+    def _connect(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return cache_db(
+            self.path,
+            "CREATE TABLE IF NOT EXISTS cards (id TEXT PRIMARY KEY, schema TEXT NOT NULL, "
+            "ino INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, "
+            "card TEXT NOT NULL)",
+        )
 
 
 #: Fields held as tuples (JSON gives lists back); annotations are strings here.
