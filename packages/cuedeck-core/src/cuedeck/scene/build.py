@@ -74,7 +74,9 @@ def build_scene(
     arguments, UnknownBaseline (1143) for a ``since`` nothing knows.
     """
     options = _options(workspace, token_limit, format, pruner)
-    workspace.refresh()
+    # Refreshed when the workspace may be stale (its first read, or after invalidate()):
+    # a server keeps it in step by its watcher, so a warm scene walks no file.
+    workspace.fresh_index()
     card = find_card(workspace, card_id)
     entries = gather_entries(workspace, card)
     session = workspace.mask_session()
