@@ -8,13 +8,18 @@ Widths are terminal cells, so wide characters stay aligned.
 
 from __future__ import annotations
 
+import shutil
+import sys
 import textwrap
 from typing import TYPE_CHECKING
 
+import click
 from rich.cells import cell_len
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
+
+    from cuedeck_tasks.cards import Card
 
 GAP = 2
 CLIP_WIDTH = 18
@@ -81,3 +86,52 @@ def render_columns(
             )
             lines.append(line.rstrip())
     return "\n".join(lines) + "\n"
+
+
+#: The width card lists take when stdout is no terminal (one row per line).
+PIPED_WIDTH = 160
+
+
+def print_cards(cards: list[Card], *, empty: str) -> None:
+    """Cards as aligned columns (plain text: thousands of rows print in milliseconds)."""
+    if not cards:
+        click.echo(empty, err=True)
+        return
+    terminal = sys.stdout.isatty()  # rich's console is not needed (nor its import time)
+    width = shutil.get_terminal_size().columns if terminal else PIPED_WIDTH
+    dated = width >= 100  # room for the update day beside the title
+    headers = ["ID", "STATUS", "PRIORITY", "TITLE", "ASSIGNEE", "TAGS", "DEPS"]
+    rows = [
+        [
+            card.id,
+            card.status,
+            card.priority,
+            " ".join(card.title.split()),
+            card.assignee or "",
+            ", ".join(card.tags),
+            ", ".join(card.depends_on),
+            *([(card.updated or "")[:10]] if dated else []),
+        ]
+        for card in cards
+    ]
+    text = render_columns(
+        [*headers, *(["UPDATED"] if dated else [])],
+        rows,
+        width=width,
+        wrap="TITLE",
+        clip=("ASSIGNEE", "TAGS"),
+        bold_header=terminal,
+    )
+    sys.stdout.write(text)
+
+
+def warn_problems(cards: Iterable[Card]) -> None:
+    """A ``warning: path:line: problem`` line on stderr for each problem of ``cards``."""
+    for found in cards:
+        for problem in found.problems:
+            line, _, message = problem.partition(": ")
+            if line.startswith("line ") and line[5:].isdigit():
+                where = f"{found.path}:{line[5:]}"
+            else:
+                where, message = found.path, problem
+            click.secho(f"warning: {where}: {message}", err=True, fg="yellow")

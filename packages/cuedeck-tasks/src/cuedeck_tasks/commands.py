@@ -12,11 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from cuedeck.hookspecs import CommandContext
     from cuedeck.workspace import Workspace
-    from cuedeck_tasks.cards import Card
     from cuedeck_tasks.store import CardStore
 
 # Spelled out here (not imported from cuedeck_tasks.cards) to keep `cue --help` light;
@@ -24,7 +21,6 @@ if TYPE_CHECKING:
 STATUS_CHOICES = ("todo", "active", "done", "archived")
 PRIORITY_CHOICES = ("low", "medium", "high", "critical")
 FORMAT_CHOICES = ("mermaid", "dot", "json")
-PIPED_WIDTH = 160
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/tasks.md).")
 
@@ -82,6 +78,8 @@ def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -
 
 def _console() -> Any:
     """The CLI console; when piped, wide enough that table rows stay on one line each."""
+    from cuedeck_tasks.columns import PIPED_WIDTH
+
     out = _context().console()
     if not out.is_terminal:
         out.width = PIPED_WIDTH
@@ -94,55 +92,6 @@ def _print(renderable: Any) -> None:
     with out.capture() as captured:
         out.print(renderable)
     sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
-
-
-def _print_cards(cards: list[Card], *, empty: str) -> None:
-    """Cards as aligned columns (plain text: thousands of rows print in milliseconds)."""
-    import shutil
-
-    from cuedeck_tasks.columns import render_columns
-
-    if not cards:
-        click.echo(empty, err=True)
-        return
-    terminal = sys.stdout.isatty()  # rich's console is not needed (nor its import time)
-    width = shutil.get_terminal_size().columns if terminal else PIPED_WIDTH
-    dated = width >= 100  # room for the update day beside the title
-    headers = ["ID", "STATUS", "PRIORITY", "TITLE", "ASSIGNEE", "TAGS", "DEPS"]
-    rows = [
-        [
-            card.id,
-            card.status,
-            card.priority,
-            " ".join(card.title.split()),
-            card.assignee or "",
-            ", ".join(card.tags),
-            ", ".join(card.depends_on),
-            *([(card.updated or "")[:10]] if dated else []),
-        ]
-        for card in cards
-    ]
-    text = render_columns(
-        [*headers, *(["UPDATED"] if dated else [])],
-        rows,
-        width=width,
-        wrap="TITLE",
-        clip=("ASSIGNEE", "TAGS"),
-        bold_header=terminal,
-    )
-    sys.stdout.write(text)
-
-
-def _warn(cards: Iterable[Card]) -> None:
-    """A ``warning: path:line: problem`` line on stderr for each problem of ``cards``."""
-    for found in cards:
-        for problem in found.problems:
-            line, _, message = problem.partition(": ")
-            if line.startswith("line ") and line[5:].isdigit():
-                where = f"{found.path}:{line[5:]}"
-            else:
-                where, message = found.path, problem
-            click.secho(f"warning: {where}: {message}", err=True, fg="yellow")
 
 
 # --- the group ---------------------------------------------------------------------------
@@ -226,13 +175,15 @@ def list_cards(
         created=created,
         updated=updated,
     )
+    from cuedeck_tasks.columns import print_cards, warn_problems
+
     store = _store()
     cards = [store.get(item["id"]) for item in summaries]
     if as_json:
         _emit_json([c.to_record() for c in cards])
     else:
-        _print_cards(cards, empty="no cards match")
-    _warn(cards)  # a broken card read with defaults must not pass for a healthy one
+        print_cards(cards, empty="no cards match")
+    warn_problems(cards)  # a broken card read with defaults must not pass for a healthy one
 
 
 @card.command("show")
@@ -282,7 +233,9 @@ def show(card_id: str, as_json: bool) -> None:
     for name, value in rows:
         table.add_row(f"[bold]{name}[/]", escape(value))
     _print(table)
-    _warn([found])
+    from cuedeck_tasks.columns import warn_problems
+
+    warn_problems([found])
     if body:
         click.echo()
         click.echo(body)
@@ -413,7 +366,9 @@ def ready(as_json: bool) -> None:
     if as_json:
         _emit_json([c.to_record() for c in cards])
     else:
-        _print_cards(cards, empty="no card is ready")
+        from cuedeck_tasks.columns import print_cards
+
+        print_cards(cards, empty="no card is ready")
 
 
 @card.command("validate")
@@ -426,7 +381,9 @@ def validate(card_id: str | None, as_json: bool) -> None:
     if as_json:
         _emit_json(report)
     else:
-        _warn(store.all().values() if card_id is None else [store.get(report["task_id"])])
+        from cuedeck_tasks.columns import warn_problems
+
+        warn_problems(store.all().values() if card_id is None else [store.get(report["task_id"])])
         if report["valid"]:
             click.echo(report["message"])
         else:
