@@ -81,6 +81,11 @@ def results(workspace: Workspace, query: str, ranked: Iterable[Ranked]) -> list[
             if section is not None and section.anchor and section.anchor not in anchors:
                 anchors.append(section.anchor)
         best = sections[next(at for at in order if at in sections)]
+        if not best.anchor and anchors:
+            # The best match is the file's unnamed head (a module's docstring and imports,
+            # text above the first heading): point at the best named section instead, so
+            # the line shown is where the first anchor starts.
+            best = next(sections[at] for at in order if sections.get(at) and sections[at].anchor)
         # One masking call per result: titles, headings and snippet are all shown.
         shown = [document.title, *anchors, snippet(best, query_terms)]
         masked = session.mask("\n".join(shown), path=document.path).split("\n")
