@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cuedeck_search.settings import SearchSettings
-
 if TYPE_CHECKING:
     from cuedeck.models import SearchResult
     from cuedeck_search.results import Answer
@@ -54,6 +52,7 @@ def search(
     process embeds them (`cue doctor` shows it) and the answer says which side ranked it.
     """
     from cuedeck.models import SearchFilters
+    from cuedeck_search.settings import SearchSettings
 
     workspace = click.get_current_context().obj.workspace
     workspace.index.watch = True  # what changed, from the workspace's watcher: no walk
@@ -92,6 +91,7 @@ def _quick(workspace: Any, query: str, mode: str, limit: int | None, filters: An
         return None
     from cuedeck_search.quick import keyword_search
     from cuedeck_search.results import Answer
+    from cuedeck_search.settings import SearchSettings
 
     found = keyword_search(
         workspace, query, limit or workspace.config.section("search", SearchSettings).limit
