@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from cuedeck.models import Document, Problem, Symbol
 from cuedeck.parsers import SkipFile
-from cuedeck.parsing import decode, split_lines
+from cuedeck.parsing import decode, replaced_bytes, split_lines
 from cuedeck_code.languages import grammar, language_of
 from cuedeck_code.settings import CodeSettings
 
@@ -52,18 +52,7 @@ def parse_code(path: str, data: bytes, context: ParseContext) -> Document:
     if limit and len(data) > MINIFIED_FLOOR and len(data) / max(len(lines), 1) > limit:
         raise SkipFile("minified", f"its lines average over {limit} characters")
     language = language_of(path)
-    problems: list[Problem] = []
-    if replaced:
-        problems.append(
-            Problem(
-                "warning",
-                1004,
-                path,
-                None,
-                "file is not valid UTF-8; undecodable bytes were replaced",
-                "save the file as UTF-8",
-            )
-        )
+    problems: list[Problem] = [replaced_bytes(path)] if replaced else []
     tokens = context.count_tokens(text)
     base = Document(
         path=path,

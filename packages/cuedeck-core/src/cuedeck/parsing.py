@@ -318,6 +318,18 @@ def decode(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8-sig", errors="replace"), True
 
 
+def replaced_bytes(path: str) -> Problem:
+    """The warning of a file whose bytes were not all UTF-8 (they were replaced)."""
+    return Problem(
+        "warning",
+        1004,
+        path,
+        None,
+        "file is not valid UTF-8; undecodable bytes were replaced",
+        "save the file as UTF-8",
+    )
+
+
 def split_lines(text: str) -> list[str]:
     """Lines without their endings; ``\\r\\n``, ``\\r`` and ``\\n`` all end a line."""
     if not text:
@@ -347,18 +359,7 @@ def parse_document(
     """Parse the bytes of the file at workspace-relative ``path``."""
     text, replaced = decode(data)
     lines = split_lines(text)
-    problems: list[Problem] = []
-    if replaced:
-        problems.append(
-            Problem(
-                "warning",
-                1004,
-                path,
-                None,
-                "file is not valid UTF-8; undecodable bytes were replaced",
-                "save the file as UTF-8",
-            )
-        )
+    problems: list[Problem] = [replaced_bytes(path)] if replaced else []
     frontmatter, body_line, fm_problems = read_frontmatter(lines, path)
     problems.extend(fm_problems)
     block = SCANNERS[engine](lines, body_line)
