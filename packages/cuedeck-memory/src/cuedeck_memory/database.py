@@ -239,26 +239,7 @@ class MemoryDatabase:
         """Insert new segments (ids unique per project), and their texts in the index."""
         db = self.db
         rows = [
-            (
-                s.project_id,
-                s.id,
-                s.type,
-                s.task_id,
-                s.file_path,
-                s.topic_id,
-                json.dumps(list(s.tags)) if s.tags else "[]",
-                json.dumps(list(s.refs)) if s.refs else "[]",
-                int(s.pinned),
-                s.tier,
-                s.tokens,
-                s.created_at,
-                s.last_touched_at,
-                s.gc_survival_count,
-                hash64(digest),
-                json.dumps(list(s.line_range)) if s.line_range else None,
-                pack(s.text),
-                version,
-            )
+            (s.project_id, s.id, *_fields(s, digest), pack(s.text), version)
             for s, digest in zip(segments, hashes, strict=True)
         ]
         first = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM segments").fetchone()[0] + 1
@@ -294,20 +275,7 @@ class MemoryDatabase:
                 "last_touched_at = ?, gc_survival_count = ?, hash64 = ?, line_range = ?, "
                 "body = ?, version = ? WHERE rowid = ?",
                 (
-                    segment.type,
-                    segment.task_id,
-                    segment.file_path,
-                    segment.topic_id,
-                    json.dumps(list(segment.tags)) if segment.tags else "[]",
-                    json.dumps(list(segment.refs)) if segment.refs else "[]",
-                    int(segment.pinned),
-                    segment.tier,
-                    segment.tokens,
-                    segment.created_at,
-                    segment.last_touched_at,
-                    segment.gc_survival_count,
-                    hash64(digest),
-                    json.dumps(list(segment.line_range)) if segment.line_range else None,
+                    *_fields(segment, digest),
                     body if old_text == segment.text else pack(segment.text),
                     version,
                     rowid,
@@ -442,6 +410,27 @@ class MemoryDatabase:
             (project,),
         )
         return [json.loads(row[0]) for row in rows]
+
+
+def _fields(segment: Segment, digest: str) -> tuple[Any, ...]:
+    """A segment's columns from ``type`` to ``line_range``, in the table's order (what an
+    insert and an update both write)."""
+    return (
+        segment.type,
+        segment.task_id,
+        segment.file_path,
+        segment.topic_id,
+        json.dumps(list(segment.tags)) if segment.tags else "[]",
+        json.dumps(list(segment.refs)) if segment.refs else "[]",
+        int(segment.pinned),
+        segment.tier,
+        segment.tokens,
+        segment.created_at,
+        segment.last_touched_at,
+        segment.gc_survival_count,
+        hash64(digest),
+        json.dumps(list(segment.line_range)) if segment.line_range else None,
+    )
 
 
 @contextlib.contextmanager
