@@ -12,6 +12,7 @@ on its branch are parsed, and vectors come from the server's embedding cache.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import InvalidInput
@@ -25,10 +26,11 @@ from cuedeck_mcp.team.registry import check_alias, is_global
 from cuedeck_mcp.team.shared import find as find_shared
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from cuedeck_mcp.team.home import Team
-    from cuedeck_mcp.team.registry import Activation
+    from cuedeck_mcp.team.registry import Activation, Kind
 
 
 def find(team: Team, owner: str, alias: str, *, what: str = "activated") -> Activation:
@@ -81,27 +83,15 @@ def activate(
 
     check_ref_name(wanted, field="branch_name")
     source = team.shared_path(shared)
-    with team.changing(f"user-{owner}-{name}", name):
-        team.clear_unfinished_activation(owner, name)
-        record = team.registry.begin_activation(
-            owner, name, "activation", shared.alias, wanted, name
-        )
-        folder = team.user_path(record)
-        try:
-            remove_tree(folder)
-            report(0, 3, "Activating a repository")
-            checkout(source, folder, wanted)
-            report(1, 3, "Activating a repository")
-            prepare_workspace(folder, config_from=source)
-            seeded = seed_cache(source, folder)
-            with team.open(folder) as workspace:
-                indexed = index_workspace(workspace, embed=False)
-            report(3, 3, "Activating a repository")
-            team.registry.update_activation(owner, name, state="ready")
-        except BaseException:
-            remove_tree(folder)
-            team.registry.drop_activation(owner, name)
-            raise
+    with making(team, owner, name, "activation", shared.alias, wanted) as (_record, folder):
+        report(0, 3, "Activating a repository")
+        checkout(source, folder, wanted)
+        report(1, 3, "Activating a repository")
+        prepare_workspace(folder, config_from=source)
+        seeded = seed_cache(source, folder)
+        with team.open(folder) as workspace:
+            indexed = index_workspace(workspace, embed=False)
+        report(3, 3, "Activating a repository")
     return {
         "success": True,
         "repository_alias": name,
@@ -111,6 +101,26 @@ def activate(
         "seeded_from_shared": bool(seeded),
         **indexed,
     }
+
+
+@contextlib.contextmanager
+def making(
+    team: Team, owner: str, name: str, kind: Kind, golden: str, branch: str
+) -> Iterator[tuple[Activation, Path]]:
+    """Claim ``owner``'s ``name`` and an empty folder for a working copy the block makes:
+    ready when the block ends, removed (folder and record) if it fails."""
+    with team.changing(f"user-{owner}-{name}", name):
+        team.clear_unfinished_activation(owner, name)
+        record = team.registry.begin_activation(owner, name, kind, golden, branch, name)
+        folder = team.user_path(record)
+        try:
+            remove_tree(folder)
+            yield record, folder
+            team.registry.update_activation(owner, name, state="ready")
+        except BaseException:
+            remove_tree(folder)
+            team.registry.drop_activation(owner, name)
+            raise
 
 
 def checkout(source: Path, folder: Path, branch: str) -> None:

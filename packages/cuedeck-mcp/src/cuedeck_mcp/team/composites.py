@@ -21,7 +21,7 @@ from cuedeck.config import render_default_config
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import CACHE_DIR, CARDS_DIR, CONFIG_PATH, DOCS_DIR
 from cuedeck_mcp.team import gitops
-from cuedeck_mcp.team.activations import check_user_alias
+from cuedeck_mcp.team.activations import check_user_alias, making
 from cuedeck_mcp.team.activations import find as find_activation
 from cuedeck_mcp.team.disk import remove_tree
 from cuedeck_mcp.team.errors import AliasTaken, UnknownRepository, WrongRepositoryKind
@@ -40,24 +40,14 @@ def create(team: Team, owner: str, alias: str, goldens: list[str]) -> dict[str, 
     """Make ``owner``'s composite ``alias`` of the shared repositories ``goldens``."""
     name = check_user_alias(alias)
     shared = [find_shared(team, golden) for golden in dict.fromkeys(goldens)]
-    with team.changing(f"user-{owner}-{name}", name):
-        team.clear_unfinished_activation(owner, name)
-        record = team.registry.begin_activation(owner, name, "composite", "", "", name)
-        folder = team.user_path(record)
-        try:
-            remove_tree(folder)
-            for sub in (CACHE_DIR, CARDS_DIR, DOCS_DIR):
-                (folder / sub).mkdir(parents=True)
-            (folder / CONFIG_PATH).write_text(render_default_config(), encoding="utf-8")
-            for component in shared:
-                _clone_component(team, record, component)
-            with team.open(folder) as workspace:
-                indexed = index_workspace(workspace, embed=False)
-            team.registry.update_activation(owner, name, state="ready")
-        except BaseException:
-            remove_tree(folder)
-            team.registry.drop_activation(owner, name)
-            raise
+    with making(team, owner, name, "composite", "", "") as (record, folder):
+        for sub in (CACHE_DIR, CARDS_DIR, DOCS_DIR):
+            (folder / sub).mkdir(parents=True)
+        (folder / CONFIG_PATH).write_text(render_default_config(), encoding="utf-8")
+        for component in shared:
+            _clone_component(team, record, component)
+        with team.open(folder) as workspace:
+            indexed = index_workspace(workspace, embed=False)
     return {
         "success": True,
         "repository_alias": name,
