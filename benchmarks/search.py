@@ -214,7 +214,7 @@ class BeforeIssue15:
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
         self.session = onnxruntime.InferenceSession(
-            str(model_file("float")[0]), options, providers=["CPUExecutionProvider"]
+            str(model_file("float").path), options, providers=["CPUExecutionProvider"]
         )
         self.names = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file()))

@@ -61,7 +61,10 @@ def test_hook_register_embedders(make_workspace: MakeWorkspace) -> None:
     stats = minilm.service("search").stats
     assert (stats.chunks_loaded, stats.chunks_embedded) == (0, sections)
     assert minilm.service("search").available_vectors()[0].shape[1] == 384
-    assert rows_by_model() == {"test-hashing-v1": sections, minilm_id(model_file()[2]): sections}
+    assert rows_by_model() == {
+        "test-hashing-v1": sections,
+        minilm_id(model_file().model_id): sections,
+    }
 
     # And back: the plugin's vectors come from the cache, MiniLM's are not offered to it.
     write_config(root, '[search]\nembedder = "hashing"\nwait = true\n')
@@ -71,7 +74,9 @@ def test_hook_register_embedders(make_workspace: MakeWorkspace) -> None:
     assert (stats.chunks_loaded, stats.chunks_embedded) == (sections, 0)
     engine = again.service("search")
     with pytest.raises(InvalidInput, match="offered"):
-        engine.add_vectors(minilm_id(model_file()[2]), [("x", np.zeros(384, dtype=np.float32))])
+        engine.add_vectors(
+            minilm_id(model_file().model_id), [("x", np.zeros(384, dtype=np.float32))]
+        )
 
 
 def test_an_embedder_nothing_registered_is_a_config_error(make_workspace: MakeWorkspace) -> None:
@@ -89,7 +94,9 @@ def test_a_config_pointed_onnx_export_is_its_own_model(make_workspace: MakeWorks
     root = make_workspace(FILES, config='[search]\nwait = true\nembedder = "minilm-float"\n')
     export = root / "models/mini"
     (export / "onnx").mkdir(parents=True)
-    shutil.copyfile(model_file("float")[0], export / "onnx/model.onnx")
+    model = model_file("float")
+    shutil.copyfile(model.path, export / "onnx/model.onnx")
+    shutil.copyfile(model.weights, export / "onnx" / model.weights.name)  # read beside it
     shutil.copyfile(tokenizer_file(), export / "tokenizer.json")
     builtin = open_workspace(root)
     builtin.search("reimburse a buyer", mode="semantic")
@@ -159,7 +166,7 @@ def test_minilm_computes_in_int8_where_the_cpu_can_and_never_mixes_vectors(
         r.path for r in found
     ]
     float_engine = floating.service("search")
-    assert float_engine.embedder.model_id == minilm_id(model_file("float")[2])
+    assert float_engine.embedder.model_id == minilm_id(model_file("float").model_id)
     if int8_dot_products():  # another model: everything embedded again, nothing reused
         assert float_engine.stats.chunks_embedded == sections
         cosines = (float_engine.available_vectors()[0] * int8_vectors).sum(axis=1)

@@ -42,7 +42,7 @@ def minilm(workspace: Workspace, arithmetic: Arithmetic = "auto") -> OnnxEmbedde
     from cuedeck_search.onnx_model import load_embedder, model_file
 
     model = model_file(arithmetic)
-    key = ("minilm", str(model[0]))
+    key = ("minilm", str(model.path))
     with _LOADED_LOCK:
         embedder = _LOADED.get(key)
         if embedder is None:

