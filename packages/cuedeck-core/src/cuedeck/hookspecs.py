@@ -29,9 +29,11 @@ from cuedeck.hooktypes import (
     RegisterNamed,
     RegisterParser,
     RegisterSceneSource,
+    RegisterSearcher,
     RegisterTool,
     SceneSource,
     Searcher,
+    SearcherFactory,
 )
 
 __all__ = [
@@ -46,9 +48,11 @@ __all__ = [
     "RegisterNamed",
     "RegisterParser",
     "RegisterSceneSource",
+    "RegisterSearcher",
     "RegisterTool",
     "SceneSource",
     "Searcher",
+    "SearcherFactory",
     "hookimpl",
     "hookspec",
 ]
@@ -59,18 +63,24 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def register_searchers(register: RegisterNamed) -> None:
+def register_searchers(register: RegisterSearcher) -> None:
     """Register search modes.
 
-    Called once per plugin manager, the first time searchers are looked up (``cue
-    search``, ``read_context``, :meth:`Workspace.search`). ``register(name, searcher)``
-    takes a mode name (``keyword``, ``semantic``, ``hybrid``...) and a :class:`Searcher`.
+    Called once per plugin host, the first time searchers are looked up
+    (:meth:`Workspace.search`, ``cue plugins``). ``register(name, factory)`` takes a mode
+    name (``keyword``, ``semantic``, ``hybrid``...) and ``factory(workspace) ->``
+    :class:`Searcher`, called once per workspace, the first time the mode is searched:
+    it may read the workspace's config and hold what it builds. The searcher checks its
+    own query and limit; :meth:`Workspace.search` only picks it by mode.
+    ``default_setting="section.key"`` (optional) names a setting of the plugin's own
+    section whose value is the mode :meth:`Workspace.search` uses when asked for none;
+    the search package passes ``"search.mode"``.
 
     Example::
 
         @hookimpl
         def register_searchers(register):
-            register("title", TitleSearcher())
+            register("title", TitleSearcher)  # TitleSearcher(workspace) is a Searcher
     """
 
 

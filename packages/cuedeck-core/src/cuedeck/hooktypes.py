@@ -31,13 +31,26 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class Searcher(Protocol):
-    """Ranks the workspace's files for a query."""
+    """Ranks one workspace's files for a query: a search mode, made for the workspace by
+    the factory its plugin registered (:class:`SearcherFactory`).
+
+    The searcher checks its own input: a query or a limit it cannot take is
+    :class:`~cuedeck.errors.InvalidInput` (1004). :meth:`Workspace.search` only picks it.
+    """
 
     def search(
-        self, workspace: Workspace, query: str, *, limit: int, filters: SearchFilters
+        self, query: str, *, limit: int | None, filters: SearchFilters
     ) -> list[SearchResult]:
-        """Up to ``limit`` results, best first, restricted by ``filters``."""
+        """Up to ``limit`` results (None: the searcher's own default), best first,
+        restricted by ``filters``."""
         ...
+
+
+class SearcherFactory(Protocol):
+    """What :func:`~cuedeck.hookspecs.register_searchers` registers: makes a workspace's
+    :class:`Searcher`, once per workspace."""
+
+    def __call__(self, workspace: Workspace, /) -> Searcher: ...
 
 
 @runtime_checkable
@@ -113,9 +126,22 @@ class BaselineResolver(Protocol):
 
 
 class RegisterNamed(Protocol):
-    """The callback of searcher, pruner, masker, token-counter and embedder hooks."""
+    """The callback of the hooks that register named items (pruners, maskers, embedders...)."""
 
     def __call__(self, name: str, item: Any, *, replace: bool = False) -> None: ...
+
+
+class RegisterSearcher(Protocol):
+    """The callback of :func:`~cuedeck.hookspecs.register_searchers`."""
+
+    def __call__(
+        self,
+        name: str,
+        factory: SearcherFactory,
+        *,
+        default_setting: str | None = None,
+        replace: bool = False,
+    ) -> None: ...
 
 
 class RegisterParser(Protocol):
