@@ -6,10 +6,12 @@ import logging
 import re
 import tomllib
 from collections.abc import Iterator
+from typing import Any
 
 import attrs
 import pytest
 
+from cuedeck import hookimpl
 from cuedeck.config import (
     RateLimit,
     load_config,
@@ -19,6 +21,7 @@ from cuedeck.config import (
 )
 from cuedeck.errors import CueError, InvalidInput
 from cuedeck.plugins import make_plugin_host
+from cuedeck.settings import setting
 from tests.conftest import REPO, MakeWorkspace, needs_extras
 
 
@@ -300,3 +303,30 @@ def test_a_moved_key_still_applies_with_a_warning(make_workspace: MakeWorkspace)
     assert load_config(make_workspace(config=both), environ={}).section("memory").scene is True
     env = load_config(make_workspace(), environ={"CUEDECK_SCENE_MEMORY": "off"})
     assert env.section("memory").scene is False
+
+
+@attrs.frozen
+class _Wrapped:
+    """``[wrapped]``: a section whose docstring, like its keys' help,
+    runs over two lines.
+
+    A second paragraph, left out of config.toml."""
+
+    key: int = setting(1, "Help text that a plugin\n    wrapped.")
+
+
+class _WrappedPlugin:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register("wrapped", _Wrapped)
+
+
+def test_default_config_comments_stay_on_their_lines() -> None:
+    host = make_plugin_host(entry_points=False)
+    host.register(_WrappedPlugin(), name="wrapped")
+    text = render_default_config(host)
+    assert tomllib.loads(text) == {}  # nothing escaped its comment
+    assert (
+        "# A section whose docstring, like its keys' help, runs over two lines.\n"
+        "# [wrapped]\n# Help text that a plugin wrapped.\n# key = 1\n"
+    ) in text

@@ -36,14 +36,17 @@ from tests.conftest import MakeWorkspace
 
 
 class TitleSearcher:
+    def __init__(self, workspace: Any) -> None:
+        self.workspace = workspace
+
     def search(
-        self, workspace: Any, query: str, *, limit: int, filters: SearchFilters
+        self, query: str, *, limit: int | None, filters: SearchFilters
     ) -> list[SearchResult]:
         return [
             SearchResult(path=d.path, title=d.title, hash=d.sha256, tokens=d.tokens, score=1.0)
-            for d in workspace.documents.values()
+            for d in self.workspace.documents.values()
             if query.lower() in d.title.lower() and filters.accepts(d.frontmatter)
-        ][:limit]
+        ][: limit or 10]
 
 
 class FirstOnly:
@@ -103,7 +106,7 @@ def shout(workspace: Any, text: str) -> str:
 class Plugin:
     @hookimpl
     def register_searchers(self, register: Any) -> None:
-        register("title", TitleSearcher())
+        register("title", TitleSearcher)
 
     @hookimpl
     def register_pruners(self, register: Any) -> None:
@@ -159,6 +162,50 @@ def test_hook_register_searchers(make_workspace: MakeWorkspace, plugins: Any) ->
     results = workspace.search("api", mode="title")
     assert [r.path for r in results] == [".cuedeck/docs/api.md"]
     assert workspace.search("api", mode="title", filters=SearchFilters(tags=("ops",))) == []
+
+
+@attrs.frozen
+class TitleSettings:
+    """``[titles]``: the title searcher's plugin."""
+
+    mode: str = setting("title", "Default search mode.", names="register_searchers")
+
+
+class TitleDefault:
+    """Makes its searcher the default mode through a setting of its own section."""
+
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register("titles", TitleSettings)
+
+    @hookimpl
+    def register_searchers(self, register: Any) -> None:
+        register("title-by-default", TitleSearcher, default_setting="titles.mode")
+
+
+def test_the_default_search_mode_is_a_registered_setting(make_workspace: MakeWorkspace) -> None:
+    host = make_plugin_host(entry_points=False)
+    host.register(Plugin(), name="test-plugin")
+    root = make_workspace(FILES)
+    with pytest.raises(InvalidInput, match="no installed plugin names a default search mode"):
+        open_workspace(root, plugins=host).search("api")  # "title" names no default
+    host.register(TitleDefault(), name="titles")
+    workspace = open_workspace(root, plugins=host)
+    assert workspace.default_search_mode() == "title"
+    assert [r.path for r in workspace.search("api")] == [".cuedeck/docs/api.md"]
+    root = make_workspace(FILES, config='[titles]\nmode = "title-by-default"\n')
+    assert open_workspace(root, plugins=host).default_search_mode() == "title-by-default"
+
+    class Rival:
+        @hookimpl
+        def register_searchers(self, register: Any) -> None:
+            register("rival", TitleSearcher, default_setting="scene.pruner")
+
+    host.register(Rival(), name="rival")
+    with pytest.raises(InvalidInput, match="several settings") as caught:
+        open_workspace(root, plugins=host).search("api")
+    assert "scene.pruner (rival)" in caught.value.message
+    assert "titles.mode (titles)" in caught.value.message
 
 
 def test_hook_register_pruners(plugins: Any) -> None:

@@ -20,7 +20,6 @@ REPO = Path(__file__).resolve().parents[2]
 DISTRIBUTIONS = sorted(p for p in (REPO / "packages").glob("*/src") if p.is_dir())
 
 
-#: Distributions with a known circle being broken on another branch (remove when it lands).
 def _modules(src: Path) -> dict[str, Path]:
     """Module name -> file, for every ``.py`` file under a src folder."""
     found = {}

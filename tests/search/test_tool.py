@@ -12,6 +12,7 @@ from cuedeck.errors import InvalidInput
 from cuedeck.plugins import make_plugin_host
 from cuedeck.tools import Tool
 from cuedeck.workspace import Workspace
+from cuedeck_search.settings import MAX_LIMIT
 
 
 @pytest.fixture
@@ -35,8 +36,9 @@ def test_registered_as_a_read_only_search_tool(tool: Tool) -> None:
     properties = schema["properties"]
     assert schema["required"] == ["query"]
     assert (properties["query"]["minLength"], properties["query"]["maxLength"]) == (1, 200)
-    assert (properties["limit"]["minimum"], properties["limit"]["maximum"]) == (1, 100)
-    assert properties["limit"]["default"] == 5
+    (limit, _none) = properties["limit"]["anyOf"]
+    assert (limit["minimum"], limit["maximum"]) == (1, MAX_LIMIT)
+    assert properties["limit"]["default"] is None  # [search] limit
     assert properties["semantic"]["deprecated"] is True
     assert properties["semantic"]["default"] is False
     output = tool.output_schema()

@@ -65,9 +65,7 @@ def repo_map(
 
     ranker = code_ranker(workspace)
     if ranker is None:
-        raise MissingExtra(
-            "no code ranker is installed", help='pip install "cuedeck[code]"', extra="code"
-        )
+        raise MissingExtra.needs("no code ranker is installed", "code")
     scope = _folder(workspace, folder)
     reasons: list[str] = []
     code = CodeQuery(folder=scope, limit=RANKED)

@@ -89,9 +89,7 @@ def search_code(
     try:
         engine = workspace.service("search")
     except MissingExtra as exc:
-        raise MissingExtra(
-            "search_code needs cuedeck-search", help='pip install "cuedeck[search]"', extra="search"
-        ) from exc
+        raise MissingExtra.needs("search_code needs cuedeck-search", "search") from exc
     index = workspace.fresh_index()
     with engine.held() as catalog:  # a background embedder may be adding vectors
         key = (id(engine), index.generation, len(catalog.keys), language, path)

@@ -408,12 +408,13 @@ def render_default_config(plugins: PluginHost | None = None) -> str:
         "",
     ]
     for section, cls in registered_sections(plugins).items():
-        summary = (cls.__doc__ or "").split(":", 1)[-1].strip().replace("``", "`")
+        # One comment line each: a docstring wrapped over lines must not leave TOML.
+        summary = _one_line((cls.__doc__ or "").split(":", 1)[-1].split("\n\n")[0])
         out.append(f"# {summary[0].upper()}{summary[1:]}")
         # Commented too: a section appended at the end must not declare it twice.
         out.append(f"# [{section}]")
         for field in attrs.fields(cls):
-            out.append(f"# {field.metadata['doc']}")
+            out.append(f"# {_one_line(field.metadata['doc'])}")
             default = field.default
             value = default.factory() if hasattr(default, "factory") else default
             out.append(f"# {toml_key(field.name)} = {_toml_value(value)}")
@@ -425,6 +426,10 @@ def render_default_config(plugins: PluginHost | None = None) -> str:
         out.append(f"# per_minute = {limit.per_minute}")
         out.append(f"# burst = {limit.burst}")
     return "\n".join(out) + "\n"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()).replace("``", "`")
 
 
 def _toml_value(value: Any) -> str:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         Masker,
         Pruner,
         SceneSource,
-        Searcher,
+        SearcherFactory,
     )
     from cuedeck.parsers import Parsers
     from cuedeck.tokens import TokenCounter
@@ -388,8 +388,8 @@ def make_plugin_host(*, entry_points: bool = True) -> PluginHost:
     return host
 
 
-def get_searchers(host: PluginHost) -> dict[str, Searcher]:
-    """Search modes by name."""
+def get_searchers(host: PluginHost) -> dict[str, SearcherFactory]:
+    """Searcher factories by mode name: ``factory(workspace) -> Searcher``."""
     return host.items("register_searchers")
 
 

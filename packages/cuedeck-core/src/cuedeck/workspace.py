@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     from cuedeck.graph import ReferenceGraph
+    from cuedeck.hookspecs import Searcher, SearcherFactory
     from cuedeck.masking import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
     from cuedeck.parsers import Parsers
@@ -120,6 +121,7 @@ class Workspace:
         self._lock = threading.RLock()
         self._graph: tuple[int, ReferenceGraph] | None = None
         self._services: dict[str, Any] = {}
+        self._searchers: dict[str, Searcher] = {}
         self._fresh = False
 
     def __repr__(self) -> str:
@@ -336,34 +338,61 @@ class Workspace:
         limit: int | None = None,
         filters: SearchFilters | None = None,
     ) -> list[SearchResult]:
-        """Ranked files for ``query`` by the registered searcher ``mode``."""
+        """Ranked files for ``query`` by the searcher registered as ``mode`` (None:
+        :meth:`default_search_mode`). The searcher checks ``query`` and ``limit`` (None:
+        its own default); here it is only picked."""
         from cuedeck.models import SearchFilters
 
-        searchers = get_searchers(self.plugins)
-        from_config = mode is None
-        # The defaults are the search plugin's settings (until searchers carry their own).
-        defaults = self.config.sections.get("search")
-        mode = mode or str(getattr(defaults, "mode", ""))
-        if not searchers:
-            raise MissingExtra.needs("search is not installed", "search")
-        searcher = searchers.get(mode)
-        if searcher is None:
-            if from_config:
-                raise self.config.unavailable("search.mode", mode, list(searchers))
+        searcher = self.searcher(self.default_search_mode() if mode is None else mode)
+        return searcher.search(query, limit=limit, filters=filters or SearchFilters())
+
+    def searcher(self, mode: str) -> Searcher:
+        """The searcher registered as ``mode``, made by its factory once per workspace;
+        InvalidInput (1004) for a mode no plugin registers, MissingExtra (1008) when
+        none registers any."""
+        with self._lock:
+            found = self._searchers.get(mode)
+            if found is None:
+                factories = self._searcher_factories()
+                if mode not in factories:
+                    raise InvalidInput(
+                        f"unknown search mode {mode!r} (available: {', '.join(sorted(factories))})",
+                        field="mode",
+                    )
+                found = self._searchers[mode] = factories[mode](self)
+            return found
+
+    def default_search_mode(self) -> str:
+        """The mode :meth:`search` uses when asked for none: the value of the setting that
+        a searcher's plugin named with ``default_setting`` when registering it."""
+        self._searcher_factories()  # none at all: the install hint
+        entries = self.plugins.collect("register_searchers")
+        named = {
+            key: entry.plugin
+            for entry in entries.values()
+            if (key := entry.options.get("default_setting")) is not None
+        }
+        if len(named) != 1:
+            owners = ", ".join(f"{key} ({plugin})" for key, plugin in sorted(named.items()))
             raise InvalidInput(
-                f"unknown search mode {mode!r} (available: {', '.join(sorted(searchers))})",
+                f"several settings name the default search mode: {owners}"
+                if named
+                else "no installed plugin names a default search mode: pass a mode",
                 field="mode",
+                available=sorted(entries),
             )
-        if not query.strip():
-            raise InvalidInput("the query is empty", field="query")
-        # Searchers follow index.generation; refresh first if files changed (invalidate()).
-        self._ensure_fresh()
-        return searcher.search(
-            self,
-            query,
-            limit=limit or int(getattr(defaults, "limit", 5)),
-            filters=filters or SearchFilters(),
-        )
+        (key,) = named
+        section, _, attribute = key.partition(".")
+        value = getattr(self.config.section(section), attribute, None)
+        if not isinstance(value, str) or value not in entries:
+            raise self.config.unavailable(key, str(value), list(entries))
+        return value
+
+    def _searcher_factories(self) -> dict[str, SearcherFactory]:
+        factories = get_searchers(self.plugins)
+        if not factories:
+            raise MissingExtra.needs("search is not installed", "search")
+        return factories
 
     def mask_session(self) -> MaskSession:
         """A masking session: one per output, so numbering is stable within it."""

@@ -149,8 +149,9 @@ def find(
     from cuedeck.plugins import get_searchers
 
     # Both rank by meaning through the semantic searcher; hybrid fuses it with keyword.
-    searcher = get_searchers(store.workspace.plugins).get("semantic")
-    rank_texts = getattr(searcher, "rank_texts", None)
+    workspace = store.workspace
+    offered = "semantic" in get_searchers(workspace.plugins)
+    rank_texts = getattr(workspace.searcher("semantic"), "rank_texts", None) if offered else None
     if rank_texts is None:
         top = keyword[:limit]
         return Found(
@@ -165,7 +166,7 @@ def find(
         pool.extend(r for r in newest_first(table, rows).tolist() if r not in seen)
         pool = pool[:SEMANTIC_POOL]
     texts = store.fetch(pool)
-    scores = rank_texts(store.workspace, query, [texts[r].text for r in pool])
+    scores = rank_texts(query, [texts[r].text for r in pool])
     semantic = sorted(zip(pool, scores, strict=True), key=lambda pair: -pair[1])
     if mode == "semantic":
         top_semantic = semantic[:limit]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     default=None,
     help="Search algorithm (default: [search] mode, hybrid).",
 )
+# 100 is settings.MAX_LIMIT, not imported: cue --help loads this module (a test pins it).
 @click.option("--limit", "-n", type=click.IntRange(1, 100), default=None, help="Results wanted.")
 @click.option("--tag", "tags", multiple=True, help="Only files tagged T (repeat: any of them).")
 @click.option("--priority", default=None, help="Only files of this priority (any case).")
@@ -60,13 +61,15 @@ def search(
     chosen = mode or workspace.config.section("search", SearchSettings).mode
     answer = _quick(workspace, query, chosen, limit, filters)
     if answer is None:
-        engine = workspace.service("search")
-        started = None  # a bad [search] mode is reported by the engine, at its config line
+        from cuedeck_search.searchers import answer as search
+
+        started = None  # a bad [search] mode is reported at its config line
         if chosen in ("semantic", "hybrid"):
+            engine = workspace.service("search")
             engine.background = False  # this process ends with the answer: no thread
             started = _embed_first(workspace, engine, wait=wait, embed=not no_embed)
-        answer = engine.answer(query, mode=mode, limit=limit, filters=filters)
-        note = _note(engine, answer, started)
+        answer = search(workspace, query, mode=mode, limit=limit, filters=filters)
+        note = _note(workspace, answer, started)
         if note:
             click.echo(note, err=True)
     if as_json:
@@ -124,18 +127,19 @@ def _embed_first(workspace: Any, engine: Any, *, wait: bool, embed: bool) -> int
     return detached.start(workspace.root)
 
 
-def _note(engine: Any, answer: Answer, started: int | None) -> str | None:
+def _note(workspace: Any, answer: Answer, started: int | None) -> str | None:
     """The stderr line saying what answered while coverage is partial."""
     from cuedeck_search import detached
 
-    if not answer.missing:
+    if not answer.missing:  # only the engine's answers miss vectors
         return None
     where = "by a background process"
     if started is not None:
         where += f" started now (pid {started})"
-    elif not detached.running(engine.workspace.root):
+    elif not detached.running(workspace.root):
         where = "when you search without --no-embed (or run `cue index --semantic`)"
-    return detached.embedding_note(answer, engine.estimate(answer.missing), where=where) + (
+    estimate = workspace.service("search").estimate(answer.missing)
+    return detached.embedding_note(answer, estimate, where=where) + (
         "; `cue doctor` shows its progress" if "background" in where else ""
     )
 

@@ -26,7 +26,7 @@ from cuedeck_search.bm25 import SUPPORT_DECAY, SUPPORT_DEPTH, KeywordSettings
 from cuedeck_search.catalog import Catalog, CatalogStats
 from cuedeck_search.postings import PostingsError
 from cuedeck_search.results import Answer, Ranked, results
-from cuedeck_search.settings import SearchSettings
+from cuedeck_search.settings import MAX_LIMIT, MODES, SearchSettings
 from cuedeck_search.vectors import SectionVectors
 
 if TYPE_CHECKING:
@@ -45,10 +45,6 @@ if TYPE_CHECKING:
     from cuedeck_search.vectors import Coverage
 
 log = logging.getLogger("cuedeck")
-
-MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
-#: The most results one search returns (the tool, the command and the config agree).
-MAX_LIMIT = 100
 
 
 @attrs.frozen

@@ -10,48 +10,18 @@ pydantic are imported inside the hooks and commands.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
-    from cuedeck.models import Problem, SearchFilters, SearchResult
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterSearcher, RegisterTool
+    from cuedeck.models import Problem
     from cuedeck.workspace import Workspace
+    from cuedeck_search.engine import SearchEngine
 
 
-class ModeSearcher:
-    """A :class:`~cuedeck.hookspecs.Searcher` running one mode of the workspace's engine."""
-
-    def __init__(self, mode: str) -> None:
-        self.mode = mode
-
-    def __repr__(self) -> str:
-        return f"ModeSearcher({self.mode!r})"
-
-    def search(
-        self, workspace: Workspace, query: str, *, limit: int, filters: SearchFilters
-    ) -> list[SearchResult]:
-        """Up to ``limit`` files for ``query``, best first."""
-        engine = workspace.service("search")
-        results: list[SearchResult] = engine.search(
-            query, mode=self.mode, limit=limit, filters=filters
-        )
-        return results
-
-    def rank_texts(self, workspace: Workspace, query: str, texts: Sequence[str]) -> list[float]:
-        """Semantic similarity of ``query`` to each text (for texts that are no files,
-        such as memory segments); every mode ranks texts by meaning."""
-        engine = workspace.service("search")
-        from cuedeck_search.texts import rank_texts
-
-        scores: list[float] = rank_texts(engine, query, texts)
-        return scores
-
-
-def _engine(workspace: Workspace) -> Any:
+def _engine(workspace: Workspace) -> SearchEngine:
     from cuedeck_search.engine import SearchEngine
 
     return SearchEngine(workspace)
@@ -69,9 +39,12 @@ def register_checks(register: RegisterNamed) -> None:
 
 
 @hookimpl
-def register_searchers(register: RegisterNamed) -> None:
-    for mode in ("keyword", "semantic", "hybrid"):
-        register(mode, ModeSearcher(mode))
+def register_searchers(register: RegisterSearcher) -> None:
+    from cuedeck_search.searchers import factory
+    from cuedeck_search.settings import MODES
+
+    for mode in MODES:
+        register(mode, factory(mode), default_setting="search.mode")
 
 
 @hookimpl

@@ -6,14 +6,23 @@ import attrs
 
 from cuedeck.settings import setting
 
+#: The engine's search modes (other plugins may register more through
+#: ``register_searchers``; ``mode`` may name theirs).
+MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
+#: The most results one search returns: the engine refuses more (1004), and ``limit``,
+#: ``read_context``'s schema and ``cue search --limit`` stop here too.
+MAX_LIMIT = 100
+
 
 @attrs.frozen
 class SearchSettings:
-    """``[search]``: defaults of ``cue search`` and ``read_context``."""
+    """``[search]``: defaults of ``cue search``, ``read_context`` and
+    ``Workspace.search``, and the engine behind them."""
 
     mode: str = setting(
         "hybrid",
-        "Default searcher: keyword, semantic or hybrid.",
+        "Default search mode of cue search, read_context and Workspace.search: keyword, "
+        "semantic, hybrid or a mode another plugin registers.",
         names="register_searchers",
         unavailable_help="use keyword, semantic or hybrid, or a mode a plugin registers "
         "(`cue plugins`)",
@@ -32,7 +41,9 @@ class SearchSettings:
         0.3, "Weight of the keyword score in weighted fusion.", minimum=0
     )
     rrf_k: int = setting(60, "The k constant of reciprocal rank fusion.", minimum=1)
-    limit: int = setting(5, "Default number of results.", minimum=1, maximum=100)
+    limit: int = setting(
+        5, "Default number of results (at most 100).", minimum=1, maximum=MAX_LIMIT
+    )
     wait: bool = setting(
         False,
         "Semantic and hybrid searches first embed every section not yet embedded (true), "

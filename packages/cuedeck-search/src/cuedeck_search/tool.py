@@ -9,6 +9,7 @@ from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 # Imported at run time: pydantic resolves the tool's annotations from this module.
 from cuedeck.workspace import Workspace  # noqa: TC001
+from cuedeck_search.settings import MAX_LIMIT
 
 
 class ContextFilters(pydantic.BaseModel):
@@ -64,10 +65,12 @@ def read_context(
             min_length=1, max_length=200, description="Words or a question, e.g. 'auth flow'"
         ),
     ],
-    limit: Annotated[int, pydantic.Field(ge=1, le=100)] = 5,
+    limit: Annotated[
+        int | None, pydantic.Field(ge=1, le=MAX_LIMIT, description="Default [search] limit, 5")
+    ] = None,
     mode: Annotated[
         Literal["keyword", "semantic", "hybrid"] | None,
-        pydantic.Field(description="Default hybrid"),
+        pydantic.Field(description="Default [search] mode, hybrid"),
     ] = None,
     semantic: Annotated[
         bool,
@@ -90,6 +93,7 @@ def read_context(
     """
     from cuedeck.models import SearchFilters
     from cuedeck_search.detached import embedding_note
+    from cuedeck_search.searchers import answer as search
 
     chosen = mode if mode is not None else ("semantic" if semantic else None)
     wanted = SearchFilters()
@@ -97,12 +101,11 @@ def read_context(
         wanted = SearchFilters(
             tags=tuple(filters.tags), priority=filters.priority, assignee=filters.assignee
         )
-    engine = workspace.service("search")
-    answer = engine.answer(query, mode=chosen, limit=limit, filters=wanted)
+    answer = search(workspace, query, mode=chosen, limit=limit, filters=wanted)
     embedding: Embedding | None = None
     note = None
-    if answer.missing:
-        estimate = engine.estimate(answer.missing)
+    if answer.missing:  # only the engine's answers miss vectors
+        estimate = workspace.service("search").estimate(answer.missing)
         embedding = Embedding(
             missing_sections=answer.missing,
             seconds_left=round(estimate.seconds, 1),

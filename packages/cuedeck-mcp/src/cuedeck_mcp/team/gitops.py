@@ -41,11 +41,7 @@ def _runner() -> tuple[tuple[str, ...], dict[str, str]]:
     try:
         from cuedeck_git.runner import BASE_OPTIONS, QUIET_ENV
     except ImportError:  # the team server needs cuedeck-git for its working copies
-        raise MissingExtra(
-            "serving a team's repositories needs cuedeck-git",
-            help='pip install "cuedeck[git]"',
-            extra="git",
-        ) from None
+        raise MissingExtra.needs("serving a team's repositories needs cuedeck-git", "git") from None
     return BASE_OPTIONS, QUIET_ENV
 
 

@@ -1,0 +1,208 @@
+"""The types the hooks of :mod:`cuedeck.hookspecs` exchange.
+
+Two kinds: the protocols of what plugins register (a :class:`Searcher`, a
+:class:`Pruner`...), and the ``register`` callbacks the hooks receive (a
+:class:`RegisterNamed`, a :class:`RegisterTool`...). Import them from
+:mod:`cuedeck.hookspecs`, the public contract; they live here so that module holds the
+hooks alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from cuedeck.models import (
+        Baseline,
+        CodeQuery,
+        Placement,
+        RankedSymbol,
+        SceneExtra,
+        SceneItem,
+        SearchFilters,
+        SearchResult,
+        SecretSpan,
+    )
+    from cuedeck.settings import RateLimit
+    from cuedeck.workspace import Workspace
+
+
+@runtime_checkable
+class Searcher(Protocol):
+    """Ranks one workspace's files for a query: a search mode, made for the workspace by
+    the factory its plugin registered (:class:`SearcherFactory`).
+
+    The searcher checks its own input: a query or a limit it cannot take is
+    :class:`~cuedeck.errors.InvalidInput` (1004). :meth:`Workspace.search` only picks it.
+    """
+
+    def search(
+        self, query: str, *, limit: int | None, filters: SearchFilters
+    ) -> list[SearchResult]:
+        """Up to ``limit`` results (None: the searcher's own default), best first,
+        restricted by ``filters``."""
+        ...
+
+
+class SearcherFactory(Protocol):
+    """What :func:`~cuedeck.hookspecs.register_searchers` registers: makes a workspace's
+    :class:`Searcher`, once per workspace."""
+
+    def __call__(self, workspace: Workspace, /) -> Searcher: ...
+
+
+@runtime_checkable
+class Pruner(Protocol):
+    """Fits scene items, in priority order, into a token budget.
+
+    ``items[0]`` is the active card: keep it whole (the scene has checked that it
+    fits). ``item.tokens`` is what an item costs placed in full, and ``count(text)``
+    what any other text (an outline) would cost placed, framing included. The scene
+    searches for the largest ``budget`` whose rendered result fits its token limit, so
+    a pruner may be called several times with different budgets.
+    """
+
+    def prune(
+        self, items: Sequence[SceneItem], budget: int, count: Callable[[str], int]
+    ) -> list[Placement]:
+        """One placement per item, in the order given; their ``tokens`` add up to at most
+        ``budget`` (the card aside)."""
+        ...
+
+
+@runtime_checkable
+class Masker(Protocol):
+    """Finds secrets in text that is about to leave the process."""
+
+    def find_secrets(self, text: str) -> Iterable[SecretSpan]:
+        """Spans of ``text`` to replace by a ``[REDACTED:rule#n]`` placeholder."""
+        ...
+
+
+@runtime_checkable
+class SceneSource(Protocol):
+    """Adds items to a card's scene beyond the files it references (memory, for one)."""
+
+    def __call__(self, workspace: Workspace, card_id: str) -> Iterable[SceneExtra]:
+        """Extras for the scene of card ``card_id``, in the order they should appear."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors for semantic search.
+
+    ``model_id`` names the vectors: two embedders whose vectors may differ must have
+    different ids (vectors are cached and compared only under the same id). It must be
+    known without loading the model, so cached vectors are usable at once.
+    """
+
+    model_id: str
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """One float32 row per text, in order (a numpy array; unit length, so a dot
+        product is the cosine similarity)."""
+        ...
+
+
+@runtime_checkable
+class CodeRanker(Protocol):
+    """Ranks a repository's definitions by how much a task needs them (importance)."""
+
+    def rank(self, workspace: Workspace, query: CodeQuery) -> list[RankedSymbol]:
+        """Up to ``query.limit`` definitions, best first, each with its score's parts."""
+        ...
+
+
+@runtime_checkable
+class BaselineResolver(Protocol):
+    """Turns a ``since`` (a git ref, a task snapshot...) into what the files were then."""
+
+    def __call__(self, workspace: Workspace, since: str) -> Baseline | None:
+        """The baseline ``since`` names, or None when it is not one this resolver knows."""
+        ...
+
+
+class RegisterNamed(Protocol):
+    """The callback of the hooks that register named items (pruners, maskers, embedders...)."""
+
+    def __call__(self, name: str, item: Any, *, replace: bool = False) -> None: ...
+
+
+class RegisterSearcher(Protocol):
+    """The callback of :func:`~cuedeck.hookspecs.register_searchers`."""
+
+    def __call__(
+        self,
+        name: str,
+        factory: SearcherFactory,
+        *,
+        default_setting: str | None = None,
+        replace: bool = False,
+    ) -> None: ...
+
+
+class RegisterParser(Protocol):
+    """The callback of :func:`~cuedeck.hookspecs.register_parsers`."""
+
+    def __call__(
+        self,
+        name: str,
+        parse: Callable[..., Any],
+        *,
+        patterns: Sequence[str],
+        select: Callable[..., Any] | None = None,
+        deferred_counts: bool = False,
+        replace: bool = False,
+    ) -> None: ...
+
+
+class RegisterSceneSource(Protocol):
+    """The callback of :func:`~cuedeck.hookspecs.register_scene_sources`."""
+
+    def __call__(
+        self, name: str, source: SceneSource, *, setting: str | None = None, replace: bool = False
+    ) -> None: ...
+
+
+class CommandContext(Protocol):
+    """What every ``cue`` command gets from the CLI, as ``click.get_current_context().obj``:
+    the workspace and the way to print, so a plugin's commands need not import the CLI."""
+
+    @property
+    def workspace(self) -> Workspace:
+        """The workspace at ``-C DIR``, ``CUE_WORKSPACE`` or above the cwd (opened now)."""
+        ...
+
+    def emit_json(self, value: Any) -> None:
+        """Print ``value`` as indented JSON on stdout (masked, like everything printed)."""
+        ...
+
+    def console(self, *, stderr: bool = False) -> Any:
+        """A rich console on stdout (or stderr), plain when not a terminal."""
+        ...
+
+
+class RegisterCommand(Protocol):
+    """The callback of :func:`~cuedeck.hookspecs.register_commands`."""
+
+    def __call__(self, command: Any, *, name: str | None = None, replace: bool = False) -> None: ...
+
+
+class RegisterTool(Protocol):
+    """The callback of :func:`~cuedeck.hookspecs.register_tools`."""
+
+    def __call__(
+        self,
+        func: Callable[..., Any] | str,
+        *,
+        name: str | None = None,
+        category: str = "general",
+        read_only: bool = False,
+        destructive: bool = False,
+        idempotent: bool = False,
+        rate_limit: RateLimit | None = None,
+        replace: bool = False,
+    ) -> None: ...
