@@ -24,18 +24,20 @@ def test_the_plugin_registers_the_service_tools_and_commands() -> None:
     assert pm.source_of("register_services", "cards") == "tasks"
 
 
-def test_loading_the_cli_does_not_import_the_heavy_task_modules() -> None:
+def test_loading_the_cli_does_not_import_the_task_modules() -> None:
     code = (
-        "import json, sys\n"
+        "import json, sys, click\n"
         "from cuedeck_cli.app import make_cli\n"
         "cli = make_cli()\n"
         "ours = ('cuedeck_tasks', 'prompt_toolkit')\n"
         "loaded = sorted(m for m in sys.modules if m.startswith(ours))\n"
-        "print(json.dumps({'commands': sorted(cli.commands), 'loaded': loaded}))\n"
+        "names = cli.list_commands(click.Context(cli))\n"
+        "print(json.dumps({'commands': names, 'loaded': loaded}))\n"
     )
     report = run_script(code)
     assert {"card", "open"} <= set(report["commands"])
-    assert report["loaded"] == ["cuedeck_tasks", "cuedeck_tasks.commands", "cuedeck_tasks.plugin"]
+    # The commands are registered by import path: their module loads when one runs.
+    assert report["loaded"] == ["cuedeck_tasks", "cuedeck_tasks.plugin"]
 
 
 @pytest.mark.slow

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +79,8 @@ def register_settings(register: Any) -> None:
 
 def parse_ini(path: str, data: bytes, context: ParseContext) -> Document:
     """An INI file as a document: each ``[section]`` a heading spanning its keys."""
+    import hashlib  # here, not at the top: `cue` imports every plugin module at start
+
     from cuedeck.models import Document, Heading
 
     text = data.decode("utf-8", errors="replace")

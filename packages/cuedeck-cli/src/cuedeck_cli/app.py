@@ -1,7 +1,10 @@
 """The ``cue`` command group, built fresh by :func:`make_cli`.
 
 Every command comes from the ``register_commands`` hook, CueDeck's own included
-(cuedeck-cli registers them by entry point, like any plugin). A command reaches the
+(cuedeck-cli registers them by entry point, like any plugin). A command registered by
+import path is imported when it runs, or when ``cue --help`` lists it without the help
+line its registration declared; so ``cue search`` imports no other command. A command
+reaches the
 workspace through :mod:`cuedeck_cli.context`. Every failure (a CueError, a usage error,
 a command of an extra that is not installed) leaves as ``error[CODE]: ...`` on stderr,
 or as ``{"error": {...}}`` on stdout for a ``--json`` command, with exit status 1; an
@@ -11,10 +14,11 @@ unexpected exception the same way, with the traceback only under ``--debug``.
 from __future__ import annotations
 
 import gc
+import importlib
 import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import click
 
@@ -38,12 +42,26 @@ COMMAND_EXTRAS = {
 }
 
 
+class LazyCommand(NamedTuple):
+    """A command registered by import path, not imported yet."""
+
+    path: str  # "package.module:attribute"
+    help: str | None  # the help line ``cue --help`` lists, as registered
+    plugin: str
+
+
 class CueGroup(click.Group):
     """The root group: CueDeck's error format for every failure, install hints for extras,
-    and every byte it prints masked (:func:`cuedeck_cli.output.masked_output`)."""
+    commands imported when first needed, and every byte it prints masked
+    (:func:`cuedeck_cli.output.masked_output`)."""
 
     json_errors = False
     state: CliState | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Commands registered by import path that have not been imported, by name.
+        self.lazy: dict[str, LazyCommand] = {}
 
     def main(self, args: Sequence[str] | None = None, *rest: Any, **extra: Any) -> Any:
         from cuedeck_cli.output import masked_output
@@ -60,8 +78,13 @@ class CueGroup(click.Group):
         except click.UsageError as exc:
             self.fail(ctx, _usage_error(exc))
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in self.lazy:
+            command = self._load(cmd_name)
         extra = COMMAND_EXTRAS.get(cmd_name)
         if command is None and extra is not None:
             raise MissingExtra.needs(
@@ -70,6 +93,53 @@ class CueGroup(click.Group):
                 extra,
             )
         return command
+
+    def _load(self, name: str) -> click.Command:
+        """Import the command registered as ``name`` by path; a failure is 1004 naming it."""
+        entry = self.lazy[name]
+        module_name, _, attribute = entry.path.partition(":")
+        try:
+            # Whatever the import raises is the plugin's fault: one coded error, as for tools.
+            command = getattr(importlib.import_module(module_name), attribute)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{type(command).__name__} object is not a click command")
+        except Exception as exc:
+            raise InvalidInput(
+                f"command {name!r} from {entry.plugin!r} cannot be loaded from "
+                f"{entry.path!r}: {type(exc).__name__}: {exc}",
+                field="command",
+                command=name,
+                plugin=entry.plugin,
+                target=entry.path,
+                help=f"reinstall or fix the plugin {entry.plugin!r}, or disable it with "
+                "CUEDECK_DISABLE_PLUGINS",
+            ) from exc
+        del self.lazy[name]
+        self.add_command(command, name=name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``cue --help``: a command registered by path with its help
+        line is listed from the registration, without importing it."""
+        rows: list[tuple[str, click.Command]] = []
+        for name in self.list_commands(ctx):
+            lazy = self.lazy.get(name)
+            if lazy is not None and lazy.help is not None:
+                # A stand-in holding the registered line: click shortens it as its own.
+                rows.append((name, click.Command(name, help=lazy.help)))
+                continue
+            try:
+                command = self.get_command(ctx, name)
+            except CueError as exc:  # one broken plugin must not hide the other commands
+                logging.getLogger("cuedeck").warning("%s", exc.message)
+                continue
+            if command is not None and not command.hidden:
+                rows.append((name, command))
+        if not rows:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, item.get_short_help_str(limit)) for name, item in rows])
 
     def invoke(self, ctx: click.Context) -> Any:
         from cuedeck.progress import reporting_to
@@ -178,6 +248,14 @@ def _version() -> str:
     return f"cue {get('cuedeck-cli')} (cuedeck-core {get('cuedeck-core')})"
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    # click's version_option reads the versions when the group is built, for every
+    # command; this reads them only for --version.
+    if value and not ctx.resilient_parsing:
+        click.echo(_version())
+        ctx.exit()
+
+
 def make_cli(plugins: PluginHost | None = None) -> click.Group:
     """A fresh ``cue`` group holding every command the plugins registered."""
     host = plugins or make_plugin_host()
@@ -200,7 +278,14 @@ def make_cli(plugins: PluginHost | None = None) -> click.Group:
         help="Run in this workspace instead of the one above the current directory.",
     )
     @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
-    @click.version_option(message="%(version)s", version=_version())
+    @click.option(
+        "--version",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_print_version,
+        help="Show the version and exit.",
+    )
     @click.pass_context
     def cli(ctx: click.Context, directory: Path | None, debug: bool) -> None:
         """CueDeck: working context for AI coding agents.
@@ -213,7 +298,10 @@ def make_cli(plugins: PluginHost | None = None) -> click.Group:
         cli.state = ctx.obj
 
     for name, entry in host.collect("register_commands").items():
-        cli.add_command(entry.item, name=name)
+        if isinstance(entry.item, str):  # "package.module:attribute", imported when needed
+            cli.lazy[name] = LazyCommand(entry.item, entry.options.get("help"), entry.plugin)
+        else:
+            cli.add_command(entry.item, name=name)
     return cli
 
 
@@ -230,4 +318,10 @@ def main() -> None:
 
         print_error(exc)
         sys.exit(1)
-    cli(prog_name="cue")
+    try:
+        cli(prog_name="cue")
+    finally:
+        # The process is about to exit: the collection Python runs at exit would walk
+        # every object the command made, a few percent of a short command, and free
+        # nothing that matters now.
+        gc.freeze()

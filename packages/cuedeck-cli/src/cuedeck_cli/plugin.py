@@ -1,8 +1,8 @@
 """The CueDeck plugin of cuedeck-cli (entry point ``cuedeck = cli``): CueDeck's own commands.
 
 Registered exactly as a third party's commands are, so ``cue plugins`` names their
-owner and ``CUEDECK_DISABLE_PLUGINS=cli`` removes them. Import-light: the command
-modules load when the hook runs, and each command loads the rest when it runs.
+owner and ``CUEDECK_DISABLE_PLUGINS=cli`` removes them. Registered by import path with
+their help lines: a command's module loads when it runs, and ``cue --help`` loads none.
 """
 
 from __future__ import annotations
@@ -15,20 +15,46 @@ if TYPE_CHECKING:
     from cuedeck.hookspecs import RegisterCommand
 
 
+#: CueDeck's own commands: import path and the help line ``cue --help`` lists (the first
+#: sentence of the command's docstring; a test holds them equal).
+COMMANDS = (
+    (
+        "cuedeck_cli.commands:init",
+        "Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore.",
+    ),
+    (
+        "cuedeck_cli.commands:index",
+        "Refresh the index; report files seen, parsed, reused and the time taken.",
+    ),
+    (
+        "cuedeck_cli.commands:doctor",
+        "Check config, frontmatter, references, anchors and cycles; exit 1 on errors.",
+    ),
+    ("cuedeck_cli.commands:clean", "Remove .cuedeck/.cache/ (the index is rebuilt on next use)."),
+    (
+        "cuedeck_cli.scene_commands:scene",
+        "Pack the active card and what it references into .cuedeck/SCENE.md.",
+    ),
+    (
+        "cuedeck_cli.scene_commands:watch",
+        "Rebuild the scene whenever a card, doc, indexed file or the config changes.",
+    ),
+    (
+        "cuedeck_cli.commands:plugins",
+        "List loaded plugins, their versions, hooks and what they register.",
+    ),
+    (
+        "cuedeck_cli.commands:upgrade",
+        "Upgrade CueDeck with the tool that installed it (uv tool, pipx or pip).",
+    ),
+    (
+        "cuedeck_cli.board:board",
+        "Open the board of this workspace in the browser (served on loopback until Ctrl-C).",
+    ),
+)
+
+
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
-    from cuedeck_cli import commands, scene_commands
-    from cuedeck_cli.board import board
-
-    for command in (
-        commands.init,
-        commands.index,
-        commands.doctor,
-        commands.clean,
-        scene_commands.scene,
-        scene_commands.watch,
-        commands.plugins,
-        commands.upgrade,
-        board,
-    ):
-        register(command)
+    for path, help_line in COMMANDS:
+        register(path, help=help_line)

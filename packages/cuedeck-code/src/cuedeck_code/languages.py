@@ -9,8 +9,6 @@ shared across a fork), then kept.
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.resources
 import os
 import posixpath
 from typing import TYPE_CHECKING, Any
@@ -166,6 +164,9 @@ def grammar(name: str) -> Grammar:
 @functools.cache
 def _grammar(name: str, pid: int) -> Grammar:
     """Keyed by process id: a forked worker makes its own rather than use its parent's."""
+    import importlib  # importlib.resources here: every workspace imports this module
+    import importlib.resources
+
     import tree_sitter
 
     language = LANGUAGES[name]

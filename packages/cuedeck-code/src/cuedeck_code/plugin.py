@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from cuedeck.config import Config
     from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterParser, RegisterTool
+    from cuedeck.models import Document
+    from cuedeck.parsers import ParseContext
     from cuedeck.workspace import Workspace
 
 
@@ -25,13 +31,25 @@ def register_settings(register: RegisterNamed) -> None:
     register("code", CodeSettings)
 
 
+def _parse(path: str, data: bytes, context: ParseContext) -> Document:
+    from cuedeck_code.parser import parse_code
+
+    return parse_code(path, data, context)
+
+
+def _select(root: Path, config: Config) -> Callable[[str, int], str | None]:
+    from cuedeck_code.selection import select
+
+    return select(root, config)
+
+
 @hookimpl
 def register_parsers(register: RegisterParser) -> None:
     from cuedeck_code.languages import patterns
-    from cuedeck_code.parser import parse_code
-    from cuedeck_code.selection import select
 
-    register("code", parse_code, patterns=patterns(), select=select)
+    # The parser and the selector load when a refresh has files to judge or parse: a
+    # command that finds the index in step (`cue search`) imports neither.
+    register("code", _parse, patterns=patterns(), select=_select)
 
 
 @hookimpl
@@ -53,9 +71,11 @@ def register_tools(register: RegisterTool) -> None:
 
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
-    from cuedeck_code.commands import map_command
-
-    register(map_command)
+    register(
+        "cuedeck_code.commands:map_command",
+        name="map",
+        help="Print the repository's most important definitions within a token budget.",
+    )
 
 
 def _code_graph(workspace: Workspace) -> object:

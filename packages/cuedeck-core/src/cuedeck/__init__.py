@@ -7,7 +7,6 @@ on first use, so that ``cue --help`` stays fast.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import CueError
@@ -16,10 +15,8 @@ from cuedeck.hookspecs import hookimpl
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace, open_workspace
 
-try:
-    __version__ = version("cuedeck-core")
-except PackageNotFoundError:  # running from a source tree without installing
-    __version__ = "0.0.0"
+#: The installed cuedeck-core's version, read from its metadata when first asked for.
+__version__: str
 
 __all__ = ["CueError", "Workspace", "__version__", "hookimpl", "open_workspace"]
 
@@ -29,4 +26,13 @@ def __getattr__(name: str) -> Any:
         from cuedeck import workspace
 
         return getattr(workspace, name)
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("cuedeck-core")
+        except PackageNotFoundError:  # running from a source tree without installing
+            found = "0.0.0"
+        globals()["__version__"] = found
+        return found
     raise AttributeError(f"module 'cuedeck' has no attribute {name!r}")

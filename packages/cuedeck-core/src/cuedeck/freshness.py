@@ -145,6 +145,8 @@ def read_stamp(root: Path) -> tuple[str, int] | None:
 
 def write_stamp(root: Path, watcher: str, seq: int) -> None:
     """Record that the index is in step with change ``seq`` of ``watcher``."""
+    if read_stamp(root) == (watcher, seq):
+        return  # nothing changed since: no synced write for a search that found it so
     from cuedeck.writes import atomic_write
 
     with contextlib.suppress(Exception):  # only a cache: the next command walks

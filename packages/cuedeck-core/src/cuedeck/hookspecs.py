@@ -174,20 +174,23 @@ def register_commands(register: RegisterCommand) -> None:
     """Register commands of the ``cue`` command line.
 
     Called by ``make_cli()`` once. ``register(command)`` takes a ``click.Command`` (a
-    group too), named by its ``.name`` unless ``name=`` says otherwise; a name another
-    plugin took is an error naming both, unless ``replace=True`` takes it over on purpose.
-    A registered tool becomes a command with the CLI package's ``tool_command(tool_name)``.
-    CueDeck's own commands (``init``, ``scene``...) are registered this way by
-    the CLI package. A command reaches the workspace and prints through the
-    :class:`CommandContext` the CLI puts on click's context
-    (``click.get_current_context().obj``). Keep heavy imports inside the commands, so
-    ``cue --help`` stays fast.
+    group too), named by its ``.name`` unless ``name=`` says otherwise, or its import path
+    ``"package.module:attribute"`` (named by the part after ``:``), imported only when the
+    command runs: with ``help=``, its first help line, ``cue --help`` lists it without
+    importing it either. A path that does not load is error 1004 naming the plugin. A name
+    another plugin took is an error naming both, unless ``replace=True`` takes it over on
+    purpose. A registered tool becomes a command with the CLI package's
+    ``tool_command(tool_name)``. CueDeck's own commands (``init``, ``scene``...) are
+    registered by path by the CLI package. A command reaches the workspace and prints
+    through the :class:`CommandContext` the CLI puts on click's context
+    (``click.get_current_context().obj``). Keep heavy imports inside the commands.
 
     Example::
 
         @hookimpl
         def register_commands(register):
-            register(hello)
+            # my_plugin.commands is imported when `cue hello` runs
+            register("my_plugin.commands:hello", help="Say hello to the workspace.")
             register(tool_command("word_count", name="words"))
     """
 

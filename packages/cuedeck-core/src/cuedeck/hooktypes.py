@@ -188,7 +188,14 @@ class CommandContext(Protocol):
 class RegisterCommand(Protocol):
     """The callback of :func:`~cuedeck.hookspecs.register_commands`."""
 
-    def __call__(self, command: Any, *, name: str | None = None, replace: bool = False) -> None: ...
+    def __call__(
+        self,
+        command: Any,
+        *,
+        name: str | None = None,
+        help: str | None = None,
+        replace: bool = False,
+    ) -> None: ...
 
 
 class RegisterTool(Protocol):

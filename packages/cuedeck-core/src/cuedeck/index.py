@@ -260,7 +260,9 @@ class Index:
         removed: list[str] = []
         reused = 0
         wanted = sorted(set(paths))
-        selectors = self._selectors()
+        # Built only for paths to judge: the code plugin's selector compiles globs and may
+        # ask git, which a refresh the watcher found nothing for need not pay.
+        selectors = self._selectors() if wanted else {}
         for path in wanted:
             stat = admitted(self.root, self.settings, self.parsers, path, selectors)
             row = self._rows.get(path)

@@ -124,10 +124,17 @@ def user_cache_dir() -> str:
     """The per-user cache shared by every workspace (embeddings outlive ``cue clean``):
     ``$CUEDECK_CACHE_DIR``, else the platform's user cache folder for ``cuedeck``."""
     import os
+    import sys
 
     explicit = os.environ.get(USER_CACHE_ENV)
     if explicit:
         return explicit
-    import platformdirs
+    system: str = sys.platform  # a variable: type checkers judge one platform only
+    if system == "linux":
+        # The XDG rule, platformdirs' answer here; every `cue` start reads its entry-point
+        # cache from this folder, and importing platformdirs costs more than that read.
+        base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.expanduser("~/.cache")
+        return os.path.join(base, "cuedeck")
+    import platformdirs  # macOS and Windows
 
     return platformdirs.user_cache_dir("cuedeck", appauthor=False)

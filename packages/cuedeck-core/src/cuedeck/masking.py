@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
     import pathspec
 
-    from cuedeck.models import SecretSpan
     from cuedeck.secret_rules import SecretRule
+    from cuedeck.spans import SecretSpan
     from cuedeck.workspace import Workspace
 
 #: What a placeholder looks like; nothing a masker finds may look like one.
@@ -126,7 +126,7 @@ class BuiltinMasker:
 
 def _resolve(found: list[tuple[int, int, SecretRule]]) -> list[SecretSpan]:
     """Disjoint spans; where spans overlap, a provider rule names the merged span."""
-    from cuedeck.models import SecretSpan
+    from cuedeck.spans import SecretSpan
 
     found.sort(key=lambda item: (item[0], item[2].generic, item[0] - item[1]))
     spans: list[SecretSpan] = []
@@ -178,7 +178,7 @@ class PatternMasker:
         self.patterns = patterns
 
     def find_secrets(self, text: str) -> list[SecretSpan]:
-        from cuedeck.models import SecretSpan
+        from cuedeck.spans import SecretSpan
 
         return [
             SecretSpan(match.start(), match.end(), name)
@@ -241,33 +241,37 @@ class MaskSession:
     """
 
     def __init__(self, workspace: Workspace | None) -> None:
-        """With ``workspace`` None: the built-in rules and default settings, for output
-        made where no workspace could be opened (the error saying there is none)."""
-        from cuedeck.config import MaskingSettings
-        from cuedeck.plugins import get_maskers
-
+        """With ``workspace`` None: the built-in rules and ``[masking]``'s defaults (on,
+        nothing switched off or allowed), for output made where no workspace is open
+        (``cue --help``, the error saying there is none)."""
         self.workspace = workspace
-        settings = workspace.config.masking if workspace is not None else MaskingSettings()
-        self.enabled = settings.enabled
+        self.enabled = True
         self.counts: dict[str, int] = {}
         self.placeholders: dict[str, str] = {}
         self._numbers: dict[tuple[str, str], str] = {}
         self._next: dict[str, int] = {}
         self._learned: dict[str, str] = {}  # secret -> rule, from the inputs of a request
+        self._disabled: frozenset[str] = frozenset()
+        self._allow_values: frozenset[str] = frozenset()
+        self._allow_paths: pathspec.GitIgnoreSpec | None = None
+        self._maskers: list[object] = [BuiltinMasker()]
+        if workspace is not None:  # the config, not imported for output without one
+            self._configure(workspace)
+
+    def _configure(self, workspace: Workspace) -> None:
+        """The workspace's maskers and its ``[masking]`` settings."""
+        from cuedeck.plugins import get_maskers
+
+        settings = workspace.config.masking
+        self.enabled = settings.enabled
         self._disabled = frozenset(settings.disabled_rules)
         self._allow_values = frozenset(settings.allow_values)
-        self._allow_paths = (
-            _path_spec(tuple(settings.allow_paths)) if settings.allow_paths else None
-        )
-        maskers: list[object] = (
-            list(get_maskers(workspace.plugins).values())
-            if workspace is not None
-            else [BuiltinMasker()]
-        )
+        if settings.allow_paths:
+            self._allow_paths = _path_spec(tuple(settings.allow_paths))
+        self._maskers = list(get_maskers(workspace.plugins).values())
         if settings.patterns:
             patterns = _compile_patterns(tuple(sorted(settings.patterns.items())))
-            maskers.append(PatternMasker(patterns))
-        self._maskers = maskers
+            self._maskers.append(PatternMasker(patterns))
 
     def allowed(self, path: str | None) -> bool:
         """Whether ``path`` is allow-listed (its text is never masked)."""
@@ -283,7 +287,7 @@ class MaskSession:
 
     def find(self, text: str) -> list[SecretSpan]:
         """Secrets in ``text`` from every masker, merged where they overlap."""
-        from cuedeck.models import SecretSpan
+        from cuedeck.spans import SecretSpan
 
         spans: list[tuple[int, int, int, str]] = []
         for order, masker in enumerate(self._maskers):

@@ -14,6 +14,8 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
+from cuedeck.spans import SecretSpan as SecretSpan  # where maskers have always found it
+
 Severity = Literal["error", "warning"]
 ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on", "import"]
 DocumentKind = Literal["card", "doc", "file"]
@@ -256,15 +258,6 @@ class SearchResult:
 
 
 @attrs.frozen
-class SecretSpan:
-    """A secret found by a masker: ``text[start:end]``, caught by ``rule``."""
-
-    start: int
-    end: int
-    rule: str
-
-
-@attrs.frozen
 class SceneItem:
     """A candidate of a scene: a whole file or one section (``anchor``, a heading slug or
     a symbol's qualified name).
@@ -413,23 +406,22 @@ class Placement:
 converter = cattrs.Converter()
 
 
-def _document_hooks() -> None:
+def _unstructure_document(cls: type[Document]) -> Any:
     """A document's ``language`` and ``symbols`` are left out while empty, so a markdown
     document is stored and printed exactly as before they existed."""
     from cattrs.gen import make_dict_unstructure_fn, override
 
-    converter.register_unstructure_hook(
-        Document,
-        make_dict_unstructure_fn(
-            Document,
-            converter,
-            language=override(omit_if_default=True),
-            symbols=override(omit_if_default=True),
-        ),
+    return make_dict_unstructure_fn(
+        cls,
+        converter,
+        language=override(omit_if_default=True),
+        symbols=override(omit_if_default=True),
     )
 
 
-_document_hooks()
+# Generated when a document is first unstructured: a command that only reads the index
+# never compiles it.
+converter.register_unstructure_hook_factory(lambda cls: cls is Document, _unstructure_document)
 
 
 @attrs.frozen

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextvars
 import functools
 import importlib
-import importlib.metadata
 import inspect
 import logging
 import os
@@ -31,11 +30,12 @@ import attrs
 import pluggy
 
 from cuedeck import hookspecs
+from cuedeck.entry_points import PluginEntry, entry_points
 from cuedeck.errors import CueError, InvalidInput
 from cuedeck.registry import Registered, Registry
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator
+    from collections.abc import Callable, Generator, Iterable
 
     from cuedeck.hookspecs import (
         BaselineResolver,
@@ -105,11 +105,13 @@ class PluginHost:
     def __init__(self) -> None:
         self.pluggy = pluggy.PluginManager(hookspecs.PROJECT)
         self.pluggy.add_hookspecs(hookspecs)
-        self.distributions: dict[str, importlib.metadata.Distribution | None] = {}
+        #: Entry point -> the distribution declaring it (name and version).
+        self.distributions: dict[str, PluginEntry] = {}
         self.failures: list[PluginFailure] = []
         self._registries: dict[str, Registry] = {}
         self._tools: dict[str, Tool] | None = None
         self._checked_tools: dict[str, Tool] | None = None
+        self._broken: set[str] = set()  # tools that failed their check, failure recorded
 
     def __repr__(self) -> str:
         return f"PluginHost({[name for name, _ in self.pluggy.list_name_plugin()]!r})"
@@ -121,6 +123,7 @@ class PluginHost:
         pluggy calls it before the plugins registered earlier."""
         self._registries.clear()
         self._tools = self._checked_tools = None
+        self._broken.clear()
         return self.pluggy.register(plugin, name=name)
 
     def list_name_plugin(self) -> list[tuple[str, Any]]:
@@ -138,13 +141,13 @@ class PluginHost:
         reverse name order (pluggy calls them by name)."""
         allow = _names("CUEDECK_LOAD_PLUGINS")
         deny = _names("CUEDECK_DISABLE_PLUGINS") or set()
-        entry_points = importlib.metadata.entry_points(group=hookspecs.PROJECT)
-        for ep in sorted(entry_points, key=lambda e: e.name, reverse=True):
+        found = entry_points(hookspecs.PROJECT)  # cached while the installation is unchanged
+        for ep in sorted(found, key=lambda e: e.name, reverse=True):
             if (allow is not None and ep.name not in allow) or ep.name in deny:
                 continue
             if self.pluggy.get_plugin(ep.name) is not None or self.pluggy.is_blocked(ep.name):
                 continue
-            self.distributions[ep.name] = ep.dist
+            self.distributions[ep.name] = ep
             try:
                 self.register(ep.load(), name=ep.name)
             except Exception as exc:  # a broken plugin must not stop CueDeck
@@ -155,7 +158,7 @@ class PluginHost:
     def _failed(self, name: str, exc: Exception) -> None:
         dist = self.distributions.get(name)
         error = f"{type(exc).__name__}: {exc}"
-        self.failures.append(PluginFailure(name, dist.name if dist else None, error))
+        self.failures.append(PluginFailure(name, dist.distribution if dist else None, error))
 
     # -- calling hooks -----------------------------------------------------------------------
 
@@ -254,17 +257,28 @@ class PluginHost:
         """The tools that load and pass their checks (each one imported now); a tool that
         does not is logged, recorded as a failure of its plugin and left out."""
         if self._checked_tools is None:
-            checked = {}
-            for name, tool in self.tools().items():
-                try:
-                    tool.check()
-                except CueError as exc:  # one broken tool must not take the others down
+            tools = self.tools()
+            self._checked_tools = {name: tools[name] for name in self.checked(tools)}
+        return self._checked_tools
+
+    def checked(self, names: Iterable[str]) -> list[str]:
+        """Those of the tools ``names`` that load and pass their checks, each imported now
+        (once); one that does not is logged, recorded as a failure of its plugin (once)
+        and left out."""
+        tools = self.tools()
+        passed = []
+        for name in names:
+            tool = tools[name]
+            try:
+                tool.check()
+            except CueError as exc:  # one broken tool must not take the others down
+                if name not in self._broken:
+                    self._broken.add(name)
                     self._failed(tool.plugin, exc)
                     log.warning("tool %r was skipped: %s", name, exc)
-                    continue
-                checked[name] = tool
-            self._checked_tools = checked
-        return self._checked_tools
+                continue
+            passed.append(name)
+        return passed
 
     def errors_of(self, name: str) -> dict[str, int]:
         """The error classes of plugin ``name`` by class name, with their codes: the
@@ -309,7 +323,8 @@ class PluginHost:
                 infos.append(PluginInfo(name, "cuedeck-core", _core_version(), hooks, markers))
                 continue
             version = dist.version if dist else None
-            infos.append(PluginInfo(name, dist.name if dist else None, version, hooks, markers))
+            source = dist.distribution if dist else None
+            infos.append(PluginInfo(name, source, version, hooks, markers))
         return infos
 
 
@@ -365,6 +380,8 @@ def _finished(step: Callable[[Any], Any], value: Any) -> Any:
 
 
 def _core_version() -> str | None:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("cuedeck-core")
     except importlib.metadata.PackageNotFoundError:

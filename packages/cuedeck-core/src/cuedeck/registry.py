@@ -1,10 +1,11 @@
 """What one ``register_*`` hook gathered: items by name, each with the plugin that gave it.
 
 Most hooks register ``register(name, item)``. Hooks whose items carry their own name
-register ``register(item, *, name=None)``: a tool is named by its function (or the part
-of its import path after ``:``), a command by its ``.name``. Either way a taken name is
-refused, naming both plugins, unless one of them passed ``replace=True``: that one holds
-the name whichever plugin pluggy called first (two plugins replacing one name is refused).
+register ``register(item, *, name=None)``: a tool is named by its function, a command
+by its ``.name`` (either, registered by import path, by the part after ``:``). Either
+way a taken name is refused, naming both plugins, unless one of them passed
+``replace=True``: that one holds the name whichever plugin pluggy called first (two
+plugins replacing one name is refused).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ def _tool_name(target: Any) -> str | None:
 
 
 def _command_name(command: Any) -> str | None:
+    if isinstance(command, str):  # "package.module:attribute", imported when needed
+        return command.rpartition(":")[2]
     return getattr(command, "name", None)
 
 

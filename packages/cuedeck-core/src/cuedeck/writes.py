@@ -21,7 +21,6 @@ import errno
 import hashlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -163,6 +162,8 @@ def _fsync_folder(folder: str) -> None:
 
 def _commit(real: str, payload: bytes, display: str, mode: int | None) -> None:
     """Temp file beside ``real``, fsync, rename over it, fsync the folder."""
+    import tempfile  # here: most commands write nothing, and importing it is not free
+
     folder = os.path.dirname(real)
     try:
         os.makedirs(folder, exist_ok=True)
@@ -265,6 +266,8 @@ def write_files(
         if any(os.path.dirname(t) != real_folder for t in targets):
             raise InvalidInput(f"{base}: a batch names files, not paths", field="files")
         stripes = sorted({_stripe(Path(root), target) for target in targets})
+        import tempfile
+
         with contextlib.ExitStack() as held:
             # Sorted, so two batches never wait on each other's stripes in a circle.
             for stripe in stripes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from fastmcp.tools.base import Tool as FastMCPTool
 from fastmcp.tools.base import ToolResult
@@ -316,6 +316,25 @@ def with_repository_alias(schema: dict[str, Any], *, required: bool) -> dict[str
     return {**schema, "properties": properties, **({"required": names} if names else {})}
 
 
+class Face(NamedTuple):
+    """A tool as ``tools/list`` shows it (before a team server adds repository_alias)."""
+
+    summary: str
+    parameters: dict[str, Any]
+    output: dict[str, Any] | None
+
+
+def face_of(tool: Tool, replies: Replies) -> Face:
+    """Make ``tool``'s face now, importing it: its one-line summary and its schemas
+    (:mod:`cuedeck_mcp.faces` remembers them between starts)."""
+    from cuedeck_mcp.replies import typed_output_schema
+
+    output = output_schema(tool, typed=replies == "spec")
+    if replies == "spec" and output is not None:
+        output = typed_output_schema(tool.name, output)
+    return Face(tool.summary, input_schema(tool), output)
+
+
 def tool_annotations(tool: Tool) -> ToolAnnotations:
     """``tool``'s flags as MCP annotations, each hint sent only where it means something.
 
@@ -347,26 +366,25 @@ class ServedTool(FastMCPTool):
         *,
         repository_alias: Literal["required", "optional"] | None = None,
         replies: Replies = "cuedeck",
+        face: Face | None = None,
     ) -> ServedTool:
         """The MCP face of ``tool``, running on ``runtime`` (or the repository a call
         names: :data:`cuedeck_mcp.repositories.TARGET`); ``repository_alias`` publishes
         that argument in its input schema, required or not; ``replies`` chooses the reply
-        shapes (:mod:`cuedeck_mcp.replies`)."""
-        from cuedeck_mcp.replies import typed_output_schema
-
-        parameters = input_schema(tool)
+        shapes (:mod:`cuedeck_mcp.replies`). ``face`` is the tool's description and
+        schemas as :func:`face_of` makes them (made now when None)."""
+        if face is None:
+            face = face_of(tool, replies)
+        parameters = face.parameters
         if repository_alias is not None:
             parameters = with_repository_alias(parameters, required=repository_alias == "required")
-        outputs = output_schema(tool, typed=replies == "spec")
-        if replies == "spec" and outputs is not None:
-            outputs = typed_output_schema(tool.name, outputs)
         served = cls(
             name=tool.name,
             # The TL;DR only: every conversation pays for tools/list, and the parameters'
             # own descriptions are in the schema; get_tool_docs has the whole reference.
-            description=tool.summary,
+            description=face.summary,
             parameters=parameters,
-            output_schema=outputs,
+            output_schema=face.output,
             annotations=tool_annotations(tool),
             tags={tool.category},
         )

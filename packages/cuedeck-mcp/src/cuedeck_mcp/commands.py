@@ -71,7 +71,6 @@ def mcp(
         return
     from cuedeck.errors import InvalidInput
     from cuedeck.progress import reporting_to
-    from cuedeck_mcp.asgi import parse_workspaces
     from cuedeck_mcp.server import serve
 
     if (workspaces or team) and transport != "http":
@@ -81,8 +80,8 @@ def mcp(
     # Not `cue`'s stderr progress lines, which the server's tasks and worker thread
     # would inherit (startup indexing included): progress goes to a client that asked.
     with reporting_to(None):
-        if workspaces or team:
-            from cuedeck_mcp.asgi import serve_workspaces, team_home
+        if workspaces or team:  # the HTTP deployment's code, not imported for stdio
+            from cuedeck_mcp.asgi import parse_workspaces, serve_workspaces, team_home
 
             served = parse_workspaces(workspaces) if workspaces else {}
             serve_workspaces(

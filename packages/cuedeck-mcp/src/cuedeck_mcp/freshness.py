@@ -69,15 +69,19 @@ class Freshness:
         self._failed = not watch
         self._thread: threading.Thread | None = None
         if watch:
+            # Not waited for here: the watch is put in place while the server starts.
             self._thread = threading.Thread(target=self._watch, name="cuedeck-watch", daemon=True)
             self._thread.start()
-            if not self._ready.wait(5.0):  # the watch must be in place before the first read
-                log.warning("the file watcher did not start in time; checking stamps instead")
-                self._failed = True
 
     @property
     def watching(self) -> bool:
-        """Whether changes come from the watcher (else from stamps)."""
+        """Whether changes come from the watcher (else from stamps); asked first, it waits
+        until the watch is in place (or has failed)."""
+        # The watch must be in place before the first read, or a change made meanwhile
+        # would be missed.
+        if self._thread is not None and not self._failed and not self._ready.wait(5.0):
+            log.warning("the file watcher did not start in time; checking stamps instead")
+            self._failed = True
         return not self._failed
 
     def ensure(self) -> bool:
@@ -125,7 +129,10 @@ class Freshness:
                 watch_filter=self._wanted,
                 stop_event=self._stop,
                 step=20,
-                rust_timeout=200,
+                # The first (empty) yield says the watch is in place, and the first call
+                # waits for it: 50 ms, not the 200 it waited, for an idle loop of 20
+                # wake-ups a second.
+                rust_timeout=50,
                 yield_on_timeout=True,
                 raise_interrupt=False,
             ):

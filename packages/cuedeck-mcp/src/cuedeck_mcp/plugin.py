@@ -65,6 +65,6 @@ def _team_of(workspace: Workspace) -> Any:
 
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
-    from cuedeck_mcp.commands import mcp
-
-    register(mcp)
+    register(
+        "cuedeck_mcp.commands:mcp", help="Serve this workspace's tools and resources over MCP."
+    )

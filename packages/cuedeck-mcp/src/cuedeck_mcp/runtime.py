@@ -69,18 +69,26 @@ class WorkspaceRuntime:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cuedeck-mcp")
         self._cards: frozenset[str] | None = None
         self.freshness = Freshness(workspace)
-        # The exact tokenizer is built on its first count (about 0.1 s): build it now,
-        # while the client starts up, not in the first call that follows an edit.
-        self._executor.submit(_warm_token_counter, workspace)
+        self._warmed = False
 
     async def run(self, func: Callable[..., T], *args: Any) -> T:
         """``func(*args)`` on the worker thread."""
         loop = asyncio.get_running_loop()
         # The caller's context goes along: a tool such as whoami reads who is calling.
         context = contextvars.copy_context()
-        return await loop.run_in_executor(
-            self._executor, functools.partial(context.run, func, *args)
-        )
+        try:
+            return await loop.run_in_executor(
+                self._executor, functools.partial(context.run, func, *args)
+            )
+        finally:
+            if not self._warmed:
+                # The exact tokenizer is built on its first count (about 0.1 s): built
+                # right after the first answer, not in the first call that follows an
+                # edit, and not before the first answer either (this one worker would make
+                # that answer wait for it).
+                self._warmed = True
+                with contextlib.suppress(RuntimeError):  # shut down meanwhile: no need
+                    self._executor.submit(_warm_token_counter, self.workspace)
 
     def close(self) -> None:
         """Stop the worker thread once queued work is done, and the file watcher."""

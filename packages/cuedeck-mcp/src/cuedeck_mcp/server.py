@@ -14,7 +14,6 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any, Literal
 
-from fastmcp import FastMCP
 from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.auth.auth import AccessToken
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -29,10 +28,13 @@ from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
 from cuedeck_mcp.settings import McpSettings
+from cuedeck_mcp.state import CueDeckFastMCP
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
+
+    from fastmcp import FastMCP
 
     from cuedeck.tools import Tool
     from cuedeck.workspace import Workspace
@@ -252,8 +254,9 @@ def build_server(
     or ``spec`` (default ``$CUEDECK_MCP_REPLIES``): the reply shapes of
     :mod:`cuedeck_mcp.replies`.
 
-    With ``defer``, the server can answer ``initialize`` at once: importing and checking
-    the tools, their schemas, the file watcher and the worker thread wait for its
+    With ``defer``, the server can answer ``initialize`` at once: the tools' descriptions
+    and schemas (:mod:`cuedeck_mcp.faces`: remembered, or made now by importing and
+    checking the tools), the file watcher and the worker thread wait for its
     ``cuedeck_furnish()``, which :func:`cuedeck_mcp.stdio.serve_stdio` runs while the
     client initializes; every other request waits for it. Bearer tokens are checked in
     front of the server, by :func:`access_middleware` (HTTP only).
@@ -277,7 +280,7 @@ def build_server(
         profile=chosen,
         replies=shapes,
     )
-    server = FastMCP(
+    server = CueDeckFastMCP(
         "CueDeck",
         instructions=_instructions(list(named)),
         version=__version__,
@@ -286,12 +289,16 @@ def build_server(
     )
 
     def furnish() -> None:
-        # Every tool is imported and checked here; a broken one is a plugin failure, left
-        # out.
-        installed = workspace.plugins.checked_tools()
+        from cuedeck_mcp.faces import faces
+
+        installed = workspace.plugins.tools()
         if not team:  # the team's own tools exist only on a team server
             installed = {n: tool for n, tool in installed.items() if tool.category not in TEAM_ONLY}
-        tools_served = served_tools(installed, chosen, team=team)
+        # Each served tool's description and schemas, remembered from an earlier start or
+        # made now (a tool that does not load is a plugin failure, left out).
+        offered = served_tools(installed, chosen, team=team)
+        described = faces(workspace.plugins, offered, shapes)
+        tools_served = {n: tool for n, tool in offered.items() if n in described}
         runtime = WorkspaceRuntime(workspace, served=tools_served)  # the guide lists these
         from cuedeck_mcp.repositories import OneWorkspace
 
@@ -305,10 +312,16 @@ def build_server(
         counted = limiter or RateLimiter(
             workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB
         )
-        for tool in tools_served.values():
+        for name, tool in tools_served.items():
             published = repositories.alias_published(tool) if team else None
             server.add_tool(
-                ServedTool.adapt(tool, runtime, repository_alias=published, replies=shapes)
+                ServedTool.adapt(
+                    tool,
+                    runtime,
+                    repository_alias=published,
+                    replies=shapes,
+                    face=described[name],
+                )
             )
         if not team:  # a team's home has no cards or docs of its own to publish
             server.add_provider(WorkspaceResources(runtime, scene="build_scene" in tools_served))

@@ -93,9 +93,10 @@ def register_tools(register: RegisterTool) -> None:
 
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
-    from cuedeck_memory.commands import memory
-
-    register(memory)
+    register(
+        "cuedeck_memory.commands:memory",
+        help="Context memory: capture segments, watch usage, collect garbage, stash, snapshot.",
+    )
 
 
 def _snapshot_baseline(workspace: Workspace, since: str) -> Baseline | None:

@@ -83,6 +83,7 @@ def register_tools(register: RegisterTool) -> None:
 
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
-    from cuedeck_search.command import search
-
-    register(search)
+    register(
+        "cuedeck_search.command:search",
+        help="Search docs, cards and markdown files: best files first, with the matching sections.",
+    )

@@ -65,7 +65,12 @@ def register_tools(register: RegisterTool) -> None:
 
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
-    from cuedeck_tasks.commands import card, open_command
-
-    register(card)
-    register(open_command)
+    register(
+        "cuedeck_tasks.commands:card",
+        help="Task cards: create, list, show, update, activate; dependencies and their graph.",
+    )
+    register(
+        "cuedeck_tasks.commands:open_command",
+        name="open",
+        help="Fuzzy-find a card, doc or heading and open it in $EDITOR.",
+    )

@@ -1,0 +1,62 @@
+"""Small answers kept across processes in the user cache, valid while their key holds.
+
+What every ``cue`` start would otherwise work out again (which plugins are installed, that
+the tokenizer's data file has its published hash) is stored as JSON beside its key under
+:func:`cuedeck.layout.user_cache_dir`. The key is whatever the answer depends on, stat
+results of the files it was read from included: a different key reads as no answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from typing import Any
+
+log = logging.getLogger("cuedeck")
+
+
+def _path(name: str) -> str:
+    from cuedeck.layout import user_cache_dir
+
+    return os.path.join(user_cache_dir(), name)
+
+
+def recall(name: str, key: Any) -> Any:
+    """The answer stored as ``name`` for ``key`` (JSON values), or None."""
+    try:
+        with open(_path(name), encoding="utf-8") as handle:
+            stored = json.load(handle)
+        # Compared as JSON reads it back: tuples in ``key`` are lists in the file.
+        if stored["key"] == json.loads(json.dumps(key)):
+            return stored["value"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # nothing stored yet, or a broken file: no answer
+    return None
+
+
+def remember(name: str, key: Any, value: Any) -> None:
+    """Store ``value`` as ``name`` for ``key``: the whole file or nothing (a reader never
+    sees half of one), and silently nothing where the cache cannot be written."""
+    path = _path(name)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump({"key": key, "value": value}, handle)
+        os.replace(temporary, path)
+    except OSError as exc:  # a read-only home: work it out again next time
+        log.debug("not remembered in %s: %s", path, exc)
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def file_key(path: str) -> list[int] | None:
+    """What changes when the file at ``path`` does (inode, size, modification and change
+    times; the change time cannot be set back by hand), or None when it is missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
