@@ -218,7 +218,7 @@ def test_snapshots_restore_and_paging(workspace: Workspace, capture: Capture) ->
         if cursor is None:
             break
     assert len(pages) > 3 and sorted(i for page in pages for i in page) == sorted([*ids, decision])
-    from cuedeck_memory.operations import list_snapshots
+    from cuedeck_memory.task_state import list_snapshots
 
     assert [s["name"] for s in list_snapshots(store_of(open_workspace(workspace.root)), "p")] == [
         "before-gc"

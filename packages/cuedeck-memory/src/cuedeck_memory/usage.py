@@ -20,7 +20,7 @@ import attrs
 from cuedeck.errors import InvalidInput
 from cuedeck.wording import counted
 from cuedeck_memory import gc
-from cuedeck_memory.replies import FRAME_TOKENS, fit_ids, measure
+from cuedeck_memory.fitting import FRAME_TOKENS, fit_ids, measure
 from cuedeck_memory.segments import Segment
 
 if TYPE_CHECKING:

@@ -1,0 +1,94 @@
+"""Lists of segments for replies: a task's rows newest first, and pages of segments.
+
+Shared by the tools and ``cue memory``; items are :class:`~cuedeck_memory.replies.SegmentItem`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from cuedeck_memory.fitting import page, start_of
+from cuedeck_memory.replies import segment_dict
+from cuedeck_memory.segments import check_project
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cuedeck_memory.replies import Page, SegmentItem
+    from cuedeck_memory.segments import Segment
+    from cuedeck_memory.store import MemoryStore
+
+
+def segment_items(
+    store: MemoryStore, segments: Sequence[Segment], rowids: Sequence[int] | None = None
+) -> list[SegmentItem]:
+    """Segments as reply dicts, with their refcounts."""
+    table = store.table
+    if rowids is None:
+        rowids = [table.rowid(s.project_id, s.id) or -1 for s in segments]
+    counts = table.refcounts([int(r) for r in rowids])
+    return [segment_dict(s, counts.get(int(r), 0)) for s, r in zip(segments, rowids, strict=True)]
+
+
+def page_segments(
+    store: MemoryStore,
+    rowids: Sequence[int],
+    max_tokens: int,
+    cursor: str | None,
+    *,
+    scores: Sequence[float | None] | None = None,
+    used: int = 0,
+) -> tuple[list[SegmentItem], Page]:
+    """One page of the segments ``rowids`` as reply dicts; texts are read only for what
+    the page can hold."""
+    start = start_of(cursor)
+    # Items cost at least a few tokens each: never read far past what can fit.
+    window = [int(r) for r in rowids[start : start + max(1, max_tokens // 8)]]
+    fetched = store.fetch(window)
+    counts = store.table.refcounts(window)
+
+    def item(n: int) -> dict[str, Any]:
+        rowid = window[n - start]
+        made = cast("dict[str, Any]", segment_dict(fetched[rowid], counts.get(rowid, 0)))
+        if scores is not None and scores[n] is not None:
+            made["score"] = round(float(scores[n] or 0.0), 4)
+        return made
+
+    chosen, record = page(
+        min(len(rowids), start + len(window)),
+        item,
+        store.workspace.token_counter.count,
+        max_tokens,
+        cursor,
+        used=used,
+    )
+    end = start + len(chosen)
+    record["total"] = len(rowids)
+    record["next_cursor"] = str(end) if end < len(rowids) else None
+    return cast("list[SegmentItem]", chosen), record
+
+
+def task_rows(
+    store: MemoryStore,
+    project: str,
+    task: str | None,
+    *,
+    stashed: bool | None,
+    pinned: bool = False,
+) -> list[int]:
+    """Rowids of ``task``'s segments in a tier (both when ``stashed`` is None; every
+    task's when ``task`` is None), with the pinned working ones when ``pinned``; newest
+    first."""
+    import numpy as np
+
+    from cuedeck_memory.ranking import newest_first
+
+    check_project(project)
+    table = store.table
+    rows = table.rows(project, stashed=stashed)
+    if task is not None:
+        mine = table.task[rows] == table.values.find(task)
+        if pinned:
+            mine |= table.pinned[rows] & ~table.stashed[rows]
+        rows = rows[mine]
+    return [int(r) for r in newest_first(table, np.asarray(rows, np.int64))]
