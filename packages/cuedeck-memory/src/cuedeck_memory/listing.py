@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from cuedeck_memory.fitting import page, start_of
-from cuedeck_memory.replies import segment_dict
+from cuedeck_memory.replies import hit_dict, segment_dict
 from cuedeck_memory.segments import check_project
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
-    from cuedeck_memory.replies import Page, SegmentItem
+    from cuedeck_memory.replies import Page, SegmentItem, StashHit
     from cuedeck_memory.segments import Segment
     from cuedeck_memory.store import MemoryStore
 
@@ -39,17 +39,52 @@ def page_segments(
     scores: Sequence[float | None] | None = None,
     used: int = 0,
 ) -> tuple[list[SegmentItem], Page]:
-    """One page of the segments ``rowids`` as reply dicts; texts are read only for what
-    the page can hold."""
+    """One page of the segments ``rowids`` as reply dicts, with their refcounts; texts
+    are read only for what the page can hold."""
+
+    def whole(segments: dict[int, Segment], window: list[int]) -> Callable[[int], Any]:
+        counts = store.table.refcounts(window)
+        return lambda rowid: segment_dict(segments[rowid], counts.get(rowid, 0))
+
+    chosen, record = _page(store, rowids, max_tokens, cursor, scores, used, whole)
+    return cast("list[SegmentItem]", chosen), record
+
+
+def page_hits(
+    store: MemoryStore,
+    rowids: Sequence[int],
+    max_tokens: int,
+    cursor: str | None,
+    *,
+    scores: Sequence[float | None],
+    used: int = 0,
+) -> tuple[list[StashHit], Page]:
+    """One page of a stash search's hits ``rowids`` (best first, with their scores)."""
+
+    def hit(segments: dict[int, Segment], window: list[int]) -> Callable[[int], Any]:
+        return lambda rowid: hit_dict(segments[rowid])
+
+    chosen, record = _page(store, rowids, max_tokens, cursor, scores, used, hit)
+    return cast("list[StashHit]", chosen), record
+
+
+def _page(
+    store: MemoryStore,
+    rowids: Sequence[int],
+    max_tokens: int,
+    cursor: str | None,
+    scores: Sequence[float | None] | None,
+    used: int,
+    shape: Callable[[dict[int, Segment], list[int]], Callable[[int], Any]],
+) -> tuple[list[dict[str, Any]], Page]:
+    """A page of ``rowids``, each made by what ``shape`` returns for the window read."""
     start = start_of(cursor)
     # Items cost at least a few tokens each: never read far past what can fit.
     window = [int(r) for r in rowids[start : start + max(1, max_tokens // 8)]]
-    fetched = store.fetch(window)
-    counts = store.table.refcounts(window)
+    make = shape(store.fetch(window), window)
 
     def item(n: int) -> dict[str, Any]:
-        rowid = window[n - start]
-        made = cast("dict[str, Any]", segment_dict(fetched[rowid], counts.get(rowid, 0)))
+        made = cast("dict[str, Any]", make(window[n - start]))
         if scores is not None and scores[n] is not None:
             made["score"] = round(float(scores[n] or 0.0), 4)
         return made
@@ -65,7 +100,7 @@ def page_segments(
     end = start + len(chosen)
     record["total"] = len(rowids)
     record["next_cursor"] = str(end) if end < len(rowids) else None
-    return cast("list[SegmentItem]", chosen), record
+    return chosen, record
 
 
 def task_rows(

@@ -49,6 +49,23 @@ class SegmentItem(TypedDict):
     text_truncated: NotRequired[bool]
 
 
+class StashHit(TypedDict):
+    """A stashed segment as a search finds it: what tells it apart, and its text
+    (``context_retrieve_stashed`` returns segments whole)."""
+
+    segment_id: str
+    text: str
+    type: str
+    project_id: str
+    task_id: str | None
+    created_at: str
+    tags: list[str]
+    file_path: str | None
+    tokens: int
+    score: NotRequired[float]
+    text_truncated: NotRequired[bool]
+
+
 class Page(TypedDict):
     """Where a page of a list starts and ends; ``next_cursor`` is None on the last."""
 
@@ -272,7 +289,7 @@ class Stashed(TypedDict):
 class StashSearch(TypedDict):
     """The reply of ``context_search_stashed``: ``total_matches`` counts every match."""
 
-    segments: list[SegmentItem]
+    segments: list[StashHit]
     total_matches: int
     query: str | None
     ranking: str
@@ -370,4 +387,19 @@ def segment_dict(segment: Segment, refcount: int = 0) -> SegmentItem:
         "tokens": segment.tokens,
         "text_hash": text_hash(segment.text),
         "tier": segment.tier,
+    }
+
+
+def hit_dict(segment: Segment) -> StashHit:
+    """``segment`` as a stash search returns it."""
+    return {
+        "segment_id": segment.id,
+        "text": segment.text,
+        "type": segment.type,
+        "project_id": segment.project_id,
+        "task_id": segment.task_id,
+        "created_at": iso(segment.created_at),
+        "tags": list(segment.tags),
+        "file_path": segment.file_path,
+        "tokens": segment.tokens,
     }
