@@ -49,9 +49,11 @@ def test_texts_and_values_come_back_exactly_in_a_new_process(
     call(fresh.workspace, "context_gc_pin", project_id="p", segment_ids=[segment_id])
     again = store_of(open_workspace(workspace.root)).segment("p", segment_id)
     assert again.pinned and again.text == text and list(again.tags) == tags
-    # Stored once: the store holds the text compressed, the index holds no copy.
+    # Stored once: the row holds the text as it is, the index no copy of it.
     db = sqlite3.connect(workspace.root / STORE_PATH)
-    assert db.execute("SELECT typeof(body) FROM segments").fetchone()[0] == "blob"
+    assert db.execute("SELECT body FROM segments").fetchone()[0] == text
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    assert "segments_fts_content" not in tables and "segments_fts_docsize" not in tables
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -248,6 +250,7 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
 
     from cuedeck_memory.store import RESAVE_ROWS, TABLE_PATH
     from cuedeck_memory.table import SegmentTable
+    from cuedeck_memory.table_copy import load
 
     root = make_workspace()
     first = open_workspace(root)
@@ -256,10 +259,10 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
         call(first, "context_capture", project_id="p", segments=segments)
     store = store_of(first)
     assert len(store.table.rows("p")) == 6000  # past the threshold, the copy was written
-    store.close()  # waits for the copy
+    store.close()  # waits for the copy, and brings it up to date (1,000 rows behind)
     copy = (root / TABLE_PATH).read_bytes()
-    saved = SegmentTable.load(copy, store.database.store_id(), store.database.version())
-    assert saved is not None and RESAVE_ROWS <= len(saved.rowid_of) < 6000  # a delta is left
+    saved = load(copy, store.database.store_id(), store.database.version())
+    assert saved is not None and len(saved) == 6000
     # Changes after the copy: a restart reads them from the store.
     [late] = call(first, "context_capture", project_id="p", segments=[{"text": "late"}])[
         "segment_ids"
@@ -278,20 +281,20 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
         "project": "projects", "kind": "kinds", "task": "values", "file": "values",
         "topic": "values", "tagset": "tagsets",
     }  # fmt: skip
-    for name, _ in SegmentTable._NUMERIC:
+    for name, _ in SegmentTable.NUMERIC:
         mine, theirs = getattr(table, name)[live], getattr(full, name)[live]
         if name in interned:  # codes may differ; what they stand for may not
             mine = [getattr(table, interned[name]).strings[c] for c in mine]
             theirs = [getattr(full, interned[name]).strings[c] for c in theirs]
         assert np.array_equal(mine, theirs), name
-    assert table.rowid_of == full.rowid_of and table.refs == full.refs
+    assert table.by_id == full.by_id and table.refs == full.refs
     # A copy of another store's table is not this one's.
     other = make_workspace()
     call(open_workspace(other), "context_capture", project_id="p", segments=[{"text": "x"}])
     (other / TABLE_PATH).parent.mkdir(parents=True, exist_ok=True)
     (other / TABLE_PATH).write_bytes(copy)
     assert len(store_of(open_workspace(other)).table.rows("p")) == 1
-    assert SegmentTable.load(b"not a table", "", 0) is None
+    assert load(b"not a table", "", 0) is None
 
 
 def test_reading_memory_where_there_is_none_leaves_no_store(workspace: Workspace) -> None:
@@ -377,3 +380,60 @@ def test_an_export_replaces_a_link_in_its_folder_and_never_writes_through_it(
     written = folder / f"{kept}.md"
     assert not written.is_symlink()
     assert parse_file(written.read_text(), segment_id=kept, project_id="p").text == "exported"
+
+
+def test_a_store_of_schema_2_gets_the_new_index_once_and_reads_its_texts(
+    workspace: Workspace, capture: Capture
+) -> None:
+    """Schema 2 kept word positions in its index and compressed long texts: a store it
+    wrote is reindexed on first open, and every text reads, ranks and deletes as before."""
+    import zlib
+
+    long_text = "the deploy script pushes release tags to the mirror " * 8
+    [first, second] = capture(long_text, "a short note about kittens napping")
+    store_of(workspace).close()
+    db = sqlite3.connect(workspace.root / STORE_PATH, isolation_level=None)
+    db.execute("DROP TABLE segments_fts")
+    db.execute(
+        "CREATE VIRTUAL TABLE segments_fts USING fts5 (text, content='', "
+        "tokenize='porter unicode61')"
+    )
+    for rowid, body in db.execute("SELECT rowid, body FROM segments").fetchall():
+        db.execute("INSERT INTO segments_fts (rowid, text) VALUES (?, ?)", (rowid, body))
+        if body == long_text:
+            packed = zlib.compress(body.encode(), 1)
+            db.execute("UPDATE segments SET body = ? WHERE rowid = ?", (packed, rowid))
+    db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+    db.close()
+
+    fresh = open_workspace(workspace.root)
+    assert store_of(fresh).segment("p", first).text == long_text
+    stashed = call(fresh, "context_stash", project_id="p", query="deploying")  # stemmed
+    assert stashed["stashed_segments"] == [first]
+    found = call(fresh, "context_search_stashed", project_id="p", query="mirror")
+    assert [(s["segment_id"], s["text"]) for s in found["segments"]] == [(first, long_text)]
+    assert call(fresh, "context_stash", project_id="p", query="kittens")["stashed_segments"] == [
+        second
+    ]
+    token = call(
+        fresh,
+        "context_gc_prune",
+        project_id="p",
+        segment_ids=[first],
+        action="delete",
+        confirm=True,
+    )["confirmation_token"]
+    call(
+        fresh,
+        "context_gc_prune",
+        project_id="p",
+        segment_ids=[first],
+        action="delete",
+        confirm=True,
+        confirmation_token=token,
+    )
+    assert call(fresh, "context_search_stashed", project_id="p", query="mirror")["segments"] == []
+    store_of(fresh).close()
+    db = sqlite3.connect(workspace.root / STORE_PATH)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("3",)
+    db.execute("INSERT INTO segments_fts (segments_fts) VALUES ('integrity-check')")
