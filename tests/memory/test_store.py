@@ -269,6 +269,8 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
     ]
     gone = store.table.segment_id(int(store.table.rows("p")[0]))
     store.delete("p", [gone])
+    store.set_fields("p", [late], {"tier": "stashed"})
+    store.survived("p")  # a GC run: every working row survives it, none is written
     store.close()
     restarted = store_of(open_workspace(root))
     table = restarted.table
@@ -288,6 +290,7 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
             theirs = [getattr(full, interned[name]).strings[c] for c in theirs]
         assert np.array_equal(mine, theirs), name
     assert table.by_id == full.by_id and table.refs == full.refs
+    assert set(table.survived[live].tolist()) == {0, 1}  # the stashed one survived none
     # A copy of another store's table is not this one's.
     other = make_workspace()
     call(open_workspace(other), "context_capture", project_id="p", segments=[{"text": "x"}])
@@ -393,6 +396,10 @@ def test_a_store_of_schema_2_gets_the_new_index_once_and_reads_its_texts(
     [first, second] = capture(long_text, "a short note about kittens napping")
     store_of(workspace).close()
     db = sqlite3.connect(workspace.root / STORE_PATH, isolation_level=None)
+    # Schema 2 counted GC runs in every row (here: two runs survived).
+    db.execute("ALTER TABLE segments DROP COLUMN runs_seen")
+    db.execute("DROP TABLE gc_runs")
+    db.execute("UPDATE segments SET gc_survival_count = 2")
     db.execute("DROP TABLE segments_fts")
     db.execute(
         "CREATE VIRTUAL TABLE segments_fts USING fts5 (text, content='', "
@@ -408,8 +415,10 @@ def test_a_store_of_schema_2_gets_the_new_index_once_and_reads_its_texts(
 
     fresh = open_workspace(workspace.root)
     assert store_of(fresh).segment("p", first).text == long_text
+    assert store_of(fresh).segment("p", second).gc_survival_count == 2
     stashed = call(fresh, "context_stash", project_id="p", query="deploying")  # stemmed
-    assert stashed["stashed_segments"] == [first]
+    assert stashed["stashed_segments"] == [first]  # and a GC run: the working survive it
+    assert store_of(open_workspace(workspace.root)).segment("p", second).gc_survival_count == 3
     found = call(fresh, "context_search_stashed", project_id="p", query="mirror")
     assert [(s["segment_id"], s["text"]) for s in found["segments"]] == [(first, long_text)]
     assert call(fresh, "context_stash", project_id="p", query="kittens")["stashed_segments"] == [

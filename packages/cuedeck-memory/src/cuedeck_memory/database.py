@@ -39,12 +39,16 @@ T = TypeVar("T")
 #: is 1,000 pages, about 4 MB).
 CHECKPOINT_BYTES = 4 * 1024 * 1024
 
-#: The fields of a row other than its text, in the order of :data:`LIGHT`.
-LIGHT = (
-    "rowid, project, id, type, task_id, file_path, topic_id, tags, refs, pinned, tier, "
-    "tokens, created_at, last_touched_at, gc_survival_count, hash64"
-)
-_LIGHT_WIDTH = LIGHT.count(",") + 1
+#: The GC runs of a row's project (schema.py: a run is counted per project, not per row).
+_RUNS = "COALESCE((SELECT runs FROM gc_runs WHERE gc_runs.project = segments.project), 0)"
+#: A row's survival count: what it stores, plus the runs since it last did while working.
+SURVIVED = f"gc_survival_count + CASE WHEN tier = 'working' THEN {_RUNS} - runs_seen ELSE 0 END"
+#: The fields of a row other than its text, in this order.
+LIGHT_COLUMNS = (
+    "rowid", "project", "id", "type", "task_id", "file_path", "topic_id", "tags", "refs",
+    "pinned", "tier", "tokens", "created_at", "last_touched_at", SURVIVED, "hash64",
+)  # fmt: skip
+LIGHT = ", ".join(LIGHT_COLUMNS)
 _FULL = LIGHT + ", line_range, body"
 #: A word as the index's tokenizer (unicode61) sees one: letters and digits; "_" and
 #: every other character part words (the index keeps no positions, so a query term
@@ -231,21 +235,22 @@ class MemoryDatabase:
         first = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM segments").fetchone()[0] + 1
         seq = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'segments'").fetchone()
         first = max(first, (seq[0] + 1) if seq else 1)
+        runs = {p: self.runs_of(p) for p in {s.project_id for s in segments}}
         rows = [
-            (first + n, s.project_id, s.id, *_fields(s, digest), s.text, version)
-            for n, (s, digest) in enumerate(zip(segments, hashes, strict=True))
+            (first + n, s.project_id, s.id, *_fields(s, d), s.text, version, runs[s.project_id])
+            for n, (s, d) in enumerate(zip(segments, hashes, strict=True))
         ]
         db.executemany(
             "INSERT INTO segments (rowid, project, id, type, task_id, file_path, topic_id, "
             "tags, refs, pinned, tier, tokens, created_at, last_touched_at, gc_survival_count, "
-            f"hash64, line_range, body, version) VALUES (?, {', '.join('?' * 18)})",
+            f"hash64, line_range, body, version, runs_seen) VALUES (?, {', '.join('?' * 19)})",
             rows,
         )
         db.executemany(
             "INSERT INTO segments_fts (rowid, text) VALUES (?, ?)",
             [(first + n, s.text) for n, s in enumerate(segments)],
         )
-        return [row[:_LIGHT_WIDTH] for row in rows]
+        return [row[: len(LIGHT_COLUMNS)] for row in rows]
 
     def update(self, segments: Sequence[Segment], version: int) -> None:
         """Rewrite the fields of existing segments; a changed text is re-indexed."""
@@ -264,7 +269,7 @@ class MemoryDatabase:
                 "UPDATE segments SET type = ?, task_id = ?, file_path = ?, topic_id = ?, "
                 "tags = ?, refs = ?, pinned = ?, tier = ?, tokens = ?, created_at = ?, "
                 "last_touched_at = ?, gc_survival_count = ?, hash64 = ?, line_range = ?, "
-                "body = ?, version = ? WHERE rowid = ?",
+                f"body = ?, version = ?, runs_seen = {_RUNS} WHERE rowid = ?",
                 (
                     *_fields(segment, digest),
                     body if old_text == segment.text else segment.text,
@@ -284,18 +289,31 @@ class MemoryDatabase:
     def set_fields(self, rowids: Sequence[int], version: int, **fields: Any) -> None:
         """Set plain fields (tier, pinned, last_touched_at...) of rows by rowid."""
         assignments = ", ".join(f"{name} = ?" for name in fields)
+        # The survival count is brought up to date first (SQLite reads the old tier).
         self.db.executemany(
-            f"UPDATE segments SET {assignments}, version = ? WHERE rowid = ?",
+            f"UPDATE segments SET gc_survival_count = {SURVIVED}, runs_seen = {_RUNS}, "
+            f"{assignments}, version = ? WHERE rowid = ?",
             [(*fields.values(), version, rowid) for rowid in rowids],
         )
 
     def survived(self, project: str, version: int) -> None:
-        """One more GC run survived by every working segment of ``project``."""
+        """One more GC run survived by every working segment of ``project``: one more
+        run of the project, which their counts add."""
         self.db.execute(
-            "UPDATE segments SET gc_survival_count = gc_survival_count + 1, version = ? "
-            "WHERE project = ? AND tier = 'working'",
-            (version, project),
+            "INSERT INTO gc_runs VALUES (?, 1, ?) "
+            "ON CONFLICT (project) DO UPDATE SET runs = runs + 1, version = excluded.version",
+            (project, version),
         )
+
+    def runs_of(self, project: str) -> int:
+        """The GC runs of ``project`` so far."""
+        row = self.db.execute("SELECT runs FROM gc_runs WHERE project = ?", (project,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def runs_since(self, version: int) -> dict[str, int]:
+        """The GC runs of every project that ran one after ``version``."""
+        rows = self.db.execute("SELECT project, runs FROM gc_runs WHERE version > ?", (version,))
+        return {project: int(runs) for project, runs in rows}
 
     def remove(self, rowids: Sequence[int], version: int) -> None:
         """Delete rows and their texts from the index."""

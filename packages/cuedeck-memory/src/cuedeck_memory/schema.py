@@ -3,8 +3,11 @@
 Schema 3 indexes texts with ``detail=none`` and ``columnsize=0``: keyword ranking reads
 only which segments hold a word (:meth:`~cuedeck_memory.database.MemoryDatabase.term_rows`),
 never positions or FTS5's own lengths, so the index keeps neither (less than half the
-size, about twice as fast to write). A schema 2 store gets the new index once, built
-from the texts it holds.
+size, about twice as fast to write). And a GC run is one row of ``gc_runs`` (a
+project's count of runs), not a write of every working segment: a segment's survival
+count is its stored count plus the runs since ``runs_seen`` while it is working
+(:data:`~cuedeck_memory.database.SURVIVED`). A schema 2 store gets the new index once,
+built from the texts it holds, and the new column and table.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ SCHEMA_VERSION = "3"
 TEXT_INDEX = """CREATE VIRTUAL TABLE IF NOT EXISTS segments_fts USING fts5 (
     text, content='', detail='none', columnsize=0, tokenize='porter unicode61')"""
 
+GC_RUNS = """CREATE TABLE IF NOT EXISTS gc_runs (
+    project TEXT PRIMARY KEY, runs INTEGER NOT NULL, version INTEGER NOT NULL)"""
+
 TABLES = (
     """CREATE TABLE IF NOT EXISTS segments (
         rowid INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -30,7 +36,7 @@ TABLES = (
         pinned INTEGER NOT NULL, tier TEXT NOT NULL, tokens INTEGER NOT NULL,
         created_at REAL NOT NULL, last_touched_at REAL NOT NULL,
         gc_survival_count INTEGER NOT NULL, hash64 INTEGER NOT NULL, line_range TEXT,
-        body BLOB NOT NULL, version INTEGER NOT NULL,
+        body BLOB NOT NULL, version INTEGER NOT NULL, runs_seen INTEGER NOT NULL DEFAULT 0,
         UNIQUE (project, id))""",
     "CREATE INDEX IF NOT EXISTS segments_by_version ON segments (version)",
     TEXT_INDEX,
@@ -39,6 +45,7 @@ TABLES = (
     "CREATE INDEX IF NOT EXISTS removed_by_version ON removed (version)",
     """CREATE TABLE IF NOT EXISTS projects (
         project TEXT PRIMARY KEY, current_task TEXT, updated_at REAL NOT NULL)""",
+    GC_RUNS,
     """CREATE TABLE IF NOT EXISTS snapshots (
         project TEXT NOT NULL, snapshot_id TEXT NOT NULL, created_at REAL NOT NULL,
         record TEXT NOT NULL, PRIMARY KEY (project, snapshot_id))""",
@@ -68,7 +75,10 @@ def prepare(
     if found == SCHEMA_VERSION:
         return  # another process got there first
     if found == "2":
-        # Only the text index changed: rebuilt from the stored texts, in SQLite.
+        # Schema 2 counted runs in every row: those counts are the base, no run seen yet.
+        connection.execute("ALTER TABLE segments ADD COLUMN runs_seen INTEGER NOT NULL DEFAULT 0")
+        connection.execute(GC_RUNS)
+        # The text index is rebuilt from the stored texts, in SQLite.
         connection.execute("DROP TABLE segments_fts")
         connection.execute(TEXT_INDEX)
         connection.create_function("cuedeck_text", 1, text_of, deterministic=True)

@@ -344,9 +344,8 @@ class MemoryStore:
         with database.writing() as version:
             table = self.table  # in step before this write, so that it takes it after
             database.survived(project, version)
-        counted = table.took_survived(project, version)
-        if counted is not None:
-            self._changed(counted)
+        # No row changed: the copy on disk stays good (a new process adds the runs).
+        table.took_survived(project, version)
 
     def delete(self, project: str, ids: Sequence[str]) -> list[str]:
         """Remove segments; the ids removed."""

@@ -114,6 +114,8 @@ class SegmentTable:
         self.refs: dict[int, tuple[str, ...]] = {}
         #: Project code -> segment id -> rowid, of live rows.
         self.by_id: dict[int, dict[str, int]] = {}
+        #: Project code -> GC runs, as of this version.
+        self.runs: dict[int, int] = {}
         self._links: Links | None = None
         self._links_version = -2
         #: Rows inserted since the links were worked out (None: rows were rewritten or
@@ -137,6 +139,12 @@ class SegmentTable:
             removed = database.removed_since(since) if since else []
             self._apply([], removed)
             read = len(removed)
+            # A GC run writes no row: a working row that is not read again below kept its
+            # tier since the last look, so it survived every run since; one read again
+            # comes with its count up to date.
+            for project, runs in database.runs_since(since).items():
+                code = self.projects.code(project)
+                self._survive(code, runs - self.runs.get(code, 0))
             for rows in database.light_since(since):
                 self._apply(rows, [])
                 read += len(rows)
@@ -179,10 +187,19 @@ class SegmentTable:
         with self.lock:
             if self.version != version - 1:
                 return None
-            working = self.rows(project, stashed=False)
-            self.survived[working] += 1
+            working = self._survive(self.projects.code(project), 1)
             self.version = version
-            return len(working)
+            return working
+
+    def _survive(self, code: int, runs: int) -> int:
+        """Count ``runs`` more GC runs of project ``code`` for its working rows; how
+        many rows those are."""
+        self.runs[code] = self.runs.get(code, 0) + runs
+        top = self.capacity
+        working = self.alive[:top] & (self.project[:top] == code) & ~self.stashed[:top]
+        if runs:
+            self.survived[:top][working] += runs
+        return int(working.sum())
 
     def grow(self, top: int) -> None:
         """Make room for rowids up to ``top``."""

@@ -36,6 +36,7 @@ def dump(table: SegmentTable, store_id: str) -> Callable[[], bytes]:
             "kinds": list(table.kinds.strings),
             "values": list(table.values.strings),
             "tagsets": list(table.tagsets.strings),
+            "runs": {str(code): runs for code, runs in table.runs.items()},
         }
         refs = dict(table.refs)
 
@@ -78,6 +79,7 @@ def load(data: bytes, store_id: str, newest: int) -> SegmentTable | None:
         interned.strings = list(strings)
         interned.codes = {value: code for code, value in enumerate(strings)}
     table.refs = {int(k): tuple(v) for k, v in header["refs"].items()}
+    table.runs = {int(k): int(v) for k, v in header["runs"].items()}
     live = np.flatnonzero(table.alive[:top])
     for code in np.unique(table.project[live]).tolist():
         rows = live[table.project[live] == code].tolist()
