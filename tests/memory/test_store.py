@@ -256,7 +256,9 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
     first = open_workspace(root)
     segments = [{"text": f"segment {n}", "tags": [f"t{n % 3}"]} for n in range(1000)]
     for _ in range(RESAVE_ROWS // 1000 + 1):
-        call(first, "context_capture", project_id="p", segments=segments)
+        ids = call(first, "context_capture", project_id="p", segments=segments)["segment_ids"]
+        # References, resolved or not: the copy keeps them resolved.
+        segments[0] = {"text": "refers", "refs": [ids[1], "a1a1a1", "not-yet"]}
     store = store_of(first)
     assert len(store.table.rows("p")) == 6000  # past the threshold, the copy was written
     store.close()  # waits for the copy, and brings it up to date (1,000 rows behind)
@@ -289,7 +291,14 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
             mine = [getattr(table, interned[name]).strings[c] for c in mine]
             theirs = [getattr(full, interned[name]).strings[c] for c in theirs]
         assert np.array_equal(mine, theirs), name
-    assert table.by_id == full.by_id and table.refs == full.refs
+    assert table.refs == full.refs
+    for code, project in enumerate(full.projects.strings):
+        assert table.ids_of(table.projects.find(project)) == full.ids_of(code)
+    mine, theirs = table.links(), full.links()
+    assert sorted(zip(mine.sources.tolist(), mine.targets.tolist(), strict=True)) == sorted(
+        zip(theirs.sources.tolist(), theirs.targets.tolist(), strict=True)
+    )
+    assert len(mine.sources) == 5 and sorted(mine.cards) == sorted(theirs.cards)
     assert set(table.survived[live].tolist()) == {0, 1}  # the stashed one survived none
     # A copy of another store's table is not this one's.
     other = make_workspace()

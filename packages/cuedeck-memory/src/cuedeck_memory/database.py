@@ -385,8 +385,14 @@ class MemoryDatabase:
 
     def projects(self) -> list[str]:
         """Projects with a segment or a recorded current task."""
+        # One step of the (project, id) index per project, not a walk of every row.
         rows = self.db.execute(
-            "SELECT DISTINCT project FROM segments UNION SELECT project FROM projects"
+            "WITH RECURSIVE found (project) AS ("
+            " SELECT MIN(project) FROM segments"
+            " UNION ALL SELECT (SELECT MIN(project) FROM segments WHERE project > found.project)"
+            " FROM found WHERE found.project IS NOT NULL)"
+            " SELECT project FROM found WHERE project IS NOT NULL"
+            " UNION SELECT project FROM projects"
         )
         return sorted(row[0] for row in rows)
 

@@ -112,8 +112,8 @@ class SegmentTable:
         self.ids: np.ndarray[Any, Any] = np.empty(0, object)
         #: Rows with references only (most have none).
         self.refs: dict[int, tuple[str, ...]] = {}
-        #: Project code -> segment id -> rowid, of live rows.
-        self.by_id: dict[int, dict[str, int]] = {}
+        #: Project code -> segment id -> rowid, of live rows (made on first use).
+        self._by_id: dict[int, dict[str, int]] = {}
         #: Project code -> GC runs, as of this version.
         self.runs: dict[int, int] = {}
         self._links: Links | None = None
@@ -122,7 +122,7 @@ class SegmentTable:
         #: removed, so the links are worked out again), and the references that named
         #: no segment then (a row inserted later may be what one names).
         self._inserted: list[int] | None = None
-        self._unresolved: set[tuple[int, str]] = set()
+        self.unresolved: set[tuple[int, str]] = set()
         self._lengths = (1, 1.0)
         self._lengths_version = -2
 
@@ -268,7 +268,8 @@ class SegmentTable:
         # read again keeps the id strings it has, rather than holding two copies).
         for n in np.flatnonzero(fresh).tolist():
             self.ids[rowids[n]] = ids[n]
-            self.by_id.setdefault(project_codes[n], {})[ids[n]] = rowids[n]
+            if (known := self._by_id.get(project_codes[n])) is not None:
+                known[ids[n]] = rowids[n]
         for rowid, ref_json in zip(rowids, refs, strict=True):
             if ref_json != "[]":
                 self.refs[rowid] = tuple(json.loads(ref_json))
@@ -280,7 +281,7 @@ class SegmentTable:
         self.alive[rowid] = False
         segment_id = self.ids[rowid]
         if segment_id is not None:
-            self.by_id.get(int(self.project[rowid]), {}).pop(segment_id, None)
+            self._by_id.get(int(self.project[rowid]), {}).pop(segment_id, None)
         self.ids[rowid] = None
         self.refs.pop(rowid, None)
 
@@ -299,11 +300,25 @@ class SegmentTable:
 
     def rowid(self, project: str, segment_id: str) -> int | None:
         """The rowid of a segment, or None."""
-        return self.by_id.get(self.projects.find(project), {}).get(segment_id)
+        return self.ids_of(self.projects.find(project)).get(segment_id)
+
+    def ids_of(self, code: int) -> dict[str, int]:
+        """Segment id -> rowid of the live rows of project ``code`` (worked out on first
+        use, then kept in step: a table read from its copy answers before making any)."""
+        with self.lock:
+            found = self._by_id.get(code)
+            if found is None:
+                if code < 0:
+                    return {}
+                top = self.capacity
+                rows = np.flatnonzero(self.alive[:top] & (self.project[:top] == code))
+                found = dict(zip(self.ids[rows].tolist(), rows.tolist(), strict=True))
+                self._by_id[code] = found
+            return found
 
     def __len__(self) -> int:
         """How many live rows the table holds."""
-        return sum(map(len, self.by_id.values()))
+        return int(self.alive[: self.capacity].sum())
 
     def length_stats(self) -> tuple[int, float]:
         """How many live segments there are, and their mean length in tokens."""
@@ -344,9 +359,9 @@ class SegmentTable:
             if (
                 self._links is None
                 or inserted is None
-                or any((int(self.project[r]), self.ids[r]) in self._unresolved for r in inserted)
+                or any((int(self.project[r]), self.ids[r]) in self.unresolved for r in inserted)
             ):
-                self._unresolved = set()
+                self.unresolved = set()
                 self._links = self._resolve(self.refs, Links(_NO_ROWS, _NO_ROWS, []))
             else:
                 new = {r: self.refs[r] for r in inserted if r in self.refs}
@@ -355,6 +370,14 @@ class SegmentTable:
             self._links_version = self.version
             return self._links
 
+    def took_links(self, links: Links, unresolved: set[tuple[int, str]]) -> None:
+        """Take ``links`` as those of this version, with the references that named no
+        segment then (a table read from its copy on disk)."""
+        with self.lock:
+            self._links, self.unresolved = links, unresolved
+            self._links_version = self.version
+            self._inserted = []
+
     def _resolve(self, refs: dict[int, tuple[str, ...]], links: Links) -> Links:
         """``links`` with the references ``refs`` adds (rowid -> the ids it names)."""
         sources: list[int] = []
@@ -362,11 +385,11 @@ class SegmentTable:
         cards = list(links.cards)
         for source, named in refs.items():
             project = int(self.project[source])
-            of_project = self.by_id.get(project, {})
+            of_project = self.ids_of(project)
             for ref in dict.fromkeys(named):
                 target = of_project.get(ref)
                 if target is None:
-                    self._unresolved.add((project, ref))
+                    self.unresolved.add((project, ref))
                     card = card_of(ref)
                     if card is not None:
                         cards.append((source, card))
