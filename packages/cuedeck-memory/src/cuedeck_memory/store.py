@@ -149,15 +149,12 @@ class MemoryStore:
         from cuedeck_memory.table_copy import dump
 
         self._unsaved = 0
-        encode = dump(self._table, self.database.store_id())
+        write_copy = dump(self._table, self.database.store_id())
 
         def write() -> None:
-            from cuedeck.errors import CueError
-            from cuedeck.writes import write_file
-
             # A copy that cannot be written is read from the store next time: no failure.
-            with contextlib.suppress(OSError, CueError):
-                write_file(self.root, TABLE_PATH, encode())
+            with contextlib.suppress(OSError):
+                write_copy(self.root / TABLE_PATH)
 
         self._saver = threading.Thread(target=write, name="cuedeck-memory-table", daemon=False)
         self._saver.start()
