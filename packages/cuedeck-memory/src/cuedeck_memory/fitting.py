@@ -39,17 +39,34 @@ def page(
     cursor: str | None = None,
     *,
     used: int = 0,
+    bytes_bound: bool = False,
 ) -> tuple[list[dict[str, Any]], Page]:
     """Items ``item(n)`` from ``cursor`` on (of ``total``) that fit ``max_tokens``,
     ``used`` of them measured for the rest of the reply; and the page record. Items are
-    made only as far as they fit."""
+    made only as far as they fit.
+
+    ``bytes_bound``: ``count`` never gives more tokens than a text has UTF-8 bytes, so
+    items whose bytes all fit are taken uncounted; counting starts (from the first
+    item) only when they might not. The page is the same either way."""
     start = start_of(cursor)
     budget = max(1, max_tokens - FRAME_TOKENS - used)
     chosen: list[dict[str, Any]] = []
-    spent = 0
+    texts: list[str] = []
+    spent = 0  # tokens, or bytes (at least as many) while counting has not started
+    counted = not bytes_bound
     for n in range(start, total):
         current = item(n)
-        cost = count(json.dumps(current, ensure_ascii=False)) + 1  # and its comma
+        text = json.dumps(current, ensure_ascii=False)
+        if not counted:
+            size = len(text.encode("utf-8", "surrogatepass")) + 1  # and its comma
+            if spent + size <= budget:
+                chosen.append(current)
+                texts.append(text)
+                spent += size
+                continue
+            counted = True
+            spent = sum(count(taken) + 1 for taken in texts)
+        cost = count(text) + 1  # and its comma
         if spent + cost > budget:
             if not chosen:
                 chosen.append(_cut(current, count, budget, max_tokens - budget))

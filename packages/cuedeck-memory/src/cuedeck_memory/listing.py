@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from cuedeck_memory.store import MemoryStore
 
 
+#: Counters that never count more tokens than a text has UTF-8 bytes: o200k_base works
+#: on bytes (a token is at least one), core's estimate gives under one per character.
+BYTES_BOUND = frozenset({"o200k", "estimate"})
+
+
 def segment_items(
     store: MemoryStore, segments: Sequence[Segment], rowids: Sequence[int] | None = None
 ) -> list[SegmentItem]:
@@ -89,13 +94,15 @@ def _page(
             made["score"] = round(float(scores[n] or 0.0), 4)
         return made
 
+    counter = store.workspace.token_counter
     chosen, record = page(
         min(len(rowids), start + len(window)),
         item,
-        store.workspace.token_counter.count,
+        counter.count,
         max_tokens,
         cursor,
         used=used,
+        bytes_bound=getattr(counter, "name", None) in BYTES_BOUND,
     )
     end = start + len(chosen)
     record["total"] = len(rowids)
