@@ -265,6 +265,10 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
     copy = (root / TABLE_PATH).read_bytes()
     saved = load(copy, store.database.store_id(), store.database.version())
     assert saved is not None and len(saved) == 6000
+    # Ids become strings when asked for: a few at first, all of them at once later.
+    rows = store.table.rows("p")[[0, 2999, -1]]
+    assert saved.segment_ids(rows) == store.table.segment_ids(rows)
+    assert saved.ids[rows].tolist() == store.table.segment_ids(rows)
     # Changes after the copy: a restart reads them from the store.
     [late] = call(first, "context_capture", project_id="p", segments=[{"text": "late"}])[
         "segment_ids"

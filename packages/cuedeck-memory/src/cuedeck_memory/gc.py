@@ -122,8 +122,7 @@ class Analysis:
 
     def ids(self, count: int | None = None) -> list[str]:
         """Segment ids of the first ``count`` candidates (all when None)."""
-        ids: list[str] = self.table.ids[self.candidates[:count]].tolist()
-        return ids
+        return self.table.segment_ids(self.candidates[:count])
 
     def candidate(self, n: int) -> dict[str, Any]:
         """Candidate ``n`` in the reply shape of ``context_gc_analyze``."""

@@ -109,7 +109,10 @@ class SegmentTable:
         self.survived = np.zeros(0, np.int32)
         self.hash64 = np.zeros(0, np.int64)
         self.tagset = np.zeros(0, np.int32)
-        self.ids: np.ndarray[Any, Any] = np.empty(0, object)
+        self._ids: np.ndarray[Any, Any] = np.empty(0, object)
+        #: Ids not made into strings yet (a table read from its copy): the copy's block
+        #: of ids, and where each row's starts and ends in it.
+        self._id_block: tuple[bytes, np.ndarray[Any, Any], np.ndarray[Any, Any]] | None = None
         #: Rows with references only (most have none).
         self.refs: dict[int, tuple[str, ...]] = {}
         #: Project code -> segment id -> rowid, of live rows (made on first use).
@@ -201,6 +204,42 @@ class SegmentTable:
             self.survived[:top][working] += runs
         return int(working.sum())
 
+    @property
+    def ids(self) -> np.ndarray[Any, Any]:
+        """Segment ids by rowid (None where no live row is)."""
+        if self._id_block is not None:
+            block, starts, _ = self._id_block
+            self._id_block = None
+            top = len(starts)
+            made = np.array(block.decode("utf-8").split("\n") if top else [], dtype=object)
+            made[~self.alive[:top]] = None
+            self._ids[:top] = made
+        return self._ids
+
+    def took_id_block(self, block: bytes, top: int) -> None:
+        """Take the ids of rows ``0..top`` as one block, a line each, made into strings
+        when first needed (a restarted server's first answer names a few of them)."""
+        if not top:
+            if block:
+                raise ValueError("ids for no rows")
+            return
+        lines = np.flatnonzero(np.frombuffer(block, np.uint8) == ord("\n"))
+        ends = np.append(lines, len(block))
+        if len(ends) != top:
+            raise ValueError("the block does not hold one id per row")
+        self._id_block = (block, np.concatenate([[0], lines + 1]), ends)
+
+    def segment_ids(self, rowids: np.ndarray[Any, Any]) -> list[str]:
+        """The ids of live rows."""
+        if self._id_block is None:
+            found: list[str] = self._ids[rowids].tolist()
+            return found
+        block, starts, ends = self._id_block
+        return [
+            block[a:b].decode("utf-8")
+            for a, b in zip(starts[rowids].tolist(), ends[rowids].tolist(), strict=True)
+        ]
+
     def grow(self, top: int) -> None:
         """Make room for rowids up to ``top``."""
         if top < self.capacity:
@@ -212,8 +251,8 @@ class SegmentTable:
             new[: len(old)] = old
             setattr(self, name, new)
         ids = np.empty(size, object)
-        ids[: len(self.ids)] = self.ids
-        self.ids = ids
+        ids[: len(self._ids)] = self._ids
+        self._ids = ids
         self.capacity = size
 
     def _apply(self, rows: list[tuple[Any, ...]], removed: list[int]) -> None:
@@ -342,7 +381,7 @@ class SegmentTable:
 
     def segment_id(self, rowid: int) -> str:
         """The id of a live row."""
-        return str(self.ids[rowid])
+        return self.segment_ids(np.array([rowid]))[0]
 
     def project_of(self, rowid: int) -> str:
         """The project of a live row."""

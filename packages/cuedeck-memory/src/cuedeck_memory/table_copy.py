@@ -1,16 +1,18 @@
 """The in-memory table's copy on disk, so that a new process need not read every row.
 
-An uncompressed numpy archive of the table's columns and of its references resolved
-(so a new process need not resolve them again), stamped with the store's id and the
-version the table was in step with. Segment ids and references are ``\\n``-joined
-UTF-8 blocks (ids hold no line ends), a tenth of what an array of strings takes.
+One file: a line naming the format, the length of a JSON header, the header (the
+store's id and the version the table was in step with, its interned strings, GC runs,
+cards and unresolved references, and where each array lies), then the arrays' raw
+bytes: the columns, the references resolved to links (a new process need not resolve
+them again), segment ids and references as blocks of lines (ids hold no line ends).
+Reading it is a read of the file and a copy of each column; ids become strings when
+first needed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import io
 import json
 import os
 import tempfile
@@ -24,6 +26,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+#: The first line of a copy: its format (an older copy is not read, only replaced).
+MAGIC = b"cuedeck-memory-table 2\n"
+_ALIGN = 8
+
 
 def dump(table: SegmentTable, store_id: str) -> Callable[[Path], None]:
     """``table`` as it is now, as a function that writes the copy at a path: the columns
@@ -31,12 +37,11 @@ def dump(table: SegmentTable, store_id: str) -> Callable[[Path], None]:
     with table.lock:
         alive = np.flatnonzero(table.alive)
         top = int(alive[-1]) + 1 if len(alive) else 0
-        # Prefixed: numpy's savez has an argument named "file".
         arrays = {f"c_{name}": getattr(table, name)[:top].copy() for name, _ in table.NUMERIC}
         ids = table.ids[:top].tolist()
         links = table.links()  # a new process starts from them, not from every reference
         arrays["link_sources"], arrays["link_targets"] = links.sources, links.targets
-        header = {
+        header: dict[str, Any] = {
             "store_id": store_id,
             "version": table.version,
             "rows": top,
@@ -51,20 +56,29 @@ def dump(table: SegmentTable, store_id: str) -> Callable[[Path], None]:
         refs = list(table.refs.items())
 
     def write(path: Path) -> None:
-        arrays["ids"] = _joined(["" if i is None else i for i in ids])
+        arrays["ids"] = _lines(["" if i is None else i for i in ids])
         arrays["ref_rows"] = np.array([r for r, _ in refs], np.int64)
         arrays["ref_counts"] = np.array([len(named) for _, named in refs], np.int64)
-        arrays["refs"] = _joined([ref for _, named in refs for ref in named])
-        arrays["header"] = np.array(json.dumps(header))
-        # Streamed into a file beside the copy, then renamed over it: the archive is
-        # never whole in memory (10 MB at 100,000 rows). A rebuildable cache, so neither
-        # the write path's lock nor an fsync: a torn copy fails to load and the table is
-        # read from the store instead.
+        arrays["refs"] = _lines([ref for _, named in refs for ref in named])
+        placed: dict[str, list[Any]] = {}
+        offset = 0
+        for name, array in arrays.items():
+            placed[name] = [array.dtype.str, offset, len(array)]
+            offset += -(-array.nbytes // _ALIGN) * _ALIGN
+        header["arrays"] = placed
+        encoded = json.dumps(header).encode("utf-8")
+        # Written into a file beside the copy, then renamed over it: a rebuildable cache,
+        # so neither the write path's lock nor an fsync (a torn copy fails to load and
+        # the table is read from the store instead).
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=".memory-table-", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, **arrays)
+                handle.write(MAGIC + len(encoded).to_bytes(8, "little") + encoded)
+                handle.write(b"\0" * (-handle.tell() % _ALIGN))
+                for array in arrays.values():
+                    np.ascontiguousarray(array).tofile(handle)
+                    handle.write(b"\0" * (-array.nbytes % _ALIGN))
             os.replace(temporary, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
@@ -75,15 +89,15 @@ def dump(table: SegmentTable, store_id: str) -> Callable[[Path], None]:
 
 
 def load(data: bytes, store_id: str, newest: int) -> SegmentTable | None:
-    """A table from :func:`dump`'s bytes, or None when they are of another store, ahead
-    of it (``newest``: its version), or unreadable (an older CueDeck's copy included)."""
-    # Some 200,000 objects are made here, none in a cycle: the cyclic collector would
-    # walk the whole heap several times over for nothing.
+    """A table from a copy's bytes, or None when they are of another store, ahead of it
+    (``newest``: its version), or unreadable (an older CueDeck's copy included)."""
+    # Tens of thousands of objects are made here, none in a cycle: the cyclic collector
+    # would walk the whole heap several times over for nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:
         return _load(data, store_id, newest)
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+    except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
         return None
     finally:
         if collecting:
@@ -91,22 +105,29 @@ def load(data: bytes, store_id: str, newest: int) -> SegmentTable | None:
 
 
 def _load(data: bytes, store_id: str, newest: int) -> SegmentTable | None:
-    with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-        header = json.loads(str(archive["header"]))
-        if header["store_id"] != store_id or header["version"] > newest:
-            return None
-        top = int(header["rows"])
-        table = SegmentTable()
-        table.grow(top)
-        for name, dtype in SegmentTable.NUMERIC:
-            getattr(table, name)[:top] = archive[f"c_{name}"].astype(dtype, copy=False)
-        ids = _split(archive["ids"], top)
-        ref_rows = archive["ref_rows"].tolist()
-        ends = np.cumsum(archive["ref_counts"]).tolist()
-        named = _split(archive["refs"], ends[-1] if ends else 0)
-        sources, targets = archive["link_sources"], archive["link_targets"]
-    if ids is None or named is None:
+    if not data.startswith(MAGIC):
         return None
+    start = len(MAGIC) + 8
+    size = int.from_bytes(data[len(MAGIC) : start], "little")
+    header = json.loads(data[start : start + size])
+    if header["store_id"] != store_id or header["version"] > newest:
+        return None
+    base = start + size + (-(start + size) % _ALIGN)
+
+    def array(name: str) -> np.ndarray[Any, Any]:
+        dtype, offset, count = header["arrays"][name]
+        return np.frombuffer(data, np.dtype(dtype), count, base + offset)
+
+    def block(name: str) -> bytes:
+        _, offset, count = header["arrays"][name]
+        return data[base + offset : base + offset + count]
+
+    top = int(header["rows"])
+    table = SegmentTable()
+    table.grow(top)
+    for name, dtype in SegmentTable.NUMERIC:
+        getattr(table, name)[:top] = array(f"c_{name}").astype(dtype, copy=False)
+    table.took_id_block(block("ids"), top)
     for interned, strings in (
         (table.projects, header["projects"]),
         (table.kinds, header["kinds"]),
@@ -115,25 +136,27 @@ def _load(data: bytes, store_id: str, newest: int) -> SegmentTable | None:
     ):
         interned.strings = list(strings)
         interned.codes = {value: code for code, value in enumerate(strings)}
-    starts = [0, *ends[:-1]] if ends else []
-    table.refs = {row: tuple(named[a:b]) for row, a, b in zip(ref_rows, starts, ends, strict=True)}
+    ends = np.cumsum(array("ref_counts")).tolist()
+    named = block("refs").decode("utf-8").split("\n") if ends and ends[-1] else []
+    if len(named) != (ends[-1] if ends else 0):
+        return None
+    table.refs = {
+        row: tuple(named[a:b])
+        for row, a, b in zip(array("ref_rows").tolist(), [0, *ends[:-1]], ends, strict=True)
+    }
     table.runs = {int(k): int(v) for k, v in header["runs"].items()}
-    live = np.flatnonzero(table.alive[:top])
-    table.ids[live] = np.array(ids, dtype=object)[live]
     table.version = int(header["version"])
     table.took_links(
-        Links(sources, targets, [(int(r), str(c)) for r, c in header["cards"]]),
+        Links(
+            array("link_sources").copy(),
+            array("link_targets").copy(),
+            [(int(r), str(c)) for r, c in header["cards"]],
+        ),
         {(int(p), str(i)) for p, i in header["unresolved"]},
     )
     return table
 
 
-def _joined(strings: list[str]) -> np.ndarray[Any, Any]:
+def _lines(strings: list[str]) -> np.ndarray[Any, Any]:
     """Strings as one UTF-8 block, a line each (none of them holds a line end)."""
     return np.frombuffer("\n".join(strings).encode("utf-8"), np.uint8)
-
-
-def _split(block: np.ndarray[Any, Any], count: int) -> list[str] | None:
-    """The ``count`` strings of a :func:`_joined` block, or None when it holds others."""
-    found = block.tobytes().decode("utf-8").split("\n") if count else []
-    return found if len(found) == count else None
