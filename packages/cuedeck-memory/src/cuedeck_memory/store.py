@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 STORE_PATH = f"{MEMORY_DIR}/memory.sqlite3"
 #: A copy of the in-memory table (rebuildable), so that a restart reads only what
 #: changed since it was written.
-TABLE_PATH = f"{CACHE_DIR}/memory-table.npz"
+TABLE_PATH = f"{CACHE_DIR}/memory-table.bin"
+#: Where an older CueDeck kept that copy (a numpy archive); removed by the next write.
+OLD_TABLE_PATH = f"{CACHE_DIR}/memory-table.npz"
 #: Rows changed since the copy was written that make it worth writing again (or half
 #: the table, when that is more: a bulk write is not slowed by copy after copy).
 RESAVE_ROWS = 5000
@@ -155,6 +157,7 @@ class MemoryStore:
             # A copy that cannot be written is read from the store next time: no failure.
             with contextlib.suppress(OSError):
                 write_copy(self.root / TABLE_PATH)
+                (self.root / OLD_TABLE_PATH).unlink(missing_ok=True)
 
         self._saver = threading.Thread(target=write, name="cuedeck-memory-table", daemon=False)
         self._saver.start()
