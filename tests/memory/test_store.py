@@ -268,6 +268,8 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
     # Ids become strings when asked for: a few at first, all of them at once later.
     rows = store.table.rows("p")[[0, 2999, -1]]
     assert saved.segment_ids(rows) == store.table.segment_ids(rows)
+    every = store.table.rows("p")
+    assert saved.segment_ids(every) == store.table.segment_ids(every)
     assert saved.ids[rows].tolist() == store.table.segment_ids(rows)
     # Changes after the copy: a restart reads them from the store.
     [late] = call(first, "context_capture", project_id="p", segments=[{"text": "late"}])[

@@ -113,6 +113,7 @@ class SegmentTable:
         #: Ids not made into strings yet (a table read from its copy): the copy's block
         #: of ids, and where each row's starts and ends in it.
         self._id_block: tuple[bytes, np.ndarray[Any, Any], np.ndarray[Any, Any]] | None = None
+        self._ids_read = 0
         #: Rows with references only (most have none).
         self.refs: dict[int, tuple[str, ...]] = {}
         #: Project code -> segment id -> rowid, of live rows (made on first use).
@@ -235,6 +236,11 @@ class SegmentTable:
             found: list[str] = self._ids[rowids].tolist()
             return found
         block, starts, ends = self._id_block
+        # Once replies have asked for a quarter of them, making them all is cheaper.
+        self._ids_read += len(rowids)
+        if self._ids_read > len(starts) // 4:
+            found = self.ids[rowids].tolist()
+            return found
         return [
             block[a:b].decode("utf-8")
             for a, b in zip(starts[rowids].tolist(), ends[rowids].tolist(), strict=True)
