@@ -248,3 +248,63 @@ def test_plans_meet_a_target_or_say_how_much_of_it(workspace: Workspace) -> None
     assert not partly["target_met"] and partly["candidates_count"] == 3
     assert partly["total_tokens_freed"] == total
     assert f"{total:,} of {total + 1000:,}" in partly["reason"]
+
+
+def test_references_kept_in_step_through_inserts_are_those_worked_out_afresh(
+    workspace: Workspace,
+) -> None:
+    """After inserts only the new rows' references are read; a row inserted later that
+    an earlier reference named (a forward reference) is linked all the same."""
+    from cuedeck_memory.table import SegmentTable
+
+    store = store_at(workspace, T0)
+    [a] = store.add("p", [draft("first")])
+    [b] = store.add("p", [draft("names a, one to come and a card", refs=(a.id, "later", "c2c2c2"))])
+
+    def pairs(links: Any) -> list[tuple[int, int]]:
+        return sorted(zip(links.sources.tolist(), links.targets.tolist(), strict=True))
+
+    before = pairs(store.table.links())
+    store.add("p", [attrs.evolve(draft("the one to come", refs=(b.id,)), id="later")])
+    store.add("p", [draft("names b", refs=(b.id,)), draft("names nothing")])
+    kept = store.table.links()
+    afresh = SegmentTable()
+    afresh.sync(store.database)
+    assert pairs(kept) == pairs(afresh.links()) and len(pairs(kept)) == len(before) + 3
+    assert (
+        sorted(kept.cards)
+        == sorted(afresh.links().cards)
+        == [(store.table.rowid("p", b.id), "c2c2c2")]
+    )
+
+
+def test_a_table_kept_in_step_by_this_process_writes_is_the_store_read_afresh(
+    workspace: Workspace,
+) -> None:
+    """Captures, pins, stashes, GC runs and touches reach the table without reading the
+    rows back; what it holds then is what a table reading the store holds."""
+    import numpy as np
+
+    from cuedeck_memory.pruning import prune, set_pinned
+    from cuedeck_memory.table import SegmentTable
+
+    store = store_at(workspace, T0)
+    made = store.add("p", [draft(f"segment {n}", tags=(f"t{n % 2}",)) for n in range(6)])
+    store.add("q", [draft("another project")])
+    ids = [s.id for s in made]
+    table = store.table
+    version = table.version
+    set_pinned(store, "p", ids[:1], True)
+    prune(store, "p", ids[1:3], "stash", False, None)  # a GC run: the working survive one
+    store.touch("p", ids[3:4], T0 + 60)
+    # Every write taken as it was made: nothing is left to read back.
+    assert table.version == version + 4 and table.sync(store.database) == 0
+    afresh = SegmentTable()
+    afresh.sync(store.database)
+    live = afresh.rows(None)
+    assert np.array_equal(store.table.rows(None), live)
+    for name in ("pinned", "stashed", "survived", "touched", "tokens", "created", "hash64"):
+        assert np.array_equal(getattr(table, name)[live], getattr(afresh, name)[live]), name
+    assert all(table.ids_of(c) == afresh.ids_of(c) for c in range(len(afresh.projects.strings)))
+    assert table.survived[table.rowid("p", ids[5])] == 1  # another project's rows: none
+    assert table.survived[table.rows("q")].tolist() == [0]

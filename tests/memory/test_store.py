@@ -49,9 +49,11 @@ def test_texts_and_values_come_back_exactly_in_a_new_process(
     call(fresh.workspace, "context_gc_pin", project_id="p", segment_ids=[segment_id])
     again = store_of(open_workspace(workspace.root)).segment("p", segment_id)
     assert again.pinned and again.text == text and list(again.tags) == tags
-    # Stored once: the store holds the text compressed, the index holds no copy.
+    # Stored once: the row holds the text as it is, the index no copy of it.
     db = sqlite3.connect(workspace.root / STORE_PATH)
-    assert db.execute("SELECT typeof(body) FROM segments").fetchone()[0] == "blob"
+    assert db.execute("SELECT body FROM segments").fetchone()[0] == text
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    assert "segments_fts_content" not in tables and "segments_fts_docsize" not in tables
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -248,24 +250,35 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
 
     from cuedeck_memory.store import RESAVE_ROWS, TABLE_PATH
     from cuedeck_memory.table import SegmentTable
+    from cuedeck_memory.table_copy import load
 
     root = make_workspace()
     first = open_workspace(root)
     segments = [{"text": f"segment {n}", "tags": [f"t{n % 3}"]} for n in range(1000)]
     for _ in range(RESAVE_ROWS // 1000 + 1):
-        call(first, "context_capture", project_id="p", segments=segments)
+        ids = call(first, "context_capture", project_id="p", segments=segments)["segment_ids"]
+        # References, resolved or not: the copy keeps them resolved.
+        segments[0] = {"text": "refers", "refs": [ids[1], "a1a1a1", "not-yet"]}
     store = store_of(first)
     assert len(store.table.rows("p")) == 6000  # past the threshold, the copy was written
-    store.close()  # waits for the copy
+    store.close()  # waits for the copy, and brings it up to date (1,000 rows behind)
     copy = (root / TABLE_PATH).read_bytes()
-    saved = SegmentTable.load(copy, store.database.store_id(), store.database.version())
-    assert saved is not None and RESAVE_ROWS <= len(saved.rowid_of) < 6000  # a delta is left
+    saved = load(copy, store.database.store_id(), store.database.version())
+    assert saved is not None and len(saved) == 6000
+    # Ids become strings when asked for: a few at first, all of them at once later.
+    rows = store.table.rows("p")[[0, 2999, -1]]
+    assert saved.segment_ids(rows) == store.table.segment_ids(rows)
+    every = store.table.rows("p")
+    assert saved.segment_ids(every) == store.table.segment_ids(every)
+    assert saved.ids[rows].tolist() == store.table.segment_ids(rows)
     # Changes after the copy: a restart reads them from the store.
     [late] = call(first, "context_capture", project_id="p", segments=[{"text": "late"}])[
         "segment_ids"
     ]
     gone = store.table.segment_id(int(store.table.rows("p")[0]))
     store.delete("p", [gone])
+    store.set_fields("p", [late], {"tier": "stashed"})
+    store.survived("p")  # a GC run: every working row survives it, none is written
     store.close()
     restarted = store_of(open_workspace(root))
     table = restarted.table
@@ -278,20 +291,28 @@ def test_a_restart_reads_the_tables_copy_and_only_what_changed_since(
         "project": "projects", "kind": "kinds", "task": "values", "file": "values",
         "topic": "values", "tagset": "tagsets",
     }  # fmt: skip
-    for name, _ in SegmentTable._NUMERIC:
+    for name, _ in SegmentTable.NUMERIC:
         mine, theirs = getattr(table, name)[live], getattr(full, name)[live]
         if name in interned:  # codes may differ; what they stand for may not
             mine = [getattr(table, interned[name]).strings[c] for c in mine]
             theirs = [getattr(full, interned[name]).strings[c] for c in theirs]
         assert np.array_equal(mine, theirs), name
-    assert table.rowid_of == full.rowid_of and table.refs == full.refs
+    assert table.refs == full.refs
+    for code, project in enumerate(full.projects.strings):
+        assert table.ids_of(table.projects.find(project)) == full.ids_of(code)
+    mine, theirs = table.links(), full.links()
+    assert sorted(zip(mine.sources.tolist(), mine.targets.tolist(), strict=True)) == sorted(
+        zip(theirs.sources.tolist(), theirs.targets.tolist(), strict=True)
+    )
+    assert len(mine.sources) == 5 and sorted(mine.cards) == sorted(theirs.cards)
+    assert set(table.survived[live].tolist()) == {0, 1}  # the stashed one survived none
     # A copy of another store's table is not this one's.
     other = make_workspace()
     call(open_workspace(other), "context_capture", project_id="p", segments=[{"text": "x"}])
     (other / TABLE_PATH).parent.mkdir(parents=True, exist_ok=True)
     (other / TABLE_PATH).write_bytes(copy)
     assert len(store_of(open_workspace(other)).table.rows("p")) == 1
-    assert SegmentTable.load(b"not a table", "", 0) is None
+    assert load(b"not a table", "", 0) is None
 
 
 def test_reading_memory_where_there_is_none_leaves_no_store(workspace: Workspace) -> None:
@@ -377,3 +398,66 @@ def test_an_export_replaces_a_link_in_its_folder_and_never_writes_through_it(
     written = folder / f"{kept}.md"
     assert not written.is_symlink()
     assert parse_file(written.read_text(), segment_id=kept, project_id="p").text == "exported"
+
+
+def test_a_store_of_schema_2_gets_the_new_index_once_and_reads_its_texts(
+    workspace: Workspace, capture: Capture
+) -> None:
+    """Schema 2 kept word positions in its index and compressed long texts: a store it
+    wrote is reindexed on first open, and every text reads, ranks and deletes as before."""
+    import zlib
+
+    long_text = "the deploy script pushes release tags to the mirror " * 8
+    [first, second] = capture(long_text, "a short note about kittens napping")
+    store_of(workspace).close()
+    db = sqlite3.connect(workspace.root / STORE_PATH, isolation_level=None)
+    # Schema 2 counted GC runs in every row (here: two runs survived).
+    db.execute("ALTER TABLE segments DROP COLUMN runs_seen")
+    db.execute("DROP TABLE gc_runs")
+    db.execute("UPDATE segments SET gc_survival_count = 2")
+    db.execute("DROP TABLE segments_fts")
+    db.execute(
+        "CREATE VIRTUAL TABLE segments_fts USING fts5 (text, content='', "
+        "tokenize='porter unicode61')"
+    )
+    for rowid, body in db.execute("SELECT rowid, body FROM segments").fetchall():
+        db.execute("INSERT INTO segments_fts (rowid, text) VALUES (?, ?)", (rowid, body))
+        if body == long_text:
+            packed = zlib.compress(body.encode(), 1)
+            db.execute("UPDATE segments SET body = ? WHERE rowid = ?", (packed, rowid))
+    db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+    db.close()
+
+    fresh = open_workspace(workspace.root)
+    assert store_of(fresh).segment("p", first).text == long_text
+    assert store_of(fresh).segment("p", second).gc_survival_count == 2
+    stashed = call(fresh, "context_stash", project_id="p", query="deploying")  # stemmed
+    assert stashed["stashed_segments"] == [first]  # and a GC run: the working survive it
+    assert store_of(open_workspace(workspace.root)).segment("p", second).gc_survival_count == 3
+    found = call(fresh, "context_search_stashed", project_id="p", query="mirror")
+    assert [(s["segment_id"], s["text"]) for s in found["segments"]] == [(first, long_text)]
+    assert call(fresh, "context_stash", project_id="p", query="kittens")["stashed_segments"] == [
+        second
+    ]
+    token = call(
+        fresh,
+        "context_gc_prune",
+        project_id="p",
+        segment_ids=[first],
+        action="delete",
+        confirm=True,
+    )["confirmation_token"]
+    call(
+        fresh,
+        "context_gc_prune",
+        project_id="p",
+        segment_ids=[first],
+        action="delete",
+        confirm=True,
+        confirmation_token=token,
+    )
+    assert call(fresh, "context_search_stashed", project_id="p", query="mirror")["segments"] == []
+    store_of(fresh).close()
+    db = sqlite3.connect(workspace.root / STORE_PATH)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("3",)
+    db.execute("INSERT INTO segments_fts (segments_fts) VALUES ('integrity-check')")

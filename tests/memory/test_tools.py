@@ -218,7 +218,7 @@ def test_snapshots_restore_and_paging(workspace: Workspace, capture: Capture) ->
         if cursor is None:
             break
     assert len(pages) > 3 and sorted(i for page in pages for i in page) == sorted([*ids, decision])
-    from cuedeck_memory.operations import list_snapshots
+    from cuedeck_memory.task_state import list_snapshots
 
     assert [s["name"] for s in list_snapshots(store_of(open_workspace(workspace.root)), "p")] == [
         "before-gc"
@@ -354,3 +354,23 @@ def test_advice_and_plans_fit_the_reply_budget(workspace: Workspace, capture: Ca
     assert sorted(seen) == sorted(ids)
     small = call(workspace, "context_analyze_usage", project_id="p", token_limit=limit * 10)
     assert small["suggested_actions"] == [] and "complete" not in json.dumps(small)
+
+
+@pytest.mark.parametrize("max_tokens", [100, 400, 2_000, 100_000])
+def test_a_page_taken_uncounted_while_its_bytes_fit_is_the_counted_page(
+    workspace: Workspace, max_tokens: int
+) -> None:
+    """Items whose UTF-8 bytes fit are taken without counting their tokens; the page is
+    the one counting every item gives (a cut first item included)."""
+    from cuedeck_memory.fitting import page
+
+    count = workspace.token_counter.count
+    texts = [("déjà vu, naïve café " * (1 + n % 7)) + "x" * (n * 13) for n in range(40)]
+
+    def item(n: int) -> dict[str, Any]:
+        return {"segment_id": f"s{n}", "text": texts[n]}
+
+    def taken(**bound: bool) -> tuple[list[dict[str, Any]], Any]:
+        return page(len(texts), item, count, max_tokens, used=10, **bound)
+
+    assert taken(bytes_bound=True) == taken()

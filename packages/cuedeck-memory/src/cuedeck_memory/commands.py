@@ -134,7 +134,7 @@ def list_command(
 @json_option
 def show(segment_id: str, project: str, as_json: bool) -> None:
     """One segment, whole."""
-    from cuedeck_memory.operations import segment_items
+    from cuedeck_memory.listing import segment_items
 
     store = _store(_workspace())
     item = dict(segment_items(store, [store.segment(project, segment_id)])[0])
@@ -323,7 +323,7 @@ def snapshot(
 ) -> None:
     """Snapshot the task (context_create_task_snapshot), or --list the snapshots."""
     if listing:
-        from cuedeck_memory.operations import list_snapshots
+        from cuedeck_memory.task_state import list_snapshots
 
         found = list_snapshots(_store(_workspace()), project)
         lines = [

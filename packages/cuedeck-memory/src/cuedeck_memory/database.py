@@ -1,10 +1,11 @@
 """The memory store on disk: one SQLite file, ``.cuedeck/memory/memory.sqlite3``.
 
-Every segment is one row: its fields, and its text stored once (zlib-compressed when
-that saves space). A contentless full-text table indexes the texts for keyword ranking
-(the text is not kept twice). Projects' current tasks and task snapshots are rows too.
-WAL with ``synchronous = FULL``: a write acknowledged to a caller is on disk, and a
-process killed mid-write loses only the transaction it had not committed. Writers take
+Every segment is one row: its fields, and its text stored once, as it is. A contentless
+full-text table indexes the texts for keyword ranking (the text is not kept twice; the
+tables are :mod:`cuedeck_memory.schema`). Projects' current tasks and task snapshots are rows too.
+WAL with ``synchronous = NORMAL``: a write acknowledged to a caller is in the log, so a
+process killed or crashed mid-write loses only the transaction it had not committed
+(a power loss may also take the last commits before a checkpoint synced them). Writers take
 SQLite's write lock (``BEGIN IMMEDIATE``), so two processes capturing at once queue
 rather than lose anything; readers never wait for writers.
 
@@ -16,52 +17,43 @@ the ids it removes) with it, so a process that keeps the fields in memory
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
+import os
 import re
 import sqlite3
-import uuid
+import threading
 import zlib
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from cuedeck_memory.schema import SCHEMA_VERSION, prepare, schema_of
 from cuedeck_memory.segments import Segment
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from pathlib import Path
 
-SCHEMA_VERSION = "2"
 T = TypeVar("T")
+#: Log size from which a commit has it emptied into the store (SQLite's own default
+#: is 1,000 pages, about 4 MB).
+CHECKPOINT_BYTES = 4 * 1024 * 1024
 
-#: The fields of a row other than its text, in the order of :data:`LIGHT`.
-LIGHT = (
-    "rowid, project, id, type, task_id, file_path, topic_id, tags, refs, pinned, tier, "
-    "tokens, created_at, last_touched_at, gc_survival_count, hash64"
-)
+#: The GC runs of a row's project (schema.py: a run is counted per project, not per row).
+_RUNS = "COALESCE((SELECT runs FROM gc_runs WHERE gc_runs.project = segments.project), 0)"
+#: A row's survival count: what it stores, plus the runs since it last did while working.
+SURVIVED = f"gc_survival_count + CASE WHEN tier = 'working' THEN {_RUNS} - runs_seen ELSE 0 END"
+#: The fields of a row other than its text, in this order.
+LIGHT_COLUMNS = (
+    "rowid", "project", "id", "type", "task_id", "file_path", "topic_id", "tags", "refs",
+    "pinned", "tier", "tokens", "created_at", "last_touched_at", SURVIVED, "hash64",
+)  # fmt: skip
+LIGHT = ", ".join(LIGHT_COLUMNS)
 _FULL = LIGHT + ", line_range, body"
-_WORD = re.compile(r"\w+", re.UNICODE)
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS segments (
-        rowid INTEGER PRIMARY KEY AUTOINCREMENT,
-        project TEXT NOT NULL, id TEXT NOT NULL, type TEXT NOT NULL, task_id TEXT,
-        file_path TEXT, topic_id TEXT, tags TEXT NOT NULL, refs TEXT NOT NULL,
-        pinned INTEGER NOT NULL, tier TEXT NOT NULL, tokens INTEGER NOT NULL,
-        created_at REAL NOT NULL, last_touched_at REAL NOT NULL,
-        gc_survival_count INTEGER NOT NULL, hash64 INTEGER NOT NULL, line_range TEXT,
-        body BLOB NOT NULL, version INTEGER NOT NULL,
-        UNIQUE (project, id))""",
-    "CREATE INDEX IF NOT EXISTS segments_by_version ON segments (version)",
-    """CREATE VIRTUAL TABLE IF NOT EXISTS segments_fts USING fts5 (
-        text, content='', tokenize='porter unicode61')""",
-    """CREATE TABLE IF NOT EXISTS removed (
-        rowid INTEGER NOT NULL, version INTEGER NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS removed_by_version ON removed (version)",
-    """CREATE TABLE IF NOT EXISTS projects (
-        project TEXT PRIMARY KEY, current_task TEXT, updated_at REAL NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS snapshots (
-        project TEXT NOT NULL, snapshot_id TEXT NOT NULL, created_at REAL NOT NULL,
-        record TEXT NOT NULL, PRIMARY KEY (project, snapshot_id))""",
-)
+#: A word as the index's tokenizer (unicode61) sees one: letters and digits; "_" and
+#: every other character part words (the index keeps no positions, so a query term
+#: must be one token, never a phrase).
+_WORD = re.compile(r"[^\W_]+")
 
 
 def chunks(values: Sequence[T], size: int = 500) -> Iterator[list[T]]:
@@ -80,18 +72,9 @@ def hash64(digest: str) -> int:
     return int.from_bytes(bytes.fromhex(digest[:16]), "big", signed=True)
 
 
-def pack(text: str) -> str | bytes:
-    """The stored form of a text: zlib bytes when that is at least a tenth smaller, else
-    the text itself (SQLite keeps the type, so :func:`unpack` knows which)."""
-    raw = text.encode("utf-8", "surrogatepass")
-    if len(raw) < 64:
-        return text
-    packed = zlib.compress(raw, 1)
-    return packed if len(packed) * 10 < len(raw) * 9 else text
-
-
 def unpack(body: str | bytes) -> str:
-    """The text a stored body holds."""
+    """The text a stored body holds (texts are stored as they are; an older CueDeck
+    zlib-compressed some, stored as bytes)."""
     if isinstance(body, bytes):
         return zlib.decompress(body).decode("utf-8", "surrogatepass")
     return body
@@ -132,6 +115,7 @@ class MemoryDatabase:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._connection: sqlite3.Connection | None = None
+        self._checkpointer: threading.Thread | None = None
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -157,47 +141,26 @@ class MemoryDatabase:
         )
         connection.execute("PRAGMA busy_timeout = 60000")
         connection.execute("PRAGMA journal_mode = WAL")
-        # An acknowledged write is on disk: the WAL is synced at every commit.
-        connection.execute("PRAGMA synchronous = FULL")
+        # A commit is in the log, which the OS holds for us: a process that dies (killed,
+        # crashed) loses nothing it acknowledged. The log is synced at checkpoints, not
+        # at every commit: only losing power can take the last commits (docs/memory.md).
+        connection.execute("PRAGMA synchronous = NORMAL")
         # After a checkpoint the log shrinks back to 1 MB rather than keeping its peak.
         connection.execute("PRAGMA journal_size_limit = 1048576")
+        # The log is emptied into the store by a thread of ours (see _committed), not by
+        # whichever commit crosses the limit, which would wait for it.
+        connection.execute("PRAGMA wal_autocheckpoint = 0")
         # A store that exists is only read here: a new process never waits for a writer.
-        if self._schema_of(connection) != SCHEMA_VERSION:
+        if schema_of(connection) != SCHEMA_VERSION:
             with _transaction(connection):
-                connection.execute(
-                    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-                )
-                found = self._schema_of(connection)
-                if found is not None and found != SCHEMA_VERSION:
-                    from cuedeck_memory.errors import StoreUnreadable
-
-                    raise StoreUnreadable(
-                        f"the memory store has schema {found!r}; this CueDeck reads "
-                        f"{SCHEMA_VERSION!r}",
-                        path=str(self.path),
-                    )
-                for statement in _SCHEMA:
-                    connection.execute(statement)
-                connection.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
-                )
-                connection.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
-                connection.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('store_id', ?)", (uuid.uuid4().hex,)
-                )
+                prepare(connection, self.path, unpack)
         return connection
-
-    @staticmethod
-    def _schema_of(connection: sqlite3.Connection) -> str | None:
-        try:
-            row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        except sqlite3.OperationalError:  # no meta table yet
-            return None
-        return None if row is None else str(row[0])
 
     def close(self) -> None:
         """Close the connection (it reopens on next use), emptying the write-ahead log
         into the store when no other process reads it."""
+        if self._checkpointer is not None:
+            self._checkpointer.join()
         if self._connection is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -214,6 +177,34 @@ class MemoryDatabase:
             version = self.version() + 1
             yield version
             db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(version),))
+        self._committed()
+
+    def _committed(self) -> None:
+        """After a commit: once the log holds :data:`CHECKPOINT_BYTES`, empty it into the
+        store in a thread. A checkpoint is one call into SQLite, which lets go of the GIL,
+        so it runs beside the next calls instead of inside one of them."""
+        try:
+            size = os.stat(f"{self.path}-wal").st_size
+        except OSError:
+            return
+        running = self._checkpointer is not None and self._checkpointer.is_alive()
+        if size < CHECKPOINT_BYTES or running:
+            return
+
+        def checkpoint() -> None:
+            # Its own connection: the store's may be in a transaction meanwhile.
+            with contextlib.suppress(sqlite3.Error):
+                connection = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+                try:
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                finally:
+                    connection.close()
+
+        # A daemon: a process that ends mid-checkpoint leaves the log to the next one.
+        self._checkpointer = threading.Thread(
+            target=checkpoint, name="cuedeck-memory-checkpoint", daemon=True
+        )
+        self._checkpointer.start()
 
     def store_id(self) -> str:
         """The store's identity, made with it: a copy of another store's table is not
@@ -235,26 +226,31 @@ class MemoryDatabase:
 
     # -- writes (inside :meth:`writing`) -------------------------------------------------
 
-    def insert(self, segments: Sequence[Segment], hashes: Sequence[str], version: int) -> None:
-        """Insert new segments (ids unique per project), and their texts in the index."""
+    def insert(
+        self, segments: Sequence[Segment], hashes: Sequence[str], version: int
+    ) -> list[tuple[Any, ...]]:
+        """Insert new segments (ids unique per project), and their texts in the index;
+        the rows' fields of :data:`LIGHT`, for a table to take without reading them back."""
         db = self.db
-        rows = [
-            (s.project_id, s.id, *_fields(s, digest), pack(s.text), version)
-            for s, digest in zip(segments, hashes, strict=True)
-        ]
         first = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM segments").fetchone()[0] + 1
         seq = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'segments'").fetchone()
         first = max(first, (seq[0] + 1) if seq else 1)
+        runs = {p: self.runs_of(p) for p in {s.project_id for s in segments}}
+        rows = [
+            (first + n, s.project_id, s.id, *_fields(s, d), s.text, version, runs[s.project_id])
+            for n, (s, d) in enumerate(zip(segments, hashes, strict=True))
+        ]
         db.executemany(
             "INSERT INTO segments (rowid, project, id, type, task_id, file_path, topic_id, "
             "tags, refs, pinned, tier, tokens, created_at, last_touched_at, gc_survival_count, "
-            f"hash64, line_range, body, version) VALUES (?, {', '.join('?' * 18)})",
-            [(first + n, *row) for n, row in enumerate(rows)],
+            f"hash64, line_range, body, version, runs_seen) VALUES (?, {', '.join('?' * 19)})",
+            rows,
         )
         db.executemany(
             "INSERT INTO segments_fts (rowid, text) VALUES (?, ?)",
             [(first + n, s.text) for n, s in enumerate(segments)],
         )
+        return [row[: len(LIGHT_COLUMNS)] for row in rows]
 
     def update(self, segments: Sequence[Segment], version: int) -> None:
         """Rewrite the fields of existing segments; a changed text is re-indexed."""
@@ -273,10 +269,10 @@ class MemoryDatabase:
                 "UPDATE segments SET type = ?, task_id = ?, file_path = ?, topic_id = ?, "
                 "tags = ?, refs = ?, pinned = ?, tier = ?, tokens = ?, created_at = ?, "
                 "last_touched_at = ?, gc_survival_count = ?, hash64 = ?, line_range = ?, "
-                "body = ?, version = ? WHERE rowid = ?",
+                f"body = ?, version = ?, runs_seen = {_RUNS} WHERE rowid = ?",
                 (
                     *_fields(segment, digest),
-                    body if old_text == segment.text else pack(segment.text),
+                    body if old_text == segment.text else segment.text,
                     version,
                     rowid,
                 ),
@@ -293,18 +289,31 @@ class MemoryDatabase:
     def set_fields(self, rowids: Sequence[int], version: int, **fields: Any) -> None:
         """Set plain fields (tier, pinned, last_touched_at...) of rows by rowid."""
         assignments = ", ".join(f"{name} = ?" for name in fields)
+        # The survival count is brought up to date first (SQLite reads the old tier).
         self.db.executemany(
-            f"UPDATE segments SET {assignments}, version = ? WHERE rowid = ?",
+            f"UPDATE segments SET gc_survival_count = {SURVIVED}, runs_seen = {_RUNS}, "
+            f"{assignments}, version = ? WHERE rowid = ?",
             [(*fields.values(), version, rowid) for rowid in rowids],
         )
 
     def survived(self, project: str, version: int) -> None:
-        """One more GC run survived by every working segment of ``project``."""
+        """One more GC run survived by every working segment of ``project``: one more
+        run of the project, which their counts add."""
         self.db.execute(
-            "UPDATE segments SET gc_survival_count = gc_survival_count + 1, version = ? "
-            "WHERE project = ? AND tier = 'working'",
-            (version, project),
+            "INSERT INTO gc_runs VALUES (?, 1, ?) "
+            "ON CONFLICT (project) DO UPDATE SET runs = runs + 1, version = excluded.version",
+            (project, version),
         )
+
+    def runs_of(self, project: str) -> int:
+        """The GC runs of ``project`` so far."""
+        row = self.db.execute("SELECT runs FROM gc_runs WHERE project = ?", (project,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def runs_since(self, version: int) -> dict[str, int]:
+        """The GC runs of every project that ran one after ``version``."""
+        rows = self.db.execute("SELECT project, runs FROM gc_runs WHERE version > ?", (version,))
+        return {project: int(runs) for project, runs in rows}
 
     def remove(self, rowids: Sequence[int], version: int) -> None:
         """Delete rows and their texts from the index."""
@@ -360,10 +369,15 @@ class MemoryDatabase:
         rows: list[np.ndarray[Any, Any]] = []
         for word in dict.fromkeys(w.lower() for w in _WORD.findall(query)):
             # One string from SQLite rather than a Python tuple per segment.
-            (joined,) = self.db.execute(
-                "SELECT group_concat(rowid) FROM segments_fts WHERE segments_fts MATCH ?",
-                (f'"{word}"',),
-            ).fetchone()
+            try:
+                (joined,) = self.db.execute(
+                    "SELECT group_concat(rowid) FROM segments_fts WHERE segments_fts MATCH ?",
+                    (f'"{word}"',),
+                ).fetchone()
+            except sqlite3.OperationalError:
+                # A character the tokenizer splits on that the pattern above keeps
+                # makes the word a phrase, which an index without positions refuses.
+                joined = None
             rows.append(
                 np.fromstring(joined, dtype=np.int64, sep=",") if joined else np.zeros(0, np.int64)
             )
@@ -371,8 +385,14 @@ class MemoryDatabase:
 
     def projects(self) -> list[str]:
         """Projects with a segment or a recorded current task."""
+        # One step of the (project, id) index per project, not a walk of every row.
         rows = self.db.execute(
-            "SELECT DISTINCT project FROM segments UNION SELECT project FROM projects"
+            "WITH RECURSIVE found (project) AS ("
+            " SELECT MIN(project) FROM segments"
+            " UNION ALL SELECT (SELECT MIN(project) FROM segments WHERE project > found.project)"
+            " FROM found WHERE found.project IS NOT NULL)"
+            " SELECT project FROM found WHERE project IS NOT NULL"
+            " UNION SELECT project FROM projects"
         )
         return sorted(row[0] for row in rows)
 
@@ -420,7 +440,7 @@ def _fields(segment: Segment, digest: str) -> tuple[Any, ...]:
         segment.task_id,
         segment.file_path,
         segment.topic_id,
-        json.dumps(list(segment.tags)) if segment.tags else "[]",
+        _json_list(segment.tags) if segment.tags else "[]",
         json.dumps(list(segment.refs)) if segment.refs else "[]",
         int(segment.pinned),
         segment.tier,
@@ -431,6 +451,12 @@ def _fields(segment: Segment, digest: str) -> tuple[Any, ...]:
         hash64(digest),
         json.dumps(list(segment.line_range)) if segment.line_range else None,
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _json_list(values: tuple[str, ...]) -> str:
+    """``values`` as a JSON list (tag lists repeat through a batch: made once each)."""
+    return json.dumps(list(values))
 
 
 @contextlib.contextmanager

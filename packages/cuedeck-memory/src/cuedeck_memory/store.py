@@ -22,6 +22,7 @@ import attrs
 from cuedeck.errors import FileNotFound
 from cuedeck.layout import CACHE_DIR, MEMORY_DIR
 from cuedeck_memory.database import MemoryDatabase, hash64, text_hash
+from cuedeck_memory.masker import Masker, store_masker
 from cuedeck_memory.segments import Segment, check_project, new_id, new_ids
 from cuedeck_memory.settings import MemorySettings
 from cuedeck_memory.table import SegmentTable
@@ -35,38 +36,15 @@ if TYPE_CHECKING:
 STORE_PATH = f"{MEMORY_DIR}/memory.sqlite3"
 #: A copy of the in-memory table (rebuildable), so that a restart reads only what
 #: changed since it was written.
-TABLE_PATH = f"{CACHE_DIR}/memory-table.npz"
-#: Rows read since the copy was written that make it worth writing again.
+TABLE_PATH = f"{CACHE_DIR}/memory-table.bin"
+#: Where an older CueDeck kept that copy (a numpy archive); removed by the next write.
+OLD_TABLE_PATH = f"{CACHE_DIR}/memory-table.npz"
+#: Rows changed since the copy was written that make it worth writing again (or half
+#: the table, when that is more: a bulk write is not slowed by copy after copy).
 RESAVE_ROWS = 5000
-
-
-#: Joins a batch's texts for one pass of the maskers; a secret that would span it is
-#: caught by the count of parts, and the texts are then masked one by one.
-_SEPARATOR = "\n\u241e\n"
-
-
-class Masker:
-    """Masks the strings the store writes: one at a time (repeats masked once), or a
-    batch of texts in one pass. With no function, masking is off."""
-
-    def __init__(
-        self, function: Callable[[str | None], str | None] | None, session: Any = None
-    ) -> None:
-        self.function = function
-        self.session = session
-
-    def __call__(self, value: str | None) -> str | None:
-        return value if self.function is None else self.function(value)
-
-    def texts(self, texts: Sequence[str]) -> list[str]:
-        """``texts`` masked, in one pass of the maskers when they allow it."""
-        # A text holding the joint itself would make the count of parts lie.
-        if self.session is None or len(texts) < 2 or any(_SEPARATOR in t for t in texts):
-            return [self(t) or "" for t in texts]
-        parts = self.session.mask(_SEPARATOR.join(texts)).split(_SEPARATOR)
-        if len(parts) == len(texts):
-            return list(parts)
-        return [self(t) or "" for t in texts]
+#: Rows changed that make a closing process write the copy, so that the next one reads
+#: only what other processes wrote since.
+CLOSE_RESAVE_ROWS = 1000
 
 
 class MemoryStore:
@@ -80,6 +58,7 @@ class MemoryStore:
         self.clock = clock
         self._table = SegmentTable()
         self._opened = False
+        self._loaded = False  # the table: read from its copy on first use
         self._open_lock = threading.Lock()
         #: Rows read since the table's copy on disk was last written or read.
         self._unsaved = 0
@@ -89,14 +68,18 @@ class MemoryStore:
         return f"MemoryStore({str(self.root)!r})"
 
     def close(self) -> None:
-        """Wait for the table's copy to be written, then close the store's connection."""
+        """Bring the table's copy up to date (when it lags by :data:`CLOSE_RESAVE_ROWS`),
+        then close the store's connection."""
         if self._saver is not None:
             self._saver.join()
+        if self._loaded and self._unsaved >= CLOSE_RESAVE_ROWS:
+            self._save_table()
+            if self._saver is not None:
+                self._saver.join()
         self.database.close()
 
     def _open(self) -> MemoryDatabase:
-        """The database, with an older CueDeck's segment files moved in (once), and the
-        table from its copy on disk when that copy is of this store."""
+        """The database, with an older CueDeck's segment files moved in (once)."""
         if not self._opened:
             with self._open_lock:
                 if not self._opened:
@@ -105,17 +88,25 @@ class MemoryStore:
                     migrate_legacy(self)
                     # A server that ends by its stdin closing still empties its log.
                     atexit.register(self.close)
-                    try:
-                        data = (self.root / TABLE_PATH).read_bytes()
-                    except OSError:
-                        data = b""
-                    loaded = data and SegmentTable.load(
-                        data, self.database.store_id(), self.database.version()
-                    )
-                    if loaded:
-                        self._table = loaded
                     self._opened = True
         return self.database
+
+    def _load(self) -> None:
+        """The table from its copy on disk when that copy is of this store (once, on the
+        table's first use: a call that reads no segment fields never loads it)."""
+        with self._open_lock:
+            if self._loaded:
+                return
+            from cuedeck_memory.table_copy import load
+
+            try:
+                data = (self.root / TABLE_PATH).read_bytes()
+            except OSError:
+                data = b""
+            loaded = data and load(data, self.database.store_id(), self.database.version())
+            if loaded:
+                self._table = loaded
+            self._loaded = True
 
     def _present(self) -> bool:
         """Whether there is a store to read (reading never creates one: a scene or a
@@ -131,29 +122,42 @@ class MemoryStore:
         """Every segment's light fields, in step with the store."""
         if not self._present():
             return self._table
-        database = self._open()  # first: it may replace the table with its copy
-        read = self._table.sync(database)
-        if read:
-            self._unsaved += read
-            if self._unsaved >= max(RESAVE_ROWS, len(self._table.rowid_of) // 2):
-                self._save_table()
+        database = self._open()
+        if not self._loaded:
+            self._load()
+        self._changed(self._table.sync(database))
         return self._table
+
+    def _took(self, rows: list[tuple[Any, ...]], version: int) -> None:
+        """Bring the table in step with the write of ``version`` this process just
+        committed (``rows``: the light fields it inserted) without reading them back; a
+        table further behind reads from the store at its next use."""
+        if self._loaded and self._table.took(rows, version):
+            self._changed(len(rows))
+
+    def _changed(self, count: int) -> None:
+        """Count rows the table took since its copy on disk was written; write a new copy
+        when they are many."""
+        if count:
+            self._unsaved += count
+            if self._unsaved >= max(RESAVE_ROWS, len(self._table) // 2):
+                self._save_table()
 
     def _save_table(self) -> None:
         """Write the table's copy in a thread (not a daemon: a short process finishes it
         before it exits)."""
         if self._saver is not None and self._saver.is_alive():
             return
+        from cuedeck_memory.table_copy import dump
+
         self._unsaved = 0
-        encode = self._table.dump(self.database.store_id())
+        write_copy = dump(self._table, self.database.store_id())
 
         def write() -> None:
-            from cuedeck.errors import CueError
-            from cuedeck.writes import write_file
-
             # A copy that cannot be written is read from the store next time: no failure.
-            with contextlib.suppress(OSError, CueError):
-                write_file(self.root, TABLE_PATH, encode())
+            with contextlib.suppress(OSError):
+                write_copy(self.root / TABLE_PATH)
+                (self.root / OLD_TABLE_PATH).unlink(missing_ok=True)
 
         self._saver = threading.Thread(target=write, name="cuedeck-memory-table", daemon=False)
         self._saver.start()
@@ -162,23 +166,7 @@ class MemoryStore:
 
     def masker(self) -> Masker:
         """What every string the store writes passes (identity with masking off)."""
-        if not self.settings.mask_on_capture:
-            return Masker(None)
-        session = self.workspace.mask_session()
-        # Tags, types and task ids repeat through a batch: each is masked once.
-        seen: dict[str, str] = {}
-
-        def mask(value: str | None) -> str | None:
-            if not isinstance(value, str) or not value:
-                return value
-            found = seen.get(value)
-            if found is None:
-                found = session.mask(value)
-                if len(value) < 200:
-                    seen[value] = found
-            return found
-
-        return Masker(mask, session)
+        return store_masker(self.workspace, self.settings.mask_on_capture)
 
     def _masked(self, segment: Segment, mask: Masker, **fields: Any) -> Segment:
         """``segment`` with every string masked (and ``fields`` set)."""
@@ -204,24 +192,44 @@ class MemoryStore:
         a draft whose text a segment of the same type already has returns that one."""
         check_project(project)
         database = self._open()
-        mask = self.masker()
         now = self.clock()
         count = self.workspace.token_counter.count
         ids = iter(new_ids(now, len(drafts)))
-        counted = []
-        for draft, text in zip(drafts, mask.texts([d.text for d in drafts]), strict=True):
-            counted.append(
-                self._masked(
-                    draft,
-                    mask,
-                    text=text,
-                    id=draft.id or next(ids),
-                    project_id=project,
-                    created_at=draft.created_at or now,
-                    last_touched_at=draft.last_touched_at or now,
-                    tokens=draft.tokens or count(text),
-                )
+        texts, masked = self.masker().batch(
+            [d.text for d in drafts],
+            (
+                value
+                for d in drafts
+                for value in (d.type, d.task_id, d.file_path, d.topic_id, *d.tags, *d.refs)
+            ),
+        )
+
+        def mask(value: str | None) -> str | None:
+            return masked.get(value, value)
+
+        # Built whole, not evolved from the draft: this runs for every captured segment.
+        counted = [
+            Segment(
+                id=draft.id or next(ids),
+                type=mask(draft.type) or "note",
+                text=text,
+                project_id=project,
+                created_at=draft.created_at or now,
+                task_id=mask(draft.task_id),
+                tags=tuple(mask(t) or "" for t in draft.tags) if draft.tags else (),
+                file_path=mask(draft.file_path),
+                line_range=draft.line_range,
+                topic_id=mask(draft.topic_id),
+                refs=tuple(mask(r) or "" for r in draft.refs) if draft.refs else (),
+                pinned=draft.pinned,
+                tier=draft.tier,
+                tokens=draft.tokens or count(text),
+                text_hash=draft.text_hash,
+                last_touched_at=draft.last_touched_at or now,
+                gc_survival_count=draft.gc_survival_count,
             )
+            for draft, text in zip(drafts, texts, strict=True)
+        ]
         hashes = [text_hash(s.text) for s in counted]
         with database.writing() as version:
             table = self.table
@@ -249,9 +257,9 @@ class MemoryStore:
                     result.append(segment)
                 fresh.append(segment)
                 fresh_hashes.append(digest)
-            if fresh:
-                database.insert(fresh, fresh_hashes, version)
+            light = database.insert(fresh, fresh_hashes, version) if fresh else []
             known = database.by_rowids([r for r in result if isinstance(r, int) and r >= 0])
+        self._took(light, version)
         out: list[Segment] = []
         for item in result:
             if isinstance(item, Segment):
@@ -322,6 +330,8 @@ class MemoryStore:
                     refused.append(segment_id)
             if rowids:
                 database.set_fields(rowids, version, **fields)
+        if self._loaded and self._table.took_fields(rowids, fields, version):
+            self._changed(len(rowids))
         return changed, refused, missing
 
     def touch(self, project: str, ids: Sequence[str], now: float) -> None:
@@ -332,7 +342,10 @@ class MemoryStore:
         """Count one more GC run survived by every working segment of ``project``."""
         database = self._open()
         with database.writing() as version:
+            table = self.table  # in step before this write, so that it takes it after
             database.survived(project, version)
+        # No row changed: the copy on disk stays good (a new process adds the runs).
+        table.took_survived(project, version)
 
     def delete(self, project: str, ids: Sequence[str]) -> list[str]:
         """Remove segments; the ids removed."""

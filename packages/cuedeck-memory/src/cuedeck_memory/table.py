@@ -20,12 +20,15 @@ import numpy as np
 from cuedeck_memory.segments import card_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Iterable
 
     from cuedeck_memory.database import MemoryDatabase
 
 #: Code 0 of every interned column means "none".
 NONE = 0
+_NO_ROWS = np.zeros(0, np.int64)
+#: Fields a write may set that the table takes as they are (see took_fields).
+_PLAIN_FIELDS = frozenset({"tier", "pinned", "last_touched_at"})
 
 
 class Interned:
@@ -42,6 +45,11 @@ class Interned:
             found = self.codes[value] = len(self.strings)
             self.strings.append(value)
         return found
+
+    def codes_of(self, values: Iterable[str | None]) -> list[int]:
+        """The code of each of ``values`` (made on first sight)."""
+        get, code = self.codes.get, self.code
+        return [found if (found := get(value)) is not None else code(value) for value in values]
 
     def find(self, value: str | None) -> int:
         """The code of ``value``, or -1 when never seen (matches no row)."""
@@ -61,7 +69,7 @@ class Links:
 class SegmentTable:
     """The light fields of every segment in the store, by rowid."""
 
-    _NUMERIC = (
+    NUMERIC = (
         ("alive", np.bool_),
         ("project", np.int32),
         ("kind", np.int32),
@@ -101,13 +109,24 @@ class SegmentTable:
         self.survived = np.zeros(0, np.int32)
         self.hash64 = np.zeros(0, np.int64)
         self.tagset = np.zeros(0, np.int32)
-        self.ids: np.ndarray[Any, Any] = np.empty(0, object)
+        self._ids: np.ndarray[Any, Any] = np.empty(0, object)
+        #: Ids not made into strings yet (a table read from its copy): the copy's block
+        #: of ids, and where each row's starts and ends in it.
+        self._id_block: tuple[bytes, np.ndarray[Any, Any], np.ndarray[Any, Any]] | None = None
+        self._ids_read = 0
         #: Rows with references only (most have none).
         self.refs: dict[int, tuple[str, ...]] = {}
-        #: (project code, segment id) -> rowid.
-        self.rowid_of: dict[tuple[int, str], int] = {}
+        #: Project code -> segment id -> rowid, of live rows (made on first use).
+        self._by_id: dict[int, dict[str, int]] = {}
+        #: Project code -> GC runs, as of this version.
+        self.runs: dict[int, int] = {}
         self._links: Links | None = None
         self._links_version = -2
+        #: Rows inserted since the links were worked out (None: rows were rewritten or
+        #: removed, so the links are worked out again), and the references that named
+        #: no segment then (a row inserted later may be what one names).
+        self._inserted: list[int] | None = None
+        self.unresolved: set[tuple[int, str]] = set()
         self._lengths = (1, 1.0)
         self._lengths_version = -2
 
@@ -124,98 +143,122 @@ class SegmentTable:
             removed = database.removed_since(since) if since else []
             self._apply([], removed)
             read = len(removed)
+            # A GC run writes no row: a working row that is not read again below kept its
+            # tier since the last look, so it survived every run since; one read again
+            # comes with its count up to date.
+            for project, runs in database.runs_since(since).items():
+                code = self.projects.code(project)
+                self._survive(code, runs - self.runs.get(code, 0))
             for rows in database.light_since(since):
                 self._apply(rows, [])
                 read += len(rows)
             self.version = version
             return read
 
-    # -- a copy on disk, so that a new process need not read every row ------------------
-
-    def dump(self, store_id: str) -> Callable[[], bytes]:
-        """The table as it is now, as a function that makes its bytes (an uncompressed
-        numpy archive stamped with the store's id and the version it is in step with):
-        the copy is taken here, the slow encoding left to whoever calls it."""
+    def took(self, rows: list[tuple[Any, ...]], version: int) -> bool:
+        """Take the rows (:data:`~cuedeck_memory.database.LIGHT`) that the write of
+        ``version`` inserted, when the table is in step with the version before it;
+        whether it was (else :meth:`sync` reads them later)."""
         with self.lock:
-            top = int(np.flatnonzero(self.alive).max()) + 1 if self.alive.any() else 0
-            # Prefixed: numpy's savez has an argument named "file".
-            arrays = {f"c_{name}": getattr(self, name)[:top].copy() for name, _ in self._NUMERIC}
-            ids = self.ids[:top].copy()
-            header = {
-                "store_id": store_id,
-                "version": self.version,
-                "projects": list(self.projects.strings),
-                "kinds": list(self.kinds.strings),
-                "values": list(self.values.strings),
-                "tagsets": list(self.tagsets.strings),
-            }
-            refs = dict(self.refs)
+            if self.version != version - 1:
+                return False
+            self._apply(rows, [])
+            self.version = version
+            return True
 
-        def encode() -> bytes:
-            import io
+    def took_fields(self, rowids: list[int], fields: dict[str, Any], version: int) -> bool:
+        """Set ``fields`` (``tier``, ``pinned``, ``last_touched_at``) of ``rowids`` as
+        the write of ``version`` set them in the store, when the table is in step with the
+        version before it; whether it was (else :meth:`sync` reads the rows later)."""
+        with self.lock:
+            if self.version != version - 1 or not fields.keys() <= _PLAIN_FIELDS:
+                return False
+            at = np.asarray(rowids, np.int64)
+            for name, value in fields.items():
+                if name == "tier":
+                    self.stashed[at] = value == "stashed"
+                elif name == "pinned":
+                    self.pinned[at] = bool(value)
+                else:
+                    self.touched[at] = value
+            self.version = version
+            return True
 
-            arrays["ids"] = np.array(["" if i is None else i for i in ids.tolist()], dtype=str)
-            header["refs"] = {str(k): v for k, v in refs.items()}
-            arrays["header"] = np.array(json.dumps(header))
-            buffer = io.BytesIO()
-            np.savez(buffer, **arrays)
-            return buffer.getvalue()
+    def took_survived(self, project: str, version: int) -> int | None:
+        """Count one more GC run survived by every working row of ``project``, as the
+        write of ``version`` did in the store, when the table is in step with the version
+        before it; how many rows that was (None: not in step, :meth:`sync` reads them)."""
+        with self.lock:
+            if self.version != version - 1:
+                return None
+            working = self._survive(self.projects.code(project), 1)
+            self.version = version
+            return working
 
-        return encode
+    def _survive(self, code: int, runs: int) -> int:
+        """Count ``runs`` more GC runs of project ``code`` for its working rows; how
+        many rows those are."""
+        self.runs[code] = self.runs.get(code, 0) + runs
+        top = self.capacity
+        working = self.alive[:top] & (self.project[:top] == code) & ~self.stashed[:top]
+        if runs:
+            self.survived[:top][working] += runs
+        return int(working.sum())
 
-    @classmethod
-    def load(cls, data: bytes, store_id: str, newest: int) -> SegmentTable | None:
-        """A table from :meth:`dump`'s bytes, or None when they are of another store,
-        ahead of it (``newest``: its version), or unreadable."""
-        import io
+    @property
+    def ids(self) -> np.ndarray[Any, Any]:
+        """Segment ids by rowid (None where no live row is)."""
+        if self._id_block is not None:
+            block, starts, _ = self._id_block
+            self._id_block = None
+            top = len(starts)
+            made = np.array(block.decode("utf-8").split("\n") if top else [], dtype=object)
+            made[~self.alive[:top]] = None
+            self._ids[:top] = made
+        return self._ids
 
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-                header = json.loads(str(archive["header"]))
-                if header["store_id"] != store_id or header["version"] > newest:
-                    return None
-                table = cls()
-                top = len(archive["ids"])
-                table._grow(top)
-                for name, dtype in cls._NUMERIC:
-                    getattr(table, name)[:top] = archive[f"c_{name}"].astype(dtype, copy=False)
-                ids = archive["ids"].astype(object)
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        ids[ids == ""] = None
-        table.ids[:top] = ids
-        for interned, strings in (
-            (table.projects, header["projects"]),
-            (table.kinds, header["kinds"]),
-            (table.values, header["values"]),
-            (table.tagsets, header["tagsets"]),
-        ):
-            interned.strings = list(strings)
-            interned.codes = {value: code for code, value in enumerate(strings)}
-        table.refs = {int(k): tuple(v) for k, v in header["refs"].items()}
-        live = np.flatnonzero(table.alive[:top])
-        table.rowid_of = dict(
-            zip(
-                zip(table.project[live].tolist(), ids[live].tolist(), strict=True),
-                live.tolist(),
-                strict=True,
-            )
-        )
-        table.version = int(header["version"])
-        return table
+    def took_id_block(self, block: bytes, top: int) -> None:
+        """Take the ids of rows ``0..top`` as one block, a line each, made into strings
+        when first needed (a restarted server's first answer names a few of them)."""
+        if not top:
+            if block:
+                raise ValueError("ids for no rows")
+            return
+        lines = np.flatnonzero(np.frombuffer(block, np.uint8) == ord("\n"))
+        ends = np.append(lines, len(block))
+        if len(ends) != top:
+            raise ValueError("the block does not hold one id per row")
+        self._id_block = (block, np.concatenate([[0], lines + 1]), ends)
 
-    def _grow(self, top: int) -> None:
+    def segment_ids(self, rowids: np.ndarray[Any, Any]) -> list[str]:
+        """The ids of live rows."""
+        if self._id_block is None:
+            found: list[str] = self._ids[rowids].tolist()
+            return found
+        block, starts, ends = self._id_block
+        # Once replies have asked for a quarter of them, making them all is cheaper.
+        self._ids_read += len(rowids)
+        if self._ids_read > len(starts) // 4:
+            found = self.ids[rowids].tolist()
+            return found
+        return [
+            block[a:b].decode("utf-8")
+            for a, b in zip(starts[rowids].tolist(), ends[rowids].tolist(), strict=True)
+        ]
+
+    def grow(self, top: int) -> None:
+        """Make room for rowids up to ``top``."""
         if top < self.capacity:
             return
         size = max(1024, top + 1, self.capacity * 2)
-        for name, dtype in self._NUMERIC:
+        for name, dtype in self.NUMERIC:
             old = getattr(self, name)
             new = np.zeros(size, dtype)
             new[: len(old)] = old
             setattr(self, name, new)
         ids = np.empty(size, object)
-        ids[: len(self.ids)] = self.ids
-        self.ids = ids
+        ids[: len(self._ids)] = self._ids
+        self._ids = ids
         self.capacity = size
 
     def _apply(self, rows: list[tuple[Any, ...]], removed: list[int]) -> None:
@@ -242,16 +285,21 @@ class SegmentTable:
             survived,
             hashes,
         ) = zip(*rows, strict=True)
-        self._grow(max(rowids))
+        self.grow(max(rowids))
         at = np.fromiter(rowids, np.int64, len(rowids))
-        project_codes = [self.projects.code(p) for p in projects]
+        fresh = ~self.alive[at]
+        if self._inserted is not None:
+            if fresh.all():
+                self._inserted.extend(rowids)
+            else:
+                self._inserted = None
+        project_codes = self.projects.codes_of(projects)
         self.alive[at] = True
         self.project[at] = project_codes
-        self.kind[at] = [self.kinds.code(k) for k in kinds]
-        code = self.values.code
-        self.task[at] = [code(t) for t in tasks]
-        self.file[at] = [code(f) for f in files]
-        self.topic[at] = [code(t) for t in topics]
+        self.kind[at] = self.kinds.codes_of(kinds)
+        self.task[at] = self.values.codes_of(tasks)
+        self.file[at] = self.values.codes_of(files)
+        self.topic[at] = self.values.codes_of(topics)
         self.pinned[at] = pinned
         self.stashed[at] = [tier == "stashed" for tier in tiers]
         self.tokens[at] = tokens
@@ -259,10 +307,14 @@ class SegmentTable:
         self.touched[at] = touched
         self.survived[at] = survived
         self.hash64[at] = hashes
-        tagset = self.tagsets.code
-        self.tagset[at] = [0 if t == "[]" else tagset(t) for t in tags]
-        self.ids[at] = ids
-        self.rowid_of.update(zip(zip(project_codes, ids, strict=True), rowids, strict=True))
+        # "[]" (no tags) is code 0, as None is.
+        self.tagset[at] = self.tagsets.codes_of(None if t == "[]" else t for t in tags)
+        # A row keeps its project and id for life: only new rows are indexed by id (a row
+        # read again keeps the id strings it has, rather than holding two copies).
+        for n in np.flatnonzero(fresh).tolist():
+            self.ids[rowids[n]] = ids[n]
+            if (known := self._by_id.get(project_codes[n])) is not None:
+                known[ids[n]] = rowids[n]
         for rowid, ref_json in zip(rowids, refs, strict=True):
             if ref_json != "[]":
                 self.refs[rowid] = tuple(json.loads(ref_json))
@@ -270,10 +322,11 @@ class SegmentTable:
                 self.refs.pop(rowid, None)
 
     def _forget(self, rowid: int) -> None:
+        self._inserted = None
         self.alive[rowid] = False
         segment_id = self.ids[rowid]
         if segment_id is not None:
-            self.rowid_of.pop((int(self.project[rowid]), segment_id), None)
+            self._by_id.get(int(self.project[rowid]), {}).pop(segment_id, None)
         self.ids[rowid] = None
         self.refs.pop(rowid, None)
 
@@ -292,7 +345,25 @@ class SegmentTable:
 
     def rowid(self, project: str, segment_id: str) -> int | None:
         """The rowid of a segment, or None."""
-        return self.rowid_of.get((self.projects.find(project), segment_id))
+        return self.ids_of(self.projects.find(project)).get(segment_id)
+
+    def ids_of(self, code: int) -> dict[str, int]:
+        """Segment id -> rowid of the live rows of project ``code`` (worked out on first
+        use, then kept in step: a table read from its copy answers before making any)."""
+        with self.lock:
+            found = self._by_id.get(code)
+            if found is None:
+                if code < 0:
+                    return {}
+                top = self.capacity
+                rows = np.flatnonzero(self.alive[:top] & (self.project[:top] == code))
+                found = dict(zip(self.ids[rows].tolist(), rows.tolist(), strict=True))
+                self._by_id[code] = found
+            return found
+
+    def __len__(self) -> int:
+        """How many live rows the table holds."""
+        return int(self.alive[: self.capacity].sum())
 
     def length_stats(self) -> tuple[int, float]:
         """How many live segments there are, and their mean length in tokens."""
@@ -316,7 +387,7 @@ class SegmentTable:
 
     def segment_id(self, rowid: int) -> str:
         """The id of a live row."""
-        return str(self.ids[rowid])
+        return self.segment_ids(np.array([rowid]))[0]
 
     def project_of(self, rowid: int) -> str:
         """The project of a live row."""
@@ -324,29 +395,57 @@ class SegmentTable:
 
     def links(self) -> Links:
         """Every reference between live segments of one project, and every reference to
-        a card, as of this version (worked out once per version)."""
+        a card, as of this version (worked out once per version; after inserts only,
+        only the new rows' references are read)."""
         with self.lock:
-            if self._links is None or self._links_version != self.version:
-                sources: list[int] = []
-                targets: list[int] = []
-                cards: list[tuple[int, str]] = []
-                rowid_of = self.rowid_of
-                for source, refs in self.refs.items():
-                    project = int(self.project[source])
-                    for ref in dict.fromkeys(refs):
-                        target = rowid_of.get((project, ref))
-                        if target is None:
-                            card = card_of(ref)
-                            if card is not None:
-                                cards.append((source, card))
-                        elif target != source:
-                            sources.append(source)
-                            targets.append(target)
-                self._links = Links(
-                    np.asarray(sources, np.int64), np.asarray(targets, np.int64), cards
-                )
-                self._links_version = self.version
+            if self._links is not None and self._links_version == self.version:
+                return self._links
+            inserted = self._inserted
+            if (
+                self._links is None
+                or inserted is None
+                or any((int(self.project[r]), self.ids[r]) in self.unresolved for r in inserted)
+            ):
+                self.unresolved = set()
+                self._links = self._resolve(self.refs, Links(_NO_ROWS, _NO_ROWS, []))
+            else:
+                new = {r: self.refs[r] for r in inserted if r in self.refs}
+                self._links = self._resolve(new, self._links)
+            self._inserted = []
+            self._links_version = self.version
             return self._links
+
+    def took_links(self, links: Links, unresolved: set[tuple[int, str]]) -> None:
+        """Take ``links`` as those of this version, with the references that named no
+        segment then (a table read from its copy on disk)."""
+        with self.lock:
+            self._links, self.unresolved = links, unresolved
+            self._links_version = self.version
+            self._inserted = []
+
+    def _resolve(self, refs: dict[int, tuple[str, ...]], links: Links) -> Links:
+        """``links`` with the references ``refs`` adds (rowid -> the ids it names)."""
+        sources: list[int] = []
+        targets: list[int] = []
+        cards = list(links.cards)
+        for source, named in refs.items():
+            project = int(self.project[source])
+            of_project = self.ids_of(project)
+            for ref in dict.fromkeys(named):
+                target = of_project.get(ref)
+                if target is None:
+                    self.unresolved.add((project, ref))
+                    card = card_of(ref)
+                    if card is not None:
+                        cards.append((source, card))
+                elif target != source:
+                    sources.append(source)
+                    targets.append(target)
+        return Links(
+            np.concatenate([links.sources, np.asarray(sources, np.int64)]),
+            np.concatenate([links.targets, np.asarray(targets, np.int64)]),
+            cards,
+        )
 
     def refcounts(self, rowids: list[int]) -> dict[int, int]:
         """How many live segments of the same project refer to each of ``rowids``."""

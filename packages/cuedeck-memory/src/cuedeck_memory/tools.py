@@ -15,17 +15,11 @@ from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 from cuedeck.errors import InvalidInput
 from cuedeck_memory import gc, ranking, replies, usage
-from cuedeck_memory.operations import (
-    capture_segments,
-    page_segments,
-    prune,
-    restore,
-    set_current_task,
-    set_pinned,
-    snapshot,
-    task_rows,
-)
+from cuedeck_memory.capture import capture_segments
+from cuedeck_memory.listing import page_hits, page_segments, task_rows
+from cuedeck_memory.pruning import prune, set_pinned
 from cuedeck_memory.segments import PROJECT_PATTERN, check_project
+from cuedeck_memory.task_state import restore, set_current_task, snapshot
 
 if TYPE_CHECKING:
     # cuedeck.tools.Tool supplies Workspace when it reads the signatures.
@@ -222,7 +216,7 @@ def context_gc_analyze(
         "working_tokens": analysis.working_tokens,
     }
     count = store.workspace.token_counter.count
-    from cuedeck_memory.replies import fit_ids, measure, page
+    from cuedeck_memory.fitting import fit_ids, measure, page
 
     if target_tokens is not None:
         proposal = gc.plan(analysis, target_tokens, ids_at_most=budget)
@@ -326,13 +320,15 @@ def context_search_stashed(
     """Search stashed segments (read-only), ranked by query through the searchers.
 
     Without project_id every project is searched. total_matches counts every match;
-    at most limit come back, paged to max_tokens.
+    at most limit come back, paged to max_tokens. A hit carries its id, text, type,
+    project, task, creation time, tags, file, tokens and score; context_retrieve_stashed
+    returns segments whole.
     """
     store = _store(workspace)
     parsed = ranking.parse_filters(filters)
     project = check_project(project_id) if project_id else None
     found = ranking.find(store, project, query, parsed, stashed=True, limit=limit)
-    segments, page = page_segments(
+    segments, page = page_hits(
         store, found.rowids, _budget(store, max_tokens), cursor, scores=found.scores, used=40
     )
     return {
@@ -369,7 +365,7 @@ def context_retrieve_stashed(
         "page": page,
     }
     if move_to_active:
-        from cuedeck_memory.operations import move_to_working
+        from cuedeck_memory.pruning import move_to_working
 
         table = store.table
         ids = [table.segment_id(r) for r in found.rowids]

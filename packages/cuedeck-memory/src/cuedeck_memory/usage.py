@@ -20,7 +20,7 @@ import attrs
 from cuedeck.errors import InvalidInput
 from cuedeck.wording import counted
 from cuedeck_memory import gc
-from cuedeck_memory.replies import FRAME_TOKENS, fit_ids, measure
+from cuedeck_memory.fitting import FRAME_TOKENS, fit_ids, measure
 from cuedeck_memory.segments import Segment
 
 if TYPE_CHECKING:
@@ -165,7 +165,8 @@ def report(
     score = 100.0 * (
         0.5 * factors["usage"] + 0.25 * factors["distribution"] + 0.25 * factors["age"]
     )
-    advice = advise(project, analysis, current, limit, ids_at_most=max_tokens)
+    # The suggested ids are in the reply twice, a token each at the least.
+    advice = advise(project, analysis, current, limit, ids_at_most=max_tokens // 2)
     after = 100.0 * max(0, current - candidate_tokens) / limit
     reply: dict[str, Any] = {
         "project_id": project,
@@ -243,10 +244,12 @@ def fit_report(
             ),
         )
 
-    if len(ids) == total and measure(reply, count) <= max_tokens - reserved - FRAME_TOKENS:
+    budget = max_tokens - reserved - FRAME_TOKENS
+    # Its ids are in the reply twice, a token each at the least: more cannot fit, uncounted.
+    if len(ids) == total and 2 * len(ids) <= budget and measure(reply, count) <= budget:
         return
     describe(total)  # measured with the keys a cut plan adds, then filled in
-    kept = fit_ids(reply, ids, max_tokens - reserved - FRAME_TOKENS, count, copies=2)
+    kept = fit_ids(reply, ids, budget, count, copies=2)
     describe(kept)
 
 
