@@ -8,7 +8,6 @@ results of the files it was read from included: a different key reads as no answ
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -39,17 +38,17 @@ def recall(name: str, key: Any) -> Any:
 def remember(name: str, key: Any, value: Any) -> None:
     """Store ``value`` as ``name`` for ``key``: the whole file or nothing (a reader never
     sees half of one), and silently nothing where the cache cannot be written."""
+    from pathlib import Path
+
+    from cuedeck.errors import CueError
+    from cuedeck.writes import atomic_write
+
     path = _path(name)
-    temporary = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump({"key": key, "value": value}, handle)
-        os.replace(temporary, path)
-    except OSError as exc:  # a read-only home: work it out again next time
+        atomic_write(Path(path), json.dumps({"key": key, "value": value}))
+    except (OSError, CueError) as exc:  # a read-only home: work it out again next time
         log.debug("not remembered in %s: %s", path, exc)
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
 
 
 def file_key(path: str) -> list[int] | None:
