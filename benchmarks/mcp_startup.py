@@ -3,13 +3,15 @@
     uv run python benchmarks/mcp_startup.py [--runs 10] [--workspace DIR] [--json PATH]
 
 Each run spawns `cue -C WS mcp` with the MCP SDK's stdio client, as an agent's client
-does, and times three answers from the moment of the spawn: ``initialize`` (what a
-client waits for before it shows the server as connected), ``tools/list`` right after
-it, and a first ``tools/call`` (``read_doc`` of a doc). The workspace is a copy of
-examples/demo (its index cache warm from a first, unmeasured run) unless --workspace
-names another. The table shows p50 and p95 over the runs; ``--phases`` also prints
-where one server spends its time before it can answer, measured inside the process,
-as wall and CPU time (on a busy machine the CPU time is the steadier figure).
+does (relayed to the workspace's resident server, docs/mcp.md; ``--own-process`` starts
+a server for each client instead), and times three answers from the moment of the
+spawn: ``initialize`` (what a client waits for before it shows the server as connected),
+``tools/list`` right after it, and a first ``tools/call`` (``read_doc`` of a doc). The
+workspace is a copy of examples/demo (its index cache warm from a first, unmeasured run)
+unless --workspace names another. The table shows p50 and p95 over the runs;
+``--phases`` also prints where one server spends its time before it can answer,
+measured inside the process, as wall and CPU time (on a busy machine the CPU time is the
+steadier figure).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
 
 from mcp.client import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, get_default_environment  # noqa: E402
 
 REPO = HERE.parent
 CUE = str(Path(sys.executable).with_name("cue"))
@@ -65,9 +67,9 @@ print(json.dumps([
 """
 
 
-async def one_run(workspace: Path, doc: str) -> dict[str, float]:
+async def one_run(workspace: Path, doc: str, env: dict[str, str] | None) -> dict[str, float]:
     """Milliseconds from the spawn to each answer."""
-    params = StdioServerParameters(command=CUE, args=["-C", str(workspace), "mcp"])
+    params = StdioServerParameters(command=CUE, args=["-C", str(workspace), "mcp"], env=env)
     started = time.perf_counter()
     async with Client(params, mode="legacy") as client:
         initialized = time.perf_counter()
@@ -94,14 +96,22 @@ def main() -> None:
     parser.add_argument("--doc", default="docs/api.md", help="the doc the first call reads")
     parser.add_argument("--phases", action="store_true", help="also time one server's phases")
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument(
+        "--own-process",
+        action="store_true",
+        help="start a server for each client (CUEDECK_MCP_RESIDENT=0), not the resident one",
+    )
     args = parser.parse_args()
+    env = {**get_default_environment(), "CUEDECK_MCP_RESIDENT": "0"} if args.own_process else None
     with tempfile.TemporaryDirectory() as scratch:
         workspace = args.workspace
         if workspace is None:
             workspace = Path(scratch) / "demo"
             shutil.copytree(REPO / "examples" / "demo", workspace)
-        anyio.run(one_run, workspace, args.doc)  # warms the index cache: not measured
-        runs = [anyio.run(one_run, workspace, args.doc) for _ in range(args.runs)]
+        anyio.run(one_run, workspace, args.doc, env)  # warms the caches: not measured
+        runs = [anyio.run(one_run, workspace, args.doc, env) for _ in range(args.runs)]
+        stop = [CUE, "-C", str(workspace), "mcp", "stop"]
+        subprocess.run(stop, capture_output=True, check=False)
         phases = None
         if args.phases:
             done = subprocess.run(

@@ -17,9 +17,14 @@ MCP client (the ``mcp`` package), as an agent drives it:
   (``max_tokens`` 10,000,000) is expected to be refused;
 - stash: the oldest 95% through ``context_gc_prune`` (10,000 ids a call), per segment;
 - ``context_search_stashed``, 50 one-word queries drawn from the texts, limit 20: p50/p95;
-- restart: a new server process, from spawn to the first ``context_analyze_usage``
-  answer (median of 3);
-- peak RSS of the server process (VmHWM), and disk (allocated blocks) against the
+- restart: a client starting ``cue mcp`` again, from spawn to the first
+  ``context_analyze_usage`` answer (median of 3). CueDeck's ``cue mcp`` relays to the
+  workspace's resident server, kept warm between clients (docs/mcp.md), so three more
+  figures start everything anew: ``restart_cold_s`` after ``cue mcp stop`` (the first
+  start after a reboot or an upgrade), ``restart_own_process_s`` with no resident
+  server (``CUEDECK_MCP_RESIDENT=0``), and ``restart_empty_s`` on an empty workspace;
+- peak RSS of the server process (VmHWM; for CueDeck the larger of the relay and the
+  resident server), and disk (allocated blocks) against the
   segments' text.
 
 Beside the MCP figures: the same calls in process, and how well stash queries rank (the
@@ -176,24 +181,34 @@ def env_without_noise(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def children_rss_peak(name: str) -> float | None:
-    """Peak RSS (MB) of this process's child whose command line holds ``name``."""
-    me = str(os.getpid())
+    """Peak RSS (MB) of this process's descendants whose command line holds ``name``: the
+    server, or for CueDeck the relay a client starts and the resident server behind it
+    (the larger counts)."""
+    parents: dict[str, str] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parents[entry] = stat.rsplit(")", 1)[1].split()[1]
+            except (OSError, IndexError):
+                continue
+    me, peaks = str(os.getpid()), []
+    for entry in parents:
+        ancestor = parents.get(entry)
+        while ancestor not in (None, "0", "1", me):
+            ancestor = parents.get(ancestor)
+        if ancestor != me:
             continue
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            if stat.rsplit(")", 1)[1].split()[1] != me:
-                continue
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
             if name.encode() not in cmdline:
                 continue
             for line in Path(f"/proc/{entry}/status").read_text().splitlines():
                 if line.startswith("VmHWM:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-        except (OSError, IndexError):
+                    peaks.append(round(int(line.split()[1]) / 1024, 1))
+        except OSError:
             continue
-    return None
+    return max(peaks) if peaks else None
 
 
 def allocated(folder: Path) -> int:
@@ -240,9 +255,14 @@ class CueDeck(Served):
         (root / ".cuedeck").mkdir(parents=True)
         (root / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "admin"\n')
 
-    def params(self) -> StdioServerParameters:
+    def params(self, **extra: str) -> StdioServerParameters:
         args = ["-C", str(self.root), "mcp", "--tools", "core,memory"]
-        return StdioServerParameters(command=CUE, args=args, env=env_without_noise())
+        return StdioServerParameters(command=CUE, args=args, env=env_without_noise(extra))
+
+    def stop(self) -> None:
+        """Stop the workspace's resident server (the next client starts one)."""
+        stop = [CUE, "-C", str(self.root), "mcp", "stop"]
+        subprocess.run(stop, check=True, capture_output=True, env=env_without_noise())
 
     def ingest_call(
         self, batch: list[dict[str, Any]], ids: list[str]
@@ -441,6 +461,21 @@ async def measure(served: Served, items: list[dict[str, Any]]) -> dict[str, Any]
                 out["restart_rss_mb"] = rss
     out["restart_s"] = round(statistics.median(restarts), 3)
     if isinstance(served, CueDeck):
+        # The restarts above reach the resident server `cue mcp` keeps warm; these start
+        # everything anew: after `cue mcp stop` (a resident server started, as after a
+        # reboot), and with no resident server at all (each client its own process).
+        for label, extra in (
+            ("restart_cold_s", {}),
+            ("restart_own_process_s", {"CUEDECK_MCP_RESIDENT": "0"}),
+        ):
+            starts = []
+            for _ in range(3):
+                served.stop()
+                began = time.perf_counter()
+                async with Client(served.params(**extra), mode="legacy") as client:
+                    reply(await client.call_tool("context_analyze_usage", {"project_id": "bench"}))
+                    starts.append(time.perf_counter() - began)
+            out[label] = round(statistics.median(starts), 3)
         # The floor: the same server on a workspace with no memory, first answer.
         floor = CueDeck(served.root.parent / f"{served.root.name}-empty")
         starts = []
@@ -449,7 +484,9 @@ async def measure(served: Served, items: list[dict[str, Any]]) -> dict[str, Any]
             async with Client(floor.params(), mode="legacy") as client:
                 reply(await client.call_tool("context_list_projects", {}))
                 starts.append(time.perf_counter() - began)
+            floor.stop()
         out["restart_empty_s"] = round(statistics.median(starts), 3)
+        served.stop()
     text_bytes = sum(len(item["text"].encode()) for item in items)
     disk = allocated(served.disk_folder())
     out["text_mb"] = round(text_bytes / 1e6, 1)
@@ -554,6 +591,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         "search_p95_ms",
         "search_total_matches_max",
         "restart_s",
+        "restart_cold_s",
+        "restart_own_process_s",
         "restart_empty_s",
         "peak_rss_mb",
         "restart_rss_mb",

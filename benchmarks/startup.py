@@ -13,7 +13,9 @@ the same machine load), the commands first and the servers after them:
 - ``python -c pass``, the floor every Python command pays;
 - ``cue mcp --tools core,memory`` over stdio on an empty workspace, driven by the MCP
   SDK's client as memory.py's restart measure does: spawn to the ``initialize`` reply
-  and spawn to the first tool answer (``context_list_projects``).
+  and spawn to the first tool answer (``context_list_projects``), relayed to the
+  workspace's resident server (docs/mcp.md), and again with each client served in its
+  own process (``CUEDECK_MCP_RESIDENT=0``).
 
 ``--baseline SRC`` runs the same measures, interleaved, with ``PYTHONPATH`` set to the
 ``packages/*/src`` folders under SRC (an older tree: ``git archive COMMIT packages
@@ -143,12 +145,18 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 samples[side].setdefault(label, []).append(timed(command, env, docs))
     # Apart: a server that has answered may still be busy ending (its worker warms the
     # tokenizer), which would weigh on the next command measured.
+    # `cue mcp` relays to the resident server it keeps warm (the first run above started
+    # it); "own process" is a server started anew for each client (CUEDECK_MCP_RESIDENT=0).
     for _ in range(args.runs):
         for side, env in sides.items():
-            initialized, answered = anyio.run(restart, empty, env)
-            samples[side].setdefault("mcp: initialize", []).append(initialized)
-            samples[side].setdefault("mcp: first answer", []).append(answered)
+            for mode, extra in (("", {}), (" own process", {"CUEDECK_MCP_RESIDENT": "0"})):
+                initialized, answered = anyio.run(restart, empty, {**env, **extra})
+                samples[side].setdefault(f"mcp{mode}: initialize", []).append(initialized)
+                samples[side].setdefault(f"mcp{mode}: first answer", []).append(answered)
     load_after = os.getloadavg()
+    for env in sides.values():  # the resident servers go with the scratch folder
+        stop = [CUE, "-C", str(empty), "mcp", "stop"]
+        subprocess.run(stop, env=env, capture_output=True, check=False)
     rows = {
         side: {
             label: {

@@ -48,11 +48,11 @@ def server_for(root: Path, **options: Any) -> FastMCP:
 
 def environment(**extra: str) -> dict[str, str]:
     """This process's environment without CueDeck's variables (but the test's own user
-    cache, so a server never touches the real one), plus ``extra``."""
+    cache, so a server never touches the real one, and whether it may be resident),
+    plus ``extra``."""
+    kept = ("CUEDECK_CACHE_DIR", "CUEDECK_MCP_RESIDENT")
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("CUEDECK_", "CUE_")) or k == "CUEDECK_CACHE_DIR"
+        k: v for k, v in os.environ.items() if not k.startswith(("CUEDECK_", "CUE_")) or k in kept
     }
     env.update(extra)
     return env

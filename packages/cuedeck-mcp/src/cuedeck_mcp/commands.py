@@ -71,7 +71,6 @@ def mcp(
         return
     from cuedeck.errors import InvalidInput
     from cuedeck.progress import reporting_to
-    from cuedeck_mcp.server import serve
 
     if (workspaces or team) and transport != "http":
         option = "--team" if team else "--workspace"
@@ -93,14 +92,43 @@ def mcp(
                 insecure=insecure,
             )
             return
+        workspace = context.obj.workspace
+        if transport == "stdio":
+            from cuedeck_mcp import resident
+            from cuedeck_mcp.settings import McpSettings
+
+            seconds = workspace.config.section("mcp", McpSettings).resident_seconds
+            if resident.run(workspace, tools, seconds):
+                return
+        from cuedeck_mcp.server import serve
+
         serve(
-            context.obj.workspace,
+            workspace,
             transport=cast("Transport", transport),
             host=host,
             port=port,
             insecure=insecure,
             profile=tools,
         )
+
+
+@mcp.command("stop")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def stop(as_json: bool) -> None:
+    """Stop this workspace's resident stdio servers (clients start a new one when they
+    next start `cue mcp`)."""
+    import json
+
+    from cuedeck_mcp.resident import stop_servers
+
+    stopped = stop_servers(click.get_current_context().obj.workspace.root)
+    if as_json:
+        click.echo(json.dumps({"stopped": stopped}, indent=2))
+        return
+    for entry in stopped:
+        click.echo(f"stopped the resident server {entry['key']} (pid {entry['pid']})")
+    if not stopped:
+        click.echo("no resident server serves this workspace")
 
 
 @mcp.group("token")

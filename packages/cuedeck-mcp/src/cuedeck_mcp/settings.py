@@ -36,3 +36,10 @@ class McpSettings:
         "(`files`, `git`, `memory`...) and/or tool names, as a list or one "
         'comma-separated string, e.g. `["core", "memory", "get_file_content"]` or `"core,git"`.',
     )
+    resident_seconds: int = setting(
+        900,
+        "How long a stdio server stays warm after its last client (seconds): `cue mcp` "
+        "relays to it, so a client's next start answers at once (Linux; docs/mcp.md). "
+        "0 serves each client in its own process.",
+        minimum=0,
+    )

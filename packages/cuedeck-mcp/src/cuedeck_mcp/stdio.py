@@ -26,7 +26,7 @@ import anyio.abc
 import anyio.to_thread
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 
     from fastmcp import FastMCP
 
@@ -125,28 +125,27 @@ class InFlight:
 
 
 class Wire:
-    """The client's stdout: one whole line per write, in order."""
+    """The client's side of the output: one whole line per write, in order."""
 
-    def __init__(self, file: anyio.AsyncFile[str]) -> None:
-        self.file = file
+    def __init__(self, send: Callable[[str], Awaitable[None]]) -> None:
+        self.send = send
         self.lock = anyio.Lock()
         self.in_flight = InFlight()
 
     async def write(self, text: str) -> None:
-        """Write and flush ``text`` (a whole line) before any other line."""
+        """Send ``text`` (a whole line) before any other line."""
         async with self.lock:
-            await self.file.write(text)
-            await self.file.flush()
+            await self.send(text)
         self.in_flight.answered(text)
 
     async def flush(self) -> None:
-        """Nothing to do: every write is flushed."""
+        """Nothing to do: every write is sent whole."""
 
 
 class CheckedLines:
     """The client's stdin, with lines the transport cannot decode answered and dropped."""
 
-    def __init__(self, lines: anyio.AsyncFile[str], wire: Wire) -> None:
+    def __init__(self, lines: AsyncIterable[str], wire: Wire) -> None:
         self.lines = lines
         self.wire = wire
 
@@ -179,40 +178,52 @@ def _claimed_stdio() -> Iterator[tuple[anyio.AsyncFile[str], Wire]]:
     # The reader is never closed: a worker thread may still be blocked reading it when
     # the server stops, and a closed descriptor could be reused under it.
     reader = open(wire_in, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-    writer = open(wire_out, "w", encoding="utf-8", closefd=True)  # noqa: SIM115
+    writer = anyio.wrap_file(open(wire_out, "w", encoding="utf-8", closefd=True))  # noqa: SIM115
+
+    async def send(text: str) -> None:
+        await writer.write(text)
+        await writer.flush()
+
     try:
-        yield anyio.wrap_file(reader), Wire(anyio.wrap_file(writer))
+        yield anyio.wrap_file(reader), Wire(send)
     finally:
         with contextlib.suppress(OSError, ValueError):
-            writer.close()
+            writer.wrapped.close()
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
         os.close(saved_in)
         os.close(saved_out)
 
 
+async def serve_session(server: FastMCP, lines: AsyncIterable[str], wire: Wire) -> None:
+    """Serve one client's session: requests from ``lines``, answers to ``wire``, until the
+    lines end and every request read is answered."""
+    from mcp.server.stdio import stdio_server
+
+    checked = cast("anyio.AsyncFile[str]", CheckedLines(lines, wire))
+    async with stdio_server(stdin=checked, stdout=cast("Any", wire)) as (read, write):
+        low = server._mcp_server
+        await low.run(read, write, low.create_initialization_options())
+
+
 async def serve_stdio(server: FastMCP) -> None:
     """Run ``server`` over the process's stdin and stdout until the client closes them."""
     from fastmcp.server.context import reset_transport, set_transport
-    from mcp.server.stdio import stdio_server
 
     token = set_transport("stdio")
     try:
         # FastMCP's run_stdio_async does the same, but cannot take our streams.
         async with server._lifespan_manager(), anyio.create_task_group() as tasks:
-            furnishing = _furnish_while_serving(server, tasks)
+            furnishing = furnish_while_serving(server, tasks)
             with _claimed_stdio() as (lines, wire):
-                checked = cast("anyio.AsyncFile[str]", CheckedLines(lines, wire))
-                async with stdio_server(stdin=checked, stdout=cast("Any", wire)) as (read, write):
-                    low = server._mcp_server
-                    await low.run(read, write, low.create_initialization_options())
+                await serve_session(server, lines, wire)
             if furnishing is not None:
                 await furnishing.wait()  # the worker thread finishes before the process ends
     finally:
         reset_transport(token)
 
 
-def _furnish_while_serving(server: FastMCP, tasks: anyio.abc.TaskGroup) -> anyio.Event | None:
+def furnish_while_serving(server: FastMCP, tasks: anyio.abc.TaskGroup) -> anyio.Event | None:
     """Start furnishing a server built with ``defer`` (its tools, schemas, worker) in a
     thread, so that ``initialize`` is answered meanwhile; None for a furnished one."""
     furnish = getattr(server, "cuedeck_furnish", None)
