@@ -180,10 +180,10 @@ def env_without_noise(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def children_rss_peak(name: str) -> float | None:
-    """Peak RSS (MB) of this process's descendants whose command line holds ``name``: the
-    server, or for CueDeck the relay a client starts and the resident server behind it
-    (the larger counts)."""
+def children_rss_peak(name: str | bytes) -> float | None:
+    """Peak RSS (MB) of this process's descendants whose command line holds ``name``, or
+    of any process's whose holds it when ``name`` is bytes (CueDeck's resident server,
+    which outlives the relay that started it); the largest."""
     parents: dict[str, str] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -197,11 +197,12 @@ def children_rss_peak(name: str) -> float | None:
         ancestor = parents.get(entry)
         while ancestor not in (None, "0", "1", me):
             ancestor = parents.get(ancestor)
-        if ancestor != me:
+        if ancestor != me and isinstance(name, str):
             continue
         try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
-            if name.encode() not in cmdline:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            wanted = name if isinstance(name, bytes) else name.encode()
+            if wanted not in cmdline.replace(b"\0", b" "):
                 continue
             for line in Path(f"/proc/{entry}/status").read_text().splitlines():
                 if line.startswith("VmHWM:"):
@@ -245,6 +246,10 @@ class Served:
     def disk_folder(self) -> Path:
         raise NotImplementedError
 
+    def rss_peak(self) -> float | None:
+        """Peak RSS (MB) of the server process."""
+        return children_rss_peak(self.process_name)
+
 
 class CueDeck(Served):
     name = "CueDeck"
@@ -258,6 +263,12 @@ class CueDeck(Served):
     def params(self, **extra: str) -> StdioServerParameters:
         args = ["-C", str(self.root), "mcp", "--tools", "core,memory"]
         return StdioServerParameters(command=CUE, args=args, env=env_without_noise(extra))
+
+    def rss_peak(self) -> float | None:
+        """Peak RSS (MB) of the relay or the resident server behind it, the larger."""
+        relay = children_rss_peak(self.process_name)
+        server = children_rss_peak(f"cuedeck_cli -C {self.root} mcp".encode())
+        return max((x for x in (relay, server) if x is not None), default=None)
 
     def stop(self) -> None:
         """Stop the workspace's resident server (the next client starts one)."""
@@ -449,14 +460,14 @@ async def measure(served: Served, items: list[dict[str, Any]]) -> dict[str, Any]
         out["search_p50_ms"] = ms(percentile(samples, 0.5))
         out["search_p95_ms"] = ms(percentile(samples, 0.95))
         out["search_total_matches_max"] = max(totals)
-        out["peak_rss_mb"] = children_rss_peak(served.process_name)
+        out["peak_rss_mb"] = served.rss_peak()
     restarts = []
     for _ in range(3):
         began = time.perf_counter()
         async with Client(served.params(), mode="legacy") as client:
             reply(await client.call_tool("context_analyze_usage", {"project_id": "bench"}))
             restarts.append(time.perf_counter() - began)
-            rss = children_rss_peak(served.process_name)
+            rss = served.rss_peak()
             if rss is not None:
                 out["restart_rss_mb"] = rss
     out["restart_s"] = round(statistics.median(restarts), 3)
