@@ -73,7 +73,8 @@ async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Pa
         [CUE, "-C", str(warm), "mcp", "stop", "--json"],
         capture_output=True, text=True, env=environment(), check=True, timeout=60,
     )  # fmt: skip
-    assert json.loads(result.stdout)["stopped"] == [{"key": server["key"], "pid": server["pid"]}]
+    stopped = [{"server": server["server"], "pid": server["pid"]}]
+    assert json.loads(result.stdout)["stopped"] == stopped
     assert wait_for_exit(server["pid"], timeout=1.0)  # stop waits for the end
     assert servers(warm) == []
 
@@ -88,7 +89,7 @@ async def test_a_changed_config_or_tool_list_gets_its_own_server(warm: Path) -> 
     config.write_text(config.read_text() + "\n# edited\n", encoding="utf-8")
     async with Client(params(warm), mode="legacy") as client:
         await client.list_tools()
-    assert len({entry["key"] for entry in servers(warm)}) == 3
+    assert len({entry["server"] for entry in servers(warm)}) == 3
 
 
 @pytest.mark.slow

@@ -126,7 +126,7 @@ def stop(as_json: bool) -> None:
         click.echo(json.dumps({"stopped": stopped}, indent=2))
         return
     for entry in stopped:
-        click.echo(f"stopped the resident server {entry['key']} (pid {entry['pid']})")
+        click.echo(f"stopped the resident server {entry['server']} (pid {entry['pid']})")
     if not stopped:
         click.echo("no resident server serves this workspace")
 

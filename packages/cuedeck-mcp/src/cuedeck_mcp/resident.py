@@ -184,11 +184,14 @@ def start(root: Path, name: str, tools: Sequence[str] | None) -> bool:
             start_new_session=True,
             close_fds=True,
         )
-    assert process.stdout is not None  # stdout=PIPE above
-    with process.stdout:
-        said = process.stdout.readline()
+    import select
+
     _STARTED.append(process)
-    return said == b"listening\n"
+    assert process.stdout is not None  # stdout=PIPE above
+    with process.stdout:  # its line, or its end: either makes the pipe readable
+        if not select.select([process.stdout], [], [], START_TIMEOUT)[0]:
+            return False
+        return process.stdout.readline() == b"listening\n"
 
 
 _STARTED: list[Any] = []  # servers started (Popen objects kept: they outlive the relay)
@@ -250,7 +253,7 @@ def _listen(name: str) -> socket.socket | None:
 def _registered(name: str, root: Path) -> Iterator[None]:
     """This server's entry in :func:`registry` while it serves."""
     path = os.path.join(registry(), f"{name}.json")
-    entry = {"pid": os.getpid(), "root": str(root), "key": name, "argv": sys.argv}
+    entry = {"pid": os.getpid(), "root": str(root), "server": name, "argv": sys.argv}
     with open(path, "w", encoding="utf-8") as out:
         json.dump(entry, out)
     try:
@@ -258,6 +261,10 @@ def _registered(name: str, root: Path) -> Iterator[None]:
     finally:
         with contextlib.suppress(OSError):
             os.remove(path)
+        log = os.path.join(registry(), f"{name}.log")
+        with contextlib.suppress(OSError):
+            if os.path.getsize(log) == 0:  # nothing to keep
+                os.remove(log)
 
 
 def serve(workspace: Workspace, name: str, tools: Sequence[str] | None, seconds: int) -> None:
@@ -401,7 +408,7 @@ def _alive(pid: int) -> int | None:
 
 def stop_servers(root: Path, *, timeout: float = 10.0) -> list[dict[str, Any]]:
     """Stop the resident servers of ``root`` and wait for them to end; what was stopped
-    (``key``, ``pid``)."""
+    (``server``: its name, ``pid``)."""
     import select
     import signal
 
@@ -428,7 +435,7 @@ def stop_servers(root: Path, *, timeout: float = 10.0) -> list[dict[str, Any]]:
                 select.select([ending], [], [], timeout)  # the process's end, not a sleep
             finally:
                 os.close(ending)
-            stopped.append({"key": str(entry.get("key", file_name[:-5])), "pid": pid})
+            stopped.append({"server": file_name.removesuffix(".json"), "pid": pid})
         with contextlib.suppress(OSError):
             os.remove(path)
     return stopped
