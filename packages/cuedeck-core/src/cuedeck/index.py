@@ -7,6 +7,11 @@ while it is unchanged. A refresh re-reads a file only when its mtime or size cha
 re-parses it only when its sha256 changed too. A refresh of many files leaves exact token
 counts of markdown for each document's first read. A cache that is corrupt or from
 another schema, counter or set of parsers is rebuilt, with a warning.
+
+Rows are read from the cache when first needed: all of them for a walk or a listing,
+only those of the paths asked about for a refresh of what the watcher reported or a
+read of one document, so a short-lived command in a workspace of 40,000 files that
+changed nothing reads none.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from cuedeck.index_store import (
     UNCOUNTED,
     IndexStore,
     Update,
+    Version,
 )
 from cuedeck.layout import INDEX_LOCK
 from cuedeck.models import Document, Problem, converter
@@ -91,8 +97,10 @@ class Index:
         self.path = self.store.path
         # path -> (stat, sha, zlib-compressed JSON or None until a reader needs it): a
         # refresh compares stats only, so the documents stay in the database until asked.
+        # Only the rows asked about so far, until _complete (see _all_rows and _row).
         self._rows: dict[str, tuple[FileStat, str, bytes | None]] = {}
-        self._data_lock = threading.Lock()
+        self._complete = True
+        self._data_lock = threading.RLock()  # the store's connection, and rows read lazily
         self._documents: dict[str, Document] = {}
         self._loaded = False
         self.generation = 0  # bumped whenever the set of documents changes
@@ -132,15 +140,57 @@ class Index:
         return sha256_bytes(json.dumps(fields, sort_keys=True, default=str).encode())[:16]
 
     def _load(self) -> bool:
-        """Read the cache into memory; False (and a warning) when it had to be discarded."""
-        found = self.store.load(self._expected_meta(), self._settings_key())
-        if found is None:
+        """Open the cache, its rows left for when they are needed; False (and a warning)
+        when it had to be discarded."""
+        passed = self.store.load(self._expected_meta(), self._settings_key())
+        if passed is None:
             return False
-        rows, passed = found
-        self._rows = {path: (stat, sha, None) for path, stat, sha, _ in rows}
-        self._languages = {path: language for path, *_, language in rows}
+        self._rows, self._languages, self._complete = {}, {}, False
         self._passed = {path: (stat, reason) for path, stat, reason in passed}
         return True
+
+    def _all_rows(self) -> dict[str, tuple[FileStat, str, bytes | None]]:
+        """Every row, read from the cache the first time (rows this process has read or
+        written already stay as it knows them)."""
+        if self._complete:
+            return self._rows
+        with self._data_lock:
+            if not self._complete:
+                rows: dict[str, tuple[FileStat, str, bytes | None]] = {}
+                for path, stat, sha, language in self.store.every_row():
+                    rows[path] = (stat, sha, None)
+                    self._languages.setdefault(path, language)
+                rows.update(self._rows)
+                self._rows, self._complete = rows, True
+        return self._rows
+
+    def _read_rows(self, paths: Sequence[str]) -> None:
+        """Read the stored rows of ``paths`` that were not read yet (all rows, for many)."""
+        if self._complete:
+            return
+        with self._data_lock:
+            wanted = [path for path in paths if path not in self._rows]
+            if len(wanted) > 2000 or self._complete:
+                self._all_rows()
+                return
+            for path, stat, sha, language in self.store.rows(wanted):
+                self._rows[path] = (stat, sha, None)
+                self._languages[path] = language
+
+    def _stored_paths(self) -> Iterable[str]:
+        """Every indexed path, without reading the rows not read yet."""
+        if self._complete:
+            return self._rows
+        with self._data_lock:
+            return self.store.paths()
+
+    def _row(self, path: str) -> tuple[FileStat, str, bytes | None] | None:
+        """The row of ``path`` (read from the cache if need be), or None."""
+        row = self._rows.get(path)
+        if row is None and not self._complete:
+            self._read_rows([path])
+            row = self._rows.get(path)
+        return row
 
     def close(self) -> None:
         """Close the database connection (it reopens on the next refresh)."""
@@ -148,7 +198,7 @@ class Index:
 
     def _discard(self) -> None:
         self.store.discard()
-        self._rows = {}
+        self._rows, self._complete = {}, True
         self._documents = {}
         self._passed = {}
         self._languages = {}
@@ -189,7 +239,7 @@ class Index:
                 passed_over=passed_over,
             )
         )
-        rows = self._rows
+        rows = self._all_rows()
         stale = [(p, stat) for p, stat in files if (row := rows.get(p)) is None or row[0] != stat]
         reused = len(files) - len(stale)
         known = reused + sum(1 for p, _ in stale if p in rows)
@@ -260,6 +310,7 @@ class Index:
         removed: list[str] = []
         reused = 0
         wanted = sorted(set(paths))
+        self._read_rows(wanted)  # those rows only: the others stay in the cache
         # Built only for paths to judge: the code plugin's selector compiles globs and may
         # ask git, which a refresh the watcher found nothing for need not pay.
         selectors = self._selectors() if wanted else {}
@@ -281,7 +332,7 @@ class Index:
         left_out = [p for p in self.left_out if p.path not in set(wanted)]
         known = self._context.paths if self._context is not None else frozenset()
         if stale and not all(path in known for path, _ in stale):
-            known = frozenset([*self._rows, *wanted])  # a new file: its imports may resolve
+            known = frozenset([*self._stored_paths(), *wanted])  # imports may resolve to it
         self._context = ParseContext(self.count_tokens, known, self.config)
         parsed, reused_now = self._apply(
             stale, removed, left_out, None, rebuilt=False, passed_over=passed_over
@@ -316,7 +367,7 @@ class Index:
         passed: list[tuple[str, FileStat, str]] = []  # path, stat, reason
         parsed = reused = 0
         context = self._context or ParseContext(
-            self.count_tokens, frozenset(self._rows), self.config
+            self.count_tokens, frozenset(self._all_rows()), self.config
         )
         read = FileReader(self.root, self.parsers, context, self.sha, len(stale) >= DEFER_COUNTS)
         chunks = map_chunks(read, stale, message="Indexing files", progress=progress)
@@ -368,7 +419,7 @@ class Index:
 
     def sha(self, path: str) -> str | None:
         """The sha256 of the indexed file at ``path``, or None."""
-        row = self._rows.get(path)
+        row = self._row(path)
         return row[1] if row is not None else None
 
     def _write(
@@ -402,6 +453,7 @@ class Index:
     def summary(self) -> dict[str, dict[str, int]]:
         """Files indexed per language and files passed over per reason (last refresh)."""
         languages: dict[str, int] = {}
+        self._all_rows()
         for language in self._languages.values():
             languages[language] = languages.get(language, 0) + 1
         return {
@@ -411,19 +463,20 @@ class Index:
 
     def language(self, path: str) -> str | None:
         """The language of the indexed file at ``path`` (``markdown``...), or None."""
-        return self._languages.get(path)
+        return self._languages.get(path) if self._row(path) is not None else None
 
     # -- access ----------------------------------------------------------------------------
 
     @property
     def paths(self) -> list[str]:
         """Indexed paths, sorted."""
-        return sorted(self._rows)
+        return sorted(self._all_rows())
 
     def keys(self) -> list[tuple[str, str]]:
         """``(path, sha256)`` of every indexed file, sorted by path; decodes nothing."""
         if self._keys is None or self._keys[0] != self.generation:
-            self._keys = (self.generation, sorted((p, row[1]) for p, row in self._rows.items()))
+            rows = self._all_rows()
+            self._keys = (self.generation, sorted((p, row[1]) for p, row in rows.items()))
         return self._keys[1]
 
     def get(self, path: str, *, counted: bool = True) -> Document | None:
@@ -431,7 +484,7 @@ class Index:
         large refresh unknown (:data:`UNCOUNTED`): for readers of headings and text only."""
         document = self._documents.get(path)
         if document is None:
-            if path not in self._rows:
+            if self._row(path) is None:
                 return None
             self.fetch([path])
             row = self._rows.get(path)
@@ -476,6 +529,8 @@ class Index:
         """Read the stored data of ``paths`` not read yet, in one query for many (also
         before forking workers, which must not use this process's database connection)."""
         with self._data_lock:
+            paths = list(paths)
+            self._read_rows(paths)
             wanted = [p for p in paths if (row := self._rows.get(p)) is not None and row[2] is None]
             if not wanted:
                 return
@@ -491,4 +546,23 @@ class Index:
                     self._bump([path])
 
     def __contains__(self, path: object) -> bool:
-        return path in self._rows
+        return isinstance(path, str) and self._row(path) is not None
+
+    # -- the stored journal (what another process wrote is seen too) -----------------------
+
+    def stored_version(self) -> Version:
+        """Where the stored documents stand now (:data:`cuedeck.index_store.Version`)."""
+        with self._data_lock:
+            return self.store.version()
+
+    def stored_keys(self) -> tuple[Version, list[tuple[str, str]]]:
+        """``(path, sha256)`` of every stored document and where they stand, read together."""
+        with self._data_lock:
+            return self.store.keys()
+
+    def stored_changes(self, since: Version) -> tuple[Version, dict[str, str | None] | None]:
+        """Where the stored documents stand now, and each path added, changed or removed
+        since ``since`` with its sha256 now (None: gone); None for the paths when that is
+        not known (:meth:`cuedeck.index_store.IndexStore.changes_since`)."""
+        with self._data_lock:
+            return self.store.changes_since(since)
