@@ -6,14 +6,19 @@ import hashlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from cuedeck import open_workspace
+from cuedeck.index import DEFER_COUNTS
+from cuedeck.layout import INDEX_DB
 from cuedeck.workspace import Workspace
+from cuedeck_cli.app import make_cli
 from cuedeck_search.bm25 import POSTINGS_FILE
 from cuedeck_search.quick import keyword_search
 from cuedeck_search.saved_changes import CHANGES_FILE
@@ -150,3 +155,32 @@ def test_cue_search_keyword_imports_no_numpy(golden: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[0].startswith(" 1. auth/tokens.md")
     assert done.stdout.splitlines()[-1] == "False False"
+
+
+def test_printed_results_leave_deferred_token_counts_uncounted(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    for n in range(DEFER_COUNTS + 6):  # a large refresh: counts deferred to the first read
+        page = root / f"docs/p{n}.md"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"# Page {n}\n\nA wombat page. " + "More words. " * n, encoding="utf-8")
+    (root / ".cuedeck").mkdir()
+    open_workspace(root).service("search").sync()
+
+    def search(*extra: str) -> str:
+        args = ["-C", str(root), "search", "--mode", "keyword", "wombat", *extra]
+        done = CliRunner().invoke(make_cli(), args)
+        assert done.exit_code == 0, done.output
+        return done.stdout
+
+    def counted() -> dict[str, int]:
+        with sqlite3.connect(root / INDEX_DB) as connection:
+            return dict(connection.execute("SELECT sha256, tokens FROM token_counts").fetchall())
+
+    assert search().startswith(" 1. docs/p0.md:1")
+    assert counted() == {}  # printed lines show no counts: none was made
+    results = json.loads(search("--json"))["results"]
+    workspace = open_workspace(root)
+    for result in results:
+        text = (root / result["path"]).read_text(encoding="utf-8")
+        assert result["tokens"] == workspace.count_tokens(text) > 0
+    assert counted() == {r["hash"]: r["tokens"] for r in results}

@@ -57,6 +57,8 @@ class _Saved:
     """The saved postings as memoryviews of the mapped file; their documents' paths and
     sha256 read one at a time (:meth:`find`, :meth:`path`, :meth:`sha`)."""
 
+    _docs: dict[bytes, int] | None = None  # path -> document, made when first asked
+
     def __init__(self, mapped: mmap.mmap, wanted: str) -> None:
         if mapped[: len(MAGIC)] != MAGIC:
             raise ValueError("not a postings file")
@@ -80,14 +82,13 @@ class _Saved:
         self.total_length = float(header["total_length"])
         self.doc_ends = self.arrays["doc_ends"]
         self.documents = len(self.doc_ends)
-        # Paths NUL-separated, then the 64-character digests (postings.save).
-        paths, _, self.digests = bytes(self.arrays["keys"]).partition(b"\0\0")
-        self.names = b"\0" + paths + b"\0"  # each path between NULs, to find it
-        if len(self.digests) != 64 * self.documents or (
-            self.documents and self.names.count(b"\0") != self.documents + 1
-        ):
+        # Paths NUL-separated, two NULs, then the 64-character digests (postings.save).
+        keys = self.arrays["keys"]
+        split = len(keys) - 64 * self.documents
+        self.digests = keys[split:]
+        self.paths = bytes(keys[: split - 2]).split(b"\0") if self.documents else []
+        if split < 2 or keys[split - 2 : split] != b"\0\0" or len(self.paths) != self.documents:
             raise ValueError("documents and keys disagree")
-        self._paths: list[bytes] | None = None
         self.lengths = self.arrays["lengths"]
         self.blob = bytes(self.arrays["blob"])
         self.offsets = self.arrays["offsets"]
@@ -98,18 +99,17 @@ class _Saved:
 
     def find(self, path: str) -> int | None:
         """The saved document at ``path``, or None."""
-        at = self.names.find(b"\0" + path.encode("utf-8") + b"\0")
-        return None if at < 0 else self.names.count(b"\0", 0, at)
+        if self._docs is None:
+            self._docs = {name: doc for doc, name in enumerate(self.paths)}
+        return self._docs.get(path.encode("utf-8"))
 
     def sha(self, doc: int) -> str:
         """The sha256 the saved document ``doc`` was tokenised at."""
-        return self.digests[64 * doc : 64 * doc + 64].decode("ascii")
+        return bytes(self.digests[64 * doc : 64 * doc + 64]).decode("ascii")
 
     def path(self, doc: int) -> str:
-        """The path of the saved document ``doc`` (the paths are split at the first ask)."""
-        if self._paths is None:
-            self._paths = self.names[1:-1].split(b"\0")
-        return self._paths[doc].decode("utf-8")
+        """The path of the saved document ``doc``."""
+        return self.paths[doc].decode("utf-8")
 
     def column(self, term: str) -> tuple[Any, Any]:
         """The rows holding ``term`` and its frequencies there (empty when absent)."""
@@ -129,8 +129,11 @@ class _Saved:
         return self.arrays["rows"][begin:end], self.arrays["tf"][begin:end]
 
 
-def keyword_search(workspace: Workspace, query: str, limit: int) -> list[SearchResult] | None:
-    """The keyword results for ``query``, or None when the engine must answer."""
+def keyword_search(
+    workspace: Workspace, query: str, limit: int, *, counted: bool = True
+) -> list[SearchResult] | None:
+    """The keyword results for ``query``, or None when the engine must answer
+    (``counted``: see :func:`~cuedeck_search.results.results`)."""
     settings = KeywordSettings()
     try:
         with (workspace.root / POSTINGS_FILE).open("rb") as handle:
@@ -147,7 +150,7 @@ def keyword_search(workspace: Workspace, query: str, limit: int) -> list[SearchR
     dead_docs = {doc for doc, _ in changed.values() if doc is not None}
     if len(fresh_keys) + len(dead_docs) > MAX_CHANGED:
         return None
-    return _Search(workspace, saved, settings, fresh_keys, dead_docs).run(query, limit)
+    return _Search(workspace, saved, settings, fresh_keys, dead_docs).run(query, limit, counted)
 
 
 class _Search:
@@ -190,7 +193,7 @@ class _Search:
     def _doc(self, row: int) -> int:
         return bisect.bisect_right(self.saved.doc_ends, row)
 
-    def run(self, query: str, limit: int) -> list[SearchResult]:
+    def run(self, query: str, limit: int, counted: bool) -> list[SearchResult]:
         k1, b, average = self.settings.k1, self.settings.b, self.average
         scores: dict[tuple[int, int], float] = {}  # (document, section) -> score
         fresh_base = self.saved.documents
@@ -214,10 +217,10 @@ class _Search:
                 norm = k1 * (1.0 - b + b * length / average)
                 saturated = frequency * (k1 + 1.0) / (frequency + norm)
                 scores[key] = scores.get(key, 0.0) + weight * saturated
-        return self._results(query, scores, limit)
+        return self._results(query, scores, limit, counted)
 
     def _results(
-        self, query: str, scores: dict[tuple[int, int], float], limit: int
+        self, query: str, scores: dict[tuple[int, int], float], limit: int, counted: bool
     ) -> list[SearchResult]:
         by_doc: dict[int, list[float]] = {}
         for (doc, _), score in scores.items():
@@ -236,7 +239,8 @@ class _Search:
             cutoff = files[ranked[limit - 1]]
             ranked = [doc for doc in ranked if files[doc] >= cutoff]
         ranked = sorted(ranked, key=lambda d: (-files[d], self._path(d)))[:limit]
-        return results(self.workspace, query, (self._ranked(d, files[d], scores) for d in ranked))
+        shown = (self._ranked(doc, files[doc], scores) for doc in ranked)
+        return results(self.workspace, query, shown, counted=counted)
 
     def _path(self, doc: int) -> str:
         fresh_base = self.saved.documents
