@@ -141,6 +141,16 @@ def test_without_saved_postings_the_engine_answers(golden: Path) -> None:
     assert keyword_search(open_workspace(golden), "token", 5) is None
 
 
+def test_a_damaged_saved_path_leaves_the_answer_to_the_engine(golden: Path) -> None:
+    postings = golden / POSTINGS_FILE
+    data = postings.read_bytes()
+    at = data.rindex(b"webhooks.md")  # in the keys, after the arrays
+    postings.write_bytes(data[:at] + b"\xff" + data[at + 1 :])
+    assert keyword_search(open_workspace(golden), "webhook", 5) is None
+    results = open_workspace(golden).search("webhook", mode="keyword", limit=5)
+    assert results[0].path == "webhooks.md"  # the engine rebuilt the file
+
+
 def test_cue_search_keyword_imports_no_numpy(golden: Path) -> None:
     code = (
         "import sys\n"

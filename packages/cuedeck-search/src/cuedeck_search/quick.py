@@ -143,14 +143,19 @@ def keyword_search(
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
     identity = [found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns]
-    changed = changed_files(workspace.fresh_index(), saved, identity)
-    if changed is None:
+    index = workspace.fresh_index()
+    try:
+        changed = changed_files(index, saved, identity)
+        if changed is None:
+            return None
+        fresh_keys = sorted((path, sha) for path, (_, sha) in changed.items() if sha is not None)
+        dead_docs = {doc for doc, _ in changed.values() if doc is not None}
+        if len(fresh_keys) + len(dead_docs) > MAX_CHANGED:
+            return None
+        search = _Search(workspace, saved, settings, fresh_keys, dead_docs)
+        return search.run(query, limit, counted)
+    except UnicodeDecodeError:  # a damaged saved key: the engine reads the file, rebuilds it
         return None
-    fresh_keys = sorted((path, sha) for path, (_, sha) in changed.items() if sha is not None)
-    dead_docs = {doc for doc, _ in changed.values() if doc is not None}
-    if len(fresh_keys) + len(dead_docs) > MAX_CHANGED:
-        return None
-    return _Search(workspace, saved, settings, fresh_keys, dead_docs).run(query, limit, counted)
 
 
 class _Search:
@@ -232,8 +237,8 @@ class _Search:
             for rank, score in enumerate(sorted(found, reverse=True)[:SUPPORT_DEPTH]):
                 total += score * SUPPORT_DECAY**rank
             files[doc] = total
-        # Ties are ordered by path: paths are needed for the files that can be shown only,
-        # those scoring at least the limit-th score.
+        # Ties are ordered by path: only the files that can be shown (those scoring at
+        # least the limit-th score) have theirs decoded.
         ranked = sorted(files, key=lambda d: -files[d])
         if len(ranked) > limit:
             cutoff = files[ranked[limit - 1]]
