@@ -109,19 +109,21 @@ async def restart(empty: Path, env: dict[str, str]) -> tuple[float, float]:
     return 1000 * (initialized - began), 1000 * (answered - began)
 
 
-def workspaces(work: Path, sides: dict[str, dict[str, str]]) -> tuple[dict[str, Path], Path]:
-    """The indexed fastapi docs, one copy per side (the two trees' index caches need not
-    share a format), and an empty workspace, all under ``work``."""
-    docs = {}
+def workspaces(
+    work: Path, sides: dict[str, dict[str, str]]
+) -> tuple[dict[str, Path], dict[str, Path]]:
+    """The indexed fastapi docs and an empty workspace, one of each per side (the two
+    trees' caches need not share a format), all under ``work``."""
+    docs, empty = {}, {}
     for side, env in sides.items():
         with tarfile.open(corpora_dir() / "fastapi-docs-en.tar.gz") as archive:
             archive.extractall(work / side, filter="data")
         docs[side] = work / side / "fastapi-docs-en"
         for step in (["init"], ["index"]):
             subprocess.run([CUE, *step], env=env, cwd=docs[side], capture_output=True, check=True)
-    empty = work / "empty"
-    (empty / ".cuedeck").mkdir(parents=True)
-    (empty / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "admin"\n')
+        empty[side] = work / side / "empty"
+        (empty[side] / ".cuedeck").mkdir(parents=True)
+        (empty[side] / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "admin"\n')
     return docs, empty
 
 
@@ -172,7 +174,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         for label in commands:
             for _ in range(2):
                 run(side, label)
-        anyio.run(restart, empty, env)
+        anyio.run(restart, empty[side], env)
     samples: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
     load_before = os.getloadavg()
     for _ in range(args.runs):
@@ -185,7 +187,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     # tokenizer), which would weigh on the next command measured.
     for _ in range(args.runs):
         for side, env in sides.items():
-            initialized, answered = anyio.run(restart, empty, env)
+            initialized, answered = anyio.run(restart, empty[side], env)
             samples[side].setdefault("mcp: initialize", []).append(initialized)
             samples[side].setdefault("mcp: first answer", []).append(answered)
     load_after = os.getloadavg()
