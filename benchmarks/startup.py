@@ -1,7 +1,7 @@
 """Start-up benchmark: how long `cue` takes to answer, whole process, warm.
 
     uv run python benchmarks/startup.py [--runs 11] [--query "dependency injection"]
-        [--baseline SRC] [--json PATH]
+        [--scale 40000] [--scale-query "extract archive"] [--baseline SRC] [--json PATH]
 
 Each cycle runs, in fresh processes and one after the other (so that every measure meets
 the same machine load), the commands first and the servers after them:
@@ -10,6 +10,9 @@ the same machine load), the commands first and the servers after them:
 - ``cue search QUERY --mode keyword`` on fastapi-docs-en (155 files), indexed and warm
   (its watcher running, the postings saved, a first search done);
 - ripgrep ``rg -l -i QUERY`` on the same folder, the peer a person would use instead;
+- with ``--scale N`` (issue 26 asks 40,000), the same search and ripgrep at N files:
+  renamed copies of the tldr pages, 500 to a folder, as benchmarks/scale.py builds them
+  (``--scale-query``, default "extract archive"), indexed and warm the same way;
 - ``python -c pass``, the floor every Python command pays;
 - ``cue mcp --tools core,memory`` over stdio on an empty workspace, driven by the MCP
   SDK's client as memory.py's restart measure does: spawn to the ``initialize`` reply
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import importlib.util
 import json
 import os
 import shutil
@@ -54,8 +58,12 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 REPO = HERE.parent
 CUE = str(Path(sys.executable).with_name("cue"))
-#: Issue 26 (a keyword search on fastapi) and issue 29 (restart to first answer).
-TARGETS_MS = {"cue search --mode keyword": 300.0, "mcp: first answer": 1000.0}
+#: Issue 26 (a keyword search on fastapi and at scale) and 29 (restart to first answer).
+TARGETS_MS = {
+    "cue search --mode keyword": 300.0,
+    "cue search, scale": 500.0,
+    "mcp: first answer": 1000.0,
+}
 
 
 def corpora_dir() -> Path:
@@ -103,46 +111,80 @@ async def restart(empty: Path, env: dict[str, str]) -> tuple[float, float]:
     return 1000 * (initialized - began), 1000 * (answered - began)
 
 
-def workspaces(work: Path, env: dict[str, str]) -> tuple[Path, Path]:
-    """The indexed fastapi docs and an empty workspace, both under ``work``."""
-    with tarfile.open(corpora_dir() / "fastapi-docs-en.tar.gz") as archive:
-        archive.extractall(work, filter="data")
-    docs = work / "fastapi-docs-en"
-    for step in (["init"], ["index"]):
-        subprocess.run([CUE, *step], env=env, cwd=docs, capture_output=True, check=True)
-    empty = work / "empty"
-    (empty / ".cuedeck").mkdir(parents=True)
-    (empty / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "admin"\n')
+def workspaces(
+    work: Path, sides: dict[str, dict[str, str]]
+) -> tuple[dict[str, Path], dict[str, Path]]:
+    """The indexed fastapi docs and an empty workspace, one of each per side (the two
+    trees' caches need not share a format), all under ``work``."""
+    docs, empty = {}, {}
+    for side, env in sides.items():
+        with tarfile.open(corpora_dir() / "fastapi-docs-en.tar.gz") as archive:
+            archive.extractall(work / side, filter="data")
+        docs[side] = work / side / "fastapi-docs-en"
+        for step in (["init"], ["index"]):
+            subprocess.run([CUE, *step], env=env, cwd=docs[side], capture_output=True, check=True)
+        empty[side] = work / side / "empty"
+        (empty[side] / ".cuedeck").mkdir(parents=True)
+        (empty[side] / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "admin"\n')
     return docs, empty
+
+
+def scale_workspaces(work: Path, size: int, sides: dict[str, dict[str, str]]) -> dict[str, Path]:
+    """``size`` tldr copies (benchmarks/scale.py's build), one indexed copy per side."""
+    spec = importlib.util.spec_from_file_location("scale", HERE / "scale.py")
+    assert spec is not None
+    assert spec.loader is not None
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    pages = scale.corpus_pages(corpora_dir(), work / "tldr")
+    roots = {}
+    for side, env in sides.items():
+        root = work / f"scale-{side}"
+        print(f"building and indexing {size:,} files for {side}...", file=sys.stderr, flush=True)
+        scale.build(pages, root, size)
+        subprocess.run([CUE, "index"], env=env, cwd=root, capture_output=True, check=True)
+        roots[side] = root
+    return roots
 
 
 def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     sides = {"new": environment(work / "cache-new", None)}
     if args.baseline:
         sides["baseline"] = environment(work / "cache-baseline", args.baseline.resolve())
-    docs, empty = workspaces(work, sides["new"])
+    docs, empty = workspaces(work, sides)
+    scaled = scale_workspaces(work, args.scale, sides) if args.scale else {}
     search = [CUE, "search", args.query, "--mode", "keyword"]
-    commands = {
-        "cue --help": [CUE, "--help"],
-        "cue search --mode keyword": search,
-        "ripgrep -l -i (peer)": ["rg", "-l", "-i", args.query, "."],
-        "python -c pass (floor)": [sys.executable, "-c", "pass"],
+    # label -> (command, folder per side); the peer and the floor run on the new side only.
+    commands: dict[str, tuple[list[str], dict[str, Path]]] = {
+        "cue --help": ([CUE, "--help"], docs),
+        "cue search --mode keyword": (search, docs),
+        "ripgrep -l -i (peer)": (["rg", "-l", "-i", args.query, "."], docs),
+        "python -c pass (floor)": ([sys.executable, "-c", "pass"], docs),
     }
+    if scaled:
+        query = args.scale_query
+        commands["cue search, scale"] = ([CUE, "search", query, "--mode", "keyword"], scaled)
+        commands["ripgrep, scale (peer)"] = (["rg", "-l", "-i", query, "."], scaled)
     if shutil.which("rg") is None:
-        del commands["ripgrep -l -i (peer)"]
-    for env in sides.values():  # unmeasured: caches, watcher, postings, bytecode
-        for command in commands.values():
+        commands = {label: row for label, row in commands.items() if "ripgrep" not in label}
+
+    def run(side: str, label: str) -> float:
+        command, folders = commands[label]
+        return timed(command, sides[side], folders[side])
+
+    for side, env in sides.items():  # unmeasured: caches, watcher, postings, bytecode
+        for label in commands:
             for _ in range(2):
-                timed(command, env, docs)
-        anyio.run(restart, empty, env)
+                run(side, label)
+        anyio.run(restart, empty[side], env)
     samples: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
     load_before = os.getloadavg()
     for _ in range(args.runs):
-        for side, env in sides.items():
-            for label, command in commands.items():
+        for side in sides:
+            for label in commands:
                 if side != "new" and "cue" not in label:
                     continue  # the peer and the floor do not change with CueDeck
-                samples[side].setdefault(label, []).append(timed(command, env, docs))
+                samples[side].setdefault(label, []).append(run(side, label))
     # Apart: a server that has answered may still be busy ending (its worker warms the
     # tokenizer), which would weigh on the next command measured.
     # `cue mcp` relays to the resident server it keeps warm (the first run above started
@@ -150,12 +192,12 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     for _ in range(args.runs):
         for side, env in sides.items():
             for mode, extra in (("", {}), (" own process", {"CUEDECK_MCP_RESIDENT": "0"})):
-                initialized, answered = anyio.run(restart, empty, {**env, **extra})
+                initialized, answered = anyio.run(restart, empty[side], {**env, **extra})
                 samples[side].setdefault(f"mcp{mode}: initialize", []).append(initialized)
                 samples[side].setdefault(f"mcp{mode}: first answer", []).append(answered)
     load_after = os.getloadavg()
-    for env in sides.values():  # the resident servers go with the scratch folder
-        stop = [CUE, "-C", str(empty), "mcp", "stop"]
+    for side, env in sides.items():  # the resident servers go with the scratch folder
+        stop = [CUE, "-C", str(empty[side]), "mcp", "stop"]
         subprocess.run(stop, env=env, capture_output=True, check=False)
     rows = {
         side: {
@@ -171,6 +213,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     return {
         "runs": args.runs,
         "query": args.query,
+        "scale": {"files": args.scale, "query": args.scale_query} if scaled else None,
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in load_after],
         "rows": rows,
@@ -181,6 +224,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--query", default="dependency injection")
+    parser.add_argument("--scale", type=int, default=0, help="also at this many files (40000)")
+    parser.add_argument("--scale-query", default="extract archive")
     parser.add_argument("--baseline", type=Path, help="an older tree's sources, interleaved")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
@@ -192,6 +237,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cuedeck-startup-") as scratch:
         report = measure(args, Path(scratch))
     print(f"load average before {report['load_before']}, after {report['load_after']}")
+    if report["scale"]:
+        print(f"scale: {report['scale']['files']:,} files, query {report['scale']['query']!r}")
     print(f"median of {report['runs']} (min-max), ms")
     sides = list(report["rows"])
     print(f"{'':28}" + "".join(f"{side:>24}" for side in sides) + f"{'target':>10}")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cuedeck import freshness, open_workspace
+from cuedeck.workspace import Workspace
 from cuedeck.writes import sha256_bytes
 from tests.conftest import MakeWorkspace
 
@@ -61,6 +62,51 @@ def test_a_new_process_reads_only_what_changed(watched: Path) -> None:
     assert {"docs/new.md", "docs/renamed.md"} <= paths
     assert not {"docs/page2.md", "docs/page3.md"} & paths
     assert workspace.document("docs/page1.md").sha256 == sha256_bytes(edited.read_bytes())
+
+
+def watching(root: Path) -> tuple[Workspace, list[str]]:
+    """A new process's workspace asking the watcher, and the SQL its index will run."""
+    workspace = open_workspace(root)
+    workspace.index.watch = True
+    seen: list[str] = []
+    workspace.index.store.db().set_trace_callback(seen.append)
+    return workspace, seen
+
+
+def stat_reads(seen: list[str]) -> list[str]:
+    """The statements that read stored files' stats."""
+    return [s for s in seen if s.startswith("SELECT") and "mtime_ns" in s and "documents" in s]
+
+
+def test_nothing_changed_reads_no_stored_row(watched: Path) -> None:
+    assert refreshed(watched) == len(FILES)
+    workspace, seen = watching(watched)
+    assert workspace.refresh().seen == 0
+    assert [s for s in seen if "FROM documents" in s] == []  # 40,000 files cost nothing
+    assert workspace.document("docs/page1.md").headings[0].text == "Page 1"
+    assert "docs/page2.md" in workspace.index and "docs/gone.md" not in workspace.index
+    assert workspace.index.language("docs/page3.md") == "markdown"
+    assert stat_reads(seen) and all("WHERE path IN" in s for s in stat_reads(seen))
+    assert workspace.index.paths == sorted(FILES)  # a listing reads every row
+    assert workspace.index.summary()["languages"] == {"markdown": len(FILES)}
+
+
+def test_what_changed_reads_its_own_rows_only(watched: Path) -> None:
+    assert refreshed(watched) == len(FILES)
+    with (watched / "docs/page1.md").open("a", encoding="utf-8") as handle:
+        handle.write("\nEdited.\n")
+    (watched / "docs/page2.md").unlink()
+    (watched / "docs/page3.md").touch()  # same content
+    workspace, seen = watching(watched)
+    stats = workspace.refresh()
+    assert (stats.seen, stats.parsed, stats.reused, stats.removed) == (3, 1, 1, 1)
+    assert stat_reads(seen) and all("WHERE path IN" in s for s in stat_reads(seen))
+    assert workspace.index.sha("docs/page1.md") == sha256_bytes(
+        (watched / "docs/page1.md").read_bytes()
+    )
+    assert "docs/page2.md" not in workspace.index.paths
+    again = open_workspace(watched)  # the changes were stored: a walk finds nothing new
+    assert again.refresh().parsed == 0 and again.index.paths == workspace.index.paths
 
 
 def test_a_new_folder_makes_the_next_process_walk(watched: Path) -> None:

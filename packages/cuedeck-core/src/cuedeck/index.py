@@ -7,6 +7,7 @@ while it is unchanged. A refresh re-reads a file only when its mtime or size cha
 re-parses it only when its sha256 changed too. A refresh of many files leaves exact token
 counts of markdown for each document's first read. A cache that is corrupt or from
 another schema, counter or set of parsers is rebuilt, with a warning.
+Rows are read from the cache when first needed (:mod:`cuedeck.index_rows`).
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ import attrs
 
 from cuedeck.freshness import changes_seen, write_stamp
 from cuedeck.index_reader import FileReader
+from cuedeck.index_rows import Rows
 from cuedeck.index_store import (
     DEFER_COUNTS,
     SCHEMA_VERSION,
     UNCOUNTED,
     IndexStore,
     Update,
+    Version,
 )
 from cuedeck.layout import INDEX_LOCK
 from cuedeck.models import Document, Problem, converter
@@ -89,10 +92,9 @@ class Index:
         self.store = IndexStore(root)
         self.cache_dir = self.store.cache_dir
         self.path = self.store.path
-        # path -> (stat, sha, zlib-compressed JSON or None until a reader needs it): a
-        # refresh compares stats only, so the documents stay in the database until asked.
-        self._rows: dict[str, tuple[FileStat, str, bytes | None]] = {}
-        self._data_lock = threading.Lock()
+        self._data_lock = threading.RLock()  # the store's connection
+        # A refresh compares stats only, so the documents stay in the database until asked.
+        self._rows = Rows(self.store, self._data_lock)
         self._documents: dict[str, Document] = {}
         self._loaded = False
         self.generation = 0  # bumped whenever the set of documents changes
@@ -108,7 +110,6 @@ class Index:
         #: (``vendored``, ``generated``...), as of the last refresh.
         self.passed_over: dict[str, list[str]] = {}
         self._passed: dict[str, tuple[FileStat, str]] = {}  # path -> (stat, reason)
-        self._languages: dict[str, str] = {}  # path -> language, for the summary
         self._context: ParseContext | None = None
 
     # -- storage ---------------------------------------------------------------------------
@@ -132,13 +133,12 @@ class Index:
         return sha256_bytes(json.dumps(fields, sort_keys=True, default=str).encode())[:16]
 
     def _load(self) -> bool:
-        """Read the cache into memory; False (and a warning) when it had to be discarded."""
-        found = self.store.load(self._expected_meta(), self._settings_key())
-        if found is None:
+        """Open the cache, its rows left for when they are needed; False (and a warning)
+        when it had to be discarded."""
+        passed = self.store.load(self._expected_meta(), self._settings_key())
+        if passed is None:
             return False
-        rows, passed = found
-        self._rows = {path: (stat, sha, None) for path, stat, sha, _ in rows}
-        self._languages = {path: language for path, *_, language in rows}
+        self._rows.reset(stored=True)
         self._passed = {path: (stat, reason) for path, stat, reason in passed}
         return True
 
@@ -148,10 +148,9 @@ class Index:
 
     def _discard(self) -> None:
         self.store.discard()
-        self._rows = {}
+        self._rows.reset(stored=False)
         self._documents = {}
         self._passed = {}
-        self._languages = {}
 
     # -- refresh ---------------------------------------------------------------------------
 
@@ -189,7 +188,7 @@ class Index:
                 passed_over=passed_over,
             )
         )
-        rows = self._rows
+        rows = self._rows.every()
         stale = [(p, stat) for p, stat in files if (row := rows.get(p)) is None or row[0] != stat]
         reused = len(files) - len(stale)
         known = reused + sum(1 for p, _ in stale if p in rows)
@@ -260,12 +259,13 @@ class Index:
         removed: list[str] = []
         reused = 0
         wanted = sorted(set(paths))
+        self._rows.read(wanted)  # those rows only: the others stay in the cache
         # Built only for paths to judge: the code plugin's selector compiles globs and may
         # ask git, which a refresh the watcher found nothing for need not pay.
         selectors = self._selectors() if wanted else {}
         for path in wanted:
             stat = admitted(self.root, self.settings, self.parsers, path, selectors)
-            row = self._rows.get(path)
+            row = self._rows.known.get(path)
             if stat is None:
                 if row is not None:
                     removed.append(path)
@@ -281,7 +281,7 @@ class Index:
         left_out = [p for p in self.left_out if p.path not in set(wanted)]
         known = self._context.paths if self._context is not None else frozenset()
         if stale and not all(path in known for path, _ in stale):
-            known = frozenset([*self._rows, *wanted])  # a new file: its imports may resolve
+            known = frozenset([*self._rows.paths(), *wanted])  # imports may resolve to it
         self._context = ParseContext(self.count_tokens, known, self.config)
         parsed, reused_now = self._apply(
             stale, removed, left_out, None, rebuilt=False, passed_over=passed_over
@@ -316,7 +316,7 @@ class Index:
         passed: list[tuple[str, FileStat, str]] = []  # path, stat, reason
         parsed = reused = 0
         context = self._context or ParseContext(
-            self.count_tokens, frozenset(self._rows), self.config
+            self.count_tokens, frozenset(self._rows.every()), self.config
         )
         read = FileReader(self.root, self.parsers, context, self.sha, len(stale) >= DEFER_COUNTS)
         chunks = map_chunks(read, stale, message="Indexing files", progress=progress)
@@ -337,7 +337,7 @@ class Index:
                     passed_over.setdefault(found, []).append(path)
                 elif kind != "gone":
                     left_out.append(found)
-                if path in self._rows:  # gone, unreadable, no longer text or passed over
+                if path in self._rows.known:  # gone, unreadable, no longer text or passed over
                     removed.append(path)
 
         forget = [*forgotten, *(p for p in removed if p in self._passed)]
@@ -382,18 +382,12 @@ class Index:
         self.store.write(
             self._expected_meta(), self._settings_key(), updates, touched, removed, passed, forget
         )
-        for path, stat, sha, language, data in updates:
-            self._rows[path] = (stat, sha, data)
-            self._languages[path] = language
+        self._rows.written(updates, touched, removed)
+        for path, *_ in updates:
             self._documents.pop(path, None)  # decoded again from the new data when read
             self._passed.pop(path, None)
-        for path, stat in touched:
-            old = self._rows[path]
-            self._rows[path] = (stat, old[1], old[2])
         for path in removed:
-            self._rows.pop(path, None)
             self._documents.pop(path, None)
-            self._languages.pop(path, None)
         for path in forget:
             self._passed.pop(path, None)
         for path, stat, reason in passed:
@@ -402,7 +396,8 @@ class Index:
     def summary(self) -> dict[str, dict[str, int]]:
         """Files indexed per language and files passed over per reason (last refresh)."""
         languages: dict[str, int] = {}
-        for language in self._languages.values():
+        self._rows.every()
+        for language in self._rows.languages.values():
             languages[language] = languages.get(language, 0) + 1
         return {
             "languages": dict(sorted(languages.items())),
@@ -411,19 +406,20 @@ class Index:
 
     def language(self, path: str) -> str | None:
         """The language of the indexed file at ``path`` (``markdown``...), or None."""
-        return self._languages.get(path)
+        return self._rows.languages.get(path) if self._rows.get(path) is not None else None
 
     # -- access ----------------------------------------------------------------------------
 
     @property
     def paths(self) -> list[str]:
         """Indexed paths, sorted."""
-        return sorted(self._rows)
+        return sorted(self._rows.every())
 
     def keys(self) -> list[tuple[str, str]]:
         """``(path, sha256)`` of every indexed file, sorted by path; decodes nothing."""
         if self._keys is None or self._keys[0] != self.generation:
-            self._keys = (self.generation, sorted((p, row[1]) for p, row in self._rows.items()))
+            rows = self._rows.every()
+            self._keys = (self.generation, sorted((p, row[1]) for p, row in rows.items()))
         return self._keys[1]
 
     def get(self, path: str, *, counted: bool = True) -> Document | None:
@@ -431,10 +427,10 @@ class Index:
         large refresh unknown (:data:`UNCOUNTED`): for readers of headings and text only."""
         document = self._documents.get(path)
         if document is None:
-            if path not in self._rows:
+            if self._rows.get(path) is None:
                 return None
             self.fetch([path])
-            row = self._rows.get(path)
+            row = self._rows.known.get(path)
             if row is None or row[2] is None:
                 return None
             document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
@@ -475,20 +471,26 @@ class Index:
     def fetch(self, paths: Iterable[str]) -> None:
         """Read the stored data of ``paths`` not read yet, in one query for many (also
         before forking workers, which must not use this process's database connection)."""
-        with self._data_lock:
-            wanted = [p for p in paths if (row := self._rows.get(p)) is not None and row[2] is None]
-            if not wanted:
-                return
-            found = self.store.data(wanted)
-            for path in wanted:
-                stat, sha, _ = self._rows[path]
-                stored = found.get(path)
-                if stored is not None and stored[0] == sha:
-                    self._rows[path] = (stat, sha, stored[1])
-                else:  # another process changed the row: read the file again next refresh
-                    self._rows.pop(path)
-                    self._languages.pop(path, None)
-                    self._bump([path])
+        for path in self._rows.fetch(paths):  # another process changed the row: read
+            self._bump([path])  # the file again at the next refresh
 
     def __contains__(self, path: object) -> bool:
-        return path in self._rows
+        return isinstance(path, str) and self._rows.get(path) is not None
+
+    # -- the stored journal (what another process wrote is seen too) -----------------------
+
+    def stored_version(self) -> Version:
+        """Where the stored documents stand now (:meth:`IndexStore.changes_since`)."""
+        with self._data_lock:
+            return self.store.version()
+
+    def stored_keys(self) -> tuple[Version, list[tuple[str, str]]]:
+        """``(path, sha256)`` of every stored document, and where they stand."""
+        with self._data_lock:
+            return self.store.keys()
+
+    def stored_changes(self, since: Version) -> tuple[Version, dict[str, str | None] | None]:
+        """Where the stored documents stand, and what changed since ``since``
+        (:meth:`IndexStore.changes_since`)."""
+        with self._data_lock:
+            return self.store.changes_since(since)

@@ -59,7 +59,7 @@ def search(
     workspace.index.watch = True  # what changed, from the workspace's watcher: no walk
     filters = SearchFilters(tags=tags, priority=priority, assignee=assignee)
     chosen = mode or workspace.config.section("search", SearchSettings).mode
-    answer = _quick(workspace, query, chosen, limit, filters)
+    answer = _quick(workspace, query, chosen, limit, filters, counted=as_json)
     if answer is None:
         from cuedeck_search.searchers import answer as search
 
@@ -86,8 +86,11 @@ def search(
     _print(query, answer)
 
 
-def _quick(workspace: Any, query: str, mode: str, limit: int | None, filters: Any) -> Answer | None:
-    """A keyword answer without numpy (:mod:`cuedeck_search.quick`), when it can."""
+def _quick(
+    workspace: Any, query: str, mode: str, limit: int | None, filters: Any, *, counted: bool
+) -> Answer | None:
+    """A keyword answer without numpy (:mod:`cuedeck_search.quick`), when it can; exact
+    token counts only when ``counted`` (printed lines do not show them)."""
     from cuedeck.models import SearchFilters
 
     if mode != "keyword" or filters != SearchFilters() or not query.strip():
@@ -97,7 +100,10 @@ def _quick(workspace: Any, query: str, mode: str, limit: int | None, filters: An
     from cuedeck_search.settings import SearchSettings
 
     found = keyword_search(
-        workspace, query, limit or workspace.config.section("search", SearchSettings).limit
+        workspace,
+        query,
+        limit or workspace.config.section("search", SearchSettings).limit,
+        counted=counted,
     )
     if found is None:
         return None

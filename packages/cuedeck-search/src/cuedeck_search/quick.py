@@ -8,6 +8,11 @@ computes exactly what the engine computes (the same float64 expressions in the s
 order, :mod:`cuedeck_search.bm25`), so the answer is the engine's; when the file is
 missing, from another build, or too many files changed (the engine then merges and
 saves them), it answers None and the engine takes over.
+
+Which files changed since the postings were saved is kept in ``keyword.changes``
+(:mod:`cuedeck_search.saved_changes`), as of a point of the index's journal: a query
+reads what the journal holds since then, not the stored keys of every file, and
+decodes the path of a saved document only for the documents it shows or must order.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import bisect
 import json
 import mmap
+import os
 from array import array
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -34,6 +40,7 @@ from cuedeck_search.bm25 import (
     section_counts,
 )
 from cuedeck_search.results import Ranked, results
+from cuedeck_search.saved_changes import changed_files
 from cuedeck_search.sections import section_of, section_spans, split_sections
 
 if TYPE_CHECKING:
@@ -47,7 +54,10 @@ _CODES = {"<i8": "q", "<f4": "f", "<i4": "i", "|u1": "B"}
 
 
 class _Saved:
-    """The saved postings as memoryviews of the mapped file."""
+    """The saved postings as memoryviews of the mapped file; their documents' paths and
+    sha256 read one at a time (:meth:`find`, :meth:`path`, :meth:`sha`)."""
+
+    _docs: dict[bytes, int] | None = None  # path -> document, made when first asked
 
     def __init__(self, mapped: mmap.mmap, wanted: str) -> None:
         if mapped[: len(MAGIC)] != MAGIC:
@@ -70,10 +80,15 @@ class _Saved:
                 raise ValueError(f"truncated at {name}")
             self.arrays[name] = chunk.cast(code) if code != "B" else chunk
         self.total_length = float(header["total_length"])
-        paths, _, digests = bytes(self.arrays["keys"]).decode("utf-8").partition("\0\0")
-        shas = [digests[i : i + 64] for i in range(0, len(digests), 64)]
-        self.keys = list(zip(paths.split("\0") if paths else [], shas, strict=True))
         self.doc_ends = self.arrays["doc_ends"]
+        self.documents = len(self.doc_ends)
+        # Paths NUL-separated, two NULs, then the 64-character digests (postings.save).
+        keys = self.arrays["keys"]
+        split = len(keys) - 64 * self.documents
+        self.digests = keys[split:]
+        self.paths = bytes(keys[: split - 2]).split(b"\0") if self.documents else []
+        if split < 2 or keys[split - 2 : split] != b"\0\0" or len(self.paths) != self.documents:
+            raise ValueError("documents and keys disagree")
         self.lengths = self.arrays["lengths"]
         self.blob = bytes(self.arrays["blob"])
         self.offsets = self.arrays["offsets"]
@@ -81,6 +96,20 @@ class _Saved:
     @property
     def sections(self) -> int:
         return len(self.lengths)
+
+    def find(self, path: str) -> int | None:
+        """The saved document at ``path``, or None."""
+        if self._docs is None:
+            self._docs = {name: doc for doc, name in enumerate(self.paths)}
+        return self._docs.get(path.encode("utf-8"))
+
+    def sha(self, doc: int) -> str:
+        """The sha256 the saved document ``doc`` was tokenised at."""
+        return bytes(self.digests[64 * doc : 64 * doc + 64]).decode("ascii")
+
+    def path(self, doc: int) -> str:
+        """The path of the saved document ``doc``."""
+        return self.paths[doc].decode("utf-8")
 
     def column(self, term: str) -> tuple[Any, Any]:
         """The rows holding ``term`` and its frequencies there (empty when absent)."""
@@ -100,27 +129,33 @@ class _Saved:
         return self.arrays["rows"][begin:end], self.arrays["tf"][begin:end]
 
 
-def keyword_search(workspace: Workspace, query: str, limit: int) -> list[SearchResult] | None:
-    """The keyword results for ``query``, or None when the engine must answer."""
+def keyword_search(
+    workspace: Workspace, query: str, limit: int, *, counted: bool = True
+) -> list[SearchResult] | None:
+    """The keyword results for ``query``, or None when the engine must answer
+    (``counted``: see :func:`~cuedeck_search.results.results`)."""
     settings = KeywordSettings()
     try:
         with (workspace.root / POSTINGS_FILE).open("rb") as handle:
+            found = os.fstat(handle.fileno())
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         saved = _Saved(mapped, fingerprint(settings))
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
+    identity = [found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns]
     index = workspace.fresh_index()
-    live = index.keys()
-    saved_keys = set(saved.keys)
-    fresh_keys = [key for key in live if key not in saved_keys]
-    dead = len(saved.keys) - (len(live) - len(fresh_keys))
-    if len(fresh_keys) + dead > MAX_CHANGED:
+    try:
+        changed = changed_files(index, saved, identity)
+        if changed is None:
+            return None
+        fresh_keys = sorted((path, sha) for path, (_, sha) in changed.items() if sha is not None)
+        dead_docs = {doc for doc, _ in changed.values() if doc is not None}
+        if len(fresh_keys) + len(dead_docs) > MAX_CHANGED:
+            return None
+        search = _Search(workspace, saved, settings, fresh_keys, dead_docs)
+        return search.run(query, limit, counted)
+    except UnicodeDecodeError:  # a damaged saved key: the engine reads the file, rebuilds it
         return None
-    dead_docs: set[int] = set()
-    if dead:  # rare: which saved documents are gone or changed
-        wanted = set(live)
-        dead_docs = {doc for doc, key in enumerate(saved.keys) if key not in wanted}
-    return _Search(workspace, saved, settings, fresh_keys, dead_docs).run(query, limit)
 
 
 class _Search:
@@ -163,10 +198,10 @@ class _Search:
     def _doc(self, row: int) -> int:
         return bisect.bisect_right(self.saved.doc_ends, row)
 
-    def run(self, query: str, limit: int) -> list[SearchResult]:
+    def run(self, query: str, limit: int, counted: bool) -> list[SearchResult]:
         k1, b, average = self.settings.k1, self.settings.b, self.average
         scores: dict[tuple[int, int], float] = {}  # (document, section) -> score
-        fresh_base = len(self.saved.keys)
+        fresh_base = self.saved.documents
         for term, times in Counter(terms(query)).items():
             rows, tf = self.saved.column(term)
             postings: list[tuple[tuple[int, int], float, float]] = []
@@ -187,10 +222,10 @@ class _Search:
                 norm = k1 * (1.0 - b + b * length / average)
                 saturated = frequency * (k1 + 1.0) / (frequency + norm)
                 scores[key] = scores.get(key, 0.0) + weight * saturated
-        return self._results(query, scores, limit)
+        return self._results(query, scores, limit, counted)
 
     def _results(
-        self, query: str, scores: dict[tuple[int, int], float], limit: int
+        self, query: str, scores: dict[tuple[int, int], float], limit: int, counted: bool
     ) -> list[SearchResult]:
         by_doc: dict[int, list[float]] = {}
         for (doc, _), score in scores.items():
@@ -202,17 +237,27 @@ class _Search:
             for rank, score in enumerate(sorted(found, reverse=True)[:SUPPORT_DEPTH]):
                 total += score * SUPPORT_DECAY**rank
             files[doc] = total
-        paths = [path for path, _ in self.saved.keys] + [f[0] for f in self.fresh]
-        ranked = sorted(files, key=lambda d: (-files[d], paths[d]))[:limit]
-        return results(self.workspace, query, (self._ranked(d, files[d], scores) for d in ranked))
+        # Ties are ordered by path: only the files that can be shown (those scoring at
+        # least the limit-th score) have theirs decoded.
+        ranked = sorted(files, key=lambda d: -files[d])
+        if len(ranked) > limit:
+            cutoff = files[ranked[limit - 1]]
+            ranked = [doc for doc in ranked if files[doc] >= cutoff]
+        ranked = sorted(ranked, key=lambda d: (-files[d], self._path(d)))[:limit]
+        shown = (self._ranked(doc, files[doc], scores) for doc in ranked)
+        return results(self.workspace, query, shown, counted=counted)
+
+    def _path(self, doc: int) -> str:
+        fresh_base = self.saved.documents
+        return self.saved.path(doc) if doc < fresh_base else self.fresh[doc - fresh_base][0]
 
     def _ranked(self, doc: int, score: float, scores: dict[tuple[int, int], float]) -> Ranked:
-        fresh_base = len(self.saved.keys)
+        fresh_base = self.saved.documents
         if doc >= fresh_base:
             path, sections, _, _ = self.fresh[doc - fresh_base]
             local = [scores.get((doc, at), 0.0) for at in range(len(sections))]
             return Ranked(path, score, local, lambda at: sections[at], keyword=score)
-        path = self.saved.keys[doc][0]
+        path = self.saved.path(doc)
         first, last = self._bounds(doc)
         local = [scores.get((doc, row), 0.0) for row in range(first, last)]
         return Ranked(path, score, local, _Sections(self.workspace, path).at, keyword=score)

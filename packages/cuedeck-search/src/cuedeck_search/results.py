@@ -58,13 +58,17 @@ class Ranked:
     semantic: float | None = None
 
 
-def results(workspace: Workspace, query: str, ranked: Iterable[Ranked]) -> list[SearchResult]:
-    """A :class:`SearchResult` per ranked file, in order."""
+def results(
+    workspace: Workspace, query: str, ranked: Iterable[Ranked], *, counted: bool = True
+) -> list[SearchResult]:
+    """A :class:`SearchResult` per ranked file, in order. ``counted=False`` leaves the
+    ``tokens`` of a file whose exact count a large refresh deferred unknown (-1): for
+    results shown without them, which need not load the token counter."""
     session = workspace.mask_session()
     query_terms = [t for t in terms(query) if t.isalnum() or "_" in t]
     found: list[SearchResult] = []
     for item in ranked:
-        document = workspace.index.get(item.path)
+        document = workspace.index.get(item.path, counted=counted)
         local = list(item.section_scores)
         order = sorted(range(len(local)), key=lambda i: -local[i])[: MAX_ANCHORS * 4]
         # Only the matching sections (and the best one) can be shown: made alone. The
