@@ -435,3 +435,17 @@ def test_the_board_offers_the_configured_budget(make_workspace: MakeWorkspace) -
 
     root = make_workspace(config="[scene]\ntoken_limit = 12000\n")
     assert BoardApi(open_workspace(root)).cards()["budget"] == 12000
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    make_workspace: MakeWorkspace,
+) -> None:
+    """`cue ... | head -1`: the pipe's reader is gone before the command writes."""
+    root = make_workspace({"docs/a.md": "# Tokens\n\nRefresh tokens expire.\n"})
+    reader, writer = os.pipe()
+    os.close(reader)
+    argv = [*CUE, "-C", str(root), "search", "tokens", "--mode", "keyword"]
+    with subprocess.Popen(argv, stdout=writer, stderr=subprocess.PIPE) as process:
+        os.close(writer)
+        _, err = process.communicate(timeout=120)
+    assert (process.returncode, err.decode()) == (141, "")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import importlib
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
@@ -166,6 +167,13 @@ class CueGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
+        except BrokenPipeError:
+            # The reader left (`cue search ... | head -1`): end quietly, as a command
+            # killed by SIGPIPE does; what is still buffered goes to the null device.
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+            ctx.exit(141)
         except Exception as exc:
             if _debug(ctx):
                 raise
