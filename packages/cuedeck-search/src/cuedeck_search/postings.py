@@ -174,12 +174,12 @@ def build(documents: Iterable[tuple[Key, DocumentTerms, Sequence[SectionRef]]]) 
     rank[order] = np.arange(len(words), dtype=np.int32)
     columns = rank[_concat(ids, np.int32)] if words else _NO_ROWS
     rows = np.repeat(np.arange(len(row_sizes), dtype=np.int32), row_sizes)
-    return _assemble(
+    return assemble(
         tuple(keys),
         np.cumsum(per_doc, dtype=np.int64),
         _concat(lengths, np.float32),
         np.asarray(lines, dtype=np.int32).reshape(-1, 2),
-        _hash_array(hashes),
+        hash_array(hashes),
         [words[i] for i in order],
         columns,
         rows,
@@ -231,7 +231,7 @@ def combine(parts: Sequence[tuple[Postings, NDArray[np.bool_] | None]]) -> Posti
         shift = np.cumsum(used, dtype=np.int32) - 1
         column = shift[column]
         union = [w for w, u in zip(union, used.tolist(), strict=True) if u]
-    return _assemble(
+    return assemble(
         tuple(keys),
         _concat(ends, np.int64),
         _concat(lengths, np.float32),
@@ -244,7 +244,7 @@ def combine(parts: Sequence[tuple[Postings, NDArray[np.bool_] | None]]) -> Posti
     )
 
 
-def _assemble(
+def assemble(
     keys: tuple[Key, ...],
     doc_ends: NDArray[np.int64],
     lengths: NDArray[np.float32],
@@ -254,11 +254,16 @@ def _assemble(
     columns: NDArray[np.int32],
     rows: NDArray[np.int32],
     tf: NDArray[np.float32],
+    *,
+    ordered: bool = False,
 ) -> Postings:
-    """Sort (column, row, tf) triples by column, then row, into column-major postings."""
-    order = np.lexsort((rows, columns))
+    """Sort (column, row, tf) triples by column, then row, into column-major postings
+    (``ordered``: they are in that order already)."""
     indptr = np.zeros(len(words) + 1, dtype=np.int64)
     np.cumsum(np.bincount(columns, minlength=len(words)), out=indptr[1:])
+    if not ordered:
+        order = np.lexsort((rows, columns))
+        rows, tf = rows[order], tf[order]
     return Postings(
         keys=keys,
         doc_ends=np.asarray(doc_ends, dtype=np.int64),
@@ -267,8 +272,8 @@ def _assemble(
         hashes=np.asarray(hashes, dtype=np.uint8).reshape(-1, 32),
         terms=Terms.of(words),
         indptr=indptr,
-        rows=np.ascontiguousarray(rows[order], dtype=np.int32),
-        tf=np.ascontiguousarray(tf[order], dtype=np.float32),
+        rows=np.ascontiguousarray(rows, dtype=np.int32),
+        tf=np.ascontiguousarray(tf, dtype=np.float32),
     )
 
 
@@ -276,7 +281,8 @@ def _concat(parts: Sequence[NDArray[Any]], dtype: type[Any]) -> NDArray[Any]:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
-def _hash_array(hexes: Sequence[str]) -> NDArray[np.uint8]:
+def hash_array(hexes: Sequence[str]) -> NDArray[np.uint8]:
+    """The ``(n, 32)`` array of sha256 hex digests."""
     data = bytes.fromhex("".join(hexes))
     return np.frombuffer(data, dtype=np.uint8).reshape(-1, 32)
 

@@ -1,0 +1,137 @@
+"""Sections into BM25F's weighted term frequencies, many documents at a time, as arrays.
+
+The result is what :func:`cuedeck_search.bm25.section_counts` gives each section, made
+without a dict per section: Python's work is per section and per distinct word, and
+numpy's is per word. Each field's words are counted (``Counter``, in C) and their
+distinct words appended to flat lists; a word is analysed into terms once per batch;
+then each ``(section, term)``'s weighted counts are summed by numpy in the order
+:func:`~cuedeck_search.bm25.section_counts` adds them (body, heading, enclosing
+headings, file name), so the frequencies come out the same (exactly, for weights that
+are whole numbers, as the defaults are; within a rounding otherwise).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from itertools import chain, count
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from cuedeck_search.analysis import TRAILING, WORD, word_terms
+from cuedeck_search.bm25 import name_text
+from cuedeck_search.postings import Key, Postings, assemble, hash_array
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from cuedeck_search.bm25 import KeywordSettings
+    from cuedeck_search.sections import KeywordSection
+
+
+#: The terms of a word, uncached: a batch analyses each of its distinct words once.
+_analyse = word_terms.__wrapped__
+
+
+class Tokeniser:
+    """Collects documents (:meth:`add`), then gives their postings (:meth:`postings`)."""
+
+    def __init__(self, settings: KeywordSettings) -> None:
+        self.settings = settings
+        self.keys: list[Key] = []
+        self._sizes: list[int] = []  # sections per document
+        self._sections = 0
+        self._lines: list[int] = []  # first and last line of each section, flat
+        self._hashes: list[str] = []
+        # One group per (section, field): its section, weight and number of words.
+        self._groups: list[int] = []
+        self._weights: list[float] = []
+        self._widths: list[int] = []
+        self._words: list[str] = []  # the distinct words of each group, group after group
+        self._counts: list[int] = []  # how often each occurs in its group
+
+    def add(self, key: Key, sections: Iterable[KeywordSection]) -> None:
+        """Take the sections of the document at ``key``."""
+        settings = self.settings
+        name = Counter(WORD.findall(name_text(key[0])))
+        section = first = self._sections
+        for body, heading_path, line, end_line, digest in sections:
+            self._group(section, Counter(WORD.findall(body)), 1.0)
+            *ancestors, own = heading_path or ("",)
+            if own:
+                self._group(section, Counter(WORD.findall(own)), settings.heading_weight)
+            if ancestors:
+                words = Counter(WORD.findall(" ".join(ancestors)))
+                self._group(section, words, settings.path_weight)
+            if name:
+                self._group(section, name, settings.name_weight)
+            self._lines += (line, end_line)
+            self._hashes.append(digest)
+            section += 1
+        self.keys.append(key)
+        self._sizes.append(section - first)
+        self._sections = section
+
+    def _group(self, section: int, words: Counter[str], weight: float) -> None:
+        self._groups.append(section)
+        self._weights.append(weight)
+        self._widths.append(len(words))
+        self._words += words
+        self._counts += words.values()
+
+    def postings(self) -> Postings:
+        """The postings of the documents added, in the order they were added."""
+        sections = self._sections
+        # Words and terms numbered by first appearance (in C: a defaultdict counting),
+        # each distinct word analysed once.
+        word_ids: defaultdict[str, int] = defaultdict(count().__next__)
+        rows = np.fromiter(map(word_ids.__getitem__, self._words), np.int64, len(self._words))
+        analysed = [_analyse(word.rstrip(TRAILING)) for word in word_ids]
+        flat = list(chain.from_iterable(analysed))
+        term_ids: defaultdict[str, int] = defaultdict(count().__next__)
+        term_of = np.fromiter(map(term_ids.__getitem__, flat), np.int64, len(flat))
+        ends = np.zeros(len(analysed) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, analysed), np.int64, len(analysed)), out=ends[1:])
+        widths = np.asarray(self._widths, dtype=np.int64)
+        value = np.asarray(self._counts, dtype=np.float64)
+        value *= np.repeat(np.asarray(self._weights, dtype=np.float64), widths)
+        section = np.repeat(np.asarray(self._groups, dtype=np.int64), widths)
+        # Each word's count, once per term of the word (none for a stop word).
+        per_word = ends[rows + 1] - ends[rows]
+        entry = np.repeat(np.arange(len(rows), dtype=np.int64), per_word)
+        within = np.arange(len(entry), dtype=np.int64) - np.repeat(
+            np.cumsum(per_word) - per_word, per_word
+        )
+        term = term_of[ends[rows][entry] + within]
+        # Terms in the file's order (UTF-8 bytes); postings column-major, rows ascending.
+        names = [t.encode("utf-8") for t in term_ids]
+        order = sorted(range(len(names)), key=names.__getitem__)
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[order] = np.arange(len(names), dtype=np.int64)
+        pairs, where = np.unique(rank[term] * sections + section[entry], return_inverse=True)
+        # bincount adds in input order: each pair's counts in section_counts' order.
+        tf = np.bincount(where, weights=value[entry], minlength=len(pairs))
+        columns, at = np.divmod(pairs, max(sections, 1))
+        lengths = np.bincount(at, weights=tf, minlength=sections)
+        return assemble(
+            tuple(self.keys),
+            np.cumsum(np.asarray(self._sizes, dtype=np.int64)),
+            lengths.astype(np.float32),
+            np.asarray(self._lines, dtype=np.int32).reshape(-1, 2),
+            hash_array(self._hashes),
+            [names[i] for i in order],
+            columns,
+            at,
+            tf.astype(np.float32),
+            ordered=True,
+        )
+
+
+def tokenise(
+    documents: Iterable[tuple[Key, Iterable[KeywordSection]]], settings: KeywordSettings
+) -> Postings:
+    """The postings of ``(key, sections)`` per document, in that order."""
+    tokeniser = Tokeniser(settings)
+    for key, sections in documents:
+        tokeniser.add(key, sections)
+    return tokeniser.postings()
