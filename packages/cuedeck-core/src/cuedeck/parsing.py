@@ -60,6 +60,8 @@ _EMPHASIS = re.compile(
     r"(\*\*|\*|~~)(?=\S)(.+?)(?<=\S)\1|(?<![^\W_])(__|_)(?=\S)(.+?)(?<=\S)\3(?![^\W_])"
 )
 _TAG = re.compile(r"<[^>]+>")
+#: A character one of the patterns above, an entity or a held stand-in needs.
+_MARKUP_CHARACTER = re.compile(r"[`\\\[*~_<&\x00]")
 #: Stand-ins for code spans and escaped characters while markup is stripped: NUL never
 #: survives into a heading's text (icon fonts use the private-use area, so not that).
 _HELD = re.compile("\x00(\\d+)\x00")
@@ -72,11 +74,13 @@ def heading_text(raw: str) -> tuple[str, str | None]:
     import html
 
     explicit = None
-    if match := _ATTR_LIST.search(raw):
+    if "{" in raw and (match := _ATTR_LIST.search(raw)):
         ident = re.search(r"#([\w\-:.]+)", match.group(1))
         if ident:
             explicit = ident.group(1)
             raw = raw[: match.start()]
+    if not _MARKUP_CHARACTER.search(raw):  # plain text: nothing below would change it
+        return raw.strip(), explicit
     held: list[str] = []
 
     def hold(text: str) -> str:
@@ -222,7 +226,9 @@ def extract_references(
         if number in skip:
             continue
         written = lines[number - 1]
-        if not any(mark in written for mark in ("@", "](", "[[", "]:")):
+        if "@" not in written and "](" not in written and "[[" not in written and (
+            "]:" not in written
+        ):
             continue
         line = written
         if "`" in line:

@@ -12,7 +12,7 @@ are whole numbers, as the defaults are; within a rounding otherwise).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from itertools import chain, count
 from typing import TYPE_CHECKING
 
@@ -25,12 +25,10 @@ from cuedeck_search.postings import Key, Postings, assemble, hash_array
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from numpy.typing import NDArray
+
     from cuedeck_search.bm25 import KeywordSettings
     from cuedeck_search.sections import KeywordSection
-
-
-#: The terms of a word, uncached: a batch analyses each of its distinct words once.
-_analyse = word_terms.__wrapped__
 
 
 class Tokeniser:
@@ -47,22 +45,22 @@ class Tokeniser:
         self._groups: list[int] = []
         self._weights: list[float] = []
         self._widths: list[int] = []
-        self._words: list[str] = []  # the distinct words of each group, group after group
-        self._counts: list[int] = []  # how often each occurs in its group
+        # Words numbered by first appearance (in C: a defaultdict counting).
+        self._word_ids: defaultdict[str, int] = defaultdict(count().__next__)
+        self._words: list[int] = []  # every word of each group, group after group
 
     def add(self, key: Key, sections: Iterable[KeywordSection]) -> None:
         """Take the sections of the document at ``key``."""
         settings = self.settings
-        name = Counter(WORD.findall(name_text(key[0])))
+        name = WORD.findall(name_text(key[0]))
         section = first = self._sections
         for body, heading_path, line, end_line, digest in sections:
-            self._group(section, Counter(WORD.findall(body)), 1.0)
+            self._group(section, WORD.findall(body), 1.0)
             *ancestors, own = heading_path or ("",)
             if own:
-                self._group(section, Counter(WORD.findall(own)), settings.heading_weight)
+                self._group(section, WORD.findall(own), settings.heading_weight)
             if ancestors:
-                words = Counter(WORD.findall(" ".join(ancestors)))
-                self._group(section, words, settings.path_weight)
+                self._group(section, WORD.findall(" ".join(ancestors)), settings.path_weight)
             if name:
                 self._group(section, name, settings.name_weight)
             self._lines += (line, end_line)
@@ -72,30 +70,36 @@ class Tokeniser:
         self._sizes.append(section - first)
         self._sections = section
 
-    def _group(self, section: int, words: Counter[str], weight: float) -> None:
+    def _group(self, section: int, words: list[str], weight: float) -> None:
         self._groups.append(section)
         self._weights.append(weight)
         self._widths.append(len(words))
-        self._words += words
-        self._counts += words.values()
+        self._words += map(self._word_ids.__getitem__, words)
 
     def postings(self) -> Postings:
         """The postings of the documents added, in the order they were added."""
         sections = self._sections
-        # Words and terms numbered by first appearance (in C: a defaultdict counting),
-        # each distinct word analysed once.
-        word_ids: defaultdict[str, int] = defaultdict(count().__next__)
-        rows = np.fromiter(map(word_ids.__getitem__, self._words), np.int64, len(self._words))
-        analysed = [_analyse(word.rstrip(TRAILING)) for word in word_ids]
+        # Each distinct word analysed once; terms numbered by first appearance.
+        analysed = [word_terms(word.rstrip(TRAILING)) for word in self._word_ids]
         flat = list(chain.from_iterable(analysed))
         term_ids: defaultdict[str, int] = defaultdict(count().__next__)
         term_of = np.fromiter(map(term_ids.__getitem__, flat), np.int64, len(flat))
         ends = np.zeros(len(analysed) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, analysed), np.int64, len(analysed)), out=ends[1:])
+        # Each group's distinct words in order of first occurrence, with their counts:
+        # what a Counter of the group's words holds (counted by one sort, not a dict).
         widths = np.asarray(self._widths, dtype=np.int64)
-        value = np.asarray(self._counts, dtype=np.float64)
-        value *= np.repeat(np.asarray(self._weights, dtype=np.float64), widths)
-        section = np.repeat(np.asarray(self._groups, dtype=np.int64), widths)
+        occurrences = np.asarray(self._words, dtype=np.int64)
+        group_of = np.repeat(np.arange(len(widths), dtype=np.int64), widths)
+        order, _, run = _grouped(group_of * max(len(analysed), 1) + occurrences)
+        starts = np.flatnonzero(np.diff(run, prepend=-1))
+        firsts = order[starts]  # where each (group, word) first occurs
+        counted = np.zeros(len(occurrences), dtype=np.int64)
+        counted[firsts] = np.diff(starts, append=len(run))
+        ordered = np.sort(firsts)
+        rows, group = occurrences[ordered], group_of[ordered]
+        value = counted[ordered] * np.asarray(self._weights, dtype=np.float64)[group]
+        section = np.asarray(self._groups, dtype=np.int64)[group]
         # Each word's count, once per term of the word (none for a stop word).
         per_word = ends[rows + 1] - ends[rows]
         entry = np.repeat(np.arange(len(rows), dtype=np.int64), per_word)
@@ -105,12 +109,13 @@ class Tokeniser:
         term = term_of[ends[rows][entry] + within]
         # Terms in the file's order (UTF-8 bytes); postings column-major, rows ascending.
         names = [t.encode("utf-8") for t in term_ids]
-        order = sorted(range(len(names)), key=names.__getitem__)
+        by_name = sorted(range(len(names)), key=names.__getitem__)
         rank = np.empty(len(names), dtype=np.int64)
-        rank[order] = np.arange(len(names), dtype=np.int64)
-        pairs, where = np.unique(rank[term] * sections + section[entry], return_inverse=True)
-        # bincount adds in input order: each pair's counts in section_counts' order.
-        tf = np.bincount(where, weights=value[entry], minlength=len(pairs))
+        rank[by_name] = np.arange(len(names), dtype=np.int64)
+        order, pairs, group = _grouped(rank[term] * sections + section[entry])
+        # bincount adds in input order (the sort is stable): each pair's counts in the
+        # order section_counts adds them.
+        tf = np.bincount(group, weights=value[entry][order], minlength=len(pairs))
         columns, at = np.divmod(pairs, max(sections, 1))
         lengths = np.bincount(at, weights=tf, minlength=sections)
         return assemble(
@@ -119,7 +124,7 @@ class Tokeniser:
             lengths.astype(np.float32),
             np.asarray(self._lines, dtype=np.int32).reshape(-1, 2),
             hash_array(self._hashes),
-            [names[i] for i in order],
+            [names[i] for i in by_name],
             columns,
             at,
             tf.astype(np.float32),
@@ -135,3 +140,24 @@ def tokenise(
     for key, sections in documents:
         tokeniser.add(key, sections)
     return tokeniser.postings()
+
+
+def _grouped(
+    keys: NDArray[np.int64],
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """``keys`` (not negative) sorted stably: the order, the distinct keys ascending, and
+    the group of each key in sorted order."""
+    size = len(keys)
+    bits = max(size.bit_length(), 1)
+    if int(keys.max(initial=0)).bit_length() + bits <= 62:
+        # One plain sort of the keys with their position below them (much faster than
+        # an argsort), which also keeps equal keys in their input order.
+        packed = np.sort((keys << bits) | np.arange(size, dtype=np.int64))
+        order, ordered = packed & ((1 << bits) - 1), packed >> bits
+    else:
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+    first = np.empty(size, dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return order, ordered[first], np.cumsum(first, dtype=np.int64) - 1
