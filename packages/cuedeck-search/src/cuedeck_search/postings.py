@@ -212,7 +212,7 @@ def combine(parts: Sequence[tuple[Postings, NDArray[np.bool_] | None]]) -> Posti
         sizes = np.diff(part.doc_ends, prepend=0)
         live_sections = np.repeat(live_docs, sizes)
         renumber = np.cumsum(live_sections, dtype=np.int64) - 1 + kept
-        word_map = np.fromiter((position[w] for w in words), np.int32, len(words))
+        word_map = np.fromiter(map(position.__getitem__, words), np.int32, len(words))
         part_columns = np.repeat(np.arange(len(words), dtype=np.int32), np.diff(part.indptr))
         keep = live_sections[part.rows] if len(part.rows) else np.zeros(0, dtype=bool)
         columns.append(word_map[part_columns[keep]])
@@ -262,7 +262,7 @@ def assemble(
     indptr = np.zeros(len(words) + 1, dtype=np.int64)
     np.cumsum(np.bincount(columns, minlength=len(words)), out=indptr[1:])
     if not ordered:
-        order = np.lexsort((rows, columns))
+        order = stable_order(columns.astype(np.int64) * max(len(lengths), 1) + rows)
         rows, tf = rows[order], tf[order]
     return Postings(
         keys=keys,
@@ -275,6 +275,19 @@ def assemble(
         rows=np.ascontiguousarray(rows, dtype=np.int32),
         tf=np.ascontiguousarray(tf, dtype=np.float32),
     )
+
+
+def stable_order(keys: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The order that sorts ``keys`` (not negative), equal keys kept in input order."""
+    size = len(keys)
+    bits = max(size.bit_length(), 1)
+    if int(keys.max(initial=0)).bit_length() + bits > 62:
+        return np.argsort(keys, kind="stable")
+    # A plain sort of each key with its position below it: several times faster than an
+    # argsort, and stable, as the position breaks ties.
+    packed = np.sort((keys << bits) | np.arange(size, dtype=np.int64))
+    order: NDArray[np.int64] = packed & ((1 << bits) - 1)
+    return order
 
 
 def _concat(parts: Sequence[NDArray[Any]], dtype: type[Any]) -> NDArray[Any]:

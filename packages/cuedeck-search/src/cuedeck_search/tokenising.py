@@ -20,7 +20,7 @@ import numpy as np
 
 from cuedeck_search.analysis import TRAILING, WORD, word_terms
 from cuedeck_search.bm25 import name_text
-from cuedeck_search.postings import Key, Postings, assemble, hash_array
+from cuedeck_search.postings import Key, Postings, assemble, hash_array, stable_order
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -147,17 +147,9 @@ def _grouped(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """``keys`` (not negative) sorted stably: the order, the distinct keys ascending, and
     the group of each key in sorted order."""
-    size = len(keys)
-    bits = max(size.bit_length(), 1)
-    if int(keys.max(initial=0)).bit_length() + bits <= 62:
-        # One plain sort of the keys with their position below them (much faster than
-        # an argsort), which also keeps equal keys in their input order.
-        packed = np.sort((keys << bits) | np.arange(size, dtype=np.int64))
-        order, ordered = packed & ((1 << bits) - 1), packed >> bits
-    else:
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
-    first = np.empty(size, dtype=bool)
+    order = stable_order(keys)
+    ordered = keys[order]
+    first = np.empty(len(keys), dtype=bool)
     first[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
     return order, ordered[first], np.cumsum(first, dtype=np.int64) - 1
