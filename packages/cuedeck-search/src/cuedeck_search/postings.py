@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import mmap
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -82,13 +83,13 @@ class Terms:
         """Every term, in order."""
         data = bytes(self.blob)
         bounds = self.offsets.tolist()
-        return [data[bounds[i] : bounds[i + 1]] for i in range(len(self))]
+        return list(map(data.__getitem__, map(slice, bounds[:-1], bounds[1:])))
 
     @classmethod
     def of(cls, words: Sequence[bytes]) -> Terms:
         """The table of ``words`` (already sorted)."""
         offsets = np.zeros(len(words) + 1, dtype=np.int64)
-        np.cumsum([len(w) for w in words], out=offsets[1:])
+        np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=offsets[1:])
         blob = np.frombuffer(b"".join(words), dtype=np.uint8)
         return cls(blob, offsets)
 
@@ -196,8 +197,9 @@ def combine(parts: Sequence[tuple[Postings, NDArray[np.bool_] | None]]) -> Posti
     """The documents of each part that its mask keeps (all of them for None), part after
     part, as one postings: sections renumbered, vocabularies joined."""
     words_of = [part.terms.words() for part, _ in parts]
-    union = sorted(set().union(*words_of))
-    position = {w: i for i, w in enumerate(union)}
+    # Each part's words are sorted: sorting them together merges sorted runs.
+    union = list(dict.fromkeys(sorted(chain.from_iterable(words_of))))
+    position = dict(zip(union, range(len(union)), strict=True))
     keys: list[Key] = []
     columns: list[NDArray[np.int32]] = []
     rows: list[NDArray[np.int32]] = []
