@@ -1,14 +1,15 @@
 """Sections into BM25F's weighted term frequencies, many documents at a time, as arrays.
 
-The result is what :func:`cuedeck_search.bm25.section_counts` gives each section, made
-without a dict per section: Python's work is per section and per distinct word, and
-numpy's is per word. Each field's words are counted (``Counter``, in C) and their
-distinct words appended to flat lists; a word is analysed into terms once per batch;
-then each ``(section, term)``'s weighted counts are summed by numpy in the order
-:func:`~cuedeck_search.bm25.section_counts` adds them (body, heading, enclosing
-headings, file name), so the frequencies come out the same (exactly, for weights that
-are whole numbers, as the defaults are; within a rounding otherwise).
-"""
+A cold index reads every section of every file once, here. The result is what
+:func:`cuedeck_search.bm25.section_counts` gives each section (the quick path and single
+edits use that), made without a dict per section: Python's work is one pattern search
+per field and one dictionary lookup per word, numbering it; each distinct word is
+analysed into terms once; numpy does the rest. Sorting ``(field, word)`` pairs gives
+each field's counts in order of first occurrence, as a ``Counter`` holds them, and
+sorting ``(term, section)`` pairs sums each section's weighted counts in the order
+``section_counts`` adds them (body, heading, enclosing headings, file name), so the
+frequencies come out the same (to the bit for weights that are whole numbers, as the
+defaults are; to float32 rounding otherwise)."""
 
 from __future__ import annotations
 
