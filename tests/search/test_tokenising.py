@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from cuedeck import open_workspace
+from cuedeck.models import Document
 from cuedeck.parsing import split_lines
 from cuedeck_search.bm25 import KeywordSettings
 from cuedeck_search.keyword import tokenise as tokenise_one
-from cuedeck_search.postings import Postings, build, stable_order
+from cuedeck_search.postings import Postings, build, combine, stable_order
 from cuedeck_search.sections import keyword_sections, split_sections
 from cuedeck_search.tokenising import tokenise
 from tests.conftest import MakeWorkspace
@@ -43,8 +44,8 @@ TRICKY = {
         "## Запросы\n\nЗапросы и ответы. 请求体 和 响应。 FastAPI的依赖\n"
     ),
     "src/app.py": (
-        "import os\n\nLIMIT = 3\n\n\nclass Client:\n    \"\"\"Sends requests.\"\"\"\n\n"
-        "    def send(self, request):\n        \"\"\"Send one request.\"\"\"\n"
+        'import os\n\nLIMIT = 3\n\n\nclass Client:\n    """Sends requests."""\n\n'
+        '    def send(self, request):\n        """Send one request."""\n'
         "        return self.transport.request(request)\n"
     ),
     "docs/release-notes.md": "# Release notes\n\n"
@@ -52,17 +53,23 @@ TRICKY = {
 }
 
 
-def workspace_documents(root: Path) -> list[tuple[tuple[str, str], object, list[str]]]:
+Documents = list[tuple[tuple[str, str], Document, list[str]]]
+
+
+def workspace_documents(root: Path) -> Documents:
+    """Each indexed document of the workspace at ``root``, with its key and lines."""
     workspace = open_workspace(root)
     workspace.refresh()
     found = []
-    for key in workspace.index.keys():
+    keys = workspace.index.keys()
+    for key in keys:
         document = workspace.index.get(key[0], counted=False)
+        assert document is not None
         found.append((key, document, split_lines(workspace.read_text(key[0]))))
     return found
 
 
-def per_section(documents: list, settings: KeywordSettings) -> Postings:  # type: ignore[type-arg]
+def per_section(documents: Documents, settings: KeywordSettings) -> Postings:
     """The postings as single edits make them: Section objects, a dict per section."""
     made = []
     for key, document, lines in documents:
@@ -71,7 +78,7 @@ def per_section(documents: list, settings: KeywordSettings) -> Postings:  # type
     return build(made)
 
 
-def bulk(documents: list, settings: KeywordSettings) -> Postings:  # type: ignore[type-arg]
+def bulk(documents: Documents, settings: KeywordSettings) -> Postings:
     return tokenise(
         ((key, keyword_sections(document, lines)) for key, document, lines in documents),
         settings,
@@ -107,10 +114,8 @@ def test_bulk_postings_are_those_of_the_per_section_counts(pages: Path) -> None:
     assert any(path == "src/app.py" for path, _ in got.keys)  # code sections too
     # The parts a cold index tokenises on each core, joined, are the same again.
     half = len(documents) // 2
-    from cuedeck_search.postings import combine
-
-    joined = combine([(bulk(documents[:half], settings), None), (bulk(documents[half:], settings), None)])
-    assert_same(joined, got)
+    parts = [bulk(documents[:half], settings), bulk(documents[half:], settings)]
+    assert_same(combine([(part, None) for part in parts]), got)
 
 
 def test_other_weights_give_the_same_postings(pages: Path) -> None:
