@@ -207,6 +207,6 @@ def stem(word: str) -> str:
         m = _measure(base)
         if m > 1 or (m == 1 and not _cvc(base)):
             word = base
-    if _measure(word) > 1 and _double_consonant(word) and word.endswith("l"):
+    if word.endswith("ll") and _measure(word) > 1:  # the cheap tests first
         word = word[:-1]
     return word
