@@ -229,3 +229,24 @@ def test_a_section_scene_lists_only_what_the_section_misses(
 def test_icon_glyphs_and_escapes_survive_in_heading_text() -> None:
     # Icon fonts draw from the private-use area; escapes and code spans are text too.
     assert heading_text("\ue718 Install `pip` \\*now\\*") == ("\ue718 Install pip *now*", None)
+
+
+def test_many_equal_headings_are_numbered_as_python_markdown_and_myst_number_them() -> None:
+    # A release-notes page: the same few headings again and again, with literal ids
+    # among them that a repeat would otherwise take.
+    names = ["Fixes", "Features", "Fixes_3", "Fixes 1", "Docs"]
+    lines = [f"## {names[i % len(names)] if i % 7 else 'Fixes'}" for i in range(120)]
+    text = "\n".join(lines) + "\n"
+    md = markdown.Markdown(extensions=["toc"])
+    md.convert(text)
+    expected = [str(token["id"]) for token in md.toc_tokens]  # type: ignore[attr-defined]
+    found = heading_anchors([(line.removeprefix("## "), None) for line in lines])
+    assert [f["mkdocs"] for f in found] == expected
+    for convention in ("myst", "gitlab", "sphinx"):  # x, x-1, x-2...: the first one free
+        given = [f[convention] for f in found]
+        for at, (line, anchor) in enumerate(zip(lines, given, strict=True)):
+            bare = CONVENTIONS[convention][0](line.removeprefix("## "))
+            tries = [bare, *(f"{bare}-{n}" for n in range(1, len(lines) + 1))]
+            assert anchor == next(t for t in tries if t not in given[:at]), (convention, at)
+    github = [f["github"] for f in found]
+    assert len(set(github)) == len(github)

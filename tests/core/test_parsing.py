@@ -247,6 +247,17 @@ def test_reference_anchor_drops_trailing_punctuation() -> None:
     assert refs("End with @doc/api#Login.\n") == [("at", ".cuedeck/docs/api.md", "Login", 1)]
 
 
+def test_reference_lines_are_numbered_past_frontmatter_line_ends_and_plain_lines() -> None:
+    text = "---\ntitle: T\n---\r\nplain\r\n\r\n" + "words\n" * 50
+    text += "[[w]] @doc/a [x](b.md)\n[r]: c.md"  # every kind; the last line has no end
+    assert refs(text) == [
+        ("at", ".cuedeck/docs/a.md", None, 56),
+        ("markdown", ".cuedeck/docs/b.md", None, 56),
+        ("wiki", "w", None, 56),
+        ("markdown", ".cuedeck/docs/c.md", None, 57),
+    ]
+
+
 def test_at_code_references_name_a_path_and_a_symbol_or_lines() -> None:
     text = (
         "See @code/src/shop/cart.py#Cart.add, @code/src/shop/cart.py#L120-L180 and "

@@ -53,3 +53,19 @@ def test_code_identifiers_split_into_their_words_and_stay_whole() -> None:
     assert terms("self.transport.request(method)") == ["self", "transport", "request", "method"]
     # A query in plain words meets the identifier's parts.
     assert set(terms("parse the URL")) <= set(terms("def parseURL(raw):"))
+
+
+def test_words_of_other_scripts_are_kept_whole() -> None:
+    # The stemmer's suffixes all end in a-z: a word ending in anything else is its stem,
+    # and a word that starts outside ASCII is one part, as the identifier rule splits it.
+    assert stem("запросы") == "запросы"
+    assert terms("Запросы 请求体 FastAPI的依赖 Größe") == [
+        "запросы", "请求体", "fastapi的依赖", "fast", "api", "的依赖", "größe",
+    ]  # fmt: skip
+    assert terms("Abhängigkeiten naïve") == [stem("abhängigkeiten"), stem("naïve")]
+
+
+def test_dots_hyphens_and_underscores_after_a_word_are_not_part_of_it() -> None:
+    assert terms("Ends. x_ a- client.send. Client.send_") == [
+        "end", "x", "client.send", "client", "send", "client.send", "client", "send",
+    ]  # fmt: skip

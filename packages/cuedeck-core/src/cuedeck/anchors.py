@@ -35,10 +35,18 @@ def _github_keeps(ch: str) -> bool:
     return any(low <= point <= high for low, high in _ALPHABETIC_SYMBOLS)
 
 
+#: What GitHub drops of ASCII text: every character but letters, digits, ``_`` (the
+#: categories above), ``-`` and space.
+_GITHUB_ASCII_DROPPED = re.compile(r"[^a-z0-9_ \-]")
+
+
 def github_slug(text: str) -> str:
     """GitHub and Docusaurus (github-slugger): lower case, punctuation and symbols
     dropped, each space a hyphen (``a - b`` is ``a---b``)."""
-    return "".join(ch for ch in text.lower() if _github_keeps(ch)).replace(" ", "-")
+    lowered = text.lower()
+    if lowered.isascii():  # most headings: one pattern instead of a test per character
+        return _GITHUB_ASCII_DROPPED.sub("", lowered).replace(" ", "-")
+    return "".join(ch for ch in lowered if _github_keeps(ch)).replace(" ", "-")
 
 
 _NOT_WORD_SPACE_DASH = re.compile(r"[^\w\s-]")
@@ -129,13 +137,17 @@ class SuffixDuplicates:
 
     def __init__(self) -> None:
         self.taken: set[str] = set()
+        # The number to try next after each slug: those before it are taken (nothing is
+        # ever freed), so a page of many equal headings is not quadratic.
+        self.next: dict[str, int] = {}
 
     def __call__(self, slug: str) -> str:
-        result, number = slug, 1
+        result, number = slug, self.next.get(slug, 1)
         while result in self.taken:
             result = f"{slug}-{number}"
             number += 1
         self.taken.add(result)
+        self.next[slug] = number
         return result
 
 
@@ -148,12 +160,16 @@ class MkdocsDuplicates:
 
     def __init__(self, explicit: Sequence[str] = ()) -> None:
         self.taken: set[str] = set(explicit)
+        # Where each slug's chain of tries ended: every id before it is taken.
+        self.last: dict[str, str] = {}
 
     def __call__(self, slug: str) -> str:
+        start, slug = slug, self.last.get(slug, slug)
         while slug in self.taken or not slug:
             match = _COUNTED.match(slug)
             slug = f"{match.group(1)}_{int(match.group(2)) + 1}" if match else f"{slug}_1"
         self.taken.add(slug)
+        self.last[start] = slug
         return slug
 
 

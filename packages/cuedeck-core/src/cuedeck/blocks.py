@@ -47,6 +47,8 @@ class Fence:
     def closed_by(self, line: str) -> bool:
         """Whether ``line`` closes this fence: the same character, at least as many, and
         nothing else on the line."""
+        if self.char not in line:  # most lines of a code block
+            return False
         match = _FENCE.match(line)
         return bool(
             match
@@ -94,6 +96,10 @@ _HTML_BLOCK = re.compile(
     r"^ {0,3}<(?:!--|\?|![A-Z]|!\[CDATA\[|/?(?:script|pre|style|textarea)(?:\s|>|$))", re.I
 )
 _HTML_END = {"<!--": "-->", "<?": "?>", "<!": ">", "<![CDATA[": "]]>"}
+#: The characters a line's first non-blank one must be for a pattern above to match it
+#: (fence, ATX or setext heading, HTML block, thematic break, block quote, list item;
+#: digits are tested apart, as ``\d`` matches every script's digits).
+_BLOCK_MARKS = frozenset("`~#<=-*_>+")
 
 
 def scan_fast(lines: Sequence[str], start: int) -> Block:
@@ -120,6 +126,15 @@ def scan_fast(lines: Sequence[str], start: int) -> Block:
         stripped = line.strip()
         if not stripped:
             paragraph = []
+            continue
+        if stripped[0] not in _BLOCK_MARKS and not stripped[0].isdigit():
+            # Most lines: no fence, heading, HTML block, rule, quote or list item can
+            # start with this character, so the line is paragraph text (or indented code).
+            if not paragraph:
+                if line.startswith("    "):
+                    continue
+                paragraph_start = number
+            paragraph.append(line)
             continue
         fence = fence_opened_by(line, number)
         if fence is not None:

@@ -60,6 +60,8 @@ _EMPHASIS = re.compile(
     r"(\*\*|\*|~~)(?=\S)(.+?)(?<=\S)\1|(?<![^\W_])(__|_)(?=\S)(.+?)(?<=\S)\3(?![^\W_])"
 )
 _TAG = re.compile(r"<[^>]+>")
+#: A character one of the patterns above, an entity or a held stand-in needs.
+_MARKUP_CHARACTER = re.compile(r"[`\\\[*~_<&\x00]")
 #: Stand-ins for code spans and escaped characters while markup is stripped: NUL never
 #: survives into a heading's text (icon fonts use the private-use area, so not that).
 _HELD = re.compile("\x00(\\d+)\x00")
@@ -72,11 +74,13 @@ def heading_text(raw: str) -> tuple[str, str | None]:
     import html
 
     explicit = None
-    if match := _ATTR_LIST.search(raw):
+    if "{" in raw and (match := _ATTR_LIST.search(raw)):
         ident = re.search(r"#([\w\-:.]+)", match.group(1))
         if ident:
             explicit = ident.group(1)
             raw = raw[: match.start()]
+    if not _MARKUP_CHARACTER.search(raw):  # plain text: nothing below would change it
+        return raw.strip(), explicit
     held: list[str] = []
 
     def hold(text: str) -> str:
@@ -218,12 +222,10 @@ def extract_references(
     for first, last in code:
         skip.update(range(first, last + 1))
     refs: list[Reference] = []
-    for number in range(start, len(lines) + 1):
+    for number in _marked_lines(lines, start):
         if number in skip:
             continue
         written = lines[number - 1]
-        if not any(mark in written for mark in ("@", "](", "[[", "]:")):
-            continue
         line = written
         if "`" in line:
             # Inline code is blanked (same length) so nothing in it counts as a reference;
@@ -233,13 +235,34 @@ def extract_references(
     return refs
 
 
+#: What a reference needs on its line: an ``@``, a link's ``](``, a definition's ``]:``
+#: or a wiki link's ``[[``.
+_REFERENCE_MARK = re.compile(r"@|\]\(|\]:|\[\[")
+
+
+def _marked_lines(lines: Sequence[str], start: int) -> Iterator[int]:
+    """The 1-based numbers of the lines from ``start`` on that hold a reference mark,
+    found by searching the joined text instead of testing every line."""
+    text = "\n".join(lines[start - 1 :])
+    number, counted, position = start, 0, 0  # text[:counted] ends on line ``number``
+    while match := _REFERENCE_MARK.search(text, position):
+        number += text.count("\n", counted, match.start())
+        counted = match.start()
+        yield number
+        position = text.find("\n", counted) + 1  # on to the next line
+        if not position:
+            return
+
+
 def _line_references(line: str, written: str, number: int, source: str) -> Iterator[Reference]:
     """References found in ``line`` (inline code blanked), their text from ``written``."""
 
     def raw(match: re.Match[str]) -> str:
         return written[match.start() : match.end()]
 
-    for match in _AT_REF.finditer(line):
+    # Each pattern needs its mark on the line ("@", "](", "]:", "[["): most lines with
+    # one mark have no other.
+    for match in _AT_REF.finditer(line) if "@" in line else ():
         target = at_target(match.group("kind"), match.group("name"), match.group("path"))
         yield Reference(
             kind="at",
@@ -248,17 +271,17 @@ def _line_references(line: str, written: str, number: int, source: str) -> Itera
             anchor=_strip_anchor(match.group("anchor")),
             line=number,
         )
-    for match in _MD_LINK.finditer(line):
+    for match in _MD_LINK.finditer(line) if "](" in line else ():
         if match.start() > 0 and line[match.start() - 1] == "!":
             continue  # an image
         resolved = _link_target(match.group(1), source)
         if resolved:
             yield Reference("markdown", raw(match), resolved[0], resolved[1], number)
-    if definition := _MD_DEFINITION.match(line):
+    if "]:" in line and (definition := _MD_DEFINITION.match(line)):
         resolved = _link_target(definition.group(1), source)
         if resolved:
             yield Reference("markdown", raw(definition), resolved[0], resolved[1], number)
-    for match in _WIKI.finditer(line):
+    for match in _WIKI.finditer(line) if "[[" in line else ():
         yield Reference(
             kind="wiki",
             raw=raw(match),
@@ -334,7 +357,9 @@ def split_lines(text: str) -> list[str]:
     """Lines without their endings; ``\\r\\n``, ``\\r`` and ``\\n`` all end a line."""
     if not text:
         return []
-    lines = re.split(r"\r\n|\r|\n", text)
+    if "\r" in text:  # rare: the same cuts as splitting on \r\n, \r and \n, in C
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
     return lines

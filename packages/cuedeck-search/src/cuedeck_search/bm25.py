@@ -17,6 +17,7 @@ import attrs
 
 from cuedeck.layout import CACHE_DIR
 from cuedeck_search.analysis import term_counts, terms
+from cuedeck_search.sections import keyword_section
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -64,12 +65,18 @@ def aligned(offset: int) -> int:
     return (offset + ALIGN - 1) // ALIGN * ALIGN
 
 
-def name_terms(path: str) -> list[str]:
-    """Terms of a file's name (``tutorial/query-params.md`` -> query, param)."""
+def name_text(path: str) -> str:
+    """The words of a file's name (``tutorial/query-params.md`` -> ``query params``; an
+    index or readme page is named by its folder)."""
     stem_ = posixpath.splitext(posixpath.basename(path))[0]
     if stem_.lower() in ("index", "readme"):
         stem_ = posixpath.basename(posixpath.dirname(path)) or stem_
-    return terms(stem_.replace("-", " ").replace("_", " "))
+    return stem_.replace("-", " ").replace("_", " ")
+
+
+def name_terms(path: str) -> list[str]:
+    """Terms of a file's name (``tutorial/query-params.md`` -> query, param)."""
+    return terms(name_text(path))
 
 
 def section_counts(
@@ -81,10 +88,7 @@ def section_counts(
     name = Counter(name_terms(path))
     found: list[dict[str, float]] = []
     for section in sections:
-        body = section.text
-        if section.anchor is not None and section.kind is None:
-            body = body.partition("\n")[2]  # the heading line is a field of its own
-        counts = term_counts(body)
+        counts = term_counts(keyword_section(section)[0])
         *ancestors, own = section.heading_path or ("",)
         if own:
             term_counts(own, settings.heading_weight, counts)

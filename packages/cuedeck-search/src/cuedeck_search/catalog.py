@@ -37,10 +37,11 @@ from cuedeck_search.postings import (
     merge,
     save,
 )
-from cuedeck_search.sections import section_of, section_spans, split_sections
+from cuedeck_search.sections import keyword_sections, section_of, section_spans, split_sections
+from cuedeck_search.tokenising import Tokeniser
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Sequence
 
     from numpy.typing import NDArray
 
@@ -112,8 +113,7 @@ class Catalog:
                 dead[[i for i, key in enumerate(base.keys) if key in gone]] = True
             if len(added) > 500:  # read in one query, not one per file (or per worker)
                 self.workspace.index.fetch(key[0] for key in added)
-            merging = self._merges(base, len(added) + len(gone), len(keys))
-            if merging and len(added) >= parallel.MIN_ITEMS:
+            if self._merges(base, len(added) + len(gone), len(keys)):
                 base = self._merged(base, dead, self._postings_of(added))
                 dead = np.zeros(len(base.keys), dtype=bool)
             else:
@@ -178,7 +178,7 @@ class Catalog:
 
     def _merged(self, base: Postings, dead: NDArray[np.bool_], extra: Postings) -> Postings:
         """``base`` less its ``dead`` documents, then ``extra``: saved, and the new base."""
-        merged = merge(base, dead, extra)
+        merged = merge(base, dead, extra) if base.keys else extra
         self._save(merged)
         self._set_base(merged)
         return merged
@@ -190,14 +190,19 @@ class Catalog:
         return parts[0] if len(parts) == 1 else combine([(part, None) for part in parts])
 
     def _chunk(self, keys: Sequence[Key], tick: parallel.Tick) -> Postings:
-        """Postings of ``keys`` (a worker's share of :meth:`_postings_of`)."""
-
-        def tokenised() -> Iterator[tuple[Key, DocumentTerms, list[Section]]]:
-            for done, key in enumerate(keys, start=1):
-                yield key, *self._terms(key)
-                tick(done)
-
-        return build(tokenised())
+        """Postings of ``keys`` (a worker's share of :meth:`_postings_of`): sections read
+        as the keyword index needs them, none kept (each file is read once here)."""
+        tokeniser = Tokeniser(self.keyword.settings)
+        index = self.workspace.index
+        for done, key in enumerate(keys, start=1):
+            document = index.get(key[0], counted=False)
+            if document is None:
+                tokeniser.add(key, ())
+            else:
+                tokeniser.add(key, keyword_sections(document, self._file_lines(key, keep=False)))
+            self.stats.files_split += 1
+            tick(done)
+        return tokeniser.postings()
 
     @property
     def ready(self) -> bool:
@@ -297,15 +302,17 @@ class Catalog:
         """The sections of document ``doc`` (split from the file, a few kept)."""
         return self._split(self.keys[doc])
 
-    def _file_lines(self, key: Key) -> list[str]:
-        """The lines of the file at ``key`` (path, sha256): kept by content, so an edit
-        elsewhere in the workspace reads nothing again."""
+    def _file_lines(self, key: Key, *, keep: bool = True) -> list[str]:
+        """The lines of the file at ``key`` (path, sha256): kept by content (unless not
+        ``keep``), so an edit elsewhere in the workspace reads nothing again."""
         found = self._lines.get(key)
         if found is None:
             try:
                 found = split_lines(self.workspace.read_text(key[0]))
             except Exception:  # gone since the refresh: no text; it drops out at the next one
                 found = []
+            if not keep:
+                return found
             self._lines[key] = found
             if len(self._lines) > SECTION_CACHE:
                 self._lines.popitem(last=False)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import mmap
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -82,13 +83,13 @@ class Terms:
         """Every term, in order."""
         data = bytes(self.blob)
         bounds = self.offsets.tolist()
-        return [data[bounds[i] : bounds[i + 1]] for i in range(len(self))]
+        return list(map(data.__getitem__, map(slice, bounds[:-1], bounds[1:])))
 
     @classmethod
     def of(cls, words: Sequence[bytes]) -> Terms:
         """The table of ``words`` (already sorted)."""
         offsets = np.zeros(len(words) + 1, dtype=np.int64)
-        np.cumsum([len(w) for w in words], out=offsets[1:])
+        np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=offsets[1:])
         blob = np.frombuffer(b"".join(words), dtype=np.uint8)
         return cls(blob, offsets)
 
@@ -174,12 +175,12 @@ def build(documents: Iterable[tuple[Key, DocumentTerms, Sequence[SectionRef]]]) 
     rank[order] = np.arange(len(words), dtype=np.int32)
     columns = rank[_concat(ids, np.int32)] if words else _NO_ROWS
     rows = np.repeat(np.arange(len(row_sizes), dtype=np.int32), row_sizes)
-    return _assemble(
+    return assemble(
         tuple(keys),
         np.cumsum(per_doc, dtype=np.int64),
         _concat(lengths, np.float32),
         np.asarray(lines, dtype=np.int32).reshape(-1, 2),
-        _hash_array(hashes),
+        hash_array(hashes),
         [words[i] for i in order],
         columns,
         rows,
@@ -196,8 +197,9 @@ def combine(parts: Sequence[tuple[Postings, NDArray[np.bool_] | None]]) -> Posti
     """The documents of each part that its mask keeps (all of them for None), part after
     part, as one postings: sections renumbered, vocabularies joined."""
     words_of = [part.terms.words() for part, _ in parts]
-    union = sorted(set().union(*words_of))
-    position = {w: i for i, w in enumerate(union)}
+    # Each part's words are sorted: sorting them together merges sorted runs.
+    union = list(dict.fromkeys(sorted(chain.from_iterable(words_of))))
+    position = dict(zip(union, range(len(union)), strict=True))
     keys: list[Key] = []
     columns: list[NDArray[np.int32]] = []
     rows: list[NDArray[np.int32]] = []
@@ -212,7 +214,7 @@ def combine(parts: Sequence[tuple[Postings, NDArray[np.bool_] | None]]) -> Posti
         sizes = np.diff(part.doc_ends, prepend=0)
         live_sections = np.repeat(live_docs, sizes)
         renumber = np.cumsum(live_sections, dtype=np.int64) - 1 + kept
-        word_map = np.fromiter((position[w] for w in words), np.int32, len(words))
+        word_map = np.fromiter(map(position.__getitem__, words), np.int32, len(words))
         part_columns = np.repeat(np.arange(len(words), dtype=np.int32), np.diff(part.indptr))
         keep = live_sections[part.rows] if len(part.rows) else np.zeros(0, dtype=bool)
         columns.append(word_map[part_columns[keep]])
@@ -231,7 +233,7 @@ def combine(parts: Sequence[tuple[Postings, NDArray[np.bool_] | None]]) -> Posti
         shift = np.cumsum(used, dtype=np.int32) - 1
         column = shift[column]
         union = [w for w, u in zip(union, used.tolist(), strict=True) if u]
-    return _assemble(
+    return assemble(
         tuple(keys),
         _concat(ends, np.int64),
         _concat(lengths, np.float32),
@@ -244,7 +246,7 @@ def combine(parts: Sequence[tuple[Postings, NDArray[np.bool_] | None]]) -> Posti
     )
 
 
-def _assemble(
+def assemble(
     keys: tuple[Key, ...],
     doc_ends: NDArray[np.int64],
     lengths: NDArray[np.float32],
@@ -254,11 +256,16 @@ def _assemble(
     columns: NDArray[np.int32],
     rows: NDArray[np.int32],
     tf: NDArray[np.float32],
+    *,
+    ordered: bool = False,
 ) -> Postings:
-    """Sort (column, row, tf) triples by column, then row, into column-major postings."""
-    order = np.lexsort((rows, columns))
+    """Sort (column, row, tf) triples by column, then row, into column-major postings
+    (``ordered``: they are in that order already)."""
     indptr = np.zeros(len(words) + 1, dtype=np.int64)
     np.cumsum(np.bincount(columns, minlength=len(words)), out=indptr[1:])
+    if not ordered:
+        order = stable_order(columns.astype(np.int64) * max(len(lengths), 1) + rows)
+        rows, tf = rows[order], tf[order]
     return Postings(
         keys=keys,
         doc_ends=np.asarray(doc_ends, dtype=np.int64),
@@ -267,16 +274,30 @@ def _assemble(
         hashes=np.asarray(hashes, dtype=np.uint8).reshape(-1, 32),
         terms=Terms.of(words),
         indptr=indptr,
-        rows=np.ascontiguousarray(rows[order], dtype=np.int32),
-        tf=np.ascontiguousarray(tf[order], dtype=np.float32),
+        rows=np.ascontiguousarray(rows, dtype=np.int32),
+        tf=np.ascontiguousarray(tf, dtype=np.float32),
     )
+
+
+def stable_order(keys: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The order that sorts ``keys`` (not negative), equal keys kept in input order."""
+    size = len(keys)
+    bits = max(size.bit_length(), 1)
+    if int(keys.max(initial=0)).bit_length() + bits > 62:
+        return np.argsort(keys, kind="stable")
+    # A plain sort of each key with its position below it: several times faster than an
+    # argsort, and stable, as the position breaks ties.
+    packed = np.sort((keys << bits) | np.arange(size, dtype=np.int64))
+    order: NDArray[np.int64] = packed & ((1 << bits) - 1)
+    return order
 
 
 def _concat(parts: Sequence[NDArray[Any]], dtype: type[Any]) -> NDArray[Any]:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
-def _hash_array(hexes: Sequence[str]) -> NDArray[np.uint8]:
+def hash_array(hexes: Sequence[str]) -> NDArray[np.uint8]:
+    """The ``(n, 32)`` array of sha256 hex digests."""
     data = bytes.fromhex("".join(hexes))
     return np.frombuffer(data, dtype=np.uint8).reshape(-1, 32)
 

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 _INCLUDE = re.compile(r"^\s*\{\*.*\*\}\s*$")
 _ATTR_LIST = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
 _MARKUP = re.compile(r"<[^>]+>")
+#: Where a code fence could open (cuedeck.blocks decides whether one does).
+_FENCE_MARK = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 
 
 @attrs.frozen
@@ -86,14 +88,19 @@ def embedding_text(heading_path: Sequence[str], prose: str) -> str:
 
 def _prose(lines: Sequence[str]) -> str:
     kept: list[str] = []
-    for line in outside_fences(lines):
-        if _INCLUDE.match(line):
-            continue
+    # Every line of every file passes here on a cold index: the regular expressions run
+    # only on lines holding the character each one needs.
+    for line in outside_fences(lines) if _FENCE_MARK.search("\n".join(lines)) else lines:
         stripped = line.strip()
-        if stripped.startswith("///"):
-            continue  # admonition markers of mkdocs (/// tip ... ///)
-        if stripped:
-            kept.append(_MARKUP.sub("", _ATTR_LIST.sub("", stripped)))
+        if not stripped or stripped.startswith("///"):
+            continue  # blank, or an admonition marker of mkdocs (/// tip ... ///)
+        if stripped[0] == "{" and _INCLUDE.match(line):
+            continue
+        if "{" in stripped:
+            stripped = _ATTR_LIST.sub("", stripped)
+        if "<" in stripped:
+            stripped = _MARKUP.sub("", stripped)
+        kept.append(stripped)  # even when markup was all it held
     return "\n".join(kept)
 
 
@@ -167,6 +174,39 @@ def section_of(document: Document, lines: Sequence[str], span: Span) -> Section:
         kind=span.kind,
         summary=summary,
     )
+
+
+#: What the keyword index reads of a section: the text of its body field, its heading
+#: path, its first and last line, and the hash of its embedding text.
+KeywordSection = tuple[str, tuple[str, ...], int, int, str]
+
+
+def keyword_section(section: Section) -> KeywordSection:
+    """What the keyword index reads of ``section``: a prose section's body is its text
+    without the heading line (the heading is a field of its own)."""
+    body = section.text
+    if section.anchor is not None and section.kind is None:
+        body = body.partition("\n")[2]
+    return body, section.heading_path, section.line, section.end_line, section.hash
+
+
+def keyword_sections(document: Document, lines: Sequence[str]) -> list[KeywordSection]:
+    """:func:`keyword_section` of each of :func:`split_sections`, without making the
+    sections themselves (a cold index reads every section of every file)."""
+    spans = section_spans(document, lines)
+    if not spans:
+        return [keyword_section(section) for section in split_sections(document, lines)]
+    found = []
+    for span in spans:
+        if span.kind is not None:  # code: its summary is made as for results
+            found.append(keyword_section(section_of(document, lines, span)))
+            continue
+        chunk = lines[span.first - 1 : span.last]
+        own = chunk[1:] if span.anchor is not None else chunk
+        text = embedding_text(span.heading_path, _prose(own))
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        found.append(("\n".join(own), span.heading_path, span.first, span.last, digest))
+    return found
 
 
 def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
