@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from cuedeck.errors import InvalidInput, ToolLoadFailed
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from cuedeck.settings import RateLimit
     from cuedeck.workspace import Workspace
@@ -70,6 +70,9 @@ MAX_DEPTH = 32
 
 def check_sizes(arguments: Mapping[str, Any], *, tool: str) -> None:
     """Refuse, with InvalidInput naming the field, any argument over the caps above."""
+    if _within_caps(arguments):
+        return
+    # Over a cap: walk again naming every field on the way, to say which one.
     stack: list[tuple[Any, str, int]] = [(value, name, 1) for name, value in arguments.items()]
     while stack:
         value, field, depth = stack.pop()
@@ -86,6 +89,23 @@ def check_sizes(arguments: Mapping[str, Any], *, tool: str) -> None:
             stack.extend((item, f"{field}.{key}", depth + 1) for key, item in value.items())
         elif isinstance(value, list | tuple):
             stack.extend((item, f"{field}.{n}", depth + 1) for n, item in enumerate(value))
+
+
+def _within_caps(arguments: Mapping[str, Any]) -> bool:
+    """Whether every argument is within the caps (what :func:`check_sizes` checks, without
+    the name of each field: a batch of a thousand segments is ten thousand values)."""
+    stack: list[tuple[Iterable[Any], int]] = [(arguments.values(), 1)]
+    while stack:
+        values, depth = stack.pop()
+        for value in values:
+            if isinstance(value, str):
+                if len(value) > MAX_TEXT:
+                    return False
+            elif isinstance(value, dict | list | tuple):
+                if len(value) > MAX_ITEMS or (value and depth >= MAX_DEPTH):
+                    return False  # too many items, or items nested too deep
+                stack.append((value.values() if isinstance(value, dict) else value, depth + 1))
+    return True
 
 
 #: Location parts that pydantic adds for the members of a union (``literal['a','b']``,
