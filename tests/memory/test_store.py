@@ -350,6 +350,32 @@ def test_a_batch_masked_in_one_pass_is_masked_as_one_by_one(workspace: Workspace
     assert KEY not in batch[0] and GITHUB not in batch[4] and "BEGIN" not in batch[5].split("]")[-1]
 
 
+def test_a_served_capture_scans_each_text_once_and_keeps_no_secret(
+    make_workspace: Callable[..., Path],
+) -> None:
+    """Served (as MCP and the CLI serve it), a capture masks its texts with the reply's
+    session: each text is looked at once, for the disk and the reply alike, and no
+    secret reaches either."""
+    from cuedeck.plugins import make_plugin_host
+    from cuedeck.serving import serve
+    from tests.core.test_masking_batches import Counting, CountingPlugin
+
+    counting = Counting()
+    plugins = make_plugin_host()
+    plugins.register(CountingPlugin(counting), name="counting")
+    workspace = open_workspace(make_workspace(), plugins=plugins)
+    texts = [f"the key is {KEY}", f"the token is {GITHUB}", "zz-12345678 was here", "plain"]
+    segments = [{"text": text, "tags": [SLACK], "topic_id": AWS} for text in texts]
+    tool = workspace.plugins.tools()["context_capture"]
+    reply = serve(tool, workspace, {"project_id": "p", "segments": segments})
+    assert reply["captured"] == 4
+    for text in (*texts, SLACK, AWS):
+        assert counting.seen.count(text) == 1, text
+    raw = on_disk(workspace.root)
+    for secret in (KEY, GITHUB, SLACK, AWS, "zz-12345678"):
+        assert secret.encode() not in raw and secret not in json.dumps(reply), secret
+
+
 def test_no_file_tool_writes_the_store_whatever_path_reaches_it(
     workspace: Workspace, capture: Capture
 ) -> None:
