@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import gc
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +31,14 @@ def echo(workspace: Any, text: str) -> dict[str, Any]:
     }
 
 
+SESSIONS: list[weakref.ref[Any]] = []
+
+
 def keep(workspace: Any, text: str) -> dict[str, Any]:
     """Keep a text masked with the reply's session, and echo it normalised."""
     session = request_masking(workspace)
     assert session is not None
+    SESSIONS.append(weakref.ref(session))
     [kept] = session.mask_many([text], learn=True)
     return {"kept": kept, "normalised": text.replace("//", "/")}
 
@@ -91,6 +97,21 @@ def test_what_a_tool_masks_with_the_replys_session_is_learned_once(
     assert "hunter2pass" not in reply["normalised"]
     assert counting.seen.count(text) == 1
     assert request_masking(workspace) is None  # outside a call, a tool masks on its own
+
+
+def test_a_replys_session_is_freed_when_the_reply_is_made(workspace: Any) -> None:
+    """No reference cycle keeps the session (and every text it learned from) alive for
+    the cyclic collector, which a server runs rarely: a batch of texts a call would
+    otherwise hold on to."""
+    SESSIONS.clear()
+    gc.collect()
+    gc.disable()
+    try:
+        reply = serve(workspace.plugins.tools()["keep"], workspace, {"text": f"a {SECRET}"})
+        assert reply["kept"] == "a [REDACTED:stripe-secret-key#1]"
+        assert SESSIONS and SESSIONS[0]() is None
+    finally:
+        gc.enable()
 
 
 def test_serve_validates_like_every_caller(workspace: Any) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
     import pathspec
 
@@ -426,54 +426,20 @@ class MaskSession:
         reply listing a thousand ids is one pass of the rules), numbered in the order a
         walk of ``value`` meets them.
         """
-        allowed: dict[str | None, bool] = {}  # where -> whether its strings stay as they are
-        masked: dict[str, str] = {}
+        shown: dict[str | None, bool] = {}  # where -> whether its strings stay as they are
 
-        def shown(where: str | None) -> bool:
-            found = allowed.get(where)
+        def stays(where: str | None) -> bool:
+            found = shown.get(where)
             if found is None:
-                found = allowed[where] = not self.enabled or self.allowed(where)
+                found = shown[where] = not self.enabled or self.allowed(where)
             return found
 
-        def collect(node: Any, where: str | None) -> None:
-            if isinstance(node, str):
-                if not shown(where):
-                    masked[node] = node
-            elif isinstance(node, dict):
-                own = node.get("path")
-                here = own if isinstance(own, str) else where
-                for key, item in node.items():
-                    if isinstance(key, str) and not shown(here):
-                        masked[key] = key
-                    if key not in UNMASKED_KEYS:
-                        collect(item, here)
-            elif isinstance(node, list | tuple):
-                for item in node:
-                    collect(item, where)
-
-        def walk(node: Any, where: str | None) -> Any:
-            if isinstance(node, str):
-                return node if shown(where) else masked[node]
-            if isinstance(node, dict):
-                own = node.get("path")
-                here = own if isinstance(own, str) else where
-                keep = shown(here)
-                # Keys are masked like values: a card id or a path can be a dict's key.
-                return {
-                    (masked[key] if isinstance(key, str) and not keep else key): (
-                        item if key in UNMASKED_KEYS else walk(item, here)
-                    )
-                    for key, item in node.items()
-                }
-            if isinstance(node, list | tuple):
-                return [walk(item, where) for item in node]
-            return node
-
-        collect(value, path)
+        masked: dict[str, str] = {}
+        _strings_to_mask(value, path, stays, masked)
         if masked:
             texts = list(masked)
             masked.update(zip(texts, self.mask_many(texts), strict=True))
-        return walk(value, path)
+        return _rebuilt(value, path, stays, masked)
 
     def placeholder(self, rule: str, secret: str) -> str:
         """The placeholder of ``secret`` caught by ``rule`` (the same one every time)."""
@@ -485,3 +451,51 @@ class MaskSession:
             found = self._numbers[key] = f"[REDACTED:{rule}#{number}]"
             self.placeholders[found] = rule
         return found
+
+
+# What :meth:`MaskSession.mask_json` walks with: module functions rather than closures of
+# the call, which would refer to themselves and keep the session (and every text it has
+# learned from) alive until the cyclic collector, rarely run in a server, finds them.
+
+
+def _strings_to_mask(
+    node: Any, where: str | None, stays: Callable[[str | None], bool], found: dict[str, str]
+) -> None:
+    """Add to ``found`` the strings of ``node`` (keys too) that are not allowed as they are,
+    in the order a walk meets them."""
+    if isinstance(node, str):
+        if not stays(where):
+            found[node] = node
+    elif isinstance(node, dict):
+        own = node.get("path")
+        here = own if isinstance(own, str) else where
+        for key, item in node.items():
+            if isinstance(key, str) and not stays(here):
+                found[key] = key
+            if key not in UNMASKED_KEYS:
+                _strings_to_mask(item, here, stays, found)
+    elif isinstance(node, list | tuple):
+        for item in node:
+            _strings_to_mask(item, where, stays, found)
+
+
+def _rebuilt(
+    node: Any, where: str | None, stays: Callable[[str | None], bool], masked: dict[str, str]
+) -> Any:
+    """``node`` with its strings replaced by their ``masked`` forms (tuples become lists)."""
+    if isinstance(node, str):
+        return node if stays(where) else masked[node]
+    if isinstance(node, dict):
+        own = node.get("path")
+        here = own if isinstance(own, str) else where
+        keep = stays(here)
+        # Keys are masked like values: a card id or a path can be a dict's key.
+        return {
+            (masked[key] if isinstance(key, str) and not keep else key): (
+                item if key in UNMASKED_KEYS else _rebuilt(item, here, stays, masked)
+            )
+            for key, item in node.items()
+        }
+    if isinstance(node, list | tuple):
+        return [_rebuilt(item, where, stays, masked) for item in node]
+    return node
