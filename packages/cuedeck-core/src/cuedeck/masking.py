@@ -351,8 +351,10 @@ class MaskSession:
         spans: list[list[tuple[int, int, int, str]]] = [[] for _ in texts]
         for order, masker in enumerate(self._maskers):
             if not isinstance(masker, BuiltinMasker):
+                find = masker.find_secrets  # type: ignore[attr-defined]
                 for text, found in zip(texts, spans, strict=True):
-                    self._add(found, text, order, masker.find_secrets(text))  # type: ignore[attr-defined]
+                    if secrets := find(text):
+                        self._add(found, text, order, secrets)
                 continue
             for span in masker.find_secrets(joined, disabled=self._disabled):
                 number = bisect.bisect_right(starts, span.start) - 1
@@ -362,7 +364,13 @@ class MaskSession:
                     return [self.find(text) for text in texts]
                 if span.rule not in self._disabled:
                     spans[number].append((span.start - start, order, span.end - start, span.rule))
-        return [self._settled(text, found) for text, found in zip(texts, spans, strict=True)]
+        if self._learned:
+            return [self._settled(text, found) for text, found in zip(texts, spans, strict=True)]
+        # Nothing learned to look for: a text no masker found anything in has no secret.
+        return [
+            self._settled(text, found) if found else []
+            for text, found in zip(texts, spans, strict=True)
+        ]
 
     def _add(
         self,
@@ -475,8 +483,13 @@ def _strings_to_mask(
             if key not in UNMASKED_KEYS:
                 _strings_to_mask(item, here, stays, found)
     elif isinstance(node, list | tuple):
+        shown = stays(where)
         for item in node:
-            _strings_to_mask(item, where, stays, found)
+            if isinstance(item, str):  # most lists hold strings (ids): no call each
+                if not shown:
+                    found[item] = item
+            else:
+                _strings_to_mask(item, where, stays, found)
 
 
 def _rebuilt(
@@ -497,5 +510,11 @@ def _rebuilt(
             for key, item in node.items()
         }
     if isinstance(node, list | tuple):
-        return [_rebuilt(item, where, stays, masked) for item in node]
+        shown = stays(where)
+        return [
+            (item if shown else masked[item])
+            if isinstance(item, str)
+            else _rebuilt(item, where, stays, masked)
+            for item in node
+        ]
     return node
