@@ -57,6 +57,37 @@ def test_texts_and_values_come_back_exactly_in_a_new_process(
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+def _index_segments(db: sqlite3.Connection) -> int:
+    """How many segments FTS5 keeps the text index in (a segment's pages are rows of
+    ``segments_fts_data`` whose id holds the segment's number above bit 37)."""
+    return int(
+        db.execute(
+            "SELECT count(DISTINCT id >> 37) FROM segments_fts_data WHERE id >> 37 > 0"
+        ).fetchone()[0]
+    )
+
+
+def test_the_text_index_is_merged_after_commits_not_inside_them(
+    workspace: Workspace, capture: Capture
+) -> None:
+    """Each capture is a commit that adds a segment to the text index; FTS5 does not
+    merge them inside the commit (automerge off), the store's upkeep thread does, after
+    it, and every text stays found."""
+    for n in range(12):
+        capture(f"batch {n} of common words", f"and its own word{n}")
+    database = store_of(workspace).database
+    database.settle()
+    db = sqlite3.connect(workspace.root / STORE_PATH)
+    assert db.execute("SELECT v FROM segments_fts_config WHERE k = 'automerge'").fetchone() == (0,)
+    assert _index_segments(db) <= 4  # twelve commits, merged by fours
+    [common] = database.term_rows("common")
+    assert len(common) == 12
+    assert all(
+        len(found) == 1 for found in database.term_rows(" ".join(f"word{n}" for n in range(12)))
+    )
+    db.execute("INSERT INTO segments_fts (segments_fts, rank) VALUES ('integrity-check', 0)")
+
+
 def test_nothing_memory_writes_holds_a_secret(workspace: Workspace, capture: Capture) -> None:
     capture(
         f"the key is {KEY}",
