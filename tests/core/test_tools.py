@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import pytest
-from pydantic import Field
+from pydantic import AfterValidator, Field
 from typing_extensions import TypedDict
 
 from cuedeck import open_workspace
@@ -204,3 +204,50 @@ def test_every_tool_publishes_a_typed_output_schema() -> None:
         if problems := _untyped(schema, schema.get("$defs", {})):
             found[name] = problems
     assert found == {}
+
+
+def test_nesting_up_to_the_cap_is_taken_and_one_level_more_refused() -> None:
+    from cuedeck.tools import MAX_DEPTH, check_sizes
+
+    def nested(levels: int) -> Any:
+        value: Any = "leaf"
+        for _ in range(levels - 1):
+            value = [value]
+        return value
+
+    check_sizes({"tags": nested(MAX_DEPTH)}, tool="t")  # the leaf sits at the cap
+    with pytest.raises(InvalidInput) as refused:
+        check_sizes({"tags": nested(MAX_DEPTH + 1)}, tool="t")
+    assert refused.value.data["field"] == "tags" + ".0" * MAX_DEPTH
+    with pytest.raises(InvalidInput, match=r"'batch\.2\.text': longer than 1,000,000"):
+        check_sizes({"batch": [{"text": "a"}, {"text": "b"}, {"text": "c" * 1_000_001}]}, tool="t")
+
+
+SEEN: list[str] = []
+
+
+def _counted(value: str) -> str:
+    SEEN.append(value)
+    return value
+
+
+def counted_echo(workspace: Any, text: Annotated[str, AfterValidator(_counted)]) -> str:
+    """Echo a text, each validation of it counted."""
+    return text
+
+
+def test_a_call_after_validate_takes_its_result_once() -> None:
+    """A server validates before it spends a rate limit; the call that follows does not
+    validate the same arguments again (and a later call does)."""
+    tool = Tool(counted_echo, name="counted_echo", plugin="tests")
+    workspace: Any = None  # the tool never looks at it
+    SEEN.clear()
+    arguments = {"text": "hello"}
+    tool.validate(arguments)
+    assert tool.call(workspace, dict(arguments)) == "hello"
+    assert SEEN == ["hello"]
+    assert tool.call(workspace, arguments) == "hello"
+    assert SEEN == ["hello", "hello"]
+    tool.validate(arguments)
+    with pytest.raises(InvalidInput, match="counted_echo: invalid 'text'"):
+        tool.call(workspace, {"text": 7})  # other arguments: validated, and refused

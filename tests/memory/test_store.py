@@ -57,6 +57,37 @@ def test_texts_and_values_come_back_exactly_in_a_new_process(
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+def _index_segments(db: sqlite3.Connection) -> int:
+    """How many segments FTS5 keeps the text index in (a segment's pages are rows of
+    ``segments_fts_data`` whose id holds the segment's number above bit 37)."""
+    return int(
+        db.execute(
+            "SELECT count(DISTINCT id >> 37) FROM segments_fts_data WHERE id >> 37 > 0"
+        ).fetchone()[0]
+    )
+
+
+def test_the_text_index_is_merged_after_commits_not_inside_them(
+    workspace: Workspace, capture: Capture
+) -> None:
+    """Each capture is a commit that adds a segment to the text index; FTS5 does not
+    merge them inside the commit (automerge off), the store's upkeep thread does, after
+    it, and every text stays found."""
+    for n in range(12):
+        capture(f"batch {n} of common words", f"and its own word{n}")
+    database = store_of(workspace).database
+    database.settle()
+    db = sqlite3.connect(workspace.root / STORE_PATH)
+    assert db.execute("SELECT v FROM segments_fts_config WHERE k = 'automerge'").fetchone() == (0,)
+    assert _index_segments(db) <= 4  # twelve commits, merged by fours
+    [common] = database.term_rows("common")
+    assert len(common) == 12
+    assert all(
+        len(found) == 1 for found in database.term_rows(" ".join(f"word{n}" for n in range(12)))
+    )
+    db.execute("INSERT INTO segments_fts (segments_fts, rank) VALUES ('integrity-check', 0)")
+
+
 def test_nothing_memory_writes_holds_a_secret(workspace: Workspace, capture: Capture) -> None:
     capture(
         f"the key is {KEY}",
@@ -348,6 +379,32 @@ def test_a_batch_masked_in_one_pass_is_masked_as_one_by_one(workspace: Workspace
     for got, expected in zip(batch, alone, strict=True):
         assert got.split("#")[0] == expected.split("#")[0]  # numbering is per session
     assert KEY not in batch[0] and GITHUB not in batch[4] and "BEGIN" not in batch[5].split("]")[-1]
+
+
+def test_a_served_capture_scans_each_text_once_and_keeps_no_secret(
+    make_workspace: Callable[..., Path],
+) -> None:
+    """Served (as MCP and the CLI serve it), a capture masks its texts with the reply's
+    session: each text is looked at once, for the disk and the reply alike, and no
+    secret reaches either."""
+    from cuedeck.plugins import make_plugin_host
+    from cuedeck.serving import serve
+    from tests.core.test_masking_batches import Counting, CountingPlugin
+
+    counting = Counting()
+    plugins = make_plugin_host()
+    plugins.register(CountingPlugin(counting), name="counting")
+    workspace = open_workspace(make_workspace(), plugins=plugins)
+    texts = [f"the key is {KEY}", f"the token is {GITHUB}", "zz-12345678 was here", "plain"]
+    segments = [{"text": text, "tags": [SLACK], "topic_id": AWS} for text in texts]
+    tool = workspace.plugins.tools()["context_capture"]
+    reply = serve(tool, workspace, {"project_id": "p", "segments": segments})
+    assert reply["captured"] == 4
+    for text in (*texts, SLACK, AWS):
+        assert counting.seen.count(text) == 1, text
+    raw = on_disk(workspace.root)
+    for secret in (KEY, GITHUB, SLACK, AWS, "zz-12345678"):
+        assert secret.encode() not in raw and secret not in json.dumps(reply), secret
 
 
 def test_no_file_tool_writes_the_store_whatever_path_reaches_it(

@@ -10,6 +10,7 @@ values, and adds patterns. Core registers ``builtin``, the rule set of
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
     import pathspec
 
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 
 #: What a placeholder looks like; nothing a masker finds may look like one.
 PLACEHOLDER = re.compile(r"\[REDACTED:([^\]#\s]+)#(\d+)\]")
+#: Joins texts masked in one pass (:meth:`MaskSession.mask_many`): line ends keep line-
+#: scoped rules within one text, and the sign between them is in no rule's alphabet.
+JOINT = "\n\u241e\n"
 _QUOTES = "\"'`"
 
 
@@ -251,6 +255,7 @@ class MaskSession:
         self._numbers: dict[tuple[str, str], str] = {}
         self._next: dict[str, int] = {}
         self._learned: dict[str, str] = {}  # secret -> rule, from the inputs of a request
+        self._scanned: set[str] = set()  # the inputs learned from (each is looked at once)
         self._disabled: frozenset[str] = frozenset()
         self._allow_values: frozenset[str] = frozenset()
         self._allow_paths: pathspec.GitIgnoreSpec | None = None
@@ -281,23 +286,111 @@ class MaskSession:
         """Remember the secrets in ``text`` (what a request sent) to mask them wherever
         they come back, even in a form no rule recognises: a database URL normalised as
         a path loses the ``//`` its rule looks for, but not its password."""
+        if text in self._scanned:
+            return
+        self._scanned.add(text)
         if self.enabled:
             for span in self.find(text):
                 self._learned[text[span.start : span.end]] = span.rule
 
+    def learn_many(self, texts: Iterable[str]) -> None:
+        """:meth:`learn` each of ``texts``, the built-in rules run once over them joined."""
+        fresh = [text for text in dict.fromkeys(texts) if text not in self._scanned]
+        self._scanned.update(fresh)
+        if self.enabled and fresh:
+            for text, spans in zip(fresh, self._found_in_each(fresh), strict=True):
+                for span in spans:
+                    self._learned[text[span.start : span.end]] = span.rule
+
+    def mask_many(self, texts: Sequence[str], *, learn: bool = False) -> list[str]:
+        """``texts`` masked as :meth:`mask` masks each, the built-in rules run once over
+        them joined (a secret found across two of them sends each text through the rules
+        alone). With ``learn``, their secrets are learned as :meth:`learn` would (texts a
+        request sent), without a second pass."""
+        if not self.enabled:
+            if learn:
+                self._scanned.update(texts)
+            return list(texts)
+        found = self._found_in_each(texts)
+        masked = []
+        for text, spans in zip(texts, found, strict=True):
+            if learn:
+                self._scanned.add(text)
+                for span in spans:
+                    self._learned[text[span.start : span.end]] = span.rule
+            masked.append(self._replaced(text, spans))
+        return masked
+
     def find(self, text: str) -> list[SecretSpan]:
         """Secrets in ``text`` from every masker, merged where they overlap."""
-        from cuedeck.spans import SecretSpan
-
         spans: list[tuple[int, int, int, str]] = []
         for order, masker in enumerate(self._maskers):
             if isinstance(masker, BuiltinMasker):
                 found: Iterable[SecretSpan] = masker.find_secrets(text, disabled=self._disabled)
             else:
                 found = masker.find_secrets(text)  # type: ignore[attr-defined]
-            for span in found:
-                if span.rule not in self._disabled and 0 <= span.start < span.end <= len(text):
-                    spans.append((span.start, order, span.end, span.rule))
+            self._add(spans, text, order, found)
+        return self._settled(text, spans)
+
+    def _found_in_each(self, texts: Sequence[str]) -> list[list[SecretSpan]]:
+        """:meth:`find` of each of ``texts``, the built-in rules run over them joined.
+
+        The built-in rules find in a text what they find in it joined to others (none
+        anchors at a string's start or end, and line ends part the texts); a plugin's or
+        a user's masker might not (``^`` and ``$`` in a pattern), so it sees each text
+        alone.
+        """
+        if len(texts) < 2 or any(JOINT in text for text in texts):
+            return [self.find(text) for text in texts]
+        joined = JOINT.join(texts)
+        starts = []
+        at = 0
+        for text in texts:
+            starts.append(at)
+            at += len(text) + len(JOINT)
+        spans: list[list[tuple[int, int, int, str]]] = [[] for _ in texts]
+        for order, masker in enumerate(self._maskers):
+            if not isinstance(masker, BuiltinMasker):
+                find = masker.find_secrets  # type: ignore[attr-defined]
+                for text, found in zip(texts, spans, strict=True):
+                    if secrets := find(text):
+                        self._add(found, text, order, secrets)
+                continue
+            for span in masker.find_secrets(joined, disabled=self._disabled):
+                number = bisect.bisect_right(starts, span.start) - 1
+                start = starts[number]
+                if span.end > start + len(texts[number]):
+                    # Into the joint: the rules see each text alone.
+                    return [self.find(text) for text in texts]
+                if span.rule not in self._disabled:
+                    spans[number].append((span.start - start, order, span.end - start, span.rule))
+        if self._learned:
+            return [self._settled(text, found) for text, found in zip(texts, spans, strict=True)]
+        # Nothing learned to look for: a text no masker found anything in has no secret.
+        return [
+            self._settled(text, found) if found else []
+            for text, found in zip(texts, spans, strict=True)
+        ]
+
+    def _add(
+        self,
+        spans: list[tuple[int, int, int, str]],
+        text: str,
+        order: int,
+        found: Iterable[SecretSpan],
+    ) -> None:
+        """Add to ``spans`` what the ``order``-th masker found in ``text``."""
+        for span in found:
+            if span.rule not in self._disabled and 0 <= span.start < span.end <= len(text):
+                spans.append((span.start, order, span.end, span.rule))
+
+    def _settled(self, text: str, spans: list[tuple[int, int, int, str]]) -> list[SecretSpan]:
+        """The secrets of ``text``: what the maskers found (``spans``: start, masker, end,
+        rule) and the learned secrets, merged where they overlap, allowed values left out."""
+        from cuedeck.spans import SecretSpan
+
+        if not spans and not self._learned:
+            return []  # most texts: nothing to merge
         for secret, rule in self._learned.items():
             start = text.find(secret)
             while start >= 0:
@@ -317,7 +410,10 @@ class MaskSession:
         """``text`` with every secret replaced by ``[REDACTED:rule#n]``."""
         if not self.enabled or not text or self.allowed(path):
             return text
-        spans = self.find(text)
+        return self._replaced(text, self.find(text))
+
+    def _replaced(self, text: str, spans: list[SecretSpan]) -> str:
+        """``text`` with each of ``spans`` (sorted, disjoint) replaced by its placeholder."""
         if not spans:
             return text
         parts: list[str] = []
@@ -332,34 +428,26 @@ class MaskSession:
 
     def mask_json(self, value: Any, path: str | None = None) -> Any:
         """``value`` (JSON-like) with every string masked, dict keys included; a dict's
-        ``path`` names the file its strings are masked as (for ``allow_paths``)."""
-        memo: dict[tuple[str, str | None], str] = {}  # replies repeat statuses, tags, dates
+        ``path`` names the file its strings are masked as (for ``allow_paths``).
 
-        def mask(text: str, where: str | None) -> str:
-            key = (text, where)
-            masked = memo.get(key)
-            if masked is None:
-                masked = memo[key] = self.mask(text, path=where)
-            return masked
+        Each distinct string is masked once, all of them in one :meth:`mask_many` (a
+        reply listing a thousand ids is one pass of the rules), numbered in the order a
+        walk of ``value`` meets them.
+        """
+        shown: dict[str | None, bool] = {}  # where -> whether its strings stay as they are
 
-        def walk(node: Any, where: str | None) -> Any:
-            if isinstance(node, str):
-                return mask(node, where)
-            if isinstance(node, dict):
-                own = node.get("path")
-                here = own if isinstance(own, str) else where
-                # Keys are masked like values: a card id or a path can be a dict's key.
-                return {
-                    (mask(key, here) if isinstance(key, str) else key): (
-                        item if key in UNMASKED_KEYS else walk(item, here)
-                    )
-                    for key, item in node.items()
-                }
-            if isinstance(node, list | tuple):
-                return [walk(item, where) for item in node]
-            return node
+        def stays(where: str | None) -> bool:
+            found = shown.get(where)
+            if found is None:
+                found = shown[where] = not self.enabled or self.allowed(where)
+            return found
 
-        return walk(value, path)
+        masked: dict[str, str] = {}
+        _strings_to_mask(value, path, stays, masked)
+        if masked:
+            texts = list(masked)
+            masked.update(zip(texts, self.mask_many(texts), strict=True))
+        return _rebuilt(value, path, stays, masked)
 
     def placeholder(self, rule: str, secret: str) -> str:
         """The placeholder of ``secret`` caught by ``rule`` (the same one every time)."""
@@ -371,3 +459,62 @@ class MaskSession:
             found = self._numbers[key] = f"[REDACTED:{rule}#{number}]"
             self.placeholders[found] = rule
         return found
+
+
+# What :meth:`MaskSession.mask_json` walks with: module functions rather than closures of
+# the call, which would refer to themselves and keep the session (and every text it has
+# learned from) alive until the cyclic collector, rarely run in a server, finds them.
+
+
+def _strings_to_mask(
+    node: Any, where: str | None, stays: Callable[[str | None], bool], found: dict[str, str]
+) -> None:
+    """Add to ``found`` the strings of ``node`` (keys too) that are not allowed as they are,
+    in the order a walk meets them."""
+    if isinstance(node, str):
+        if not stays(where):
+            found[node] = node
+    elif isinstance(node, dict):
+        own = node.get("path")
+        here = own if isinstance(own, str) else where
+        for key, item in node.items():
+            if isinstance(key, str) and not stays(here):
+                found[key] = key
+            if key not in UNMASKED_KEYS:
+                _strings_to_mask(item, here, stays, found)
+    elif isinstance(node, list | tuple):
+        shown = stays(where)
+        for item in node:
+            if isinstance(item, str):  # most lists hold strings (ids): no call each
+                if not shown:
+                    found[item] = item
+            else:
+                _strings_to_mask(item, where, stays, found)
+
+
+def _rebuilt(
+    node: Any, where: str | None, stays: Callable[[str | None], bool], masked: dict[str, str]
+) -> Any:
+    """``node`` with its strings replaced by their ``masked`` forms (tuples become lists)."""
+    if isinstance(node, str):
+        return node if stays(where) else masked[node]
+    if isinstance(node, dict):
+        own = node.get("path")
+        here = own if isinstance(own, str) else where
+        keep = stays(here)
+        # Keys are masked like values: a card id or a path can be a dict's key.
+        return {
+            (masked[key] if isinstance(key, str) and not keep else key): (
+                item if key in UNMASKED_KEYS else _rebuilt(item, here, stays, masked)
+            )
+            for key, item in node.items()
+        }
+    if isinstance(node, list | tuple):
+        shown = stays(where)
+        return [
+            (item if shown else masked[item])
+            if isinstance(item, str)
+            else _rebuilt(item, where, stays, masked)
+            for item in node
+        ]
+    return node

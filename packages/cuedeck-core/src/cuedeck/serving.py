@@ -16,7 +16,7 @@ import contextvars
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator, Mapping
+    from collections.abc import Collection, Mapping
 
     from cuedeck.masking import MaskSession
     from cuedeck.tools import Tool
@@ -26,30 +26,61 @@ if TYPE_CHECKING:
 _OFFERED: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar(
     "cuedeck_offered_tools", default=None
 )
+#: The mask session of the reply being served (see :func:`request_masking`).
+_REPLY: contextvars.ContextVar[MaskSession | None] = contextvars.ContextVar(
+    "cuedeck_reply_masking", default=None
+)
 
 
-def strings_in(value: Any) -> Iterator[str]:
-    """Every string in a JSON-like value, keys included (iteratively: any depth)."""
+def strings_in(value: Any) -> list[str]:
+    """Every distinct string in a JSON-like value, keys included, in the order a walk
+    meets them (iteratively: any depth)."""
+    found: dict[str, None] = {}
     stack = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, str):
-            yield node
+            found[node] = None
         elif isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
+            # Most values of a request are strings: kept at once, not stacked.
+            for key, item in node.items():
+                if isinstance(key, str):
+                    found[key] = None
+                if isinstance(item, str):
+                    found[item] = None
+                elif isinstance(item, dict | list | tuple):
+                    stack.append(item)
         elif isinstance(node, list | tuple):
-            stack.extend(node)
+            for item in node:
+                if isinstance(item, str):
+                    found[item] = None
+                elif isinstance(item, dict | list | tuple):
+                    stack.append(item)
+    return list(found)
 
 
 def masking_for(workspace: Workspace, inputs: Any = None) -> MaskSession:
     """A mask session for one reply that knows the secrets the request itself sent, so
     a reply or an error echoing them (even normalised) is masked too."""
-    session = workspace.mask_session()
-    # Each distinct string once: a batch repeats its keys and many of its values.
-    for text in dict.fromkeys(strings_in(inputs)):
-        session.learn(text)
+    return learned(workspace.mask_session(), inputs)
+
+
+def learned(session: MaskSession, inputs: Any) -> MaskSession:
+    """``session``, having learned the secrets of every string in ``inputs`` it has not
+    learned yet (each distinct string once: a batch repeats its keys and many values)."""
+    session.learn_many(strings_in(inputs))
     return session
+
+
+def request_masking(workspace: Workspace) -> MaskSession | None:
+    """The mask session of the reply :func:`serve` is making on ``workspace``, or None.
+
+    A tool that masks what the request sent before keeping it (memory's capture) masks
+    with this session and learns as it goes (``MaskSession.mask_many(..., learn=True)``):
+    the reply then knows those secrets without the request being scanned a second time.
+    """
+    session = _REPLY.get()
+    return session if session is not None and session.workspace is workspace else None
 
 
 def serve(
@@ -63,15 +94,20 @@ def serve(
 
     ``offered`` names the tools the caller can reach (None: all). Failures propagate as
     they are (a :class:`~cuedeck.errors.CueError` for a bad argument or a known cause).
+    The reply's session learns the request's secrets once the tool is done: what the
+    tool masked with it (:func:`request_masking`) is not scanned again.
     """
     import pydantic_core
 
-    session = masking_for(workspace, arguments)
+    session = workspace.mask_session()
     token = _OFFERED.set(frozenset(offered) if offered is not None else None)
+    reply = _REPLY.set(session)
     try:
         value = tool.call(workspace, arguments or {})
     finally:
+        _REPLY.reset(reply)
         _OFFERED.reset(token)
+    learned(session, arguments)
     # Values JSON has no type for (a date, a path) become their text, as anywhere else.
     plain = pydantic_core.to_jsonable_python(value, fallback=str)
     return session.mask_json(plain)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from cuedeck.errors import InvalidInput, ToolLoadFailed
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from cuedeck.settings import RateLimit
     from cuedeck.workspace import Workspace
@@ -56,6 +56,13 @@ class ToolCall(NamedTuple):
 #: confirmation of a destructive tool: :func:`cuedeck.confirmation.confirm`).
 CURRENT_CALL: ContextVar[ToolCall | None] = ContextVar("cuedeck_tool_call", default=None)
 
+#: The arguments :meth:`Tool.validate` checked last in this context, and what came of
+#: them: a server that validates before it runs (to spend a rate limit only on calls that
+#: can run) does not make :meth:`Tool.call` validate the same arguments again. Taken once.
+_VALIDATED: ContextVar[tuple[Tool, Mapping[str, Any], dict[str, Any]] | None] = ContextVar(
+    "cuedeck_validated", default=None
+)
+
 #: Other names an argument is accepted under (never published in schemas):
 #: ``confirmed_token`` is the CIDX specification's name for the confirmation token.
 ARGUMENT_ALIASES: dict[str, tuple[str, ...]] = {"confirmation_token": ("confirmed_token",)}
@@ -70,6 +77,9 @@ MAX_DEPTH = 32
 
 def check_sizes(arguments: Mapping[str, Any], *, tool: str) -> None:
     """Refuse, with InvalidInput naming the field, any argument over the caps above."""
+    if _within_caps(arguments):
+        return
+    # Over a cap: walk again naming every field on the way, to say which one.
     stack: list[tuple[Any, str, int]] = [(value, name, 1) for name, value in arguments.items()]
     while stack:
         value, field, depth = stack.pop()
@@ -86,6 +96,23 @@ def check_sizes(arguments: Mapping[str, Any], *, tool: str) -> None:
             stack.extend((item, f"{field}.{key}", depth + 1) for key, item in value.items())
         elif isinstance(value, list | tuple):
             stack.extend((item, f"{field}.{n}", depth + 1) for n, item in enumerate(value))
+
+
+def _within_caps(arguments: Mapping[str, Any]) -> bool:
+    """Whether every argument is within the caps (what :func:`check_sizes` checks, without
+    the name of each field: a batch of a thousand segments is ten thousand values)."""
+    stack: list[tuple[Iterable[Any], int]] = [(arguments.values(), 1)]
+    while stack:
+        values, depth = stack.pop()
+        for value in values:
+            if isinstance(value, str):
+                if len(value) > MAX_TEXT:
+                    return False
+            elif isinstance(value, dict | list | tuple):
+                if len(value) > MAX_ITEMS or (value and depth >= MAX_DEPTH):
+                    return False  # too many items, or items nested too deep
+                stack.append((value.values() if isinstance(value, dict) else value, depth + 1))
+    return True
 
 
 #: Location parts that pydantic adds for the members of a union (``literal['a','b']``,
@@ -270,7 +297,16 @@ class Tool:
         return schema
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Arguments checked and converted; a bad one is InvalidInput naming its field."""
+        """Arguments checked and converted; a bad one is InvalidInput naming its field.
+
+        A :meth:`call` that follows in the same context with equal arguments takes the
+        result instead of validating again.
+        """
+        validated = self._validate(arguments)
+        _VALIDATED.set((self, arguments, validated))
+        return validated
+
+    def _validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         import pydantic
 
         check_sizes(arguments, tool=self.name)
@@ -291,7 +327,15 @@ class Tool:
 
     def call(self, workspace: Workspace, arguments: Mapping[str, Any] | None = None) -> Any:
         """Validate ``arguments`` and run the tool on ``workspace`` (as :data:`CURRENT_CALL`)."""
-        validated = self.validate(arguments or {})
+        arguments = arguments or {}
+        known = _VALIDATED.get()
+        # Equal arguments validated just before (by a server, before it ran the call):
+        # comparing is cheap, the values being the very objects it validated.
+        if known is not None and known[0] is self and known[1] == arguments:
+            _VALIDATED.set(None)  # once: the tool may change the values it is given
+            validated = known[2]
+        else:
+            validated = self._validate(arguments)
         running = CURRENT_CALL.set(ToolCall(self.name, dict(validated)))
         try:
             return self.func(workspace, **validated)

@@ -2,7 +2,9 @@
 
 Every segment is one row: its fields, and its text stored once, as it is. A contentless
 full-text table indexes the texts for keyword ranking (the text is not kept twice; the
-tables are :mod:`cuedeck_memory.schema`). Projects' current tasks and task snapshots are rows too.
+tables are :mod:`cuedeck_memory.schema`), merged by a thread after commits rather than
+inside them (:mod:`cuedeck_memory.upkeep`). Projects' current tasks and task snapshots
+are rows too.
 WAL with ``synchronous = NORMAL``: a write acknowledged to a caller is in the log, so a
 process killed or crashed mid-write loses only the transaction it had not committed
 (a power loss may also take the last commits before a checkpoint synced them). Writers take
@@ -20,24 +22,22 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
 import re
 import sqlite3
-import threading
 import zlib
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cuedeck_memory.schema import SCHEMA_VERSION, prepare, schema_of
 from cuedeck_memory.segments import Segment
+from cuedeck_memory.upkeep import Upkeep, defer_merges
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from pathlib import Path
 
 T = TypeVar("T")
-#: Log size from which a commit has it emptied into the store (SQLite's own default
-#: is 1,000 pages, about 4 MB).
-CHECKPOINT_BYTES = 4 * 1024 * 1024
+#: The full-text index of the texts (FTS5), merged after commits (:mod:`.upkeep`).
+INDEX_TABLE = "segments_fts"
 
 #: The GC runs of a row's project (schema.py: a run is counted per project, not per row).
 _RUNS = "COALESCE((SELECT runs FROM gc_runs WHERE gc_runs.project = segments.project), 0)"
@@ -115,7 +115,8 @@ class MemoryDatabase:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._connection: sqlite3.Connection | None = None
-        self._checkpointer: threading.Thread | None = None
+        self._upkeep = Upkeep(path, INDEX_TABLE)
+        self._merges_deferred = False
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -159,52 +160,32 @@ class MemoryDatabase:
     def close(self) -> None:
         """Close the connection (it reopens on next use), emptying the write-ahead log
         into the store when no other process reads it."""
-        if self._checkpointer is not None:
-            self._checkpointer.join()
+        self._upkeep.stop()
         if self._connection is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._connection.close()
             self._connection = None
 
+    def settle(self) -> None:
+        """Wait until the index is merged and the log emptied as far as they will be."""
+        self._upkeep.settle()
+
     @contextlib.contextmanager
     def writing(self) -> Iterator[int]:
         """A write transaction (SQLite's write lock held); yields its version."""
         db = self.db
-        with _transaction(db):
+        with self._upkeep.writing(), _transaction(db):
+            if not self._merges_deferred:  # the first write of this process
+                defer_merges(db, INDEX_TABLE)
+                self._merges_deferred = True
             # Stamped at the end: a table brought in step inside the transaction reads
             # the last version, so it reads this transaction's rows at its next look.
             version = self.version() + 1
             yield version
             db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(version),))
-        self._committed()
-
-    def _committed(self) -> None:
-        """After a commit: once the log holds :data:`CHECKPOINT_BYTES`, empty it into the
-        store in a thread. A checkpoint is one call into SQLite, which lets go of the GIL,
-        so it runs beside the next calls instead of inside one of them."""
-        try:
-            size = os.stat(f"{self.path}-wal").st_size
-        except OSError:
-            return
-        running = self._checkpointer is not None and self._checkpointer.is_alive()
-        if size < CHECKPOINT_BYTES or running:
-            return
-
-        def checkpoint() -> None:
-            # Its own connection: the store's may be in a transaction meanwhile.
-            with contextlib.suppress(sqlite3.Error):
-                connection = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-                try:
-                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                finally:
-                    connection.close()
-
-        # A daemon: a process that ends mid-checkpoint leaves the log to the next one.
-        self._checkpointer = threading.Thread(
-            target=checkpoint, name="cuedeck-memory-checkpoint", daemon=True
-        )
-        self._checkpointer.start()
+        # The index merged and the log emptied in a thread, beside the next calls.
+        self._upkeep.after_commit()
 
     def store_id(self) -> str:
         """The store's identity, made with it: a copy of another store's table is not

@@ -1,21 +1,21 @@
 """What every string the memory store writes passes: the workspace's maskers.
 
 A batch of captured segments is masked in one pass of the maskers (their texts and the
-distinct short values of their fields joined), not one call per string.
+distinct short values of their fields joined: ``MaskSession.mask_many``), not one call
+per string. Inside a served tool call the store masks with the reply's own session
+(:func:`cuedeck.serving.request_masking`), which learns the secrets as it masks: the
+request's texts are scanned once, for the disk and the reply alike.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
+    from cuedeck.masking import MaskSession
     from cuedeck.workspace import Workspace
-
-#: Joins a batch's texts for one pass of the maskers; a secret that would span it is
-#: caught by the count of parts, and the texts are then masked one by one.
-SEPARATOR = "\n\u241e\n"
 
 
 class Masker:
@@ -23,23 +23,26 @@ class Masker:
     batch of texts in one pass. With no function, masking is off."""
 
     def __init__(
-        self, function: Callable[[str | None], str | None] | None, session: Any = None
+        self,
+        function: Callable[[str | None], str | None] | None,
+        session: MaskSession | None = None,
+        *,
+        learn: bool = False,
     ) -> None:
         self.function = function
         self.session = session
+        #: Whether masking also learns the secrets (the session is a reply's: what it
+        #: masks came from the request).
+        self.learn = learn
 
     def __call__(self, value: str | None) -> str | None:
         return value if self.function is None else self.function(value)
 
     def texts(self, texts: Sequence[str]) -> list[str]:
         """``texts`` masked, in one pass of the maskers when they allow it."""
-        # A text holding the joint itself would make the count of parts lie.
-        if self.session is None or len(texts) < 2 or any(SEPARATOR in t for t in texts):
+        if self.session is None:
             return [self(t) or "" for t in texts]
-        parts = self.session.mask(SEPARATOR.join(texts)).split(SEPARATOR)
-        if len(parts) == len(texts):
-            return list(parts)
-        return [self(t) or "" for t in texts]
+        return self.session.mask_many(texts, learn=self.learn)
 
     def batch(
         self, texts: Sequence[str], values: Iterable[str | None]
@@ -60,10 +63,13 @@ class Masker:
 
 def store_masker(workspace: Workspace, enabled: bool) -> Masker:
     """The masker of one write (identity when ``enabled`` is false: ``[memory]
-    mask_on_capture`` off)."""
+    mask_on_capture`` off): the reply's session inside a served call, else a new one."""
     if not enabled:
         return Masker(None)
-    session = workspace.mask_session()
+    from cuedeck.serving import request_masking
+
+    reply = request_masking(workspace)
+    session = reply if reply is not None else workspace.mask_session()
     # Tags, types and task ids repeat through a batch: each is masked once.
     seen: dict[str, str] = {}
 
@@ -77,4 +83,4 @@ def store_masker(workspace: Workspace, enabled: bool) -> Masker:
                 seen[value] = found
         return found
 
-    return Masker(mask, session)
+    return Masker(mask, session, learn=reply is not None)
