@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
@@ -54,9 +55,35 @@ def _reply(request_id: str | int | None, code: int, message: str) -> str:
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}, separators=(",", ":"))
 
 
+#: A surrogate escape (``\\ud800``-``\\udfff``): the one thing json reads that the SDK's
+#: decoder may not (a lone half), so a line holding one takes the full check.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _plainly_valid(data: Any) -> bool:
+    """Whether decoded ``data`` is a request or notification the SDK's message model takes
+    as it is (``mcp_types.jsonrpc``: extra keys are ignored there), so its line need not
+    be validated twice before the SDK validates it."""
+    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
+        return False
+    if not isinstance(data.get("method"), str) or not isinstance(data.get("params", {}), dict):
+        return False
+    if "id" not in data:
+        return True
+    request_id = data["id"]
+    return isinstance(request_id, str) or (
+        isinstance(request_id, int) and not isinstance(request_id, bool)
+    )
+
+
 def rejection(line: str) -> str | None:
     """The JSON-RPC error reply to ``line`` when the transport cannot decode it, or when the
     SDK would not answer it properly (:func:`cuedeck_mcp.envelope.refusal`), else None."""
+    return checked(line)[0]
+
+
+def checked(line: str) -> tuple[str | None, Any]:
+    """:func:`rejection` of ``line``, and the message it decodes to (None when refused)."""
     import mcp_types
 
     from cuedeck_mcp.envelope import refusal
@@ -64,13 +91,15 @@ def rejection(line: str) -> str | None:
     try:
         data = json.loads(line)
     except (ValueError, RecursionError):
-        return _reply(None, PARSE_ERROR, "Parse error: the line is not JSON CueDeck can read")
+        return _reply(None, PARSE_ERROR, "Parse error: the line is not JSON CueDeck can read"), None
     refused = refusal(data)
     if refused is not None:
-        return json.dumps(refused, separators=(",", ":"))
+        return json.dumps(refused, separators=(",", ":")), None
+    if _plainly_valid(data) and not _SURROGATE_ESCAPE.search(line):
+        return None, data
     try:
         mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return None
+        return None, data
     except Exception:  # whatever the validator raises, the line is refused below
         pass
     raw_id = data.get("id") if isinstance(data, dict) else None
@@ -80,8 +109,8 @@ def rejection(line: str) -> str | None:
             request_id,
             PARSE_ERROR,
             "Parse error: the request contains a lone surrogate escape, which is not Unicode text",
-        )
-    return _reply(request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+        ), None
+    return _reply(request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"), None
 
 
 DRAIN_SECONDS = 60.0
@@ -97,9 +126,8 @@ class InFlight:
         self.settled = anyio.Event()
         self.settled.set()
 
-    def sent(self, line: str) -> None:
-        """Note ``line`` when it is a request, which a reply must settle."""
-        message = json.loads(line)
+    def sent(self, message: Any) -> None:
+        """Note ``message`` (decoded) when it is a request, which a reply must settle."""
         if isinstance(message, dict) and "method" in message and "id" in message:
             self.ids.add(json.dumps(message["id"]))
             if self.settled.is_set():
@@ -156,9 +184,9 @@ class CheckedLines:
         async for line in self.lines:
             if not line.strip():
                 continue
-            refusal = rejection(line)
+            refusal, message = checked(line)
             if refusal is None:
-                self.wire.in_flight.sent(line)
+                self.wire.in_flight.sent(message)
                 yield line
             else:
                 await self.wire.write(refusal + "\n")
