@@ -437,6 +437,7 @@ def test_the_board_offers_the_configured_budget(make_workspace: MakeWorkspace) -
     assert BoardApi(open_workspace(root)).cards()["budget"] == 12000
 
 
+@needs_extras
 def test_a_reader_that_leaves_early_ends_the_command_quietly(
     make_workspace: MakeWorkspace,
 ) -> None:
