@@ -77,6 +77,7 @@ async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Pa
     assert json.loads(result.stdout)["stopped"] == stopped
     assert wait_for_exit(server["pid"], timeout=1.0)  # stop waits for the end
     assert servers(warm) == []
+    assert list(Path(resident.registry()).glob(server["server"] + ".*")) == []  # log was empty
 
 
 async def test_a_changed_config_or_tool_list_gets_its_own_server(warm: Path) -> None:

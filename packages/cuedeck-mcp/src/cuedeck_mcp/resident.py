@@ -261,10 +261,15 @@ def _registered(name: str, root: Path) -> Iterator[None]:
     finally:
         with contextlib.suppress(OSError):
             os.remove(path)
-        log = os.path.join(registry(), f"{name}.log")
-        with contextlib.suppress(OSError):
-            if os.path.getsize(log) == 0:  # nothing to keep
-                os.remove(log)
+        _drop_empty_log(name)
+
+
+def _drop_empty_log(name: str) -> None:
+    """Remove server ``name``'s log when it holds nothing."""
+    log = os.path.join(registry(), f"{name}.log")
+    with contextlib.suppress(OSError):
+        if os.path.getsize(log) == 0:
+            os.remove(log)
 
 
 def serve(workspace: Workspace, name: str, tools: Sequence[str] | None, seconds: int) -> None:
@@ -438,6 +443,7 @@ def stop_servers(root: Path, *, timeout: float = 10.0) -> list[dict[str, Any]]:
             stopped.append({"server": file_name.removesuffix(".json"), "pid": pid})
         with contextlib.suppress(OSError):
             os.remove(path)
+        _drop_empty_log(file_name.removesuffix(".json"))
     return stopped
 
 
