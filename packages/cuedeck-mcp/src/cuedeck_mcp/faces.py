@@ -7,9 +7,11 @@ its types into JSON schemas: for the default profile, most of what a server did 
 under a key that changes whenever one could: the versions of pydantic and FastMCP, every
 ``sys.path`` folder's time (anything installed, upgraded or removed) and every Python
 file of the packages the tools live in, CueDeck's and cuedeck_mcp's own (inode, size and
-times: any edit). A tool whose face is remembered was imported and checked when it was
-made; it is imported again when it is first called. Faces are made for the tools not
-remembered only, each checked first: one that does not load is left out, as before.
+times: any edit; a file changed in the last two seconds, when a second edit could keep
+all four, leaves the faces unremembered). A tool whose face is remembered was imported
+and checked when it was made; it is imported again when it is first called. Faces are
+made for the tools not remembered only, each checked first: one that does not load is
+left out, as before.
 """
 
 from __future__ import annotations
@@ -71,6 +73,17 @@ def _key(targets: Iterable[str]) -> list[Any]:
     return [pydantic.VERSION, fastmcp.__version__, path_stamps(), _sources(packages)]
 
 
+def _settling(sources: list[Any]) -> bool:
+    """Whether a source file changed so recently that it may change again with the same
+    times and size (a stat cannot tell such an edit): its faces are then not remembered."""
+    import time
+
+    from cuedeck.entry_points import SETTLE_SECONDS
+
+    newest = max((stamp[3] for _, stamp in sources if stamp), default=0)
+    return time.time() - newest / 1e9 <= SETTLE_SECONDS
+
+
 def faces(host: PluginHost, tools: Mapping[str, Tool], replies: Replies) -> dict[str, Face]:
     """The faces of ``tools`` that load, by name: remembered, or made now and
     remembered; a tool that does not load is a failure of its plugin, left out."""
@@ -97,5 +110,6 @@ def faces(host: PluginHost, tools: Mapping[str, Tool], replies: Replies) -> dict
             n: {"as": [targets[n], tools[n].plugin, replies], "face": list(face)}
             for n, face in found.items()
         }
-        remember(name, key, {**stored, **entries})
+        if not _settling(key[3]):
+            remember(name, key, {**stored, **entries})
     return {n: found[n] for n in tools if n in found}
