@@ -31,6 +31,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
+from cuedeck.freshness import same_user
 from cuedeck.layout import CONFIG_PATH, user_cache_dir
 
 if TYPE_CHECKING:
@@ -124,15 +125,6 @@ def key(root: Path, tools: Sequence[str] | None) -> str:
 def address(name: str) -> str:
     """The abstract socket of the resident server named ``name``."""
     return f"\0cuedeck-mcp-{name}"
-
-
-def same_user(connection: socket.socket) -> bool:
-    """Whether the process at the other end of ``connection`` runs as this user."""
-    import struct
-
-    credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-    _pid, uid, _gid = struct.unpack("3i", credentials)
-    return bool(uid == os.getuid())
 
 
 # -- the relay: what a client starts ---------------------------------------------------------
