@@ -126,7 +126,7 @@ def bench_scenes(root: Path, runs: int) -> dict[str, object]:
 
 
 def bench_masking(root: Path, docs: list[str], runs: int) -> dict[str, float]:
-    from cuedeck.masking import BuiltinMasker
+    from cuedeck.builtin_masker import BuiltinMasker
 
     text = "\n".join((root / path).read_text(encoding="utf-8") for path in docs)
     pieces = [text[i : i + PIECE] for i in range(0, len(text), PIECE)]

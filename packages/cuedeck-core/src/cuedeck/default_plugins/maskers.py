@@ -12,6 +12,6 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_maskers(register: RegisterNamed) -> None:
-    from cuedeck.masking import BuiltinMasker
+    from cuedeck.builtin_masker import BuiltinMasker
 
     register("builtin", BuiltinMasker())
