@@ -9,7 +9,10 @@ are run.
 
 Each run is a whole ``cue -C ROOT index`` process on a workspace with an empty
 ``.cuedeck/`` and an empty user cache (``CUEDECK_CACHE_DIR``): the index, then the
-keyword postings search reads. Two figures per run: wall seconds, and CPU seconds
+keyword postings search reads. Three figures per run: the index step's own seconds as
+``cue index --json`` reports them (reading and parsing the files into the index, the
+step issue 26's baseline of 0.71 s timed: its English figure, 0.11 s, is less than any
+``cue`` process takes to start); the whole process's wall seconds; and its CPU seconds
 (user + system of the process and the workers it forks), which the other jobs of a
 shared machine disturb far less than the wall clock. Each corpus is run with the
 workers ``cue`` picks (every core) and in one process (``CUEDECK_WORKERS=1``), whose
@@ -37,6 +40,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from search_truth import environment as clean_environment
+from search_truth import old_sources
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "cold_index.json"
 CUE = str(Path(sys.executable).parent / "cue")
@@ -44,34 +50,17 @@ TARGET = 1.0  # seconds, every language, wall clock (issue 26)
 
 
 def environment(sources: Path | None, cache: Path, workers: int | None) -> dict[str, str]:
-    """A clean environment: an empty user cache, bytecode written, the chosen workers;
-    ``sources``: an older tree's packages first on the path."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUEDECK_", "CUE_"))}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["CUEDECK_CACHE_DIR"] = str(cache)
+    """search_truth's clean environment (an empty user cache, bytecode written, ``sources``
+    first on the path), with the chosen workers."""
+    env = clean_environment(sources, cache)
     if workers is not None:
         env["CUEDECK_WORKERS"] = str(workers)
-    if sources is not None:
-        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in sorted(sources.glob("packages/*/src")))
-    else:
-        env.pop("PYTHONPATH", None)
     return env
 
 
-def old_sources(rev: str, into: Path) -> Path:
-    """The packages at ``rev``, extracted into ``into``."""
-    target = into / f"before-{rev[:12]}"
-    if not target.exists():
-        target.mkdir(parents=True)
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", rev, "packages"], check=True, capture_output=True
-        ).stdout
-        subprocess.run(["tar", "x", "-C", str(target)], input=archive, check=True)
-    return target
-
-
-def cold_run(root: Path, env: dict[str, str]) -> tuple[float, float]:
-    """One cold ``cue index`` of ``root``: (wall seconds, CPU seconds with its workers)."""
+def cold_run(root: Path, env: dict[str, str]) -> tuple[float, float, float]:
+    """One cold ``cue index --json`` of ``root``: (wall seconds, CPU seconds with its
+    workers, the index step's own seconds as the command reports them)."""
     shutil.rmtree(root / ".cuedeck", ignore_errors=True)
     (root / ".cuedeck").mkdir()
     cache = Path(env["CUEDECK_CACHE_DIR"])
@@ -79,13 +68,15 @@ def cold_run(root: Path, env: dict[str, str]) -> tuple[float, float]:
     cache.mkdir()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([CUE, "-C", str(root), "index"], env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [CUE, "-C", str(root), "index", "--json"], env=env, capture_output=True, text=True
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"cue index failed on {root}:\n{done.stdout}{done.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    return wall, cpu, float(json.loads(done.stdout)["seconds"])
 
 
 def english_from_corpora(into: Path) -> Path:
@@ -106,10 +97,11 @@ def workspace(source: Path, into: Path, name: str) -> Path:
     return target
 
 
-def summary(samples: list[tuple[float, float]]) -> dict[str, float]:
-    walls = [wall for wall, _ in samples]
-    cpus = [cpu for _, cpu in samples]
+def summary(samples: list[tuple[float, float, float]]) -> dict[str, float]:
+    walls = [wall for wall, _, _ in samples]
+    cpus = [cpu for _, cpu, _ in samples]
     return {
+        "index step s": round(statistics.median(step for *_, step in samples), 3),
         "wall s": round(statistics.median(walls), 3),
         "wall best s": round(min(walls), 3),
         "cpu s": round(statistics.median(cpus), 3),
@@ -147,7 +139,7 @@ def main() -> None:
     rows: list[tuple[str, str, str, dict[str, float]]] = []
     for corpus, root in corpora.items():
         for label, workers in (("every core", None), ("one process", 1)):
-            samples: dict[str, list[tuple[float, float]]] = {v: [] for v in versions}
+            samples: dict[str, list[tuple[float, float, float]]] = {v: [] for v in versions}
             for run in range(args.runs):
                 for version, sources in versions.items():
                     env = environment(sources, work / "user-cache", workers)
@@ -163,18 +155,22 @@ def main() -> None:
 
     files = {c: sum(1 for _ in r.rglob("*.md")) for c, r in corpora.items()}
     print(f"load average {results['load at start']} at start, {results['load at end']} at end")
-    print("| corpus | workers | version | wall, median (best) | CPU, median (best) |")
-    print("| --- | --- | --- | ---: | ---: |")
+    print(
+        "| corpus | workers | version | index step, median "
+        "| whole process: wall, median (best) | CPU, median (best) |"
+    )
+    print("| --- | --- | --- | ---: | ---: | ---: |")
     for corpus, label, version, row in rows:
         print(
             f"| {corpus} ({files[corpus]:,} pages) | {label} | {version} "
-            f"| {row['wall s']:.2f} s ({row['wall best s']:.2f}) "
+            f"| {row['index step s']:.2f} s | {row['wall s']:.2f} s ({row['wall best s']:.2f}) "
             f"| {row['cpu s']:.2f} s ({row['cpu best s']:.2f}) |"
         )
     every = results.get("every language, every core, now")
     if every is not None:
-        met = "met" if every["wall s"] <= TARGET else "missed"
-        print(f"target: every language, wall <= {TARGET} s: {met} ({every['wall s']:.2f} s)")
+        for figure in ("index step s", "wall s"):
+            met = "met" if every[figure] <= TARGET else "missed"
+            print(f"every language, {figure[:-2]} <= {TARGET} s: {met} ({every[figure]:.2f} s)")
 
 
 if __name__ == "__main__":
