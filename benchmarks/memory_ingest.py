@@ -11,8 +11,9 @@ that run, where they cost most, and separates the server's own work from the wai
   kept under ``--dir`` for the next runs;
 - in process: ``--batches`` more batches of 1,000 through core's ``serve`` (what the
   MCP server runs for a call), each timed as CPU time of the calling thread;
-- over MCP: a ``cue mcp`` server on a copy of that store, driven over stdio by the
-  MCP SDK's client as memory.py drives it, the same batches: wall time per call (the
+- over MCP: a ``cue mcp`` server in its own process (``CUEDECK_MCP_RESIDENT=0``) on a
+  copy of that store, driven over stdio by the MCP SDK's client as memory.py drives it,
+  the same batches: wall time per call (the
   seg/s an agent sees), the server's CPU time per call (user and system, every thread),
   and each server thread's share.
 
@@ -141,7 +142,9 @@ async def over_mcp(root: Path, batches: list[dict[str, Any]]) -> dict[str, Any]:
     """Wall and server CPU ms per call, and each server thread's CPU ms per call."""
     served = bench.CueDeck.__new__(bench.CueDeck)
     served.root = root
-    async with Client(served.params(), mode="legacy") as client:
+    # Served in the spawned process itself: by default `cue mcp` relays to a resident
+    # server (docs/mcp.md), and the relay's CPU is not the server's.
+    async with Client(served.params(CUEDECK_MCP_RESIDENT="0"), mode="legacy") as client:
         pid = _server_pid()
         warm = {"project_id": "bench", "segments": [{"text": "warm up"}], "max_tokens": 2000}
         bench.reply(await client.call_tool("context_capture", warm))
