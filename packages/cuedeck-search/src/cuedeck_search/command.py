@@ -45,7 +45,7 @@ def search(
     no_embed: bool,
     as_json: bool,
 ) -> None:
-    """Search docs, cards and markdown files: best files first, with the matching sections.
+    """Search docs, cards, markdown and code: best files first, with the matching sections.
 
     Hybrid (the default) fuses keyword ranking (BM25F, stemmed, headings and file names
     weighted) with semantic similarity (all-MiniLM-L6-v2, run locally). Sections not

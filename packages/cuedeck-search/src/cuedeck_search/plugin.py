@@ -85,5 +85,5 @@ def register_tools(register: RegisterTool) -> None:
 def register_commands(register: RegisterCommand) -> None:
     register(
         "cuedeck_search.command:search",
-        help="Search docs, cards and markdown files: best files first, with the matching sections.",
+        help="Search docs, cards, markdown and code: best files first, with the matching sections.",
     )

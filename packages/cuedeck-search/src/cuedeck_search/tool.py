@@ -83,7 +83,7 @@ def read_context(
         ContextFilters | None, pydantic.Field(description="Frontmatter filters")
     ] = None,
 ) -> ContextReply:
-    """Search docs, cards and markdown by keyword, meaning or both; best files first.
+    """Search docs, cards, markdown and code by keyword, meaning or both; best files first.
 
     Each result has the file's hash and tokens, its best sections (anchors, best first;
     line of the best) and the keyword and semantic parts of its score. answered_by says
