@@ -269,6 +269,33 @@ def test_the_map_respects_its_budget(shop: Repo, budget: int) -> None:
         )
 
 
+def test_a_method_shown_without_its_class_says_whose_it_is() -> None:
+    from cuedeck.models import RankedSymbol
+    from cuedeck_code.repomap import render
+
+    def symbol(name: str, line: int, signature: str) -> RankedSymbol:
+        return RankedSymbol("a.py", name, "method", line, line + 1, 10, 1.0, signature=signature)
+
+    text = render(
+        [
+            symbol("Cart.total", 12, "def total(self) -> float"),
+            symbol("Cart.add", 8, "def add(self, item: str) -> None"),
+            symbol("Shelf.Slot.take", 30, "def take(self) -> str"),
+            symbol("Shelf", 20, "class Shelf"),
+        ],
+        "# Map",
+    )
+    assert text == (
+        "# Map\n\na.py:\n"
+        "  ⋮ Cart\n"
+        "    L8-9 def add(self, item: str) -> None\n"
+        "    L12-13 def total(self) -> float\n"
+        "  L20-21 class Shelf\n"
+        "    ⋮ Slot\n"
+        "      L30-31 def take(self) -> str\n"
+    )
+
+
 def test_a_map_for_a_query_or_a_folder(shop: Repo) -> None:
     workspace = open_workspace(shop.root)
     tool = workspace.plugins.tools()["repo_map"]

@@ -121,8 +121,17 @@ def render(entries: list[RankedSymbol], header: str) -> str:
     out = [header, ""]
     for path, found in files.items():
         out.append(f"{path}:")
+        shown = {entry.name for entry in found}
         for entry in sorted(found, key=lambda e: (e.line, -e.end_line)):
             depth = entry.name.count(".") + 1
+            # A method shown without its class says whose it is: a line naming each
+            # enclosing definition not shown (once, before its first member).
+            parts = entry.name.split(".")
+            for level in range(1, len(parts)):
+                enclosing = ".".join(parts[:level])
+                if enclosing not in shown:
+                    shown.add(enclosing)
+                    out.append(f"{'  ' * level}⋮ {parts[level - 1]}")
             span = (
                 f"L{entry.line}-{entry.end_line}"
                 if entry.end_line > entry.line
