@@ -110,6 +110,27 @@ def test_old_schema_version_is_rebuilt(
     ]  # in words, not a dump of the cache's meta table
 
 
+def test_a_cache_built_with_other_parsers_says_which_by_name(
+    make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = make_workspace(FILES)
+    with open_workspace(root) as workspace:
+        workspace.refresh()
+    with sqlite3.connect(root / INDEX_DB) as connection:
+        (now,) = connection.execute("SELECT value FROM meta WHERE key = 'parsers'").fetchone()
+        connection.execute(
+            "UPDATE meta SET value = ? WHERE key = 'parsers'",
+            (now + ";rst=*.rst@sphinx_plugin",),
+        )
+    with caplog.at_level(logging.WARNING, logger="cuedeck"):
+        stats = open_workspace(root).refresh()
+    assert stats.rebuilt
+    assert [record.getMessage() for record in caplog.records] == [
+        "the index cache was built with another setting (parsers: rst (sphinx_plugin) removed); "
+        "rebuilding it"
+    ]
+
+
 def test_rebuild_flag_parses_everything(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(FILES)
     workspace = open_workspace(root)

@@ -69,13 +69,40 @@ def cache_difference(found: Mapping[str, str], wanted: Mapping[str, str]) -> str
     """Why a cache cannot be reused, in words: ``the index cache was built by another
     version of CueDeck (format 2, now 3)``."""
     changes = [
-        f"{_META_WORDS.get(key, key)} {found.get(key, 'unknown')}, now {wanted[key]}"
+        _parsers_change(found.get(key, ""), wanted[key])
+        if key == "parsers"
+        else f"{_META_WORDS.get(key, key)} {found.get(key, 'unknown')}, now {wanted[key]}"
         for key in wanted
         if found.get(key) != wanted[key]
     ]
     if "schema" in wanted and found.get("schema") != wanted["schema"]:
         return f"the index cache was built by another version of CueDeck ({'; '.join(changes)})"
     return f"the index cache was built with another setting ({'; '.join(changes)})"
+
+
+def _parsers_change(found: str, wanted: str) -> str:
+    """How two parser fingerprints (``name=patterns@plugin;...``) differ, by parser name:
+    ``parsers: ini (example) added``, not both fingerprints whole."""
+
+    def parsers(fingerprint: str) -> dict[str, tuple[str, str]]:
+        named = {}
+        for item in filter(None, fingerprint.split(";")):
+            name, _, rest = item.partition("=")
+            patterns, _, plugin = rest.rpartition("@")
+            named[name] = (patterns, plugin)
+        return named
+
+    before, now = parsers(found), parsers(wanted)
+    words = [f"{name} ({now[name][1]}) added" for name in now if name not in before]
+    words += [f"{name} ({before[name][1]}) removed" for name in before if name not in now]
+    words += [
+        f"{name} now from {now[name][1]}"
+        if before[name][1] != now[name][1]
+        else f"{name}'s file patterns changed"
+        for name in now
+        if name in before and before[name] != now[name]
+    ]
+    return "parsers: " + (", ".join(words) or "changed")
 
 
 class IndexStore:
