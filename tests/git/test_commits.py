@@ -48,6 +48,8 @@ def test_commit_refusals_are_named(repo: Path, call: Call) -> None:
     with pytest.raises(GitFailed) as nothing:
         call("git_commit", message="empty")
     assert nothing.value.data["reason"] == "nothing_to_commit"
+    # The message quotes git's line naming the cause, not its first line ("On branch").
+    assert str(nothing.value).startswith("git commit failed: nothing to commit")
     with pytest.raises(InvalidInput):
         call("git_commit", message="   ")
     with pytest.raises(InvalidInput):

@@ -299,6 +299,10 @@ class Repo:
         found, help = reason(f"{stderr}\n{stdout}")
         detail = (stderr or stdout).splitlines()
         summary = next((line for line in detail if line.lower().startswith(("fatal", "error"))), "")
+        if found is not None:  # the line that names the cause ("nothing to commit, ...")
+            pattern = next(pattern for pattern, name, _ in REASONS if name == found)
+            lines = f"{stderr}\n{stdout}".splitlines()
+            summary = next((line.strip() for line in lines if pattern.search(line)), summary)
         summary = summary or (detail[0] if detail else f"exit status {result.returncode}")
         return GitFailed(
             f"git {args[0]} failed: {summary}",
