@@ -282,6 +282,7 @@ def test_a_method_shown_without_its_class_says_whose_it_is() -> None:
             symbol("Cart.add", 8, "def add(self, item: str) -> None"),
             symbol("Shelf.Slot.take", 30, "def take(self) -> str"),
             symbol("Shelf", 20, "class Shelf"),
+            RankedSymbol("b.js", "jquery.min", "module", 1, 2, 10, 1.0),
         ],
         "# Map",
     )
@@ -293,6 +294,8 @@ def test_a_method_shown_without_its_class_says_whose_it_is() -> None:
         "  L20-21 class Shelf\n"
         "    ⋮ Slot\n"
         "      L30-31 def take(self) -> str\n"
+        "b.js:\n"
+        "  L1-2 module b.js\n"
     )
 
 

@@ -123,10 +123,11 @@ def render(entries: list[RankedSymbol], header: str) -> str:
         out.append(f"{path}:")
         shown = {entry.name for entry in found}
         for entry in sorted(found, key=lambda e: (e.line, -e.end_line)):
-            depth = entry.name.count(".") + 1
+            # A module is named by its file's stem, which may hold dots (jquery.min).
+            parts = [entry.name] if entry.kind == "module" else entry.name.split(".")
+            depth = len(parts)
             # A method shown without its class says whose it is: a line naming each
             # enclosing definition not shown (once, before its first member).
-            parts = entry.name.split(".")
             for level in range(1, len(parts)):
                 enclosing = ".".join(parts[:level])
                 if enclosing not in shown:
