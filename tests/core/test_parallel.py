@@ -84,6 +84,18 @@ def test_one_worker_or_a_short_list_stays_here() -> None:
     assert result["in_parent"] and result["squares"] == [0, 1, 4, 9, 16]
 
 
+def test_a_few_large_files_are_worth_forking_for() -> None:
+    few = JOB.replace("list(range(100))", "list(range(20))").replace("min_items=10", "size=SIZE")
+    big = run(
+        few.replace("SIZE", "1_000_000") + "\nprint(json.dumps(run()))\n", CUEDECK_WORKERS="2"
+    )
+    assert not big["in_parent"] and big["squares"] == [n * n for n in range(20)]
+    small = run(
+        few.replace("SIZE", "999_999") + "\nprint(json.dumps(run()))\n", CUEDECK_WORKERS="2"
+    )
+    assert small["in_parent"]
+
+
 def test_a_worker_that_dies_leaves_the_work_to_this_process() -> None:
     script = JOB.replace(
         "def job(chunk, tick):\n",

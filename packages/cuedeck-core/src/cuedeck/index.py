@@ -319,7 +319,8 @@ class Index:
             self.count_tokens, frozenset(self._rows.every()), self.config
         )
         read = FileReader(self.root, self.parsers, context, self.sha, len(stale) >= DEFER_COUNTS)
-        chunks = map_chunks(read, stale, message="Indexing files", progress=progress)
+        size = sum(stat[1] for _, stat in stale)
+        chunks = map_chunks(read, stale, message="Indexing files", progress=progress, size=size)
         for outcomes in chunks:
             for path, stat, kind, found in outcomes:
                 if kind == "parsed":
@@ -365,6 +366,10 @@ class Index:
         if len(known) != self.generation - generation:
             return None
         return set().union(*known)
+
+    def size(self, paths: Iterable[str]) -> int:
+        """The bytes of the indexed files at ``paths``, as of the last refresh."""
+        return sum(row[0][1] for path in paths if (row := self._rows.get(path)) is not None)
 
     def sha(self, path: str) -> str | None:
         """The sha256 of the indexed file at ``path``, or None."""

@@ -185,7 +185,10 @@ class Catalog:
 
     def _postings_of(self, keys: Sequence[Key]) -> Postings:
         """Postings of many new documents, tokenised on every core (a cold start)."""
-        parts = parallel.map_chunks(self._chunk, keys, message="Tokenising files for search")
+        size = self.workspace.index.size(key[0] for key in keys)
+        parts = parallel.map_chunks(
+            self._chunk, keys, message="Tokenising files for search", size=size
+        )
         self.stats.documents_split += len(keys)
         return parts[0] if len(parts) == 1 else combine([(part, None) for part in parts])
 
