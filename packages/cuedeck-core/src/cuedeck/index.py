@@ -367,10 +367,6 @@ class Index:
             return None
         return set().union(*known)
 
-    def size(self, paths: Iterable[str]) -> int:
-        """The bytes of the indexed files at ``paths``, as of the last refresh."""
-        return sum(row[0][1] for path in paths if (row := self._rows.get(path)) is not None)
-
     def sha(self, path: str) -> str | None:
         """The sha256 of the indexed file at ``path``, or None."""
         row = self._rows.get(path)

@@ -185,10 +185,9 @@ class Catalog:
 
     def _postings_of(self, keys: Sequence[Key]) -> Postings:
         """Postings of many new documents, tokenised on every core (a cold start)."""
-        size = self.workspace.index.size(key[0] for key in keys)
-        parts = parallel.map_chunks(
-            self._chunk, keys, message="Tokenising files for search", size=size
-        )
+        # Forked for 1,000 files or more only: below that, a worker's share of the distinct
+        # words and the join of the parts cost about what they save.
+        parts = parallel.map_chunks(self._chunk, keys, message="Tokenising files for search")
         self.stats.documents_split += len(keys)
         return parts[0] if len(parts) == 1 else combine([(part, None) for part in parts])
 
