@@ -31,7 +31,8 @@ class Cart:
         """What the items cost."""
         return sum(prices[name] * count for name, count in self.items.items())
 '''
-CARD_PATH = ".cuedeck/cards/abc123.md"
+CARD_ID = "abc123"
+CARD_PATH = f".cuedeck/cards/{CARD_ID}.md"
 CARD = """---
 id: abc123
 title: Fix cart adding
@@ -122,7 +123,7 @@ def test_a_changed_body_drifts_with_its_diff_size(shop: Repo) -> None:
         "code reference '@code/src/shop/cart.py#Cart.add' drifted: +3 -1 lines since "
     )
     assert warning.help == (
-        "read it again, then record it anew: cue card update ID --ref "
+        f"read it again, then record it anew: cue card update {CARD_ID} --ref "
         "code/src/shop/cart.py#Cart.add"
     )
     # Recording it again accepts the drift.

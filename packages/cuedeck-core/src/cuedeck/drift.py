@@ -333,6 +333,14 @@ def record_references(
 # --- doctor ------------------------------------------------------------------------------
 
 
+def _card_id(source: str) -> str:
+    """The id of the card at ``source``, or ``ID`` for a reference made elsewhere."""
+    from cuedeck.layout import CARD_ID, card_path
+
+    stem = posixpath.splitext(posixpath.basename(source))[0]
+    return stem if CARD_ID.match(stem) and card_path(stem) == source else "ID"
+
+
 def drift_problems(workspace: Workspace) -> list[Problem]:
     """``cue doctor``'s findings: drifted references (warning 1140), orphaned ones (error
     1141, with the likeliest new home) and line ranges whose text moved (warning 1142)."""
@@ -346,7 +354,8 @@ def drift_problems(workspace: Workspace) -> list[Problem]:
                     label.source,
                     label.line,
                     f"code reference {label.raw!r} {label.describe()}",
-                    f"read it again, then record it anew: cue card update ID --ref {_spec(label)}",
+                    f"read it again, then record it anew: cue card update "
+                    f"{_card_id(label.source)} --ref {_spec(label)}",
                 )
             )
         elif label.state == "orphaned":
