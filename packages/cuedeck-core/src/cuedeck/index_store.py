@@ -20,6 +20,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cuedeck.cache_db import write_ahead
 from cuedeck.freshness import STAMP
 from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
 from cuedeck.writes import locked
@@ -123,7 +124,7 @@ class IndexStore:
             self.path, timeout=30.0, isolation_level=None, check_same_thread=False
         )
         connection.execute("PRAGMA busy_timeout = 30000")
-        connection.execute("PRAGMA journal_mode = WAL")
+        write_ahead(connection)
         connection.execute("PRAGMA synchronous = NORMAL")
         return connection
 

@@ -23,6 +23,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
+from cuedeck.cache_db import write_ahead
 from cuedeck_mcp.errors import RateLimited
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ class RateLimiter:
                 self.store, timeout=10, isolation_level=None, check_same_thread=False
             )
             db.execute("PRAGMA busy_timeout = 30000")
-            db.execute("PRAGMA journal_mode=WAL")
+            write_ahead(db)
             db.execute("PRAGMA synchronous=NORMAL")
             columns = {row[1] for row in db.execute("PRAGMA table_info(buckets)")}
             if columns and "client" not in columns:

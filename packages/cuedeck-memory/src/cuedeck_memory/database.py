@@ -27,6 +27,7 @@ import sqlite3
 import zlib
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from cuedeck.cache_db import write_ahead
 from cuedeck_memory.schema import SCHEMA_VERSION, prepare, schema_of
 from cuedeck_memory.segments import Segment
 from cuedeck_memory.upkeep import Upkeep, defer_merges
@@ -141,7 +142,7 @@ class MemoryDatabase:
             self.path, timeout=60.0, isolation_level=None, check_same_thread=False
         )
         connection.execute("PRAGMA busy_timeout = 60000")
-        connection.execute("PRAGMA journal_mode = WAL")
+        write_ahead(connection)
         # A commit is in the log, which the OS holds for us: a process that dies (killed,
         # crashed) loses nothing it acknowledged. The log is synced at checkpoints, not
         # at every commit: only losing power can take the last commits (docs/memory.md).

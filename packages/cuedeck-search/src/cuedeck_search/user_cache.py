@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cuedeck.cache_db import write_ahead
 from cuedeck.layout import user_cache_dir
 from cuedeck_search.onnx_model import DIMENSIONS
 
@@ -48,7 +49,7 @@ def connect() -> sqlite3.Connection:
     connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     # WAL lets readers go on while another process writes; NORMAL sync is safe with WAL
     # (a power cut may lose the last batch, never corrupt the file).
-    connection.execute("PRAGMA journal_mode = WAL")
+    write_ahead(connection)
     connection.execute("PRAGMA synchronous = NORMAL")
     return connection
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from cuedeck.cache_db import write_ahead
 from cuedeck.errors import InvalidInput
 from cuedeck_mcp.team.errors import AliasTaken, RepositoryBusy
 
@@ -151,7 +152,7 @@ class Registry:
         connection = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         try:
             connection.execute("PRAGMA busy_timeout = 30000")
-            connection.execute("PRAGMA journal_mode = WAL")
+            write_ahead(connection)
             connection.executescript(_SCHEMA)
             connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
