@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,22 @@ needs_extras = pytest.mark.skipif(
     not all(installed(m) for m in (*OPTIONAL, "cuedeck_example_plugin")),
     reason="needs every CueDeck package and the example plugin (tox -e all)",
 )
+
+
+@contextlib.contextmanager
+def interruptible_children() -> Iterator[None]:
+    """Children started in this block take Ctrl-C (SIGINT) as a terminal gives it. A run
+    started in the background without job control ignores SIGINT, and an ignored
+    signal is inherited across exec, so a child would never see the test's Ctrl-C; a
+    handled one is reset to the default there."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if previous is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, previous)
 
 
 def run_script(script: str, **env: str) -> Any:

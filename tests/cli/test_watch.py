@@ -14,7 +14,7 @@ from typing import IO
 
 import pytest
 
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, interruptible_children
 
 pytestmark = pytest.mark.slow
 
@@ -27,12 +27,13 @@ class Watcher:
     """A running `cue watch` whose output lines arrive on queues."""
 
     def __init__(self, root: Path) -> None:
-        self.process = subprocess.Popen(
-            [*CUE, "-C", str(root), "watch", "--no-clipboard"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        with interruptible_children():  # the Ctrl-C test needs it
+            self.process = subprocess.Popen(
+                [*CUE, "-C", str(root), "watch", "--no-clipboard"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
         self.out: queue.Queue[str] = queue.Queue()
         self.err: queue.Queue[str] = queue.Queue()
         assert self.process.stdout is not None and self.process.stderr is not None

@@ -18,7 +18,7 @@ from cuedeck import open_workspace
 from cuedeck_search import user_cache
 from cuedeck_search.onnx_model import MAX_WORD_PIECES, load_embedder, model_file
 from cuedeck_search.user_cache import EmbeddingCache
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, interruptible_children
 
 pytestmark = pytest.mark.slow  # loads the real model (about a second)
 
@@ -157,12 +157,13 @@ def test_an_interrupted_embedding_keeps_what_it_saved(make_workspace: MakeWorksp
         for i in range(sections)
     }
     root = make_workspace(notes)
-    process = subprocess.Popen(
-        [sys.executable, "-c", INTERRUPTED_RUN, str(root)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    with interruptible_children():
+        process = subprocess.Popen(
+            [sys.executable, "-c", INTERRUPTED_RUN, str(root)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
         try:
