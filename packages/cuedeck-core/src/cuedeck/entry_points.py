@@ -26,6 +26,13 @@ from cuedeck.remembered import recall, remember
 SETTLE_SECONDS = 2.0
 
 
+def settled(newest_ns: int) -> bool:
+    """Whether a change at ``newest_ns`` (nanoseconds since the epoch) is old enough that
+    another edit could not keep the same stat: only then is an answer keyed by stats
+    remembered."""
+    return time.time() - newest_ns / 1e9 > SETTLE_SECONDS
+
+
 class PluginEntry(NamedTuple):
     """One entry point of the group, and the distribution that declares it."""
 
@@ -80,6 +87,6 @@ def entry_points(group: str) -> list[PluginEntry]:
         return [PluginEntry(*entry) for entry in known]
     found = _scan(group)
     newest = max((mtime for _, mtime in stamps if mtime is not None), default=0)
-    if time.time() - newest / 1e9 > SETTLE_SECONDS:
+    if settled(newest):
         remember(name, key, found)
     return found

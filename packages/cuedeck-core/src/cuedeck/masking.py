@@ -221,13 +221,7 @@ class MaskSession:
                     return [self.find(text) for text in texts]
                 if span.rule not in self._disabled:
                     spans[number].append((span.start - start, order, span.end - start, span.rule))
-        if self._learned:
-            return [self._settled(text, found) for text, found in zip(texts, spans, strict=True)]
-        # Nothing learned to look for: a text no masker found anything in has no secret.
-        return [
-            self._settled(text, found) if found else []
-            for text, found in zip(texts, spans, strict=True)
-        ]
+        return [self._settled(text, found) for text, found in zip(texts, spans, strict=True)]
 
     def _add(
         self,

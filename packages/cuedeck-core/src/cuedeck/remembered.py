@@ -59,3 +59,16 @@ def file_key(path: str) -> list[int] | None:
     except OSError:
         return None
     return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def tree_keys(folder: str) -> list[list[Any]]:
+    """Every Python file under ``folder`` (``__pycache__`` aside) with its
+    :func:`file_key`, in a stable order: what a package's sources are keyed by."""
+    found: list[list[Any]] = []
+    for parent, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(parent, name)
+                found.append([path, file_key(path)])
+    return found

@@ -17,12 +17,11 @@ left out, as before.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import zlib
 from typing import TYPE_CHECKING, Any
 
-from cuedeck.remembered import file_key, recall, remember
+from cuedeck.remembered import file_key, recall, remember, tree_keys
 from cuedeck_mcp.adapter import Face, face_of
 
 if TYPE_CHECKING:
@@ -50,12 +49,7 @@ def _sources(packages: Iterable[str]) -> list[Any]:
         if single and not hasattr(module, "__path__"):
             found.append([single, file_key(single)])
         for folder in getattr(module, "__path__", None) or []:
-            for parent, dirs, files in os.walk(folder):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        path = os.path.join(parent, name)
-                        found.append([path, file_key(path)])
+            found.extend(tree_keys(folder))
     return found
 
 
@@ -76,12 +70,9 @@ def _key(targets: Iterable[str]) -> list[Any]:
 def _settling(sources: list[Any]) -> bool:
     """Whether a source file changed so recently that it may change again with the same
     times and size (a stat cannot tell such an edit): its faces are then not remembered."""
-    import time
+    from cuedeck.entry_points import settled
 
-    from cuedeck.entry_points import SETTLE_SECONDS
-
-    newest = max((stamp[3] for _, stamp in sources if stamp), default=0)
-    return time.time() - newest / 1e9 <= SETTLE_SECONDS
+    return not settled(max((stamp[3] for _, stamp in sources if stamp), default=0))
 
 
 def faces(host: PluginHost, tools: Mapping[str, Tool], replies: Replies) -> dict[str, Face]:

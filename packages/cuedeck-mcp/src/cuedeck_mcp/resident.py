@@ -77,7 +77,7 @@ def _sources() -> list[Any]:
     import importlib.util
 
     from cuedeck.entry_points import entry_points
-    from cuedeck.remembered import file_key
+    from cuedeck.remembered import file_key, tree_keys
 
     packages = set(_PACKAGES)
     for entry in entry_points("cuedeck"):
@@ -91,13 +91,7 @@ def _sources() -> list[Any]:
         if not folders and spec.origin:
             found.append([spec.origin, file_key(spec.origin)])
         for folder in folders:
-            for parent, dirs, files in os.walk(folder):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                found.extend(
-                    [os.path.join(parent, name), file_key(os.path.join(parent, name))]
-                    for name in sorted(files)
-                    if name.endswith(".py")
-                )
+            found.extend(tree_keys(folder))
     return found
 
 

@@ -191,22 +191,8 @@ def keyword_section(section: Section) -> KeywordSection:
 
 
 def keyword_sections(document: Document, lines: Sequence[str]) -> list[KeywordSection]:
-    """:func:`keyword_section` of each of :func:`split_sections`, without making the
-    sections themselves (a cold index reads every section of every file)."""
-    spans = section_spans(document, lines)
-    if not spans:
-        return [keyword_section(section) for section in split_sections(document, lines)]
-    found = []
-    for span in spans:
-        if span.kind is not None:  # code: its summary is made as for results
-            found.append(keyword_section(section_of(document, lines, span)))
-            continue
-        chunk = lines[span.first - 1 : span.last]
-        own = chunk[1:] if span.anchor is not None else chunk
-        text = embedding_text(span.heading_path, _prose(own))
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        found.append(("\n".join(own), span.heading_path, span.first, span.last, digest))
-    return found
+    """:func:`keyword_section` of each of :func:`split_sections`."""
+    return [keyword_section(section) for section in split_sections(document, lines)]
 
 
 def split_sections(document: Document, lines: Sequence[str]) -> list[Section]:
