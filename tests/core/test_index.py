@@ -9,13 +9,14 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import LockError
-from cuedeck.index import SCHEMA_VERSION
+from cuedeck.index import SCHEMA_VERSION, RefreshStats
 from cuedeck.layout import INDEX_DB
 from cuedeck.writes import locked
 from tests.conftest import MakeWorkspace
@@ -93,16 +94,29 @@ def test_corrupt_cache_is_rebuilt_with_a_warning(
     assert open_workspace(root).refresh().parsed == 0
 
 
-def test_old_schema_version_is_rebuilt(
-    make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
-) -> None:
+def _refreshed_after(
+    make_workspace: MakeWorkspace,
+    caplog: pytest.LogCaptureFixture,
+    change: Callable[[sqlite3.Connection], object],
+) -> RefreshStats:
+    """A refresh of an indexed workspace after ``change`` to its cache's database."""
     root = make_workspace(FILES)
     with open_workspace(root) as workspace:
         workspace.refresh()
     with sqlite3.connect(root / INDEX_DB) as connection:
-        connection.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
+        change(connection)
     with caplog.at_level(logging.WARNING, logger="cuedeck"):
-        stats = open_workspace(root).refresh()
+        return open_workspace(root).refresh()
+
+
+def test_old_schema_version_is_rebuilt(
+    make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    stats = _refreshed_after(
+        make_workspace,
+        caplog,
+        lambda db: db.execute("UPDATE meta SET value = '0' WHERE key = 'schema'"),
+    )
     assert stats.rebuilt and stats.parsed == 4
     assert [record.getMessage() for record in caplog.records] == [
         f"the index cache was built by another version of CueDeck (format 0, now "
@@ -113,17 +127,14 @@ def test_old_schema_version_is_rebuilt(
 def test_a_cache_built_with_other_parsers_says_which_by_name(
     make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
 ) -> None:
-    root = make_workspace(FILES)
-    with open_workspace(root) as workspace:
-        workspace.refresh()
-    with sqlite3.connect(root / INDEX_DB) as connection:
+    def another_parser(connection: sqlite3.Connection) -> None:
         (now,) = connection.execute("SELECT value FROM meta WHERE key = 'parsers'").fetchone()
         connection.execute(
             "UPDATE meta SET value = ? WHERE key = 'parsers'",
             (now + ";rst=*.rst@sphinx_plugin",),
         )
-    with caplog.at_level(logging.WARNING, logger="cuedeck"):
-        stats = open_workspace(root).refresh()
+
+    stats = _refreshed_after(make_workspace, caplog, another_parser)
     assert stats.rebuilt
     assert [record.getMessage() for record in caplog.records] == [
         "the index cache was built with another setting (parsers: rst (sphinx_plugin) removed); "

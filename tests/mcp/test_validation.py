@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from fastmcp import Client
 from mcp import MCPError
-from pydantic import AfterValidator
 
 from cuedeck import hookimpl
 from cuedeck.plugins import make_plugin_host
 from cuedeck.settings import RateLimit
 from cuedeck.workspace import open_workspace
+from tests.core.test_tools import SEEN, counted_echo
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 pytestmark = pytest.mark.anyio
-
-SEEN: list[str] = []
-
-
-def _counted(value: str) -> str:
-    SEEN.append(value)
-    return value
-
-
-def counted_echo(workspace: Any, text: Annotated[str, AfterValidator(_counted)]) -> str:
-    """Echo a text back (each validation of it is counted)."""
-    return text
 
 
 class Counted:
