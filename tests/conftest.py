@@ -185,7 +185,7 @@ def _isolated_environment(
         if name.startswith(("CUEDECK_", "CUE_")) and name != "CUEDECK_CORPORA":
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CUEDECK_CACHE_DIR", str(tmp_path_factory.mktemp("user-cache")))
-    # Watchers that `cue search` starts (cuedeck.freshness) go away soon after a test.
+    # Watchers that `cue search` starts (cuedeck.watch.watcher) go away soon after a test.
     monkeypatch.setenv("CUEDECK_WATCHER_IDLE", "15")
     # Each `cue mcp` a test starts serves in its own process, unless the test is about
     # resident servers (tests/mcp/test_resident.py), which outlive the test otherwise.

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck import open_workspace
-from cuedeck.delta import UnknownBaseline
+from cuedeck.refs.delta import UnknownBaseline
 from cuedeck.scene import build_scene
 from cuedeck_cli.app import make_cli
 from tests.code.conftest import Repo

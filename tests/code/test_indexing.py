@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cuedeck import open_workspace
-from cuedeck.read_doc import read_doc
+from cuedeck.serving.read_doc import read_doc
 from tests.conftest import MakeWorkspace
 
 GOOD = "def ok():\n    return 1\n"
@@ -121,7 +121,7 @@ def test_an_unknown_symbol_suggests_near_ones(code_root: Path) -> None:
 
 
 def test_get_file_content_reads_a_symbol_in_pages(code_root: Path) -> None:
-    from cuedeck.file_tools import get_file_content
+    from cuedeck.serving.file_tools import get_file_content
 
     workspace = open_workspace(code_root)
     lines = (code_root / "client.py").read_text().splitlines(keepends=True)

@@ -10,8 +10,8 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.doctor import diagnose
-from cuedeck.drift import label_references, record_references
 from cuedeck.errors import FileNotFound
+from cuedeck.refs.drift import label_references, record_references
 from tests.code.conftest import Repo
 
 CART = '''"""A shopping cart."""

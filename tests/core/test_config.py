@@ -20,7 +20,7 @@ from cuedeck.config import (
     toml_key,
 )
 from cuedeck.errors import CueError, InvalidInput
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 from cuedeck.settings import setting
 from tests.conftest import REPO, MakeWorkspace, needs_extras
 

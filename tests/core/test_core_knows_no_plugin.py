@@ -13,7 +13,7 @@ import importlib
 import re
 from pathlib import Path
 
-from cuedeck.plugins import DEFAULT_PLUGINS, make_plugin_host
+from cuedeck.plugins.host import DEFAULT_PLUGINS, make_plugin_host
 from tests.conftest import needs_extras
 
 CORE = Path(importlib.import_module("cuedeck").__file__ or "").parent

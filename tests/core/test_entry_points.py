@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from cuedeck import entry_points as module
-from cuedeck.entry_points import entry_points
-from cuedeck.masking import MaskSession
-from cuedeck.remembered import file_key, recall, remember
+from cuedeck.masking.session import MaskSession
+from cuedeck.plugins import entry_points as module
+from cuedeck.plugins.entry_points import entry_points
 from cuedeck.settings import MaskingSettings
+from cuedeck.system.remembered import file_key, recall, remember
 
 SETTLED = time.time() - 60  # a modification time older than SETTLE_SECONDS
 
@@ -101,7 +101,7 @@ def test_the_tokenizer_file_is_hashed_once_while_unchanged(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pytest.importorskip("bpe_openai")
-    from cuedeck import tokens
+    from cuedeck import token_counts as tokens
 
     assert tokens.O200kCounter.load() is not None  # checked and remembered
     hashed: list[int] = []

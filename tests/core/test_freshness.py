@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cuedeck import freshness, open_workspace
+from cuedeck import open_workspace
+from cuedeck.watch import watcher as freshness
 from cuedeck.workspace import Workspace
 from cuedeck.writes import sha256_bytes
 from tests.conftest import MakeWorkspace
@@ -26,7 +27,7 @@ def watched(make_workspace: MakeWorkspace) -> Iterator[Path]:
     """A workspace with its watcher running (started as `cue search` starts it)."""
     root = make_workspace(FILES)
     watcher = subprocess.Popen(
-        [sys.executable, "-m", "cuedeck.freshness", str(root)],
+        [sys.executable, "-m", "cuedeck.watch.watcher", str(root)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     assert watcher.stdout is not None

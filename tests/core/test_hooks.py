@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.index.parsers import ParseContext, SkipFile
 from cuedeck.models import (
     Document,
     Heading,
@@ -21,8 +22,7 @@ from cuedeck.models import (
     SearchResult,
     SecretSpan,
 )
-from cuedeck.parsers import ParseContext, SkipFile
-from cuedeck.plugins import (
+from cuedeck.plugins.host import (
     get_maskers,
     get_pruners,
     get_searchers,
@@ -523,7 +523,7 @@ class Backup:
 
 
 def test_hook_register_baselines(make_workspace: MakeWorkspace) -> None:
-    from cuedeck.delta import UnknownBaseline
+    from cuedeck.refs.delta import UnknownBaseline
     from cuedeck.scene import build_scene
 
     pm = make_plugin_host(entry_points=False)

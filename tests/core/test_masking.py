@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from cuedeck import hookimpl, open_workspace
-from cuedeck.builtin_masker import BuiltinMasker
 from cuedeck.errors import InvalidInput
-from cuedeck.masking import MaskSession
+from cuedeck.masking.builtin import BuiltinMasker
+from cuedeck.masking.secret_rules import RULE_NAMES, RULES, entropy, is_placeholder
+from cuedeck.masking.session import MaskSession
 from cuedeck.models import SecretSpan
-from cuedeck.plugins import make_plugin_host
-from cuedeck.secret_rules import RULE_NAMES, RULES, entropy, is_placeholder
+from cuedeck.plugins.host import make_plugin_host
 from tests.conftest import MakeWorkspace
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from cuedeck import hookimpl, open_workspace
-from cuedeck.masking import JOINT, MaskSession
+from cuedeck.masking.session import JOINT, MaskSession
 from cuedeck.models import SecretSpan
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 from tests.conftest import MakeWorkspace
 from tests.core.test_masking import EXAMPLES, PEM_KEY
 

@@ -6,9 +6,9 @@ import hashlib
 
 import pytest
 
+from cuedeck.markdown.document import ENGINES, Engine, parse_document, slugify
 from cuedeck.models import Document
-from cuedeck.parsing import ENGINES, Engine, parse_document, slugify
-from cuedeck.tokens import EstimateCounter
+from cuedeck.token_counts import EstimateCounter
 
 count = EstimateCounter().count
 

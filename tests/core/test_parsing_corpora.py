@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cuedeck.parsing import parse_document
-from cuedeck.tokens import EstimateCounter
+from cuedeck.markdown.document import parse_document
+from cuedeck.token_counts import EstimateCounter
 
 count = EstimateCounter().count
 

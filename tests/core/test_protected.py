@@ -10,7 +10,7 @@ import pytest
 
 from cuedeck.errors import CueError, FileNotFound, Protected
 from cuedeck.layout import protection
-from cuedeck.read_doc import read_doc
+from cuedeck.serving.read_doc import read_doc
 from cuedeck.workspace import open_workspace
 from cuedeck.writes import sha256_bytes
 from tests.conftest import MakeWorkspace

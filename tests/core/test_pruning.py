@@ -10,9 +10,9 @@ import pytest
 
 from cuedeck.errors import CueError
 from cuedeck.models import Placement, SceneItem
-from cuedeck.plugins import get_pruners, make_plugin_host
-from cuedeck.pruning import CheckedPruner, GreedyPruner, OutlinePruner, outline
-from cuedeck.tokens import EstimateCounter
+from cuedeck.plugins.host import get_pruners, make_plugin_host
+from cuedeck.scene.pruners import CheckedPruner, GreedyPruner, OutlinePruner, outline
+from cuedeck.token_counts import EstimateCounter
 
 COUNT = EstimateCounter().count
 

@@ -10,7 +10,7 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
-from cuedeck.tokens import CachedCounter, EstimateCounter, O200kCounter, find_o200k_file
+from cuedeck.token_counts import CachedCounter, EstimateCounter, O200kCounter, find_o200k_file
 from tests.conftest import MakeWorkspace
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cuedeck.wording import counted
+from cuedeck.text import counted
 
 
 def test_counted_is_singular_for_exactly_one() -> None:

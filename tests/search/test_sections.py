@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cuedeck.parsing import parse_document, split_lines
+from cuedeck.markdown.document import parse_document, split_lines
 from cuedeck_search.sections import split_sections
 
 TEXT = """---

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from cuedeck import Workspace
+    from cuedeck.index.parsers import ParseContext
     from cuedeck.models import Document, SecretSpan
-    from cuedeck.parsers import ParseContext
 
 
 class WordCount(TypedDict):

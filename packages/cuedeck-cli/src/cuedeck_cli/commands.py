@@ -21,8 +21,8 @@ from cuedeck.layout import (
     WORKSPACE_DIR,
     user_cache_dir,
 )
-from cuedeck.plugins import get_services
-from cuedeck.wording import counted
+from cuedeck.plugins.host import get_services
+from cuedeck.text import counted
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import console, emit_json, render_problem
 
@@ -336,7 +336,7 @@ def upgrade(dry_run: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the plugin list as JSON.")
 def plugins(as_json: bool) -> None:
     """List loaded plugins, their versions, hooks and what they register."""
-    from cuedeck.plugins import hook_names
+    from cuedeck.plugins.host import hook_names
 
     host = current_state().plugins
     infos = host.infos()

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
     from cuedeck_code.listing import Entry
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.serving.tools import lazy_pydantic as pydantic
 
 Folder = Annotated[
     str, pydantic.Field(description="Workspace-relative folder ('.' for the root)", max_length=1000)
@@ -131,7 +131,7 @@ def _globs(globs: list[str] | None) -> object | None:
     kept = [g.strip() for g in globs or [] if g.strip()]
     if not kept:
         return None
-    from cuedeck.walk import Globs
+    from cuedeck.index.walk import Globs
 
     return Globs(kept)
 
@@ -139,7 +139,7 @@ def _globs(globs: list[str] | None) -> object | None:
 def _measure(workspace: Workspace, entry: Entry) -> tuple[int | None, str | None]:
     """Tokens and sha256 of a file: the index's when it holds the file unchanged, else
     read now (text files up to :data:`MEASURE_BYTES`)."""
-    from cuedeck.walk import binary
+    from cuedeck.index.walk import binary
     from cuedeck.writes import sha256_bytes
 
     index = workspace.index

@@ -21,7 +21,7 @@ from cuedeck.layout import CACHE_DIR
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from cuedeck.walk import Globs
+    from cuedeck.index.walk import Globs
     from cuedeck.workspace import Workspace
 
 NEVER = frozenset({".git", ".hg", ".svn"})
@@ -62,7 +62,7 @@ class Walker:
     """Walks folders of one workspace with its ignore, exclude and deny rules."""
 
     def __init__(self, workspace: Workspace, *, gitignore: bool = True) -> None:
-        from cuedeck.walk import Globs
+        from cuedeck.index.walk import Globs
 
         self.workspace = workspace
         self.root = os.path.realpath(workspace.root)
@@ -76,7 +76,7 @@ class Walker:
         """The ``.gitignore`` patterns of ``folder`` and every folder above it."""
         from pathlib import Path
 
-        from cuedeck.walk import gitignore
+        from cuedeck.index.walk import gitignore
 
         if not self.gitignore:
             return []
@@ -91,7 +91,7 @@ class Walker:
 
     def skipped(self, rel: str, ignores: list[tuple[str, Globs]], *, is_dir: bool) -> bool:
         """Whether ``rel`` is left out by the rules above."""
-        from cuedeck.walk import ignored
+        from cuedeck.index.walk import ignored
 
         if _never(rel):
             return True
@@ -112,7 +112,7 @@ class Walker:
     ) -> Iterator[Entry]:
         from pathlib import Path
 
-        from cuedeck.walk import gitignore
+        from cuedeck.index.walk import gitignore
 
         directory = os.path.join(self.root, folder)
         try:

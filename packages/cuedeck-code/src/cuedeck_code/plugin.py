@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
     from cuedeck.config import Config
     from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterParser, RegisterTool
+    from cuedeck.index.parsers import ParseContext
     from cuedeck.models import Document
-    from cuedeck.parsers import ParseContext
     from cuedeck.workspace import Workspace
 
 

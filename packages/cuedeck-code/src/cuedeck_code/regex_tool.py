@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.serving.tools import lazy_pydantic as pydantic
 
 #: Files larger than this are not searched (reported in ``skipped_large``).
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -98,7 +98,7 @@ def regex_search(
     """
     import regex
 
-    from cuedeck.walk import binary
+    from cuedeck.index.walk import binary
     from cuedeck_code.listing import Walker, folder_path
 
     started = time.monotonic()
@@ -193,7 +193,7 @@ def regex_search(
 def _globs(globs: list[str] | None) -> object | None:
     if not globs:
         return None
-    from cuedeck.walk import Globs
+    from cuedeck.index.walk import Globs
 
     return Globs([g for g in globs if g.strip()])
 

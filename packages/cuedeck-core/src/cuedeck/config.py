@@ -37,7 +37,7 @@ if typing.TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-    from cuedeck.plugins import PluginHost
+    from cuedeck.plugins.host import PluginHost
 
 
 #: Attribute names that differ from their TOML keys (``global`` is a Python keyword).
@@ -145,14 +145,14 @@ def field_types(cls: type) -> dict[str, Any]:
 def registered_sections(plugins: PluginHost | None = None) -> dict[str, type]:
     """Every config section by TOML name, core's first: what ``register_settings``
     registered (core's own alone when the host cannot be built)."""
-    from cuedeck.plugins import get_settings, make_plugin_host
+    from cuedeck.plugins.host import get_settings, make_plugin_host
 
     return get_settings(plugins if plugins is not None else make_plugin_host())
 
 
 def declared_rate_limits(plugins: PluginHost | None = None) -> dict[str, RateLimit]:
     """Tool name -> the rate limit its plugin declared with ``register(..., rate_limit=)``."""
-    from cuedeck.plugins import make_plugin_host
+    from cuedeck.plugins.host import make_plugin_host
 
     host = plugins if plugins is not None else make_plugin_host()
     return {name: tool.rate_limit for name, tool in host.tools().items() if tool.rate_limit}
@@ -164,7 +164,7 @@ def load_config(
     """The configuration of the workspace at ``root`` (defaults when there is no file),
     with the sections and rate limits the plugins of ``plugins`` (default: a fresh host)
     registered."""
-    from cuedeck.plugins import make_plugin_host
+    from cuedeck.plugins.host import make_plugin_host
 
     environ = os.environ if environ is None else environ
     host = plugins if plugins is not None else make_plugin_host()

@@ -109,7 +109,7 @@ def register_maskers(register: RegisterNamed) -> None:
     :class:`Masker`; every registered masker runs, and overlapping spans are merged
     (the first masker's rule names the result). ``[masking]`` config (disabled rules,
     allowed paths and values, extra patterns) applies to every masker. Core registers
-    ``builtin`` (the rule set of :mod:`cuedeck.secret_rules`, docs/masking.md).
+    ``builtin`` (the rule set of :mod:`cuedeck.masking.secret_rules`, docs/masking.md).
 
     Example::
 
@@ -124,7 +124,7 @@ def register_token_counters(register: RegisterNamed) -> None:
     """Register token counters.
 
     Called when a workspace opens. ``register(name, counter)`` takes a
-    :class:`~cuedeck.tokens.TokenCounter`, or None when the counter cannot work on this
+    :class:`~cuedeck.token_counts.TokenCounter`, or None when the counter cannot work on this
     machine (so ``auto`` skips it). ``[tokens] counter`` picks one by name; ``auto``
     prefers ``o200k``, then ``estimate``.
 
@@ -280,13 +280,13 @@ def register_parsers(register: RegisterParser) -> None:
     workspace). ``register(name, parse, patterns=[...])`` takes:
 
     - ``parse(path, data, context) -> Document``: the workspace-relative POSIX path, the
-      file's raw bytes and a :class:`~cuedeck.parsers.ParseContext` (``count_tokens``,
+      file's raw bytes and a :class:`~cuedeck.index.parsers.ParseContext` (``count_tokens``,
       and ``paths``, every path the index covers, to resolve imports against). The
       :class:`~cuedeck.models.Document` holds the file's sha256, size, line count,
       tokens and title, its sections (``headings`` for prose, ``symbols`` for code: a
       name to use as an anchor, exact 1-based line ranges, a kind), its ``references``
       and any ``problems`` (warnings ``cue doctor`` shows). Raise
-      :class:`~cuedeck.parsers.SkipFile` for a file to leave out (generated, say). It
+      :class:`~cuedeck.index.parsers.SkipFile` for a file to leave out (generated, say). It
       runs in forked worker processes on a cold index: build heavy objects on first use.
     - ``patterns``: globs of the files it reads, matched on the file name (``*.todo``,
       ``Makefile``) or, with a ``/``, on the whole path. A file claimed by two parsers

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
-from cuedeck.spans import SecretSpan as SecretSpan  # where maskers have always found it
+from cuedeck.masking.spans import SecretSpan as SecretSpan  # where maskers have always found it
 
 Severity = Literal["error", "warning"]
 ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on", "import"]
@@ -26,7 +26,7 @@ class Heading:
     """A heading and the 1-based, inclusive line range of its section.
 
     ``slug`` is its GitHub anchor; ``aliases`` are the other anchors sites give it
-    (MkDocs, Sphinx, GitLab, MyST: :mod:`cuedeck.anchors`) where they differ.
+    (MkDocs, Sphinx, GitLab, MyST: :mod:`cuedeck.markdown.anchors`) where they differ.
     """
 
     level: int

@@ -24,9 +24,9 @@ from cuedeck.errors import (
     did_you_mean,
     suggestion_text,
 )
-from cuedeck.index import Index, RefreshStats
+from cuedeck.index.parsed import Index, RefreshStats
 from cuedeck.layout import WORKSPACE_DIR, protection
-from cuedeck.plugins import (
+from cuedeck.plugins.host import (
     PluginHost,
     get_parsers,
     get_searchers,
@@ -34,16 +34,16 @@ from cuedeck.plugins import (
     get_token_counters,
     make_plugin_host,
 )
-from cuedeck.tokens import CachedCounter
+from cuedeck.token_counts import CachedCounter
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from cuedeck.graph import ReferenceGraph
     from cuedeck.hookspecs import Searcher, SearcherFactory
-    from cuedeck.masking import MaskSession
+    from cuedeck.index.parsers import Parsers
+    from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
-    from cuedeck.parsers import Parsers
+    from cuedeck.refs.graph import ReferenceGraph
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
 T = TypeVar("T")
@@ -238,7 +238,7 @@ class Workspace:
     @property
     def graph(self) -> ReferenceGraph:
         """The reference graph of the current index."""
-        from cuedeck.graph import ReferenceGraph
+        from cuedeck.refs.graph import ReferenceGraph
 
         with self._lock:
             self._ensure_fresh()
@@ -324,7 +324,7 @@ class Workspace:
 
     def read_text(self, path: str) -> str:
         """Text of workspace-relative ``path`` (UTF-8; undecodable bytes replaced)."""
-        from cuedeck.parsing import decode
+        from cuedeck.markdown.document import decode
 
         return decode(self.read_bytes(path))[0]
 
@@ -396,7 +396,7 @@ class Workspace:
 
     def mask_session(self) -> MaskSession:
         """A masking session: one per output, so numbering is stable within it."""
-        from cuedeck.masking import MaskSession
+        from cuedeck.masking.session import MaskSession
 
         return MaskSession(self)
 

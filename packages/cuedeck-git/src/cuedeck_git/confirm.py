@@ -1,6 +1,6 @@
 """How destructive git tools name what they would destroy.
 
-The two-step flow itself is core's (:func:`cuedeck.confirmation.confirm`): the first
+The two-step flow itself is core's (:func:`cuedeck.serving.confirmation.confirm`): the first
 call answers ``requires_confirmation`` with a token and a warning, the second call, with
 that token, acts; the token is bound to the tool, every argument of the call, what they
 resolve to and a digest of the repository's state

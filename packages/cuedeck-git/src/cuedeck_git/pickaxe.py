@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.serving.tools import lazy_pydantic as pydantic
 
 _FIELD, _RECORD = "\x1f", "\x1e"
 _FORMAT = _FIELD.join(("%H", "%h", "%an", "%ae", "%aI", "%s")) + _RECORD
@@ -135,7 +135,7 @@ def _search(
     limit: int,
     offset: int,
 ) -> CommitSearch:
-    from cuedeck.file_tools import checked_path
+    from cuedeck.serving.file_tools import checked_path
 
     repo = Repo(workspace)
     start = repo.commit_of(ref, field="ref") if ref else repo.head()

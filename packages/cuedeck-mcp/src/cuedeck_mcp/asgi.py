@@ -266,8 +266,8 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     guarded by Host and Origin checks, bearer tokens (:class:`~cuedeck_mcp.server.TokenGate`)
     and the JSON-RPC envelope guard, with health and readiness endpoints, access logs, and
     rate limits shared by every worker."""
-    from cuedeck.http_guard import HostOriginGuard, is_loopback
     from cuedeck.layout import RATE_LIMITS_DB
+    from cuedeck.serving.http_guard import HostOriginGuard, is_loopback
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp import access, service
     from cuedeck_mcp.envelope import EnvelopeGuard
@@ -352,8 +352,8 @@ def serve_workspaces(
     """
     import uvicorn
 
-    from cuedeck.http_guard import guarded_http_protocol
-    from cuedeck.ports import check_free
+    from cuedeck.serving.http_guard import guarded_http_protocol
+    from cuedeck.serving.ports import check_free
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
     from cuedeck_mcp.settings import McpSettings

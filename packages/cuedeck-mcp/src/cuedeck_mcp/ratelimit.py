@@ -23,7 +23,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-from cuedeck.cache_db import write_ahead
+from cuedeck.system.cache_db import write_ahead
 from cuedeck_mcp.errors import RateLimited
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The CueDeck MCP server, built from whatever tools the installed plugins register.
 
-:func:`build_server` adapts every tool of :func:`cuedeck.plugins.check_tools` (a
+:func:`build_server` adapts every tool of :func:`cuedeck.plugins.host.check_tools` (a
 third-party plugin's tool appears with no change here; one that does not load is left
 out and reported as its plugin's failure), adds the workspace's resources
 and the middleware for rate limits, errors and list-change notices. :func:`serve` runs
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from fastmcp import FastMCP
 
-    from cuedeck.tools import Tool
+    from cuedeck.serving.tools import Tool
     from cuedeck.workspace import Workspace
     from cuedeck_mcp.repositories import Repositories
 
@@ -338,7 +338,7 @@ def build_server(
 
 def check_exposure(host: str, token: str | None, insecure: bool, roots: Iterable[Path]) -> None:
     """Refuse a non-loopback ``host`` where a workspace has no token, unless ``insecure``."""
-    from cuedeck.http_guard import is_loopback
+    from cuedeck.serving.http_guard import is_loopback
 
     if is_loopback(host) or all(needs_tokens(root, token) for root in roots):
         return
@@ -377,8 +377,8 @@ def serve(
         return
     from starlette.middleware import Middleware
 
-    from cuedeck.http_guard import HostOriginGuard, guarded_http_protocol
-    from cuedeck.ports import check_free
+    from cuedeck.serving.http_guard import HostOriginGuard, guarded_http_protocol
+    from cuedeck.serving.ports import check_free
     from cuedeck_mcp.envelope import EnvelopeGuard
 
     settings = workspace.config.section("mcp", McpSettings)
@@ -394,7 +394,7 @@ def serve(
         allowed_hosts=settings.allowed_hosts,
         allowed_origins=settings.allowed_origins,
     )
-    from cuedeck.http_guard import is_loopback
+    from cuedeck.serving.http_guard import is_loopback
 
     gate = access_middleware(
         workspace.root, token, local_without_token=is_loopback(host) or insecure

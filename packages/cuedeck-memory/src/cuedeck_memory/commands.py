@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from cuedeck.wording import counted
+from cuedeck.text import counted
 
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
@@ -38,7 +38,7 @@ def _workspace() -> Workspace:
 
 def _call(tool: str, **arguments: Any) -> Any:
     """Run the registered tool exactly as MCP clients do (validation and masking included)."""
-    from cuedeck.serving import serve
+    from cuedeck.serving.calls import serve
 
     workspace = _workspace()
     given = {name: value for name, value in arguments.items() if value is not None}

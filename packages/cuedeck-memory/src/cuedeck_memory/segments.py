@@ -262,7 +262,7 @@ def _frontmatter(text: str) -> tuple[dict[str, Any], dict[str, int], str]:
             break
         lines[key] = number
     if not fast:  # written by hand in YAML syntax: core's one frontmatter reader
-        from cuedeck import frontmatter
+        from cuedeck.markdown import frontmatter
 
         loaded, _body, problems = frontmatter.load(["---", *rows, "---"], "")
         if problems:

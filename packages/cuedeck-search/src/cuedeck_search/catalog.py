@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from cuedeck import parallel
 from cuedeck.errors import PermissionDenied
-from cuedeck.parsing import split_lines
+from cuedeck.markdown.document import split_lines
 from cuedeck.progress import report
+from cuedeck.system import parallel
 from cuedeck_search.bm25 import POSTINGS_FILE, fingerprint
 from cuedeck_search.keyword import KeywordIndex, tokenise
 from cuedeck_search.postings import (

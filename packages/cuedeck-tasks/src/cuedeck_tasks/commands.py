@@ -191,8 +191,8 @@ def list_cards(
 @json_option
 def show(card_id: str, as_json: bool) -> None:
     """Show a card: its fields, dependents and body (secrets masked)."""
-    from cuedeck.frontmatter import body_start
-    from cuedeck.parsing import split_lines
+    from cuedeck.markdown.document import split_lines
+    from cuedeck.markdown.frontmatter import body_start
 
     store = _store()
     found = store.get(store.resolve(card_id))

@@ -2,7 +2,7 @@
 
 Inputs and outputs follow the tools specification (list_tasks, create_task,
 get_task_dependencies, validate_task_graph, update_task); the JSON schemas are derived
-from the annotations by :class:`cuedeck.tools.Tool`. Errors are CueErrors: unknown ids
+from the annotations by :class:`cuedeck.serving.tools.Tool`. Errors are CueErrors: unknown ids
 1001 (with similar ids), missing dependencies 1001 (``DependencyNotFound``), cycles 1002
 (``CircularDependency`` with ``cycle_path``), bad input 1004, conflicts 1005.
 """
@@ -21,7 +21,7 @@ from cuedeck_tasks.reports import dependency_report, validation_report
 from cuedeck_tasks.store import CardChanges, CardStore
 
 if TYPE_CHECKING:
-    # cuedeck.tools.Tool supplies Workspace when it reads the signatures.
+    # cuedeck.serving.tools.Tool supplies Workspace when it reads the signatures.
     from cuedeck.workspace import Workspace
 
 CardId = Annotated[str, Field(pattern=ID_PATTERN)]
@@ -280,7 +280,7 @@ def update_task(
         add_refs=tuple(updates.get("add_refs", ())),
         remove_refs=tuple(updates.get("remove_refs", ())),
     ).check()
-    from cuedeck.drift import check_code_spec, record_references
+    from cuedeck.refs.drift import check_code_spec, record_references
 
     # Code must exist to be cited: a typo is refused with the closest names.
     cited = {key for ref in changes.add_refs if (key := check_code_spec(workspace, ref))}

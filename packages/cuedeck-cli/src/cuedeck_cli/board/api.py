@@ -15,7 +15,7 @@ from cuedeck.errors import CueError, MissingExtra
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from cuedeck.tools import Tool
+    from cuedeck.serving.tools import Tool
     from cuedeck.workspace import Workspace
 
 
@@ -32,7 +32,7 @@ class BoardApi:
 
     def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """Serve the tool ``name`` on fresh files: its reply, masked and JSON-ready."""
-        from cuedeck.serving import serve
+        from cuedeck.serving.calls import serve
 
         tool = self.tools().get(name)
         if tool is None:
@@ -78,7 +78,7 @@ class BoardApi:
     def background(self) -> list[str]:
         """What runs in the background for this workspace (the detached embedder of
         cuedeck-search, through its ``embedder`` check), masked."""
-        from cuedeck.plugins import get_checks
+        from cuedeck.plugins.host import get_checks
 
         check = get_checks(self.workspace.plugins).get("embedder")
         if check is None:
@@ -88,9 +88,9 @@ class BoardApi:
     def _code_labels(self) -> dict[str, list[dict[str, str]]]:
         """Each card's code references with their label (fresh, moved, drifted,
         orphaned, new), masked like everything the board sends."""
-        from cuedeck.drift import label_references
         from cuedeck.errors import CueError
         from cuedeck.layout import CARDS_DIR
+        from cuedeck.refs.drift import label_references
 
         try:
             documents = self.workspace.documents

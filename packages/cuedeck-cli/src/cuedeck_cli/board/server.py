@@ -48,7 +48,7 @@ def build_app(api: BoardApi, token: str, *, host: str, port: int, stop: anyio.Ev
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from cuedeck.http_guard import HostOriginGuard
+    from cuedeck.serving.http_guard import HostOriginGuard
 
     static = importlib.resources.files("cuedeck_cli.board").joinpath("static")
 

@@ -19,8 +19,8 @@ from cuedeck.scene.shapes import PRIORITIES
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from cuedeck.graph import ReferenceGraph
     from cuedeck.models import Document
+    from cuedeck.refs.graph import ReferenceGraph
     from cuedeck.workspace import Workspace
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.wording import counted
+from cuedeck.text import counted
 
 if TYPE_CHECKING:
     from cuedeck.models import Placement

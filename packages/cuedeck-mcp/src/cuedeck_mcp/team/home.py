@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-    from cuedeck.plugins import PluginHost
+    from cuedeck.plugins.host import PluginHost
     from cuedeck.workspace import Workspace
 
 #: The team's folder, relative to its home.
@@ -63,7 +63,7 @@ class Team:
     def plugins(self) -> PluginHost:
         """The plugin host every repository of the team is opened with."""
         if self._plugins is None:
-            from cuedeck.plugins import make_plugin_host
+            from cuedeck.plugins.host import make_plugin_host
 
             self._plugins = make_plugin_host()
         return self._plugins
@@ -145,7 +145,7 @@ def prepare_workspace(root: Path, *, config_from: Path | None = None) -> None:
 def index_workspace(workspace: Workspace, *, embed: bool) -> dict[str, Any]:
     """Refresh ``workspace``'s index, its keyword postings and (``embed``) every section's
     vector; what it did."""
-    from cuedeck.plugins import get_services
+    from cuedeck.plugins.host import get_services
 
     started = time.perf_counter()
     stats = workspace.refresh()

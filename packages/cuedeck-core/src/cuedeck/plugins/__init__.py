@@ -1,0 +1,2 @@
+"""The plugin host: entry points, loading and guarding plugins, and the
+typed registries of what their ``register_*`` hooks gave."""

@@ -1,0 +1,1 @@
+"""The machine under CueDeck: SQLite files, the user cache, forked workers."""
