@@ -145,13 +145,16 @@ class BoardApi:
         """read_context's reply: hits, which side ranked them, what is still embedding."""
         return self.call("read_context", {"query": query, "limit": 10})
 
-    def memory(self, project: str = "default") -> dict[str, Any]:
-        """Usage, health, working set and pins of a project's current task (cuedeck-memory)."""
-        usage = self.call("context_analyze_usage", {"project_id": project})
-        working = self.call("context_get_working_set", {"project_id": project})
-        return {"project_id": project, "usage": usage, "working_set": working}
+    def memory(self, project: str | None = None) -> dict[str, Any]:
+        """Usage, health, working set and pins of a project's current task (cuedeck-memory;
+        without ``project``, the workspace's)."""
+        given = {"project_id": project} if project else {}
+        usage = self.call("context_analyze_usage", given)
+        working = self.call("context_get_working_set", given)
+        return {"project_id": usage["project_id"], "usage": usage, "working_set": working}
 
-    def pin(self, project: str, segment_id: str, pinned: bool) -> Any:
+    def pin(self, project: str | None, segment_id: str, pinned: bool) -> Any:
         """Pin or unpin one segment (context_gc_pin / context_gc_unpin)."""
         tool = "context_gc_pin" if pinned else "context_gc_unpin"
-        return self.call(tool, {"project_id": project, "segment_ids": [segment_id]})
+        given = {"project_id": project} if project else {}
+        return self.call(tool, {**given, "segment_ids": [segment_id]})

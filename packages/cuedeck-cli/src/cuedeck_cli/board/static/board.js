@@ -327,7 +327,8 @@ async function loadScene() {
 
 // -- memory ------------------------------------------------------------------------------
 
-const memoryProject = () => new URLSearchParams(location.search).get("project") || "default";
+// ?project=ID shows another project's memory; without it the server's default applies.
+const memoryProject = () => new URLSearchParams(location.search).get("project") || "";
 
 // A value in [0, 1] as a labelled bar (the health factors are bounded so).
 function bar(label, value, hint) {
@@ -380,8 +381,9 @@ function segmentRow(project, segment) {
 }
 
 async function loadMemory() {
-  const project = memoryProject();
-  const memory = await api(`/api/memory?project=${encodeURIComponent(project)}`);
+  const asked = memoryProject();
+  const memory = await api(asked ? `/api/memory?project=${encodeURIComponent(asked)}` : "/api/memory");
+  const project = memory.project_id;
   const usage = memory.usage || {}, metrics = usage.usage_metrics || {}, health = usage.health_score || {};
   const working = memory.working_set || {}, segments = working.segments || [];
   const factors = health.factors || {}, weights = health.weights || {};
@@ -396,7 +398,7 @@ async function loadMemory() {
       el("div", { class: "health", "aria-label": "Health score" },
         el("b", { id: "health-score" }, health.score === undefined ? "–" : String(health.score)), "health of 100"),
       el("div", { class: "memory-facts" },
-        el("div", {}, `project ${memory.project_id || project} · task ${usage.task_id || "none"}`),
+        el("div", {}, `project ${project} · task ${usage.task_id || "none"}`),
         el("div", { id: "memory-usage" }, `${(metrics.total_tokens || 0).toLocaleString("en")} of ${(metrics.token_limit || 0).toLocaleString("en")} tokens (${metrics.usage_percent ?? 0}%) in ${metrics.total_segments || 0} working segments, ${metrics.pinned_segments_count || 0} pinned`),
         el("div", { class: "factors" }, Object.entries(factors).map(([name, value]) =>
           bar(name, value, `weight ${weights[name] ?? ""}`))))),
