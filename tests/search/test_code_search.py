@@ -75,3 +75,19 @@ def test_keyword_search_finds_definitions(  # type: ignore[no-untyped-def]
 def test_docs_and_code_answer_together(workspace) -> None:  # type: ignore[no-untyped-def]
     found = [r.path for r in workspace.search("retried requests", mode="keyword", limit=5)]
     assert found[:2] == [".cuedeck/docs/retries.md", "client.py"]
+
+
+def test_a_code_snippet_keeps_what_markdown_cleaning_would_drop(  # type: ignore[no-untyped-def]
+    workspace,
+) -> None:
+    """`<...>`, `**` and backticks are code in a source file, not markup."""
+    (workspace.root / "labels.py").write_text(
+        "class Badge:\n"
+        "    def render_badge(self) -> str:\n"
+        '        return f"<{self.name}>" + "`" + str(2**8)\n'
+    )
+    workspace.invalidate()
+    best = workspace.search("render_badge", mode="keyword", limit=1)[0]
+    assert best.path == "labels.py" and best.anchors[0] == "Badge.render_badge"
+    body = next(r for r in workspace.search("name", mode="keyword") if r.path == "labels.py")
+    assert 'return f"<{self.name}>" + "`" + str(2**8)' in body.snippet
