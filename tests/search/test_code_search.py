@@ -91,3 +91,18 @@ def test_a_code_snippet_keeps_what_markdown_cleaning_would_drop(  # type: ignore
     assert best.path == "labels.py" and best.anchors[0] == "Badge.render_badge"
     body = next(r for r in workspace.search("name", mode="keyword") if r.path == "labels.py")
     assert 'return f"<{self.name}>" + "`" + str(2**8)' in body.snippet
+
+
+def test_kinds_keep_one_kind_of_document(workspace) -> None:  # type: ignore[no-untyped-def]
+    """What the board's card filter asks for: cards alone, whatever code ranks higher."""
+    from cuedeck.models import SearchFilters
+
+    def paths(*kinds: str) -> set[str]:
+        wanted = SearchFilters(kinds=kinds)  # type: ignore[arg-type]
+        found = workspace.search("retried requests", mode="keyword", limit=5, filters=wanted)
+        return {r.path for r in found}
+
+    assert {".cuedeck/docs/retries.md", "client.py"} <= paths()
+    assert paths("doc") == {".cuedeck/docs/retries.md"}
+    in_code = paths("file")
+    assert "client.py" in in_code and not any(p.startswith(".cuedeck/") for p in in_code)

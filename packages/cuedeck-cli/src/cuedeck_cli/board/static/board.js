@@ -227,8 +227,9 @@ async function search() {
   const found = reply.result || reply;
   const list = found.results || [];
   if (found.note) notice(found.note);
-  state.hits = new Set(list.map((hit) => hit.path).filter((p) => p.startsWith(".cuedeck/cards/"))
-    .map((p) => p.slice(".cuedeck/cards/".length, -3)));
+  // The cards that match, searched among cards alone: in a code repository the first
+  // hits are code, and filtering the columns by them would empty every one.
+  state.hits = new Set(reply.cards || []);
   hits.replaceChildren(...list.map((hit) => el("li", {}, `${hit.path} `, el("span", { class: "muted" }, hit.title || ""))));
   hits.hidden = list.length === 0;
   renderCards();
@@ -288,6 +289,22 @@ async function loadGraph() {
 
 // -- scene -------------------------------------------------------------------------------
 
+// A drift label in a manifest note ("drifted: +3 -1 lines since ...", "#Sym moved: ..."),
+// as the cards show them; the rest of the note as text.
+const DRIFT = /^(?:#\S+ )?(moved|drifted|orphaned):/;
+
+// The manifest's "why": the item's role, its notes (drift labels as labels) and why it
+// was placed as it was.
+function why(item) {
+  const notes = (item.note || "").split("; ").filter(Boolean).map((part) => {
+    const drift = DRIFT.exec(part);
+    return drift ? el("span", { class: `ref ref-${drift[1]}` }, part) : el("span", {}, part);
+  });
+  // A note that starts with the role ("related: text .50") says it already.
+  const role = (item.note || "").startsWith(item.role) ? null : el("span", {}, item.role);
+  return [role, ...notes, item.reason ? el("span", {}, item.reason) : null];
+}
+
 async function loadScene() {
   if (!state.data) await loadCards();
   const select = $("#scene-card");
@@ -314,8 +331,13 @@ async function loadScene() {
       el("td", {}, String(item.priority)),
       el("td", {}, item.full_tokens !== item.tokens ? `${item.tokens}/${item.full_tokens}` : String(item.tokens)),
       el("td", { class: `placed-${item.placed}` }, item.placed),
-      el("td", {}, item.anchor ? `${item.path}#${item.anchor}` : item.path),
-      el("td", {}, item.reason || item.role))));
+      el("td", { class: "path" }, item.anchor ? `${item.path}#${item.anchor}` : item.path),
+      el("td", { class: "why" }, why(item)))),
+      // Dead references (an orphaned code reference names its likeliest new home).
+      ...(manifest.missing || []).map((dead) => el("tr", { class: "missing" },
+        el("td", {}, "–"), el("td", {}, "–"), el("td", { class: "placed-dropped" }, "missing"),
+        el("td", { class: "path" }, dead.line ? `${dead.path}:${dead.line}` : dead.path),
+        el("td", { class: "why" }, el("span", { class: /\borphaned:/.test(dead.message) ? "ref ref-orphaned" : "" }, dead.message)))));
     $("#scene-text").textContent = scene.text;
     notice("");
   } catch (error) {
