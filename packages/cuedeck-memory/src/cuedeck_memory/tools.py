@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 ProjectId = Annotated[
     str | None,
-    Field(pattern=PROJECT_PATTERN, description="Project identifier (default: [memory] project)"),
+    Field(pattern=PROJECT_PATTERN, description="Project identifier"),
 ]
 OptionalTask = Annotated[str | None, Field(max_length=200, description="Default: the current task")]
 Descriptors = Annotated[
