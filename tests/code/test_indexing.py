@@ -61,6 +61,19 @@ def test_generated_minified_vendored_and_large_files_are_passed_over(
         "vendored": ["third_party/x.c", "vendor/lib/util.go"],
     }
     assert workspace.index.summary()["languages"] == {"markdown": 1, "python": 1}
+    # `cue index` and `cue doctor` name the files of a reason that passed over few.
+    from click.testing import CliRunner
+
+    from cuedeck_cli.app import make_cli
+
+    not_indexed = (
+        "not indexed: generated 3 (app/models_pb2.py, app/schema.go, web/app.min.js), "
+        "minified 1 (web/bundle.js), too large 1 (big.py), "
+        "vendored 2 (third_party/x.c, vendor/lib/util.go)\n"
+    )
+    for command in ("index", "doctor"):
+        shown = CliRunner().invoke(make_cli(), ["-C", str(root), command]).stdout
+        assert not_indexed in shown, shown
 
 
 def test_languages_and_enabled_settings(make_workspace: MakeWorkspace) -> None:

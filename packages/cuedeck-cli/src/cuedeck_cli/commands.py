@@ -112,7 +112,7 @@ def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
         f"indexed {counted(stats.seen, 'file')}: {stats.parsed} parsed, {stats.reused} reused, "
         f"{stats.removed} removed in {stats.seconds:.3f}s"
     )
-    for line in _summary_lines(workspace.index.summary()):
+    for line in _summary_lines(workspace.index.summary(), workspace):
         click.echo(line)
     if embedded is not None:
         click.echo(f"embedded {counted(embedded, 'section')} (every section has a vector now)")
@@ -163,7 +163,7 @@ def doctor(as_json: bool, strict: bool) -> None:
             out.print(render_problem(problem))
         exact = "exact" if counter.get("exact") else "estimate"
         out.print(f"token counter: {counter.get('name')} ({exact})")
-        for line in _summary_lines(_index_summary(workspace)):
+        for line in _summary_lines(_index_summary(workspace), workspace):
             out.print(line, markup=False, highlight=False)
         summary = f"{counted(errors, 'error')}, {counted(warnings, 'warning')}"
         if failed:
@@ -182,13 +182,25 @@ def _index_summary(workspace: Any) -> dict[str, dict[str, int]]:
     return summary
 
 
-def _summary_lines(summary: dict[str, dict[str, int]]) -> list[str]:
-    """``languages: markdown 35, python 120`` and ``not indexed: vendored 3, ...``."""
+#: A reason that passed over this many files or fewer names them.
+NAMED_FILES = 3
+
+
+def _summary_lines(summary: dict[str, dict[str, int]], workspace: Any) -> list[str]:
+    """``languages: markdown 35, python 120`` and ``not indexed: vendored 66, minified 1
+    (static/app.js)``: a reason with few files names them."""
     lines = []
-    for key, label in (("languages", "languages"), ("passed_over", "not indexed")):
-        if summary.get(key):
-            parts = ", ".join(f"{name} {count}" for name, count in summary[key].items())
-            lines.append(f"{label}: {parts}")
+    if summary.get("languages"):
+        parts = ", ".join(f"{name} {count}" for name, count in summary["languages"].items())
+        lines.append(f"languages: {parts}")
+    if summary.get("passed_over"):
+        passed: dict[str, list[str]] = workspace.index.passed_over
+        named = []
+        for reason, count in summary["passed_over"].items():
+            paths = sorted(passed.get(reason, []))
+            which = f" ({', '.join(paths)})" if 0 < len(paths) <= NAMED_FILES else ""
+            named.append(f"{reason} {count}{which}")
+        lines.append(f"not indexed: {', '.join(named)}")
     return lines
 
 
@@ -332,6 +344,22 @@ def upgrade(dry_run: bool) -> None:
     raise CueError(f"upgrade failed: {shown} exited {result.returncode}: {last}", command=shown)
 
 
+def _wrapped(label: str, names: list[str], width: int) -> list[str]:
+    """``  label a, b, c`` in lines of at most ``width`` columns (a name longer than a
+    line stands alone on its line, whole), continuations under the first name."""
+    import textwrap
+
+    indent = "  "
+    return textwrap.wrap(
+        ", ".join(names),
+        width=width,
+        initial_indent=indent + label,
+        subsequent_indent=indent + " " * len(label),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the plugin list as JSON.")
 def plugins(as_json: bool) -> None:
@@ -376,23 +404,24 @@ def plugins(as_json: bool) -> None:
             }
         )
         return
-    from rich.table import Table
-
     # A counter registered as None cannot work on this machine (o200k without its file).
     idle = {n for n, e in host.collect("register_token_counters").items() if e.item is None}
-
-    table = Table(title="CueDeck plugins", title_justify="left")
-    for column in ("plugin", "distribution", "version", "registers"):
-        table.add_column(column)
+    # A listing rather than a table: plugin and tool names are long, and a terminal 80
+    # columns wide cut them (`cuedeck.default_plu…`). Lines wrap between names only.
+    width = max(40, shutil.get_terminal_size().columns)
+    lines = ["CueDeck plugins"]
     for info in infos:
-        mine = [
-            f"{kind.removesuffix('s')} {name}" + (" (unavailable here)" if name in idle else "")
-            for kind, names in registered.items()
-            for name, owner in names.items()
-            if owner == info.name
-        ]
-        table.add_row(info.name, info.distribution or "-", info.version or "-", ", ".join(mine))
+        lines.append(f"{info.name}  {info.distribution or '-'} {info.version or '-'}")
+        for kind, names in registered.items():
+            mine = [
+                name + (" (unavailable here)" if name in idle else "")
+                for name, owner in names.items()
+                if owner == info.name
+            ]
+            if mine:
+                lines.extend(_wrapped(f"{kind}: ", mine, width))
     out = console()
-    out.print(table)
+    for line in lines:
+        out.print(line, markup=False, highlight=False)
     for failure in failures:
         out.print(f"[yellow]failed:[/] {failure.name}: {failure.error}")

@@ -212,11 +212,19 @@ class Document:
 
 @attrs.frozen
 class SearchFilters:
-    """Frontmatter filters of a search: any tag, priority and assignee (case-insensitive)."""
+    """Filters of a search: any tag, priority and assignee (frontmatter, case-insensitive)
+    and, with ``kinds``, only documents of those kinds (``card``, ``doc``, ``file``)."""
 
     tags: tuple[str, ...] = ()
     priority: str | None = None
     assignee: str | None = None
+    kinds: tuple[DocumentKind, ...] = ()
+
+    def admits(self, document: Document) -> bool:
+        """Whether ``document`` passes the filters: its kind, then its frontmatter."""
+        if self.kinds and document.kind not in self.kinds:
+            return False
+        return self.accepts(document.frontmatter)
 
     def accepts(self, frontmatter: dict[str, Any]) -> bool:
         """Whether a file with this frontmatter passes the filters."""

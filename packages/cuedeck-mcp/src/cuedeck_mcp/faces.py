@@ -4,8 +4,8 @@ A tool's face is its one-line description and its input and output schemas. Maki
 means importing the tool's module (and all it imports: numpy for memory's) and turning
 its types into JSON schemas: for the default profile, most of what a server did after
 ``initialize`` before it could answer. Faces are remembered (:mod:`cuedeck.system.remembered`)
-under a key that changes whenever one could: the versions of pydantic and FastMCP, every
-``sys.path`` folder's time (anything installed, upgraded or removed) and every Python
+under a key that changes whenever one could: the versions of pydantic and FastMCP, the
+distributions on ``sys.path`` (anything installed, upgraded or removed) and every Python
 file of the packages the tools live in, CueDeck's and cuedeck_mcp's own (inode, size and
 times: any edit; a file changed in the last two seconds, when a second edit could keep
 all four, leaves the faces unremembered). A tool whose face is remembered was imported

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck.errors import FileNotFound
+from cuedeck.errors import FileNotFound, InvalidInput
 from cuedeck.layout import CACHE_DIR, MEMORY_DIR
 from cuedeck_memory.database import MemoryDatabase, hash64, text_hash
 from cuedeck_memory.masker import Masker, store_masker
@@ -395,10 +395,33 @@ class MemoryStore:
 
     # -- project state and snapshots ---------------------------------------------------
 
+    def project(self, project_id: str | None) -> str:
+        """``project_id`` checked, or the workspace's project (``[memory] project``)
+        when None."""
+        if project_id is not None:
+            return check_project(project_id)
+        try:
+            return check_project(self.settings.project)
+        except InvalidInput as exc:
+            raise InvalidInput(f"[memory] project: {exc.message}", field="project") from None
+
     def current_task(self, project: str) -> str | None:
-        """The project's current task, or None."""
+        """The project's current task: the one set (context_set_current_task), else the
+        workspace's active card (the one a scene is built for), else None."""
         check_project(project)
-        return self._open().current_task(project) if self._present() else None
+        chosen = self._open().current_task(project) if self._present() else None
+        return chosen or self._active_card()
+
+    def _active_card(self) -> str | None:
+        """The id of the card ``cue scene`` would pack, or None when there is none."""
+        from cuedeck.errors import CueError
+        from cuedeck.scene.selection import find_card
+
+        try:
+            card = find_card(self.workspace)
+        except CueError:
+            return None
+        return card.path.rsplit("/", 1)[-1].removesuffix(".md")
 
     def set_current_task(self, project: str, task_id: str | None) -> str | None:
         """Set (None clears) the current task, masked; the previous one."""

@@ -3,12 +3,14 @@
 Finding them through :mod:`importlib.metadata` means importing it and reading the
 ``entry_points.txt`` of every installed distribution: at each start of ``cue``, about a
 tenth of what ``cue search`` takes. What it found is remembered
-(:mod:`cuedeck.system.remembered`), one file per interpreter and ``sys.path``, with the
-modification time of every ``sys.path`` entry. Installing, upgrading or removing a
-distribution adds or removes a ``.dist-info`` folder (an editable install too), which
-changes its folder's time: the next start reads the entry points again. Nothing is
-remembered while a folder changed in the last seconds, since a change in the same tick of
-the file system's clock would leave its time as it was.
+(:mod:`cuedeck.system.remembered`), one file per interpreter and ``sys.path``, keyed by the
+distributions on ``sys.path``: every ``.dist-info`` and ``.egg-info`` folder with its inode
+and modification time. Installing, upgrading, reinstalling or removing a distribution (an
+editable one too) adds, renames or replaces such a folder: the next start reads the entry
+points again. Anything else written beside them (the ``__pycache__`` folder a first run
+creates in ``site-packages``) changes nothing. Nothing is remembered while a distribution
+changed in the last seconds, since a change in the same tick of the file system's clock
+would leave its time as it was.
 """
 
 from __future__ import annotations
@@ -52,15 +54,45 @@ class PluginEntry(NamedTuple):
         return found
 
 
-def path_stamps() -> list[tuple[str, int | None]]:
-    """Every ``sys.path`` entry with its modification time (None where it is missing)."""
-    stamps: list[tuple[str, int | None]] = []
-    for entry in sys.path:
+#: How the metadata :mod:`importlib.metadata` reads a distribution from is named.
+METADATA_SUFFIXES = (".dist-info", ".egg-info")
+
+
+def _stamp(entry: str) -> list[tuple[str, int, int]] | int | None:
+    """What changes when a distribution at ``sys.path`` entry ``entry`` is installed,
+    upgraded or removed: in a folder, each metadata folder's name, inode and modification
+    time, sorted; a file's (a zip's) modification time; None where it is missing."""
+    found = []
+    try:
+        with os.scandir(entry or ".") as entries:
+            for item in entries:
+                if item.name.endswith(METADATA_SUFFIXES):
+                    stat = item.stat()
+                    found.append((item.name, stat.st_ino, stat.st_mtime_ns))
+    except NotADirectoryError:
         try:
-            stamps.append((entry, os.stat(entry or ".").st_mtime_ns))
+            return os.stat(entry).st_mtime_ns
         except OSError:
-            stamps.append((entry, None))
-    return stamps
+            return None
+    except OSError:
+        return None
+    return sorted(found)
+
+
+def path_stamps() -> list[tuple[str, Any]]:
+    """Every ``sys.path`` entry with its :func:`_stamp`."""
+    return [(entry, _stamp(entry)) for entry in sys.path]
+
+
+def _newest(stamps: list[tuple[str, Any]]) -> int:
+    """The latest modification time in ``stamps`` (nanoseconds; 0 for none)."""
+    times = [0]
+    for _, stamp in stamps:
+        if isinstance(stamp, int):
+            times.append(stamp)
+        elif stamp:
+            times.extend(mtime for _, _, mtime in stamp)
+    return max(times)
 
 
 def _scan(group: str) -> list[PluginEntry]:
@@ -76,8 +108,8 @@ def _scan(group: str) -> list[PluginEntry]:
 
 
 def entry_points(group: str) -> list[PluginEntry]:
-    """The entry points of ``group``: remembered while every ``sys.path`` entry is as it
-    was when they were read, else read now (and remembered)."""
+    """The entry points of ``group``: remembered while the distributions on ``sys.path``
+    are as they were when they were read, else read now (and remembered)."""
     stamps = path_stamps()
     key = [sys.executable, group, stamps]
     # A short file name; the file holds the whole key, so two keys sharing a name only miss.
@@ -86,7 +118,6 @@ def entry_points(group: str) -> list[PluginEntry]:
     if isinstance(known, list):
         return [PluginEntry(*entry) for entry in known]
     found = _scan(group)
-    newest = max((mtime for _, mtime in stamps if mtime is not None), default=0)
-    if settled(newest):
+    if settled(_newest(stamps)):
         remember(name, key, found)
     return found
