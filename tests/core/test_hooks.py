@@ -13,22 +13,10 @@ from click.testing import CliRunner
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput, MissingExtra
 from cuedeck.index.parsers import ParseContext, SkipFile
-from cuedeck.models import (
-    Document,
-    Heading,
-    Placement,
-    SceneItem,
-    SearchFilters,
-    SearchResult,
-    SecretSpan,
-)
-from cuedeck.plugins.host import (
-    get_maskers,
-    get_pruners,
-    get_searchers,
-    get_token_counters,
-    make_plugin_host,
-)
+from cuedeck.masking.spans import SecretSpan
+from cuedeck.models import Document, Heading, Placement, SceneItem, SearchFilters, SearchResult
+from cuedeck.plugins.host import get_maskers, get_searchers, get_token_counters, make_plugin_host
+from cuedeck.scene.pruners import get_pruners
 from cuedeck.settings import setting
 from cuedeck_cli.app import make_cli
 from cuedeck_cli.context import pass_workspace

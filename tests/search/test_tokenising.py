@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from cuedeck import open_workspace
-from cuedeck.markdown.document import split_lines
 from cuedeck.models import Document
+from cuedeck.text import split_lines
 from cuedeck_search.bm25 import KeywordSettings
 from cuedeck_search.keyword import tokenise as tokenise_one
 from cuedeck_search.postings import Postings, build, combine, stable_order

@@ -14,8 +14,6 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
-from cuedeck.masking.spans import SecretSpan as SecretSpan  # where maskers have always found it
-
 Severity = Literal["error", "warning"]
 ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on", "import"]
 DocumentKind = Literal["card", "doc", "file"]
@@ -137,6 +135,11 @@ class Reference:
     target: str
     anchor: str | None
     line: int
+
+    @property
+    def cites_code(self) -> bool:
+        """Whether it is written ``@code/...`` (or ``code/...`` in ``refs:``)."""
+        return self.raw.strip().removeprefix("@").startswith("code/")
 
 
 @attrs.frozen

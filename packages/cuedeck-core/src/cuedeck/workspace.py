@@ -28,6 +28,7 @@ from cuedeck.index.parsed import Index, RefreshStats
 from cuedeck.layout import WORKSPACE_DIR, protection
 from cuedeck.plugins.host import (
     PluginHost,
+    get_maskers,
     get_parsers,
     get_searchers,
     get_services,
@@ -40,10 +41,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     from cuedeck.hookspecs import Searcher, SearcherFactory
+    from cuedeck.index.graph import ReferenceGraph
     from cuedeck.index.parsers import Parsers
     from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
-    from cuedeck.refs.graph import ReferenceGraph
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
 T = TypeVar("T")
@@ -238,7 +239,7 @@ class Workspace:
     @property
     def graph(self) -> ReferenceGraph:
         """The reference graph of the current index."""
-        from cuedeck.refs.graph import ReferenceGraph
+        from cuedeck.index.graph import ReferenceGraph
 
         with self._lock:
             self._ensure_fresh()
@@ -324,7 +325,7 @@ class Workspace:
 
     def read_text(self, path: str) -> str:
         """Text of workspace-relative ``path`` (UTF-8; undecodable bytes replaced)."""
-        from cuedeck.markdown.document import decode
+        from cuedeck.text import decode
 
         return decode(self.read_bytes(path))[0]
 
@@ -398,7 +399,7 @@ class Workspace:
         """A masking session: one per output, so numbering is stable within it."""
         from cuedeck.masking.session import MaskSession
 
-        return MaskSession(self)
+        return MaskSession(self.config.masking, get_maskers(self.plugins).values())
 
     def mask(self, text: str, *, path: str | None = None) -> str:
         """``text`` with secrets masked by every registered masker (one-off session)."""

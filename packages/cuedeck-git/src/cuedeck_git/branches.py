@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 BranchName = Annotated[str, pydantic.Field(description="Branch name", min_length=1, max_length=255)]
 

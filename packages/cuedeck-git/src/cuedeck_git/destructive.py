@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: What ``git_clean`` never removes, ignored or not: CueDeck's cards, docs, memory and cache
 #: (uncommitted cards are work; CueDeck's own tools manage that folder).

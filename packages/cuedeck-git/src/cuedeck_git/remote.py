@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 Remote = Annotated[str, pydantic.Field(description="Remote name", min_length=1, max_length=255)]
 BranchOption = Annotated[

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from fastmcp import FastMCP
 
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
     from cuedeck_mcp.repositories import Repositories
 

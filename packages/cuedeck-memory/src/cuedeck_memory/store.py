@@ -83,9 +83,10 @@ class MemoryStore:
         if not self._opened:
             with self._open_lock:
                 if not self._opened:
-                    from cuedeck_memory.archive import migrate_legacy
+                    from cuedeck_memory.legacy import Mover, migrate_legacy
 
-                    migrate_legacy(self)
+                    mover = Mover(self.workspace.token_counter.count, self.clock, self.masker)
+                    migrate_legacy(self.root, self.database, mover)
                     # A server that ends by its stdin closing still empties its log.
                     atexit.register(self.close)
                     self._opened = True
@@ -113,7 +114,7 @@ class MemoryStore:
         doctor run in a workspace without memory leaves no file behind)."""
         if self._opened or self.database.path.is_file():
             return True
-        from cuedeck_memory.archive import has_legacy
+        from cuedeck_memory.legacy import has_legacy
 
         return has_legacy(self.root)
 

@@ -26,7 +26,7 @@ from cuedeck.errors import suggestion_text as _suggestion_text
 from cuedeck.index.walk import link_problem
 from cuedeck.layout import CARD_ID, CARDS_DB, CARDS_DIR, LOCKS_DIR, card_path
 from cuedeck.markdown import frontmatter
-from cuedeck.markdown.document import decode, split_lines
+from cuedeck.text import decode, split_lines
 from cuedeck.writes import locked, rewrite_file, sha256_bytes, write_file
 from cuedeck_tasks.card_cache import CardCache, FileKey
 from cuedeck_tasks.card_updates import CardChanges as CardChanges  # re-exported: public API

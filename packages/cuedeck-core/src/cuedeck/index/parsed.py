@@ -27,9 +27,9 @@ from cuedeck.index.rows import Rows
 from cuedeck.index.store import DEFER_COUNTS, SCHEMA_VERSION, UNCOUNTED, IndexStore, Update, Version
 from cuedeck.index.walk import FileStat, admitted, walk_files
 from cuedeck.layout import INDEX_LOCK
-from cuedeck.markdown.document import decode
 from cuedeck.models import Document, Problem, converter
 from cuedeck.system.parallel import map_chunks
+from cuedeck.text import decode
 from cuedeck.watch.watcher import changes_seen, write_stamp
 from cuedeck.writes import locked, sha256_bytes
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
-    from cuedeck.config import Config, IndexSettings
+    from cuedeck.settings import Config, IndexSettings
 
 log = logging.getLogger("cuedeck")
 

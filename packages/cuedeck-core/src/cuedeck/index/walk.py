@@ -28,8 +28,8 @@ from cuedeck.models import Problem
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
-    from cuedeck.config import IndexSettings
     from cuedeck.index.parsers import Parsers
+    from cuedeck.settings import IndexSettings
 
     #: Per parser name: ``select(path, size) -> reason | None`` (see Parser.select).
     Selectors = Mapping[str, Callable[[str, int], str | None]]

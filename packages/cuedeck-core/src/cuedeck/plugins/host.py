@@ -42,12 +42,11 @@ if TYPE_CHECKING:
         CodeRanker,
         Embedder,
         Masker,
-        Pruner,
         SceneSource,
         SearcherFactory,
     )
     from cuedeck.index.parsers import Parsers
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck.token_counts import TokenCounter
 
 log = logging.getLogger("cuedeck")
@@ -243,7 +242,7 @@ class PluginHost:
         """Tools by name, wrapped with their metadata (built once per host); a tool
         registered by import path is imported when first used."""
         if self._tools is None:
-            from cuedeck.serving.tools import Tool
+            from cuedeck.plugins.tools import Tool
 
             self._tools = {
                 name: Tool.from_function(
@@ -408,14 +407,6 @@ def make_plugin_host(*, entry_points: bool = True) -> PluginHost:
 def get_searchers(host: PluginHost) -> dict[str, SearcherFactory]:
     """Searcher factories by mode name: ``factory(workspace) -> Searcher``."""
     return host.items("register_searchers")
-
-
-def get_pruners(host: PluginHost) -> dict[str, Pruner]:
-    """Pruners by name, each held to the contract by
-    :class:`~cuedeck.scene.pruners.CheckedPruner`."""
-    from cuedeck.scene.pruners import CheckedPruner
-
-    return {name: CheckedPruner(name, p) for name, p in host.items("register_pruners").items()}
 
 
 def get_maskers(host: PluginHost) -> dict[str, Masker]:

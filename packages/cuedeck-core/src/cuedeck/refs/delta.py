@@ -166,7 +166,7 @@ def diff_file(path: str, before: str | None, after: str | None) -> FileDelta:
 
 
 def _lines(text: str | None) -> list[str]:
-    from cuedeck.markdown.document import split_lines
+    from cuedeck.text import split_lines
 
     return split_lines(text) if text else []
 
