@@ -9,7 +9,7 @@ hooks alone.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 # The masker protocol lives beside the span it finds (masking sits below the contract).
 from cuedeck.masking.spans import Masker as Masker
@@ -163,6 +163,18 @@ class RegisterSceneSource(Protocol):
 
     def __call__(
         self, name: str, source: SceneSource, *, setting: str | None = None, replace: bool = False
+    ) -> None: ...
+
+
+#: How tools may reach a place a plugin keeps under ``.cuedeck/`` (see ``register_paths``).
+PathKind = Literal["private", "control"]
+
+
+class RegisterPath(Protocol):
+    """The callback of :func:`~cuedeck.hookspecs.register_paths`."""
+
+    def __call__(
+        self, name: str, kind: PathKind, *, gitignore: bool = False, replace: bool = False
     ) -> None: ...
 
 

@@ -305,12 +305,13 @@ class SceneItem:
 @attrs.frozen
 class SceneExtra:
     """An item a scene source adds to a scene: text from workspace file ``path``, or an
-    item that is no file (a memory segment), named by ``path`` and hashed by its source.
+    item that is no file (a plugin's record), named by ``path`` and hashed by its source.
 
     ``sha256`` is of the file's bytes, or the source's own hash of an item that is no
     file (what ``cue scene --check`` compares, asking the sources again); ``text`` is
     what the scene shows (masked by the scene); ``priority`` orders it among the levels
-    of :class:`SceneItem` (memory uses 40, between direct and indirect references).
+    of :class:`SceneItem` (40 unless the source says: between direct references, 50,
+    and indirect ones, 25) and ``role`` names it in the manifest.
     """
 
     path: str
@@ -318,7 +319,7 @@ class SceneExtra:
     text: str
     sha256: str
     priority: int = 40
-    role: str = "memory"
+    role: str = "extra"
 
 
 @attrs.frozen

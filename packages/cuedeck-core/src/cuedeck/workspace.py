@@ -25,11 +25,12 @@ from cuedeck.errors import (
     suggestion_text,
 )
 from cuedeck.index.parsed import Index, RefreshStats
-from cuedeck.layout import WORKSPACE_DIR, protection
+from cuedeck.layout import WORKSPACE_DIR, Places, protection
 from cuedeck.plugins.host import (
     PluginHost,
     get_maskers,
     get_parsers,
+    get_places,
     get_searchers,
     get_services,
     get_token_counters,
@@ -86,10 +87,10 @@ def _explicit_root(path: Path, source: str) -> Path:
 _WHY = {
     "git": "is inside a .git folder: git's own files (config, hooks) are never read or "
     "written by a tool",
-    "private": "is CueDeck's private data (cache, locks, token hashes, state): no tool "
-    "reads or writes it",
-    "control": "is a CueDeck control file (config.toml, memory): tools may read it but "
-    "never write it",
+    "private": "is CueDeck's private data (caches, locks, state, or a plugin's own): no "
+    "tool reads or writes it",
+    "control": "is a CueDeck control file (config.toml, or a plugin's own): tools may read "
+    "it but never write it",
 }
 
 
@@ -176,6 +177,12 @@ class Workspace:
         return get_parsers(self.plugins)
 
     @cached_property
+    def places(self) -> Places:
+        """What tools may not reach under ``.cuedeck/``: core's places and those the
+        plugins registered (``register_paths``)."""
+        return get_places(self.plugins)
+
+    @cached_property
     def index(self) -> Index:
         """The SQLite-backed index (not refreshed yet; see :meth:`refresh`)."""
         return Index(
@@ -185,6 +192,7 @@ class Workspace:
             count_tokens=self.token_counter.count,
             parsers=self.parsers,
             config=self.config,
+            places=self.places,
         )
 
     def refresh(
@@ -292,7 +300,7 @@ class Workspace:
             raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
         real_rel = "." if real == root else os.path.relpath(real, root).replace(os.sep, "/")
         for candidate in (normal, real_rel):
-            reason = protection(candidate, write=write)
+            reason = protection(candidate, write=write, places=self.places)
             if reason is not None:
                 raise _protected(normal, real_rel, reason, field=field, write=write)
         return normal, real_rel

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.layout import ACCESS_PATH, LOCKS_DIR
+from cuedeck.layout import LOCKS_DIR
 from cuedeck.writes import locked, remove_file, write_file
+from cuedeck_mcp.paths import ACCESS_PATH
 
 if TYPE_CHECKING:
     from pathlib import Path

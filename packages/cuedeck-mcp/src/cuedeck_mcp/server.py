@@ -20,14 +20,14 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from starlette.authentication import AuthCredentials
 
 from cuedeck.errors import InvalidInput
-from cuedeck.layout import ACCESS_PATH, RATE_LIMITS_DB
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
+from cuedeck_mcp.paths import ACCESS_PATH, RATE_LIMITS_DB
 from cuedeck_mcp.ratelimit import RateLimiter
 from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
-from cuedeck_mcp.settings import McpSettings
+from cuedeck_mcp.settings import McpSettings, rate_limits
 from cuedeck_mcp.state import CueDeckFastMCP
 
 if TYPE_CHECKING:
@@ -310,7 +310,7 @@ def build_server(
                 workspace.service("team"), runtime, frozenset(tools_served)
             )
         counted = limiter or RateLimiter(
-            workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB
+            rate_limits(workspace), store=workspace.root / RATE_LIMITS_DB
         )
         for name, tool in tools_served.items():
             published = repositories.alias_published(tool) if team else None

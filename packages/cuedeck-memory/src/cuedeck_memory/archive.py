@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cuedeck.layout import MEMORY_DIR
 from cuedeck.progress import report
+from cuedeck_memory.paths import MEMORY_DIR
 from cuedeck_memory.segments import (
     Segment,
     check_project,

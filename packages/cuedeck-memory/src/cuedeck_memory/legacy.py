@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cuedeck.layout import MEMORY_DB, MEMORY_DIR
 from cuedeck_memory.database import text_hash
+from cuedeck_memory.paths import LEGACY_INDEX, MEMORY_DIR
 from cuedeck_memory.segments import Segment, check_project, read_folder
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def _legacy_projects(root: Path) -> list[str]:
 
 def _legacy_counters(root: Path) -> dict[tuple[str, str], tuple[float, int]]:
     """(project, id) -> (last touch, GC runs survived) from an older CueDeck's index."""
-    path = root / MEMORY_DB
+    path = root / LEGACY_INDEX
     if not path.is_file():
         return {}
     try:

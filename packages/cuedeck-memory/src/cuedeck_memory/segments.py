@@ -176,7 +176,7 @@ class Segment:
     @property
     def path(self) -> str:
         """The workspace-relative path of the segment's file."""
-        from cuedeck.layout import MEMORY_DIR
+        from cuedeck_memory.paths import MEMORY_DIR
 
         return f"{MEMORY_DIR}/{self.project_id}/segments/{self.id}.md"
 

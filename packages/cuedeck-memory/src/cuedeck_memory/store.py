@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.errors import FileNotFound
-from cuedeck.layout import CACHE_DIR, MEMORY_DIR
+from cuedeck.layout import CACHE_DIR
 from cuedeck_memory.database import MemoryDatabase, hash64, text_hash
 from cuedeck_memory.masker import Masker, store_masker
+from cuedeck_memory.paths import MEMORY_DIR
 from cuedeck_memory.segments import Segment, check_project, new_id, new_ids
 from cuedeck_memory.settings import MemorySettings
 from cuedeck_memory.table import SegmentTable

@@ -111,7 +111,7 @@ def file_deltas(
             except CueError:
                 continue  # unreadable now: not part of what a scene may show
         elif (
-            protection(path, write=False) is not None
+            protection(path, write=False, places=workspace.places) is not None
             or workspace.parsers.claim(path) is None
             or (workspace.root / path).exists()
         ):
