@@ -27,8 +27,8 @@ from cuedeck_mcp.ratelimit import RateLimiter
 from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
+from cuedeck_mcp.session_state import CueDeckFastMCP
 from cuedeck_mcp.settings import McpSettings, rate_limits
-from cuedeck_mcp.state import CueDeckFastMCP
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence

@@ -38,7 +38,7 @@ from cuedeck_search.postings import (
     save,
 )
 from cuedeck_search.sections import keyword_sections, section_of, section_spans, split_sections
-from cuedeck_search.tokenising import Tokeniser
+from cuedeck_search.weighted_terms import Tokeniser
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

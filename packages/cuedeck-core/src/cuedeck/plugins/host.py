@@ -33,7 +33,7 @@ from cuedeck import hookspecs
 from cuedeck.errors import CueError, InvalidInput
 from cuedeck.layout import CORE_PLACES, WORKSPACE_DIR, Places, place_name
 from cuedeck.plugins.entry_points import PluginEntry, entry_points
-from cuedeck.plugins.registry import Registered, Registry
+from cuedeck.plugins.registrations import Registered, Registry
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterable
