@@ -17,11 +17,10 @@ from cuedeck.layout import (
     CACHE_DIR,
     CARDS_DIR,
     DOCS_DIR,
-    GITIGNORE_LINES,
     WORKSPACE_DIR,
     user_cache_dir,
 )
-from cuedeck.plugins.host import get_services
+from cuedeck.plugins.host import get_places, get_services
 from cuedeck.text import counted
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import console, emit_json, render_problem
@@ -56,7 +55,7 @@ def init(force: bool) -> None:
     gitignore = root / ".gitignore"
     existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
     present = {line.strip() for line in existing.splitlines()}
-    missing = [line for line in GITIGNORE_LINES if line not in present]
+    missing = [line for line in get_places(state.plugins).gitignore if line not in present]
     if missing:
         prefix = "" if not existing or existing.endswith("\n") else "\n"
         block = prefix + "# CueDeck cache and generated scene\n" + "\n".join(missing) + "\n"

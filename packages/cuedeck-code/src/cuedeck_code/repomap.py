@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from cuedeck.models import RankedSymbol
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: Definitions ranked before the budget decides how many are shown.
 RANKED = 2000

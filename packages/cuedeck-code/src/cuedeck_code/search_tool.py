@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cuedeck.models import Document, Symbol
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: The k of reciprocal rank fusion (as ``[search] rrf_k`` defaults to).
 RRF_K = 60

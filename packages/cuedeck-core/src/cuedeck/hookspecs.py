@@ -24,10 +24,12 @@ from cuedeck.hooktypes import (
     CommandContext,
     Embedder,
     Masker,
+    PathKind,
     Pruner,
     RegisterCommand,
     RegisterNamed,
     RegisterParser,
+    RegisterPath,
     RegisterSceneSource,
     RegisterSearcher,
     RegisterTool,
@@ -43,10 +45,12 @@ __all__ = [
     "CommandContext",
     "Embedder",
     "Masker",
+    "PathKind",
     "Pruner",
     "RegisterCommand",
     "RegisterNamed",
     "RegisterParser",
+    "RegisterPath",
     "RegisterSceneSource",
     "RegisterSearcher",
     "RegisterTool",
@@ -323,9 +327,10 @@ def register_settings(register: RegisterNamed) -> None:
     choices or a range). The loaded section is ``config.section(name, settings)``;
     ``cue init`` writes it commented out, a wrong value is an error 1004 naming the key
     and line, an unknown key a warning of ``cue doctor``, and ``CUEDECK_<NAME>_<KEY>``
-    overrides a key. Core registers ``scene``, ``index``, ``tokens``, ``watch``,
-    ``masking``, ``files`` and ``docs``; a name already registered is an error naming
-    both plugins.
+    overrides a key. A section whose keys are names the user picks (``[rate_limits.<tool>]``)
+    reads its own table instead (:class:`cuedeck.settings.TableSection`). Core registers
+    ``scene``, ``index``, ``tokens``, ``watch``, ``masking``, ``files`` and ``docs``; a
+    name already registered is an error naming both plugins.
 
     Example::
 
@@ -338,6 +343,30 @@ def register_settings(register: RegisterNamed) -> None:
         @hookimpl
         def register_settings(register):
             register("notes", NotesSettings)  # workspace.config.section("notes", NotesSettings)
+    """
+
+
+@hookspec
+def register_paths(register: RegisterPath) -> None:
+    """Register the places a plugin keeps under ``.cuedeck/`` that tools may not reach.
+
+    Called once per plugin host, when a workspace first checks a path (and by ``cue
+    init`` and ``cue doctor`` for the git-ignored ones). ``register(name, kind,
+    gitignore=False)`` takes the name of an entry directly under a ``.cuedeck/`` folder
+    (``"notes.sqlite3"``; a folder may end with ``/``) and its kind: ``"private"`` (no
+    tool reads or writes it: caches, secrets' hashes, one person's state) or
+    ``"control"`` (tools may read it, never write it: only the plugin's own code does).
+    The rule holds in this workspace's ``.cuedeck/`` and in any nested one, on the path
+    as asked and on its real path. ``gitignore=True`` makes ``cue init`` add
+    ``.cuedeck/<name>`` to ``.gitignore`` and ``cue doctor`` check git agrees. Core keeps
+    its own (``.cache``, ``state.json``, ``config.toml``...) whatever is loaded; a name
+    already registered is an error naming both plugins.
+
+    Example::
+
+        @hookimpl
+        def register_paths(register):
+            register("notes/", "control", gitignore=True)  # written by the notes tools only
     """
 
 

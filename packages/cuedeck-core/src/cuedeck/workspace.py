@@ -25,10 +25,12 @@ from cuedeck.errors import (
     suggestion_text,
 )
 from cuedeck.index.parsed import Index, RefreshStats
-from cuedeck.layout import WORKSPACE_DIR, protection
+from cuedeck.layout import WORKSPACE_DIR, Places, protection
 from cuedeck.plugins.host import (
     PluginHost,
+    get_maskers,
     get_parsers,
+    get_places,
     get_searchers,
     get_services,
     get_token_counters,
@@ -40,10 +42,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     from cuedeck.hookspecs import Searcher, SearcherFactory
+    from cuedeck.index.graph import ReferenceGraph
     from cuedeck.index.parsers import Parsers
     from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
-    from cuedeck.refs.graph import ReferenceGraph
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
 T = TypeVar("T")
@@ -85,10 +87,10 @@ def _explicit_root(path: Path, source: str) -> Path:
 _WHY = {
     "git": "is inside a .git folder: git's own files (config, hooks) are never read or "
     "written by a tool",
-    "private": "is CueDeck's private data (cache, locks, token hashes, state): no tool "
-    "reads or writes it",
-    "control": "is a CueDeck control file (config.toml, memory): tools may read it but "
-    "never write it",
+    "private": "is CueDeck's private data (caches, locks, state, or a plugin's own): no "
+    "tool reads or writes it",
+    "control": "is a CueDeck control file (config.toml, or a plugin's own): tools may read "
+    "it but never write it",
 }
 
 
@@ -175,6 +177,12 @@ class Workspace:
         return get_parsers(self.plugins)
 
     @cached_property
+    def places(self) -> Places:
+        """What tools may not reach under ``.cuedeck/``: core's places and those the
+        plugins registered (``register_paths``)."""
+        return get_places(self.plugins)
+
+    @cached_property
     def index(self) -> Index:
         """The SQLite-backed index (not refreshed yet; see :meth:`refresh`)."""
         return Index(
@@ -184,6 +192,7 @@ class Workspace:
             count_tokens=self.token_counter.count,
             parsers=self.parsers,
             config=self.config,
+            places=self.places,
         )
 
     def refresh(
@@ -238,7 +247,7 @@ class Workspace:
     @property
     def graph(self) -> ReferenceGraph:
         """The reference graph of the current index."""
-        from cuedeck.refs.graph import ReferenceGraph
+        from cuedeck.index.graph import ReferenceGraph
 
         with self._lock:
             self._ensure_fresh()
@@ -291,7 +300,7 @@ class Workspace:
             raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
         real_rel = "." if real == root else os.path.relpath(real, root).replace(os.sep, "/")
         for candidate in (normal, real_rel):
-            reason = protection(candidate, write=write)
+            reason = protection(candidate, write=write, places=self.places)
             if reason is not None:
                 raise _protected(normal, real_rel, reason, field=field, write=write)
         return normal, real_rel
@@ -324,7 +333,7 @@ class Workspace:
 
     def read_text(self, path: str) -> str:
         """Text of workspace-relative ``path`` (UTF-8; undecodable bytes replaced)."""
-        from cuedeck.markdown.document import decode
+        from cuedeck.text import decode
 
         return decode(self.read_bytes(path))[0]
 
@@ -398,7 +407,7 @@ class Workspace:
         """A masking session: one per output, so numbering is stable within it."""
         from cuedeck.masking.session import MaskSession
 
-        return MaskSession(self)
+        return MaskSession(self.config.masking, get_maskers(self.plugins).values())
 
     def mask(self, text: str, *, path: str | None = None) -> str:
         """``text`` with secrets masked by every registered masker (one-off session)."""

@@ -15,7 +15,7 @@ from cuedeck.errors import CueError, MissingExtra
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
 
 

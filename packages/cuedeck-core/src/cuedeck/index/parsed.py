@@ -26,10 +26,10 @@ from cuedeck.index.reader import FileReader
 from cuedeck.index.rows import Rows
 from cuedeck.index.store import DEFER_COUNTS, SCHEMA_VERSION, UNCOUNTED, IndexStore, Update, Version
 from cuedeck.index.walk import FileStat, admitted, walk_files
-from cuedeck.layout import INDEX_LOCK
-from cuedeck.markdown.document import decode
+from cuedeck.layout import CORE_PLACES, INDEX_LOCK, Places
 from cuedeck.models import Document, Problem, converter
 from cuedeck.system.parallel import map_chunks
+from cuedeck.text import decode
 from cuedeck.watch.watcher import changes_seen, write_stamp
 from cuedeck.writes import locked, sha256_bytes
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
-    from cuedeck.config import Config, IndexSettings
+    from cuedeck.settings import Config, IndexSettings
 
 log = logging.getLogger("cuedeck")
 
@@ -71,8 +71,11 @@ class Index:
         count_tokens: Callable[[str], int],
         parsers: Parsers,
         config: Config | None = None,
+        places: Places = CORE_PLACES,
     ) -> None:
         self.root = root
+        #: What no tool reads (core's places and the plugins'): left out of the walk.
+        self.places = places
         self.settings = settings
         self.counter_name = counter_name
         self.count_tokens = count_tokens
@@ -175,6 +178,7 @@ class Index:
                 left_out,
                 selectors=self._selectors(),
                 passed_over=passed_over,
+                places=self.places,
             )
         )
         rows = self._rows.every()
@@ -253,7 +257,7 @@ class Index:
         # ask git, which a refresh the watcher found nothing for need not pay.
         selectors = self._selectors() if wanted else {}
         for path in wanted:
-            stat = admitted(self.root, self.settings, self.parsers, path, selectors)
+            stat = admitted(self.root, self.settings, self.parsers, path, selectors, self.places)
             row = self._rows.known.get(path)
             if stat is None:
                 if row is not None:

@@ -20,7 +20,7 @@ PRIORITIES = {
     "card": 100,
     "direct": 50,
     "delta": 45,
-    "memory": 40,
+    "extra": 40,  # what scene sources add, unless they say (SceneExtra.priority)
     "indirect": 25,
     "related": 22,
     "linked": 20,

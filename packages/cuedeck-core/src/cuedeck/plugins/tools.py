@@ -22,8 +22,8 @@ from cuedeck.errors import InvalidInput, ToolLoadFailed
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
+    from cuedeck.hooktypes import WorkspaceArg
     from cuedeck.settings import RateLimit
-    from cuedeck.workspace import Workspace
 
 
 class _LazyModule:
@@ -325,7 +325,7 @@ class Tool:
             ) from None
         return {param.name: getattr(model, param.name) for param in self.parameters}
 
-    def call(self, workspace: Workspace, arguments: Mapping[str, Any] | None = None) -> Any:
+    def call(self, workspace: WorkspaceArg, arguments: Mapping[str, Any] | None = None) -> Any:
         """Validate ``arguments`` and run the tool on ``workspace`` (as :data:`CURRENT_CALL`)."""
         arguments = arguments or {}
         known = _VALIDATED.get()

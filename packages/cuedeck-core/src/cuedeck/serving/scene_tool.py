@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 else:
     # The tool's annotations name pydantic; ``cue --help`` imports this module without
     # ever evaluating them, so pydantic loads on first use.
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 
 def build_scene_tool(
