@@ -16,8 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Property tests check values, not speed: a machine busy with other work (CI beside
+# servers, two cores) must not fail them for slow example generation or a slow example.
+settings.register_profile("cuedeck", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("cuedeck")
 
 #: Optional distributions and the test folders that need them: `tox -e core` installs only
 #: core and the CLI, and those folders are then not collected.
