@@ -1,7 +1,8 @@
 """Keeping the index in step with the files between calls, without walking the tree.
 
 A file watcher (watchfiles, the one ``cue watch`` uses) runs beside the server and
-notes every markdown file created, changed, deleted or renamed. Before a call,
+notes every file a registered parser reads (markdown, code, whatever plugins add)
+that is created, changed, deleted or renamed. Before a call,
 :meth:`Freshness.ensure` re-reads just those files (:meth:`Workspace.refresh_paths`);
 with nothing reported it touches no file at all, however large the workspace. Only a
 change that can move many files at once (a folder renamed or deleted, a .gitignore or
@@ -155,15 +156,16 @@ class Freshness:
 
     def _note(self, paths: list[str]) -> None:
         root = self.workspace.root
+        claim = self.workspace.parsers.claim  # a file no parser reads is never indexed
         with self._lock:
             for path in paths:
                 rel = os.path.relpath(path, root).replace(os.sep, "/")
                 name = rel.rsplit("/", 1)[-1]
                 self._reported.add(rel)
-                if rel.endswith(".md"):
-                    self._pending.add(rel)
-                elif name == ".gitignore" or rel == CONFIG_PATH or os.path.isdir(path):
+                if name == ".gitignore" or rel == CONFIG_PATH or os.path.isdir(path):
                     self._structural = True
+                elif claim(rel) is not None:  # the index's own rules judge it at the call
+                    self._pending.add(rel)
                 elif "." not in name and not os.path.exists(path):
                     self._structural = True  # maybe a folder, renamed or deleted
             self.reported.notify_all()
