@@ -4,6 +4,7 @@ tools are there with the files category."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -87,9 +88,18 @@ async def test_an_outside_edit_to_source_is_searched_within_a_second(code_root: 
     )
     async with Client(params, mode="legacy") as client:
         await paths_within(client, "quokka_payload", set(), 0)
+        before = await client.call_tool("search_code", {"query": "quokka_payload"})
         with (code_root / "client.py").open("a", encoding="utf-8") as source:
             source.write("\n\ndef quokka_payload(size: int) -> bytes:\n    return b'q' * size\n")
         await paths_within(client, "quokka_payload", {"client.py"}, 1.0)
+        after = await client.call_tool("search_code", {"query": "quokka_payload"})
+        # What each reply reflects: the index changed between them; the watcher saw it all.
+        old, new = (r.structured_content["reflects"] for r in (before, after))  # type: ignore[index]
+        assert old["tree"] != new["tree"] and old["head"] is None  # not a git repository
+        assert (new["watch"], new["pending"]) == ("watcher", [])
+        text, line = (block.text for block in after.content)  # type: ignore[union-attr]
+        assert "reflects" not in json.loads(text)  # said once, as a line, for a model
+        assert line == f"reflects index {new['tree']} (no git HEAD); watched, nothing pending"
         (code_root / "client.py").rename(code_root / "agent.py")
         await paths_within(client, "quokka_payload", {"agent.py"}, 1.0)
         (code_root / "agent.py").unlink()

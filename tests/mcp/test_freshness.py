@@ -147,3 +147,26 @@ def test_source_files_are_followed_like_markdown(workspace: Workspace, demo: Pat
         assert "src/notes.bin" not in workspace.index
     finally:
         freshness.close()
+
+
+def test_replies_name_what_was_reported_and_not_read_yet(workspace: Workspace, demo: Path) -> None:
+    from cuedeck.watch.reflects import reflects
+
+    freshness = Freshness(workspace)
+    try:
+        freshness.ensure()
+        before = reflects(workspace)
+        assert (before["watch"], before["pending"]) == ("watcher", [])
+        (demo / "docs" / "late.md").write_text("# Late\n")
+        assert freshness.wait_for("docs/late.md")
+        during = reflects(workspace)  # a reply made now does not hold it
+        assert (during["pending"], during["tree"]) == (["docs/late.md"], before["tree"])
+        freshness.ensure()  # the next call reads it
+        after = reflects(workspace)
+        assert after["pending"] == [] and after["tree"] != before["tree"]
+        (demo / ".gitignore").write_text("docs/late.md\n")
+        assert freshness.wait_for(".gitignore")
+        assert reflects(workspace)["pending"] is None  # the next call reads everything
+    finally:
+        freshness.close()
+    assert workspace.freshness is None

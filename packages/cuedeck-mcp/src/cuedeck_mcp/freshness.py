@@ -69,6 +69,9 @@ class Freshness:
         self._stop = threading.Event()
         self._failed = not watch
         self._thread: threading.Thread | None = None
+        #: When the files were last brought in step (``time.time()``), or None.
+        self.checked: float | None = None
+        workspace.freshness = self  # replies say what they reflect (cuedeck.watch.reflects)
         if watch:
             # Not waited for here: the watch is put in place while the server starts.
             self._thread = threading.Thread(target=self._watch, name="cuedeck-watch", daemon=True)
@@ -87,20 +90,31 @@ class Freshness:
 
     def ensure(self) -> bool:
         """Refresh the index if anything changed; whether it refreshed."""
-        if not self.watching:
-            return self._ensure_by_stamps()
+        checked = time.time()
+        try:
+            if not self.watching:
+                return self._ensure_by_stamps()
+            with self._lock:
+                pending, self._pending = self._pending, set()
+                structural, self._structural = self._structural, False
+                first = not self._refreshed
+                self._refreshed = True
+            if first or structural:
+                self.workspace.refresh()
+                return True
+            if pending:
+                self.workspace.refresh_paths(pending)
+                return True
+            return False
+        finally:
+            self.checked = checked
+
+    def pending(self) -> list[str] | None:
+        """Files reported changed since the last :meth:`ensure` began (not in a reply made
+        now), sorted; None when the next one reads everything (a folder, .gitignore or the
+        config changed)."""
         with self._lock:
-            pending, self._pending = self._pending, set()
-            structural, self._structural = self._structural, False
-            first = not self._refreshed
-            self._refreshed = True
-        if first or structural:
-            self.workspace.refresh()
-            return True
-        if pending:
-            self.workspace.refresh_paths(pending)
-            return True
-        return False
+            return None if self._structural else sorted(self._pending)
 
     def wait_for(self, rel: str, timeout: float = 10.0) -> bool:
         """Wait until the watcher has reported ``rel`` (workspace-relative); whether it did.
@@ -115,6 +129,8 @@ class Freshness:
 
     def close(self) -> None:
         """Stop the watcher."""
+        if self.workspace.freshness is self:
+            self.workspace.freshness = None
         self._stop.set()
         if self._thread is not None:
             self._thread.join(5.0)
