@@ -104,3 +104,18 @@ async def test_an_outside_edit_to_source_is_searched_within_a_second(code_root: 
         await paths_within(client, "quokka_payload", {"agent.py"}, 1.0)
         (code_root / "agent.py").unlink()
         await paths_within(client, "quokka_payload", set(), 1.0)
+
+
+async def test_an_outside_edit_to_source_is_searched_within_a_second_over_http(
+    code_root: Path,
+) -> None:
+    from tests.mcp.conftest import bearer_session, http_server
+
+    async def work(client: Client) -> None:
+        await paths_within(client, "wombat_checksum", set(), 0)
+        with (code_root / "transport.py").open("a", encoding="utf-8") as source:
+            source.write("\n\ndef wombat_checksum(data: bytes) -> int:\n    return len(data)\n")
+        await paths_within(client, "wombat_checksum", {"transport.py"}, 1.0)
+
+    with http_server(code_root) as (url, _):
+        await bearer_session(url, None, work)
