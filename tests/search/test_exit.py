@@ -50,7 +50,7 @@ def handed_off(root: Path, timeout: float = 30.0) -> detached.EmbedderStatus:
     """The detached embedder's status once the process a script started at its exit has
     said it runs (polled with a deadline: the script is gone, nothing else tells)."""
     deadline = time.monotonic() + timeout
-    while (found := detached.status(root)).state == "never":
+    while (found := detached.status(root)).pid is None:  # locked, not yet written: wait
         assert time.monotonic() < deadline, "no embedder was handed the rest"
         time.sleep(0.05)
     return found
