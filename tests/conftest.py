@@ -192,7 +192,7 @@ def _isolated_environment(
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CUEDECK_CACHE_DIR", str(tmp_path_factory.mktemp("user-cache")))
     # Watchers that `cue search` starts (cuedeck.watch.watcher) go away soon after a test.
-    monkeypatch.setenv("CUEDECK_WATCHER_IDLE", "15")
+    monkeypatch.setenv("CUEDECK_WATCH_WATCHER_IDLE_SECONDS", "15")
     # Each `cue mcp` a test starts serves in its own process, unless the test is about
     # resident servers (tests/mcp/test_resident.py), which outlive the test otherwise.
     monkeypatch.setenv("CUEDECK_MCP_RESIDENT", "0")

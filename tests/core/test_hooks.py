@@ -597,3 +597,39 @@ def test_a_place_that_is_not_one_entry_is_refused() -> None:
     pm.register(BadPlace(), name="bad")
     with pytest.raises(InvalidInput, match=r"plugin 'bad' registered 'a/b'"):
         get_places(pm)
+
+
+class Processes:
+    @hookimpl
+    def register_processes(self, register: Any) -> None:
+        from cuedeck.models import BackgroundProcess
+
+        def indexers(workspace: Any) -> list[BackgroundProcess]:
+            ends = f"when {len(workspace.documents)} documents are indexed"
+            return [BackgroundProcess("indexer", 4242, 1_000.0, ends, "reads files", "x.log")]
+
+        def broken(workspace: Any) -> list[Any]:
+            raise ZeroDivisionError("a bug in a lister")
+
+        register("indexer", indexers)
+        register("broken", broken)
+
+
+def test_hook_register_processes(
+    make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    from cuedeck.serving.background import background_processes, describe, process_json
+
+    pm = make_plugin_host(entry_points=False)
+    pm.register(Processes(), name="processes")
+    workspace = open_workspace(make_workspace(FILES), plugins=pm)
+    with caplog.at_level("WARNING", logger="cuedeck"):
+        found = background_processes(workspace)  # core's watcher: none runs for this one
+    assert [describe(p, now=1_180.0) for p in found] == [
+        "indexer (pid 4242, 3 min old): ends when 2 documents are indexed; reads files"
+    ]
+    assert process_json(found[0], now=1_010.0) == {
+        "kind": "indexer", "pid": 4242, "age_seconds": 10.0,
+        "ends": "when 2 documents are indexed", "detail": "reads files", "log": "x.log",
+    }  # fmt: skip
+    assert "listing broken processes failed: ZeroDivisionError: a bug in a lister" in caplog.text

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.watch.reflects import Reflects, reflects
 
 if TYPE_CHECKING:
     import pydantic
@@ -42,6 +43,7 @@ class RepoMap(TypedDict):
     files: int
     symbols: int
     personalised_on: list[str]
+    reflects: Reflects
 
 
 def repo_map(
@@ -90,6 +92,7 @@ def repo_map(
         "files": len({entry.path for entry in shown}),
         "symbols": len(shown),
         "personalised_on": reasons,
+        "reflects": reflects(workspace),
     }
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.watch.reflects import Reflects, reflects
 
 if TYPE_CHECKING:
     import pydantic
@@ -58,6 +59,7 @@ class CodeResults(TypedDict):
     answered_by: str
     semantic_coverage: float | None
     hint: str | None
+    reflects: Reflects
 
 
 def search_code(
@@ -154,6 +156,7 @@ def search_code(
         "answered_by": answered_by,
         "semantic_coverage": scored.coverage,
         "hint": hint,
+        "reflects": reflects(workspace),
     }
 
 

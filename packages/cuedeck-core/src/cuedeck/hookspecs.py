@@ -218,6 +218,25 @@ def register_checks(register: RegisterNamed) -> None:
 
 
 @hookspec
+def register_processes(register: RegisterNamed) -> None:
+    """Register listers of the processes a plugin runs in the background for a workspace.
+
+    Called when ``cue status``, ``cue doctor`` or the board asks what runs.
+    ``register(name, lister)`` takes ``lister(workspace) ->
+    Iterable[BackgroundProcess]``: each :class:`~cuedeck.models.BackgroundProcess` has
+    its kind, pid, start time and how it ends (an idle limit, the end of its work). A
+    lister that raises is logged and skipped. Core lists the workspace's watcher; the
+    MCP package its resident servers, the search package its detached embedder.
+
+    Example::
+
+        @hookimpl
+        def register_processes(register):
+            register("indexer", lambda workspace: running_indexers(workspace.root))
+    """
+
+
+@hookspec
 def register_services(register: RegisterNamed) -> None:
     """Register workspace services: objects built from a workspace on first use.
 

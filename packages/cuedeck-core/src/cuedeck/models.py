@@ -155,6 +155,24 @@ class Problem:
 
 
 @attrs.frozen
+class BackgroundProcess:
+    """A process that works for a workspace in the background (``cue status`` lists it).
+
+    ``kind`` says what it is (``watcher``, ``resident MCP server``, ``embedder``);
+    ``started`` is a Unix time; ``ends`` says how it ends, in a phrase that completes
+    "it ends ..." (``after 15 min without a question (quiet for 2 min)``); ``detail``
+    what it does now; ``log`` where it writes (a path).
+    """
+
+    kind: str
+    pid: int
+    started: float | None
+    ends: str
+    detail: str = ""
+    log: str | None = None
+
+
+@attrs.frozen
 class Document:
     """Everything the index knows about one file, as its parser read it.
 

@@ -139,9 +139,16 @@ class TokenSettings:
 
 @attrs.frozen
 class WatchSettings:
-    """``[watch]``: ``cue watch``."""
+    """``[watch]``: ``cue watch``, and the workspace's watcher process."""
 
     debounce_ms: int = setting(500, "Changes within this window produce one rebuild.", minimum=0)
+    watcher_idle_seconds: int = setting(
+        900,
+        "How long the workspace's watcher (the process `cue search` starts to learn what "
+        "changed without a walk; Linux) stays after its last question (seconds; "
+        "docs/freshness.md).",
+        minimum=1,
+    )
 
 
 @attrs.frozen

@@ -56,3 +56,13 @@ def check_label(value: str, field: str) -> str:
             field=field,
         )
     return value
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` as a person reads it: ``40 s``, ``12 min``, ``2 h 5 min``."""
+    if seconds < 90:
+        return f"{max(round(seconds), 0)} s"
+    minutes = round(seconds / 60)
+    if minutes < 120:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"

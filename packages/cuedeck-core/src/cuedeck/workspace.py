@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
+import time
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from cuedeck.index.parsers import Parsers
     from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
+    from cuedeck.watch.reflects import ChangeFeed
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
 T = TypeVar("T")
@@ -125,6 +127,14 @@ class Workspace:
         self._services: dict[str, Any] = {}
         self._searchers: dict[str, Searcher] = {}
         self._fresh = False
+        #: What keeps the index in step in a long-lived process (the MCP server's file
+        #: watcher), or None: replies say what they reflect from it (:mod:`cuedeck.watch.reflects`).
+        self.freshness: ChangeFeed | None = None
+        #: When the files were last compared with the index (``time.time()``), or None.
+        self.checked: float | None = None
+        #: Whether the index was last brought in step with the workspace's watcher
+        #: process, which then knows every edit made since (:meth:`catch_up`).
+        self.watched = False
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -200,8 +210,10 @@ class Workspace:
     ) -> RefreshStats:
         """Re-read what changed on disk; cheap when nothing did."""
         with self._lock:
+            checked = time.time()
             stats = self.index.refresh(rebuild=rebuild, progress=progress)
-            self._fresh = True
+            self._fresh, self.checked = True, checked
+            self.watched = self.index.followed is not None
             return stats
 
     def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
@@ -210,6 +222,22 @@ class Workspace:
             stats = self.index.refresh_paths(paths)
             self._fresh = True
             return stats
+
+    def catch_up(self) -> None:
+        """Bring the index in step with edits made outside CueDeck since it was last read,
+        for a long-lived reader (a script, a notebook): what :attr:`freshness` reported
+        (a server's file watcher), else what the workspace's watcher process saw, when
+        one runs (``cue search`` starts one). Without either the index stays as it was,
+        and :func:`~cuedeck.watch.reflects.reflects` says since when."""
+        with self._lock:
+            if self.freshness is not None:
+                self.freshness.ensure()
+                return
+            checked = time.time()
+            if self.index.catch_up():
+                self._fresh, self.checked, self.watched = True, checked, True
+            elif not self._fresh:
+                self.refresh()
 
     def invalidate(self, paths: Iterable[str] | None = None) -> None:
         """Note that files changed. Named ``paths`` are re-read at once when the index is
@@ -348,10 +376,11 @@ class Workspace:
         filters: SearchFilters | None = None,
     ) -> list[SearchResult]:
         """Ranked files for ``query`` by the searcher registered as ``mode`` (None:
-        :meth:`default_search_mode`). The searcher checks ``query`` and ``limit`` (None:
-        its own default); here it is only picked."""
+        :meth:`default_search_mode`), after :meth:`catch_up`. The searcher checks
+        ``query`` and ``limit`` (None: its own default); here it is only picked."""
         from cuedeck.models import SearchFilters
 
+        self.catch_up()
         searcher = self.searcher(self.default_search_mode() if mode is None else mode)
         return searcher.search(query, limit=limit, filters=filters or SearchFilters())
 

@@ -20,6 +20,8 @@ from mcp_types import TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
 from pydantic import PrivateAttr
 
+from cuedeck.watch.reflects import reply_line
+
 if TYPE_CHECKING:
     from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.replies import Replies
@@ -418,8 +420,13 @@ class ServedTool(FastMCPTool):
 
             value = spec_value(self.name, value)  # an object, lists as {"success", "result"}
             wrapped = False
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        # The reflects block reaches a model as one line of text (cuedeck.watch.reflects).
+        line = reply_line(value)
+        shown = {k: v for k, v in value.items() if k != "reflects"} if line else value
+        text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
         content = [TextContent(type="text", text=text)]
+        if line:
+            content.append(TextContent(type="text", text=line))
         if wrapped:
             return ToolResult(
                 content=content,

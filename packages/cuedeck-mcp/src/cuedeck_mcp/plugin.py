@@ -1,7 +1,7 @@
 """The CueDeck plugin of cuedeck-mcp (entry point ``cuedeck = mcp``): the ``[mcp]``
 config section, the server's own tools (``whoami``, ``cidx_quick_reference``), the
-team's tools and ``team`` service (docs/teams.md), and ``cue mcp``
-(:mod:`cuedeck_mcp.commands`).
+team's tools and ``team`` service (docs/teams.md), ``cue mcp``
+(:mod:`cuedeck_mcp.commands`) and its resident servers in ``cue status``.
 
 Kept import-light: ``cue --help`` loads every plugin module, so fastmcp is imported only
 when a command runs.
@@ -15,6 +15,7 @@ from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterPath, RegisterTool
+    from cuedeck.models import BackgroundProcess
     from cuedeck.workspace import Workspace
 
 
@@ -70,6 +71,17 @@ def _team_of(workspace: Workspace) -> Any:
     from cuedeck_mcp.team.home import Team
 
     return Team.of(workspace)
+
+
+def _residents(workspace: Workspace) -> list[BackgroundProcess]:
+    from cuedeck_mcp.resident import listed
+
+    return listed(workspace)
+
+
+@hookimpl
+def register_processes(register: RegisterNamed) -> None:
+    register("mcp-resident", _residents)
 
 
 @hookimpl

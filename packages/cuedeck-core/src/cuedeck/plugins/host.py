@@ -65,6 +65,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "cuedeck.default_plugins.pruners",
     "cuedeck.default_plugins.tools",
     "cuedeck.default_plugins.parsers",
+    "cuedeck.default_plugins.processes",
 )
 
 #: The plugin whose hook implementation is running (the ``register`` callback's owner).
@@ -427,6 +428,11 @@ def get_token_counters(host: PluginHost) -> dict[str, TokenCounter]:
 def get_checks(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
     """Health checks for ``cue doctor`` by name: ``check(workspace) -> [Problem]``."""
     return host.items("register_checks")
+
+
+def get_processes(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
+    """Background process listers by name: ``lister(workspace) -> [BackgroundProcess]``."""
+    return host.items("register_processes")
 
 
 def get_services(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
