@@ -111,10 +111,9 @@ def search_code(
         score = _score(answered_by, keyword, semantic, sections, weight)
         order = np.flatnonzero(sections & (score > 0))
         order = order[np.argsort(-score[order], kind="stable")]
-        named = [sid for sid in getattr(scored, "named", ()) if sections[sid]]
-        if named:  # the definitions the query names come first
-            ahead = set(named)
-            order = np.asarray([*named, *(s for s in order.tolist() if s not in ahead)])
+        named = np.asarray([s for s in getattr(scored, "named", ()) if sections[s]], dtype=int)
+        if len(named):  # the definitions the query names come first
+            order = np.concatenate([named, order[~np.isin(order, named)]])
         hits: list[CodeHit] = []
         seen: set[tuple[str, str]] = set()
         wanted = offset + limit + 1
