@@ -32,7 +32,7 @@ from cuedeck_search.code_files import (
     weights,
     whole_files,
 )
-from cuedeck_search.names import CANDIDATES, as_name, matches
+from cuedeck_search.names import as_name, named_sections
 from cuedeck_search.postings import PostingsError
 from cuedeck_search.results import Answer, Ranked, results
 from cuedeck_search.settings import MAX_LIMIT, MODES, SearchSettings
@@ -505,27 +505,11 @@ class SearchEngine:
         if name is None:
             return []
         self.sync()
-        catalog = self.catalog
-        if not catalog.code_docs.any():
+        if not self.catalog.code_docs.any():
             return []
         if files is None:
             files = self.keyword_scores(query).files
-        code = np.flatnonzero(catalog.code_docs & (files > 0))
-        code = code[np.argsort(-files[code], kind="stable")][:CANDIDATES]
-        index = self.workspace.index
-        documents = [
-            (doc, document)
-            for doc in code.tolist()
-            if (document := index.get(catalog.keys[doc][0], counted=False)) is not None
-        ]
-        found = []
-        for doc, line in matches(name, documents):
-            first, end = int(catalog.starts[doc]), int(catalog.ends[doc])
-            lines = catalog.section_lines[first:end]
-            inside = np.flatnonzero((lines[:, 0] <= line) & (line <= lines[:, 1]))
-            if len(inside):
-                found.append(first + int(inside[-1]))
-        return list(dict.fromkeys(found))
+        return named_sections(self.catalog, self.workspace.index, name, files)
 
     def fusion_settings(self) -> SearchSettings:
         """``[search]`` with hybrid's weights for this workspace: the configured ones for

@@ -23,10 +23,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
 
+    from numpy.typing import NDArray
+
+    from cuedeck.index import Index
     from cuedeck.models import Document
+    from cuedeck_search.catalog import Catalog
 
 #: Code files (best first on the keyword side) searched for the definition.
 CANDIDATES = 20
@@ -87,3 +94,25 @@ def _match(kind: int, symbol: str, wanted: str, path: str) -> bool:
     prefix = wanted[: -len(symbol) - 1].lower().split(".")
     folder = path.lower().replace("\\", "/")
     return all(part in folder for part in prefix)
+
+
+def named_sections(
+    catalog: Catalog, index: Index, name: str, files: NDArray[np.floating[Any]]
+) -> list[int]:
+    """The sections (catalog numbering) of the definitions called ``name`` among the
+    ``CANDIDATES`` code files best by ``files``, best first."""
+    code = np.flatnonzero(catalog.code_docs & (files > 0))
+    code = code[np.argsort(-files[code], kind="stable")][:CANDIDATES]
+    documents = [
+        (doc, document)
+        for doc in code.tolist()
+        if (document := index.get(catalog.keys[doc][0], counted=False)) is not None
+    ]
+    found = []
+    for doc, line in matches(name, documents):
+        first, end = int(catalog.starts[doc]), int(catalog.ends[doc])
+        lines = catalog.section_lines[first:end]
+        inside = np.flatnonzero((lines[:, 0] <= line) & (line <= lines[:, 1]))
+        if len(inside):
+            found.append(first + int(inside[-1]))  # its own section: the last one holding it
+    return list(dict.fromkeys(found))
