@@ -65,6 +65,13 @@ def register_tools(register: RegisterTool) -> None:
     register(
         "cuedeck_code.regex_tool:regex_search", category="files", read_only=True, idempotent=True
     )
+    # Code intelligence, under the specification's names: the scip category.
+    intel = "cuedeck_code.intel.tools"
+    for name in ("scip_definition", "scip_references", "scip_dependencies", "scip_dependents",
+                 "scip_impact", "scip_callchain", "scip_context", "scip_call_graph",
+                 "scip_status"):  # fmt: skip
+        register(f"{intel}:{name}", category="scip", read_only=True, idempotent=True)
+    register(f"{intel}:scip_generate", category="scip")
     # The map is what an agent reads first: a scene tool, in the core profile.
     register("cuedeck_code.repomap:repo_map", category="scene", read_only=True, idempotent=True)
 
@@ -88,6 +95,23 @@ def _code_graph(workspace: Workspace) -> object:
 @hookimpl
 def register_services(register: RegisterNamed) -> None:
     register("code_graph", _code_graph)
+    register("code_intel", _code_intel)
+
+
+def _code_intel(workspace: Workspace) -> object:
+    from cuedeck_code.intel.service import CodeIntel
+
+    return CodeIntel(workspace)
+
+
+@hookimpl
+def register_code_indexers(register: RegisterNamed) -> None:
+    from cuedeck_code.intel.extract import SyntacticExtractor
+    from cuedeck_code.intel.scip_run import OFFICIAL
+
+    register("syntactic", SyntacticExtractor())
+    for indexer in OFFICIAL:
+        register(indexer.name, indexer)
 
 
 @hookimpl

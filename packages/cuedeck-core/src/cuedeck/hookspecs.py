@@ -23,6 +23,7 @@ from cuedeck.hooktypes import (
     CodeRanker,
     CommandContext,
     Embedder,
+    GraphExtractor,
     Masker,
     PathKind,
     Pruner,
@@ -34,6 +35,7 @@ from cuedeck.hooktypes import (
     RegisterSearcher,
     RegisterTool,
     SceneSource,
+    ScipIndexer,
     Searcher,
     SearcherFactory,
 )
@@ -44,6 +46,7 @@ __all__ = [
     "CodeRanker",
     "CommandContext",
     "Embedder",
+    "GraphExtractor",
     "Masker",
     "PathKind",
     "Pruner",
@@ -55,6 +58,7 @@ __all__ = [
     "RegisterSearcher",
     "RegisterTool",
     "SceneSource",
+    "ScipIndexer",
     "Searcher",
     "SearcherFactory",
     "hookimpl",
@@ -429,4 +433,34 @@ def register_baselines(register: RegisterNamed) -> None:
         @hookimpl
         def register_baselines(register):
             register("backup", lambda ws, since: read_backup(ws) if since == "backup" else None)
+    """
+
+
+@hookspec
+def register_code_indexers(register: RegisterNamed) -> None:
+    """Register code indexers: the sources of the code graph behind the code-intelligence
+    tools (``scip_definition``, ``scip_references``... ``cue graph``).
+
+    Called when the code graph is first brought in step with the index, and by ``cue
+    index --scip`` (``scip_generate``). ``register(name, indexer)`` takes one of two kinds:
+
+    - a :class:`GraphExtractor` (``label = "syntactic"``): ``facts(path, data, paths)``
+      reads one file of its ``languages`` and returns its facts (definitions, imports,
+      the names each scope binds, and every name written in an expression, as chains:
+      docs/plugin-hooks.md has the format), which the graph resolves through imports
+      and scopes. It runs at every refresh, on the files that changed; a third party
+      adds a language this way. cuedeck-code registers ``syntactic`` for every
+      language it parses.
+    - a :class:`ScipIndexer` (``label = "scip"``): ``command(root, output)`` is the
+      command line of an installed program that writes a SCIP index of the workspace
+      (None when it is not installed: the reply says ``install``, never fails). It runs
+      in the background when asked; its edges replace the syntactic ones of every file
+      it indexed while the file is unchanged. cuedeck-code registers ``scip-python``,
+      ``scip-typescript``, ``scip-go`` and ``scip-java``.
+
+    Example::
+
+        @hookimpl
+        def register_code_indexers(register):
+            register("scip-ruby", ScipRuby())  # languages={"ruby"}, install="gem install ..."
     """

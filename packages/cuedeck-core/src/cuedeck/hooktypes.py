@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_che
 from cuedeck.masking.spans import Masker as Masker
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Collection, Iterable, Sequence
+    from pathlib import Path
 
     from cuedeck.models import (
         Baseline,
@@ -112,6 +113,38 @@ class CodeRanker(Protocol):
 
     def rank(self, workspace: WorkspaceArg, query: CodeQuery) -> list[RankedSymbol]:
         """Up to ``query.limit`` definitions, best first, each with its score's parts."""
+        ...
+
+
+@runtime_checkable
+class GraphExtractor(Protocol):
+    """A syntactic source of the code graph: the facts of one source file, from its text
+    alone (docs/plugin-hooks.md, ``register_code_indexers``, has their format)."""
+
+    #: What its edges are labelled (``syntactic``).
+    label: str
+    #: The languages it reads (the index's names: ``python``, ``go``...).
+    languages: frozenset[str]
+
+    def facts(self, path: str, data: bytes, paths: Collection[str]) -> dict[str, Any] | None:
+        """The facts of the file at ``path`` (``paths``: every indexed path, to resolve
+        imports against), or None when it cannot read it."""
+        ...
+
+
+@runtime_checkable
+class ScipIndexer(Protocol):
+    """A precise source of the code graph: a program that writes a SCIP index of the
+    workspace's files of some languages (scip-python, scip-typescript...)."""
+
+    label: str
+    languages: frozenset[str]
+    #: How a user installs it (the note shown when it is missing).
+    install: str
+
+    def command(self, root: Path, output: Path) -> list[str] | None:
+        """The command line that indexes ``root`` into ``output``, or None when the
+        program is not installed."""
         ...
 
 

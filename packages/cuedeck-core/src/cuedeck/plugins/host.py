@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from cuedeck.hookspecs import (
         BaselineResolver,
         CodeRanker,
+        GraphExtractor,
+        ScipIndexer,
         Embedder,
         Masker,
         SceneSource,
@@ -448,6 +450,11 @@ def get_scene_sources(host: PluginHost) -> dict[str, SceneSource]:
 def get_baselines(host: PluginHost) -> dict[str, BaselineResolver]:
     """Baseline resolvers by name: ``resolver(workspace, since) -> Baseline | None``."""
     return host.items("register_baselines")
+
+
+def get_code_indexers(host: PluginHost) -> dict[str, GraphExtractor | ScipIndexer]:
+    """Code indexers by name: syntactic extractors and SCIP indexers."""
+    return host.items("register_code_indexers")
 
 
 def get_code_rankers(host: PluginHost) -> dict[str, CodeRanker]:

@@ -1,0 +1,405 @@
+"""Resolving a file's chains to the definitions they name, as far as syntax allows.
+
+A name is looked up as the language would: the scopes around it (a function's
+parameters and assignments, the enclosing functions, a class body for the code
+directly in it; a class's members for Java, C++ and Ruby, whose methods call each
+other bare), then the file's imports and its namespace (the module, or the Go
+package, Java package, C global names shared with other files). Each further part
+looks a member up in what the chain named so far: a module's names (its imports
+too, so a re-export is followed to the definition), a class's members then its
+bases', an instance's the same (``self``, ``this``, a typed parameter, ``x = Foo()``,
+a function's annotated return, a property). What cannot be known without running or
+type-checking the code (an untyped parameter, a dict's values) ends the chain.
+
+Each part that names a definition of a linked kind becomes an edge from the
+definition the chain is written in (its ``owner``) to that definition.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from typing import TYPE_CHECKING, Any
+
+from cuedeck_code.intel.facts import CONTAINERS, LINKED
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cuedeck_code.intel.facts import Chain, Facts
+
+#: A row of the names table: ``(kind, path, line, end_line, target_ns, target_name, extra)``.
+Row = tuple[str, str, int, int, str | None, str | None, str | None]
+#: What a chain names so far: ``("def", ns, qual, kind, path, extra)``, ``("inst", ns,
+#: qual, path, extra)`` (an instance of the class ``qual``), ``("mod", ns)``.
+Entity = tuple[Any, ...]
+#: An edge: ``(src_path, src_name, dst_path, dst_name, line, column, relation)``.
+Edge = tuple[str, str, str, str, int, int, str]
+
+#: Most steps one lookup may take (imports of imports, bases of bases).
+MAX_STEPS = 24
+#: Languages whose bare names inside a class reach its members.
+IMPLICIT_MEMBERS = frozenset({"java", "cpp", "ruby", "c"})
+_SELF = frozenset({"this", "self", "Self"})
+
+
+class NameLookup:
+    """The names table as the resolver reads it: ``rows(ns, name)``, memoised."""
+
+    def __init__(self, fetch: Callable[[str, str], list[Row]], paths: frozenset[str]) -> None:
+        self.fetch = fetch
+        self.paths = paths
+        self.folders = {posixpath.dirname(p) for p in paths}
+        self._memo: dict[tuple[str, str], list[Row]] = {}
+
+    def rows(self, ns: str, name: str) -> list[Row]:
+        key = (ns, name)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self.fetch(ns, name)
+        return found
+
+    def forget(self) -> None:
+        self._memo.clear()
+
+
+class FileResolver:
+    """Resolves the chains of one file (its ``facts``) against ``names``."""
+
+    def __init__(self, path: str, language: str, facts: Facts, names: NameLookup) -> None:
+        self.path = path
+        self.language = language
+        self.facts = facts
+        self.ns = facts["ns"]
+        self.names = names
+        self.kinds: dict[str, str] = {d[0]: d[1] for d in facts["defs"]}
+        self.extra: dict[str, dict[str, Any]] = {d[0]: d[4] for d in facts["defs"]}
+        self.locals: dict[tuple[str, str], tuple[str, Chain]] = {}
+        for scope, name, how, chain in facts["vars"]:
+            key = (scope, name)
+            if key not in self.locals or how != "local":
+                self.locals[key] = (how, chain)
+        self.binds: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+        self.stars: list[str] = []
+        for scope, local, target_ns, target_name, _line, _column in facts["binds"]:
+            if local == "*":
+                if target_ns:
+                    self.stars.append(target_ns)
+            else:
+                self.binds[(scope, local)] = (target_ns, target_name)
+        self.steps = 0
+        self.active: set[tuple[str, str]] = set()
+
+    # -- edges -----------------------------------------------------------------------------
+
+    def edges(self) -> list[Edge]:
+        """Every edge of the file: its chains' and its imports'."""
+        found: list[Edge] = []
+        for scope, owner, role, chain in self.facts["refs"]:
+            self.steps = 0
+            self.chain_edges(scope, owner, role, chain, found)
+        for scope, local, target_ns, target_name, line, column in self.facts["binds"]:
+            if local == "*" or target_ns is None or target_name is None:
+                continue
+            self.steps = 0
+            entity = self.member(("mod", target_ns), target_name)
+            if entity is not None and entity[0] == "def" and entity[3] in LINKED:
+                found.append((self.path, scope, entity[4], entity[2], line, column, "import"))
+        return found
+
+    def chain_edges(self, scope: str, owner: str, role: str, chain: Chain, out: list[Edge]) -> None:
+        entity: Entity | None = None
+        last = len(chain) - 1
+        for position, (name, line, column) in enumerate(chain):
+            if name == "()":
+                entity = self.called(entity) if entity is not None else None
+                continue
+            if name == "[]" or name == "?":
+                entity = None
+                continue
+            instance = entity is not None and entity[0] in ("inst", "super")
+            if position == 0:
+                entity = self.lookup(name, scope)
+            elif entity is None:
+                return
+            else:
+                entity = self.member(entity, name)
+            if entity is None:
+                # An unknown start may still be followed by nothing we can name.
+                if position == 0:
+                    continue
+                return
+            if entity[0] == "def" and entity[3] in LINKED:
+                calls = position < last and chain[position + 1][0] == "()"
+                relation = "call" if calls else (role if position == last else "reference")
+                out.append((self.path, owner, entity[4], entity[2], line, column, relation))
+                if instance and (entity[5] or {}).get("property"):
+                    entity = self.called(entity)
+
+    # -- lookups ---------------------------------------------------------------------------
+
+    def lookup(self, name: str, scope: str) -> Entity | None:
+        """What the bare ``name`` names in ``scope`` of this file."""
+        if name in _SELF or name == "super":
+            container = self.container(scope)
+            if container is None:
+                return None
+            entity = self.here(container)
+            if entity is None:
+                return None
+            if name == "super":
+                return ("super", *entity[1:])
+            return entity if name == "Self" else ("inst", *entity[1:3], entity[4], entity[5])
+        current = scope
+        first = True
+        while True:
+            if not current and name in self.kinds:
+                return self.here(name)
+            found = self.locals.get((current, name))
+            if found is not None:
+                how, chain = found
+                if how == "import":
+                    target = self.binds.get((current, name))
+                    return self.bound(target) if target else None
+                if how == "def":
+                    return self.here(f"{current}.{name}" if current else name)
+                key = (current, name)
+                if key in self.active:
+                    return None
+                self.active.add(key)
+                try:
+                    return self.value(how, chain, current)
+                finally:
+                    self.active.discard(key)
+            if (current, name) in self.binds:
+                return self.bound(self.binds[(current, name)])
+            kind = self.kinds.get(current, "module" if not current else None)
+            if current:
+                nested = f"{current}.{name}"
+                if nested in self.kinds and (kind not in CONTAINERS or first):
+                    return self.here(nested)
+                if kind in CONTAINERS and self.language in IMPLICIT_MEMBERS:
+                    entity = self.here(current)
+                    if entity is not None:
+                        member = self.member(entity, name)
+                        if member is not None:
+                            return member
+            if not current:
+                break
+            current = current.rpartition(".")[0]
+            first = False
+        return self.module_name(name)
+
+    def module_name(self, name: str) -> Entity | None:
+        """``name`` at the top of this file: its imports, then its namespace's names."""
+        for ns in (self.path, self.ns) if self.ns != self.path else (self.path,):
+            entity = self.row_entity(ns, name)
+            if entity is not None:
+                return entity
+        for star in self.stars:
+            entity = self.member(("mod", star), name)
+            if entity is not None:
+                return entity
+        if self.language in ("cpp", "c") and self.ns != "c:":
+            return self.row_entity("c:", name)
+        return None
+
+    def here(self, qual: str) -> Entity | None:
+        """The definition ``qual`` of this file."""
+        kind = self.kinds.get(qual)
+        if kind is None:
+            return self.row_entity(self.ns, qual)
+        return ("def", self.ns, qual, kind, self.path, self.extra.get(qual) or {})
+
+    def container(self, scope: str) -> str | None:
+        current = scope
+        while current:
+            if self.kinds.get(current) in CONTAINERS:
+                return current
+            if self.kinds.get(current) is None and self.language in ("go", "rust", "cpp", "c"):
+                # A Go method Type.M, a Rust impl's fn, C++'s Type::m: the type is the scope.
+                head = current.rpartition(".")[0]
+                if head and self.row_entity(self.ns, head) is not None:
+                    return head
+            current = current.rpartition(".")[0]
+        return None
+
+    def row_entity(self, ns: str, name: str) -> Entity | None:
+        """The first useful row of ``name`` in namespace ``ns``."""
+        rows = self.names.rows(ns, name)
+        if not rows:
+            return None
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            return None
+        rows = sorted(rows, key=lambda r: (r[0] == "import", r[0] == "var"))
+        kind, path, _line, _end, target_ns, target_name, extra = rows[0]
+        if kind == "import":
+            return self.bound((target_ns, target_name))
+        data = json.loads(extra) if extra else {}
+        if kind == "var":
+            how, chain = data.get("how", "local"), data.get("chain") or []
+            return self.foreign_value(how, chain, ns, path, name)
+        return ("def", ns, name, kind, path, data)
+
+    def bound(self, target: tuple[str | None, str | None]) -> Entity | None:
+        target_ns, target_name = target
+        if not target_ns:
+            return None
+        if target_name is None:
+            return ("mod", target_ns)
+        return self.member(("mod", target_ns), target_name)
+
+    def member(self, entity: Entity, name: str) -> Entity | None:
+        """``name`` looked up in what ``entity`` is."""
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            return None
+        kind = entity[0]
+        if kind == "mod":
+            ns = entity[1]
+            found = self.row_entity(ns, name) if not ns.startswith("dir:") else None
+            if found is not None:
+                return found
+            sub = self.submodule(ns, name)
+            if sub is not None:
+                return sub
+            for star in self.star_exports(ns):
+                found = self.member(("mod", star), name)
+                if found is not None:
+                    return found
+            return None
+        if kind == "def":
+            if entity[3] not in CONTAINERS:
+                return None
+            return self.class_member(entity, name, instance=False)
+        if kind == "inst":
+            found = self.class_member(("def", entity[1], entity[2], "class", entity[3],
+                                       entity[4]), name, instance=True)  # fmt: skip
+            return found
+        if kind == "super":
+            cls = ("def", entity[1], entity[2], "class", entity[4], entity[5])
+            for base in self.bases(cls):
+                found = self.class_member(base, name, instance=True)
+                if found is not None:
+                    return found
+        return None
+
+    def class_member(self, cls: Entity, name: str, *, instance: bool) -> Entity | None:
+        seen: set[tuple[str, str]] = set()
+        queue = [cls]
+        while queue and self.steps <= MAX_STEPS:
+            current = queue.pop(0)
+            key = (current[1], current[2])
+            if key in seen:
+                continue
+            seen.add(key)
+            self.steps += 1
+            found = self.row_entity(current[1], f"{current[2]}.{name}")
+            if found is not None:
+                return found
+            queue.extend(self.bases(current))
+        return None
+
+    def bases(self, cls: Entity) -> list[Entity]:
+        extra = cls[5] if len(cls) > 5 else {}
+        found = []
+        for chain in (extra or {}).get("bases", []):
+            entity = self.foreign_chain(chain, cls[1], cls[4])
+            if entity is not None and entity[0] == "def" and entity[3] in CONTAINERS:
+                found.append(entity)
+        return found
+
+    def called(self, entity: Entity) -> Entity | None:
+        """What calling ``entity`` gives: an instance of a class, a function's return."""
+        if entity[0] != "def":
+            return None
+        if entity[3] in CONTAINERS:
+            return ("inst", entity[1], entity[2], entity[4], entity[5])
+        returns = (entity[5] or {}).get("returns")
+        if not returns:
+            return None
+        result = self.foreign_chain(returns, entity[1], entity[4])
+        if result is not None and result[0] == "def" and result[3] in CONTAINERS:
+            return ("inst", result[1], result[2], result[4], result[5])
+        return None
+
+    def value(self, how: str, chain: Chain, scope: str) -> Entity | None:
+        if how == "self":
+            container = self.container(scope)
+            entity = self.here(container) if container else None
+            return ("inst", *entity[1:3], entity[4], entity[5]) if entity else None
+        if how == "cls":
+            container = self.container(scope)
+            return self.here(container) if container else None
+        if not chain:
+            return None
+        start = self.lookup(chain[0][0], scope.rpartition(".")[0] if how == "annot" else scope)
+        entity = self.walk(start, chain[1:])
+        return self.shaped(how, entity)
+
+    def shaped(self, how: str, entity: Entity | None) -> Entity | None:
+        if entity is None:
+            return None
+        if how == "new":
+            return self.called(entity)
+        if how == "annot":
+            if entity[0] == "def" and entity[3] in CONTAINERS:
+                return ("inst", entity[1], entity[2], entity[4], entity[5])
+            return None
+        return entity
+
+    def walk(self, entity: Entity | None, rest: Chain) -> Entity | None:
+        for name, _line, _column in rest:
+            if entity is None:
+                return None
+            if name == "()":
+                entity = self.called(entity)
+            elif name in ("[]", "?"):
+                return None
+            else:
+                instance = entity[0] in ("inst", "super")
+                entity = self.member(entity, name)
+                if instance and entity is not None and entity[0] == "def" and (
+                    (entity[5] or {}).get("property")
+                ):
+                    entity = self.called(entity)
+        return entity
+
+    def foreign_chain(self, chain: Chain, ns: str, path: str) -> Entity | None:
+        """``chain`` resolved at the top of the file ``path`` (namespace ``ns``)."""
+        if path == self.path:
+            start = self.lookup(chain[0][0], "")
+        else:
+            start = None
+            for where in (path, ns) if ns != path else (path,):
+                start = self.row_entity(where, chain[0][0])
+                if start is not None:
+                    break
+        return self.walk(start, chain[1:])
+
+    def foreign_value(self, how: str, chain: Chain, ns: str, path: str, name: str) -> Entity | None:
+        if how in ("local", "import") or not chain:
+            return None
+        if how in ("self", "cls"):
+            return None
+        return self.shaped(how, self.foreign_chain(chain, ns, path))
+
+    def submodule(self, ns: str, name: str) -> Entity | None:
+        """A Python package's submodule, or a folder's."""
+        if ns.startswith("dir:"):
+            folder = ns[4:]
+        elif ns.endswith("/__init__.py") or ns == "__init__.py":
+            folder = posixpath.dirname(ns)
+        else:
+            return None
+        stem = f"{folder}/{name}" if folder else name
+        for candidate in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi"):
+            if candidate in self.names.paths:
+                return ("mod", candidate)
+        if stem in self.names.folders:
+            return ("mod", f"dir:{stem}")
+        return None
+
+    def star_exports(self, ns: str) -> list[str]:
+        return [r[4] for r in self.names.rows(ns, "*") if r[4]]

@@ -1,0 +1,383 @@
+"""The code graph of a workspace, kept in step with its index (the ``code_intel`` service).
+
+:meth:`CodeIntel.ready` brings it in step before every question: the files whose
+sha256 the index holds differently are read again by the syntactic extractors, their
+names written, their chains resolved into edges. A file whose interface (the names
+other files see: :func:`.extract.interface`) changed, or that went away, has the files
+that used it resolved again too. A cold build reads every file in forked workers.
+Files a loaded SCIP index covers, while unchanged, keep its edges instead.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from cuedeck_code.intel.facts import LINKED
+from cuedeck_code.intel.store import COLUMN, RELATIONS, GraphStore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from cuedeck.hookspecs import GraphExtractor
+    from cuedeck.workspace import Workspace
+    from cuedeck_code.intel.facts import Facts
+    from cuedeck_code.intel.resolve import Edge, Row
+
+log = logging.getLogger("cuedeck")
+#: Languages that are not code.
+NOT_CODE = frozenset({"markdown", "text"})
+
+
+@attrs.frozen
+class SyncStats:
+    """What one sync did."""
+
+    files: int
+    read: int
+    resolved: int
+    removed: int
+    edges: int
+    seconds: float
+
+
+class CodeIntel:
+    """The code graph of ``workspace``."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.store = GraphStore(workspace.root)
+        self._lock = threading.Lock()
+        self._synced: tuple[int, int] | None = None
+        self.last: SyncStats | None = None
+
+    def extractors(self) -> dict[str, GraphExtractor]:
+        """The registered syntactic extractors, by language (the last registered wins)."""
+        from cuedeck.hookspecs import GraphExtractor
+        from cuedeck.plugins.host import get_code_indexers
+
+        found: dict[str, GraphExtractor] = {}
+        for indexer in get_code_indexers(self.workspace.plugins).values():
+            if isinstance(indexer, GraphExtractor) and indexer.label == "syntactic":
+                for language in indexer.languages:
+                    found[language] = indexer
+        return found
+
+    def ready(self) -> GraphStore:
+        """The graph, in step with the index as it is now."""
+        index = self.workspace.fresh_index()
+        key = (id(index), index.generation)
+        if self._synced == key and self.store.path.exists():
+            return self.store
+        with self._lock:
+            if self._synced != key or not self.store.path.exists():
+                self.sync()
+                self._synced = key
+        return self.store
+
+    def sync(self, progress: Callable[[int, int], None] | None = None) -> SyncStats:
+        """Bring the graph in step with the index (see the module docstring)."""
+        started = time.perf_counter()
+        index = self.workspace.fresh_index()
+        extractors = self.extractors()
+        keys = {
+            path: sha
+            for path, sha in index.keys()
+            if (language := index.language(path)) not in (None, *NOT_CODE)
+            and language in extractors
+        }
+        languages = {path: index.language(path) or "" for path in keys}
+        held = self.store.files()
+        changed = sorted(p for p, sha in keys.items() if held.get(p, (0, ""))[1] != sha)
+        removed = sorted(p for p in held if p not in keys)
+        if not changed and not removed:
+            return self._stats(len(keys), 0, 0, 0, 0, started)
+        paths = frozenset(keys)
+        facts = self._read(changed, languages, paths, extractors, progress)
+        from cuedeck_code.intel.extract import interface
+
+        faces = {path: interface(found) for path, found in facts.items() if found is not None}
+        moved = [p for p in changed if p in held and held[p][2] != faces.get(p)] + removed
+        with self.store.transaction() as db:
+            for path in removed:
+                _drop_file(db, held[path][0])
+            for path in changed:
+                found = facts.get(path)
+                if found is None:
+                    if path in held:
+                        _drop_file(db, held[path][0])
+                    continue
+                _write_file(db, path, keys[path], languages[path], found, faces[path])
+        dependents = self._dependents(moved, held) - set(changed)
+        dependents &= set(keys)
+        more = self._read(sorted(dependents), languages, paths, extractors, None)
+        facts.update(more)
+        edges = self._resolve(facts, languages, paths, cold=not held)
+        return self._stats(len(keys), len(changed), len(facts), len(removed), edges, started)
+
+    def _stats(
+        self, files: int, read: int, resolved: int, removed: int, edges: int, started: float
+    ) -> SyncStats:
+        self.last = SyncStats(files, read, resolved, removed, edges, time.perf_counter() - started)
+        return self.last
+
+    def _read(
+        self,
+        paths: Sequence[str],
+        languages: dict[str, str],
+        every: frozenset[str],
+        extractors: dict[str, GraphExtractor],
+        progress: Callable[[int, int], None] | None,
+    ) -> dict[str, Facts | None]:
+        """The facts of ``paths``, read in forked workers when there are many."""
+        if not paths:
+            return {}
+        from cuedeck.system.parallel import map_chunks
+
+        root = self.workspace.root
+
+        def job(chunk: Sequence[str], tick: Callable[[int], None]) -> list[tuple[str, Any]]:
+            out = []
+            for done, path in enumerate(chunk, start=1):
+                extractor = extractors.get(languages.get(path, ""))
+                found = None
+                if extractor is not None:
+                    try:
+                        found = extractor.facts(path, (root / path).read_bytes(), every)
+                    except (OSError, ValueError, RecursionError) as exc:
+                        log.debug("code graph: %s not read: %s", path, exc)
+                out.append((path, found))
+                tick(done)
+            return out
+
+        size = sum(_size(root / p) for p in paths[:200]) * max(1, len(paths) // 200)
+        found: dict[str, Facts | None] = {}
+        for chunk in map_chunks(
+            job, list(paths), message="Reading the code graph", progress=progress, size=size
+        ):
+            found.update(chunk)
+        return found
+
+    def _dependents(self, moved: list[str], held: dict[str, tuple[int, str, str, str, str]]) -> set[str]:
+        """The files that use what ``moved`` files define or export."""
+        if not moved:
+            return set()
+        ids = [held[p][0] for p in moved if p in held]
+        namespaces = {held[p][4] for p in moved if p in held} | set(moved)
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                p
+                for (p,) in self.store.query(
+                    "SELECT DISTINCT f.path FROM edges e JOIN names s ON s.id = e.src "
+                    "JOIN files f ON f.id = s.file WHERE e.dst IN "
+                    f"(SELECT id FROM names WHERE file IN ({marks}))",
+                    chunk,
+                )
+            )
+        spaces = sorted(namespaces)
+        for start in range(0, len(spaces), 500):
+            chunk = spaces[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                p
+                for (p,) in self.store.query(
+                    "SELECT DISTINCT f.path FROM names n JOIN files f ON f.id = n.file "
+                    f"WHERE n.kind = 'import' AND n.target_ns IN ({marks})",
+                    chunk,
+                )
+            )
+            found.update(
+                p
+                for (p,) in self.store.query(
+                    f"SELECT path FROM files WHERE ns IN ({marks}) AND ns != path", chunk
+                )
+            )
+        return found
+
+    def _resolve(
+        self,
+        facts: dict[str, Facts | None],
+        languages: dict[str, str],
+        paths: frozenset[str],
+        *,
+        cold: bool,
+    ) -> int:
+        """Resolve the chains of ``facts`` and write their edges; how many were written."""
+        from cuedeck_code.intel.resolve import FileResolver, NameLookup
+
+        fetch = self._memory_fetch() if cold else self._sql_fetch()
+        names = NameLookup(fetch, paths)
+        ids = _symbol_ids(self.store)
+        precise = {p for p, row in self.store.files().items() if row[3] == "scip"}
+        rows: list[tuple[int, int, int, int, int]] = []
+        resolved: list[int] = []
+        for path, found in facts.items():
+            if found is None or path in precise:
+                continue
+            file_ids = ids.get(path)
+            if file_ids is None:
+                continue
+            resolved.append(file_ids[""])
+            edges = FileResolver(path, languages.get(path, ""), found, names).edges()
+            rows.extend(_edge_rows(edges, ids))
+        with self.store.transaction() as db:
+            files = [(path,) for path in facts if path not in precise]
+            db.executemany(
+                "DELETE FROM edges WHERE source = 0 AND src IN "
+                "(SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE f.path = ?)",
+                files,
+            )
+            db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, 0)", rows)
+        return len(rows)
+
+    def _sql_fetch(self) -> Callable[[str, str], list[Row]]:
+        store = self.store
+
+        def fetch(ns: str, name: str) -> list[Row]:
+            return [
+                tuple(row)  # type: ignore[misc]
+                for row in store.query(
+                    "SELECT n.kind, f.path, n.line, n.end_line, n.target_ns, n.target_name, "
+                    "n.extra FROM names n JOIN files f ON f.id = n.file "
+                    "WHERE n.ns = ? AND n.name = ?",
+                    (ns, name),
+                )
+            ]
+
+        return fetch
+
+    def _memory_fetch(self) -> Callable[[str, str], list[Row]]:
+        table: dict[tuple[str, str], list[Row]] = {}
+        for row in self.store.query(
+            "SELECT n.ns, n.name, n.kind, f.path, n.line, n.end_line, n.target_ns, "
+            "n.target_name, n.extra FROM names n JOIN files f ON f.id = n.file"
+        ):
+            table.setdefault((row[0], row[1]), []).append(tuple(row[2:]))  # type: ignore[arg-type]
+
+        def fetch(ns: str, name: str) -> list[Row]:
+            return table.get((ns, name), [])
+
+        return fetch
+
+
+def _size(path: Any) -> int:
+    try:
+        return int(path.stat().st_size)
+    except OSError:
+        return 0
+
+
+def _drop_file(db: Any, file_id: int) -> None:
+    db.execute(
+        "DELETE FROM edges WHERE src IN (SELECT id FROM names WHERE file = ?) "
+        "OR dst IN (SELECT id FROM names WHERE file = ?)",
+        (file_id, file_id),
+    )
+    db.execute("DELETE FROM names WHERE file = ?", (file_id,))
+    db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+
+def _write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: str) -> None:
+    """Write a file's names, keeping the ids of the definitions it still has."""
+    row = db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        file_id = db.execute(
+            "INSERT INTO files (path, sha256, language, ns, interface) VALUES (?, ?, ?, ?, ?)",
+            (path, sha, language, facts["ns"], face),
+        ).lastrowid
+    else:
+        file_id = row[0]
+        db.execute(
+            "UPDATE files SET sha256 = ?, language = ?, ns = ?, interface = ?, "
+            "source = 'syntactic' WHERE id = ?",
+            (sha, language, facts["ns"], face, file_id),
+        )
+        db.execute("DELETE FROM edges WHERE source = 1 AND src IN "
+                   "(SELECT id FROM names WHERE file = ?)", (file_id,))  # fmt: skip
+    kept = {
+        (name, kind): number
+        for number, name, kind in db.execute(
+            "SELECT id, name, kind FROM names WHERE file = ? AND target_ns IS NULL "
+            "AND kind != 'var'",
+            (file_id,),
+        )
+    }
+    ns = facts["ns"]
+    wanted: list[tuple[Any, ...]] = [(None, path, "", "module", 1, 1, None, None, None)]
+    for name, kind, line, end_line, extra in facts["defs"]:
+        wanted.append((None, ns, name, kind, line, end_line, None, None,
+                       json.dumps(extra) if extra else None))  # fmt: skip
+    for scope, local, target_ns, target_name, line, _column in facts["binds"]:
+        if scope == "":
+            wanted.append((None, path, local, "import", line, line, target_ns, target_name, None))
+    classes = {d[0] for d in facts["defs"]}
+    for scope, name, how, chain in facts["vars"]:
+        if how in ("new", "alias", "annot") and (scope == "" or scope in classes):
+            qualified = f"{scope}.{name}" if scope else name
+            extra = json.dumps({"how": how, "chain": chain})
+            wanted.append((None, ns, qualified, "var", 0, 0, None, None, extra))
+    reused: set[int] = set()
+    rows = []
+    for entry in wanted:
+        key = (entry[2], entry[3])
+        number = kept.get(key)
+        if number is not None and number not in reused and entry[3] not in ("import", "var"):
+            reused.add(number)
+        else:
+            number = None
+        rows.append((number, entry[1], entry[2], entry[2].rpartition(".")[2], entry[3], file_id,
+                     *entry[4:]))  # fmt: skip
+    gone = [number for number in kept.values() if number not in reused]
+    if gone:
+        marks = ",".join("?" * len(gone))
+        db.execute(f"DELETE FROM edges WHERE dst IN ({marks})", gone)
+        db.execute(f"DELETE FROM names WHERE id IN ({marks})", gone)
+    db.execute("DELETE FROM names WHERE file = ? AND (kind IN ('import', 'var'))", (file_id,))
+    update = [r for r in rows if r[0] is not None]
+    insert = [r[1:] for r in rows if r[0] is None]
+    db.executemany(
+        "UPDATE names SET ns = ?, name = ?, short = ?, kind = ?, file = ?, line = ?, "
+        "end_line = ?, target_ns = ?, target_name = ?, extra = ? WHERE id = ?",
+        [(*r[1:], r[0]) for r in update],
+    )
+    db.executemany(
+        "INSERT INTO names (ns, name, short, kind, file, line, end_line, target_ns, "
+        "target_name, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        insert,
+    )
+
+
+def _symbol_ids(store: GraphStore) -> dict[str, dict[str, int]]:
+    """Path -> qualified name -> id of every definition (``""``: the module row)."""
+    found: dict[str, dict[str, int]] = {}
+    for path, name, number, kind in store.query(
+        "SELECT f.path, n.name, n.id, n.kind FROM names n JOIN files f ON f.id = n.file "
+        "WHERE n.target_ns IS NULL AND n.kind NOT IN ('import', 'var')"
+    ):
+        by_name = found.setdefault(path, {})
+        if name not in by_name or kind in LINKED:
+            by_name[name] = number
+    return found
+
+
+def _edge_rows(
+    edges: list[Edge], ids: dict[str, dict[str, int]]
+) -> list[tuple[int, int, int, int]]:
+    rows = []
+    relation = {name: number for number, name in enumerate(RELATIONS)}
+    for src_path, src_name, dst_path, dst_name, line, column, kind in edges:
+        source = ids.get(src_path, {})
+        src = source.get(src_name) or source.get("")
+        dst = ids.get(dst_path, {}).get(dst_name)
+        if src is None or dst is None:
+            continue
+        rows.append((src, dst, line * COLUMN + min(column, COLUMN - 1), relation.get(kind, 0)))
+    return rows

@@ -1,0 +1,114 @@
+"""The code graph's SQLite file, ``.cuedeck/.cache/code-intel.sqlite3``.
+
+- ``files``: each code file the graph holds, its sha256, language, namespace, the digest
+  of what other files see of it (:func:`.extract.interface`) and where its edges come
+  from (``syntactic``, or ``scip`` when a SCIP index of the same content was loaded);
+- ``names``: every name resolution needs, by namespace: definitions (their row id is
+  the symbol's id: edges point at it, and it is kept while the definition is), a file's
+  ``module`` row (the code outside any definition), module-level imports and the typed
+  names of modules and classes;
+- ``edges``: symbol to symbol, with the position of the reference
+  (``line * 4096 + column``), its relation and its source;
+- ``scip``: each SCIP index loaded, and when.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from typing import TYPE_CHECKING, Any
+
+from cuedeck.layout import CACHE_DIR
+from cuedeck.system.cache_db import write_ahead
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+FILE = f"{CACHE_DIR}/code-intel.sqlite3"
+SCHEMA = "1"
+RELATIONS = ("reference", "call", "import", "inherit", "type", "decorator", "export")
+SOURCES = ("syntactic", "scip")
+COLUMN = 4096
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL,
+    language TEXT NOT NULL, ns TEXT NOT NULL, interface TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT 'syntactic');
+CREATE TABLE IF NOT EXISTS names (
+    id INTEGER PRIMARY KEY, ns TEXT NOT NULL, name TEXT NOT NULL, short TEXT NOT NULL,
+    kind TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, target_ns TEXT, target_name TEXT, extra TEXT);
+CREATE INDEX IF NOT EXISTS names_key ON names (ns, name);
+CREATE INDEX IF NOT EXISTS names_file ON names (file);
+CREATE INDEX IF NOT EXISTS names_short ON names (short);
+CREATE TABLE IF NOT EXISTS edges (
+    src INTEGER NOT NULL, dst INTEGER NOT NULL, pos INTEGER NOT NULL,
+    relation INTEGER NOT NULL, source INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS edges_dst ON edges (dst);
+CREATE INDEX IF NOT EXISTS edges_src ON edges (src);
+CREATE TABLE IF NOT EXISTS scip (
+    indexer TEXT PRIMARY KEY, path TEXT NOT NULL, loaded TEXT NOT NULL,
+    documents INTEGER NOT NULL, edges INTEGER NOT NULL, tool TEXT NOT NULL);
+"""
+
+
+class GraphStore:
+    """The graph's database, one connection per store (guarded by a lock)."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / FILE
+        self.lock = threading.RLock()
+        self._connection: sqlite3.Connection | None = None
+
+    def db(self) -> sqlite3.Connection:
+        if self._connection is None or not self.path.exists():
+            self.close()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA busy_timeout = 30000")
+            write_ahead(connection)
+            connection.execute("PRAGMA synchronous = NORMAL")
+            found = None
+            with contextlib.suppress(sqlite3.Error):
+                found = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if found is not None and found[0] != SCHEMA:
+                connection.executescript(
+                    "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS names; "
+                    "DROP TABLE IF EXISTS edges; DROP TABLE IF EXISTS scip; DROP TABLE meta;"
+                )
+            connection.executescript(_TABLES)
+            connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA,))
+            self._connection = connection
+        return self._connection
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            db = self.db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def query(self, sql: str, parameters: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
+        with self.lock:
+            return self.db().execute(sql, parameters).fetchall()
+
+    def files(self) -> dict[str, tuple[int, str, str, str, str]]:
+        """Path -> ``(id, sha256, interface, source, ns)`` of every file held."""
+        rows = self.query("SELECT path, id, sha256, interface, source, ns FROM files")
+        return {path: (fid, sha, face, source, ns) for path, fid, sha, face, source, ns in rows}
