@@ -413,7 +413,7 @@ def scip_impact(
     targets = _matches(graph, symbol, exact)
     reached, truncated = graph.impact([t.id for t in targets], depth)
     symbols = graph.symbols([i for v in reached.values() for i in v[1]])
-    rows = sorted((symbols[i], v) for i, v in reached.items() if i in symbols)  # type: ignore[misc]
+    rows = [(symbols[i], v) for i, v in reached.items() if i in symbols]
     rows.sort(key=lambda r: (r[1][0], r[0].path, r[0].line))
     files: dict[str, list[int]] = {}
     for found, (level, _chain) in rows:

@@ -1,0 +1,267 @@
+"""Code intelligence (issue 38): the syntactic graph against the official SCIP indexers,
+its speed over MCP, and what it costs the index.
+
+Quality: for each repository (a checkout whose SCIP index was made beforehand with
+``scip-python index . --project-name=NAME --project-version=1`` or ``scip-typescript
+index --infer-tsconfig``, passed as ``NAME=TREE:INDEX``), the truth is every reference
+the SCIP index makes, in a file both hold, to a function, method or class the
+repository defines (mapped onto the graph's definitions exactly as ``scip_generate``
+loads an index); the prediction is every syntactic edge to one. A reference matches
+when its file, line, column and target agree. Recall is the share of the truth the
+syntactic graph finds, precision the share of its edges the truth holds.
+
+Speed: a workspace of Django's source (benchmarks/django_set.py's sdist), served by
+``cue mcp`` over stdio to the official MCP client; each tool is called on a spread of
+names, warm, and its median reported.
+
+Cost: a cold ``cue index`` of that workspace with and without the graph (the graph's
+own build timed after it), a one-file refresh of the graph, and the sizes of the two
+SQLite files.
+
+    uv run python benchmarks/code_intel.py quality click=/path/click:/path/click.scip ...
+    uv run python benchmarks/code_intel.py speed --django-sdist Django-5.1.4.tar.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+LINKED = ("class", "function", "method")
+
+
+def _workspace(tree: Path) -> Any:
+    import cuedeck
+
+    (tree / ".cuedeck").mkdir(exist_ok=True)
+    if not (tree / ".git").exists():
+        subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=tree, check=True)
+    return cuedeck.open_workspace(tree)
+
+
+def quality(name: str, tree: Path, index_path: Path) -> dict[str, Any]:
+    """Recall and precision of the syntactic graph's references against the SCIP index."""
+    from cuedeck_code.intel.scip_load import scip_edges
+    from cuedeck_code.intel.scip_wire import read_index
+
+    workspace = _workspace(tree)
+    workspace.refresh()
+    intel = workspace.service("code_intel")
+    started = time.perf_counter()
+    store = intel.ready()
+    built = time.perf_counter() - started
+    kinds = dict(store.query("SELECT id, kind FROM names"))
+    file_of = dict(store.query("SELECT n.id, f.path FROM names n JOIN files f ON f.id = n.file"))
+    index = read_index(index_path.read_bytes())
+    truth_edges, covered = scip_edges(workspace, store, index)
+    paths = {path for _, path in covered}
+    truth = {(file_of[s], pos, d) for s, d, pos, _ in truth_edges if kinds.get(d) in LINKED}
+    predicted = {
+        (file_of[s], pos, d)
+        for s, d, pos in store.query("SELECT src, dst, pos FROM edges WHERE source = 0")
+        if kinds.get(d) in LINKED and file_of.get(s) in paths
+    }
+    hits = len(truth & predicted)
+    by_kind: dict[str, list[int]] = {}
+    for item in truth:
+        by_kind.setdefault(kinds[item[2]], [0, 0])[0] += 1
+        if item in predicted:
+            by_kind[kinds[item[2]]][1] += 1
+    return {
+        "repository": name,
+        "files": len(paths),
+        "truth": len(truth),
+        "predicted": len(predicted),
+        "matched": hits,
+        "recall": round(hits / len(truth), 3) if truth else None,
+        "precision": round(hits / len(predicted), 3) if predicted else None,
+        "recall_by_kind": {k: round(v[1] / v[0], 3) for k, v in sorted(by_kind.items()) if v[0]},
+        "graph_seconds": round(built, 2),
+        "indexer": f"{index.tool} {index.version}",
+    }
+
+
+def misses(name: str, tree: Path, index_path: Path, count: int) -> None:
+    """Print some references the syntactic graph missed and some it made wrongly."""
+    from cuedeck_code.intel.scip_load import scip_edges
+    from cuedeck_code.intel.scip_wire import read_index
+
+    workspace = _workspace(tree)
+    store = workspace.service("code_intel").ready()
+    kinds = dict(store.query("SELECT id, kind FROM names"))
+    names = dict(store.query("SELECT id, name FROM names"))
+    file_of = dict(store.query("SELECT n.id, f.path FROM names n JOIN files f ON f.id = n.file"))
+    truth_edges, covered = scip_edges(workspace, store, read_index(index_path.read_bytes()))
+    paths = {path for _, path in covered}
+    truth = {(file_of[s], pos, d) for s, d, pos, _ in truth_edges if kinds.get(d) in LINKED}
+    predicted = {
+        (file_of[s], pos, d)
+        for s, d, pos in store.query("SELECT src, dst, pos FROM edges WHERE source = 0")
+        if kinds.get(d) in LINKED and file_of.get(s) in paths
+    }
+
+    def show(item: tuple[str, int, int]) -> str:
+        path, pos, target = item
+        line = (tree / path).read_text(errors="replace").split("\n")[pos // 4096 - 1].strip()
+        return f"{path}:{pos // 4096}:{pos % 4096} -> {names[target]}  | {line[:100]}"
+
+    print(f"== {name}: missed")
+    for item in sorted(truth - predicted)[:: max(1, len(truth - predicted) // count)][:count]:
+        print("  ", show(item))
+    print(f"== {name}: wrong")
+    for item in sorted(predicted - truth)[:: max(1, len(predicted - truth) // count)][:count]:
+        print("  ", show(item))
+
+
+def django_tree(sdist: Path, into: Path) -> Path:
+    """Django's source (the sdist's django/ package) as a git workspace."""
+    root = into / "django"
+    if root.exists():
+        return root
+    with tarfile.open(sdist) as tar:
+        tar.extractall(into / "x", filter="data")
+    source = next((into / "x").iterdir())
+    shutil.move(str(source), str(root))
+    shutil.rmtree(into / "x")
+    (root / ".cuedeck").mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    return root
+
+
+SPEED_NAMES = ["QuerySet.filter", "Model.save", "HttpResponse", "reverse", "Field.clean",
+               "get_object_or_404", "Form.is_valid", "Q", "SQLCompiler.as_sql", "slugify"]  # fmt: skip
+CHAINS = [("BaseHandler.get_response", "URLResolver.resolve"),
+          ("Model.save", "SQLInsertCompiler.execute_sql"),
+          ("ModelForm.save", "Model.save_base"), ("QuerySet.get", "SQLCompiler.execute_sql")]  # fmt: skip
+
+
+async def _serve_and_ask(root: Path, rounds: int) -> dict[str, Any]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    cue = str(Path(sys.executable).with_name("cue"))
+    params = StdioServerParameters(command=cue, args=["-C", str(root), "mcp", "--tools", "all"],
+                                   env={**os.environ, "CUEDECK_RATE_LIMITS": "off"})  # fmt: skip
+    timings: dict[str, list[float]] = {}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await session.call_tool("scip_status", {})  # the graph in step, warm
+
+        async def timed(tool: str, arguments: dict[str, Any]) -> None:
+            started = time.perf_counter()
+            result = await session.call_tool(tool, arguments)
+            elapsed = (time.perf_counter() - started) * 1000
+            if result.isError:
+                raise RuntimeError(f"{tool} {arguments}: {result.content}")
+            timings.setdefault(tool, []).append(elapsed)
+
+        for _ in range(rounds):
+            for name in SPEED_NAMES:
+                await timed("scip_definition", {"symbol": name})
+                await timed("scip_references", {"symbol": name, "exact": True})
+                await timed("scip_impact", {"symbol": name, "depth": 3, "exact": True})
+            for start, end in CHAINS:
+                await timed("scip_callchain", {"from_symbol": start, "to_symbol": end,
+                                               "max_depth": 10, "exact": True})  # fmt: skip
+    return {tool: {"p50_ms": round(statistics.median(v), 1),
+                   "p95_ms": round(sorted(v)[int(0.95 * (len(v) - 1))], 1), "calls": len(v)}
+            for tool, v in timings.items()}  # fmt: skip
+
+
+def speed(sdist: Path, rounds: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        root = django_tree(sdist, Path(folder))
+        import cuedeck
+
+        workspace = cuedeck.open_workspace(root)
+        started = time.perf_counter()
+        stats = workspace.refresh()
+        index_seconds = time.perf_counter() - started
+        intel = workspace.service("code_intel")
+        started = time.perf_counter()
+        synced = intel.sync()
+        graph_seconds = time.perf_counter() - started
+        cache = root / ".cuedeck" / ".cache"
+        sizes = {p.name: p.stat().st_size for p in cache.glob("*.sqlite3")}
+        target = root / "django/utils/text.py"
+        refreshes = []
+        original = target.read_text()
+        for n in range(5):
+            target.write_text(original + f"\n\ndef _bench_{n}():\n    return slugify('x')\n")
+            workspace.index.refresh_paths(["django/utils/text.py"])
+            started = time.perf_counter()
+            intel.sync()
+            refreshes.append((time.perf_counter() - started) * 1000)
+        body = []
+        for n in range(5):  # an edit inside a body: its interface stays the same
+            target.write_text(original.replace("def slugify(value, allow_unicode=False):",
+                                               f"def slugify(value, allow_unicode=False):\n    _ = {n}"))  # fmt: skip
+            workspace.index.refresh_paths(["django/utils/text.py"])
+            started = time.perf_counter()
+            intel.sync()
+            body.append((time.perf_counter() - started) * 1000)
+        target.write_text(original)
+        workspace.index.refresh_paths(["django/utils/text.py"])
+        intel.sync()
+        intel.store.close()
+        served = asyncio.run(_serve_and_ask(root, rounds))
+        return {
+            "files": stats.seen,
+            "cold_index_seconds": round(index_seconds, 1),
+            "graph_seconds": round(graph_seconds, 1),
+            "graph_share_of_index": round(graph_seconds / index_seconds, 3),
+            "edges": synced.edges,
+            "one_file_refresh_ms_new_function": round(statistics.median(refreshes), 1),
+            "one_file_refresh_ms_body_edit": round(statistics.median(body), 1),
+            "index_sqlite_bytes": sizes.get("index.sqlite3"),
+            "graph_sqlite_bytes": sizes.get("code-intel.sqlite3"),
+            "mcp": served,
+        }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    q = sub.add_parser("quality")
+    q.add_argument("repositories", nargs="+", help="NAME=TREE:INDEX")
+    q.add_argument("--misses", type=int, default=0)
+    s = sub.add_parser("speed")
+    s.add_argument("--django-sdist", type=Path, required=True)
+    s.add_argument("--rounds", type=int, default=3)
+    arguments = parser.parse_args()
+    if arguments.what == "quality":
+        rows = []
+        for spec in arguments.repositories:
+            name, _, rest = spec.partition("=")
+            tree, _, index = rest.partition(":")
+            if arguments.misses:
+                misses(name, Path(tree), Path(index), arguments.misses)
+                continue
+            rows.append(quality(name, Path(tree), Path(index)))
+            print(json.dumps(rows[-1]), flush=True)
+        if rows:
+            recall = statistics.mean(r["recall"] for r in rows)
+            precision = statistics.mean(r["precision"] for r in rows)
+            print(json.dumps({"mean_recall": round(recall, 3),
+                              "mean_precision": round(precision, 3)}))  # fmt: skip
+        return 0
+    print(json.dumps(speed(arguments.django_sdist, arguments.rounds), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
