@@ -60,6 +60,7 @@ def quality(name: str, tree: Path, index_path: Path) -> dict[str, Any]:
     workspace = _workspace(tree)
     workspace.refresh()
     intel = workspace.service("code_intel")
+    intel.store.path.unlink(missing_ok=True)  # built anew: what this version resolves
     started = time.perf_counter()
     store = intel.ready()
     built = time.perf_counter() - started
@@ -68,13 +69,24 @@ def quality(name: str, tree: Path, index_path: Path) -> dict[str, Any]:
     index = read_index(index_path.read_bytes())
     truth_edges, covered = scip_edges(workspace, store, index)
     paths = {path for _, path in covered}
-    truth = {(file_of[s], pos, d) for s, d, pos, _ in truth_edges if kinds.get(d) in LINKED}
+    canon = _canonical(store)
+    truth = {(file_of[s], pos, canon[d]) for s, d, pos, _ in truth_edges if kinds.get(d) in LINKED}
     predicted = {
-        (file_of[s], pos, d)
+        (file_of[s], pos, canon[d])
         for s, d, pos in store.query("SELECT src, dst, pos FROM edges WHERE source = 0")
         if kinds.get(d) in LINKED and file_of.get(s) in paths
     }
+    kinds = {canon[d]: k for d, k in kinds.items() if d in canon and k in LINKED}
     hits = len(truth & predicted)
+    # Where the indexer named something (it could not resolve what its environment lacks,
+    # a package not installed): a prediction elsewhere is neither right nor wrong.
+    named = {
+        (document.path, (o.line + 1) * 4096 + min(o.column, 4095))
+        for document in index.documents
+        for o in document.occurrences
+        if o.symbol and not o.symbol.startswith("local ")
+    }
+    judged = {item for item in predicted if (item[0], item[1]) in named}
     by_kind: dict[str, list[int]] = {}
     for item in truth:
         by_kind.setdefault(kinds[item[2]], [0, 0])[0] += 1
@@ -87,11 +99,24 @@ def quality(name: str, tree: Path, index_path: Path) -> dict[str, Any]:
         "predicted": len(predicted),
         "matched": hits,
         "recall": round(hits / len(truth), 3) if truth else None,
-        "precision": round(hits / len(predicted), 3) if predicted else None,
+        "precision": round(hits / len(judged), 3) if judged else None,
+        "precision_all": round(hits / len(predicted), 3) if predicted else None,
         "recall_by_kind": {k: round(v[1] / v[0], 3) for k, v in sorted(by_kind.items()) if v[0]},
         "graph_seconds": round(built, 2),
         "indexer": f"{index.tool} {index.version}",
     }
+
+
+def _canonical(store: Any) -> dict[int, tuple[str, str]]:
+    """Each definition as ``(path, name)``, a stub's (``x.pyi``) as its module's
+    (``x.py``): the type checker behind scip-python resolves to the stub when both
+    exist, the syntactic graph to the code; both name the same definition."""
+    found = {}
+    for number, path, name in store.query(
+        "SELECT n.id, f.path, n.name FROM names n JOIN files f ON f.id = n.file"
+    ):
+        found[number] = (path[:-1] if path.endswith(".pyi") else path, name)
+    return found
 
 
 def misses(name: str, tree: Path, index_path: Path, count: int) -> None:
@@ -106,14 +131,16 @@ def misses(name: str, tree: Path, index_path: Path, count: int) -> None:
     file_of = dict(store.query("SELECT n.id, f.path FROM names n JOIN files f ON f.id = n.file"))
     truth_edges, covered = scip_edges(workspace, store, read_index(index_path.read_bytes()))
     paths = {path for _, path in covered}
-    truth = {(file_of[s], pos, d) for s, d, pos, _ in truth_edges if kinds.get(d) in LINKED}
+    canon = _canonical(store)
+    names = {canon[d]: n for d, n in names.items() if d in canon}
+    truth = {(file_of[s], pos, canon[d]) for s, d, pos, _ in truth_edges if kinds.get(d) in LINKED}
     predicted = {
-        (file_of[s], pos, d)
+        (file_of[s], pos, canon[d])
         for s, d, pos in store.query("SELECT src, dst, pos FROM edges WHERE source = 0")
         if kinds.get(d) in LINKED and file_of.get(s) in paths
     }
 
-    def show(item: tuple[str, int, int]) -> str:
+    def show(item: tuple[str, int, Any]) -> str:
         path, pos, target = item
         line = (tree / path).read_text(errors="replace").split("\n")[pos // 4096 - 1].strip()
         return f"{path}:{pos // 4096}:{pos % 4096} -> {names[target]}  | {line[:100]}"

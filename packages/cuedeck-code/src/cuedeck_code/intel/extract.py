@@ -27,8 +27,8 @@ class SyntacticExtractor:
     languages: frozenset[str] = frozenset(LANGUAGES)
 
     def facts(self, path: str, data: bytes, paths: Collection[str]) -> Facts | None:
-        """The facts of the file at ``path`` (None: a language it does not read, or a
-        file tree-sitter cannot parse cleanly)."""
+        """The facts of the file at ``path`` (None: a language it does not read). A
+        file with a syntax error gives what its tree holds around the error."""
         import tree_sitter
 
         from cuedeck_code.imports import path_index
@@ -38,8 +38,6 @@ class SyntacticExtractor:
             return None
         found_grammar = grammar(language.name)
         tree = found_grammar.parser.parse(data)
-        if tree.root_node.has_error:
-            return None
         index = path_index(paths if isinstance(paths, frozenset) else frozenset(paths))
         name = language.name
         if name == "python":

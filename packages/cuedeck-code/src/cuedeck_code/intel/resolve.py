@@ -112,7 +112,8 @@ class FileResolver:
         last = len(chain) - 1
         for position, (name, line, column) in enumerate(chain):
             if name == "()":
-                entity = self.called(entity) if entity is not None else None
+                if entity is not None and entity[0] != "super":
+                    entity = self.called(entity)
                 continue
             if name == "[]" or name == "?":
                 entity = None
@@ -354,7 +355,7 @@ class FileResolver:
             if entity is None:
                 return None
             if name == "()":
-                entity = self.called(entity)
+                entity = entity if entity[0] == "super" else self.called(entity)
             elif name in ("[]", "?"):
                 return None
             else:

@@ -77,7 +77,7 @@ def scip_edges(
                 continue
             wanted = descriptor_name(occurrence.symbol)
             found = _innermost(symbols, occurrence.line + 1, wanted)
-            if found is not None and found[2] == wanted:
+            if wanted and found is not None and found[2] == wanted:
                 definitions.setdefault(occurrence.symbol, found[0])
     relation = {name: number for number, name in enumerate(RELATIONS)}
     edges: list[tuple[int, int, int, int]] = []

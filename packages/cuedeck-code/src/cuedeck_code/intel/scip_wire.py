@@ -177,10 +177,12 @@ def descriptor_name(symbol: str) -> str:
     parts = symbol.split(" ", 4)
     descriptors = parts[4] if len(parts) == 5 else symbol
     text = descriptors.rstrip(".#:!/")
-    if text.endswith(")"):
-        text = text[: text.rfind("(")]
-    if text.endswith("]"):
-        text = text[: text.rfind("[")]
+    for opening, closing in (("(", ")"), ("[", "]")):
+        if text.endswith(closing):
+            cut = text.rfind(opening)
+            if cut > 0 and text[cut - 1] in "./#":  # a parameter (x) or type parameter [T]
+                return text[cut + 1 : -1].strip("`")
+            text = text[:cut]
     if text.endswith("`"):
         return text[text.rfind("`", 0, len(text) - 1) + 1 : -1]
     cut = max(text.rfind(mark) for mark in "/#.:!")
