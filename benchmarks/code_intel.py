@@ -182,7 +182,7 @@ async def _serve_and_ask(root: Path, rounds: int) -> dict[str, Any]:
 
     cue = str(Path(sys.executable).with_name("cue"))
     params = StdioServerParameters(command=cue, args=["-C", str(root), "mcp", "--tools", "all"],
-                                   env={**os.environ, "CUEDECK_RATE_LIMITS": "off"})  # fmt: skip
+                                   env=dict(os.environ))  # fmt: skip
     timings: dict[str, list[float]] = {}
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()

@@ -146,7 +146,7 @@ class Graph:
                 tries.append((base + "AND n.name LIKE ? ESCAPE '\\'",
                               (*params, "%" + _like(text) + "%")))  # fmt: skip
         for sql, values in tries:
-            rows = self.store.query(sql + "LIMIT 200", values)
+            rows = self.store.query(sql + " LIMIT 200", values)
             if rows:
                 ids = [r[0] for r in rows]
                 found = list(self.symbols(ids).values())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import posixpath
+import re
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -118,8 +119,13 @@ class _Walker:
         self.found = sorted(found, key=lambda f: (f.start_byte, -f.end_byte))
         self.starts = [f.start_byte for f in self.found]
         kinds = {f.name: f.kind for f in found}
+        self.extra: dict[str, dict[str, Any]] = {}
         for f in found:
-            self.facts["defs"].append([f.name, f.kind, f.line, f.end_line, {}])
+            extra = self.extra.setdefault(f.name, {})
+            returns = _returns(language, f)
+            if returns:
+                extra["returns"] = [[returns, f.line, 0]]
+            self.facts["defs"].append([f.name, f.kind, f.line, f.end_line, extra])
         self.kinds = kinds
 
     def text(self, node: Any) -> str:
@@ -159,7 +165,14 @@ class _Walker:
             self.imports(node)
             return
         if kind in syntax.bases:
+            owner = self.owner(node.start_byte)
+            bases = self.extra.setdefault(owner, {}).setdefault("bases", [])
             for child in node.named_children:
+                for written in [child, *child.named_children] if child.type in (
+                    "type_list", "interface_type_list") else [child]:  # fmt: skip
+                    chain = self.plain(written)
+                    if chain:
+                        bases.append(chain)
                 self.walk(child, "inherit")
             return
         if kind in syntax.typed:
@@ -171,7 +184,8 @@ class _Walker:
             if chain is not None:
                 if _is_definition_name(node):
                     return
-                self.ref(node, "type" if kind.startswith("type") else role, chain)
+                typed = role == "reference" and kind.startswith("type")
+                self.ref(node, "type" if typed else role, chain)
                 return
         if kind == "method_declaration" and self.language == "go":
             self.receiver(node)
@@ -340,7 +354,7 @@ class _Walker:
         head, brace, rest = text.partition("{")
         items = [i.strip() for i in rest.rstrip("}").split(",")] if brace else [""]
         for item in items:
-            if not item or "{" in item:
+            if brace and (not item or "{" in item):
                 continue
             whole = head + item if brace else head
             spec, _, alias = whole.partition(" as ")
@@ -348,6 +362,9 @@ class _Walker:
             if not pieces or pieces[-1] == "*":
                 continue
             target = list(_rust(node, whole, self.path, self.index))
+            if not target and pieces[0] not in ("crate", "self", "super"):
+                # `use store::Store` beside `mod store;`: a module of this one
+                target = list(_rust(node, "self::" + whole, self.path, self.index))
             name = pieces[-1]
             local = alias.strip() or name
             if not target:
@@ -358,6 +375,58 @@ class _Walker:
                 self.facts["binds"].append(["", local, module, None, line, 0])
             else:
                 self.facts["binds"].append(["", local, module, name, line, 0])
+
+
+_TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NOT_TYPES = frozenset({"pub", "fn", "func", "static", "public", "private", "protected",
+                        "final", "const", "unsafe", "async", "virtual", "inline", "mut",
+                        "void", "int", "bool", "float", "double", "char", "long", "self",
+                        "impl", "dyn", "error", "string", "String", "Result", "Option",
+                        "Box", "Vec", "def"})  # fmt: skip
+
+
+def _returns(language: str, found: Found) -> str | None:
+    """The type a function returns, from its signature: ``-> Store`` (Rust, with
+    ``Self`` as its impl's type), what follows the parameters in Go (``*Store``), the
+    type before the name in Java and C++."""
+    if found.kind not in ("function", "method"):
+        return None
+    signature = found.signature
+    short = found.name.rpartition(".")[2]
+    if language == "rust":
+        if "->" not in signature:
+            return None
+        written = signature.rsplit("->", 1)[1]
+    elif language == "go":
+        close = _closing(signature, signature.find(short + "("))
+        written = signature[close + 1 :] if close > 0 else ""
+    elif language in ("java", "cpp"):
+        written = signature.split(short + "(", 1)[0]
+        words = _TYPE_NAME.findall(written)
+        return words[-1] if words and words[-1] not in _NOT_TYPES else None
+    else:
+        return None
+    for word in _TYPE_NAME.findall(written):
+        if word == "Self":
+            return found.name.rpartition(".")[0].rpartition(".")[2] or None
+        if word not in _NOT_TYPES:
+            return word
+    return None
+
+
+def _closing(text: str, start: int) -> int:
+    """The index of the parenthesis closing the one at or after ``start``."""
+    if start < 0:
+        return -1
+    depth = 0
+    for position in range(text.find("(", start), len(text)):
+        if text[position] == "(":
+            depth += 1
+        elif text[position] == ")":
+            depth -= 1
+            if depth == 0:
+                return position
+    return -1
 
 
 def _descendants(node: Any, kind: str) -> list[Any]:

@@ -155,7 +155,12 @@ class _Walker:
                 continue
             for clause in child.named_children:
                 role = "inherit"
-                for base in clause.named_children:
+                written = (
+                    clause.named_children
+                    if clause.type in ("extends_clause", "implements_clause")
+                    else [clause]  # JavaScript: class A extends B holds B itself
+                )
+                for base in written:
                     if base.type == "type_arguments":
                         self.block(base, scope, qual)
                         continue
