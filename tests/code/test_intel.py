@@ -4,6 +4,10 @@ each answered by the scip_* tools as a program calls them; kept fresh by a refre
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +16,8 @@ import pytest
 from tests.conftest import MakeWorkspace
 
 pytest.importorskip("cuedeck_code")
+
+CUE = str(Path(sys.executable).with_name("cue"))
 
 
 def call(root: Path, tool: str, **arguments: Any) -> Any:
@@ -333,3 +339,47 @@ def test_impact_context_and_call_graph(make_workspace: MakeWorkspace) -> None:
     assert {r["name"] for r in definition["results"]} >= {"Store", "DiscountStore"}
     status = call(root, "scip_status")
     assert status["files"] == 4 and status["edges"]["syntactic"] > 0
+
+
+def test_a_missing_indexer_is_a_note(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    root = make_workspace(PYTHON)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no indexer on this machine
+    reply = call(root, "scip_generate", wait=True)
+    entries = {e["name"]: e for e in reply["indexers"]}
+    assert reply["state"] == "done"
+    assert entries["scip-python"]["state"] == "missing"
+    assert "npm install -g @sourcegraph/scip-python" in entries["scip-python"]["note"]
+    assert entries["scip-go"]["state"] == "skipped"
+    assert ("app.py", 7, "call") in sites(root, "Store.checkout")  # the syntactic graph
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    shutil.which("scip-python") is None,
+    reason="scip-python is not installed (npm install -g @sourcegraph/scip-python; "
+    ".ci/run installs it when npm is there)",
+)
+def test_a_real_scip_python_index(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(PYTHON)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    done = subprocess.run([CUE, "-C", str(root), "index", "--scip", "--json"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    graph = json.loads(done.stdout)["code_graph"]
+    python = next(e for e in graph["scip"] if e["name"] == "scip-python")
+    assert python["state"] == "done" and python["documents"] == 4
+    found = call(root, "scip_references", symbol="Store.price", exact=True)
+    precise = {(r["file_path"], r["line"], r["relationship"], r["source"]) for r in found["results"]}
+    assert ("shop/base.py", 3, "call", "scip") in precise  # self.price
+    assert ("shop/discount.py", 6, "call", "scip") in precise  # super().price
+    status = call(root, "scip_status")
+    assert status["precise_files"] == 4 and status["edges"]["scip"] > 0
+    # A file changed since the index was made answers syntactically again.
+    base = root / "shop/base.py"
+    base.write_text(base.read_text() + "\n\ndef helper():\n    return Store().price([])\n")
+    after = call(root, "scip_references", symbol="Store.price", exact=True)["results"]
+    assert {r["source"] for r in after if r["file_path"] == "shop/base.py"} == {"syntactic"}
+    assert {r["source"] for r in after if r["file_path"] == "shop/discount.py"} == {"scip"}

@@ -77,14 +77,21 @@ def init(force: bool) -> None:
     is_flag=True,
     help="Also embed every section not embedded yet (cuedeck-search), with progress.",
 )
+@click.option(
+    "--scip",
+    is_flag=True,
+    help="Also run the installed SCIP indexers (scip-python, scip-typescript...) and load "
+    "their precise code graph (cuedeck-code), with progress.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
+def index(rebuild: bool, semantic: bool, scip: bool, as_json: bool) -> None:
     """Refresh the index; report files seen, parsed, reused and the time taken.
 
     With --rebuild, everything search uses is rebuilt too (its saved keyword postings).
     """
     workspace = current_state().workspace
     stats = workspace.refresh(rebuild=rebuild)  # progress is reported (cuedeck.progress)
+    graph = _code_graph(workspace, scip=scip, quiet=as_json)
     embedded = None
     if "search" in get_services(workspace.plugins):
         engine = workspace.service("search")
@@ -105,6 +112,8 @@ def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
         "embedded": embedded,
         **workspace.index.summary(),
     }
+    if graph is not None:
+        result["code_graph"] = graph
     if as_json:
         emit_json(result)
         return
@@ -116,6 +125,40 @@ def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
         click.echo(line)
     if embedded is not None:
         click.echo(f"embedded {counted(embedded, 'section')} (every section has a vector now)")
+    if graph is not None:
+        click.echo(
+            f"code graph: {counted(graph['files'], 'file')}, "
+            f"{counted(graph['edges'], 'edge')} ({graph['read']} read in {graph['seconds']}s)"
+        )
+        for entry in graph.get("scip", []):
+            note = f": {entry['note']}" if entry.get("note") else ""
+            click.echo(f"  {entry['name']}: {entry['state']}{note}")
+
+
+def _code_graph(workspace: Any, *, scip: bool, quiet: bool) -> dict[str, Any] | None:
+    """Bring the code graph (the ``code_intel`` service) in step, and run the SCIP
+    indexers when asked; what it holds. None without a code plugin."""
+    if "code_intel" not in get_services(workspace.plugins):
+        if scip:
+            workspace.service("code_intel")  # a MissingExtra (1008) without cuedeck-code
+        return None
+    intel = workspace.service("code_intel")
+    stats = intel.sync()
+    edges = intel.store.query("SELECT COUNT(*) FROM edges")[0][0]
+    found: dict[str, Any] = {"files": stats.files, "read": stats.read, "edges": edges,
+                             "seconds": round(stats.seconds, 3)}  # fmt: skip
+    if scip:
+
+        def told(status: dict[str, Any]) -> None:
+            if quiet:
+                return
+            running = [e["name"] for e in status["indexers"] if e["state"] == "running"]
+            if running:
+                click.echo(f"running {', '.join(running)}...", err=True)
+
+        found["scip"] = intel.run_scip(wait=True, progress=told)["indexers"]
+        found["edges"] = intel.store.query("SELECT COUNT(*) FROM edges")[0][0]
+    return found
 
 
 @click.command()

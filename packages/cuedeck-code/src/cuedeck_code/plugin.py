@@ -83,6 +83,11 @@ def register_commands(register: RegisterCommand) -> None:
         name="map",
         help="Print the repository's most important definitions within a token budget.",
     )
+    register(
+        "cuedeck_code.intel.commands:graph_group",
+        name="graph",
+        help="Code intelligence: definitions, references, callers, callees, impact, call chains.",
+    )
 
 
 def _code_graph(workspace: Workspace) -> object:

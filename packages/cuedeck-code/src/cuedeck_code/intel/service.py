@@ -68,6 +68,16 @@ class CodeIntel:
                     found[language] = indexer
         return found
 
+    def run_scip(
+        self, *, wait: bool = False, progress: Callable[[dict[str, Any]], None] | None = None
+    ) -> dict[str, Any]:
+        """Run the installed SCIP indexers (in the background unless ``wait``) and load
+        what they write; the run's status (:mod:`.scip_run`)."""
+        from cuedeck_code.intel.scip_run import start
+
+        self.ready()
+        return start(self.workspace, wait=wait, progress=progress)
+
     def ready(self) -> GraphStore:
         """The graph, in step with the index as it is now."""
         index = self.workspace.fresh_index()
