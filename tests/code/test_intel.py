@@ -383,3 +383,46 @@ def test_a_real_scip_python_index(make_workspace: MakeWorkspace) -> None:
     after = call(root, "scip_references", symbol="Store.price", exact=True)["results"]
     assert {r["source"] for r in after if r["file_path"] == "shop/base.py"} == {"syntactic"}
     assert {r["source"] for r in after if r["file_path"] == "shop/discount.py"} == {"scip"}
+
+
+def test_scenes_add_callers_and_callees_with_their_reason(make_workspace: MakeWorkspace) -> None:
+    import cuedeck
+    from cuedeck.scene import build_scene
+
+    card = ("---\nstatus: active\n---\n# Fix pricing\n\nTotals are wrong: see "
+            "@code/shop/base.py#Store.price\n\n```\nTraceback (most recent call last):\n"
+            '  File "shop/base.py", line 3, in checkout\n    total = self.price(cart)\n'
+            "ValueError: bad cart\n```\n")  # fmt: skip
+    root = make_workspace({**PYTHON, ".cuedeck/cards/abc123.md": card})
+    scene = build_scene(cuedeck.open_workspace(root), "abc123", token_limit=4000)
+    assert "| shop/base.py#Store.checkout | " in scene.text
+    assert "caller of Store.price |" in scene.text  # the reason, in the manifest
+    assert "callee of" not in scene.text  # Store.price calls nothing of the repository
+    assert "| app.py#main | " in scene.text
+    assert "caller of frame Store.checkout |" in scene.text  # main calls checkout
+    off = make_workspace({**PYTHON, ".cuedeck/cards/abc123.md": card},
+                         config="[code]\nscene_graph = false\n")  # fmt: skip
+    quiet = build_scene(cuedeck.open_workspace(off), "abc123", token_limit=4000)
+    assert "caller of" not in quiet.text
+
+
+def test_the_map_ranks_by_the_call_graph(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(PYTHON)
+    found = call(root, "repo_map", token_limit=300)
+    assert "ranked by the call graph" in found["text"]
+    # Store.price is the most called: its file comes first.
+    assert found["text"].split("\n")[2] == "shop/base.py:"
+
+
+def test_search_code_takes_the_specifications_search_mode(make_workspace: MakeWorkspace) -> None:
+    pytest.importorskip("cuedeck_search")
+    from cuedeck.errors import InvalidInput
+
+    root = make_workspace(PYTHON)
+    fts = call(root, "search_code", query="checkout price", search_mode="fts")
+    keyword = call(root, "search_code", query="checkout price", mode="keyword")
+    assert fts["answered_by"] == "keyword"
+    assert [r["symbol"] for r in fts["results"]] == [r["symbol"] for r in keyword["results"]]
+    with pytest.raises(InvalidInput) as caught:
+        call(root, "search_code", query="checkout", mode="keyword", search_mode="semantic")
+    assert caught.value.code == 1004

@@ -18,7 +18,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cuedeck.config import Config
-    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterParser, RegisterTool
+    from cuedeck.hookspecs import (
+        RegisterCommand,
+        RegisterNamed,
+        RegisterParser,
+        RegisterSceneSource,
+        RegisterTool,
+    )
     from cuedeck.index.parsers import ParseContext
     from cuedeck.models import Document
     from cuedeck.workspace import Workspace
@@ -107,6 +113,17 @@ def _code_intel(workspace: Workspace) -> object:
     from cuedeck_code.intel.service import CodeIntel
 
     return CodeIntel(workspace)
+
+
+def _scene_graph(workspace: Workspace, card_id: str) -> object:
+    from cuedeck_code.intel.scene import graph_neighbours
+
+    return graph_neighbours(workspace, card_id)
+
+
+@hookimpl
+def register_scene_sources(register: RegisterSceneSource) -> None:
+    register("code-graph", _scene_graph, setting="code.scene_graph")
 
 
 @hookimpl

@@ -83,8 +83,11 @@ def repo_map(
         )
         reasons.append("query")
     ranked = ranker.rank(workspace, code)
+    calls = False
+    if not reasons:
+        ranked, calls = by_call_graph(workspace, ranked)
     session = workspace.mask_session()
-    header = _header(scope, reasons)
+    header = _header(scope, reasons, calls=calls)
     text, tokens, shown = fit_map(workspace, ranked, token_limit, header, session)
     return {
         "text": text,
@@ -106,11 +109,41 @@ def _folder(workspace: Workspace, folder: str | None) -> str | None:
     return rel
 
 
-def _header(folder: str | None, reasons: list[str]) -> str:
+#: Weight of a definition's share of the call graph's walk in an unpersonalised map
+#: (by rule: as much as the reference graph's and recent changes' score at its best).
+CALL_WEIGHT = 1.0
+
+
+def by_call_graph(
+    workspace: Workspace, ranked: list[RankedSymbol]
+) -> tuple[list[RankedSymbol], bool]:
+    """``ranked`` with each score plus its share of a walk along the call graph (the code
+    graph of cuedeck_code.intel, scaled to its best), best first; and whether the graph
+    had edges to rank by."""
+    import attrs
+
+    from cuedeck_code.intel.scene import call_rank
+
+    rank = call_rank(workspace)
+    if not rank or not ranked:
+        return ranked, False
+    top = max(r.score for r in ranked) or 1.0
+    scored = []
+    for entry in ranked:
+        share = rank.get((entry.path, entry.name), 0.0) * CALL_WEIGHT * top
+        scored.append(attrs.evolve(entry, score=round(entry.score + share, 6),
+                                   parts=(*entry.parts, ("calls", round(share, 6)))))  # fmt: skip
+    scored.sort(key=lambda r: (-r.score, r.path, r.line))
+    return scored, True
+
+
+def _header(folder: str | None, reasons: list[str], *, calls: bool = False) -> str:
     where = f"{folder}/" if folder else "the repository"
     why = (
         f", ranked for {' and '.join(reasons)}"
         if reasons
+        else ", ranked by the call graph, references and recent changes"
+        if calls
         else ", ranked by references and recent changes"
     )
     return f"# Map of {where}{why}"

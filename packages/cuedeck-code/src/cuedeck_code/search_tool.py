@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 else:
     from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
+#: The code-indexer specification's names of the modes (``search_mode``).
+SPEC_MODES = {"semantic": "semantic", "fts": "keyword", "hybrid": "hybrid"}
 #: Which documents pass a filter, by (engine, index generation, size, language, glob).
 _ALLOWED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
@@ -78,15 +80,28 @@ def search_code(
     kind: Annotated[str | None, pydantic.Field(description="e.g. method", max_length=50)] = None,
     limit: Annotated[int, pydantic.Field(ge=1, le=100)] = 10,
     offset: Annotated[int, pydantic.Field(description="next_offset", ge=0, le=1000)] = 0,
+    search_mode: Annotated[
+        Literal["semantic", "fts", "hybrid"] | None,
+        pydantic.Field(description="The specification's name for mode (fts: keyword)"),
+    ] = None,
 ) -> CodeResults:
     """Search code symbols by keyword, meaning or both; each a path, name and lines.
 
     The symbol's qualified name (Client.send) is an anchor for read_doc and
-    get_file_content. Filter by language, path glob and kind (class, function,
+    get_file_content. search_mode (semantic, fts, hybrid) is the specification's name
+    for mode. Filter by language, path glob and kind (class, function,
     method...); follow next_offset while has_more.
     """
     import numpy as np
 
+    if search_mode is not None:
+        named = SPEC_MODES[search_mode]
+        if mode != "hybrid" and mode != named:
+            raise InvalidInput(
+                f"mode={mode!r} and search_mode={search_mode!r} disagree: give one",
+                field="search_mode",
+            )
+        mode = named  # type: ignore[assignment]
     if not query.strip():
         raise InvalidInput("the query is empty", field="query")
     try:

@@ -47,6 +47,11 @@ class CodeSettings:
         ],
         "Globs (gitignore syntax) of vendored and generated source files never indexed.",
     )
+    scene_graph: bool = setting(
+        True,
+        "Scenes add the callers and callees of the code a card cites, and the callers of "
+        "its traceback's frames (from the code graph).",
+    )
     max_file_kb: int = setting(1024, "Source files larger than this are not indexed.", minimum=1)
     skip_generated: bool = setting(
         True,
