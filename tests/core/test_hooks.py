@@ -633,3 +633,52 @@ def test_hook_register_processes(
         "ends": "when 2 documents are indexed", "detail": "reads files", "log": "x.log",
     }  # fmt: skip
     assert "listing broken processes failed: ZeroDivisionError: a bug in a lister" in caplog.text
+
+
+def parse_calc(path: str, data: bytes, context: ParseContext) -> Document:
+    text = data.decode()
+    return Document(path, "file", hashlib.sha256(data).hexdigest(), len(data),
+                    text.count("\n"), context.count_tokens(text), path, language="calc")  # fmt: skip
+
+
+class CalcExtractor:
+    """A language the code graph did not know: ``def name`` defines, ``call name`` calls."""
+
+    label = "syntactic"
+    languages = frozenset({"calc"})
+
+    def facts(self, path: str, data: bytes, paths: Any) -> dict[str, Any]:
+        found: dict[str, Any] = {"ns": "calc:", "defs": [], "binds": [], "vars": [], "refs": []}
+        owner = ""
+        for number, line in enumerate(data.decode().splitlines(), start=1):
+            word, _, name = line.strip().partition(" ")
+            if word == "def":
+                owner = name
+                found["defs"].append([name, "function", number, number + 1, {}])
+            elif word == "call":
+                found["refs"].append([owner, owner, "reference", [[name, number, 9], ["()", number, 9]]])
+        return found
+
+
+class CalcLanguage:
+    @hookimpl
+    def register_parsers(self, register: Any) -> None:
+        register("calc", parse_calc, patterns=["*.calc"])
+
+    @hookimpl
+    def register_code_indexers(self, register: Any) -> None:
+        register("calc-graph", CalcExtractor())
+
+
+def test_hook_register_code_indexers(make_workspace: MakeWorkspace) -> None:
+    pytest.importorskip("cuedeck_code")
+    from cuedeck.plugins.host import get_code_indexers
+
+    pm = make_plugin_host()  # the installed plugins (the code graph), and one language more
+    pm.register(CalcLanguage(), name="calc")
+    assert {"syntactic", "scip-python", "calc-graph"} <= set(get_code_indexers(pm))
+    root = make_workspace({"a.calc": "def total\n    call add\n", "b.calc": "def add\n  x\n"})
+    workspace = open_workspace(root, plugins=pm)
+    found = workspace.plugins.tools()["scip_references"].call(workspace, {"symbol": "add"})
+    assert [(r["file_path"], r["line"], r["relationship"], r["from_symbol"])
+            for r in found["results"]] == [("a.calc", 2, "call", "a.calc/total()")]  # fmt: skip
