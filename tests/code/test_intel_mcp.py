@@ -25,10 +25,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def use(client: Client, tool: str, **arguments: Any) -> Any:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, (tool, result.content)
-    assert result.structured_content is not None, tool
+async def use(client: Client, name: str, **arguments: Any) -> Any:
+    result = await client.call_tool(name, arguments)
+    assert not result.is_error, (name, result.content)
+    assert result.structured_content is not None, name
     return result.structured_content
 
 
