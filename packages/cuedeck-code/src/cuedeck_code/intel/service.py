@@ -113,6 +113,7 @@ class CodeIntel:
 
         faces = {path: interface(found) for path, found in facts.items() if found is not None}
         moved = [p for p in changed if p in held and held[p][2] != faces.get(p)] + removed
+        words = self._changed_names(moved, facts, held) if moved else set()
         with self.store.transaction() as db:
             for path in removed:
                 _drop_file(db, held[path][0])
@@ -125,6 +126,7 @@ class CodeIntel:
                 _write_file(db, path, keys[path], languages[path], found, faces[path])
         dependents = self._dependents(moved, held) - set(changed)
         dependents &= set(keys)
+        dependents = {p for p in dependents if _mentions(self.workspace.root / p, words)}
         more = self._read(sorted(dependents), languages, paths, extractors, None)
         facts.update(more)
         edges = self._resolve(facts, languages, paths, cold=not held)
@@ -172,6 +174,37 @@ class CodeIntel:
         ):
             found.update(chunk)
         return found
+
+    def _changed_names(
+        self,
+        moved: list[str],
+        facts: dict[str, Facts | None],
+        held: dict[str, tuple[int, str, str, str, str]],
+    ) -> set[bytes] | None:
+        """The short names ``moved`` files define or export differently now (None:
+        anything, when a file went away or its namespace changed)."""
+        words: set[bytes] = set()
+        for path in moved:
+            found = facts.get(path)
+            if found is None or path not in held or found["ns"] != held[path][4]:
+                return None
+            before = {
+                (name, kind, target_ns, target_name, extra)
+                for name, kind, target_ns, target_name, extra in self.store.query(
+                    "SELECT name, kind, target_ns, target_name, extra FROM names WHERE file = ? "
+                    "AND kind != 'module'",
+                    (held[path][0],),
+                )
+            }
+            after = {
+                (d[0], d[1], None, None, json.dumps(d[4]) if d[4] else None) for d in found["defs"]
+            }
+            after |= {(b[1], "import", b[2], b[3], None) for b in found["binds"] if b[0] == ""}
+            kept = {row for row in before if row[1] != "var"}
+            for row in kept ^ after:
+                words.add(row[0].rpartition(".")[2].encode())
+            words |= {v[1].encode() for v in found["vars"] if v[2] != "local"}
+        return words
 
     def _dependents(self, moved: list[str], held: dict[str, tuple[int, str, str, str, str]]) -> set[str]:
         """The files that use what ``moved`` files define or export."""
@@ -225,7 +258,7 @@ class CodeIntel:
 
         fetch = self._memory_fetch() if cold else self._sql_fetch()
         names = NameLookup(fetch, paths)
-        ids = _symbol_ids(self.store)
+        ids = _symbol_ids(self.store) if cold else _LazyIds(self.store)
         precise = {p for p, row in self.store.files().items() if row[3] == "scip"}
         rows: list[tuple[int, int, int, int, int]] = []
         resolved: list[int] = []
@@ -276,6 +309,17 @@ class CodeIntel:
             return table.get((ns, name), [])
 
         return fetch
+
+
+def _mentions(path: Any, words: set[bytes] | None) -> bool:
+    """Whether the file at ``path`` may use one of ``words`` (None: anything)."""
+    if words is None:
+        return True
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return any(word in data for word in words if word)
 
 
 def _size(path: Any) -> int:
@@ -376,6 +420,27 @@ def _symbol_ids(store: GraphStore) -> dict[str, dict[str, int]]:
         if name not in by_name or kind in LINKED:
             by_name[name] = number
     return found
+
+
+class _LazyIds(dict):  # type: ignore[type-arg]
+    """:func:`_symbol_ids` of the files asked for only (a refresh of a few files)."""
+
+    def __init__(self, store: GraphStore) -> None:
+        super().__init__()
+        self.store = store
+
+    def get(self, path: str, default: Any = None) -> Any:
+        if path not in self:
+            found: dict[str, int] = {}
+            for name, number, kind in self.store.query(
+                "SELECT n.name, n.id, n.kind FROM names n JOIN files f ON f.id = n.file "
+                "WHERE f.path = ? AND n.target_ns IS NULL AND n.kind NOT IN ('import', 'var')",
+                (path,),
+            ):
+                if name not in found or kind in LINKED:
+                    found[name] = number
+            self[path] = found
+        return dict.get(self, path, default)
 
 
 def _edge_rows(
