@@ -172,11 +172,24 @@ def django_tree(sdist: Path, into: Path) -> Path:
     return root
 
 
-SPEED_NAMES = ["QuerySet.filter", "Model.save", "HttpResponse", "reverse", "Field.clean",
-               "get_object_or_404", "Form.is_valid", "Q", "SQLCompiler.as_sql", "slugify"]  # fmt: skip
-CHAINS = [("BaseHandler.get_response", "URLResolver.resolve"),
-          ("Model.save", "SQLInsertCompiler.execute_sql"),
-          ("ModelForm.save", "Model.save_base"), ("QuerySet.get", "SQLCompiler.execute_sql")]  # fmt: skip
+SPEED_NAMES = [
+    "QuerySet.filter",
+    "Model.save",
+    "HttpResponse",
+    "reverse",
+    "Field.clean",
+    "get_object_or_404",
+    "Form.is_valid",
+    "Q",
+    "SQLCompiler.as_sql",
+    "slugify",
+]
+CHAINS = [
+    ("BaseHandler.get_response", "URLResolver.resolve"),
+    ("Model.save", "SQLInsertCompiler.execute_sql"),
+    ("ModelForm.save", "Model.save_base"),
+    ("QuerySet.get", "SQLCompiler.execute_sql"),
+]
 
 
 async def _serve_and_ask(root: Path, rounds: int) -> dict[str, Any]:
@@ -184,8 +197,9 @@ async def _serve_and_ask(root: Path, rounds: int) -> dict[str, Any]:
     from mcp.client.stdio import StdioServerParameters
 
     cue = str(Path(sys.executable).with_name("cue"))
-    params = StdioServerParameters(command=cue, args=["-C", str(root), "mcp", "--tools", "all"],
-                                   env=dict(os.environ))  # fmt: skip
+    params = StdioServerParameters(
+        command=cue, args=["-C", str(root), "mcp", "--tools", "all"], env=dict(os.environ)
+    )
     timings: dict[str, list[float]] = {}
     async with Client(params, mode="legacy") as session:
         await session.call_tool("scip_status", {})  # the graph in step, warm
@@ -204,11 +218,18 @@ async def _serve_and_ask(root: Path, rounds: int) -> dict[str, Any]:
                 await timed("scip_references", {"symbol": name, "exact": True})
                 await timed("scip_impact", {"symbol": name, "depth": 3, "exact": True})
             for start, end in CHAINS:
-                await timed("scip_callchain", {"from_symbol": start, "to_symbol": end,
-                                               "max_depth": 10, "exact": True})  # fmt: skip
-    return {tool: {"p50_ms": round(statistics.median(v), 1),
-                   "p95_ms": round(sorted(v)[int(0.95 * (len(v) - 1))], 1), "calls": len(v)}
-            for tool, v in timings.items()}  # fmt: skip
+                await timed(
+                    "scip_callchain",
+                    {"from_symbol": start, "to_symbol": end, "max_depth": 10, "exact": True},
+                )
+    return {
+        tool: {
+            "p50_ms": round(statistics.median(v), 1),
+            "p95_ms": round(sorted(v)[int(0.95 * (len(v) - 1))], 1),
+            "calls": len(v),
+        }
+        for tool, v in timings.items()
+    }
 
 
 def speed(sdist: Path, rounds: int) -> dict[str, Any]:
@@ -237,8 +258,12 @@ def speed(sdist: Path, rounds: int) -> dict[str, Any]:
             refreshes.append((time.perf_counter() - started) * 1000)
         body = []
         for n in range(5):  # an edit inside a body: its interface stays the same
-            target.write_text(original.replace("def slugify(value, allow_unicode=False):",
-                                               f"def slugify(value, allow_unicode=False):\n    _ = {n}"))  # fmt: skip
+            target.write_text(
+                original.replace(
+                    "def slugify(value, allow_unicode=False):",
+                    f"def slugify(value, allow_unicode=False):\n    _ = {n}",
+                )
+            )
             workspace.index.refresh_paths(["django/utils/text.py"])
             started = time.perf_counter()
             intel.sync()
@@ -286,8 +311,9 @@ def main() -> int:
         if rows:
             recall = statistics.mean(r["recall"] for r in rows)
             precision = statistics.mean(r["precision"] for r in rows)
-            print(json.dumps({"mean_recall": round(recall, 3),
-                              "mean_precision": round(precision, 3)}))  # fmt: skip
+            print(
+                json.dumps({"mean_recall": round(recall, 3), "mean_precision": round(precision, 3)})
+            )
         return 0
     print(json.dumps(speed(arguments.django_sdist, arguments.rounds), indent=1))
     return 0

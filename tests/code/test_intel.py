@@ -73,8 +73,10 @@ def test_python(make_workspace: MakeWorkspace) -> None:
     assert ("app.py", 6, "call") in sites(root, "Store")
     assert ("app.py", 1, "import") in sites(root, "Store")
     # self.price resolves to Store.price; super().price in the override too.
-    assert sites(root, "Store.price") >= {("shop/base.py", 3, "call"),
-                                          ("shop/discount.py", 6, "call")}  # fmt: skip
+    assert sites(root, "Store.price") >= {
+        ("shop/base.py", 3, "call"),
+        ("shop/discount.py", 6, "call"),
+    }
     # The override is called on an instance of the subclass: DiscountStore.price.
     assert ("app.py", 9, "call") in sites(root, "DiscountStore.price")
     assert ("app.py", 9, "call") not in sites(root, "Store.price")
@@ -85,7 +87,10 @@ def test_python(make_workspace: MakeWorkspace) -> None:
     chain = call(root, "scip_callchain", from_symbol="main", to_symbol="Store.price")
     assert chain["chains"][0]["length"] == 2
     assert [s["symbol"] for s in chain["chains"][0]["path"]] == [
-        "app/main()", "shop.base/Store#checkout()", "shop.base/Store#price()"]  # fmt: skip
+        "app/main()",
+        "shop.base/Store#checkout()",
+        "shop.base/Store#price()",
+    ]
     assert "shop.base/Store#price() (shop/base.py:6)" in chain["text"]
 
 
@@ -140,35 +145,39 @@ def test_scripts(make_workspace: MakeWorkspace, suffix: str) -> None:
 
 
 def test_go(make_workspace: MakeWorkspace) -> None:
-    root = make_workspace({
-        "go.mod": "module example.com/shop\n",
-        "store/store.go": (
-            "package store\n"  # 1
-            "\n"
-            "type Store struct{}\n"  # 3
-            "\n"
-            "func New() *Store { return &Store{} }\n"  # 5
-            "\n"
-            "func (s *Store) Checkout(cart []int) int {\n"  # 7
-            "\treturn s.Price(cart)\n"  # 8
-            "}\n"
-            "\n"
-            "func (s *Store) Price(cart []int) int { return len(cart) }\n"  # 11
-        ),
-        "store/alias.go": "package store\n\n// Shop is Store under another name.\ntype Shop = Store\n",
-        "main.go": (
-            "package main\n"  # 1
-            "\n"
-            'import shop "example.com/shop/store"\n'  # 3
-            "\n"
-            "func main() {\n"  # 5
-            "\ts := shop.New()\n"  # 6
-            "\tvar t *shop.Store\n"  # 7
-            "\tt.Price(nil)\n"  # 8
-            "\t_ = s\n"
-            "}\n"
-        ),
-    })  # fmt: skip
+    root = make_workspace(
+        {
+            "go.mod": "module example.com/shop\n",
+            "store/store.go": (
+                "package store\n"  # 1
+                "\n"
+                "type Store struct{}\n"  # 3
+                "\n"
+                "func New() *Store { return &Store{} }\n"  # 5
+                "\n"
+                "func (s *Store) Checkout(cart []int) int {\n"  # 7
+                "\treturn s.Price(cart)\n"  # 8
+                "}\n"
+                "\n"
+                "func (s *Store) Price(cart []int) int { return len(cart) }\n"  # 11
+            ),
+            "store/alias.go": (
+                "package store\n\n// Shop is Store under another name.\ntype Shop = Store\n"
+            ),
+            "main.go": (
+                "package main\n"  # 1
+                "\n"
+                'import shop "example.com/shop/store"\n'  # 3
+                "\n"
+                "func main() {\n"  # 5
+                "\ts := shop.New()\n"  # 6
+                "\tvar t *shop.Store\n"  # 7
+                "\tt.Price(nil)\n"  # 8
+                "\t_ = s\n"
+                "}\n"
+            ),
+        }
+    )
     assert ("main.go", 6, "call") in sites(root, "New")  # through the import alias
     assert ("store/store.go", 8, "call") in sites(root, "Store.Price")  # the receiver
     assert ("main.go", 8, "call") in sites(root, "Store.Price")  # a typed variable
@@ -176,30 +185,32 @@ def test_go(make_workspace: MakeWorkspace) -> None:
 
 
 def test_rust(make_workspace: MakeWorkspace) -> None:
-    root = make_workspace({
-        "src/lib.rs": "mod store;\npub use store::Store as Shop;\n",
-        "src/store.rs": (
-            "pub trait Priced {\n"  # 1
-            "    fn price(&self) -> u32 { 0 }\n"  # 2
-            "}\n"
-            "pub struct Store;\n"  # 4
-            "impl Store {\n"  # 5
-            "    pub fn new() -> Store { Store }\n"  # 6
-            "    pub fn checkout(&self) -> u32 { self.total() }\n"  # 7
-            "    fn total(&self) -> u32 { 1 }\n"  # 8
-            "}\n"
-            "impl Priced for Store {\n"  # 10
-            "    fn price(&self) -> u32 { 2 }\n"  # 11
-            "}\n"
-        ),
-        "src/main.rs": (
-            "use crate::store::Store as S;\n"  # 1
-            "fn main() {\n"  # 2
-            "    let s = S::new();\n"  # 3
-            "    s.checkout();\n"  # 4
-            "}\n"
-        ),
-    })  # fmt: skip
+    root = make_workspace(
+        {
+            "src/lib.rs": "mod store;\npub use store::Store as Shop;\n",
+            "src/store.rs": (
+                "pub trait Priced {\n"  # 1
+                "    fn price(&self) -> u32 { 0 }\n"  # 2
+                "}\n"
+                "pub struct Store;\n"  # 4
+                "impl Store {\n"  # 5
+                "    pub fn new() -> Store { Store }\n"  # 6
+                "    pub fn checkout(&self) -> u32 { self.total() }\n"  # 7
+                "    fn total(&self) -> u32 { 1 }\n"  # 8
+                "}\n"
+                "impl Priced for Store {\n"  # 10
+                "    fn price(&self) -> u32 { 2 }\n"  # 11
+                "}\n"
+            ),
+            "src/main.rs": (
+                "use crate::store::Store as S;\n"  # 1
+                "fn main() {\n"  # 2
+                "    let s = S::new();\n"  # 3
+                "    s.checkout();\n"  # 4
+                "}\n"
+            ),
+        }
+    )
     assert ("src/main.rs", 3, "call") in sites(root, "Store.new")  # through `as S`
     assert ("src/main.rs", 4, "call") in sites(root, "Store.checkout")
     assert ("src/store.rs", 7, "call") in sites(root, "Store.total")  # self.total()
@@ -209,33 +220,35 @@ def test_rust(make_workspace: MakeWorkspace) -> None:
 
 
 def test_java(make_workspace: MakeWorkspace) -> None:
-    root = make_workspace({
-        "src/com/shop/Store.java": (
-            "package com.shop;\n"  # 1
-            "public class Store {\n"  # 2
-            "    public int checkout(int[] cart) { return price(cart); }\n"  # 3
-            "    public int price(int[] cart) { return cart.length; }\n"  # 4
-            "}\n"
-        ),
-        "src/com/shop/DiscountStore.java": (
-            "package com.shop;\n"  # 1
-            "public class DiscountStore extends Store {\n"  # 2
-            "    @Override\n"
-            "    public int price(int[] cart) { return super.price(cart) - 1; }\n"  # 4
-            "}\n"
-        ),
-        "src/com/app/App.java": (
-            "package com.app;\n"  # 1
-            "import com.shop.DiscountStore;\n"  # 2
-            "public class App {\n"  # 3
-            "    public static void main(String[] args) {\n"  # 4
-            "        DiscountStore store = new DiscountStore();\n"  # 5
-            "        store.checkout(new int[0]);\n"  # 6
-            "        store.price(new int[0]);\n"  # 7
-            "    }\n"
-            "}\n"
-        ),
-    })  # fmt: skip
+    root = make_workspace(
+        {
+            "src/com/shop/Store.java": (
+                "package com.shop;\n"  # 1
+                "public class Store {\n"  # 2
+                "    public int checkout(int[] cart) { return price(cart); }\n"  # 3
+                "    public int price(int[] cart) { return cart.length; }\n"  # 4
+                "}\n"
+            ),
+            "src/com/shop/DiscountStore.java": (
+                "package com.shop;\n"  # 1
+                "public class DiscountStore extends Store {\n"  # 2
+                "    @Override\n"
+                "    public int price(int[] cart) { return super.price(cart) - 1; }\n"  # 4
+                "}\n"
+            ),
+            "src/com/app/App.java": (
+                "package com.app;\n"  # 1
+                "import com.shop.DiscountStore;\n"  # 2
+                "public class App {\n"  # 3
+                "    public static void main(String[] args) {\n"  # 4
+                "        DiscountStore store = new DiscountStore();\n"  # 5
+                "        store.checkout(new int[0]);\n"  # 6
+                "        store.price(new int[0]);\n"  # 7
+                "    }\n"
+                "}\n"
+            ),
+        }
+    )
     assert ("src/com/shop/Store.java", 3, "call") in sites(root, "Store.price")  # this, implied
     assert ("src/com/shop/DiscountStore.java", 4, "call") in sites(root, "Store.price")
     assert ("src/com/app/App.java", 6, "call") in sites(root, "Store.checkout")  # inherited
@@ -244,29 +257,31 @@ def test_java(make_workspace: MakeWorkspace) -> None:
 
 
 def test_c_and_cpp(make_workspace: MakeWorkspace) -> None:
-    root = make_workspace({
-        "util.h": "int add(int a, int b);\n",
-        "util.c": '#include "util.h"\nint add(int a, int b) { return a + b; }\n',
-        "main.c": '#include "util.h"\nint main(void) { return add(1, 2); }\n',
-        "shape.hpp": (
-            "class Shape {\n"  # 1
-            "public:\n"
-            "    virtual double area() { return 0; }\n"  # 3
-            "    double twice() { return this->area() * 2; }\n"  # 4
-            "};\n"
-            "class Circle : public Shape {\n"  # 6
-            "public:\n"
-            "    double area() override { return 3; }\n"  # 8
-            "};\n"
-        ),
-        "main.cpp": (
-            '#include "shape.hpp"\n'  # 1
-            "int run() {\n"  # 2
-            "    Circle c;\n"  # 3
-            "    return c.twice() + c.area();\n"  # 4
-            "}\n"
-        ),
-    })  # fmt: skip
+    root = make_workspace(
+        {
+            "util.h": "int add(int a, int b);\n",
+            "util.c": '#include "util.h"\nint add(int a, int b) { return a + b; }\n',
+            "main.c": '#include "util.h"\nint main(void) { return add(1, 2); }\n',
+            "shape.hpp": (
+                "class Shape {\n"  # 1
+                "public:\n"
+                "    virtual double area() { return 0; }\n"  # 3
+                "    double twice() { return this->area() * 2; }\n"  # 4
+                "};\n"
+                "class Circle : public Shape {\n"  # 6
+                "public:\n"
+                "    double area() override { return 3; }\n"  # 8
+                "};\n"
+            ),
+            "main.cpp": (
+                '#include "shape.hpp"\n'  # 1
+                "int run() {\n"  # 2
+                "    Circle c;\n"  # 3
+                "    return c.twice() + c.area();\n"  # 4
+                "}\n"
+            ),
+        }
+    )
     assert ("main.c", 2, "call") in sites(root, "add")
     assert ("shape.hpp", 4, "call") in sites(root, "Shape.area")  # this->area()
     assert ("main.cpp", 4, "call") in sites(root, "Shape.twice")  # inherited
@@ -275,27 +290,29 @@ def test_c_and_cpp(make_workspace: MakeWorkspace) -> None:
 
 
 def test_ruby(make_workspace: MakeWorkspace) -> None:
-    root = make_workspace({
-        "lib/store.rb": (
-            "class Store\n"  # 1
-            "  def checkout(cart)\n"  # 2
-            "    price(cart)\n"  # 3
-            "  end\n"
-            "  def price(cart)\n"  # 5
-            "    cart.size\n"
-            "  end\n"
-            "end\n"
-        ),
-        "lib/discount_store.rb": (
-            "require_relative 'store'\n"  # 1
-            "class DiscountStore < Store\n"  # 2
-            "  def price(cart)\n"  # 3
-            "    self.checkout(cart)\n"  # 4
-            "  end\n"
-            "end\n"
-        ),
-        "app.rb": "require_relative 'lib/discount_store'\nDiscountStore.new.checkout([1])\n",
-    })  # fmt: skip
+    root = make_workspace(
+        {
+            "lib/store.rb": (
+                "class Store\n"  # 1
+                "  def checkout(cart)\n"  # 2
+                "    price(cart)\n"  # 3
+                "  end\n"
+                "  def price(cart)\n"  # 5
+                "    cart.size\n"
+                "  end\n"
+                "end\n"
+            ),
+            "lib/discount_store.rb": (
+                "require_relative 'store'\n"  # 1
+                "class DiscountStore < Store\n"  # 2
+                "  def price(cart)\n"  # 3
+                "    self.checkout(cart)\n"  # 4
+                "  end\n"
+                "end\n"
+            ),
+            "app.rb": "require_relative 'lib/discount_store'\nDiscountStore.new.checkout([1])\n",
+        }
+    )
     assert ("lib/store.rb", 3, "call") in sites(root, "Store.price")  # self, implied
     assert ("lib/discount_store.rb", 4, "call") in sites(root, "Store.checkout")  # inherited
     assert ("lib/discount_store.rb", 2, "inherit") in sites(root, "Store")
@@ -366,13 +383,19 @@ def test_a_real_scip_python_index(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(PYTHON)
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
-    done = subprocess.run([CUE, "-C", str(root), "index", "--scip", "--json"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [CUE, "-C", str(root), "index", "--scip", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     graph = json.loads(done.stdout)["code_graph"]
     python = next(e for e in graph["scip"] if e["name"] == "scip-python")
     assert python["state"] == "done" and python["documents"] == 4
     found = call(root, "scip_references", symbol="Store.price", exact=True)
-    precise = {(r["file_path"], r["line"], r["relationship"], r["source"]) for r in found["results"]}
+    precise = {
+        (r["file_path"], r["line"], r["relationship"], r["source"]) for r in found["results"]
+    }
     assert ("shop/base.py", 3, "call", "scip") in precise  # self.price
     assert ("shop/discount.py", 6, "call", "scip") in precise  # super().price
     status = call(root, "scip_status")
@@ -389,10 +412,12 @@ def test_scenes_add_callers_and_callees_with_their_reason(make_workspace: MakeWo
     import cuedeck
     from cuedeck.scene import build_scene
 
-    card = ("---\nstatus: active\n---\n# Fix pricing\n\nTotals are wrong: see "
-            "@code/shop/base.py#Store.price\n\n```\nTraceback (most recent call last):\n"
-            '  File "shop/base.py", line 3, in checkout\n    total = self.price(cart)\n'
-            "ValueError: bad cart\n```\n")  # fmt: skip
+    card = (
+        "---\nstatus: active\n---\n# Fix pricing\n\nTotals are wrong: see "
+        "@code/shop/base.py#Store.price\n\n```\nTraceback (most recent call last):\n"
+        '  File "shop/base.py", line 3, in checkout\n    total = self.price(cart)\n'
+        "ValueError: bad cart\n```\n"
+    )
     root = make_workspace({**PYTHON, ".cuedeck/cards/abc123.md": card})
     scene = build_scene(cuedeck.open_workspace(root), "abc123", token_limit=4000)
     assert "| shop/base.py#Store.checkout | " in scene.text
@@ -400,8 +425,9 @@ def test_scenes_add_callers_and_callees_with_their_reason(make_workspace: MakeWo
     assert "callee of" not in scene.text  # Store.price calls nothing of the repository
     assert "| app.py#main | " in scene.text
     assert "caller of frame Store.checkout |" in scene.text  # main calls checkout
-    off = make_workspace({**PYTHON, ".cuedeck/cards/abc123.md": card},
-                         config="[code]\nscene_graph = false\n")  # fmt: skip
+    off = make_workspace(
+        {**PYTHON, ".cuedeck/cards/abc123.md": card}, config="[code]\nscene_graph = false\n"
+    )
     quiet = build_scene(cuedeck.open_workspace(off), "abc123", token_limit=4000)
     assert "caller of" not in quiet.text
 

@@ -39,8 +39,16 @@ async def test_every_scip_tool_over_stdio(make_workspace: MakeWorkspace) -> None
     )
     async with Client(params, mode="legacy") as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-        names = {"scip_definition", "scip_references", "scip_dependencies", "scip_dependents",
-                 "scip_impact", "scip_callchain", "scip_context", "scip_call_graph"}  # fmt: skip
+        names = {
+            "scip_definition",
+            "scip_references",
+            "scip_dependencies",
+            "scip_dependents",
+            "scip_impact",
+            "scip_callchain",
+            "scip_context",
+            "scip_call_graph",
+        }
         assert names <= set(listed)
         assert listed["scip_impact"].output_schema is not None
         assert listed["scip_impact"].input_schema["properties"]["depth"]["maximum"] == 10
@@ -49,13 +57,15 @@ async def test_every_scip_tool_over_stdio(make_workspace: MakeWorkspace) -> None
         assert found["text"] == "method shop.base/Store#price() (shop/base.py:6)"
         # repository_alias naming the one workspace is the same call (a team server
         # resolves it to one of its repositories).
-        alias = await use(client, "scip_definition", symbol="Store.price",
-                          repository_alias=root.name)  # fmt: skip
+        alias = await use(
+            client, "scip_definition", symbol="Store.price", repository_alias=root.name
+        )
         assert alias["results"] == found["results"]
         references = await use(client, "scip_references", symbol="Store.checkout", exact=True)
         assert references["results"][0]["context"] == "store.checkout(items)"
         assert (await use(client, "scip_dependencies", symbol="Store.checkout"))["results"][0][
-            "symbol"] == "shop.base/Store#price()"  # fmt: skip
+            "symbol"
+        ] == "shop.base/Store#price()"
         dependents = await use(client, "scip_dependents", symbol="Store.checkout", exact=True)
         assert [r["symbol"] for r in dependents["results"]] == ["app/main()"]
         impact = await use(client, "scip_impact", symbol="Store.price", exact=True)

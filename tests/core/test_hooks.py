@@ -637,8 +637,16 @@ def test_hook_register_processes(
 
 def parse_calc(path: str, data: bytes, context: ParseContext) -> Document:
     text = data.decode()
-    return Document(path, "file", hashlib.sha256(data).hexdigest(), len(data),
-                    text.count("\n"), context.count_tokens(text), path, language="calc")  # fmt: skip
+    return Document(
+        path,
+        "file",
+        hashlib.sha256(data).hexdigest(),
+        len(data),
+        text.count("\n"),
+        context.count_tokens(text),
+        path,
+        language="calc",
+    )
 
 
 class CalcExtractor:
@@ -656,7 +664,9 @@ class CalcExtractor:
                 owner = name
                 found["defs"].append([name, "function", number, number + 1, {}])
             elif word == "call":
-                found["refs"].append([owner, owner, "reference", [[name, number, 9], ["()", number, 9]]])
+                found["refs"].append(
+                    [owner, owner, "reference", [[name, number, 9], ["()", number, 9]]]
+                )
         return found
 
 
@@ -680,5 +690,6 @@ def test_hook_register_code_indexers(make_workspace: MakeWorkspace) -> None:
     root = make_workspace({"a.calc": "def total\n    call add\n", "b.calc": "def add\n  x\n"})
     workspace = open_workspace(root, plugins=pm)
     found = workspace.plugins.tools()["scip_references"].call(workspace, {"symbol": "add"})
-    assert [(r["file_path"], r["line"], r["relationship"], r["from_symbol"])
-            for r in found["results"]] == [("a.calc", 2, "call", "a.calc/total()")]  # fmt: skip
+    assert [
+        (r["file_path"], r["line"], r["relationship"], r["from_symbol"]) for r in found["results"]
+    ] == [("a.calc", 2, "call", "a.calc/total()")]

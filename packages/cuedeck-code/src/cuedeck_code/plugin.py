@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from pathlib import Path
 
     from cuedeck.config import Config
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         RegisterTool,
     )
     from cuedeck.index.parsers import ParseContext
-    from cuedeck.models import Document
+    from cuedeck.models import Document, SceneExtra
     from cuedeck.workspace import Workspace
 
 
@@ -115,7 +115,7 @@ def _code_intel(workspace: Workspace) -> object:
     return CodeIntel(workspace)
 
 
-def _scene_graph(workspace: Workspace, card_id: str) -> object:
+def _scene_graph(workspace: Workspace, card_id: str) -> Iterable[SceneExtra]:
     from cuedeck_code.intel.scene import graph_neighbours
 
     return graph_neighbours(workspace, card_id)

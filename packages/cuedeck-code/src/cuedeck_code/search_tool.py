@@ -95,13 +95,13 @@ def search_code(
     import numpy as np
 
     if search_mode is not None:
-        named = SPEC_MODES[search_mode]
-        if mode != "hybrid" and mode != named:
+        spec_mode = SPEC_MODES[search_mode]
+        if mode != "hybrid" and mode != spec_mode:
             raise InvalidInput(
                 f"mode={mode!r} and search_mode={search_mode!r} disagree: give one",
                 field="search_mode",
             )
-        mode = named  # type: ignore[assignment]
+        mode = spec_mode  # type: ignore[assignment]
     if not query.strip():
         raise InvalidInput("the query is empty", field="query")
     try:

@@ -94,8 +94,7 @@ def impact(symbol: str, depth: int, exact: bool, as_json: bool) -> None:
 @_json
 def chain(source: str, target: str, max_depth: int, exact: bool, as_json: bool) -> None:
     """The shortest call chains from SOURCE to TARGET."""
-    arguments = {"from_symbol": source, "to_symbol": target, "max_depth": max_depth,
-                 "exact": exact}  # fmt: skip
+    arguments = {"from_symbol": source, "to_symbol": target, "max_depth": max_depth, "exact": exact}
     _run("scip_callchain", arguments, as_json)
 
 

@@ -68,7 +68,8 @@ def interface(facts: Facts) -> str:
         "defs": sorted((d[0], d[1], json.dumps(d[4], sort_keys=True)) for d in facts["defs"]),
         "binds": sorted(tuple(map(str, b[:4])) for b in facts["binds"] if b[0] == ""),
         "vars": sorted(
-            (v[0], v[1], v[2], json.dumps(v[3])) for v in facts["vars"]
+            (v[0], v[1], v[2], json.dumps(v[3]))
+            for v in facts["vars"]
             if v[2] != "local" and (not v[0] or v[0] in classes)
         ),
         "ns": facts["ns"],

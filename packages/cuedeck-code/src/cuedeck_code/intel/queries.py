@@ -27,10 +27,31 @@ MAX_MATCHES = 20
 #: Symbols an impact analysis visits, at most.
 MAX_IMPACT = 2000
 #: Relations a call chain follows.
-CHAIN_RELATIONS = (RELATIONS.index("call"), RELATIONS.index("reference"),
-                   RELATIONS.index("decorator"))  # fmt: skip
-_SUFFIXES = (".d.ts", ".py", ".pyi", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".go", ".rs",
-             ".java", ".c", ".cc", ".cpp", ".h", ".hpp", ".rb")  # fmt: skip
+CHAIN_RELATIONS = (
+    RELATIONS.index("call"),
+    RELATIONS.index("reference"),
+    RELATIONS.index("decorator"),
+)
+_SUFFIXES = (
+    ".d.ts",
+    ".py",
+    ".pyi",
+    ".ts",
+    ".tsx",
+    ".js",
+    ".jsx",
+    ".mjs",
+    ".cjs",
+    ".go",
+    ".rs",
+    ".java",
+    ".c",
+    ".cc",
+    ".cpp",
+    ".h",
+    ".hpp",
+    ".rb",
+)
 
 
 @attrs.frozen
@@ -118,9 +139,11 @@ class Graph:
         part of a name too (``User`` finds ``UserService``). Best first."""
         text = written.strip()
         kinds = tuple(sorted(LINKED)) if linked else None
-        where_kind = f"AND n.kind IN ({','.join('?' * len(kinds))})" if kinds else (
-            "AND n.kind NOT IN ('import', 'var')"
-        )  # fmt: skip
+        where_kind = (
+            f"AND n.kind IN ({','.join('?' * len(kinds))})"
+            if kinds
+            else ("AND n.kind NOT IN ('import', 'var')")
+        )
         params: tuple[Any, ...] = kinds or ()
         path = None
         if "#" in text and "/" in text.split("#", 1)[0] and not text.endswith(("#", ")", ".")):
@@ -138,20 +161,23 @@ class Graph:
         else:
             tries.append((base + "AND n.name = ?", (*params, text)))
             if "." in text:
-                tries.append((base + "AND n.name LIKE ? ESCAPE '\\'",
-                              (*params, "%." + _like(text))))  # fmt: skip
+                tries.append(
+                    (base + "AND n.name LIKE ? ESCAPE '\\'", (*params, "%." + _like(text)))
+                )
             tries.append((base + "AND n.short = ?", (*params, text.rpartition(".")[2])))
             if not exact:
                 tries.append((base + "AND n.short = ? COLLATE NOCASE", (*params, text)))
-                tries.append((base + "AND n.name LIKE ? ESCAPE '\\'",
-                              (*params, "%" + _like(text) + "%")))  # fmt: skip
+                tries.append(
+                    (base + "AND n.name LIKE ? ESCAPE '\\'", (*params, "%" + _like(text) + "%"))
+                )
         for sql, values in tries:
             rows = self.store.query(sql + " LIMIT 200", values)
             if rows:
                 ids = [r[0] for r in rows]
                 found = list(self.symbols(ids).values())
-                found.sort(key=lambda s: (s.name != text, len(s.name), _test_path(s.path), s.path,
-                                          s.line))  # fmt: skip
+                found.sort(
+                    key=lambda s: (s.name != text, len(s.name), _test_path(s.path), s.path, s.line)
+                )
                 return found[:MAX_MATCHES]
         return []
 
@@ -177,8 +203,9 @@ class Graph:
                 found.append((src, dst, pos // COLUMN, pos % COLUMN, relation, SOURCES[source]))
         return found
 
-    def neighbours(self, ids: set[int], *, incoming: bool, relations: tuple[int, ...] | None = None
-                   ) -> dict[int, set[int]]:  # fmt: skip
+    def neighbours(
+        self, ids: set[int], *, incoming: bool, relations: tuple[int, ...] | None = None
+    ) -> dict[int, set[int]]:
         """Each of ``ids`` -> the symbols with an edge into it (``incoming``) or out of it."""
         here, there = ("dst", "src") if incoming else ("src", "dst")
         found: dict[int, set[int]] = {}
@@ -217,8 +244,9 @@ class Graph:
                     frontier.add(source)
         return {k: v for k, v in seen.items() if v[0] > 0}, truncated
 
-    def chains(self, sources: list[int], targets: list[int], max_depth: int, limit: int
-               ) -> tuple[list[list[int]], bool]:  # fmt: skip
+    def chains(
+        self, sources: list[int], targets: list[int], max_depth: int, limit: int
+    ) -> tuple[list[list[int]], bool]:
         """Shortest call chains from any of ``sources`` to any of ``targets`` (at most
         ``max_depth`` steps), found by a search from both ends; and whether the depth
         bound was reached without finding one."""

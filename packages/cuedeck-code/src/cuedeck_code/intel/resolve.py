@@ -275,8 +275,9 @@ class FileResolver:
                 return None
             return self.class_member(entity, name, instance=False)
         if kind == "inst":
-            found = self.class_member(("def", entity[1], entity[2], "class", entity[3],
-                                       entity[4]), name, instance=True)  # fmt: skip
+            found = self.class_member(
+                ("def", entity[1], entity[2], "class", entity[3], entity[4]), name, instance=True
+            )
             return found
         if kind == "super":
             cls = ("def", entity[1], entity[2], "class", entity[4], entity[5])
@@ -361,8 +362,11 @@ class FileResolver:
             else:
                 instance = entity[0] in ("inst", "super")
                 entity = self.member(entity, name)
-                if instance and entity is not None and entity[0] == "def" and (
-                    (entity[5] or {}).get("property")
+                if (
+                    instance
+                    and entity is not None
+                    and entity[0] == "def"
+                    and ((entity[5] or {}).get("property"))
                 ):
                     entity = self.called(entity)
         return entity

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from cuedeck.models import SceneExtra
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from cuedeck.workspace import Workspace
     from cuedeck_code.intel.queries import Graph, Symbol
 
@@ -32,7 +34,7 @@ LINES = 60
 PRIORITY = 23
 
 
-def graph_neighbours(workspace: Workspace, card_id: str) -> list[SceneExtra]:
+def graph_neighbours(workspace: Workspace, card_id: str) -> Iterable[SceneExtra]:
     """Scene source: callers and callees of the card's cited code, callers of its
     traceback's frames (see the module docstring)."""
     from cuedeck.scene import find_card
@@ -54,19 +56,20 @@ def graph_neighbours(workspace: Workspace, card_id: str) -> list[SceneExtra]:
         callees = graph.neighbours({symbol.id}, incoming=False, relations=CHAIN_RELATIONS)
         for ids, reason in ((callers, "caller"), (callees, "callee")):
             found = graph.symbols(sorted(ids.get(symbol.id, set())))
-            for other in sorted(found.values(), key=lambda s: (s.kind == "module", s.path, s.line)
-                                )[:PER_SYMBOL]:  # fmt: skip
+            for other in sorted(found.values(), key=lambda s: (s.kind == "module", s.path, s.line))[
+                :PER_SYMBOL
+            ]:
                 if other.id not in taken:
                     taken.add(other.id)
                     wanted.append((other, f"{reason} of {symbol.name}"))
     paths = graph.paths()
     by_name = paths_by_name(sorted(paths))
-    files = {p: p for p in paths}
+    files = {p: number for number, p in enumerate(sorted(paths))}
     for frame in frames(f"{query.stack}\n{query.text}")[:FRAMES]:
-        path = resolve(frame, files, by_name)  # type: ignore[arg-type]
-        if path is None:
+        where = resolve(frame, files, by_name)
+        if where is None:
             continue
-        inside = _innermost(graph, path, frame.line)
+        inside = _innermost(graph, where, frame.line)
         if inside is None:
             continue
         callers = graph.neighbours({inside.id}, incoming=True, relations=CHAIN_RELATIONS)
@@ -74,7 +77,7 @@ def graph_neighbours(workspace: Workspace, card_id: str) -> list[SceneExtra]:
         for other in sorted(found.values(), key=lambda s: (s.path, s.line))[:PER_SYMBOL]:
             if other.id not in taken:
                 taken.add(other.id)
-                wanted.append((other, f"caller of frame {inside.name or path}"))
+                wanted.append((other, f"caller of frame {inside.name or where}"))
     return [_extra(workspace, symbol, reason) for symbol, reason in wanted[:MOST]]
 
 
@@ -93,7 +96,7 @@ def _extra(workspace: Workspace, symbol: Symbol, reason: str) -> SceneExtra:
 
     try:
         text = workspace.read_bytes(symbol.path).decode("utf-8", errors="replace")
-    except Exception:  # noqa: BLE001 - gone since the graph was read: an empty item
+    except Exception:
         text = ""
     lines = text.split("\n")[symbol.line - 1 : symbol.end_line]
     if symbol.kind == "module":

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cuedeck.workspace import Workspace
-    from cuedeck_code.intel.scip_wire import ScipIndex
+    from cuedeck_code.intel.scip_wire import Occurrence, ScipIndex
 
 
 def load_index(workspace: Workspace, indexer: str, path: Path) -> dict[str, Any]:
@@ -45,9 +45,15 @@ def load_index(workspace: Workspace, indexer: str, path: Path) -> dict[str, Any]
         db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, 1)", edges)
         db.execute(
             "INSERT OR REPLACE INTO scip VALUES (?, ?, ?, ?, ?, ?)",
-            (indexer, str(path), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), len(files),
-             len(edges), f"{index.tool} {index.version}".strip()),
-        )  # fmt: skip
+            (
+                indexer,
+                str(path),
+                time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                len(files),
+                len(edges),
+                f"{index.tool} {index.version}".strip(),
+            ),
+        )
     return {"documents": len(files), "edges": len(edges)}
 
 
@@ -62,8 +68,9 @@ def scip_edges(
         "SELECT id, name, short, kind, file, line, end_line FROM names "
         "WHERE target_ns IS NULL AND kind NOT IN ('import', 'var')"
     ):
-        by_file.setdefault(file_id, []).append((number, name, short, line, end if kind != "module"
-                                                else 1 << 30))  # fmt: skip
+        by_file.setdefault(file_id, []).append(
+            (number, name, short, line, end if kind != "module" else 1 << 30)
+        )
     files: list[tuple[int, str]] = []
     definitions: dict[str, int] = {}
     for document in index.documents:
@@ -126,13 +133,13 @@ def _innermost(
 def _lines(workspace: Workspace, path: str) -> list[str]:
     try:
         return workspace.read_bytes(path).decode("utf-8", errors="replace").split("\n")
-    except Exception:  # noqa: BLE001 - a file gone since: no call to tell
+    except Exception:
         return []
 
 
-def _called(lines: list[str], occurrence: Any) -> bool:
+def _called(lines: list[str], occurrence: Occurrence) -> bool:
     """Whether the code after the occurrence opens a call."""
     if occurrence.end_line >= len(lines):
         return False
-    rest = lines[occurrence.end_line][occurrence.end_column :].lstrip()
+    rest = str(lines[occurrence.end_line][occurrence.end_column :]).lstrip()
     return rest.startswith("(")

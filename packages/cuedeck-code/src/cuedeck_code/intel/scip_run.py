@@ -71,8 +71,15 @@ OFFICIAL = (
         "scip-python",
         frozenset({"python"}),
         "npm install -g @sourcegraph/scip-python",
-        ("index", ".", "--project-name={project}", "--project-version=0", "--output", "{output}",
-         "--quiet"),  # fmt: skip
+        (
+            "index",
+            ".",
+            "--project-name={project}",
+            "--project-version=0",
+            "--output",
+            "{output}",
+            "--quiet",
+        ),
     ),
     OfficialIndexer(
         "scip-typescript",
@@ -177,8 +184,13 @@ def _plan(workspace: Workspace) -> list[dict[str, Any]]:
     plan = []
     for name, indexer in sorted(scip_indexers(workspace).items()):
         files = sum(languages.get(language, 0) for language in indexer.languages)
-        entry: dict[str, Any] = {"name": name, "languages": sorted(indexer.languages),
-                                 "files": files, "state": "waiting", "note": None}  # fmt: skip
+        entry: dict[str, Any] = {
+            "name": name,
+            "languages": sorted(indexer.languages),
+            "files": files,
+            "state": "waiting",
+            "note": None,
+        }
         output = workspace.root / FOLDER / f"{name}.scip"
         if not files:
             entry.update(state="skipped", note="no file of its languages is indexed")
@@ -207,22 +219,30 @@ def _run(
         if progress is not None:
             progress(status)
         if command is None:
-            entry.update(state="missing", note=f"{entry['name']} is not installed: {indexer.install}")
+            entry.update(
+                state="missing", note=f"{entry['name']} is not installed: {indexer.install}"
+            )
             continue
         began = time.perf_counter()
         try:
             done = subprocess.run(
-                command, cwd=root, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+                command,
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                check=False,
                 stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             entry.update(state="failed", note=f"{entry['name']} could not run: {exc}")
             continue
         entry["seconds"] = round(time.perf_counter() - began, 1)
         if done.returncode != 0 or not partial.is_file():
             tail = (done.stderr or done.stdout or "").strip().splitlines()[-TAIL:]
-            entry.update(state="failed", note=f"{entry['name']} exited with {done.returncode}",
-                         output=tail)  # fmt: skip
+            entry.update(
+                state="failed", note=f"{entry['name']} exited with {done.returncode}", output=tail
+            )
             partial.unlink(missing_ok=True)
             continue
         os.replace(partial, output)

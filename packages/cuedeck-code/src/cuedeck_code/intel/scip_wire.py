@@ -72,7 +72,9 @@ def _varint(data: bytes, position: int) -> tuple[int, int]:
             raise ScipError("varint too long")
 
 
-def fields(data: bytes, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, int, int]]:
+def fields(
+    data: bytes, start: int = 0, end: int | None = None
+) -> Iterator[tuple[int, int, int, int]]:
     """``(field, wire type, value, end)`` of each field of the message in
     ``data[start:end]``: a varint's value, or a length-delimited field's start (its end
     in ``end``)."""
@@ -165,7 +167,8 @@ def _occurrence(data: bytes, start: int, end: int) -> Occurrence | None:
         line, column, end_column = numbers
         return Occurrence(line, column, line, end_column, symbol, roles)
     if len(numbers) == 4:
-        return Occurrence(*numbers, symbol=symbol, roles=roles)
+        line, column, end_line, end_column = numbers
+        return Occurrence(line, column, end_line, end_column, symbol, roles)
     return None
 
 

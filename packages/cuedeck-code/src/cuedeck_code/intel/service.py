@@ -95,9 +95,10 @@ class CodeIntel:
         started = time.perf_counter()
         index = self.workspace.fresh_index()
         extractors = self.extractors()
+        pairs = index.keys()
         keys = {
             path: sha
-            for path, sha in index.keys()
+            for path, sha in pairs
             if (language := index.language(path)) not in (None, *NOT_CODE)
             and language in extractors
         }
@@ -206,7 +207,9 @@ class CodeIntel:
             words |= {v[1].encode() for v in found["vars"] if v[2] != "local"}
         return words
 
-    def _dependents(self, moved: list[str], held: dict[str, tuple[int, str, str, str, str]]) -> set[str]:
+    def _dependents(
+        self, moved: list[str], held: dict[str, tuple[int, str, str, str, str]]
+    ) -> set[str]:
         """The files that use what ``moved`` files define or export."""
         if not moved:
             return set()
@@ -227,20 +230,20 @@ class CodeIntel:
             )
         spaces = sorted(namespaces)
         for start in range(0, len(spaces), 500):
-            chunk = spaces[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+            names = spaces[start : start + 500]
+            marks = ",".join("?" * len(names))
             found.update(
                 p
                 for (p,) in self.store.query(
                     "SELECT DISTINCT f.path FROM names n JOIN files f ON f.id = n.file "
                     f"WHERE n.kind = 'import' AND n.target_ns IN ({marks})",
-                    chunk,
+                    names,
                 )
             )
             found.update(
                 p
                 for (p,) in self.store.query(
-                    f"SELECT path FROM files WHERE ns IN ({marks}) AND ns != path", chunk
+                    f"SELECT path FROM files WHERE ns IN ({marks}) AND ns != path", names
                 )
             )
         return found
@@ -260,7 +263,7 @@ class CodeIntel:
         names = NameLookup(fetch, paths)
         ids = _symbol_ids(self.store) if cold else _LazyIds(self.store)
         precise = {p for p, row in self.store.files().items() if row[3] == "scip"}
-        rows: list[tuple[int, int, int, int, int]] = []
+        rows: list[tuple[int, int, int, int]] = []
         resolved: list[int] = []
         for path, found in facts.items():
             if found is None or path in precise:
@@ -286,7 +289,7 @@ class CodeIntel:
 
         def fetch(ns: str, name: str) -> list[Row]:
             return [
-                tuple(row)  # type: ignore[misc]
+                tuple(row)
                 for row in store.query(
                     "SELECT n.kind, f.path, n.line, n.end_line, n.target_ns, n.target_name, "
                     "n.extra FROM names n JOIN files f ON f.id = n.file "
@@ -303,7 +306,7 @@ class CodeIntel:
             "SELECT n.ns, n.name, n.kind, f.path, n.line, n.end_line, n.target_ns, "
             "n.target_name, n.extra FROM names n JOIN files f ON f.id = n.file"
         ):
-            table.setdefault((row[0], row[1]), []).append(tuple(row[2:]))  # type: ignore[arg-type]
+            table.setdefault((row[0], row[1]), []).append(tuple(row[2:]))
 
         def fetch(ns: str, name: str) -> list[Row]:
             return table.get((ns, name), [])
@@ -354,8 +357,10 @@ def _write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face:
             "source = 'syntactic' WHERE id = ?",
             (sha, language, facts["ns"], face, file_id),
         )
-        db.execute("DELETE FROM edges WHERE source = 1 AND src IN "
-                   "(SELECT id FROM names WHERE file = ?)", (file_id,))  # fmt: skip
+        db.execute(
+            "DELETE FROM edges WHERE source = 1 AND src IN (SELECT id FROM names WHERE file = ?)",
+            (file_id,),
+        )
     kept = {
         (name, kind): number
         for number, name, kind in db.execute(
@@ -367,8 +372,9 @@ def _write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face:
     ns = facts["ns"]
     wanted: list[tuple[Any, ...]] = [(None, path, "", "module", 1, 1, None, None, None)]
     for name, kind, line, end_line, extra in facts["defs"]:
-        wanted.append((None, ns, name, kind, line, end_line, None, None,
-                       json.dumps(extra) if extra else None))  # fmt: skip
+        wanted.append(
+            (None, ns, name, kind, line, end_line, None, None, json.dumps(extra) if extra else None)
+        )
     for scope, local, target_ns, target_name, line, _column in facts["binds"]:
         if scope == "":
             wanted.append((None, path, local, "import", line, line, target_ns, target_name, None))
@@ -387,8 +393,9 @@ def _write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face:
             reused.add(number)
         else:
             number = None
-        rows.append((number, entry[1], entry[2], entry[2].rpartition(".")[2], entry[3], file_id,
-                     *entry[4:]))  # fmt: skip
+        rows.append(
+            (number, entry[1], entry[2], entry[2].rpartition(".")[2], entry[3], file_id, *entry[4:])
+        )
     gone = [number for number in kept.values() if number not in reused]
     if gone:
         marks = ",".join("?" * len(gone))

@@ -267,9 +267,12 @@ def _page(total: int, offset: int, shown: int) -> tuple[bool, int | None]:
 
 
 def scip_definition(
-    workspace: Workspace, symbol: SymbolName, exact: Exact = False, limit: Limit = 20,
+    workspace: Workspace,
+    symbol: SymbolName,
+    exact: Exact = False,
+    limit: Limit = 20,
     offset: Offset = 0,
-) -> Definitions:  # fmt: skip
+) -> Definitions:
     """Find where a symbol (class, function, method) is defined, from the code graph.
 
     A plain name matches the definitions of that name, else (exact=false) the names
@@ -293,9 +296,12 @@ def scip_definition(
 
 
 def scip_references(
-    workspace: Workspace, symbol: SymbolName, exact: Exact = False, limit: Limit = 100,
+    workspace: Workspace,
+    symbol: SymbolName,
+    exact: Exact = False,
+    limit: Limit = 100,
     offset: Offset = 0,
-) -> References:  # fmt: skip
+) -> References:
     """Find every place a symbol is used: calls, imports, type uses, subclasses.
 
     Each result is a file, line and column, how it is used (relationship), the line's
@@ -305,8 +311,14 @@ def scip_references(
     targets = _matches(graph, symbol, exact)
     edges = graph.references([t.id for t in targets])
     origins = graph.symbols([e[0] for e in edges])
-    edges.sort(key=lambda e: (e[0] not in origins, origins[e[0]].path if e[0] in origins else "",
-                              e[2], e[3]))  # fmt: skip
+    edges.sort(
+        key=lambda e: (
+            e[0] not in origins,
+            origins[e[0]].path if e[0] in origins else "",
+            e[2],
+            e[3],
+        )
+    )
     page = edges[offset : offset + limit]
     more, after = _page(len(edges), offset, len(page))
     symbols = graph.symbols([e[0] for e in page] + [t.id for t in targets])
@@ -318,13 +330,22 @@ def scip_references(
         if origin is None or target is None:
             continue
         context = lines_of.line(origin.path, line)
-        results.append({
-            "symbol": target.display, "file_path": origin.path, "line": line, "column": column,
-            "kind": "reference", "relationship": RELATIONS[relation], "context": context,
-            "from_symbol": origin.display, "source": source,
-        })  # fmt: skip
-        text.append(f"{origin.path}:{line}:{column} {RELATIONS[relation]} in {origin.display}: "
-                    f"{context}")  # fmt: skip
+        results.append(
+            {
+                "symbol": target.display,
+                "file_path": origin.path,
+                "line": line,
+                "column": column,
+                "kind": "reference",
+                "relationship": RELATIONS[relation],
+                "context": context,
+                "from_symbol": origin.display,
+                "source": source,
+            }
+        )
+        text.append(
+            f"{origin.path}:{line}:{column} {RELATIONS[relation]} in {origin.display}: {context}"
+        )
     return {
         "symbol": symbol,
         "matched": [t.display for t in targets],
@@ -338,27 +359,39 @@ def scip_references(
 
 
 def scip_dependencies(
-    workspace: Workspace, symbol: SymbolName,
+    workspace: Workspace,
+    symbol: SymbolName,
     depth: Annotated[int, pydantic.Field(description="Steps to follow", ge=1, le=10)] = 1,
-    exact: Exact = False, limit: Limit = 100, offset: Offset = 0,
-) -> RelatedSymbols:  # fmt: skip
+    exact: Exact = False,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> RelatedSymbols:
     """Find what a symbol depends on: what it calls, imports, inherits and names."""
     return _related(workspace, symbol, depth, exact, limit, offset, incoming=False)
 
 
 def scip_dependents(
-    workspace: Workspace, symbol: SymbolName,
+    workspace: Workspace,
+    symbol: SymbolName,
     depth: Annotated[int, pydantic.Field(description="Steps to follow", ge=1, le=10)] = 1,
-    exact: Exact = False, limit: Limit = 100, offset: Offset = 0,
-) -> RelatedSymbols:  # fmt: skip
+    exact: Exact = False,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> RelatedSymbols:
     """Find what depends on a symbol: the definitions that call, import or name it."""
     return _related(workspace, symbol, depth, exact, limit, offset, incoming=True)
 
 
 def _related(
-    workspace: Workspace, symbol: str, depth: int, exact: bool, limit: int, offset: int, *,
+    workspace: Workspace,
+    symbol: str,
+    depth: int,
+    exact: bool,
+    limit: int,
+    offset: int,
+    *,
     incoming: bool,
-) -> RelatedSymbols:  # fmt: skip
+) -> RelatedSymbols:
     graph = _graph(workspace)
     targets = _matches(graph, symbol, exact)
     seen: dict[int, tuple[int, str, str]] = {t.id: (0, "", "") for t in targets}
@@ -375,17 +408,29 @@ def _related(
             break
     found = [i for i, v in seen.items() if v[0] > 0]
     symbols = graph.symbols(found)
-    ordered = sorted((symbols[i] for i in found if i in symbols),
-                     key=lambda s: (seen[s.id][0], s.path, s.line))  # fmt: skip
+    ordered = sorted(
+        (symbols[i] for i in found if i in symbols), key=lambda s: (seen[s.id][0], s.path, s.line)
+    )
     page = ordered[offset : offset + limit]
     more, after = _page(len(ordered), offset, len(page))
-    results: list[Related] = [{
-        "symbol": s.display, "name": s.name, "kind": s.kind, "file_path": s.path, "line": s.line,
-        "column": 0, "relationship": seen[s.id][1], "depth": seen[s.id][0],
-        "source": seen[s.id][2],
-    } for s in page]  # fmt: skip
-    text = [f"{seen[s.id][1]} {s.compact()}" + (f" depth {seen[s.id][0]}" if depth > 1 else "")
-            for s in page]  # fmt: skip
+    results: list[Related] = [
+        {
+            "symbol": s.display,
+            "name": s.name,
+            "kind": s.kind,
+            "file_path": s.path,
+            "line": s.line,
+            "column": 0,
+            "relationship": seen[s.id][1],
+            "depth": seen[s.id][0],
+            "source": seen[s.id][2],
+        }
+        for s in page
+    ]
+    text = [
+        f"{seen[s.id][1]} {s.compact()}" + (f" depth {seen[s.id][0]}" if depth > 1 else "")
+        for s in page
+    ]
     return {
         "symbol": symbol,
         "matched": [t.display for t in targets],
@@ -399,11 +444,12 @@ def _related(
 
 
 def scip_impact(
-    workspace: Workspace, symbol: SymbolName,
+    workspace: Workspace,
+    symbol: SymbolName,
     depth: Annotated[int, pydantic.Field(description="Steps of dependents", ge=1, le=10)] = 3,
     exact: Exact = False,
     limit: Annotated[int, pydantic.Field(description="Most symbols listed", ge=1, le=2000)] = 200,
-) -> Impact:  # fmt: skip
+) -> Impact:
     """Analyse the impact of changing a symbol: its dependents, theirs, to a depth.
 
     Each affected symbol comes with its depth and the chain from the target; the files
@@ -418,20 +464,39 @@ def scip_impact(
     files: dict[str, list[int]] = {}
     for found, (level, _chain) in rows:
         files.setdefault(found.path, []).append(level)
-    affected: list[Affected] = [{
-        "symbol": s.display, "file_path": s.path, "line": s.line, "column": 0, "depth": level,
-        "relationship": "depends", "chain": [symbols[i].display for i in chain if i in symbols],
-    } for s, (level, chain) in rows[:limit]]  # fmt: skip
+    affected: list[Affected] = [
+        {
+            "symbol": s.display,
+            "file_path": s.path,
+            "line": s.line,
+            "column": 0,
+            "depth": level,
+            "relationship": "depends",
+            "chain": [symbols[i].display for i in chain if i in symbols],
+        }
+        for s, (level, chain) in rows[:limit]
+    ]
     summary: list[AffectedFile] = sorted(
-        ({"path": path, "affected_symbol_count": len(levels), "min_depth": min(levels),
-          "max_depth": max(levels)} for path, levels in files.items()),  # fmt: skip
+        (
+            {
+                "path": path,
+                "affected_symbol_count": len(levels),
+                "min_depth": min(levels),
+                "max_depth": max(levels),
+            }
+            for path, levels in files.items()
+        ),
         key=lambda f: (f["min_depth"], -f["affected_symbol_count"], f["path"]),
     )
-    text = [f"{len(rows)} symbols in {len(files)} files depend on "
-            f"{', '.join(t.display for t in targets[:3])} within {depth} steps"]  # fmt: skip
-    text += [f"{f['path']}: {f['affected_symbol_count']} (depth {f['min_depth']}"
-             f"{'-' + str(f['max_depth']) if f['max_depth'] != f['min_depth'] else ''})"
-             for f in summary[:50]]  # fmt: skip
+    text = [
+        f"{len(rows)} symbols in {len(files)} files depend on "
+        f"{', '.join(t.display for t in targets[:3])} within {depth} steps"
+    ]
+    text += [
+        f"{f['path']}: {f['affected_symbol_count']} (depth {f['min_depth']}"
+        f"{'-' + str(f['max_depth']) if f['max_depth'] != f['min_depth'] else ''})"
+        for f in summary[:50]
+    ]
     return {
         "target_symbol": targets[0].display,
         "matched": [t.display for t in targets],
@@ -447,14 +512,16 @@ def scip_impact(
 
 def scip_callchain(
     workspace: Workspace,
-    from_symbol: Annotated[str, pydantic.Field(description="Where the chain starts",
-                                               min_length=1, max_length=500)],
-    to_symbol: Annotated[str, pydantic.Field(description="Where it should arrive",
-                                             min_length=1, max_length=500)],
+    from_symbol: Annotated[
+        str, pydantic.Field(description="Where the chain starts", min_length=1, max_length=500)
+    ],
+    to_symbol: Annotated[
+        str, pydantic.Field(description="Where it should arrive", min_length=1, max_length=500)
+    ],
     max_depth: Annotated[int, pydantic.Field(description="Most steps", ge=1, le=10)] = 10,
     limit: Annotated[int, pydantic.Field(description="Most chains", ge=1, le=50)] = 5,
     exact: Exact = False,
-) -> CallChains:  # fmt: skip
+) -> CallChains:
     """Trace how execution gets from one symbol to another: the shortest call chains.
 
     Searched from both ends at once along calls and references, at most max_depth steps.
@@ -462,8 +529,9 @@ def scip_callchain(
     graph = _graph(workspace)
     sources = _matches(graph, from_symbol, exact)
     targets = _matches(graph, to_symbol, exact)
-    found, reached = graph.chains([s.id for s in sources], [t.id for t in targets], max_depth,
-                                  limit)  # fmt: skip
+    found, reached = graph.chains(
+        [s.id for s in sources], [t.id for t in targets], max_depth, limit
+    )
     symbols = graph.symbols([i for chain in found for i in chain])
     chains: list[Chain] = []
     text = []
@@ -471,8 +539,15 @@ def scip_callchain(
         steps: list[Step] = []
         for position, number in enumerate(chain):
             s = symbols[number]
-            steps.append({"symbol": s.display, "file_path": s.path, "line": s.line, "column": 0,
-                          "call_type": "start" if position == 0 else "call"})  # fmt: skip
+            steps.append(
+                {
+                    "symbol": s.display,
+                    "file_path": s.path,
+                    "line": s.line,
+                    "column": 0,
+                    "call_type": "start" if position == 0 else "call",
+                }
+            )
         chains.append({"length": len(chain) - 1, "path": steps})
         text.append(" -> ".join(symbols[i].compact() for i in chain))
     if not text:
@@ -490,10 +565,11 @@ def scip_callchain(
 
 
 def scip_context(
-    workspace: Workspace, symbol: SymbolName,
+    workspace: Workspace,
+    symbol: SymbolName,
     limit: Annotated[int, pydantic.Field(description="Most files", ge=1, le=100)] = 20,
     exact: Exact = False,
-) -> Context:  # fmt: skip
+) -> Context:
     """Get the files to read to understand a symbol: where it is defined, what uses it
     and what it uses, ranked by relevance."""
     graph = _graph(workspace)
@@ -515,21 +591,36 @@ def scip_context(
         s = symbols.get(number)
         if s is None:
             continue
-        files.setdefault(s.path, []).append({"name": s.name or s.display, "kind": s.kind,
-                                             "relationship": relationship, "line": s.line,
-                                             "column": 0, "relevance": relevance})  # fmt: skip
+        files.setdefault(s.path, []).append(
+            {
+                "name": s.name or s.display,
+                "kind": s.kind,
+                "relationship": relationship,
+                "line": s.line,
+                "column": 0,
+                "relevance": relevance,
+            }
+        )
     ranked: list[ContextFile] = []
     for path, found in files.items():
         score = min(1.0, max(f["relevance"] for f in found) + 0.02 * (len(found) - 1))
         priority = 1 if score >= 0.95 else 2 if score >= 0.75 else 3
-        ranked.append({"path": path, "relevance_score": round(score, 3), "read_priority": priority,
-                       "symbols": sorted(found, key=lambda f: f["line"])})  # fmt: skip
+        ranked.append(
+            {
+                "path": path,
+                "relevance_score": round(score, 3),
+                "read_priority": priority,
+                "symbols": sorted(found, key=lambda f: f["line"]),
+            }
+        )
     ranked.sort(key=lambda f: (-f["relevance_score"], f["path"]))
     ranked = ranked[:limit]
     total = sum(len(f["symbols"]) for f in ranked)
     average = round(sum(f["relevance_score"] for f in ranked) / len(ranked), 3) if ranked else 0.0
-    summary = (f"{targets[0].display}: defined in {targets[0].path}:{targets[0].line}; "
-               f"{len(ranked)} files, {total} related symbols")  # fmt: skip
+    summary = (
+        f"{targets[0].display}: defined in {targets[0].path}:{targets[0].line}; "
+        f"{len(ranked)} files, {total} related symbols"
+    )
     text = [summary] + [
         f"P{f['read_priority']} {f['path']} ({f['relevance_score']}): "
         + ", ".join(f"{s['name']} [{s['relationship']}]" for s in f["symbols"][:8])
@@ -548,13 +639,13 @@ def scip_context(
 
 
 def scip_call_graph(
-    workspace: Workspace, symbol: SymbolName,
+    workspace: Workspace,
+    symbol: SymbolName,
     depth: Annotated[int, pydantic.Field(description="Levels each way", ge=1, le=5)] = 2,
     direction: Literal["both", "callers", "callees"] = "both",
     exact: Exact = False,
-    limit: Annotated[int, pydantic.Field(description="Most symbols per level", ge=1,
-                                         le=200)] = 25,
-) -> CallGraph:  # fmt: skip
+    limit: Annotated[int, pydantic.Field(description="Most symbols per level", ge=1, le=200)] = 25,
+) -> CallGraph:
     """Show a symbol's call graph: who calls it and what it calls, a few levels deep."""
     from cuedeck_code.intel.queries import CHAIN_RELATIONS
 
@@ -580,8 +671,9 @@ def scip_call_graph(
                 if s is None:
                     continue
                 children = tree([nxt], incoming, level + 1, seen | {nxt})
-                nodes.append({"symbol": s.display, "file_path": s.path, "line": s.line,
-                              "children": children})  # fmt: skip
+                nodes.append(
+                    {"symbol": s.display, "file_path": s.path, "line": s.line, "children": children}
+                )
         return nodes
 
     callers = tree([root.id], True, 1, {root.id}) if direction != "callees" else []
@@ -608,8 +700,15 @@ def _draw(out: list[str], nodes: list[CallNode], arrow: str, level: int) -> None
 
 
 def _location(s: Symbol) -> Location:
-    return {"symbol": s.display, "name": s.name, "kind": s.kind, "file_path": s.path,
-            "line": s.line, "end_line": s.end_line, "column": 0}  # fmt: skip
+    return {
+        "symbol": s.display,
+        "name": s.name,
+        "kind": s.kind,
+        "file_path": s.path,
+        "line": s.line,
+        "end_line": s.end_line,
+        "column": 0,
+    }
 
 
 class _Lines:
@@ -624,7 +723,7 @@ class _Lines:
         if lines is None:
             try:
                 text = self.workspace.read_bytes(path).decode("utf-8", errors="replace")
-            except Exception:  # noqa: BLE001 - a file gone since: no context
+            except Exception:
                 text = ""
             lines = self.files[path] = text.split("\n")
         text = lines[number - 1].strip() if 0 < number <= len(lines) else ""
@@ -651,10 +750,16 @@ def scip_status(workspace: Workspace) -> GraphStatus:
 
     store = workspace.service("code_intel").ready()
     files = store.query("SELECT language, COUNT(*) FROM files GROUP BY language")
-    symbols = store.query("SELECT COUNT(*) FROM names WHERE target_ns IS NULL AND kind NOT IN "
-                          "('import', 'var', 'module')")[0][0]  # fmt: skip
-    edges = dict(store.query("SELECT CASE source WHEN 1 THEN 'scip' ELSE 'syntactic' END, "
-                             "COUNT(*) FROM edges GROUP BY source"))  # fmt: skip
+    symbols = store.query(
+        "SELECT COUNT(*) FROM names WHERE target_ns IS NULL AND kind NOT IN "
+        "('import', 'var', 'module')"
+    )[0][0]
+    edges = dict(
+        store.query(
+            "SELECT CASE source WHEN 1 THEN 'scip' ELSE 'syntactic' END, "
+            "COUNT(*) FROM edges GROUP BY source"
+        )
+    )
     precise = store.query("SELECT COUNT(*) FROM files WHERE source = 'scip'")[0][0]
     loaded = {row[0]: row for row in store.query("SELECT * FROM scip")}
     indexers = []
@@ -662,18 +767,31 @@ def scip_status(workspace: Workspace) -> GraphStatus:
         output = workspace.root / ".cuedeck/.cache/scip/x"
         installed = indexer.command(workspace.root, output) is not None
         row = loaded.get(name)
-        indexers.append({"name": name, "languages": sorted(indexer.languages),
-                         "installed": installed, "install": indexer.install,
-                         "loaded": row[2] if row else None,
-                         "documents": row[3] if row else 0, "edges": row[4] if row else 0})  # fmt: skip
+        indexers.append(
+            {
+                "name": name,
+                "languages": sorted(indexer.languages),
+                "installed": installed,
+                "install": indexer.install,
+                "loaded": row[2] if row else None,
+                "documents": row[3] if row else 0,
+                "edges": row[4] if row else 0,
+            }
+        )
     run = read_status(workspace.root)
     total = sum(n for _, n in files)
-    text = [f"{total} files, {symbols} symbols; edges: "
-            + ", ".join(f"{k} {v}" for k, v in sorted(edges.items())) + f"; {precise} files "
-            "answered by SCIP"]  # fmt: skip
+    text = [
+        f"{total} files, {symbols} symbols; edges: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(edges.items()))
+        + f"; {precise} files "
+        "answered by SCIP"
+    ]
     for entry in indexers:
-        state = "loaded " + str(entry["loaded"]) if entry["loaded"] else (
-            "installed" if entry["installed"] else f"not installed ({entry['install']})")
+        state = (
+            "loaded " + str(entry["loaded"])
+            if entry["loaded"]
+            else ("installed" if entry["installed"] else f"not installed ({entry['install']})")
+        )
         text.append(f"{entry['name']}: {state}")
     if run:
         text.append(f"last run: {run.get('state')}")
@@ -715,5 +833,8 @@ def scip_generate(
     for entry in status.get("indexers", []):
         note = f": {entry['note']}" if entry.get("note") else ""
         text.append(f"{entry['name']}: {entry['state']}{note}")
-    return {"state": str(status.get("state")), "indexers": list(status.get("indexers", [])),
-            "text": "\n".join(text)}  # fmt: skip
+    return {
+        "state": str(status.get("state")),
+        "indexers": list(status.get("indexers", [])),
+        "text": "\n".join(text),
+    }

@@ -42,22 +42,44 @@ class Syntax:
 
 
 _STRINGS = frozenset(
-    {"string_literal", "interpreted_string_literal", "raw_string_literal", "char_literal",
-     "string", "string_content", "character_literal", "system_lib_string", "number_literal",
-     "integer", "float", "integer_literal", "float_literal", "rune_literal", "escape_sequence"}
-)  # fmt: skip
+    {
+        "string_literal",
+        "interpreted_string_literal",
+        "raw_string_literal",
+        "char_literal",
+        "string",
+        "string_content",
+        "character_literal",
+        "system_lib_string",
+        "number_literal",
+        "integer",
+        "float",
+        "integer_literal",
+        "float_literal",
+        "rune_literal",
+        "escape_sequence",
+    }
+)
 
 SYNTAX: dict[str, Syntax] = {
     "go": Syntax(
-        names=frozenset({"identifier", "type_identifier", "field_identifier", "package_identifier"}),
-        members={"selector_expression": ("operand", "field"), "qualified_type": ("package", "name")},
+        names=frozenset(
+            {"identifier", "type_identifier", "field_identifier", "package_identifier"}
+        ),
+        members={
+            "selector_expression": ("operand", "field"),
+            "qualified_type": ("package", "name"),
+        },
         calls={"call_expression": "function", "composite_literal": "type"},
         typed=frozenset({"parameter_declaration", "var_spec", "field_declaration"}),
     ),
     "rust": Syntax(
         names=frozenset({"identifier", "type_identifier", "field_identifier"}),
-        members={"field_expression": ("value", "field"), "scoped_identifier": ("path", "name"),
-                 "scoped_type_identifier": ("path", "name")},  # fmt: skip
+        members={
+            "field_expression": ("value", "field"),
+            "scoped_identifier": ("path", "name"),
+            "scoped_type_identifier": ("path", "name"),
+        },
         calls={"call_expression": "function", "struct_expression": "name"},
         this=frozenset({"self"}),
         typed=frozenset({"parameter", "let_declaration"}),
@@ -77,10 +99,13 @@ SYNTAX: dict[str, Syntax] = {
         typed=frozenset({"parameter_declaration", "declaration", "field_declaration"}),
     ),
     "cpp": Syntax(
-        names=frozenset({"identifier", "type_identifier", "field_identifier",
-                         "namespace_identifier"}),  # fmt: skip
-        members={"field_expression": ("argument", "field"),
-                 "qualified_identifier": ("scope", "name")},  # fmt: skip
+        names=frozenset(
+            {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
+        ),
+        members={
+            "field_expression": ("argument", "field"),
+            "qualified_identifier": ("scope", "name"),
+        },
         calls={"call_expression": "function", "new_expression": "type"},
         this=frozenset({"this"}),
         typed=frozenset({"parameter_declaration", "declaration", "field_declaration"}),
@@ -132,8 +157,11 @@ class _Walker:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
     def part(self, node: Any, name: str | None = None) -> list[Any]:
-        return [self.text(node) if name is None else name, node.start_point[0] + 1,
-                node.start_point[1]]  # fmt: skip
+        return [
+            self.text(node) if name is None else name,
+            node.start_point[0] + 1,
+            node.start_point[1],
+        ]
 
     def owner(self, byte: int) -> str:
         """The innermost definition around ``byte`` (``""``: none)."""
@@ -160,16 +188,24 @@ class _Walker:
         syntax = self.syntax
         if kind in syntax.skip or kind in _STRINGS:
             return
-        if kind in ("import_declaration", "use_declaration", "package_clause",
-                    "package_declaration", "mod_item"):  # fmt: skip
+        if kind in (
+            "import_declaration",
+            "use_declaration",
+            "package_clause",
+            "package_declaration",
+            "mod_item",
+        ):
             self.imports(node)
             return
         if kind in syntax.bases:
             owner = self.owner(node.start_byte)
             bases = self.extra.setdefault(owner, {}).setdefault("bases", [])
             for child in node.named_children:
-                for written in [child, *child.named_children] if child.type in (
-                    "type_list", "interface_type_list") else [child]:  # fmt: skip
+                for written in (
+                    [child, *child.named_children]
+                    if child.type in ("type_list", "interface_type_list")
+                    else [child]
+                ):
                     chain = self.plain(written)
                     if chain:
                         bases.append(chain)
@@ -177,8 +213,11 @@ class _Walker:
             return
         if kind in syntax.typed:
             self.typed(node)
-        if kind in syntax.names or kind in syntax.members or kind in syntax.calls or (
-            kind in syntax.this
+        if (
+            kind in syntax.names
+            or kind in syntax.members
+            or kind in syntax.calls
+            or (kind in syntax.this)
         ):
             chain = self.chain(node)
             if chain is not None:
@@ -232,10 +271,15 @@ class _Walker:
                 if body is not None:
                     self.walk(body, "reference")
             return [*self.base(function), self.part(node, "()")]
-        if kind in ("pointer_type", "reference_type", "generic_type", "parenthesized_expression",
-                    "pointer_expression", "unary_expression", "template_type") and (
-            node.named_children
-        ):  # fmt: skip
+        if kind in (
+            "pointer_type",
+            "reference_type",
+            "generic_type",
+            "parenthesized_expression",
+            "pointer_expression",
+            "unary_expression",
+            "template_type",
+        ) and (node.named_children):
             inner = node.named_children[0]
             for child in node.named_children[1:]:
                 self.walk(child, "type")
@@ -265,8 +309,6 @@ class _Walker:
                 names.extend(self.declared(child))
         if self.language == "go" and node.type == "var_spec" and not names:
             names = [self.text(c) for c in node.named_children if c.type == "identifier"]
-        if node.type == "field_declaration" and self.language in ("java", "cpp", "c"):
-            scope = scope if self.kinds.get(scope) in ("class", "struct", "interface") else scope
         how = "annot" if chain else "local"
         if chain is None and value is not None:
             called = self.chain(value)
@@ -278,8 +320,13 @@ class _Walker:
     def declared(self, node: Any) -> list[str]:
         if node.type in ("identifier", "field_identifier"):
             return [self.text(node)]
-        if node.type in ("init_declarator", "pointer_declarator", "reference_declarator",
-                         "variable_declarator", "array_declarator"):  # fmt: skip
+        if node.type in (
+            "init_declarator",
+            "pointer_declarator",
+            "reference_declarator",
+            "variable_declarator",
+            "array_declarator",
+        ):
             inner = node.child_by_field_name("declarator") or node.child_by_field_name("name")
             if inner is not None:
                 return self.declared(inner)
@@ -331,8 +378,9 @@ class _Walker:
                 files = list(_go(spec, self.text(path), self.path, self.index))
                 folder = posixpath.dirname(files[0]) if files else None
                 local = self.text(alias) if alias is not None else written.rpartition("/")[2]
-                binds.append(["", local, f"go:{folder}" if folder is not None else None, None,
-                              line, 0])  # fmt: skip
+                binds.append(
+                    ["", local, f"go:{folder}" if folder is not None else None, None, line, 0]
+                )
             return
         if self.language == "java":
             text = self.text(node).removeprefix("import").strip().rstrip(";").strip()
@@ -378,11 +426,42 @@ class _Walker:
 
 
 _TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NOT_TYPES = frozenset({"pub", "fn", "func", "static", "public", "private", "protected",
-                        "final", "const", "unsafe", "async", "virtual", "inline", "mut",
-                        "void", "int", "bool", "float", "double", "char", "long", "self",
-                        "impl", "dyn", "error", "string", "String", "Result", "Option",
-                        "Box", "Vec", "def"})  # fmt: skip
+_NOT_TYPES = frozenset(
+    {
+        "pub",
+        "fn",
+        "func",
+        "static",
+        "public",
+        "private",
+        "protected",
+        "final",
+        "const",
+        "unsafe",
+        "async",
+        "virtual",
+        "inline",
+        "mut",
+        "void",
+        "int",
+        "bool",
+        "float",
+        "double",
+        "char",
+        "long",
+        "self",
+        "impl",
+        "dyn",
+        "error",
+        "string",
+        "String",
+        "Result",
+        "Option",
+        "Box",
+        "Vec",
+        "def",
+    }
+)
 
 
 def _returns(language: str, found: Found) -> str | None:
@@ -402,7 +481,7 @@ def _returns(language: str, found: Found) -> str | None:
         written = signature[close + 1 :] if close > 0 else ""
     elif language in ("java", "cpp"):
         written = signature.split(short + "(", 1)[0]
-        words = _TYPE_NAME.findall(written)
+        words: list[str] = _TYPE_NAME.findall(written)
         return words[-1] if words and words[-1] not in _NOT_TYPES else None
     else:
         return None
@@ -410,7 +489,7 @@ def _returns(language: str, found: Found) -> str | None:
         if word == "Self":
             return found.name.rpartition(".")[0].rpartition(".")[2] or None
         if word not in _NOT_TYPES:
-            return word
+            return str(word)
     return None
 
 
@@ -446,10 +525,23 @@ def _is_definition_name(node: Any) -> bool:
     if parent is None:
         return False
     named = parent.child_by_field_name("name")
-    if named is not None and named.id == node.id and parent.type.endswith(
-        ("declaration", "definition", "item", "spec", "declarator", "method", "class", "module",
-         "specifier")
-    ):  # fmt: skip
+    if (
+        named is not None
+        and named.id == node.id
+        and parent.type.endswith(
+            (
+                "declaration",
+                "definition",
+                "item",
+                "spec",
+                "declarator",
+                "method",
+                "class",
+                "module",
+                "specifier",
+            )
+        )
+    ):
         return True
     declarator = parent.child_by_field_name("declarator")
     return bool(

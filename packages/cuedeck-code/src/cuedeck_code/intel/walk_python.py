@@ -21,8 +21,19 @@ if TYPE_CHECKING:
 #: Decorators that make a method read like an attribute.
 PROPERTIES = frozenset({"property", "cached_property", "cachedproperty", "cached"})
 _SKIP = frozenset({"comment", "string_start", "string_end", "string_content", "escape_sequence"})
-_LEAVES = frozenset({"integer", "float", "true", "false", "none", "ellipsis",
-                     "pass_statement", "break_statement", "continue_statement"})  # fmt: skip
+_LEAVES = frozenset(
+    {
+        "integer",
+        "float",
+        "true",
+        "false",
+        "none",
+        "ellipsis",
+        "pass_statement",
+        "break_statement",
+        "continue_statement",
+    }
+)
 _LOCAL_TARGETS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern"})
 
 
@@ -47,8 +58,11 @@ class _Walker:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
     def part(self, node: Any, name: str | None = None) -> list[Any]:
-        return [self.text(node) if name is None else name, node.start_point[0] + 1,
-                node.start_point[1]]  # fmt: skip
+        return [
+            self.text(node) if name is None else name,
+            node.start_point[0] + 1,
+            node.start_point[1],
+        ]
 
     def ref(self, scope: str, owner: str, role: str, chain: Chain) -> None:
         if chain and any(p[0] not in ("()", "[]", "?") for p in chain):
@@ -289,14 +303,20 @@ class _Walker:
         line = node.start_point[0] + 1
         if node.type == "import_statement":
             for child in node.named_children:
-                dotted = child.child_by_field_name("name") if child.type == "aliased_import" else child
-                alias = child.child_by_field_name("alias") if child.type == "aliased_import" else None
+                dotted = (
+                    child.child_by_field_name("name") if child.type == "aliased_import" else child
+                )
+                alias = (
+                    child.child_by_field_name("alias") if child.type == "aliased_import" else None
+                )
                 if dotted is None:
                     continue
                 parts = self.text(dotted).split(".")
                 if alias is not None:
                     target = self.module(0, parts)
-                    binds.append([scope, self.text(alias), target, None, line, alias.start_point[1]])
+                    binds.append(
+                        [scope, self.text(alias), target, None, line, alias.start_point[1]]
+                    )
                 else:
                     target = self.module(0, parts[:1]) or self.folder(parts)
                     binds.append([scope, parts[0], target, None, line, dotted.start_point[1]])

@@ -32,8 +32,16 @@ _TYPES = {
 }
 _ANONYMOUS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _SKIP = frozenset({"comment", "string", "regex", "number", "predefined_type", "hash_bang_line"})
-_WRAPPERS = frozenset({"as_expression", "satisfies_expression", "non_null_expression",
-                       "parenthesized_expression", "await_expression", "type_assertion"})  # fmt: skip
+_WRAPPERS = frozenset(
+    {
+        "as_expression",
+        "satisfies_expression",
+        "non_null_expression",
+        "parenthesized_expression",
+        "await_expression",
+        "type_assertion",
+    }
+)
 
 
 def script_facts(root: Any, data: bytes, path: str, index: PathIndex) -> Facts:
@@ -55,8 +63,11 @@ class _Walker:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
     def part(self, node: Any, name: str | None = None) -> list[Any]:
-        return [self.text(node) if name is None else name, node.start_point[0] + 1,
-                node.start_point[1]]  # fmt: skip
+        return [
+            self.text(node) if name is None else name,
+            node.start_point[0] + 1,
+            node.start_point[1],
+        ]
 
     def ref(self, scope: str, owner: str, role: str, chain: Chain) -> None:
         if chain and any(p[0] not in ("()", "[]", "?") for p in chain):
@@ -126,8 +137,16 @@ class _Walker:
                     self.node(child, scope, owner)
         elif kind in ("type_identifier", "nested_type_identifier", "generic_type"):
             self.type_ref(node, scope, owner, "type")
-        elif kind in ("identifier", "this", "super", "member_expression", "call_expression",
-                      "new_expression", "subscript_expression", *_WRAPPERS):  # fmt: skip
+        elif kind in (
+            "identifier",
+            "this",
+            "super",
+            "member_expression",
+            "call_expression",
+            "new_expression",
+            "subscript_expression",
+            *_WRAPPERS,
+        ):
             self.expression(node, scope, owner, "reference")
         elif kind == "template_string":
             for child in node.named_children:
@@ -337,9 +356,7 @@ class _Walker:
         how, chain = "local", None
         if value is not None:
             found = self.expression(value, scope, owner, "reference")
-            if value.type == "new_expression" and found and found[-1][0] == "()":
-                how, chain = "new", found[:-1]
-            elif found and found[-1][0] == "()" and all(p[0] not in ("[]", "?") for p in found):
+            if found and found[-1][0] == "()" and all(p[0] not in ("[]", "?") for p in found):
                 how, chain = "new", found[:-1]
             elif found and all(p[0] not in ("()", "[]", "?") for p in found):
                 how, chain = "alias", found
@@ -401,7 +418,11 @@ class _Walker:
         for js in (".js", ".jsx", ".mjs", ".cjs"):
             if stem.endswith(js):
                 base = stem[: -len(js)]
-        candidates = [stem, *(base + s for s in _SUFFIXES), *(f"{stem}/index{s}" for s in _SUFFIXES)]
+        candidates = [
+            stem,
+            *(base + s for s in _SUFFIXES),
+            *(f"{stem}/index{s}" for s in _SUFFIXES),
+        ]
         return next((c for c in candidates if self.index.exists(c)), None)
 
     def imports(self, node: Any, scope: str) -> None:
@@ -412,13 +433,13 @@ class _Walker:
                 continue
             for child in clause.named_children:
                 if child.type == "identifier":  # the default export
-                    binds.append([scope, self.text(child), target, "default",
-                                  *self.part(child)[1:]])  # fmt: skip
+                    binds.append(
+                        [scope, self.text(child), target, "default", *self.part(child)[1:]]
+                    )
                     self.var(scope, self.text(child), "import")
                 elif child.type == "namespace_import":
                     for name in child.named_children:
-                        binds.append([scope, self.text(name), target, None,
-                                      *self.part(name)[1:]])  # fmt: skip
+                        binds.append([scope, self.text(name), target, None, *self.part(name)[1:]])
                         self.var(scope, self.text(name), "import")
                 elif child.type == "named_imports":
                     for specifier in child.named_children:
@@ -427,8 +448,7 @@ class _Walker:
                         if name is None:
                             continue
                         local = self.text(alias if alias is not None else name)
-                        binds.append([scope, local, target, self.text(name),
-                                      *self.part(name)[1:]])  # fmt: skip
+                        binds.append([scope, local, target, self.text(name), *self.part(name)[1:]])
                         self.var(scope, local, "import")
 
     def export(self, node: Any, scope: str, owner: str) -> None:

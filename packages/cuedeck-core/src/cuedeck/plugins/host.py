@@ -41,11 +41,11 @@ if TYPE_CHECKING:
     from cuedeck.hookspecs import (
         BaselineResolver,
         CodeRanker,
-        GraphExtractor,
-        ScipIndexer,
         Embedder,
+        GraphExtractor,
         Masker,
         SceneSource,
+        ScipIndexer,
         SearcherFactory,
     )
     from cuedeck.index.parsers import Parsers
