@@ -17,7 +17,6 @@ definition the chain is written in (its ``owner``) to that definition.
 
 from __future__ import annotations
 
-import json
 import posixpath
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +27,9 @@ if TYPE_CHECKING:
 
     from cuedeck_code.intel.facts import Chain, Facts
 
-#: A row of the names table: ``(kind, path, line, end_line, target_ns, target_name, extra)``.
-Row = tuple[str, str, int, int, str | None, str | None, str | None]
+#: A row of the names table: ``(kind, path, line, end_line, target_ns, target_name,
+#: extra)``, ``extra`` decoded (a definition's bases and returns, a name's value).
+Row = tuple[str, str, int, int, str | None, str | None, dict[str, Any]]
 #: What a chain names so far: ``("def", ns, qual, kind, path, extra)``, ``("inst", ns,
 #: qual, path, extra)`` (an instance of the class ``qual``), ``("mod", ns)``.
 Entity = tuple[Any, ...]
@@ -234,10 +234,9 @@ class FileResolver:
         if self.steps > MAX_STEPS:
             return None
         rows = sorted(rows, key=lambda r: (r[0] == "import", r[0] == "var"))
-        kind, path, _line, _end, target_ns, target_name, extra = rows[0]
+        kind, path, _line, _end, target_ns, target_name, data = rows[0]
         if kind == "import":
             return self.bound((target_ns, target_name))
-        data = json.loads(extra) if extra else {}
         if kind == "var":
             how, chain = data.get("how", "local"), data.get("chain") or []
             return self.foreign_value(how, chain, ns, path, name)

@@ -42,7 +42,10 @@ def load_index(workspace: Workspace, indexer: str, path: Path) -> dict[str, Any]
                 chunk,
             )
             db.execute(f"UPDATE files SET source = 'scip' WHERE id IN ({marks})", chunk)
-        db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, 1)", edges)
+        db.executemany(
+            "INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, 1)",
+            [(dst, src, position, relation) for src, dst, position, relation in edges],
+        )
         db.execute(
             "INSERT OR REPLACE INTO scip VALUES (?, ?, ?, ?, ?, ?)",
             (

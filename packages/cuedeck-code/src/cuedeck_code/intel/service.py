@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck_code.intel.facts import LINKED
-from cuedeck_code.intel.store import COLUMN, RELATIONS, GraphStore
+from cuedeck_code.intel.store import COLUMN, RELATIONS, GraphStore, pack_chain, unpack_chain
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -197,9 +197,7 @@ class CodeIntel:
                     (held[path][0],),
                 )
             }
-            after = {
-                (d[0], d[1], None, None, json.dumps(d[4]) if d[4] else None) for d in found["defs"]
-            }
+            after = {(d[0], d[1], None, None, _packed_extra(d[4])) for d in found["defs"]}
             after |= {(b[1], "import", b[2], b[3], None) for b in found["binds"] if b[0] == ""}
             kept = {row for row in before if row[1] != "var"}
             for row in kept ^ after:
@@ -281,20 +279,24 @@ class CodeIntel:
                 "(SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE f.path = ?)",
                 files,
             )
-            db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, 0)", rows)
+            db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, 0)", rows)
         return len(rows)
 
     def _sql_fetch(self) -> Callable[[str, str], list[Row]]:
         store = self.store
+        spaces = _Spaces(store)
 
         def fetch(ns: str, name: str) -> list[Row]:
+            space = spaces.get(ns)
+            if space is None:
+                return []
             return [
-                tuple(row)
+                _row(row)
                 for row in store.query(
                     "SELECT n.kind, f.path, n.line, n.end_line, n.target_ns, n.target_name, "
                     "n.extra FROM names n JOIN files f ON f.id = n.file "
-                    "WHERE n.ns = ? AND n.name = ?",
-                    (ns, name),
+                    "WHERE n.space = ? AND n.name = ?",
+                    (space, name),
                 )
             ]
 
@@ -303,15 +305,72 @@ class CodeIntel:
     def _memory_fetch(self) -> Callable[[str, str], list[Row]]:
         table: dict[tuple[str, str], list[Row]] = {}
         for row in self.store.query(
-            "SELECT n.ns, n.name, n.kind, f.path, n.line, n.end_line, n.target_ns, "
-            "n.target_name, n.extra FROM names n JOIN files f ON f.id = n.file"
+            "SELECT COALESCE(s.ns, f2.path), n.name, n.kind, f.path, n.line, n.end_line, "
+            "n.target_ns, n.target_name, n.extra FROM names n JOIN files f ON f.id = n.file "
+            "LEFT JOIN spaces s ON s.id = -n.space LEFT JOIN files f2 ON f2.id = n.space"
         ):
-            table.setdefault((row[0], row[1]), []).append(tuple(row[2:]))
+            table.setdefault((row[0], row[1]), []).append(_row(row[2:]))
 
         def fetch(ns: str, name: str) -> list[Row]:
             return table.get((ns, name), [])
 
         return fetch
+
+
+class _Spaces:
+    """Namespace -> its ``space`` number (see :mod:`.store`), read when first asked."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self.known: dict[str, int | None] = {}
+
+    def get(self, ns: str) -> int | None:
+        if ns not in self.known:
+            found = self.store.query("SELECT id FROM files WHERE path = ?", (ns,))
+            if found:
+                self.known[ns] = found[0][0]
+            else:
+                shared = self.store.query("SELECT id FROM spaces WHERE ns = ?", (ns,))
+                self.known[ns] = -shared[0][0] if shared else None
+        return self.known[ns]
+
+
+def _row(row: Any) -> Row:
+    """A names row with its extra decoded (chains unpacked)."""
+    kind, path, line, end_line, target_ns, target_name, extra = row
+    data: dict[str, Any] = {}
+    if extra:
+        if kind == "var":
+            how, _, chain = extra.partition(":")
+            data = {"how": how, "chain": unpack_chain(chain)}
+        else:
+            data = json.loads(extra)
+            if "bases" in data:
+                data["bases"] = [unpack_chain(b) for b in data["bases"]]
+            if "returns" in data:
+                data["returns"] = unpack_chain(data["returns"])
+    return (kind, path, line, end_line, target_ns, target_name, data)
+
+
+def _space(db: Any, ns: str, path: str, file_id: int) -> int:
+    """The ``space`` of namespace ``ns`` for a file (its own id when it is its namespace)."""
+    if ns == path:
+        return file_id
+    found = db.execute("SELECT id FROM spaces WHERE ns = ?", (ns,)).fetchone()
+    if found is None:
+        return -int(db.execute("INSERT INTO spaces (ns) VALUES (?)", (ns,)).lastrowid)
+    return -int(found[0])
+
+
+def _packed_extra(extra: dict[str, Any]) -> str | None:
+    if not extra:
+        return None
+    packed = dict(extra)
+    if "bases" in packed:
+        packed["bases"] = [pack_chain(b) for b in packed["bases"]]
+    if "returns" in packed:
+        packed["returns"] = pack_chain(packed["returns"])
+    return json.dumps(packed, separators=(",", ":"))
 
 
 def _mentions(path: Any, words: set[bytes] | None) -> bool:
@@ -369,21 +428,20 @@ def _write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face:
             (file_id,),
         )
     }
-    ns = facts["ns"]
-    wanted: list[tuple[Any, ...]] = [(None, path, "", "module", 1, 1, None, None, None)]
+    ns = _space(db, facts["ns"], path, file_id)
+    own = file_id  # imports belong to the file, whatever its namespace
+    wanted: list[tuple[Any, ...]] = [(None, own, "", "module", 1, 1, None, None, None)]
     for name, kind, line, end_line, extra in facts["defs"]:
-        wanted.append(
-            (None, ns, name, kind, line, end_line, None, None, json.dumps(extra) if extra else None)
-        )
+        wanted.append((None, ns, name, kind, line, end_line, None, None, _packed_extra(extra)))
     for scope, local, target_ns, target_name, line, _column in facts["binds"]:
         if scope == "":
-            wanted.append((None, path, local, "import", line, line, target_ns, target_name, None))
+            wanted.append((None, own, local, "import", line, line, target_ns, target_name, None))
     classes = {d[0] for d in facts["defs"]}
     for scope, name, how, chain in facts["vars"]:
         if how in ("new", "alias", "annot") and (scope == "" or scope in classes):
             qualified = f"{scope}.{name}" if scope else name
-            extra = json.dumps({"how": how, "chain": chain})
-            wanted.append((None, ns, qualified, "var", 0, 0, None, None, extra))
+            value = f"{how}:{pack_chain(chain)}"
+            wanted.append((None, ns, qualified, "var", 0, 0, None, None, value))
     reused: set[int] = set()
     rows = []
     for entry in wanted:
@@ -405,12 +463,12 @@ def _write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face:
     update = [r for r in rows if r[0] is not None]
     insert = [r[1:] for r in rows if r[0] is None]
     db.executemany(
-        "UPDATE names SET ns = ?, name = ?, short = ?, kind = ?, file = ?, line = ?, "
+        "UPDATE names SET space = ?, name = ?, short = ?, kind = ?, file = ?, line = ?, "
         "end_line = ?, target_ns = ?, target_name = ?, extra = ? WHERE id = ?",
         [(*r[1:], r[0]) for r in update],
     )
     db.executemany(
-        "INSERT INTO names (ns, name, short, kind, file, line, end_line, target_ns, "
+        "INSERT INTO names (space, name, short, kind, file, line, end_line, target_ns, "
         "target_name, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         insert,
     )
@@ -461,5 +519,5 @@ def _edge_rows(
         dst = ids.get(dst_path, {}).get(dst_name)
         if src is None or dst is None:
             continue
-        rows.append((src, dst, line * COLUMN + min(column, COLUMN - 1), relation.get(kind, 0)))
+        rows.append((dst, src, line * COLUMN + min(column, COLUMN - 1), relation.get(kind, 0)))
     return rows

@@ -3,12 +3,13 @@
 - ``files``: each code file the graph holds, its sha256, language, namespace, the digest
   of what other files see of it (:func:`.extract.interface`) and where its edges come
   from (``syntactic``, or ``scip`` when a SCIP index of the same content was loaded);
-- ``names``: every name resolution needs, by namespace: definitions (their row id is
+- ``names``: every name resolution needs, by namespace (``space``: the file's id for a
+  file that is its own namespace, minus the id of ``spaces`` for a shared one): definitions (their row id is
   the symbol's id: edges point at it, and it is kept while the definition is), a file's
   ``module`` row (the code outside any definition), module-level imports and the typed
   names of modules and classes;
 - ``edges``: symbol to symbol, with the position of the reference
-  (``line * 4096 + column``), its relation and its source;
+  (``line * 4096 + column``), its relation and its source, kept by target;
 - ``scip``: each SCIP index loaded, and when.
 """
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 FILE = f"{CACHE_DIR}/code-intel.sqlite3"
-SCHEMA = "1"
+SCHEMA = "2"
 RELATIONS = ("reference", "call", "import", "inherit", "type", "decorator", "export")
 SOURCES = ("syntactic", "scip")
 COLUMN = 4096
@@ -38,17 +39,18 @@ CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL,
     language TEXT NOT NULL, ns TEXT NOT NULL, interface TEXT NOT NULL,
     source TEXT NOT NULL DEFAULT 'syntactic');
+CREATE TABLE IF NOT EXISTS spaces (id INTEGER PRIMARY KEY, ns TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS names (
-    id INTEGER PRIMARY KEY, ns TEXT NOT NULL, name TEXT NOT NULL, short TEXT NOT NULL,
+    id INTEGER PRIMARY KEY, space INTEGER NOT NULL, name TEXT NOT NULL, short TEXT NOT NULL,
     kind TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,
     end_line INTEGER NOT NULL, target_ns TEXT, target_name TEXT, extra TEXT);
-CREATE INDEX IF NOT EXISTS names_key ON names (ns, name);
+CREATE INDEX IF NOT EXISTS names_key ON names (space, name);
 CREATE INDEX IF NOT EXISTS names_file ON names (file);
-CREATE INDEX IF NOT EXISTS names_short ON names (short);
+CREATE INDEX IF NOT EXISTS names_short ON names (short) WHERE kind NOT IN ('import', 'var');
 CREATE TABLE IF NOT EXISTS edges (
-    src INTEGER NOT NULL, dst INTEGER NOT NULL, pos INTEGER NOT NULL,
-    relation INTEGER NOT NULL, source INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS edges_dst ON edges (dst);
+    dst INTEGER NOT NULL, src INTEGER NOT NULL, pos INTEGER NOT NULL,
+    relation INTEGER NOT NULL, source INTEGER NOT NULL, PRIMARY KEY (dst, src, pos)
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_src ON edges (src);
 CREATE TABLE IF NOT EXISTS scip (
     indexer TEXT PRIMARY KEY, path TEXT NOT NULL, loaded TEXT NOT NULL,
@@ -80,7 +82,8 @@ class GraphStore:
             if found is not None and found[0] != SCHEMA:
                 connection.executescript(
                     "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS names; "
-                    "DROP TABLE IF EXISTS edges; DROP TABLE IF EXISTS scip; DROP TABLE meta;"
+                    "DROP TABLE IF EXISTS spaces; DROP TABLE IF EXISTS edges; "
+                    "DROP TABLE IF EXISTS scip; DROP TABLE meta;"
                 )
             connection.executescript(_TABLES)
             connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA,))
@@ -112,3 +115,13 @@ class GraphStore:
         """Path -> ``(id, sha256, interface, source, ns)`` of every file held."""
         rows = self.query("SELECT path, id, sha256, interface, source, ns FROM files")
         return {path: (fid, sha, face, source, ns) for path, fid, sha, face, source, ns in rows}
+
+
+def pack_chain(chain: list[Any]) -> str:
+    """A chain as the names table keeps it: its parts' names joined by dots."""
+    return ".".join(str(part[0]) for part in chain)
+
+
+def unpack_chain(text: str) -> list[list[Any]]:
+    """What :func:`pack_chain` kept, as a chain (its positions lost: 0)."""
+    return [[part, 0, 0] for part in text.split(".") if part]
