@@ -191,8 +191,9 @@ def _instructions(tools: list[str]) -> str:
 
 #: Tool categories the ``core`` profile leaves out: every tool listed costs tokens in every
 #: conversation, only agents without a shell need to edit files or commit over MCP, and
-#: all fifteen memory tools would double the default's size (add ``memory``).
-OPT_IN_CATEGORIES = frozenset({"files", "git", "memory", "reference"})
+#: all fifteen memory tools would double the default's size (add ``memory``); the ten
+#: code-intelligence tools (``scip``) are for agents that ask for them.
+OPT_IN_CATEGORIES = frozenset({"files", "git", "memory", "reference", "scip"})
 #: Categories only a team server serves: they act on a team's repositories and members
 #: (cuedeck_mcp.team.serving.TEAM_CATEGORIES).
 TEAM_ONLY = frozenset({"repositories", "users"})
