@@ -320,6 +320,11 @@ class FileResolver:
         returns = (entity[5] or {}).get("returns")
         if not returns:
             return None
+        if returns[0][0] in _SELF and len(returns) == 1:  # a fluent method: -> this / Self
+            owner = self.row_entity(entity[1], entity[2].rpartition(".")[0])
+            if owner is None or owner[0] != "def":
+                return None
+            return ("inst", owner[1], owner[2], owner[4], owner[5])
         result = self.foreign_chain(returns, entity[1], entity[4])
         if result is not None and result[0] == "def" and result[3] in CONTAINERS:
             return ("inst", result[1], result[2], result[4], result[5])

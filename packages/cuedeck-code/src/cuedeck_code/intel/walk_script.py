@@ -303,6 +303,8 @@ class _Walker:
             chain = [self.part(node)]
             self.ref(scope, owner, role, chain)
             return chain
+        if kind == "this_type":  # a fluent method returns its receiver
+            return [self.part(node, "this")]
         if kind == "nested_type_identifier":
             parts: Chain = []
             for piece in self.text(node).split("."):
@@ -412,7 +414,7 @@ class _Walker:
             return None
         spec = self.text(source).strip("'\"`")
         if not spec.startswith("."):
-            return None
+            return self.package(spec)
         stem = posixpath.normpath(posixpath.join(posixpath.dirname(self.path), spec))
         base = stem
         for js in (".js", ".jsx", ".mjs", ".cjs"):
@@ -424,6 +426,22 @@ class _Walker:
             *(f"{stem}/index{s}" for s in _SUFFIXES),
         ]
         return next((c for c in candidates if self.index.exists(c)), None)
+
+    def package(self, spec: str) -> str | None:
+        """A package the workspace holds itself (a monorepo's ``zod`` or ``@acme/ui``):
+        its entry (``zod/src/index.ts``, ``zod/index.ts``), or the module ``zod/v4``
+        names under it; None for a package from elsewhere."""
+        parts = spec.split("/")
+        head = 2 if spec.startswith("@") else 1
+        folder, rest = parts[head - 1], "/".join(parts[head:])
+        for base in (f"{folder}/src", folder):
+            stem = f"{base}/{rest}" if rest else base
+            for suffix in (*(f"/index{s}" for s in _SUFFIXES), *(_SUFFIXES if rest else ())):
+                wanted = stem + suffix if suffix.startswith("/") else stem + suffix
+                hit = self.index.nearest(wanted, self.path)
+                if hit is not None:
+                    return hit
+        return None
 
     def imports(self, node: Any, scope: str) -> None:
         target = self.source(node)
