@@ -313,6 +313,14 @@ class FileResolver:
 
     def called(self, entity: Entity) -> Entity | None:
         """What calling ``entity`` gives: an instance of a class, a function's return."""
+        if entity[0] == "fn":  # a value of a Callable[..., T] type
+            result = self.foreign_chain(entity[3], entity[1], entity[2])
+            if result is not None and result[0] == "def" and result[3] in CONTAINERS:
+                return ("inst", result[1], result[2], result[4], result[5])
+            return None
+        if entity[0] == "inst":  # an instance called: its class's __call__
+            method = self.member(entity, "__call__")
+            return self.called(method) if method is not None and method[0] == "def" else None
         if entity[0] != "def":
             return None
         if entity[3] in CONTAINERS:
@@ -331,6 +339,8 @@ class FileResolver:
         return None
 
     def value(self, how: str, chain: Chain, scope: str) -> Entity | None:
+        if how == "returns":
+            return ("fn", self.ns, self.path, chain) if chain else None
         if how == "self":
             container = self.container(scope)
             entity = self.here(container) if container else None
@@ -347,6 +357,8 @@ class FileResolver:
     def shaped(self, how: str, entity: Entity | None) -> Entity | None:
         if entity is None:
             return None
+        if entity[0] == "fn":  # annotated with a Callable alias: the callable itself
+            return entity if how in ("annot", "alias") else self.called(entity)
         if how == "new":
             return self.called(entity)
         if how == "annot":
@@ -390,6 +402,8 @@ class FileResolver:
     def foreign_value(self, how: str, chain: Chain, ns: str, path: str, name: str) -> Entity | None:
         if how in ("local", "import") or not chain:
             return None
+        if how == "returns":
+            return ("fn", ns, path, chain)
         if how in ("self", "cls"):
             return None
         return self.shaped(how, self.foreign_chain(chain, ns, path))

@@ -438,7 +438,7 @@ def _write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face:
             wanted.append((None, own, local, "import", line, line, target_ns, target_name, None))
     classes = {d[0] for d in facts["defs"]}
     for scope, name, how, chain in facts["vars"]:
-        if how in ("new", "alias", "annot") and (scope == "" or scope in classes):
+        if how in ("new", "alias", "annot", "returns") and (scope == "" or scope in classes):
             qualified = f"{scope}.{name}" if scope else name
             value = f"{how}:{pack_chain(chain)}"
             wanted.append((None, ns, qualified, "var", 0, 0, None, None, value))

@@ -412,6 +412,10 @@ class _Walker:
                     value = None
         if left is None:
             return
+        if right is not None and right.type == "subscript" and value is None:
+            returned = self.callable_returns(right)
+            if returned:  # Factory = Callable[..., Client]: calling one gives a Client
+                how, value = "returns", returned
         if typed:
             how, value = "annot", typed
         if left.type == "identifier":
@@ -433,6 +437,16 @@ class _Walker:
             self.targets(left, scope, owner)
         else:
             self.expression(left, scope, owner, "reference")
+
+    def callable_returns(self, node: Any) -> Chain | None:
+        """``T`` of ``Callable[..., T]`` (written ``typing.Callable`` too)."""
+        value = node.child_by_field_name("value")
+        if value is None or self.text(value).rpartition(".")[2] != "Callable":
+            return None
+        items = [c for c in node.children_by_field_name("subscript")]
+        if len(items) != 2:
+            return None
+        return _plain(self, items[1])
 
     def targets(self, node: Any, scope: str, owner: str) -> None:
         """Names bound by a loop, ``as`` or an unpacking: locals of the scope."""
