@@ -17,6 +17,7 @@ definition the chain is written in (its ``owner``) to that definition.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from typing import TYPE_CHECKING, Any
 
@@ -49,8 +50,12 @@ class NameLookup:
     def __init__(self, fetch: Callable[[str, str], list[Row]], paths: frozenset[str]) -> None:
         self.fetch = fetch
         self.paths = paths
-        self.folders = {posixpath.dirname(p) for p in paths}
         self._memo: dict[tuple[str, str], list[Row]] = {}
+
+    @property
+    def folders(self) -> frozenset[str]:
+        """Every folder holding a file (made when first needed)."""
+        return _folders(self.paths)
 
     def rows(self, ns: str, name: str) -> list[Row]:
         key = (ns, name)
@@ -61,6 +66,11 @@ class NameLookup:
 
     def forget(self) -> None:
         self._memo.clear()
+
+
+@functools.lru_cache(maxsize=4)
+def _folders(paths: frozenset[str]) -> frozenset[str]:
+    return frozenset(posixpath.dirname(p) for p in paths)
 
 
 class FileResolver:

@@ -54,6 +54,7 @@ class CodeIntel:
         self.store = GraphStore(workspace.root)
         self._lock = threading.Lock()
         self._synced: tuple[int, int] | None = None
+        self._files: dict[str, tuple[int, str, str, str, str]] | None = None
         self.last: SyncStats | None = None
 
     def extractors(self) -> dict[str, GraphExtractor]:
@@ -103,7 +104,7 @@ class CodeIntel:
             and language in extractors
         }
         languages = {path: index.language(path) or "" for path in keys}
-        held = self.store.files()
+        held = self._held()
         changed = sorted(p for p, sha in keys.items() if held.get(p, (0, ""))[1] != sha)
         removed = sorted(p for p in held if p not in keys)
         if not changed and not removed:
@@ -131,7 +132,19 @@ class CodeIntel:
         more = self._read(sorted(dependents), languages, paths, extractors, None)
         facts.update(more)
         edges = self._resolve(facts, languages, paths, cold=not held)
+        self._files = None  # read again when next needed: ids and interfaces changed
         return self._stats(len(keys), len(changed), len(facts), len(removed), edges, started)
+
+    def _held(self) -> dict[str, tuple[int, str, str, str, str]]:
+        """The files the graph holds (:meth:`GraphStore.files`), kept between syncs that
+        change nothing."""
+        if self._files is None or not self.store.path.exists():
+            self._files = self.store.files()
+        return self._files
+
+    def forget(self) -> None:
+        """Read the files the graph holds again (another process may have written)."""
+        self._files = None
 
     def _stats(
         self, files: int, read: int, resolved: int, removed: int, edges: int, started: float
@@ -199,10 +212,15 @@ class CodeIntel:
             }
             after = {(d[0], d[1], None, None, _packed_extra(d[4])) for d in found["defs"]}
             after |= {(b[1], "import", b[2], b[3], None) for b in found["binds"] if b[0] == ""}
-            kept = {row for row in before if row[1] != "var"}
-            for row in kept ^ after:
+            classes = {d[0] for d in found["defs"]}
+            after |= {
+                (f"{v[0]}.{v[1]}" if v[0] else v[1], "var", None, None,
+                 f"{v[2]}:{pack_chain(v[3])}")
+                for v in found["vars"]
+                if v[2] in ("new", "alias", "annot", "returns") and (not v[0] or v[0] in classes)
+            }  # fmt: skip
+            for row in before ^ after:
                 words.add(row[0].rpartition(".")[2].encode())
-            words |= {v[1].encode() for v in found["vars"] if v[2] != "local"}
         return words
 
     def _dependents(
@@ -260,7 +278,7 @@ class CodeIntel:
         fetch = self._memory_fetch() if cold else self._sql_fetch()
         names = NameLookup(fetch, paths)
         ids = _symbol_ids(self.store) if cold else _LazyIds(self.store)
-        precise = {p for p, row in self.store.files().items() if row[3] == "scip"}
+        precise = {p for p, row in self._held().items() if row[3] == "scip"}
         rows: list[tuple[int, int, int, int]] = []
         resolved: list[int] = []
         for path, found in facts.items():
