@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck_code.intel.facts import LINKED
-from cuedeck_code.intel.store import COLUMN, RELATIONS, GraphStore, pack_chain, unpack_chain
+from cuedeck_code.intel.store import (
+    COLUMN,
+    RELATIONS,
+    GraphStore,
+    name_key,
+    pack_chain,
+    unpack_chain,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -313,8 +320,8 @@ class CodeIntel:
                 for row in store.query(
                     "SELECT n.kind, f.path, n.line, n.end_line, n.target_ns, n.target_name, "
                     "n.extra FROM names n JOIN files f ON f.id = n.file "
-                    "WHERE n.space = ? AND n.name = ?",
-                    (space, name),
+                    "WHERE n.space = ? AND n.key = ? AND n.name = ?",
+                    (space, name_key(name), name),
                 )
             ]
 
@@ -469,9 +476,11 @@ def _write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face:
             reused.add(number)
         else:
             number = None
+        name = entry[2]
         rows.append(
-            (number, entry[1], entry[2], entry[2].rpartition(".")[2], entry[3], file_id, *entry[4:])
-        )
+            (number, entry[1], name_key(name), name, name.rpartition(".")[2], entry[3], file_id,
+             *entry[4:])
+        )  # fmt: skip
     gone = [number for number in kept.values() if number not in reused]
     if gone:
         marks = ",".join("?" * len(gone))
@@ -481,13 +490,13 @@ def _write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face:
     update = [r for r in rows if r[0] is not None]
     insert = [r[1:] for r in rows if r[0] is None]
     db.executemany(
-        "UPDATE names SET space = ?, name = ?, short = ?, kind = ?, file = ?, line = ?, "
+        "UPDATE names SET space = ?, key = ?, name = ?, short = ?, kind = ?, file = ?, line = ?, "
         "end_line = ?, target_ns = ?, target_name = ?, extra = ? WHERE id = ?",
         [(*r[1:], r[0]) for r in update],
     )
     db.executemany(
-        "INSERT INTO names (space, name, short, kind, file, line, end_line, target_ns, "
-        "target_name, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO names (space, key, name, short, kind, file, line, end_line, target_ns, "
+        "target_name, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         insert,
     )
 
