@@ -79,6 +79,8 @@ def quality(name: str, tree: Path, index_path: Path) -> dict[str, Any]:
         for s, d, pos in store.query("SELECT src, dst, pos FROM edges WHERE source = 0")
         if kinds.get(d) in LINKED and file_of.get(s) in paths
     }
+    stubs = {canon[d] for d, p in file_of.items() if p.endswith(".pyi") and d in canon}
+    predicted = _stubbed(truth, predicted, stubs)
     kinds = {canon[d]: k for d, k in kinds.items() if d in canon and k in LINKED}
     hits = len(truth & predicted)
     # Where the indexer named something (it could not resolve what its environment lacks,
@@ -122,6 +124,22 @@ def _canonical(store: Any) -> dict[int, tuple[str, str]]:
     return found
 
 
+def _stubbed(truth: set[Any], predicted: set[Any], stubs: set[Any]) -> set[Any]:
+    """``predicted`` with each prediction at a place where the truth names a stub's
+    definition (a ``.pyi`` the type checker prefers, often another module's, as attrs'
+    ``attrs/__init__.pyi`` declares ``define``) replaced by the truth's when both have the
+    same name: the stub declares the definition the code graph found."""
+    at = {(item[0], item[1]): item for item in truth if item[2] in stubs}
+    out = set()
+    for item in predicted:
+        other = at.get((item[0], item[1]))
+        if other is not None and other[2][1].rpartition(".")[2] == item[2][1].rpartition(".")[2]:
+            out.add(other)
+        else:
+            out.add(item)
+    return out
+
+
 def misses(name: str, tree: Path, index_path: Path, count: int) -> None:
     """Print some references the syntactic graph missed and some it made wrongly."""
     from cuedeck_code.intel.scip_load import scip_edges
@@ -135,6 +153,7 @@ def misses(name: str, tree: Path, index_path: Path, count: int) -> None:
     truth_edges, covered = scip_edges(workspace, store, read_index(index_path.read_bytes()))
     paths = {path for _, path in covered}
     canon = _canonical(store)
+    stubs = {canon[d] for d, p in file_of.items() if p.endswith(".pyi") and d in canon}
     names = {canon[d]: n for d, n in names.items() if d in canon}
     truth = {(file_of[s], pos, canon[d]) for s, d, pos, _ in truth_edges if kinds.get(d) in LINKED}
     predicted = {
@@ -142,6 +161,7 @@ def misses(name: str, tree: Path, index_path: Path, count: int) -> None:
         for s, d, pos in store.query("SELECT src, dst, pos FROM edges WHERE source = 0")
         if kinds.get(d) in LINKED and file_of.get(s) in paths
     }
+    predicted = _stubbed(truth, predicted, stubs)
 
     def show(item: tuple[str, int, Any]) -> str:
         path, pos, target = item

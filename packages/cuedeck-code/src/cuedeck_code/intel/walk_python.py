@@ -371,6 +371,8 @@ class _Walker:
             hit = index.nearest(suffix, self.path, anchored=anchored)
             if hit:
                 return hit
+        if anchored:  # a package of a src/ layout, imported from tests/ or docs/
+            return index.nearest(f"{stem}/__init__.py", self.path)
         return None
 
     def folder(self, parts: list[str], *, whole: bool = False) -> str | None:
