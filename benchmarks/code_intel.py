@@ -257,16 +257,34 @@ def speed(sdist: Path, rounds: int) -> dict[str, Any]:
         root = django_tree(sdist, Path(folder))
         import cuedeck
 
+        # The cold `cue index` a user runs: the index, search's keyword postings, then
+        # the code graph (its own seconds in the reply).
+        cue = str(Path(sys.executable).with_name("cue"))
+        started = time.perf_counter()
+        done = subprocess.run([cue, "-C", str(root), "index", "--json"], capture_output=True,
+                              text=True, check=True)  # fmt: skip
+        command_seconds = time.perf_counter() - started
+        reply = json.loads(done.stdout)
+        graph_seconds = reply["code_graph"]["seconds"]
+        index_seconds = command_seconds - graph_seconds
         workspace = cuedeck.open_workspace(root)
-        started = time.perf_counter()
         stats = workspace.refresh()
-        index_seconds = time.perf_counter() - started
         intel = workspace.service("code_intel")
-        started = time.perf_counter()
         synced = intel.sync()
-        graph_seconds = time.perf_counter() - started
+        edges = reply["code_graph"]["edges"]
         cache = root / ".cuedeck" / ".cache"
-        sizes = {p.name: p.stat().st_size for p in cache.glob("*.sqlite3")}
+        intel.store.close()
+        sizes = {}
+        for name in ("index.sqlite3", "code-intel.sqlite3"):
+            import sqlite3
+
+            connection = sqlite3.connect(cache / name)  # its write-ahead log folded in
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            connection.close()
+            sizes[name] = (cache / name).stat().st_size
+        others = sum(
+            p.stat().st_size for p in cache.rglob("*") if p.is_file() and "code-intel" not in p.name
+        )
         target = root / "django/utils/text.py"
         refreshes = []
         original = target.read_text()
@@ -294,14 +312,17 @@ def speed(sdist: Path, rounds: int) -> dict[str, Any]:
         intel.store.close()
         found = {
             "files": stats.seen,
-            "cold_index_seconds": round(index_seconds, 1),
+            "cue_index_seconds": round(command_seconds, 1),
+            "cold_index_without_graph_seconds": round(index_seconds, 1),
             "graph_seconds": round(graph_seconds, 1),
             "graph_share_of_index": round(graph_seconds / index_seconds, 3),
-            "edges": synced.edges,
+            "edges": edges,
+            "edges_now": synced.edges,
             "one_file_refresh_ms_new_function": round(statistics.median(refreshes), 1),
             "one_file_refresh_ms_body_edit": round(statistics.median(body), 1),
             "index_sqlite_bytes": sizes.get("index.sqlite3"),
             "graph_sqlite_bytes": sizes.get("code-intel.sqlite3"),
+            "cache_without_graph_bytes": others,
         }
         print(json.dumps(found), flush=True)
         found["mcp"] = asyncio.run(_serve_and_ask(root, rounds))

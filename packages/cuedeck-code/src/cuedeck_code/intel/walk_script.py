@@ -370,6 +370,21 @@ class _Walker:
         name = node.child_by_field_name("name")
         annotation = node.child_by_field_name("type")
         value = node.child_by_field_name("value")
+        if name is not None and value is not None and value.type in _ANONYMOUS and (
+            self.kinds.get(scope) == "class"
+        ):  # static create = (...): Foo => ...: a method written as a field
+            qual = self.qualify(scope, self.text(name))
+            self.kinds[qual] = "method"
+            flags: dict[str, Any] = {}
+            returns = value.child_by_field_name("return_type")
+            if returns is not None:
+                found_type = self.annotation(returns, scope, qual)
+                if found_type:
+                    flags["returns"] = found_type
+            self.facts["defs"].append([qual, "method", *self.lines(node), flags])
+            self.var(qual, "this", "self")
+            self.signature(value, qual, qual)
+            return
         typed = self.annotation(annotation, scope, owner) if annotation is not None else None
         how, chain = "local", None
         if value is not None:
