@@ -97,24 +97,34 @@ class Graph:
                 f"FROM names n JOIN files f ON f.id = n.file WHERE n.id IN ({marks})",
                 chunk,
             )
-            kinds = self._kinds({row[3] for row in rows})
+            kinds = self._kinds({(row[3], row[1]) for row in rows})
             for number, name, kind, path, line, end, language in rows:
                 display = self.display(path, language, name, kind, kinds.get(path, {}))
                 self._symbols[number] = Symbol(number, name, kind, path, line, end, display)
         return {i: self._symbols[i] for i in ids if i in self._symbols}
 
-    def _kinds(self, paths: set[str]) -> dict[str, dict[str, str]]:
+    def _kinds(self, named: set[tuple[str, str]]) -> dict[str, dict[str, str]]:
+        """The kinds of the definitions around each ``(path, name)`` (``Client`` for
+        ``Client.send``), by path."""
+        from cuedeck_code.intel.store import name_key
+
+        wanted = {
+            (path, ".".join(name.split(".")[:depth]))
+            for path, name in named
+            for depth in range(1, name.count(".") + 1)
+        }
         found: dict[str, dict[str, str]] = {}
-        listed = sorted(paths)
-        for start in range(0, len(listed), 500):
-            chunk = listed[start : start + 500]
+        keys = sorted({name_key(name) for _, name in wanted})
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for path, name, kind in self.store.query(
                 "SELECT f.path, n.name, n.kind FROM names n JOIN files f ON f.id = n.file "
-                f"WHERE f.path IN ({marks}) AND n.target_ns IS NULL AND n.kind != 'var'",
+                f"WHERE n.key IN ({marks}) AND n.target_ns IS NULL AND n.kind != 'var'",
                 chunk,
             ):
-                found.setdefault(path, {})[name] = kind
+                if (path, name) in wanted:
+                    found.setdefault(path, {})[name] = kind
         return found
 
     def display(self, path: str, language: str, name: str, kind: str, kinds: dict[str, str]) -> str:
@@ -150,26 +160,27 @@ class Graph:
             path, _, text = text.partition("#")
         elif "/" in text:
             text = _from_display(text)
+        from cuedeck_code.intel.store import name_key
+
         base = (
             "SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE n.target_ns IS NULL "
-            f"{where_kind} "
+            f"AND n.kind NOT IN ('import', 'var') {where_kind} "
         )
+        short = text.rpartition(".")[2]
         tries: list[tuple[str, tuple[Any, ...]]] = []
         if path is not None:
             tries.append((base + "AND f.path = ? AND n.name = ?", (*params, path, text)))
-            tries.append((base + "AND f.path = ? AND n.short = ?", (*params, path, text)))
+            tries.append((base + "AND f.path = ? AND n.short = ?", (*params, path, short)))
         else:
-            tries.append((base + "AND n.name = ?", (*params, text)))
+            tries.append((base + "AND n.key = ? AND n.name = ?", (*params, name_key(text), text)))
             if "." in text:
-                tries.append(
-                    (base + "AND n.name LIKE ? ESCAPE '\\'", (*params, "%." + _like(text)))
-                )
-            tries.append((base + "AND n.short = ?", (*params, text.rpartition(".")[2])))
+                tries.append((base + "AND n.short = ? AND n.name LIKE ? ESCAPE '\\'",
+                              (*params, short, "%." + _like(text))))  # fmt: skip
+            tries.append((base + "AND n.short = ?", (*params, short)))
             if not exact:
-                tries.append((base + "AND n.short = ? COLLATE NOCASE", (*params, text)))
-                tries.append(
-                    (base + "AND n.name LIKE ? ESCAPE '\\'", (*params, "%" + _like(text) + "%"))
-                )
+                tries.append((base + "AND n.short LIKE ? ESCAPE '\\'", (*params, _like(text))))
+                tries.append((base + "AND n.name LIKE ? ESCAPE '\\'",
+                              (*params, "%" + _like(text) + "%")))  # fmt: skip
         for sql, values in tries:
             rows = self.store.query(sql + " LIMIT 200", values)
             if rows:

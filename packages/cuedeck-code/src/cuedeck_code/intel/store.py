@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 FILE = f"{CACHE_DIR}/code-intel.sqlite3"
-SCHEMA = "3"
+SCHEMA = "4"
 RELATIONS = ("reference", "call", "import", "inherit", "type", "decorator", "export")
 SOURCES = ("syntactic", "scip")
 COLUMN = 4096
@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS names (
     short TEXT NOT NULL,
     kind TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,
     end_line INTEGER NOT NULL, target_ns TEXT, target_name TEXT, extra TEXT);
-CREATE INDEX IF NOT EXISTS names_key ON names (space, key);
+CREATE INDEX IF NOT EXISTS names_key ON names (key, space);
 CREATE INDEX IF NOT EXISTS names_file ON names (file);
 CREATE INDEX IF NOT EXISTS names_short ON names (short) WHERE kind NOT IN ('import', 'var');
 CREATE TABLE IF NOT EXISTS edges (

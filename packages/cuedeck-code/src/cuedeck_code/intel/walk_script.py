@@ -370,8 +370,11 @@ class _Walker:
         name = node.child_by_field_name("name")
         annotation = node.child_by_field_name("type")
         value = node.child_by_field_name("value")
-        if name is not None and value is not None and value.type in _ANONYMOUS and (
-            self.kinds.get(scope) == "class"
+        if (
+            name is not None
+            and value is not None
+            and value.type in _ANONYMOUS
+            and (self.kinds.get(scope) == "class")
         ):  # static create = (...): Foo => ...: a method written as a field
             qual = self.qualify(scope, self.text(name))
             self.kinds[qual] = "method"
