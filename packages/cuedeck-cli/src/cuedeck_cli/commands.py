@@ -175,20 +175,54 @@ def doctor(as_json: bool, strict: bool) -> None:
 
 
 def _index_summary(workspace: Any) -> dict[str, dict[str, int]]:
-    """Files indexed per language and passed over per reason (empty when the index failed)."""
+    """Files indexed per language, and what was not indexed and why (empty when the
+    index failed)."""
     if "index" not in workspace.__dict__:
-        return {"languages": {}, "passed_over": {}}
+        return {"languages": {}, "passed_over": {}, "not_indexed": {}}
     summary: dict[str, dict[str, int]] = workspace.index.summary()
     return summary
 
 
+#: How ``cue index`` and ``cue doctor`` name each reason a file was not indexed.
+_REASON_WORDS = {
+    "no parser": "no parser",
+    "ignored": "ignored by .gitignore",
+    "excluded": "left out by [index] include or exclude",
+    "too large": "over [index] max_file_mb",
+    "outside the workspace": "symlink out of the workspace",
+    "protected": "symlink into .git or CueDeck's private files",
+    "hard-linked": "several hard links",
+    "binary": "binary",
+    "unreadable": "unreadable",
+    "parser failed": "parser failed",
+}
+#: File kinds ``no parser`` lists by name before it counts the rest.
+_KINDS_SHOWN = 6
+
+
 def _summary_lines(summary: dict[str, dict[str, int]]) -> list[str]:
-    """``languages: markdown 35, python 120`` and ``not indexed: vendored 3, ...``."""
+    """``languages: markdown 35, python 120``, then what was not indexed, one reason a
+    line (``  322 .rst files: no parser reads them``)."""
     lines = []
-    for key, label in (("languages", "languages"), ("passed_over", "not indexed")):
-        if summary.get(key):
-            parts = ", ".join(f"{name} {count}" for name, count in summary[key].items())
-            lines.append(f"{label}: {parts}")
+    if summary.get("languages"):
+        parts = ", ".join(f"{name} {count}" for name, count in summary["languages"].items())
+        lines.append(f"languages: {parts}")
+    left = summary.get("not_indexed") or {}
+    folders = summary.get("folders_not_entered") or {}
+    if left or folders:
+        lines.append("not indexed:")
+    for reason, count in left.items():
+        words = _REASON_WORDS.get(reason, f"passed over ({reason})")
+        if reason == "no parser":
+            kinds = list((summary.get("no_parser") or {}).items())
+            shown = ", ".join(f"{n} {kind}" for kind, n in kinds[:_KINDS_SHOWN])
+            rest = sum(n for _, n in kinds[_KINDS_SHOWN:])
+            more = f", {rest} of {counted(len(kinds) - _KINDS_SHOWN, 'other kind')}" if rest else ""
+            lines.append(f"  {counted(count, 'file')}: {words} ({shown}{more})")
+        else:
+            lines.append(f"  {counted(count, 'file')}: {words}")
+    for reason, count in folders.items():
+        lines.append(f"  {counted(count, 'folder')}: {_REASON_WORDS.get(reason, reason)}")
     return lines
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.models import PROSE_LANGUAGES
 
 if TYPE_CHECKING:
     import pydantic
@@ -173,7 +174,7 @@ def _allowed_documents(
     allowed = np.zeros(len(keys), dtype=bool)
     for position, (doc_path, _) in enumerate(keys):
         found = index.language(doc_path)
-        if found in (None, "markdown", "text"):
+        if found is None or found == "text" or found in PROSE_LANGUAGES:
             continue
         if wanted is not None and found != wanted:
             continue

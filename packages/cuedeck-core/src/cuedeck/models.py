@@ -17,8 +17,13 @@ import cattrs
 from cuedeck.masking.spans import SecretSpan as SecretSpan  # where maskers have always found it
 
 Severity = Literal["error", "warning"]
-ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on", "import"]
+ReferenceKind = Literal[
+    "at", "markdown", "wiki", "frontmatter", "depends_on", "import", "include", "link", "label"
+]
 DocumentKind = Literal["card", "doc", "file"]
+#: Languages of prose documents, whose sections are headings: what core's prose parsers
+#: give (``markdown`` is the index's name for a document without a language).
+PROSE_LANGUAGES = frozenset({"markdown", "rst", "asciidoc", "plaintext"})
 
 
 @attrs.frozen
@@ -128,8 +133,13 @@ class LineRange:
 class Reference:
     """A reference as written in a file, before it is resolved against the workspace.
 
-    ``target`` is a workspace-relative POSIX path for path-like syntaxes and a bare name
-    for wiki links; ``anchor`` is the heading after ``#`` if any.
+    ``kind``: ``at`` (``@doc/x``, ``@code/...``), ``frontmatter`` (``refs:``),
+    ``depends_on`` and ``include`` (reStructuredText's and AsciiDoc's include
+    directives) include their target in a scene; ``markdown`` (a markdown link),
+    ``wiki``, ``link`` (a link or cross reference of another format) and ``label`` (a
+    Sphinx ``:ref:``) are "see also"; ``import`` is a code file's import. ``target`` is
+    a workspace-relative POSIX path for path-like syntaxes, a bare name for wiki links
+    and a label (lower case) for ``label``; ``anchor`` is the section after ``#`` if any.
     """
 
     kind: ReferenceKind
@@ -203,6 +213,12 @@ class Document:
             or self.find_symbol(anchor)
             or LineRange.parse(anchor, self.line_count)
         )
+
+    @property
+    def prose(self) -> bool:
+        """Whether it is prose (markdown, reStructuredText, AsciiDoc, plain text): its
+        sections are headings, and a scene places it as text, not as code."""
+        return self.language is None or self.language in PROSE_LANGUAGES
 
     @property
     def anchors(self) -> list[str]:
@@ -279,13 +295,17 @@ class SceneItem:
     sha256: str
     role: str = "direct"
     title: str = ""
-    #: The language of a code item (``python``...); None for markdown.
+    #: The language of a code item (``python``...) or of prose other than markdown
+    #: (``rst``, ``asciidoc``, ``plaintext``: its fence); None for markdown.
     language: str | None = None
     #: The lines of the file the text holds (1-based, inclusive), for code and sections.
     lines: tuple[int, int] | None = None
     #: Smaller forms of a code item, largest first (its signatures with docstring
     #: summaries, then its outermost signature), masked: what ``signatures`` places.
     signatures: tuple[str, ...] = ()
+    #: ``(outline, headings only)`` of prose the outline pruner cannot read as markdown
+    #: (reStructuredText, AsciiDoc, plain text), made from its headings; empty otherwise.
+    outlines: tuple[str, ...] = ()
     #: How the text is placed when kept as it is: "" for whole or section, else the form
     #: it already has (``signatures`` for related code compressed to fit its share).
     form: str = ""

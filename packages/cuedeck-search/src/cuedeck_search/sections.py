@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 _INCLUDE = re.compile(r"^\s*\{\*.*\*\}\s*$")
 _ATTR_LIST = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
 _MARKUP = re.compile(r"<[^>]+>")
+#: A line of one punctuation character repeated: a reStructuredText or setext title's
+#: underline (or overline), or a rule; no prose.
+_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}")
 #: Where a code fence could open (cuedeck.markdown.blocks decides whether one does).
 _FENCE_MARK = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 
@@ -95,6 +98,8 @@ def _prose(lines: Sequence[str]) -> str:
         if not stripped or stripped.startswith("///"):
             continue  # blank, or an admonition marker of mkdocs (/// tip ... ///)
         if stripped[0] == "{" and _INCLUDE.match(line):
+            continue
+        if not stripped[0].isalnum() and _ADORNMENT.fullmatch(stripped):
             continue
         if "{" in stripped:
             stripped = _ATTR_LIST.sub("", stripped)

@@ -17,7 +17,7 @@ from cuedeck.layout import CARD_ID, CARD_ID_PATTERN, CARDS_DIR, DOCS_DIR
 from cuedeck.markdown.anchors import github_slug, heading_anchors
 from cuedeck.markdown.blocks import ENGINES, SCANNERS, Engine
 from cuedeck.markdown.frontmatter import load as read_frontmatter
-from cuedeck.models import Document, DocumentKind, Heading, Problem, Reference
+from cuedeck.models import LINE_RANGE, Document, DocumentKind, Heading, Problem, Reference
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -143,8 +143,13 @@ def build_headings(found: Iterable[tuple[int, int, str]], line_count: int) -> tu
 # --- references --------------------------------------------------------------------------
 
 _INLINE_CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+#: Suffixes of the documents a bare ``@path`` may name without a folder (any file may be
+#: named with one: ``@config/app.yaml``, or by its lines: ``@setup.cfg#L1-L9``).
+DOCUMENT_SUFFIXES = ("md", "rst", "rest", "txt", "adoc", "asciidoc")
 _AT_REF = re.compile(
-    r"(?<![\w@/.`])@(?:(?P<kind>doc|card|code)/(?P<name>[\w\-./]+?)|(?P<path>[\w\-./]+?\.md))"
+    r"(?<![\w@/.`])@(?:(?P<kind>doc|card|code)/(?P<name>[\w\-./]+?)|(?P<path>"
+    rf"[\w\-./]+?\.(?:{'|'.join(DOCUMENT_SUFFIXES)})"
+    r"|[\w\-.]+(?:/[\w\-.]+)+?\.\w+|[\w\-.]+?\.\w+(?=#L\d)))"
     r"(?:#(?P<anchor>[^\s,;!?()\[\]<>'\"`]+))?(?=$|[\s,;:!?()\[\]<>'\"`]|\.(?:\s|$))"
 )
 _MD_LINK = re.compile(r"\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^()\s<>]+)>?(?:\s+[\"'(][^)]*)?\s*\)")
@@ -178,17 +183,25 @@ def at_target(kind: str | None, name: str | None, path: str | None) -> str:
 
 def parse_ref_spec(spec: str) -> tuple[str, str | None] | None:
     """A frontmatter ``refs:`` entry (``doc/api#Login``, ``@card/abc123``, ``docs/x.md``,
-    ``code/src/shop/cart.py#Cart.add``, ``code/src/shop/cart.py#L120-L180``)."""
+    ``code/src/shop/cart.py#Cart.add``, ``code/src/shop/cart.py#L120-L180``,
+    ``docs/install.rst#payment``, ``setup.cfg#L1-L9``)."""
     spec = spec.strip().removeprefix("@")
     target, _, anchor = spec.partition("#")
     if target.startswith(("doc/", "card/", "code/")):
         kind, _, name = target.partition("/")
         return at_target(kind, name, None), anchor or None
-    if target.endswith(".md"):
+    if names_path(target) or (posixpath.splitext(target)[1] and LINE_RANGE.fullmatch(anchor)):
         return at_target(None, None, target), anchor or None
     if target and not anchor:
         return target, None  # a bare name, resolved like a wiki link
     return None
+
+
+def names_path(target: str) -> bool:
+    """Whether a ``refs:`` entry names a file by its path (``docs/x.rst``, ``api.md``)
+    rather than by a bare name resolved like a wiki link (``api``)."""
+    suffix = posixpath.splitext(target)[1]
+    return bool(suffix) and ("/" in target or suffix[1:].lower() in DOCUMENT_SUFFIXES)
 
 
 def cites_code(reference: Reference) -> bool:

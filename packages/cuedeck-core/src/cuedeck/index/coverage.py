@@ -1,0 +1,147 @@
+"""Whether the index covers one path, and if not, why: :func:`walk_files`'s rules for a
+single file, so that a watcher's report is applied without a walk (:func:`admitted`)
+and a reference to a file the index left out says why (:func:`judge`).
+
+:func:`~cuedeck.index.walk.walk_files` and these functions apply the same rules; tests
+hold them to each other.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_module
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from cuedeck.index.walk import (
+    ALWAYS_SKIPPED,
+    EVERYTHING,
+    EXCLUDED,
+    IGNORED,
+    NO_PARSER,
+    TOO_LARGE,
+    Globs,
+    gitignore,
+    globs_of,
+    ignored,
+    link_problem,
+)
+from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from cuedeck.config import IndexSettings
+    from cuedeck.index.parsers import Parsers
+    from cuedeck.index.walk import FileStat, Selectors
+
+
+@attrs.frozen
+class Exclusion:
+    """Why the index leaves a file out: a short ``reason`` (the key ``cue index``
+    counts it under) and ``detail``, a sentence for a reader."""
+
+    reason: str
+    detail: str
+
+
+def admitted(
+    root: Path,
+    settings: IndexSettings,
+    parsers: Parsers,
+    rel: str,
+    selectors: Selectors | None = None,
+    known: Collection[str] = (),
+) -> FileStat | None:
+    """The stat of ``rel`` when the index covers it, else None (``known``: paths the
+    index holds although no parser claims them, as :func:`walk_files` takes them)."""
+    found = judge(root, settings, parsers, rel, selectors, known)
+    return found if isinstance(found, tuple) else None
+
+
+def judge(
+    root: Path,
+    settings: IndexSettings,
+    parsers: Parsers,
+    rel: str,
+    selectors: Selectors | None = None,
+    known: Collection[str] = (),
+) -> FileStat | Exclusion | None:
+    """The stat of ``rel`` when the index covers it, why not when it does not, or None
+    when there is no such file in the workspace."""
+    root = Path(os.path.realpath(root))
+    parts = rel.split("/")
+    if ".." in parts or "" in parts or rel.startswith("/"):
+        return None
+    path = root / rel
+    if not os.path.lexists(path):
+        return None
+    parser = parsers.claim(rel)
+    for depth in range(1, len(parts)):  # linked folders are never descended into
+        if os.path.islink(root.joinpath(*parts[:depth])) and depth > 2:
+            return Exclusion("linked folder", "it is inside a linked folder, which no walk enters")
+    if path.is_symlink():
+        problem = link_problem(root, str(path), rel)
+        if problem is not None:
+            return Exclusion("link", problem.message.removeprefix("not indexed: "))
+    special = rel.startswith((CARDS_DIR + "/", DOCS_DIR + "/"))
+    if special:
+        if any(part.startswith(".") for part in parts[2:]) or not rel.endswith(".md"):
+            return Exclusion("not a card", "only markdown files under .cuedeck/ are cards and docs")
+    else:
+        left = _left_by_rules(root, settings, parts)
+        if left is not None:
+            return left
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return Exclusion("unreadable", f"it cannot be read ({exc.strerror or exc})")
+    if not stat_module.S_ISREG(st.st_mode):
+        return Exclusion("not a file", "it is a folder or a special file")
+    if st.st_size > settings.max_file_mb * 1024 * 1024:
+        return Exclusion(TOO_LARGE, f"it is over [index] max_file_mb ({settings.max_file_mb:g})")
+    if st.st_nlink > 1:
+        return Exclusion("hard-linked", "it has several hard links")
+    if parser is None and rel not in known:
+        suffix = os.path.splitext(rel)[1] or os.path.basename(rel)
+        return Exclusion(NO_PARSER, f"no parser reads {suffix} files")
+    selector = None if special or parser is None else (selectors or {}).get(parser.name)
+    reason = selector(rel, st.st_size) if selector is not None else None
+    if reason is not None:
+        assert parser is not None
+        return Exclusion(reason, f"the {parser.name} parser's settings leave it out ({reason})")
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _left_by_rules(root: Path, settings: IndexSettings, parts: list[str]) -> Exclusion | None:
+    """Why the include, exclude and .gitignore rules leave out a file outside
+    ``.cuedeck/``, or None when they admit it."""
+    if parts[0] == WORKSPACE_DIR:
+        return Exclusion("cuedeck", "CueDeck's own files are not indexed")
+    if any(part in ALWAYS_SKIPPED for part in parts[:-1]):
+        return Exclusion("skipped folder", "it is inside a folder no walk enters (.git...)")
+    if any(os.path.islink(root.joinpath(*parts[:depth])) for depth in range(1, len(parts))):
+        return Exclusion("linked folder", "it is inside a linked folder, which no walk enters")
+    include = None if settings.include == EVERYTHING else globs_of(settings.include)
+    exclude = globs_of(settings.exclude)
+    ignores: list[tuple[str, Globs]] = []
+    excluded = Exclusion(EXCLUDED, "[index] include or exclude leaves it out")
+    by_gitignore = Exclusion(IGNORED, "a .gitignore ignores it")
+    for depth in range(len(parts)):
+        base = "/".join(parts[:depth])
+        if depth and exclude is not None and exclude.match(base + "/"):
+            return excluded
+        if depth and ignored(base + "/", ignores):
+            return by_gitignore
+        if settings.gitignore:
+            found = gitignore(root / base / ".gitignore")
+            if found is not None:
+                ignores.append((base, found))
+    rel = "/".join(parts)
+    if (include is not None and not include.match(rel)) or (
+        exclude is not None and exclude.match(rel)
+    ):
+        return excluded
+    return by_gitignore if ignored(rel, ignores) else None
