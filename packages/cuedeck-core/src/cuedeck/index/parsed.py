@@ -319,6 +319,9 @@ class Index:
             return False
         before = self.generation
         self._refresh_paths(fits, time.perf_counter(), adopting=set(fits))
+        for path in fits:
+            if path in self:
+                self.unread.file(path, None, -1)
         return self.generation != before
 
     def release(self, paths: Iterable[str]) -> None:
@@ -326,6 +329,8 @@ class Index:
         gone = [p for p in paths if p in self and self.parsers.claim(p) is None]
         if gone:
             self._apply([], gone, self.left_out, None, rebuilt=False, passed_over={})
+            for path in gone:
+                self.unread.file(path, None)
 
     def adopted(self) -> list[str]:
         """The indexed files no parser claims (what :meth:`adopt` brought in)."""

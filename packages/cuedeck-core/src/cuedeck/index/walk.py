@@ -64,13 +64,18 @@ class Unread:
     files: dict[str, int] = attrs.Factory(dict)
     folders: dict[str, int] = attrs.Factory(dict)
 
-    def file(self, path: str, reason: str | None) -> None:
-        """Count one file no parser claims (``reason``: a rule left it out anyway)."""
+    def file(self, path: str, reason: str | None, count: int = 1) -> None:
+        """Count one file no parser claims (``reason``: a rule left it out anyway);
+        ``count=-1`` takes back one the index read after all."""
         if reason is not None:
-            self.files[reason] = self.files.get(reason, 0) + 1
+            self.files[reason] = self.files.get(reason, 0) + count
             return
         suffix = posixpath.splitext(path)[1].lower() or NO_SUFFIX
-        self.no_parser[suffix] = self.no_parser.get(suffix, 0) + 1
+        left = self.no_parser.get(suffix, 0) + count
+        if left > 0:
+            self.no_parser[suffix] = left
+        else:
+            self.no_parser.pop(suffix, None)
 
 
 #: How :class:`Unread` counts a file without a suffix (``Makefile``, ``.gitignore``).

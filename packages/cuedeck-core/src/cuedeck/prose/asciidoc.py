@@ -188,22 +188,26 @@ def _anchors(
     attributes: dict[str, str],
 ) -> list[Found]:
     """Each title's slug (its explicit id, else the generated one, numbered from ``_2``
-    when repeated) and aliases."""
+    when taken) and aliases (its other anchors; for a generated id, the id under the
+    default attributes and with ``-`` between words, and GitHub's slug)."""
     prefix = attributes.get("idprefix", "_")
     separator = attributes.get("idseparator", "_")[:1]
     taken: set[str] = {explicit for *_, explicit, _ in found if explicit}
     result: list[Found] = []
     for position, (line, level, text, explicit, anchors) in enumerate(found):
-        generated = section_id(text, prefix, separator)
-        if generated in taken and generated:
-            number = 2
-            while f"{generated}{separator}{number}" in taken:
-                number += 1
-            generated = f"{generated}{separator}{number}"
-        taken.add(generated)
-        slug = explicit or generated
-        aliases = [*anchors, *(loose if position == 0 else ()), generated]
-        aliases += [section_id(text), section_id(text, "", "-"), github_slug(text.lower())]
+        aliases = [*anchors, *(loose if position == 0 else ())]
+        if explicit is not None:
+            slug = explicit
+        else:
+            slug = section_id(text, prefix, separator)
+            if slug in taken:
+                number = 2
+                while f"{slug}{separator}{number}" in taken:
+                    number += 1
+                slug = f"{slug}{separator}{number}"
+            taken.add(slug)
+            aliases += [section_id(text), section_id(text, "", "-")]
+        aliases.append(github_slug(text.lower()))
         result.append((line, level, text, slug, tuple(aliases)))
     return result
 

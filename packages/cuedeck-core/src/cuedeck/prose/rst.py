@@ -76,6 +76,9 @@ _RAW_CONTENT = frozenset(
         "parsed-literal",
     }
 )
+#: A title as the scan finds it: line, level, text, the labels right above it and
+#: those inside its section.
+_Title = tuple[int, int, str, list[str], list[str]]
 #: Labels Sphinx defines itself.
 _BUILTIN_LABELS = frozenset({"genindex", "modindex", "py-modindex", "search"})
 
@@ -104,7 +107,8 @@ def scan_rst(
     (``paths``: the files the index covers, to resolve documents named without suffix)."""
     scanner = _Scanner(lines, path, paths)
     found = scanner.titles()
-    return found, scanner.references, []
+    # A directive's references are made when its block ends: put them in line order.
+    return found, sorted(scanner.references, key=lambda r: r.line), []
 
 
 def normal_label(label: str) -> str:
@@ -167,7 +171,7 @@ class _Scanner:
     def titles(self, *, only_first: bool = False) -> list[Found]:
         lines = self.lines
         styles: list[tuple[str, bool]] = []
-        found: list[tuple[int, int, str, list[str]]] = []  # line, level, text, labels
+        found: list[_Title] = []
         pending: list[str] = []  # labels waiting for the title below them
         loose: list[str] = []  # labels before any title, not right above one
         skip_below: int | None = None  # skip lines indented deeper than this
@@ -200,9 +204,8 @@ class _Scanner:
                     style, text, used = title
                     if style not in styles:
                         styles.append(style)
-                    labels = pending
+                    found.append((number, styles.index(style) + 1, text, pending, []))
                     pending = []
-                    found.append((number, styles.index(style) + 1, text, labels))
                     if only_first:
                         break
                     number += used - 1
@@ -284,30 +287,32 @@ class _Scanner:
             return None  # a line of punctuation over an adornment: a transition or table
         return (below[0], False), title_text(title), 2
 
-    def _place(
-        self, labels: list[str], found: list[tuple[int, int, str, list[str]]], loose: list[str]
-    ) -> None:
+    def _place(self, labels: list[str], found: list[_Title], loose: list[str]) -> None:
         """Labels not right above a title: the section they are in takes them."""
         if found:
-            found[-1][3].extend(labels)
+            found[-1][4].extend(labels)
         else:
             loose.extend(labels)
 
     @staticmethod
-    def _anchors(found: list[tuple[int, int, str, list[str]]], loose: list[str]) -> list[Found]:
-        """Each title's docutils id (``x-1`` for a repeat, ``section-N`` when the title
-        gives none) and aliases: its labels' names and ids, and GitHub's slug."""
+    def _anchors(found: list[_Title], loose: list[str]) -> list[Found]:
+        """Each title's docutils id and aliases: its labels' names and ids, and GitHub's
+        slug. The ids of the labels right above a title are taken first, as docutils
+        takes them, so a title whose id one of them holds gets ``x-1`` (as a repeated
+        title does); a title that gives no id is ``section-N``."""
         repeats = SuffixDuplicates()
         unnamed = 0
         result: list[Found] = []
-        for position, (line, level, text, labels) in enumerate(found):
+        for position, (line, level, text, above, inside) in enumerate(found):
+            repeats.taken.update(sphinx_slug(label) for label in above)
             slug = sphinx_slug(text)
             if slug:
                 slug = repeats(slug)
             else:
                 unnamed += 1
                 slug = f"section-{unnamed}"
-            named = labels + loose if position == 0 else labels
+            named = [*above, *inside, *(loose if position == 0 else ())]
+            repeats.taken.update(sphinx_slug(label) for label in inside)
             aliases = [normal_label(label) for label in named]
             aliases += [sphinx_slug(label) for label in named]
             aliases.append(github_slug(text.lower()))

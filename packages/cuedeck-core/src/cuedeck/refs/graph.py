@@ -226,14 +226,15 @@ class ReferenceGraph:
     @property
     def labels(self) -> dict[str, tuple[str, str]]:
         """Sphinx labels (lower case) -> ``(path, slug)`` of the section they name: the
-        explicit targets of reStructuredText documents, then their titles (as Sphinx's
-        ``autosectionlabel`` names them), first by path."""
+        explicit targets of reStructuredText documents (a heading's slug, or one of its
+        aliases), then their titles (as Sphinx's ``autosectionlabel`` names them), first
+        by path."""
         if self._labels is None:
             found: dict[str, tuple[str, str]] = {}
             prose = [(p, d) for p, d in sorted(self.documents.items()) if d.language == "rst"]
             for path, document in prose:
                 for heading in document.headings:
-                    for alias in heading.aliases:
+                    for alias in (heading.slug, *heading.aliases):
                         found.setdefault(alias, (path, heading.slug))
             for path, document in prose:
                 for heading in document.headings:

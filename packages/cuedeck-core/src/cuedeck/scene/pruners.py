@@ -269,6 +269,8 @@ def heading_outlines(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> 
     """``(outline, headings only)`` of a text whose headings are ``spans`` of its lines
     (0-based first line, number of lines): each heading as written, then (in the
     outline) the first paragraph of its section. For prose that is not markdown."""
+    if not spans:
+        return "", ""
     full: list[str] = []
     headings: list[str] = []
     ends = [first for first, _ in spans[1:]] + [len(lines)]
