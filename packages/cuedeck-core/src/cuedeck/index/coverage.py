@@ -1,6 +1,7 @@
 """Whether the index covers one path, and if not, why: :func:`walk_files`'s rules for a
 single file, so that a watcher's report is applied without a walk (:func:`admitted`)
-and a reference to a file the index left out says why (:func:`judge`).
+and a reference to a file the index left out says why (:func:`judge`, :func:`explain`);
+and what a refresh did not index, counted by why (:func:`not_indexed`).
 
 :func:`~cuedeck.index.walk.walk_files` and these functions apply the same rules; tests
 hold them to each other.
@@ -31,11 +32,12 @@ from cuedeck.index.walk import (
 from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Mapping, Sequence
 
     from cuedeck.config import IndexSettings
     from cuedeck.index.parsers import Parsers
-    from cuedeck.index.walk import FileStat, Selectors
+    from cuedeck.index.walk import FileStat, Selectors, Unread
+    from cuedeck.models import Problem
 
 
 @attrs.frozen
@@ -145,3 +147,62 @@ def _left_by_rules(root: Path, settings: IndexSettings, parts: list[str]) -> Exc
     ):
         return excluded
     return by_gitignore if ignored(rel, ignores) else None
+
+
+def explain(
+    root: Path,
+    settings: IndexSettings,
+    parsers: Parsers,
+    rel: str,
+    selectors: Selectors | None = None,
+    deny: Sequence[str] = (),
+) -> Exclusion | None:
+    """Why ``rel``, a path the last refresh did not index nor record as left out, is not
+    indexed (``deny``: the globs no tool reads), or None when there is no such file."""
+    from cuedeck.index.walk import Globs, binary
+
+    if deny and os.path.lexists(root / rel) and Globs(list(deny)).match(rel):
+        return Exclusion("denied", "[files] deny keeps it from every tool")
+    found = judge(root, settings, parsers, rel, selectors)
+    if not isinstance(found, tuple):
+        return found
+    try:
+        with open(root / rel, "rb") as handle:
+            if binary(handle.read(65536)):
+                return Exclusion("binary", "binary content, not text")
+    except OSError as exc:
+        return Exclusion("unreadable", f"it cannot be read ({exc.strerror or exc})")
+    return Exclusion("pending", "not indexed yet: the next refresh reads it")
+
+
+def not_indexed(
+    unread: Unread, passed_over: Mapping[str, Sequence[str]], left_out: Sequence[Problem]
+) -> dict[str, dict[str, int]]:
+    """What a refresh did not index: files per reason (``not_indexed``), those no parser
+    reads per suffix (``no_parser``) and folders the walk did not enter per reason
+    (``folders_not_entered``), largest first."""
+    from cuedeck.index.walk import left_out_reason
+
+    left: dict[str, int] = {}
+
+    def add(reason: str, count: int) -> None:
+        if count:
+            left[reason] = left.get(reason, 0) + count
+
+    add(NO_PARSER, sum(unread.no_parser.values()))
+    for reason, count in unread.files.items():
+        add(reason, count)
+    for reason, paths in passed_over.items():
+        add(reason, len(paths))
+    for problem in left_out:
+        add(left_out_reason(problem), 1)
+    return {
+        "not_indexed": _by_count(left),
+        "no_parser": _by_count(unread.no_parser),
+        "folders_not_entered": _by_count(unread.folders),
+    }
+
+
+def _by_count(counts: Mapping[str, int]) -> dict[str, int]:
+    """``counts`` largest first, then by name."""
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

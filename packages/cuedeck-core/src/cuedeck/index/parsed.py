@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 import zlib
@@ -22,12 +21,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cuedeck.index.coverage import Exclusion, admitted, judge
+from cuedeck.index.coverage import Exclusion, admitted, explain, not_indexed
 from cuedeck.index.parsers import ParseContext, Parsers
 from cuedeck.index.reader import FileReader
 from cuedeck.index.rows import Rows
 from cuedeck.index.store import DEFER_COUNTS, SCHEMA_VERSION, UNCOUNTED, IndexStore, Update, Version
-from cuedeck.index.walk import NO_PARSER, FileStat, Unread, left_out_reason, walk_files
+from cuedeck.index.walk import FileStat, Unread, left_out_reason, walk_files
 from cuedeck.layout import INDEX_LOCK
 from cuedeck.markdown.document import decode
 from cuedeck.models import Document, Problem, converter
@@ -351,20 +350,7 @@ class Index:
             if problem.path == path:
                 detail = problem.message.removeprefix("not indexed: ")
                 return Exclusion(left_out_reason(problem), detail)
-        from cuedeck.index.walk import Globs, binary
-
-        if deny and os.path.lexists(self.root / path) and Globs(list(deny)).match(path):
-            return Exclusion("denied", "[files] deny keeps it from every tool")
-        found = judge(self.root, self.settings, self.parsers, path, self._selectors())
-        if not isinstance(found, tuple):
-            return found
-        try:
-            with open(self.root / path, "rb") as handle:
-                if binary(handle.read(65536)):
-                    return Exclusion("binary", "binary content, not text")
-        except OSError as exc:
-            return Exclusion("unreadable", f"it cannot be read ({exc.strerror or exc})")
-        return Exclusion("pending", "not indexed yet: the next refresh reads it")
+        return explain(self.root, self.settings, self.parsers, path, self._selectors(), deny)
 
     def _apply(
         self,
@@ -471,25 +457,10 @@ class Index:
         self._rows.every()
         for language in self._rows.languages.values():
             languages[language] = languages.get(language, 0) + 1
-        left: dict[str, int] = {}
-
-        def add(reason: str, count: int) -> None:
-            if count:
-                left[reason] = left.get(reason, 0) + count
-
-        add(NO_PARSER, sum(self.unread.no_parser.values()))
-        for reason, count in self.unread.files.items():
-            add(reason, count)
-        for reason, paths in self.passed_over.items():
-            add(reason, len(paths))
-        for problem in self.left_out:
-            add(left_out_reason(problem), 1)
         return {
             "languages": dict(sorted(languages.items())),
             "passed_over": {r: len(p) for r, p in sorted(self.passed_over.items())},
-            "not_indexed": _by_count(left),
-            "no_parser": _by_count(self.unread.no_parser),
-            "folders_not_entered": _by_count(self.unread.folders),
+            **not_indexed(self.unread, self.passed_over, self.left_out),
         }
 
     def language(self, path: str) -> str | None:
@@ -582,8 +553,3 @@ class Index:
         (:meth:`IndexStore.changes_since`)."""
         with self._data_lock:
             return self.store.changes_since(since)
-
-
-def _by_count(counts: Mapping[str, int]) -> dict[str, int]:
-    """``counts`` largest first, then by name."""
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -278,6 +278,8 @@ class ReferenceGraph:
             hint = suggestion_text(matches)
         elif document.headings or document.symbols:
             hint = f"check the {'symbols' if code else 'headings'} of {target}"
+        elif document.language == "text":  # no parser reads its kind, or it did not parse
+            hint = f"{target} is read as plain lines, without symbols: cite it by its lines"
         else:
             hint = f"{target} has no {'symbols' if code else 'headings'} to point at"
         return Problem(
