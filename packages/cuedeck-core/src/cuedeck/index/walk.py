@@ -52,6 +52,8 @@ TOO_LARGE = "too large"
 NO_PARSER = "no parser"
 IGNORED = "ignored"
 EXCLUDED = "excluded"
+#: How :class:`Unread` counts a file without a suffix (``Makefile``, ``.gitignore``).
+NO_SUFFIX = "(no suffix)"
 
 
 @attrs.define
@@ -76,10 +78,6 @@ class Unread:
             self.no_parser[suffix] = left
         else:
             self.no_parser.pop(suffix, None)
-
-
-#: How :class:`Unread` counts a file without a suffix (``Makefile``, ``.gitignore``).
-NO_SUFFIX = "(no suffix)"
 
 
 #: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
