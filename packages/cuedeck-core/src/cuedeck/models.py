@@ -168,9 +168,10 @@ class Document:
     ``path`` is workspace-relative with ``/`` separators. ``sha256`` is of the raw bytes;
     ``tokens`` is counted with the counter named by the index. Line numbers are 1-based
     and count the frontmatter. ``language`` is None for markdown and names the
-    language of any other parser's document (``python``, ``text`` for a file indexed
-    as plain text); ``symbols`` are a code file's definitions, in file order, outer
-    before inner.
+    language of any other parser's document (``rst``, ``asciidoc``, ``plaintext``:
+    prose, :data:`PROSE_LANGUAGES`; ``python``; ``text`` for a file read as plain
+    lines); ``symbols`` are a code file's definitions, in file order, outer before
+    inner.
     """
 
     path: str
