@@ -162,13 +162,21 @@ def test_a_file_of_a_kind_now_read_is_cited_as_the_issue_asked(make_workspace: A
     progress = "".join(f"Step {n}\n{'-' * (5 + len(str(n)))}\n\nDone {n}.\n\n" for n in range(9))
     root = make_workspace(
         {
-            ".cuedeck/cards/cite01.md": CARD_HEAD
+            ".cuedeck/cards/cite01.md": CARD_HEAD.replace(
+                "status: active\n", "status: active\nrefs: [docs/source/progress.rst#step-3]\n"
+            )
             + "See @code/docs/source/progress.rst#L1-L20 and @docs/source/progress.rst.\n",
             "docs/source/progress.rst": progress,
         }
     )
     workspace = open_workspace(root)
     assert workspace.graph.problems == []
+    card = workspace.document(".cuedeck/cards/cite01.md")
+    assert [(r.kind, r.target, r.anchor) for r in card.references] == [
+        ("frontmatter", "docs/source/progress.rst", "step-3"),
+        ("at", "docs/source/progress.rst", "L1-L20"),
+        ("at", "docs/source/progress.rst", None),
+    ]
     scene = build_scene(workspace, "cite01", token_limit=4000)
     rows = [(c["path"], c["anchor"]) for c in scene.manifest["candidates"]]
     assert ("docs/source/progress.rst", None) in rows  # whole; it holds the line range too

@@ -23,6 +23,7 @@ from cuedeck.markdown.document import split_lines
 from cuedeck.prose.rst import scan_rst, title_text
 from cuedeck.prose.sections import nest
 from cuedeck.scene import build_scene
+from cuedeck.serving.read_doc import read_doc
 
 PROJECT = Path(__file__).parent / "sphinx_project"
 SOURCE = "docs/source"
@@ -173,6 +174,14 @@ def test_labels_resolve_across_the_project_and_unknown_ones_are_warnings(
     (problem,) = [p for p in graph.problems if p.path and p.path.endswith("payments.rst")]
     assert (problem.severity, problem.code, problem.line) == ("warning", 1001, 24)
     assert "'no-such-label', which no reStructuredText file defines" in problem.message
+
+
+def test_read_doc_reads_a_section_by_its_label_or_title(sphinx: Path) -> None:
+    workspace = open_workspace(sphinx)
+    for anchor in ("refund-policy", "Refund policy", "refund-policy-1"):
+        page = read_doc(workspace, f"{SOURCE}/install.rst", anchor=anchor)
+        assert page["content"].startswith("Refund policy\n-------------\n\nRefunds are"), anchor
+        assert "Troubleshooting **refunds**" in page["content"]
 
 
 def test_a_sphinx_section_is_cited_in_a_scene_with_the_lines_it_includes(sphinx: Path) -> None:
