@@ -15,7 +15,14 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck_cli.app import make_cli
-from tests.conftest import OPTIONAL, REPO, MakeWorkspace, installed, needs_extras
+from tests.conftest import (
+    OPTIONAL,
+    REPO,
+    MakeWorkspace,
+    installed,
+    needs_extras,
+    plant_shadows,
+)
 
 CUE = [sys.executable, "-m", "cuedeck_cli"]
 
@@ -251,7 +258,14 @@ def test_upgrade_dry_run_names_the_installer_and_keeps_the_extras() -> None:
 
 
 @pytest.mark.slow
-def test_upgrade_fails_clearly_without_a_package_index() -> None:
+def test_upgrade_fails_clearly_without_a_package_index(tmp_path: Path) -> None:
+    """Run from a folder holding a planted `pip` package and `uv.toml`: the installer
+    runs from CueDeck's own folder, so neither is read."""
+    here = tmp_path / "workspace"
+    here.mkdir()
+    marker = tmp_path / "planted-code-ran"
+    plant_shadows(here, marker)
+    (here / "uv.toml").write_text("this is [not toml\n", encoding="utf-8")
     env = {
         k: v
         for k, v in os.environ.items()
@@ -260,12 +274,16 @@ def test_upgrade_fails_clearly_without_a_package_index() -> None:
     dead = "http://127.0.0.1:9/simple"
     env.update(PIP_INDEX_URL=dead, UV_DEFAULT_INDEX=dead, UV_INDEX_URL=dead, UV_NO_CACHE="1")
     result = subprocess.run(
-        [*CUE, "upgrade"], capture_output=True, text=True, env=env, check=False, timeout=300
-    )
+        # the `cue` script: `python -m cuedeck_cli` itself would import the planted package
+        [str(Path(sys.executable).with_name("cue")), "upgrade"], capture_output=True,
+        text=True, env=env, check=False, timeout=300, cwd=here,
+    )  # fmt: skip
     assert result.returncode == 1
     assert "error[1000]" in result.stderr
     assert "package index cannot be reached" in result.stderr
     assert "Traceback" not in result.stderr
+    assert not marker.exists()
+    assert "uv.toml" not in result.stderr
 
 
 @needs_extras

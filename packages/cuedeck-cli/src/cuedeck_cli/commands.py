@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from cuedeck.layout import (
     user_cache_dir,
 )
 from cuedeck.plugins import get_services
+from cuedeck.system import spawn
 from cuedeck.wording import counted
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import console, emit_json, render_problem
@@ -284,7 +284,7 @@ def upgrade_command() -> list[str]:
     uv_venv = cfg.exists() and "uv =" in cfg.read_text(encoding="utf-8", errors="replace")
     if uv_venv and shutil.which("uv"):
         return ["uv", "pip", "install", "--upgrade", "--python", sys.executable, wanted]
-    return [sys.executable, "-m", "pip", "install", "--upgrade", wanted]
+    return spawn.python_command("pip", "install", "--upgrade", wanted)
 
 
 _NETWORK_HINTS = (
@@ -313,7 +313,7 @@ def upgrade(dry_run: bool) -> None:
         return
     click.echo(f"running: {shown}", err=True)
     try:
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        result = spawn.run(command, capture_output=True, text=True, check=False)
     except FileNotFoundError:
         raise CueError(
             f"cannot run {command[0]!r}: it is not installed", help=f"install {command[0]}"

@@ -157,12 +157,15 @@ def start(root: Path) -> None:
     """Start the workspace's watcher in the background (it exits at once if one runs)."""
     import subprocess
 
+    from cuedeck.system.spawn import start_python
+
     log = root / LOG
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         _STARTED.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "cuedeck.freshness", str(root)],
+            start_python(
+                "cuedeck.freshness",
+                str(root),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
