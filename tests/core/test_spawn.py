@@ -32,3 +32,25 @@ def test_a_child_has_neither_its_folder_nor_the_callers_on_its_path() -> None:
     assert cwd == spawn.owned_directory()
     assert cwd not in path and "" not in path
     assert spawn.python_command("pip", "list")[:3] == [sys.executable, "-P", "-m"]
+
+
+#: Starting any program: only the two modules of cuedeck.system do, and `cue open` (the
+#: person's own editor, on a file they named).
+STARTS_A_PROGRAM = re.compile(
+    r"subprocess\.(?:Popen|run|call|check_output|check_call)\(|os\.(?:spawn|system|popen)"
+)
+MAY_START = {
+    "packages/cuedeck-core/src/cuedeck/system/spawn.py",
+    "packages/cuedeck-core/src/cuedeck/system/git.py",
+    "packages/cuedeck-tasks/src/cuedeck_tasks/finder.py",
+}
+
+
+def test_every_program_starts_through_the_system_modules() -> None:
+    """Git runs through cuedeck.system.git (the repository pinned), Python through spawn."""
+    found = {
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "packages").glob("*/src/**/*.py"))
+        if STARTS_A_PROGRAM.search(path.read_text(encoding="utf-8"))
+    }
+    assert found <= MAY_START

@@ -85,11 +85,21 @@ def _explicit_root(path: Path, source: str) -> Path:
 _WHY = {
     "git": "is inside a .git folder: git's own files (config, hooks) are never read or "
     "written by a tool",
+    "git_directory": "is in, or would make, a git directory (HEAD with objects/ and "
+    "refs/): git would take that folder as a repository and run what its config names",
     "private": "is CueDeck's private data (cache, locks, token hashes, state): no tool "
     "reads or writes it",
     "control": "is a CueDeck control file (config.toml, memory): tools may read it but "
     "never write it",
 }
+
+
+def _in_git_directory(root: str, rel: str, *, write: bool) -> bool:
+    """Whether ``rel`` is inside a git directory (a bare repository's folder) or, for a
+    write, would make one (see :func:`cuedeck.system.git.makes_git_directory`)."""
+    from cuedeck.system import git
+
+    return (git.makes_git_directory if write else git.inside_git_directory)(root, rel)
 
 
 def _protected(normal: str, real_rel: str, reason: str, *, field: str, write: bool) -> Protected:
@@ -98,7 +108,7 @@ def _protected(normal: str, real_rel: str, reason: str, *, field: str, write: bo
         f"{normal}{via} {_WHY[reason]}",
         path=normal,
         field=field,
-        reason=reason,
+        reason="git" if reason == "git_directory" else reason,
         target=real_rel,
         access="write" if write else "read",
         help="edit CueDeck's settings and git's configuration by hand, outside the tools",
@@ -294,6 +304,8 @@ class Workspace:
             reason = protection(candidate, write=write)
             if reason is not None:
                 raise _protected(normal, real_rel, reason, field=field, write=write)
+            if _in_git_directory(root, candidate, write=write):
+                raise _protected(normal, real_rel, "git_directory", field=field, write=write)
         return normal, real_rel
 
     def relative_path(self, path: str, *, field: str = "path", write: bool = False) -> str:

@@ -136,7 +136,9 @@ def git_pull(
         base = repo.text("merge-base", before, fetched).strip() or before
         incoming = repo.run("diff", "--name-only", "-z", base, fetched, "--", ":/").stdout
         refuse_protected(
-            f"git pull {name} {wanted}", [decode(i) for i in incoming.split(b"\0") if i]
+            f"git pull {name} {wanted}",
+            [decode(i) for i in incoming.split(b"\0") if i],
+            top=repo.top,
         )
     local = _log(repo, f"{fetched}..HEAD") if before else []
     if mode == "rebase" and local and repo.count(f"HEAD..{fetched}"):

@@ -42,6 +42,20 @@ def safe_command(argv: list[str]) -> list[str]:
     return list(argv)
 
 
+#: Run by :func:`memory_bounded`: set the address-space limit, then become the program.
+_LIMIT_AND_EXEC = (
+    "import os, resource, sys; n = int(sys.argv[1]); "
+    "resource.setrlimit(resource.RLIMIT_AS, (n, n)); os.execvp(sys.argv[2], sys.argv[2:])"
+)
+
+
+def memory_bounded(argv: list[str], limit_bytes: int) -> list[str]:
+    """``argv`` run under an address-space limit of ``limit_bytes``: a small isolated
+    interpreter (``-I -S``: nothing from the working directory, no site) sets it and
+    execs the program (no ``preexec_fn``, which is unsafe in a process with threads)."""
+    return [sys.executable, "-I", "-S", "-c", _LIMIT_AND_EXEC, str(limit_bytes), *argv]
+
+
 def start_python(module: str, *args: str, **options: Any) -> subprocess.Popen[bytes]:
     """Start ``python -P -m module args`` in :func:`owned_directory`; ``options`` go to
     :class:`subprocess.Popen` (a ``cwd`` is refused: the folder is not the caller's)."""
