@@ -137,7 +137,7 @@ def _search(
 ) -> CommitSearch:
     from cuedeck.file_tools import checked_path
 
-    repo = Repo(workspace)
+    repo = Repo(workspace, read_only=True)
     start = repo.commit_of(ref, field="ref") if ref else repo.head()
     if start is None:
         return _page([], offset, False)
