@@ -52,18 +52,55 @@ TOO_LARGE = "too large"
 FileStat = tuple[int, int]
 
 
+#: Most single ``*`` wildcards one pattern may hold. Patterns become regular expressions
+#: that backtrack: each ``*`` more multiplies the time of matching a long file name (a
+#: 255-character name: 26 ms with three, 3.5 s with four, minutes with six). A client can
+#: write a ``.gitignore`` and name a file, so a pattern with more is skipped.
+MAX_WILDCARDS = 3
+#: Problem code of a ``.gitignore`` line skipped (InvalidPattern); see docs/errors.md.
+INVALID_PATTERN = 1017
+_WILDCARD = re.compile(r"(?<![*\\])\*(?!\*)")
+
+
+def pattern_problem(line: str) -> str | None:
+    """Why the gitignore-style ``line`` cannot be used (invalid, or too many wildcards),
+    or None; blank lines and comments are fine."""
+    import pathspec
+
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return None
+    if len(_WILDCARD.findall(text)) > MAX_WILDCARDS:
+        return f"more than {MAX_WILDCARDS} * wildcards (matching it could take minutes)"
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error) as exc:
+        return f"not a valid pattern ({exc})"
+    return None
+
+
 class Globs:
     """Gitignore-style patterns, matched as one regular expression when none negates.
 
     pathspec tries each pattern in turn; one alternation is several times faster, which
-    matters when every refresh matches every path of a large workspace.
+    matters when every refresh matches every path of a large workspace. A line git would
+    not use, or one too slow to match (:func:`pattern_problem`), is skipped and listed in
+    ``invalid`` as ``(line number, line, why)``: one bad ``.gitignore`` line must not
+    break every walk (git skips invalid lines too).
     """
 
     def __init__(self, lines: list[str]) -> None:
         # Imported here: listing cards imports this module (for ``inside``) but no globs.
         import pathspec
 
-        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        self.invalid: list[tuple[int, str, str]] = []
+        if any(_WILDCARD.search(line) for line in lines):
+            lines = self._usable(lines)
+        try:
+            self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        except (ValueError, re.error):
+            lines = self._usable(lines)
+            self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
         rules = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
         #: Every rule names folders only (``dist/``): a walk that pruned those folders
         #: need not test the files it finds (most rules of a large tree are like this).
@@ -75,6 +112,46 @@ class Globs:
                 p.regex.pattern.replace("(?P<ps_d>", "(?:") for p in patterns if p.regex
             )
             self.regex = re.compile("|".join(f"(?:{a})" for a in alternatives))
+
+    def _usable(self, lines: list[str]) -> list[str]:
+        """``lines`` without those :func:`pattern_problem` refuses (noted in ``invalid``)."""
+        kept = []
+        for number, line in enumerate(lines, 1):
+            why = pattern_problem(line)
+            if why is None:
+                kept.append(line)
+            elif not any(number == seen for seen, _, _ in self.invalid):
+                self.invalid.append((number, line, why))
+        return kept
+
+    @classmethod
+    def of_arguments(cls, globs: list[str], *, field: str) -> Globs:
+        """``globs`` a client passed: InvalidInput (1004) naming the first unusable one."""
+        from cuedeck.errors import InvalidInput
+
+        found = cls(globs)
+        if found.invalid:
+            _, line, why = found.invalid[0]
+            raise InvalidInput(
+                f"{field}: {line!r} is {why}",
+                field=field,
+                help="gitignore syntax: * within a name, ** across folders, [a-z] a class",
+            )
+        return found
+
+    def problems(self, path: str) -> list[Problem]:
+        """Doctor warnings for the lines of the file ``path`` that were skipped."""
+        return [
+            Problem(
+                "warning",
+                INVALID_PATTERN,
+                path,
+                number,
+                f"pattern {line.strip()!r} skipped: {why}",
+                "fix or remove the line (git skips an invalid line as well)",
+            )
+            for number, line, why in self.invalid
+        ]
 
     def match(self, path: str) -> bool:
         """Whether ``path`` (a directory when it ends in ``/``) matches."""
@@ -126,9 +203,12 @@ def walk_files(
         if settings.gitignore:
             try:
                 text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
-                ignores = [*ignores, (rel, Globs(text.splitlines()))]
             except OSError:  # none there; an unreadable folder is reported by its scan below
                 pass
+            else:
+                found = Globs(text.splitlines())
+                skipped.extend(found.problems(f"{rel}/.gitignore" if rel else ".gitignore"))
+                ignores = [*ignores, (rel, found)]
         try:
             entries = list(os.scandir(directory))
         except OSError as exc:

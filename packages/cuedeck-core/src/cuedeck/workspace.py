@@ -308,6 +308,31 @@ class Workspace:
                 raise _protected(normal, real_rel, "git_directory", field=field, write=write)
         return normal, real_rel
 
+    def read_refusal(self, rel: str, *, real_rel: str | None = None, links: int = 1) -> str | None:
+        """Why no tool may read the workspace-relative ``rel`` (reached at ``real_rel``
+        when it is a link; ``links``: its hard-link count), or None: the decision
+        :meth:`locate` and the file tools take, for walkers that know the path is inside
+        (``git``, ``private``, ``deny``, ``shared``). Raises nothing, stats nothing."""
+        for candidate in (rel, real_rel or rel):
+            reason = protection(candidate, write=False)
+            if reason is not None:
+                return reason
+            if self.denied(candidate):
+                return "deny"
+        return "shared" if links > 1 else None
+
+    def denied(self, rel: str) -> bool:
+        """Whether ``[files] deny`` names the workspace-relative ``rel`` (secrets, keys)."""
+        spec = self._deny_spec
+        return spec is not None and spec.match_file(rel)
+
+    @cached_property
+    def _deny_spec(self) -> Any:
+        import pathspec
+
+        globs = self.config.files.deny
+        return pathspec.GitIgnoreSpec.from_lines(globs) if globs else None
+
     def relative_path(self, path: str, *, field: str = "path", write: bool = False) -> str:
         """``path`` normalised to a workspace-relative POSIX path a tool may read (or
         ``write``): :meth:`locate`'s checks, the path as asked."""

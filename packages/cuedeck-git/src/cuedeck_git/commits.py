@@ -53,7 +53,7 @@ class GitMergeAbort(TypedDict):
 def _specs(workspace: Workspace, file_paths: list[str] | None) -> list[str]:
     """Pathspecs of ``file_paths`` (the whole workspace when None), never a denied file."""
     specs = pathspecs(_paths(workspace, file_paths)) or ["."]
-    return specs + exclusions(workspace.config.files.deny)
+    return specs + exclusions(workspace)
 
 
 def _staged(repo: Repo, specs: list[str]) -> list[str]:

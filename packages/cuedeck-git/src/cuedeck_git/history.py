@@ -154,7 +154,7 @@ def git_diff(
     revisions = _range(repo, staged, from_ref, to_ref)
     paths = _paths(workspace, file_paths)
     specs = pathspecs(paths) or ["."]
-    specs += exclusions(workspace.config.files.deny)
+    specs += exclusions(workspace)
     command = ["diff", *revisions, "--end-of-options", "--", *specs]
     text = repo.run(
         "diff", f"-U{context_lines}", "--no-ext-diff", "--no-textconv", *command[1:]

@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cuedeck.errors import InvalidInput
+from cuedeck.layout import protection
 from cuedeck.system.git import Git, GitTimedOut, find_repository
 from cuedeck_git.errors import GitFailed, GitTimeout
 from cuedeck_git.settings import GitSettings
@@ -136,12 +137,20 @@ def pathspecs(paths: Iterable[str]) -> list[str]:
     return [f":(literal){path}" for path in paths]
 
 
-def exclusions(globs: Iterable[str]) -> list[str]:
-    """``[files] deny`` globs (gitignore syntax) as git pathspecs that leave them out."""
-    specs = []
-    for glob in globs:
-        pattern = glob.lstrip("/") if glob.startswith("/") else f"**/{glob}"
-        specs.append(f":(exclude,glob){pattern.rstrip('/')}")
+def exclusions(workspace: Workspace) -> list[str]:
+    """Pathspecs leaving out what no tool reads, anywhere in the repository: CueDeck's
+    private files (caches, token hashes, state, a team's copies) and ``[files] deny``
+    (gitignore syntax: a glob with a leading ``/`` is anchored at the workspace)."""
+    from cuedeck.layout import PRIVATE, WORKSPACE_DIR
+
+    specs = [f":(top,exclude,glob)**/{WORKSPACE_DIR}/{name}" for name in PRIVATE]
+    specs += [f":(top,exclude,glob)**/{WORKSPACE_DIR}/{name}/**" for name in PRIVATE]
+    for glob in workspace.config.files.deny:
+        if glob.startswith("/"):
+            specs.append(f":(exclude,glob){glob.lstrip('/').rstrip('/')}")
+        else:
+            specs.append(f":(top,exclude,glob)**/{glob.rstrip('/')}")
+            specs.append(f":(top,exclude,glob)**/{glob.rstrip('/')}/**")
     return specs
 
 
@@ -248,6 +257,14 @@ class Repo:
     def prefix(self) -> str:
         """The workspace's folder inside the repository (``""`` at its top)."""
         return self.text("rev-parse", "--show-prefix").strip()
+
+    def readable(self, path: str) -> bool:
+        """Whether a tool may read the repository-relative ``path`` (the workspace's read
+        boundary; a path outside the workspace by its name alone)."""
+        local = self.local(path)
+        if local is not None:
+            return self.workspace.read_refusal(local) is None
+        return protection(path, write=False) is None and not self.workspace.denied(path)
 
     def local(self, path: str) -> str | None:
         """A repository-relative path as workspace-relative, or None when outside it."""

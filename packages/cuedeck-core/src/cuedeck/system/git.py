@@ -87,6 +87,13 @@ QUIET_ENV = {
     "LANGUAGE": "C",
 }
 
+#: Under a memory bound, git maps its pack files in windows well inside it.
+_SMALL_WINDOWS = (
+    "-c", "core.packedGitLimit=256m",
+    "-c", "core.packedGitWindowSize=32m",
+    "-c", "core.deltaBaseCacheLimit=32m",
+)  # fmt: skip
+
 #: Variables that would point git at another repository, index or object store than the
 #: one found: dropped from the environment it inherits (a `cue` run by a git hook has them).
 _LOCATING_ENV = (
@@ -282,7 +289,10 @@ class Git:
         args = list(args)
         if self.read_only and args[:1] == ["diff"]:
             args.insert(1, "--no-ext-diff")
-        return self._spawn([*self.options(), *args], timeout, input, memory_bytes)
+        options = self.options()
+        if memory_bytes is not None:  # pack files mapped in windows that fit the bound
+            options += [*_SMALL_WINDOWS]
+        return self._spawn([*options, *args], timeout, input, memory_bytes)
 
     def _spawn(
         self,

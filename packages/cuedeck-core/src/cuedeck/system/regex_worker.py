@@ -1,0 +1,195 @@
+"""The process that compiles and runs a client's regular expression, under bounds.
+
+A pattern is a client's: compiling it can take gigabytes and matching it forever. So it
+never runs in the server: :class:`Worker` starts ``python -P -m
+cuedeck.system.regex_worker`` (through :mod:`cuedeck.system.spawn`), which limits its own
+address space to :data:`MEMORY_BYTES` before it compiles, and is killed at the caller's
+deadline whatever it is doing. Texts go to it one at a time (already masked by the
+caller: secrets are never searched) with how many matches to skip and how many to take;
+it answers with the spans taken, so a pattern that matches everywhere (``(?:)`` on a
+4 MB file) never lists more than a page. Callers check the pattern's size first
+(:func:`cuedeck.system.bounds.check_pattern`).
+
+The protocol, one JSON line each way per message: the pattern first (answered ``ready``
+or an error), then per text ``{"skip", "take", "seconds", "size"}`` followed by ``size``
+bytes of UTF-8, answered ``{"skipped", "spans", "more"}`` or ``{"error"}``."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import time
+from typing import IO, TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    import subprocess
+
+#: The worker's address-space bound: the interpreter and ``regex`` take about 25 MB, a
+#: 4 MB text four times that as a string; a pattern the size check lets through compiles
+#: to at most about 45 MB.
+MEMORY_BYTES = 512 * 1024 * 1024
+
+
+@attrs.frozen
+class Found:
+    """What the worker found in one text: matches skipped, spans taken, whether more."""
+
+    skipped: int
+    spans: list[tuple[int, int]]
+    more: bool
+
+
+class WorkerFailed(Exception):
+    """The worker refused the pattern or stopped: ``kind`` is ``invalid`` (with the
+    engine's message), ``memory``, ``timeout`` or ``crashed``."""
+
+    def __init__(self, kind: str, message: str = "") -> None:
+        super().__init__(message or kind)
+        self.kind = kind
+        self.message = message
+
+
+class Worker:
+    """One search's worker process: started and given the pattern by :meth:`start`,
+    asked text by text with :meth:`search`, killed by :meth:`close` or the deadline."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, pattern: str, *, ignore_case: bool) -> None:
+        """Start the worker and have it compile ``pattern`` (multi-line: ``^`` and ``$``
+        at every line); WorkerFailed if it cannot."""
+        import subprocess
+
+        from cuedeck.system.spawn import start_python
+
+        self.process = start_python(
+            "cuedeck.system.regex_worker",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self._send({"pattern": pattern, "ignore_case": ignore_case, "memory": MEMORY_BYTES})
+        self._answer()
+
+    def search(self, text: str, *, skip: int, take: int) -> Found:
+        """Matches of the pattern in ``text``: the first ``skip`` counted, then at most
+        ``take`` spans (character offsets); ``more`` when others follow."""
+        data = text.encode("utf-8", "surrogatepass")
+        seconds = max(self.deadline - time.monotonic(), 0.001)
+        self._send({"skip": skip, "take": take, "seconds": seconds, "size": len(data)}, data)
+        answer = self._answer()
+        spans = [(int(start), int(end)) for start, end in answer["spans"]]
+        return Found(int(answer["skipped"]), spans, bool(answer["more"]))
+
+    def _send(self, header: dict[str, Any], data: bytes = b"") -> None:
+        assert self.process is not None
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(header).encode() + b"\n" + data)
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._ended() from None
+
+    def _answer(self) -> dict[str, Any]:
+        assert self.process is not None
+        assert self.process.stdout is not None
+        remaining = self.deadline - time.monotonic()
+        ready = remaining > 0 and select.select([self.process.stdout], [], [], remaining)[0]
+        if not ready:
+            raise WorkerFailed("timeout")
+        line = self.process.stdout.readline()
+        if not line:
+            raise self._ended()
+        answer: dict[str, Any] = json.loads(line)
+        if "error" in answer:
+            raise WorkerFailed(str(answer["error"]), str(answer.get("message", "")))
+        return answer
+
+    def _ended(self) -> WorkerFailed:
+        assert self.process is not None
+        code = self.process.wait()
+        # Killed by the kernel or by its own bound (an allocation it could not survive).
+        return WorkerFailed("memory" if code < 0 else "crashed", f"exit status {code}")
+
+    def close(self) -> None:
+        """Stop the worker at once (it may be deep in a match)."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- the worker's side -----------------------------------------------------------------------
+
+
+def _reply(out: IO[bytes], answer: dict[str, Any]) -> None:
+    out.write(json.dumps(answer).encode() + b"\n")
+    out.flush()
+
+
+def serve(source: IO[bytes], out: IO[bytes]) -> None:
+    """Answer one search's messages from ``source`` until it ends."""
+    header = json.loads(source.readline())
+    try:
+        import resource
+
+        limit = int(header["memory"])
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, OSError):  # no such limit here: the deadline remains
+        pass
+    import regex
+
+    try:
+        flags = regex.MULTILINE | regex.VERSION0
+        flags |= regex.IGNORECASE if header["ignore_case"] else 0
+        compiled = regex.compile(header["pattern"], flags)
+    except MemoryError:
+        _reply(out, {"error": "memory"})
+        return
+    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
+        _reply(out, {"error": "invalid", "message": str(exc)})
+        return
+    _reply(out, {"ready": True})
+    while line := source.readline():
+        ask = json.loads(line)
+        text = source.read(int(ask["size"])).decode("utf-8", "surrogatepass")
+        skip, take = int(ask["skip"]), int(ask["take"])
+        skipped, more = 0, False
+        spans: list[tuple[int, int]] = []
+        try:
+            for hit in compiled.finditer(text, timeout=float(ask["seconds"])):
+                if skipped < skip:
+                    skipped += 1
+                elif len(spans) < take:
+                    spans.append((hit.start(), hit.end()))
+                else:
+                    more = True
+                    break
+        except TimeoutError:
+            _reply(out, {"error": "timeout"})
+            return
+        except MemoryError:
+            _reply(out, {"error": "memory"})
+            return
+        _reply(out, {"skipped": skipped, "spans": spans, "more": more})
+
+
+if __name__ == "__main__":
+    serve(sys.stdin.buffer, sys.stdout.buffer)
+    os._exit(0)  # nothing to tidy: leave without running finalizers on a large heap
