@@ -39,6 +39,7 @@ from cuedeck.parsers import ParseContext, Parsers
 from cuedeck.parsing import decode
 from cuedeck.walk import (
     FileStat,
+    Globs,
     admitted,
     walk_files,
 )
@@ -186,6 +187,7 @@ class Index:
                 left_out,
                 selectors=self._selectors(),
                 passed_over=passed_over,
+                deny=self._deny(),
             )
         )
         rows = self._rows.every()
@@ -216,6 +218,12 @@ class Index:
             seconds=time.perf_counter() - started,
             rebuilt=rebuilt,
         )
+
+    def _deny(self) -> Globs | None:
+        """``[files] deny``: what the file tools never read, nor does the index."""
+        if self.config is None or not self.config.files.deny:
+            return None
+        return Globs(list(self.config.files.deny))
 
     def _selectors(self) -> dict[str, Callable[[str, int], str | None]]:
         """Each parser's selector for this refresh (built from the config)."""
@@ -263,8 +271,9 @@ class Index:
         # Built only for paths to judge: the code plugin's selector compiles globs and may
         # ask git, which a refresh the watcher found nothing for need not pay.
         selectors = self._selectors() if wanted else {}
+        deny = self._deny() if wanted else None
         for path in wanted:
-            stat = admitted(self.root, self.settings, self.parsers, path, selectors)
+            stat = admitted(self.root, self.settings, self.parsers, path, selectors, deny)
             row = self._rows.known.get(path)
             if stat is None:
                 if row is not None:

@@ -45,6 +45,8 @@ UNREADABLE = 1010
 SHARED = 1014
 #: The reason :func:`walk_files` gives for a file over ``[index] max_file_mb``.
 TOO_LARGE = "too large"
+#: The reason it gives for a file ``[files] deny`` names (the file tools' read boundary).
+DENIED = "denied"
 
 
 #: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
@@ -180,16 +182,21 @@ def walk_files(
     *,
     selectors: Selectors | None = None,
     passed_over: dict[str, list[str]] | None = None,
+    deny: Globs | None = None,
 ) -> Iterator[tuple[str, FileStat]]:
     """Workspace-relative paths the index covers, with their stats, sorted.
 
     Markdown cards and docs under ``.cuedeck/`` always count; other files must be claimed
     by a parser, match ``include``, not match ``exclude`` and, when ``gitignore`` is
-    on, not be ignored by any ``.gitignore`` between the root and the file. Paths left out
-    because they leave the workspace or cannot be read are appended to ``left_out``
-    (warnings); those a parser's selector or the size cap leave out are listed in
-    ``passed_over`` by reason.
+    on, not be ignored by any ``.gitignore`` between the root and the file. The read
+    boundary of the file tools holds too: nothing private (a nested workspace's token
+    hashes), in a git directory, or named by ``deny`` (``[files] deny``, listed in
+    ``passed_over`` as ``denied``), whatever link leads there. Paths left out because they
+    leave the workspace or cannot be read are appended to ``left_out`` (warnings); those a
+    parser's selector or the size cap leave out are listed in ``passed_over`` by reason.
     """
+    from cuedeck.system.git import is_git_directory
+
     root = Path(os.path.realpath(root))
     skipped: list[Problem] = [] if left_out is None else left_out
     over: dict[str, list[str]] = {} if passed_over is None else passed_over
@@ -206,9 +213,9 @@ def walk_files(
             except OSError:  # none there; an unreadable folder is reported by its scan below
                 pass
             else:
-                found = Globs(text.splitlines())
-                skipped.extend(found.problems(f"{rel}/.gitignore" if rel else ".gitignore"))
-                ignores = [*ignores, (rel, found)]
+                patterns = Globs(text.splitlines())
+                skipped.extend(patterns.problems(f"{rel}/.gitignore" if rel else ".gitignore"))
+                ignores = [*ignores, (rel, patterns)]
         try:
             entries = list(os.scandir(directory))
         except OSError as exc:
@@ -233,6 +240,10 @@ def walk_files(
                     continue
                 if protection(f"{child}/", write=False) is not None:
                     continue  # a nested workspace's cache: no tool reads it
+                if is_git_directory(entry.path):
+                    continue  # a bare repository kept here: git's files, like .git
+                if deny is not None and deny.match(child + "/"):
+                    continue
                 if exclude is not None and exclude.match(child + "/"):
                     continue
                 if _ignored(child + "/", ignores):
@@ -245,6 +256,11 @@ def walk_files(
                 continue
             if ignores and _ignored(child, ignores, files=True):
                 continue
+            if protection(child, write=False) is not None:
+                continue  # a nested workspace's token hashes or state
+            if deny is not None and deny.match(child):
+                over.setdefault(DENIED, []).append(child)
+                continue
             assert parser is not None
             _add(entry, child, select.get(parser.name))
 
@@ -255,6 +271,11 @@ def walk_files(
         if problem is not None:
             skipped.append(problem)
             return True
+        if deny is not None:
+            target = os.path.relpath(os.path.realpath(entry.path), root).replace(os.sep, "/")
+            if deny.match(target):
+                over.setdefault(DENIED, []).append(child)
+                return True
         return os.path.isdir(entry.path)  # linked folders inside are not descended into
 
     def _add(
@@ -320,13 +341,18 @@ def admitted(
     parsers: Parsers,
     rel: str,
     selectors: Selectors | None = None,
+    deny: Globs | None = None,
 ) -> FileStat | None:
     """The stat of ``rel`` when the index covers it, else None: :func:`walk_files`'s
     rules for one path, so that a watcher's report can be applied without a walk."""
+    from cuedeck.system.git import inside_git_directory
+
     root = Path(os.path.realpath(root))
     parts = rel.split("/")
     parser = parsers.claim(rel)
     if parser is None or ".." in parts or "" in parts:
+        return None
+    if protection(rel, write=False) is not None or inside_git_directory(str(root), rel):
         return None
     for depth in range(1, len(parts)):  # linked folders are never descended into
         if os.path.islink(root.joinpath(*parts[:depth])) and depth > 2:
@@ -335,6 +361,10 @@ def admitted(
     if path.is_symlink() and link_problem(root, str(path), rel) is not None:
         return None
     special = rel.startswith((CARDS_DIR + "/", DOCS_DIR + "/"))
+    if deny is not None and not special:
+        real = os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/")
+        if deny.match(rel) or deny.match(real):
+            return None
     if special:
         if any(part.startswith(".") for part in parts[2:]) or not rel.endswith(".md"):
             return None

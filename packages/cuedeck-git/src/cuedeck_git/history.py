@@ -134,6 +134,26 @@ def _numstat(repo: Repo, command: list[str]) -> list[DiffFile]:
     return files
 
 
+def _shared_files(repo: Repo, revisions: list[str], specs: list[str]) -> list[str]:
+    """Pathspecs leaving out changed files with several hard links: their content may be
+    a file outside the workspace (the read boundary of every file tool)."""
+    import os
+
+    raw = repo.run("diff", "--name-only", "-z", *revisions, "--end-of-options", "--", *specs)
+    left_out = []
+    for item in raw.stdout.split(b"\0"):
+        local = repo.local(decode(item)) if item else None
+        if local is None:
+            continue
+        try:
+            shared = os.stat(os.path.join(repo.root, local)).st_nlink > 1
+        except OSError:
+            continue
+        if shared:
+            left_out.append(f":(exclude,literal){local}")
+    return left_out
+
+
 def git_diff(
     workspace: Workspace,
     file_paths: PathList = None,
@@ -155,6 +175,8 @@ def git_diff(
     paths = _paths(workspace, file_paths)
     specs = pathspecs(paths) or ["."]
     specs += exclusions(workspace)
+    if not staged and not to_ref:  # the working tree's files are read
+        specs += _shared_files(repo, revisions, specs)
     command = ["diff", *revisions, "--end-of-options", "--", *specs]
     text = repo.run(
         "diff", f"-U{context_lines}", "--no-ext-diff", "--no-textconv", *command[1:]
