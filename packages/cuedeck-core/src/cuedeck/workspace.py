@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from cuedeck.masking import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
     from cuedeck.parsers import Parsers
+    from cuedeck.walk import Globs
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
 T = TypeVar("T")
@@ -324,14 +325,14 @@ class Workspace:
     def denied(self, rel: str) -> bool:
         """Whether ``[files] deny`` names the workspace-relative ``rel`` (secrets, keys)."""
         spec = self._deny_spec
-        return spec is not None and spec.match_file(rel)
+        return spec is not None and spec.match(rel)
 
     @cached_property
-    def _deny_spec(self) -> Any:
-        import pathspec
+    def _deny_spec(self) -> Globs | None:
+        from cuedeck.walk import Globs
 
         globs = self.config.files.deny
-        return pathspec.GitIgnoreSpec.from_lines(globs) if globs else None
+        return Globs(list(globs)) if globs else None
 
     def relative_path(self, path: str, *, field: str = "path", write: bool = False) -> str:
         """``path`` normalised to a workspace-relative POSIX path a tool may read (or
