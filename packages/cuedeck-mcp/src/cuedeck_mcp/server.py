@@ -27,7 +27,7 @@ from cuedeck_mcp.ratelimit import RateLimiter
 from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
-from cuedeck_mcp.settings import McpSettings
+from cuedeck_mcp.settings import McpSettings, proxy_options
 from cuedeck_mcp.state import CueDeckFastMCP
 
 if TYPE_CHECKING:
@@ -406,5 +406,6 @@ def serve(
         port=port,
         middleware=[guard, *gate, Middleware(EnvelopeGuard)],
         host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
-        uvicorn_config={"http": guarded_http_protocol()},  # a deadline for headers
+        # a deadline for headers; forwarded headers believed from trusted proxies only
+        uvicorn_config={"http": guarded_http_protocol(), **proxy_options(settings)},
     )
