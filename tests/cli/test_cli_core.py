@@ -248,6 +248,20 @@ def test_version() -> None:
     assert out.startswith("cue 0.1.0 (cuedeck-core 0.1.0)")
 
 
+def test_init_takes_the_directory_as_docs_teams_shows(tmp_path: Path) -> None:
+    """`cue init /srv/cuedeck` (docs/teams.md) makes the folder and the workspace there."""
+    home = tmp_path / "srv" / "cuedeck"
+    code, out, _ = run("init", str(home))
+    assert code == 0, out
+    assert (home / ".cuedeck" / "config.toml").is_file()
+    assert f"Initialised CueDeck workspace in {home}" in out
+    code, out, _ = run("-C", str(home), "doctor", "--json")
+    assert code == 0 and json.loads(out)["problems"] == []
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    code, _, err = run("init", str(tmp_path / "a-file"))
+    assert code != 0 and "Traceback" not in err
+
+
 def test_upgrade_dry_run_names_the_installer_and_keeps_the_extras() -> None:
     code, out, _ = run("upgrade", "--dry-run")
     assert code == 0

@@ -28,14 +28,23 @@ from cuedeck_cli.output import console, emit_json, render_problem
 
 
 @click.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Rewrite config.toml (the old one is kept as .bak).")
-def init(force: bool) -> None:
-    """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore."""
+def init(directory: Path | None, force: bool) -> None:
+    """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore.
+
+    In DIRECTORY (made if missing, as `git init DIR` does), else in -C DIR or here.
+    """
     from cuedeck.config import CONFIG_PATH, render_default_config
     from cuedeck.writes import write_file
 
     state = current_state()
-    root = state.target_directory.resolve()
+    root = (directory or state.target_directory).expanduser().resolve()
+    if directory is not None and not root.exists():
+        try:
+            root.mkdir(parents=True)
+        except OSError as exc:
+            raise CueError(f"cannot create {root}: {exc.strerror or exc}", path=str(root)) from None
     if not root.is_dir():
         raise CueError(f"{root} is not a directory", path=str(root))
     created = []

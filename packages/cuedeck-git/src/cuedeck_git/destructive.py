@@ -118,10 +118,25 @@ def _overwritten(repo: Repo, commit: str) -> list[str]:
             where = os.path.join(top, prefix)
             if depth < len(parts) and os.path.isdir(where) and not os.path.islink(where):
                 continue
-            if os.path.lexists(where):
+            if os.path.isdir(where) and not os.path.islink(where):
+                hit.update(_files_under(top, prefix, tracked))  # a folder where A has a file
+            elif os.path.lexists(where):
                 hit.add(prefix)
             break
     return sorted(hit)
+
+
+def _files_under(top: str, folder: str, tracked: set[str]) -> list[str]:
+    """Repository paths of the files git does not track under ``folder``: what replacing
+    the folder by a file deletes (the folder itself names none of them)."""
+    found = []
+    for here, folders, names in os.walk(os.path.join(top, folder)):
+        folders.sort()
+        for name in sorted(names):
+            path = os.path.relpath(os.path.join(here, name), top).replace(os.sep, "/")
+            if path not in tracked:
+                found.append(path)
+    return found or [folder]
 
 
 def _changed_between(repo: Repo, start: str, end: str) -> list[str]:
