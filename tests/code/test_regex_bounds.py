@@ -60,7 +60,7 @@ def test_a_pattern_that_would_compile_too_large_is_refused_before_compiling(
     started = time.monotonic()
     with pytest.raises(PatternTooLarge) as refused:
         call("regex_search", pattern=pattern)
-    assert time.monotonic() - started < 1.0  # nothing was compiled
+    assert time.monotonic() - started < 5.0  # nothing compiled: compiling takes gigabytes
     assert refused.value.code == 1016 and refused.value.data["field"] == "pattern"
     assert "counted repeats multiply" in str(refused.value)
 
@@ -82,10 +82,10 @@ def test_the_deadline_covers_the_whole_call(root: Path) -> None:
     call = caller(root)
     started = time.monotonic()
     with pytest.raises(CueError) as stopped:
-        call("regex_search", pattern=r"(a|aa)+$", timeout_seconds=1.0)
+        call("regex_search", pattern=r"(a|aa)+$", timeout_seconds=3.0)
     took = time.monotonic() - started
     assert stopped.value.code == 1101
-    assert took < 1.5, took  # 4.4 to 8.1 s for a 3 s bound before
+    assert took < 4.0, took  # 4.4 to 8.1 s for this 3 s bound before
 
 
 def test_matches_are_taken_a_page_at_a_time() -> None:
@@ -96,17 +96,20 @@ import json, resource, tempfile, pathlib
 from cuedeck import open_workspace
 root = pathlib.Path(tempfile.mkdtemp()) / "ws"
 (root / ".cuedeck" / "docs").mkdir(parents=True)
-(root / "big.txt").write_text("x" * 4_000_000)
+(root / "small.txt").write_text("x\\n")
 workspace = open_workspace(root)
 tool = workspace.plugins.tools()["regex_search"]
+tool.call(workspace, {"pattern": "x"})  # everything a search loads, loaded
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+(root / "big.txt").write_text("x" * 4_000_000)
 first = tool.call(workspace, {"pattern": "(?:)", "max_matches": 1000, "max_tokens": 10**6})
-later = tool.call(workspace, {"pattern": "(?:)", "max_matches": 5, "offset": 2_000_000})
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-print(json.dumps([first["returned"], first["next_offset"], later["matches"][0]["column"], peak]))
+later = tool.call(workspace, {"pattern": "(?:)", "max_matches": 5, "offset": 300_000})
+grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024
+print(json.dumps([first["returned"], first["next_offset"], later["matches"][0]["column"], grown]))
 """
-    returned, next_offset, column, peak_mb = run_script(script)
-    assert (returned, next_offset, column) == (1000, 1000, 2_000_001)
-    assert peak_mb < 400, peak_mb
+    returned, next_offset, column, grown_mb = run_script(script)
+    assert (returned, next_offset, column) == (1000, 1000, 300_001)
+    assert grown_mb < 200, grown_mb
 
 
 @pytest.mark.parametrize("secret", sorted(SECRETS))

@@ -72,6 +72,7 @@ def test_denied_and_private_files_are_left_out_of_history(history: Path, call: C
         ("git_search_diffs", {"text": "((a{100}){100}){100}", "match": "regex"}),
         ("git_search_commits", {"message": r"\(a\{1000\}\)\{1000\}"}),
         ("git_search_commits", {"author": r"\(\(a\{255\}\)\{255\}\)\{255\}"}),
+        ("git_log", {"author": r"\(a\{1000\}\)\{1000\}"}),
     ],
 )
 def test_patterns_git_would_compile_too_large_are_refused(

@@ -301,7 +301,7 @@ class Workspace:
         if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
         real_rel = "." if real == root else os.path.relpath(real, root).replace(os.sep, "/")
-        for candidate in (normal, real_rel):
+        for candidate in dict.fromkeys((normal, real_rel)):
             reason = protection(candidate, write=write)
             if reason is not None:
                 raise _protected(normal, real_rel, reason, field=field, write=write)

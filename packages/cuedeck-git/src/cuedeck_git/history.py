@@ -28,6 +28,9 @@ PathList = Annotated[
     pydantic.Field(description="Workspace-relative paths to limit to", max_length=1000),
 ]
 Revision = Annotated[str | None, pydantic.Field(description="Commit, branch or tag", min_length=1)]
+#: What git may take when it compiles a client's pattern (``--author``, ``-G``, ``--grep``)
+#: and reads the history (pack files mapped in small windows: cuedeck.system.git.Git).
+SEARCH_MEMORY = 1024 * 1024 * 1024
 
 
 class DiffFile(TypedDict):
@@ -226,13 +229,17 @@ def git_log(
     ] = None,
 ) -> GitLog:
     """List commits, newest first, in token-limited pages (follow next_offset)."""
-    repo = Repo(workspace, read_only=True)
+    from cuedeck.system.bounds import check_pattern
+
+    if author:  # a pattern git compiles: sized first, POSIX basic whatever the config says
+        check_pattern(check_text(author, field="author"), field="author", syntax="bre")
+    repo = Repo(workspace, read_only=True, memory_bytes=SEARCH_MEMORY if author else None)
     if repo.head() is None:
         return _log_page([], offset, False, 0, workspace.config.files.max_tokens, False)
     start = repo.commit_of(ref, field="ref") if ref else "HEAD"
     options = [f"--skip={offset}", f"--max-count={limit + 1}", f"--format={_FORMAT}"]
     if author:
-        options.append(f"--author={check_text(author, field='author')}")
+        options += ["--basic-regexp", f"--author={author}"]
     if since:
         options.append(f"--since={check_text(since, field='since')}")
     paths = _paths(workspace, file_paths)

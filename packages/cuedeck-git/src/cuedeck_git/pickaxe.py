@@ -23,6 +23,7 @@ from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3
 
 from cuedeck.errors import InvalidInput
 from cuedeck.system.bounds import check_pattern
+from cuedeck_git.history import SEARCH_MEMORY
 from cuedeck_git.runner import Repo, decode, exclusions, pathspecs
 
 if TYPE_CHECKING:
@@ -143,11 +144,6 @@ def git_search_diffs(
         check_pattern(text, field="text", syntax="ere")
     option = f"-S{text}" if match == "string" else f"-G{text}"
     return _search(workspace, [option], file_paths, ref, limit, offset, [(match, text)])
-
-
-#: What a search's git may take: its regular expression compiled, and the history it
-#: reads (pack files mapped in small windows, see :class:`cuedeck.system.git.Git`).
-SEARCH_MEMORY = 1024 * 1024 * 1024
 
 
 def _search(

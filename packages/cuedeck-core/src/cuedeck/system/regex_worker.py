@@ -21,9 +21,7 @@ import os
 import select
 import sys
 import time
-from typing import IO, TYPE_CHECKING, Any
-
-import attrs
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import subprocess
@@ -34,8 +32,7 @@ if TYPE_CHECKING:
 MEMORY_BYTES = 512 * 1024 * 1024
 
 
-@attrs.frozen
-class Found:
+class Found(NamedTuple):
     """What the worker found in one text: matches skipped, spans taken, whether more."""
 
     skipped: int

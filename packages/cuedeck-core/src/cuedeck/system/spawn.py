@@ -2,7 +2,7 @@
 
 ``python -m module`` puts its working directory first on ``sys.path``. Started in the
 caller's folder (a workspace, where a client may create any file), a child would import
-a planted ``cuedeck_cli/__main__.py`` or ``json.py`` before the real ones and run it as
+a planted ``__main__.py`` of the CLI, or a ``json.py``, before the real ones and run it as
 the user. So every child here runs with ``-P`` (no unsafe path: its working directory
 and a script's folder stay off ``sys.path``) and in a working directory CueDeck owns
 (:func:`owned_directory`), so a relative ``PYTHONPATH`` entry or a tool that reads its
