@@ -88,6 +88,7 @@ def test_the_deadline_covers_the_whole_call(root: Path) -> None:
     assert took < 4.0, took  # 4.4 to 8.1 s for this 3 s bound before
 
 
+@pytest.mark.slow
 def test_matches_are_taken_a_page_at_a_time() -> None:
     """`(?:)` matches at every character: a 4 MB file listed every match before paging
     (840 MB); the page is taken and the rest only counted."""

@@ -61,6 +61,7 @@ def test_doctor_names_each_skipped_line(root: Path) -> None:
     assert "more than 3 * wildcards" in next(p.message for p in problems if p.line == 5)
 
 
+@pytest.mark.slow
 def test_the_commands_work_and_doctor_warns(root: Path) -> None:
     for args in (["index", "--json"], ["scene", "--dry-run", "--no-clipboard"]):
         done = subprocess.run(
