@@ -156,7 +156,7 @@ def scene_outputs(
 
     workspace = open_workspace(root)
     if weights is not None:
-        from cuedeck.plugins import get_code_rankers
+        from cuedeck.plugins.host import get_code_rankers
 
         ranker = get_code_rankers(workspace.plugins)["importance"]
         ranker.weights = weights
@@ -273,7 +273,7 @@ def tiktoken_cache(work: Path) -> Path:
     import gzip
     import importlib.util
 
-    from cuedeck.tokens import O200K_CACHE_NAME, O200K_SHA256
+    from cuedeck.token_counts import O200K_CACHE_NAME, O200K_SHA256
 
     cache = work / "tiktoken-cache"
     target = cache / O200K_CACHE_NAME

@@ -37,8 +37,8 @@ import json, os, resource, sys, time
 from pathlib import Path
 mode, root = sys.argv[1], Path(sys.argv[2])
 from cuedeck import open_workspace
-from cuedeck.parsing import parse_document
-from cuedeck.tokens import EstimateCounter
+from cuedeck.markdown.document import parse_document
+from cuedeck.token_counts import EstimateCounter
 result = {}
 if mode in ("fast", "mistletoe"):
     count = EstimateCounter().count

@@ -212,7 +212,7 @@ def server_side(root: Path, calls: int) -> dict[str, list[float]]:
 
 def count_tokens(text: str) -> tuple[int, str]:
     """Tokens of ``text`` and the counter's name (o200k when installed, else the estimate)."""
-    from cuedeck.tokens import EstimateCounter, O200kCounter
+    from cuedeck.token_counts import EstimateCounter, O200kCounter
 
     counter = O200kCounter.load() or EstimateCounter()
     return counter.count(text), counter.name

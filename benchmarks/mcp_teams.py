@@ -52,7 +52,7 @@ def tools_list_tokens(root: Path) -> dict[str, int]:
     installed (as in the development environment); the JSON is ``json.dumps`` of the
     listed tools, as tests/mcp/test_server.py counts it.
     """
-    from cuedeck.tokens import O200kCounter
+    from cuedeck.token_counts import O200kCounter
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import build_server
 

@@ -68,7 +68,7 @@ def requests(items: list[dict[str, Any]], ids: list[str]) -> list[dict[str, Any]
 def build(root: Path, items: list[dict[str, Any]]) -> list[str]:
     """A workspace at ``root`` holding ``items``, captured in process (kept for next
     runs); the segment ids."""
-    from cuedeck.serving import serve
+    from cuedeck.serving.calls import serve
     from cuedeck.workspace import open_workspace
 
     ids_file = root / "segment-ids.txt"
@@ -92,7 +92,7 @@ def build(root: Path, items: list[dict[str, Any]]) -> list[str]:
 
 def in_process(root: Path, batches: list[dict[str, Any]], profile: bool) -> list[float]:
     """CPU ms of each batch through ``serve``, on ``root`` (a copy: the store grows)."""
-    from cuedeck.serving import serve
+    from cuedeck.serving.calls import serve
     from cuedeck.workspace import open_workspace
 
     gc.set_threshold(50_000, 20, 20)  # as `cue` runs

@@ -92,7 +92,7 @@ def summary(values: list[float]) -> dict[str, float]:
 
 def bench_scenes(root: Path, runs: int) -> dict[str, object]:
     from cuedeck import open_workspace
-    from cuedeck.plugins import make_plugin_host
+    from cuedeck.plugins.host import make_plugin_host
     from cuedeck.scene import build_scene
 
     plugins = make_plugin_host()
@@ -126,7 +126,7 @@ def bench_scenes(root: Path, runs: int) -> dict[str, object]:
 
 
 def bench_masking(root: Path, docs: list[str], runs: int) -> dict[str, float]:
-    from cuedeck.builtin_masker import BuiltinMasker
+    from cuedeck.masking.builtin import BuiltinMasker
 
     text = "\n".join((root / path).read_text(encoding="utf-8") for path in docs)
     pieces = [text[i : i + PIECE] for i in range(0, len(text), PIECE)]

@@ -58,7 +58,7 @@ def demo_copy(into: Path) -> Path:
 def run_examples(root: Path) -> dict[str, Any]:
     """``{tool: normalised reply}`` of every tool that has an example, in order."""
     from cuedeck.errors import CueError
-    from cuedeck.tool_docs import normalise, reference_of
+    from cuedeck.serving.tool_docs import normalise, reference_of
     from cuedeck.workspace import open_workspace
 
     workspace = open_workspace(root)
@@ -101,8 +101,8 @@ def fresh_replies() -> dict[str, Any]:
 
 def render(replies: dict[str, Any] | None = None) -> str:
     """docs/tools.md: every tool's reference, by category."""
-    from cuedeck.plugins import make_plugin_host
-    from cuedeck.tool_docs import parameters, reference_of
+    from cuedeck.plugins.host import make_plugin_host
+    from cuedeck.serving.tool_docs import parameters, reference_of
     from cuedeck_mcp.roles import required_role
     from cuedeck_mcp.server import served_tools
 
@@ -174,8 +174,8 @@ def update(replies: dict[str, Any]) -> None:
 
     import yaml
 
-    from cuedeck.plugins import make_plugin_host
-    from cuedeck.tool_docs import FILE, home, package_references
+    from cuedeck.plugins.host import make_plugin_host
+    from cuedeck.serving.tool_docs import FILE, home, package_references
 
     by_file: dict[Path, dict[str, Any]] = {}
     for name, tool in make_plugin_host().tools().items():
@@ -185,7 +185,9 @@ def update(replies: dict[str, Any]) -> None:
         data = by_file.setdefault(path, yaml.safe_load(path.read_text(encoding="utf-8")))
         data[name]["example"]["reply"] = replies[name]
     for path, data in by_file.items():
-        header = "# Tool references of this package: see cuedeck/tool_docs.py. The example\n"
+        header = (
+            "# Tool references of this package: see cuedeck/serving/tool_docs.py. The example\n"
+        )
         header += "# replies are written by scripts/tool_docs.py --update; edit the rest.\n"
         text = yaml.safe_dump(
             data, sort_keys=False, allow_unicode=True, width=96, default_flow_style=None
@@ -196,8 +198,8 @@ def update(replies: dict[str, Any]) -> None:
 
 def mismatches(replies: dict[str, Any]) -> list[str]:
     """Tools whose stored example reply differs from ``replies``, or that have none."""
-    from cuedeck.plugins import make_plugin_host
-    from cuedeck.tool_docs import reference_of
+    from cuedeck.plugins.host import make_plugin_host
+    from cuedeck.serving.tool_docs import reference_of
 
     stale = []
     for name, tool in make_plugin_host().tools().items():

@@ -9,7 +9,9 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,12 +40,12 @@ def demo(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def board(demo: Path) -> Iterator[str]:
-    """`cue board --no-open` on the demo copy: the address it prints."""
+@contextmanager
+def _served(root: Path) -> Iterator[str]:
+    """`cue board --no-open` on ``root``: the address it prints."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUEDECK_", "CUE_"))}
     process = subprocess.Popen(
-        [CUE, "-C", str(demo), "board", "--no-open"],
+        [CUE, "-C", str(root), "board", "--no-open"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True,
     )  # fmt: skip
     try:
@@ -59,9 +61,9 @@ def board(demo: Path) -> Iterator[str]:
             process.stderr.close()
 
 
-@pytest.fixture
-def page(board: str) -> Iterator[tuple[object, list[str]]]:
-    """A Chromium page on the board, and the console errors it logged."""
+@contextmanager
+def _browsed(address: str) -> Iterator[tuple[Any, list[str]]]:
+    """A Chromium page on the board at ``address``, and the console errors it logged."""
     assert CHROMIUM is not None, "chromium is required (CUEDECK_REQUIRE_BROWSER is set)"
     errors: list[str] = []
     with sync_api.sync_playwright() as playwright:
@@ -72,10 +74,24 @@ def page(board: str) -> Iterator[tuple[object, list[str]]]:
             lambda message: errors.append(message.text) if message.type == "error" else None,
         )
         tab.on("pageerror", lambda error: errors.append(str(error)))
-        tab.goto(board)
+        tab.goto(address)
         tab.wait_for_selector(".card")
         yield tab, errors
         browser.close()
+
+
+@pytest.fixture
+def board(demo: Path) -> Iterator[str]:
+    """`cue board --no-open` on the demo copy: the address it prints."""
+    with _served(demo) as address:
+        yield address
+
+
+@pytest.fixture
+def page(board: str) -> Iterator[tuple[Any, list[str]]]:
+    """A Chromium page on the board, and the console errors it logged."""
+    with _browsed(board) as opened:
+        yield opened
 
 
 def _card_text(demo: Path, card: str) -> str:
@@ -286,4 +302,133 @@ def test_memory_tab_shows_health_advice_and_the_working_set(
         f'tr[data-segment="{memory_demo["pinned"]}"] button.pin[aria-pressed="false"]'
     )
     assert not stored_pin(memory_demo["pinned"])
+    assert errors == []
+
+
+# -- the board on a code repository -------------------------------------------------------
+
+AUTH = '''"""Signing in."""
+
+
+def login(user: str, password: str) -> bool:
+    """Check a user's password and open a session."""
+    return check_password(user, password)
+
+
+def check_password(user: str, password: str) -> bool:
+    """Whether ``password`` is ``user``'s."""
+    return bool(user and password)
+'''
+#: Deep enough that the manifest's path column is wider than its share of the page.
+DEEP = "src/shop/integrations/payment_providers/european_union/sepa_direct_debit"
+
+
+def _card(card_id: str, title: str, status: str, body: str = "") -> str:
+    return (
+        f"---\nid: {card_id}\ntitle: {title}\nstatus: {status}\npriority: medium\n"
+        f"created: '2026-11-20T09:00:00Z'\n---\n# {title}\n\n{body}"
+    )
+
+
+@pytest.fixture
+def code_repo(tmp_path: Path) -> Path:
+    """A code repository whose words fill a search's first page (60 modules on login
+    sessions) and whose active card cites code that drifted since it was recorded."""
+    pytest.importorskip("cuedeck_code")
+    from cuedeck.refs.drift import record_references
+    from cuedeck.workspace import open_workspace
+
+    root = tmp_path / "shop"
+    files = {
+        "src/shop/auth.py": AUTH,
+        f"{DEEP}/mandate_signature_verification.py": (
+            "def verify_mandate_signature(mandate: str) -> bool:\n"
+            '    """Check a SEPA mandate\'s signature before a login session pays."""\n'
+            "    return bool(mandate)\n"
+        ),
+        ".cuedeck/cards/aaa111.md": _card(
+            "aaa111",
+            "Login forgets the page asked for",
+            "active",
+            "After @code/src/shop/auth.py#login the user lands on the home page.\n\n"
+            f"Payments: @code/{DEEP}/mandate_signature_verification.py#verify_mandate_signature\n",
+        ),
+        ".cuedeck/cards/bbb222.md": _card("bbb222", "Throttle login after failures", "todo"),
+        ".cuedeck/cards/ccc333.md": _card("ccc333", "Export invoices as CSV", "todo"),
+    }
+    for n in range(60):
+        files[f"src/shop/steps/step_{n:02d}.py"] = (
+            f"def login_step_{n}(session: dict) -> dict:\n"
+            f'    """Login step {n}: carry the login session on."""\n'
+            "    return session\n"
+        )
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    (root / ".cuedeck" / "docs").mkdir()
+    record_references(open_workspace(root), ".cuedeck/cards/aaa111.md")
+    drifted = AUTH.replace("    return check_password(user, password)\n", (
+        "    if not user:\n        return False\n    return check_password(user, password)\n"
+    ))  # fmt: skip
+    (root / "src/shop/auth.py").write_text(drifted, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def code_page(code_repo: Path) -> Iterator[tuple[Any, list[str]]]:
+    with _served(code_repo) as address, _browsed(address) as opened:
+        yield opened
+
+
+def _shown_cards(tab: Any) -> dict[str, list[str]]:
+    return {
+        status: tab.locator(f'.column[data-status="{status}"] .card').evaluate_all(
+            "cards => cards.map(c => c.dataset.id)"
+        )
+        for status in ("todo", "active", "done")
+    }
+
+
+def test_search_on_a_code_repository_keeps_the_matching_cards(code_page: tuple) -> None:
+    """Code fills the first page of hits; the columns still show the cards that match."""
+    tab, errors = code_page
+    tab.fill("#q", "login")
+    tab.wait_for_selector("#hits:not([hidden]) li")
+    tab.wait_for_function("() => document.querySelectorAll('.card').length < 3")
+    assert _shown_cards(tab) == {"todo": ["bbb222"], "active": ["aaa111"], "done": []}
+    assert tab.locator(".card.match").count() == 2
+    hits = tab.locator("#hits li").all_inner_texts()
+    assert hits and any(hit.startswith("src/shop/") for hit in hits)  # code among the hits
+    tab.fill("#q", "")
+    tab.wait_for_function("() => document.querySelectorAll('.card').length === 3")
+    assert errors == []
+
+
+def test_the_scene_view_shows_every_column_and_the_drift_labels(code_page: tuple) -> None:
+    tab, errors = code_page
+    tab.click('.tab[data-view="scene"]')
+    tab.wait_for_selector("#manifest tbody tr")
+    # Nothing covers the manifest: each header cell and each "why" cell is what the
+    # page shows at its centre, and the table ends before the scene's text starts.
+    covered = tab.evaluate(
+        """() => [...document.querySelectorAll('#manifest th, #manifest td:last-child')]
+            .filter(cell => {
+              const box = cell.getBoundingClientRect();
+              const x = box.left + box.width / 2, y = box.top + box.height / 2;
+              if (y > window.innerHeight) return false;  // below the fold: not drawn
+              const seen = document.elementFromPoint(x, y);
+              return !(seen === cell || cell.contains(seen));
+            }).map(cell => cell.textContent)"""
+    )
+    assert covered == []
+    table = tab.locator("#manifest").bounding_box()
+    text = tab.locator("#scene-text").bounding_box()
+    assert table["x"] + table["width"] <= text["x"]
+    rows = tab.locator("#manifest tbody tr")
+    login = rows.filter(has_text="src/shop/auth.py#login")
+    assert login.count() == 1
+    label = login.locator(".ref-drifted")
+    assert label.count() == 1 and label.inner_text().startswith("drifted: +2 -0 lines since ")
+    deep = rows.filter(has_text="verify_mandate_signature")
+    assert deep.locator(".ref").count() == 0  # fresh: nothing to say
     assert errors == []

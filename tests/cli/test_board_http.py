@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cuedeck.http_guard import HEADER_TIMEOUT, MAX_BODY_BYTES
+from cuedeck.serving.http_guard import HEADER_TIMEOUT, MAX_BODY_BYTES
 from tests.conftest import endless_chunked_body, raw_http
 
 pytest.importorskip("cuedeck_tasks")

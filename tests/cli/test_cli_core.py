@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -176,6 +177,26 @@ def test_plugins_json_lists_cuedeck_cli_and_its_commands(make_workspace: MakeWor
     assert {"searchers", "pruners", "maskers", "tools", "commands", "services"} <= set(
         report["registered"]
     )
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_plugins_fit_a_narrow_terminal_and_name_everything_whole(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    root = str(make_workspace())
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, _ = run("-C", root, "plugins")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "CueDeck plugins" and "…" not in out
+    assert max(len(line) for line in lines) <= columns
+    report = json.loads(run("-C", root, "plugins", "--json")[1])
+    words = set(re.split(r"[\s,]+", out))
+    for plugin in report["plugins"]:  # each name, distribution and registration, whole
+        assert f"{plugin['name']}  {plugin['distribution']} {plugin['version']}" in lines
+    for kind, names in report["registered"].items():
+        for name, owner in names.items():
+            assert name in words, (kind, name, owner)
 
 
 def test_disabling_the_cli_plugin_removes_its_commands(make_workspace: MakeWorkspace) -> None:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from cuedeck import hookimpl
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 from cuedeck_cli import pass_workspace, tool_command
 from cuedeck_cli.app import make_cli
 from tests.conftest import MakeWorkspace
@@ -172,7 +172,7 @@ def test_the_example_plugins_parser_is_indexed_searched_and_read_by_anchor(
     pytest.importorskip("cuedeck_example_plugin")
     pytest.importorskip("cuedeck_search")
     from cuedeck import open_workspace
-    from cuedeck.read_doc import read_doc
+    from cuedeck.serving.read_doc import read_doc
 
     root = make_workspace(
         {

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck import hookimpl
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 from cuedeck_cli.app import make_cli
 from tests.conftest import MakeWorkspace, installed, needs_extras
 
@@ -190,7 +190,7 @@ def test_a_keyword_search_imports_its_command_alone(
 @pytest.mark.skipif(not installed("cuedeck_mcp"), reason="needs the mcp extra")
 def test_cue_mcp_stdio_does_not_import_the_http_deployment() -> None:
     """What `cue mcp` over stdio imports leaves out CueDeck's HTTP-only modules."""
-    http_only = ("cuedeck_mcp.asgi", "cuedeck.http_guard", "cuedeck.ports")
+    http_only = ("cuedeck_mcp.asgi", "cuedeck.serving.http_guard", "cuedeck.serving.ports")
     code = (
         "import sys\n"
         "import cuedeck_mcp.commands, cuedeck_mcp.server, cuedeck_mcp.stdio\n"

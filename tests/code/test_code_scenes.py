@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck import open_workspace
-from cuedeck.delta import UnknownBaseline
+from cuedeck.refs.delta import UnknownBaseline
 from cuedeck.scene import build_scene
 from cuedeck_cli.app import make_cli
 from tests.code.conftest import Repo
@@ -312,6 +312,26 @@ def test_a_map_for_a_query_or_a_folder(shop: Repo) -> None:
     assert result.stdout.startswith("# Map of shop/, ranked for card abc123\n")
     result = CliRunner().invoke(make_cli(), ["-C", str(shop.root), "map", "nowhere"])
     assert result.exit_code != 0 and "error[1004]" in result.stderr
+
+
+def test_the_map_budget_is_token_limit_as_for_scenes(shop: Repo) -> None:
+    """One name for a budget everywhere (`cue scene --token-limit`, the tools'
+    token_limit); the map's old `--tokens` still works, unlisted."""
+
+    def tokens_of(*args: str) -> str:
+        result = CliRunner().invoke(make_cli(), ["-C", str(shop.root), "map", *args])
+        assert result.exit_code == 0, result.output
+        return result.stderr.rsplit(", ", 1)[-1].strip()  # "N/LIMIT tokens"
+
+    assert tokens_of("--token-limit", "100").endswith("/100 tokens")
+    assert tokens_of("--tokens", "120").endswith("/120 tokens")
+    listed = CliRunner().invoke(make_cli(), ["map", "--help"]).stdout
+    assert "--token-limit" in listed and "--tokens " not in listed
+    assert "--token-limit" in CliRunner().invoke(make_cli(), ["scene", "--help"]).stdout
+    both = CliRunner().invoke(
+        make_cli(), ["-C", str(shop.root), "map", "--tokens", "100", "--token-limit", "90"]
+    )
+    assert both.exit_code == 1 and "give --token-limit once" in both.stderr
 
 
 def test_a_delta_since_a_task_snapshot_shows_exactly_the_changed_hunks(shop: Repo) -> None:

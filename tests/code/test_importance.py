@@ -9,7 +9,7 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.models import CodeQuery, RankedSymbol
-from cuedeck.plugins import get_code_rankers
+from cuedeck.plugins.host import get_code_rankers
 from cuedeck_code.frames import frames, resolve
 from cuedeck_code.importance import ImportanceRanker, Weights
 from tests.code.conftest import Repo

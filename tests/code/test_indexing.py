@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cuedeck import open_workspace
-from cuedeck.read_doc import read_doc
+from cuedeck.serving.read_doc import read_doc
 from tests.conftest import MakeWorkspace
 
 GOOD = "def ok():\n    return 1\n"
@@ -61,6 +61,19 @@ def test_generated_minified_vendored_and_large_files_are_passed_over(
         "vendored": ["third_party/x.c", "vendor/lib/util.go"],
     }
     assert workspace.index.summary()["languages"] == {"markdown": 1, "python": 1}
+    # `cue index` and `cue doctor` name the files of a reason that passed over few.
+    from click.testing import CliRunner
+
+    from cuedeck_cli.app import make_cli
+
+    not_indexed = (
+        "not indexed: generated 3 (app/models_pb2.py, app/schema.go, web/app.min.js), "
+        "minified 1 (web/bundle.js), too large 1 (big.py), "
+        "vendored 2 (third_party/x.c, vendor/lib/util.go)\n"
+    )
+    for command in ("index", "doctor"):
+        shown = CliRunner().invoke(make_cli(), ["-C", str(root), command]).stdout
+        assert not_indexed in shown, shown
 
 
 def test_languages_and_enabled_settings(make_workspace: MakeWorkspace) -> None:
@@ -121,7 +134,7 @@ def test_an_unknown_symbol_suggests_near_ones(code_root: Path) -> None:
 
 
 def test_get_file_content_reads_a_symbol_in_pages(code_root: Path) -> None:
-    from cuedeck.file_tools import get_file_content
+    from cuedeck.serving.file_tools import get_file_content
 
     workspace = open_workspace(code_root)
     lines = (code_root / "client.py").read_text().splitlines(keepends=True)

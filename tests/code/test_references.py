@@ -10,8 +10,8 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.doctor import diagnose
-from cuedeck.drift import label_references, record_references
 from cuedeck.errors import FileNotFound
+from cuedeck.refs.drift import label_references, record_references
 from tests.code.conftest import Repo
 
 CART = '''"""A shopping cart."""
@@ -144,9 +144,21 @@ def test_cue_card_update_ref_records_a_drifted_reference_anew(shop: Repo) -> Non
     assert typo.exit_code == 1
     assert json.loads(typo.output)["error"]["code"] == 1001
     assert labels(shop)[ADD].startswith("drifted: ")
+    before = (shop.root / CARD_PATH).read_text(encoding="utf-8")
     done = CliRunner().invoke(make_cli(), [*update, "--ref", "code/" + ADD])
     assert done.exit_code == 0, done.output
     assert labels(shop)[ADD] == "fresh"
+    # The body cites it: recorded anew, not added to refs: (the card is as it was).
+    assert (shop.root / CARD_PATH).read_text(encoding="utf-8") == before
+    assert f"recorded code/{ADD}" in done.output
+    # A reference the card does not cite yet is added to refs: and recorded.
+    shop.write({"src/shop/tax.py": "def vat(amount: float) -> float:\n    return amount\n"})
+    shop.commit("tax")
+    added = CliRunner().invoke(make_cli(), [*update, "--ref", "code/src/shop/tax.py#vat"])
+    assert added.exit_code == 0, added.output
+    card = (shop.root / CARD_PATH).read_text(encoding="utf-8")
+    assert 'refs: ["code/src/shop/cart.py#L14-L16", "code/src/shop/tax.py#vat"]\n' in card
+    assert card.count("code/src/shop/cart.py#Cart.add") == 1
 
 
 def test_an_orphan_moved_unchanged_points_at_the_same_text(shop: Repo) -> None:

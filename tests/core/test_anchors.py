@@ -16,10 +16,10 @@ import markdown.extensions.toc
 import pytest
 
 from cuedeck import open_workspace
-from cuedeck.anchors import CONVENTIONS, heading_anchors, sphinx_slug
 from cuedeck.doctor import diagnose
+from cuedeck.markdown.anchors import CONVENTIONS, heading_anchors, sphinx_slug
+from cuedeck.markdown.document import heading_text, parse_document
 from cuedeck.models import Heading
-from cuedeck.parsing import heading_text, parse_document
 from cuedeck.scene import build_scene
 from tests.conftest import MakeWorkspace
 

@@ -13,8 +13,8 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.doctor import diagnose
-from cuedeck.read_doc import read_doc
-from cuedeck.walk import Globs, pattern_problem
+from cuedeck.index.walk import Globs, pattern_problem
+from cuedeck.serving.read_doc import read_doc
 from tests.conftest import MakeWorkspace
 
 CUE = str(Path(sys.executable).with_name("cue"))

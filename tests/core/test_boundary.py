@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cuedeck.errors import FileNotFound, InvalidInput
-from cuedeck.read_doc import read_doc
 from cuedeck.scene import build_scene
+from cuedeck.serving.read_doc import read_doc
 from cuedeck.workspace import open_workspace
 from tests.conftest import MakeWorkspace
 

@@ -1,4 +1,4 @@
-"""SQLite files opened by several processes at once (cuedeck.cache_db)."""
+"""SQLite files opened by several processes at once (cuedeck.system.cache_db)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ RACE = textwrap.dedent("""
     if OPEN == "memory":
         from cuedeck_memory.database import MemoryDatabase
     else:
-        from cuedeck.cache_db import write_ahead
+        from cuedeck.system.cache_db import write_ahead
 
     def opener(path, barrier, results):
         barrier.wait()

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from cuedeck.confirmation import ALPHABET, Confirmations, ConfirmationToken, confirm
 from cuedeck.errors import ConfirmationRequired, CueError
-from cuedeck.plugins import make_plugin_host
-from cuedeck.tools import Tool
+from cuedeck.plugins.host import make_plugin_host
+from cuedeck.plugins.tools import Tool
+from cuedeck.serving.confirmation import ALPHABET, Confirmations, ConfirmationToken, confirm
 from cuedeck.workspace import open_workspace
 from tests.conftest import MakeWorkspace
 

@@ -11,12 +11,7 @@ from typing import Any
 
 from cuedeck import hookimpl
 from cuedeck.hookspecs import PROJECT
-from cuedeck.plugins import (
-    DEFAULT_PLUGINS,
-    PluginHost,
-    get_searchers,
-    make_plugin_host,
-)
+from cuedeck.plugins.host import DEFAULT_PLUGINS, PluginHost, get_searchers, make_plugin_host
 
 CORE = Path(importlib.import_module("cuedeck").__file__ or "").parent
 #: Top-level imports a default plugin module may have: everything else inside the hook.

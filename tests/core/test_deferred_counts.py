@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cuedeck import open_workspace
-from cuedeck.index import DEFER_COUNTS, UNCOUNTED
+from cuedeck.index.parsed import DEFER_COUNTS, UNCOUNTED
 from cuedeck.layout import INDEX_DB
 from tests.conftest import MakeWorkspace
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cuedeck import frontmatter
-from cuedeck.parsing import split_lines
+from cuedeck.markdown import frontmatter
+from cuedeck.text import split_lines
 from tests.conftest import REPO
 
 

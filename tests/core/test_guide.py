@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from cuedeck import hookimpl
-from cuedeck.guide import first_time_user_guide, get_tool_categories
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 from cuedeck.scene import build_scene
+from cuedeck.serving.guide import first_time_user_guide, get_tool_categories
 from cuedeck.state import set_active_card
 from cuedeck.workspace import open_workspace
 
@@ -157,7 +157,7 @@ def test_guide_steps_carry_the_reference_and_docs_name_the_fix(
     make_workspace: MakeWorkspace,
 ) -> None:
     from cuedeck.errors import FileNotFound
-    from cuedeck.guide import get_tool_docs
+    from cuedeck.serving.guide import get_tool_docs
 
     workspace = open_workspace(make_workspace({".cuedeck/docs/a.md": "# A\n"}))
     steps = {step["tool"]: step for step in first_time_user_guide(workspace)["steps"]}

@@ -11,9 +11,9 @@ import pytest
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import CueError
 from cuedeck.models import Placement
-from cuedeck.plugins import get_maskers, make_plugin_host
-from cuedeck.pruning import outlines
+from cuedeck.plugins.host import get_maskers, make_plugin_host
 from cuedeck.scene import build_scene
+from cuedeck.scene.pruners import outlines
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

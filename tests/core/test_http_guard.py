@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from cuedeck import http_guard
-from cuedeck.http_guard import HostOriginGuard, guarded_http_protocol
+from cuedeck.serving import http_guard
+from cuedeck.serving.http_guard import HostOriginGuard, guarded_http_protocol
 
 uvicorn = pytest.importorskip("uvicorn")
 

@@ -16,7 +16,7 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import LockError
-from cuedeck.index import SCHEMA_VERSION, RefreshStats
+from cuedeck.index.parsed import SCHEMA_VERSION, RefreshStats
 from cuedeck.layout import INDEX_DB
 from cuedeck.writes import locked
 from tests.conftest import MakeWorkspace

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cuedeck import index_store, open_workspace
+from cuedeck import open_workspace
+from cuedeck.index import store as index_store
 from cuedeck.workspace import Workspace
 from tests.conftest import MakeWorkspace
 

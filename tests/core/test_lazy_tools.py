@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput, ToolLoadFailed
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 from cuedeck_cli.app import make_cli
 from tests.conftest import MakeWorkspace
 

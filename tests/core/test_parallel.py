@@ -1,4 +1,4 @@
-"""Bulk work on every core (cuedeck.parallel), run in fresh processes.
+"""Bulk work on every core (cuedeck.system.parallel), run in fresh processes.
 
 Workers are forked only in a process without other threads, which pytest's process may
 not be (other tests leave threads behind), so each case runs a script in a child
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="workers are for
 
 JOB = textwrap.dedent("""
     import json, os, threading
-    from cuedeck import parallel
+    from cuedeck.system import parallel
     from cuedeck.progress import reporting_to
 
     PARENT = os.getpid()
@@ -135,7 +135,7 @@ def _files(root: Path, count: int) -> None:
 INDEX = textwrap.dedent("""
     import json
     from pathlib import Path
-    from cuedeck import parallel
+    from cuedeck.system import parallel
     from cuedeck.workspace import Workspace
 
     parallel.MIN_ITEMS = 10

@@ -12,12 +12,7 @@ import pytest
 
 from cuedeck import hookimpl
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import (
-    DEFAULT_PLUGINS,
-    get_searchers,
-    hook_names,
-    make_plugin_host,
-)
+from cuedeck.plugins.host import DEFAULT_PLUGINS, get_searchers, hook_names, make_plugin_host
 from tests.conftest import needs_extras
 
 REPO = Path(__file__).resolve().parents[2]

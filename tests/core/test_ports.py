@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from cuedeck.errors import PortInUse
-from cuedeck.ports import check_free, listen
+from cuedeck.serving.ports import check_free, listen
 
 
 def test_a_taken_port_names_itself_and_a_free_one() -> None:

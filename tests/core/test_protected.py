@@ -10,7 +10,7 @@ import pytest
 
 from cuedeck.errors import CueError, FileNotFound, Protected
 from cuedeck.layout import protection
-from cuedeck.read_doc import read_doc
+from cuedeck.serving.read_doc import read_doc
 from cuedeck.workspace import open_workspace
 from cuedeck.writes import sha256_bytes
 from tests.conftest import MakeWorkspace
@@ -130,7 +130,8 @@ def test_a_link_into_git_is_no_document(protected_workspace: Path) -> None:
         (".git./config", False, "git"),
         (".cuedeck/.cache", False, "private"),
         (".cuedeck/.Cache/x", True, "private"),
-        ("nested/.cuedeck/access.toml", False, "private"),
+        ("nested/.cuedeck/state.json", False, "private"),
+        ("nested/.cuedeck/access.toml", False, None),  # a plugin's: only when registered
         (".cuedeck/config.toml", True, "control"),
         (".cuedeck/config.toml", False, None),
         (".cuedeck/cards/k3x9q2.md", True, None),

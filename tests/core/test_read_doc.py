@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from cuedeck.errors import FileNotFound, InvalidInput, Protected
-from cuedeck.read_doc import read_doc
+from cuedeck.serving.read_doc import read_doc
 from cuedeck.workspace import Workspace, open_workspace
 
 if TYPE_CHECKING:

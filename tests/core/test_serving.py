@@ -12,8 +12,8 @@ import pytest
 
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import make_plugin_host
-from cuedeck.serving import request_masking, serve, strings_in
+from cuedeck.plugins.host import make_plugin_host
+from cuedeck.serving.calls import request_masking, serve, strings_in
 from tests.conftest import MakeWorkspace
 
 SECRET = "sk_live_4eC39HqLyjWDarjtT1zdp7dcTYooMQauvdEDq54NiTphI7jx"

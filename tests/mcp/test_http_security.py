@@ -13,7 +13,7 @@ from mcp import MCPError
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from cuedeck.http_guard import HEADER_TIMEOUT, MAX_BODY_BYTES, HostOriginGuard
+from cuedeck.serving.http_guard import HEADER_TIMEOUT, MAX_BODY_BYTES, HostOriginGuard
 from tests.conftest import endless_chunked_body, raw_http
 from tests.mcp.conftest import CUE, environment, http_server
 

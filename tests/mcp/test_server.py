@@ -20,7 +20,7 @@ from cuedeck.errors import (
     InvalidInput,
     TokenLimitExceeded,
 )
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 from cuedeck.workspace import open_workspace
 from cuedeck.writes import locked
 from cuedeck_mcp.server import TEAM_ONLY, build_server
@@ -112,7 +112,7 @@ def _hints(annotations: mcp_types.ToolAnnotations | None) -> tuple[bool, bool, b
 def _o200k_tokens(tools: list[mcp_types.Tool]) -> int:
     """Exact o200k tokens of ``tools`` as tools/list sends them, the example plugin's left
     out (the budgets are CueDeck's own). bpe-openai is a dev dependency: no estimate."""
-    from cuedeck.tokens import O200kCounter
+    from cuedeck.token_counts import O200kCounter
 
     counter = O200kCounter.load()
     if counter is None:
@@ -176,7 +176,7 @@ async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
     example and every call the guide suggests validates against the published schema."""
     import jsonschema
 
-    from cuedeck.tool_docs import reference_of
+    from cuedeck.serving.tool_docs import reference_of
 
     _as_admin(demo)
     tools = (open_workspace(demo).plugins).tools()
@@ -694,7 +694,7 @@ def test_initialize_waits_for_no_tool_module(demo: Path) -> None:
 import json, sys
 from cuedeck.workspace import open_workspace
 from cuedeck_mcp.server import build_server
-TOOLS = ("cuedeck_git.history", "cuedeck_tasks.tools", "cuedeck.read_doc")
+TOOLS = ("cuedeck_git.history", "cuedeck_tasks.tools", "cuedeck.serving.read_doc")
 server = build_server(open_workspace({str(demo)!r}), defer=True)
 before = sorted(m for m in sys.modules if m in TOOLS)
 server.cuedeck_furnish()
@@ -702,5 +702,5 @@ after = sorted(m for m in sys.modules if m in TOOLS)
 print(json.dumps([before, after, hasattr(server, "cuedeck_runtime")]))
 """
     # git's history tool is not in the default profile: never imported to serve it.
-    assert run_script(script) == [[], ["cuedeck.read_doc", "cuedeck_tasks.tools"], True]
+    assert run_script(script) == [[], ["cuedeck.serving.read_doc", "cuedeck_tasks.tools"], True]
     assert run_script(script) == [[], [], True]

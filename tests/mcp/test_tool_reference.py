@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from cuedeck.plugins import make_plugin_host
-from cuedeck.tool_docs import PARTS, reference_of
+from cuedeck.plugins.host import make_plugin_host
+from cuedeck.serving.tool_docs import PARTS, reference_of
 from tests.conftest import REPO, needs_extras
 
 pytestmark = [needs_extras, pytest.mark.slow]

@@ -9,7 +9,7 @@ import pytest
 from fastmcp import Client
 from mcp import MCPError
 
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 
 from .conftest import server_for
 

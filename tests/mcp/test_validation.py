@@ -9,7 +9,7 @@ from fastmcp import Client
 from mcp import MCPError
 
 from cuedeck import hookimpl
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 from cuedeck.settings import RateLimit
 from cuedeck.workspace import open_workspace
 from tests.core.test_tools import SEEN, counted_echo

@@ -129,14 +129,14 @@ def test_restore_under_a_tight_budget_shows_text_or_says_what_fits(
         segments=[{"text": "short one", "type": "decision"}, {"text": long, "pinned": True}],
     )
     count = workspace.token_counter.count
-    # 200 tokens cannot hold one segment's fields: refused with what would, never a row
+    # 100 tokens cannot hold one segment's fields: refused with what would, never a row
     # without text.
-    small = run(workspace, "memory", "restore", "--max-tokens", "200", "--json")
+    small = run(workspace, "memory", "restore", "--max-tokens", "100", "--json")
     assert small.exit_code == 1
     error = json.loads(small.output)["error"]
     assert (error["code"], error["field"]) == (1004, "max_tokens")
     needed = error["needed"]
-    assert 200 < needed < 400 and "at least that" in error["message"]
+    assert 100 < needed < 200 and "at least that" in error["message"]
     tight = json.loads(
         run(workspace, "memory", "restore", "--max-tokens", str(needed), "--json").output
     )
@@ -149,6 +149,28 @@ def test_restore_under_a_tight_budget_shows_text_or_says_what_fits(
     roomy = json.loads(run(workspace, "memory", "restore", "--max-tokens", "900", "--json").output)
     assert [s["text"] for s in roomy["segments"]] == [long, "short one"]
     assert count(json.dumps(roomy)) <= 900
+
+
+def test_a_short_segment_is_restored_whole_in_300_tokens(make_workspace: Any) -> None:
+    """`cue memory status` and `restore` on the active card, no project or task given."""
+    root = make_workspace({".cuedeck/cards/c2c2c2.md": card("c2c2c2", "Login", status="active")})
+    workspace = open_workspace(root)
+    text = (
+        "Refresh tokens rotate on every use; a reused refresh token revokes the whole "
+        "family, and the client must log in again."
+    )
+    captured = run(workspace, "memory", "capture", "-t", "decision", stdin=text)
+    assert captured.exit_code == 0, captured.output
+    assert run(workspace, "memory", "status").output.startswith("project default, task c2c2c2\n")
+    count = workspace.token_counter.count
+    assert 20 <= count(text) <= 30
+    reply = run(workspace, "memory", "restore", "--max-tokens", "300", "--json")
+    assert reply.exit_code == 0, reply.output
+    restored = json.loads(reply.output)
+    assert restored["task_id"] == "c2c2c2"
+    [segment] = restored["segments"]
+    assert segment["text"] == text and "text_truncated" not in segment
+    assert count(json.dumps(restored, ensure_ascii=False)) <= 300
 
 
 def test_counts_of_one_are_singular(workspace: Workspace) -> None:

@@ -387,8 +387,8 @@ def test_a_served_capture_scans_each_text_once_and_keeps_no_secret(
     """Served (as MCP and the CLI serve it), a capture masks its texts with the reply's
     session: each text is looked at once, for the disk and the reply alike, and no
     secret reaches either."""
-    from cuedeck.plugins import make_plugin_host
-    from cuedeck.serving import serve
+    from cuedeck.plugins.host import make_plugin_host
+    from cuedeck.serving.calls import serve
     from tests.core.test_masking_batches import Counting, CountingPlugin
 
     counting = Counting()

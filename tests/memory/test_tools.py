@@ -212,7 +212,66 @@ def test_set_current_task_activates_a_card(workspace: Workspace, capture: Captur
     assert plain["previous_task_id"] == "c2c2c2" and plain["active_card"] is None
     assert active_card(workspace.root) == "c2c2c2"
     cleared = call(workspace, "context_set_current_task", project_id="p")
-    assert cleared["task_id"] is None
+    assert cleared["previous_task_id"] == "refactor-api"
+    assert cleared["task_id"] == "c2c2c2"  # none set: the active card again
+
+
+#: Every memory tool that takes a project, with the least its first call needs besides.
+FIRST_CALLS: dict[str, dict[str, Any]] = {
+    "context_analyze_usage": {},
+    "context_get_working_set": {},
+    "context_get_task_context": {"task_id": "t1"},
+    "context_gc_analyze": {"target_tokens": 10},
+    "context_gc_prune": {"segment_ids": ["nope"], "action": "stash"},
+    "context_gc_pin": {"segment_ids": ["nope"]},
+    "context_gc_unpin": {"segment_ids": ["nope"]},
+    "context_stash": {"query": "nothing"},
+    "context_retrieve_stashed": {"query": "nothing"},
+    "context_set_current_task": {"task_id": "t1"},
+    "context_create_task_snapshot": {"name": "first"},
+    "context_capture": {"segments": [{"text": "the first thing said"}]},
+    "context_restore": {},
+}
+
+
+def test_every_tool_answers_a_first_call_without_a_project(
+    make_workspace: Callable[..., Any],
+) -> None:
+    """No project_id: the workspace's project, ``[memory] project`` (``default``)."""
+    tools = open_workspace(make_workspace()).plugins.tools()
+    with_project = {
+        name
+        for name, tool in tools.items()
+        if name.startswith("context_") and "project_id" in tool.input_schema()["properties"]
+    }
+    assert with_project == set(FIRST_CALLS) | {"context_search_stashed"}  # it searches all
+    for name, arguments in FIRST_CALLS.items():
+        fresh = open_workspace(make_workspace())  # a first call: no store on disk yet
+        reply = call(fresh, name, **arguments)
+        assert isinstance(reply, dict), name
+    chosen = open_workspace(make_workspace(config='[memory]\nproject = "payments"\n'))
+    call(chosen, "context_capture", segments=[{"text": "kept in payments"}])
+    assert call(chosen, "context_list_projects")["projects"] == ["payments"]
+    assert call(chosen, "context_restore")["project_id"] == "payments"
+    broken = open_workspace(make_workspace(config='[memory]\nproject = "two words"\n'))
+    with pytest.raises(InvalidInput, match=r"^\[memory\] project: 'two words' is not a project id"):
+        call(broken, "context_restore")
+
+
+def test_the_current_task_follows_the_active_card_unless_set(workspace: Workspace) -> None:
+    assert call(workspace, "context_analyze_usage")["task_id"] is None  # no active card yet
+    card_file = workspace.root / ".cuedeck/cards/d3d3d3.md"
+    card_file.write_text(card_file.read_text().replace("status: todo", "status: active"))
+    workspace.invalidate()
+    assert call(workspace, "context_analyze_usage")["task_id"] == "d3d3d3"
+    [segment_id] = call(workspace, "context_capture", segments=[{"text": "on the card"}])[
+        "segment_ids"
+    ]
+    assert stored(workspace, segment_id, "default").task_id == "d3d3d3"
+    call(workspace, "context_set_current_task", task_id="refactor-api")  # set: it wins
+    assert call(workspace, "context_analyze_usage")["task_id"] == "refactor-api"
+    call(workspace, "context_set_current_task")  # cleared: the card again
+    assert call(workspace, "context_restore")["task_id"] == "d3d3d3"
 
 
 def test_snapshots_restore_and_paging(workspace: Workspace, capture: Capture) -> None:

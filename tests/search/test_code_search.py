@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("cuedeck_code")
 
 from cuedeck import open_workspace
-from cuedeck.parsing import split_lines
+from cuedeck.text import split_lines
 from cuedeck_search.sections import split_sections
 
 DATA = Path(__file__).parents[1] / "code" / "data"
@@ -75,3 +75,34 @@ def test_keyword_search_finds_definitions(  # type: ignore[no-untyped-def]
 def test_docs_and_code_answer_together(workspace) -> None:  # type: ignore[no-untyped-def]
     found = [r.path for r in workspace.search("retried requests", mode="keyword", limit=5)]
     assert found[:2] == [".cuedeck/docs/retries.md", "client.py"]
+
+
+def test_a_code_snippet_keeps_what_markdown_cleaning_would_drop(  # type: ignore[no-untyped-def]
+    workspace,
+) -> None:
+    """`<...>`, `**` and backticks are code in a source file, not markup."""
+    (workspace.root / "labels.py").write_text(
+        "class Badge:\n"
+        "    def render_badge(self) -> str:\n"
+        '        return f"<{self.name}>" + "`" + str(2**8)\n'
+    )
+    workspace.invalidate()
+    best = workspace.search("render_badge", mode="keyword", limit=1)[0]
+    assert best.path == "labels.py" and best.anchors[0] == "Badge.render_badge"
+    body = next(r for r in workspace.search("name", mode="keyword") if r.path == "labels.py")
+    assert 'return f"<{self.name}>" + "`" + str(2**8)' in body.snippet
+
+
+def test_kinds_keep_one_kind_of_document(workspace) -> None:  # type: ignore[no-untyped-def]
+    """What the board's card filter asks for: cards alone, whatever code ranks higher."""
+    from cuedeck.models import SearchFilters
+
+    def paths(*kinds: str) -> set[str]:
+        wanted = SearchFilters(kinds=kinds)  # type: ignore[arg-type]
+        found = workspace.search("retried requests", mode="keyword", limit=5, filters=wanted)
+        return {r.path for r in found}
+
+    assert {".cuedeck/docs/retries.md", "client.py"} <= paths()
+    assert paths("doc") == {".cuedeck/docs/retries.md"}
+    in_code = paths("file")
+    assert "client.py" in in_code and not any(p.startswith(".cuedeck/") for p in in_code)

@@ -11,7 +11,7 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins import get_embedders, make_plugin_host
+from cuedeck.plugins.host import get_embedders, make_plugin_host
 from cuedeck_search import user_cache
 from cuedeck_search.onnx_model import int8_dot_products, minilm_id, model_file, tokenizer_file
 from tests.conftest import MakeWorkspace

@@ -242,7 +242,8 @@ def test_a_long_lived_engine_follows_reported_files_exactly(make_workspace: Make
 
 BUILD = textwrap.dedent("""
     import json
-    from cuedeck import open_workspace, parallel
+    from cuedeck import open_workspace
+    from cuedeck.system import parallel
 
     parallel.MIN_ITEMS = 10
     forked = []

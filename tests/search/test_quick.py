@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck import open_workspace
-from cuedeck.index import DEFER_COUNTS
+from cuedeck.index.parsed import DEFER_COUNTS
 from cuedeck.layout import INDEX_DB
 from cuedeck.workspace import Workspace
 from cuedeck_cli.app import make_cli

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput
 from cuedeck.models import SearchFilters, SearchResult
-from cuedeck.plugins import PluginHost, make_plugin_host
+from cuedeck.plugins.host import PluginHost, make_plugin_host
 from cuedeck.workspace import Workspace
 from cuedeck_cli.app import make_cli
 from cuedeck_search.searchers import EngineSearcher

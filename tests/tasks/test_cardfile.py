@@ -9,10 +9,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cuedeck import frontmatter
 from cuedeck.errors import InvalidInput
-from cuedeck.frontmatter import load as load_frontmatter
-from cuedeck.parsing import split_lines
+from cuedeck.markdown import frontmatter
+from cuedeck.markdown.frontmatter import load as load_frontmatter
+from cuedeck.text import split_lines
 from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cuedeck.plugins import get_services, make_plugin_host
+from cuedeck.plugins.host import get_services, make_plugin_host
 from tests.conftest import MakeWorkspace, run_script
 
 
@@ -44,10 +44,10 @@ def test_loading_the_cli_does_not_import_the_task_modules() -> None:
 def test_running_one_tool_imports_that_tool_module_alone(make_workspace: MakeWorkspace) -> None:
     root = make_workspace({".cuedeck/cards/abc123.md": "---\nid: abc123\ntitle: Login\n---\n"})
     modules = [  # the first-party tool modules
-        "cuedeck.scene.tool",
-        "cuedeck.file_tools",
-        "cuedeck.guide",
-        "cuedeck.read_doc",
+        "cuedeck.serving.scene_tool",
+        "cuedeck.serving.file_tools",
+        "cuedeck.serving.guide",
+        "cuedeck.serving.read_doc",
         "cuedeck_tasks.tools",
         "cuedeck_search.tool",
         "cuedeck_memory.tools",

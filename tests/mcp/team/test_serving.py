@@ -12,7 +12,7 @@ import httpx2
 import pytest
 from mcp.client import Client
 
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 from cuedeck_mcp.server import TEAM_ONLY
 from cuedeck_mcp.team.home import Team
 from tests.mcp.conftest import add_token

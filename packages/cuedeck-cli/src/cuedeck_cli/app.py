@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import click
 
 from cuedeck.errors import CueError, InvalidInput, MissingExtra
-from cuedeck.plugins import make_plugin_host
+from cuedeck.plugins.host import make_plugin_host
 from cuedeck_cli.context import CliState
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from cuedeck.masking import MaskSession
-    from cuedeck.plugins import PluginHost
+    from cuedeck.masking.session import MaskSession
+    from cuedeck.plugins.host import PluginHost
 
 #: Commands that an optional distribution provides, and its extra.
 COMMAND_EXTRAS = {
@@ -198,15 +198,15 @@ def _mask_session(state: CliState | None, argv: list[str]) -> MaskSession:
     """The session masking what a command prints: the workspace's maskers when it is
     open, else the built-in rules; it knows the secrets the command line itself holds,
     so an error echoing an argument (even normalised) is masked too."""
-    from cuedeck.masking import MaskSession
+    from cuedeck.masking.session import MaskSession
 
     workspace = None
     if state is not None and "workspace" in state.__dict__:  # opened by the command
         workspace = state.workspace
     try:
-        session = MaskSession(workspace)
+        session = MaskSession() if workspace is None else workspace.mask_session()
     except CueError:  # a broken config: the built-in rules still apply
-        session = MaskSession(None)
+        session = MaskSession()
     for argument in argv:
         session.learn(argument)
     return session

@@ -16,13 +16,12 @@ from cuedeck.layout import (
     CACHE_DIR,
     CARDS_DIR,
     DOCS_DIR,
-    GITIGNORE_LINES,
     WORKSPACE_DIR,
     user_cache_dir,
 )
-from cuedeck.plugins import get_services
+from cuedeck.plugins.host import get_places, get_services
 from cuedeck.system import spawn
-from cuedeck.wording import counted
+from cuedeck.text import counted
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import console, emit_json, render_problem
 
@@ -65,7 +64,7 @@ def init(directory: Path | None, force: bool) -> None:
     gitignore = root / ".gitignore"
     existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
     present = {line.strip() for line in existing.splitlines()}
-    missing = [line for line in GITIGNORE_LINES if line not in present]
+    missing = [line for line in get_places(state.plugins).gitignore if line not in present]
     if missing:
         prefix = "" if not existing or existing.endswith("\n") else "\n"
         block = prefix + "# CueDeck cache and generated scene\n" + "\n".join(missing) + "\n"
@@ -121,7 +120,7 @@ def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
         f"indexed {counted(stats.seen, 'file')}: {stats.parsed} parsed, {stats.reused} reused, "
         f"{stats.removed} removed in {stats.seconds:.3f}s"
     )
-    for line in _summary_lines(workspace.index.summary()):
+    for line in _summary_lines(workspace.index.summary(), workspace):
         click.echo(line)
     if embedded is not None:
         click.echo(f"embedded {counted(embedded, 'section')} (every section has a vector now)")
@@ -172,7 +171,7 @@ def doctor(as_json: bool, strict: bool) -> None:
             out.print(render_problem(problem))
         exact = "exact" if counter.get("exact") else "estimate"
         out.print(f"token counter: {counter.get('name')} ({exact})")
-        for line in _summary_lines(_index_summary(workspace)):
+        for line in _summary_lines(_index_summary(workspace), workspace):
             out.print(line, markup=False, highlight=False)
         summary = f"{counted(errors, 'error')}, {counted(warnings, 'warning')}"
         if failed:
@@ -191,13 +190,25 @@ def _index_summary(workspace: Any) -> dict[str, dict[str, int]]:
     return summary
 
 
-def _summary_lines(summary: dict[str, dict[str, int]]) -> list[str]:
-    """``languages: markdown 35, python 120`` and ``not indexed: vendored 3, ...``."""
+#: A reason that passed over this many files or fewer names them.
+NAMED_FILES = 3
+
+
+def _summary_lines(summary: dict[str, dict[str, int]], workspace: Any) -> list[str]:
+    """``languages: markdown 35, python 120`` and ``not indexed: vendored 66, minified 1
+    (static/app.js)``: a reason with few files names them."""
     lines = []
-    for key, label in (("languages", "languages"), ("passed_over", "not indexed")):
-        if summary.get(key):
-            parts = ", ".join(f"{name} {count}" for name, count in summary[key].items())
-            lines.append(f"{label}: {parts}")
+    if summary.get("languages"):
+        parts = ", ".join(f"{name} {count}" for name, count in summary["languages"].items())
+        lines.append(f"languages: {parts}")
+    if summary.get("passed_over"):
+        passed: dict[str, list[str]] = workspace.index.passed_over
+        named = []
+        for reason, count in summary["passed_over"].items():
+            paths = sorted(passed.get(reason, []))
+            which = f" ({', '.join(paths)})" if 0 < len(paths) <= NAMED_FILES else ""
+            named.append(f"{reason} {count}{which}")
+        lines.append(f"not indexed: {', '.join(named)}")
     return lines
 
 
@@ -341,11 +352,27 @@ def upgrade(dry_run: bool) -> None:
     raise CueError(f"upgrade failed: {shown} exited {result.returncode}: {last}", command=shown)
 
 
+def _wrapped(label: str, names: list[str], width: int) -> list[str]:
+    """``  label a, b, c`` in lines of at most ``width`` columns (a name longer than a
+    line stands alone on its line, whole), continuations under the first name."""
+    import textwrap
+
+    indent = "  "
+    return textwrap.wrap(
+        ", ".join(names),
+        width=width,
+        initial_indent=indent + label,
+        subsequent_indent=indent + " " * len(label),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the plugin list as JSON.")
 def plugins(as_json: bool) -> None:
     """List loaded plugins, their versions, hooks and what they register."""
-    from cuedeck.plugins import hook_names
+    from cuedeck.plugins.host import hook_names
 
     host = current_state().plugins
     infos = host.infos()
@@ -385,23 +412,24 @@ def plugins(as_json: bool) -> None:
             }
         )
         return
-    from rich.table import Table
-
     # A counter registered as None cannot work on this machine (o200k without its file).
     idle = {n for n, e in host.collect("register_token_counters").items() if e.item is None}
-
-    table = Table(title="CueDeck plugins", title_justify="left")
-    for column in ("plugin", "distribution", "version", "registers"):
-        table.add_column(column)
+    # A listing rather than a table: plugin and tool names are long, and a terminal 80
+    # columns wide cut them (`cuedeck.default_plu…`). Lines wrap between names only.
+    width = max(40, shutil.get_terminal_size().columns)
+    lines = ["CueDeck plugins"]
     for info in infos:
-        mine = [
-            f"{kind.removesuffix('s')} {name}" + (" (unavailable here)" if name in idle else "")
-            for kind, names in registered.items()
-            for name, owner in names.items()
-            if owner == info.name
-        ]
-        table.add_row(info.name, info.distribution or "-", info.version or "-", ", ".join(mine))
+        lines.append(f"{info.name}  {info.distribution or '-'} {info.version or '-'}")
+        for kind, names in registered.items():
+            mine = [
+                name + (" (unavailable here)" if name in idle else "")
+                for name, owner in names.items()
+                if owner == info.name
+            ]
+            if mine:
+                lines.extend(_wrapped(f"{kind}: ", mine, width))
     out = console()
-    out.print(table)
+    for line in lines:
+        out.print(line, markup=False, highlight=False)
     for failure in failures:
         out.print(f"[yellow]failed:[/] {failure.name}: {failure.error}")

@@ -18,7 +18,7 @@ import click
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from cuedeck.plugins import PluginHost
+    from cuedeck.plugins.host import PluginHost
     from cuedeck.workspace import Workspace
 
 F = TypeVar("F", bound="Callable[..., Any]")

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cuedeck.errors import CueError
-    from cuedeck.masking import MaskSession
+    from cuedeck.masking.session import MaskSession
     from cuedeck.models import Problem
 
 
@@ -132,7 +132,7 @@ class ProgressBars:
     """Long work reported as rich progress bars on a terminal's stderr, one per kind of
     work (the reports' message). Work that ends within ``delay`` seconds draws nothing.
     The bars are drawn from the reporting thread, at most every ``every`` seconds: rich's
-    own refresh thread would keep :mod:`cuedeck.parallel` from forking workers."""
+    own refresh thread would keep :mod:`cuedeck.system.parallel` from forking workers."""
 
     def __init__(self, delay: float = 0.5, every: float = 0.1, out: Console | None = None) -> None:
         self.delay = delay

@@ -3,7 +3,7 @@
 ``tool_command("word_count")`` is a click command whose arguments come from the tool's
 typed signature: required parameters are positional arguments, the others options
 (``--max-tokens``; lists repeat, booleans are ``--x/--no-x``, literals are choices).
-The call goes through :func:`cuedeck.serving.serve`, as MCP's and the board's do, so
+The call goes through :func:`cuedeck.serving.calls.serve`, as MCP's and the board's do, so
 validation, errors and the masked JSON reply are the ones MCP clients get (``--json``
 prints it as JSON). The tool is looked up when the command runs or shows its help, so a plugin can
 register the command before anything is loaded.
@@ -24,7 +24,7 @@ from cuedeck_cli.context import CliState
 if TYPE_CHECKING:
     import inspect
 
-    from cuedeck.tools import Tool
+    from cuedeck.plugins.tools import Tool
 
 
 def _unwrap(annotation: Any) -> tuple[Any, bool]:
@@ -123,7 +123,7 @@ class ToolCommand(click.Command):
         return self.help.splitlines()[0] if self.help else f"Run the {self.tool_name} tool."
 
     def _run(self, as_json: bool = False, **values: Any) -> None:
-        from cuedeck.serving import serve
+        from cuedeck.serving.calls import serve
         from cuedeck_cli.context import current_state
         from cuedeck_cli.output import emit_json
 

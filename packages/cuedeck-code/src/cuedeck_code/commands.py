@@ -10,32 +10,46 @@ import sys
 from typing import Any
 
 import click
+from click.core import ParameterSource
+
+TOKEN_LIMIT = click.IntRange(min=64, max=200_000)
 
 
 @click.command("map")
 @click.argument("folder", required=False)
 @click.option(
     "-t",
-    "--tokens",
+    "--token-limit",
     "token_limit",
-    type=click.IntRange(min=64, max=200_000),
+    type=TOKEN_LIMIT,
     default=1024,
     show_default=True,
     help="Most tokens of the map (by the workspace's counter).",
 )
+# The option's first name, kept working: `cue scene` and the tools say token_limit.
+@click.option("--tokens", "old_token_limit", type=TOKEN_LIMIT, hidden=True)
 @click.option("-c", "--card", "card_id", help="Rank for this card: its text and cited code.")
 @click.option("-q", "--query", help="Rank for these words or identifiers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON (docs/code.md).")
 def map_command(
-    folder: str | None, token_limit: int, card_id: str | None, query: str | None, as_json: bool
+    folder: str | None,
+    token_limit: int,
+    old_token_limit: int | None,
+    card_id: str | None,
+    query: str | None,
+    as_json: bool,
 ) -> None:
     """Print the repository's most important definitions within a token budget.
 
     FOLDER limits the map to one folder. Without --card or --query the ranking is the
     reference graph's and recent changes'; with them, what the card or query needs.
     """
-
-    workspace = click.get_current_context().obj.workspace
+    context = click.get_current_context()
+    if old_token_limit is not None:
+        if context.get_parameter_source("token_limit") != ParameterSource.DEFAULT:
+            raise click.UsageError("give --token-limit once (--tokens is its old name)")
+        token_limit = old_token_limit
+    workspace = context.obj.workspace
     arguments: dict[str, Any] = {"token_limit": token_limit}
     for key, value in (("folder", folder), ("card_id", card_id), ("query", query)):
         if value is not None:

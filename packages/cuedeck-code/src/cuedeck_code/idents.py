@@ -16,7 +16,7 @@ import zlib
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from cuedeck.cache_db import cache_db
+from cuedeck.system.cache_db import cache_db
 
 if TYPE_CHECKING:
     import contextlib

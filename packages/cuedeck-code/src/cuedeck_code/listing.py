@@ -25,7 +25,7 @@ from cuedeck.system.git import is_git_directory
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from cuedeck.walk import Globs
+    from cuedeck.index.walk import Globs
     from cuedeck.workspace import Workspace
 
 NEVER = frozenset({".git", ".hg", ".svn"})
@@ -66,19 +66,20 @@ class Walker:
     """Walks folders of one workspace with its ignore, exclude and deny rules."""
 
     def __init__(self, workspace: Workspace, *, gitignore: bool = True) -> None:
-        from cuedeck.walk import Globs
+        from cuedeck.index.walk import Globs
 
         self.workspace = workspace
         self.root = os.path.realpath(workspace.root)
         self.gitignore = gitignore and workspace.config.index.gitignore
         exclude = workspace.config.index.exclude
         self.exclude: Globs | None = Globs(exclude) if exclude else None
+        self.places = workspace.places  # what no tool reads: core's and the plugins'
 
     def _ignores_down_to(self, folder: str) -> list[tuple[str, Globs]]:
         """The ``.gitignore`` patterns of ``folder`` and every folder above it."""
         from pathlib import Path
 
-        from cuedeck.walk import gitignore
+        from cuedeck.index.walk import gitignore
 
         if not self.gitignore:
             return []
@@ -93,7 +94,7 @@ class Walker:
 
     def skipped(self, rel: str, ignores: list[tuple[str, Globs]], *, is_dir: bool) -> bool:
         """Whether ``rel`` is left out by the rules above."""
-        from cuedeck.walk import ignored
+        from cuedeck.index.walk import ignored
 
         if _never(rel):
             return True
@@ -112,7 +113,7 @@ class Walker:
     ) -> Iterator[Entry]:
         from pathlib import Path
 
-        from cuedeck.walk import gitignore
+        from cuedeck.index.walk import gitignore
 
         directory = os.path.join(self.root, folder)
         try:
@@ -140,7 +141,7 @@ class Walker:
             if self.skipped(rel, ignores, is_dir=is_dir):
                 continue
             if is_dir:
-                if protection(rel, write=False) or is_git_directory(entry.path):
+                if protection(rel, write=False, places=self.places) or is_git_directory(entry.path):
                     continue  # CueDeck's private folders, a bare repository's files
                 if self.workspace.denied(rel + "/"):
                     continue  # a folder [files] deny names

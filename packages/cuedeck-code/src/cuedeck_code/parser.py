@@ -16,16 +16,17 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
+from cuedeck.index.parsers import SkipFile
+from cuedeck.markdown.document import replaced_bytes
 from cuedeck.models import Document, Problem, Symbol
-from cuedeck.parsers import SkipFile
-from cuedeck.parsing import decode, replaced_bytes, split_lines
+from cuedeck.text import decode, split_lines
 from cuedeck_code.languages import grammar, language_of
 from cuedeck_code.settings import CodeSettings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from cuedeck.parsers import ParseContext
+    from cuedeck.index.parsers import ParseContext
     from cuedeck_code.symbols import Found
 
 #: Problem code of a source file indexed as plain text (docs/errors.md).

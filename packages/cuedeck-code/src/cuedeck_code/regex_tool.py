@@ -26,11 +26,11 @@ from cuedeck_code.errors import RegexTimeout
 if TYPE_CHECKING:
     import pydantic
 
+    from cuedeck.index.walk import Globs
     from cuedeck.system.regex_worker import WorkerFailed
-    from cuedeck.walk import Globs
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: Files larger than this are not searched (reported in ``skipped_large``).
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -106,9 +106,9 @@ def regex_search(
     replies show it. Bounded in time, memory, matches and tokens; follow next_offset
     while has_more.
     """
+    from cuedeck.index.walk import binary
     from cuedeck.system.bounds import check_pattern
     from cuedeck.system.regex_worker import Worker, WorkerFailed
-    from cuedeck.walk import binary
     from cuedeck_code.listing import Walker, folder_path
 
     started = time.monotonic()
@@ -234,7 +234,7 @@ def _failure(
 def _globs(globs: list[str] | None) -> Globs | None:
     if not globs:
         return None
-    from cuedeck.walk import Globs
+    from cuedeck.index.walk import Globs
 
     return Globs.of_arguments([g for g in globs if g.strip()], field="globs")
 

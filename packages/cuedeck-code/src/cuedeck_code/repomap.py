@@ -22,11 +22,11 @@ from cuedeck.errors import InvalidInput, MissingExtra
 if TYPE_CHECKING:
     import pydantic
 
-    from cuedeck.masking import MaskSession
+    from cuedeck.masking.session import MaskSession
     from cuedeck.models import RankedSymbol
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: Definitions ranked before the budget decides how many are shown.
 RANKED = 2000

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cuedeck.models import Document, Symbol
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: The k of reciprocal rank fusion (as ``[search] rrf_k`` defaults to).
 RRF_K = 60
@@ -166,7 +166,7 @@ def _allowed_documents(
     index = workspace.index
     spec = None
     if glob:
-        from cuedeck.walk import Globs
+        from cuedeck.index.walk import Globs
 
         spec = Globs.of_arguments([glob.strip()], field="path")
     wanted = language.lower() if language else None

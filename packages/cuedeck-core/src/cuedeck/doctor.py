@@ -41,7 +41,7 @@ def diagnose(workspace: Workspace) -> list[Problem]:
     for document in documents.values():
         problems.extend(document.problems)
     problems.extend(_plugin_checks(workspace))
-    from cuedeck.drift import ORPHANED, drift_problems
+    from cuedeck.refs.drift import ORPHANED, drift_problems
 
     drift = drift_problems(workspace)
     # An orphaned reference is a dead one with a history: say it once, with its new home.
@@ -69,15 +69,17 @@ def diagnose(workspace: Workspace) -> list[Problem]:
 
 def _not_ignored(workspace: Workspace) -> list[Problem]:
     """A warning when git would commit CueDeck's per-person files (the cache, the scene,
-    state and its lock, memory): a workspace made before ``cue init`` listed them all."""
-    from cuedeck.layout import GITIGNORE_LINES
+    state and its lock, and what plugins registered as git-ignored): a workspace made
+    before ``cue init`` listed them all."""
     from cuedeck.system.git import Git, GitTimedOut, find_repository
 
     repository = find_repository(workspace.root)
     if repository is None:  # not a git repository: nothing to commit to
         return []
     # A file inside each ignored folder stands for the folder.
-    wanted = {line: line + "x" if line.endswith("/") else line for line in GITIGNORE_LINES}
+    wanted = {
+        line: line + "x" if line.endswith("/") else line for line in workspace.places.gitignore
+    }
     try:
         found = Git(repository, cwd=workspace.root, read_only=True).run(
             ["check-ignore", "--no-index", "--stdin"],
@@ -106,7 +108,7 @@ def _not_ignored(workspace: Workspace) -> list[Problem]:
 
 def _plugin_checks(workspace: Workspace) -> list[Problem]:
     """What the checks plugins registered find; a check that fails is itself a warning."""
-    from cuedeck.plugins import get_checks
+    from cuedeck.plugins.host import get_checks
 
     found: list[Problem] = []
     for name, check in get_checks(workspace.plugins).items():
@@ -136,7 +138,7 @@ def _registered_names(workspace: Workspace) -> list[Problem]:
             # An item registered as None cannot work here (a counter without its data).
             available = [name for name, entry in entries.items() if entry.item is not None]
             checks.append((f"{section}.{field.name}", value, available))
-    from cuedeck.tokens import O200kCounter
+    from cuedeck.token_counts import O200kCounter
 
     problems = []
     if O200kCounter.refused:

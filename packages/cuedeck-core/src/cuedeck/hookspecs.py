@@ -24,10 +24,12 @@ from cuedeck.hooktypes import (
     CommandContext,
     Embedder,
     Masker,
+    PathKind,
     Pruner,
     RegisterCommand,
     RegisterNamed,
     RegisterParser,
+    RegisterPath,
     RegisterSceneSource,
     RegisterSearcher,
     RegisterTool,
@@ -43,10 +45,12 @@ __all__ = [
     "CommandContext",
     "Embedder",
     "Masker",
+    "PathKind",
     "Pruner",
     "RegisterCommand",
     "RegisterNamed",
     "RegisterParser",
+    "RegisterPath",
     "RegisterSceneSource",
     "RegisterSearcher",
     "RegisterTool",
@@ -109,7 +113,7 @@ def register_maskers(register: RegisterNamed) -> None:
     :class:`Masker`; every registered masker runs, and overlapping spans are merged
     (the first masker's rule names the result). ``[masking]`` config (disabled rules,
     allowed paths and values, extra patterns) applies to every masker. Core registers
-    ``builtin`` (the rule set of :mod:`cuedeck.secret_rules`, docs/masking.md).
+    ``builtin`` (the rule set of :mod:`cuedeck.masking.secret_rules`, docs/masking.md).
 
     Example::
 
@@ -124,7 +128,7 @@ def register_token_counters(register: RegisterNamed) -> None:
     """Register token counters.
 
     Called when a workspace opens. ``register(name, counter)`` takes a
-    :class:`~cuedeck.tokens.TokenCounter`, or None when the counter cannot work on this
+    :class:`~cuedeck.token_counts.TokenCounter`, or None when the counter cannot work on this
     machine (so ``auto`` skips it). ``[tokens] counter`` picks one by name; ``auto``
     prefers ``o200k``, then ``estimate``.
 
@@ -280,13 +284,13 @@ def register_parsers(register: RegisterParser) -> None:
     workspace). ``register(name, parse, patterns=[...])`` takes:
 
     - ``parse(path, data, context) -> Document``: the workspace-relative POSIX path, the
-      file's raw bytes and a :class:`~cuedeck.parsers.ParseContext` (``count_tokens``,
+      file's raw bytes and a :class:`~cuedeck.index.parsers.ParseContext` (``count_tokens``,
       and ``paths``, every path the index covers, to resolve imports against). The
       :class:`~cuedeck.models.Document` holds the file's sha256, size, line count,
       tokens and title, its sections (``headings`` for prose, ``symbols`` for code: a
       name to use as an anchor, exact 1-based line ranges, a kind), its ``references``
       and any ``problems`` (warnings ``cue doctor`` shows). Raise
-      :class:`~cuedeck.parsers.SkipFile` for a file to leave out (generated, say). It
+      :class:`~cuedeck.index.parsers.SkipFile` for a file to leave out (generated, say). It
       runs in forked worker processes on a cold index: build heavy objects on first use.
     - ``patterns``: globs of the files it reads, matched on the file name (``*.todo``,
       ``Makefile``) or, with a ``/``, on the whole path. A file claimed by two parsers
@@ -323,9 +327,10 @@ def register_settings(register: RegisterNamed) -> None:
     choices or a range). The loaded section is ``config.section(name, settings)``;
     ``cue init`` writes it commented out, a wrong value is an error 1004 naming the key
     and line, an unknown key a warning of ``cue doctor``, and ``CUEDECK_<NAME>_<KEY>``
-    overrides a key. Core registers ``scene``, ``index``, ``tokens``, ``watch``,
-    ``masking``, ``files`` and ``docs``; a name already registered is an error naming
-    both plugins.
+    overrides a key. A section whose keys are names the user picks (``[rate_limits.<tool>]``)
+    reads its own table instead (:class:`cuedeck.settings.TableSection`). Core registers
+    ``scene``, ``index``, ``tokens``, ``watch``, ``masking``, ``files`` and ``docs``; a
+    name already registered is an error naming both plugins.
 
     Example::
 
@@ -338,6 +343,30 @@ def register_settings(register: RegisterNamed) -> None:
         @hookimpl
         def register_settings(register):
             register("notes", NotesSettings)  # workspace.config.section("notes", NotesSettings)
+    """
+
+
+@hookspec
+def register_paths(register: RegisterPath) -> None:
+    """Register the places a plugin keeps under ``.cuedeck/`` that tools may not reach.
+
+    Called once per plugin host, when a workspace first checks a path (and by ``cue
+    init`` and ``cue doctor`` for the git-ignored ones). ``register(name, kind,
+    gitignore=False)`` takes the name of an entry directly under a ``.cuedeck/`` folder
+    (``"notes.sqlite3"``; a folder may end with ``/``) and its kind: ``"private"`` (no
+    tool reads or writes it: caches, secrets' hashes, one person's state) or
+    ``"control"`` (tools may read it, never write it: only the plugin's own code does).
+    The rule holds in this workspace's ``.cuedeck/`` and in any nested one, on the path
+    as asked and on its real path. ``gitignore=True`` makes ``cue init`` add
+    ``.cuedeck/<name>`` to ``.gitignore`` and ``cue doctor`` check git agrees. Core keeps
+    its own (``.cache``, ``state.json``, ``config.toml``...) whatever is loaded; a name
+    already registered is an error naming both plugins.
+
+    Example::
+
+        @hookimpl
+        def register_paths(register):
+            register("notes/", "control", gitignore=True)  # written by the notes tools only
     """
 
 

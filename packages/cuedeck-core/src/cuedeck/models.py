@@ -14,8 +14,6 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
-from cuedeck.spans import SecretSpan as SecretSpan  # where maskers have always found it
-
 Severity = Literal["error", "warning"]
 ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on", "import"]
 DocumentKind = Literal["card", "doc", "file"]
@@ -26,7 +24,7 @@ class Heading:
     """A heading and the 1-based, inclusive line range of its section.
 
     ``slug`` is its GitHub anchor; ``aliases`` are the other anchors sites give it
-    (MkDocs, Sphinx, GitLab, MyST: :mod:`cuedeck.anchors`) where they differ.
+    (MkDocs, Sphinx, GitLab, MyST: :mod:`cuedeck.markdown.anchors`) where they differ.
     """
 
     level: int
@@ -138,6 +136,11 @@ class Reference:
     anchor: str | None
     line: int
 
+    @property
+    def cites_code(self) -> bool:
+        """Whether it is written ``@code/...`` (or ``code/...`` in ``refs:``)."""
+        return self.raw.strip().removeprefix("@").startswith("code/")
+
 
 @attrs.frozen
 class Problem:
@@ -212,11 +215,19 @@ class Document:
 
 @attrs.frozen
 class SearchFilters:
-    """Frontmatter filters of a search: any tag, priority and assignee (case-insensitive)."""
+    """Filters of a search: any tag, priority and assignee (frontmatter, case-insensitive)
+    and, with ``kinds``, only documents of those kinds (``card``, ``doc``, ``file``)."""
 
     tags: tuple[str, ...] = ()
     priority: str | None = None
     assignee: str | None = None
+    kinds: tuple[DocumentKind, ...] = ()
+
+    def admits(self, document: Document) -> bool:
+        """Whether ``document`` passes the filters: its kind, then its frontmatter."""
+        if self.kinds and document.kind not in self.kinds:
+            return False
+        return self.accepts(document.frontmatter)
 
     def accepts(self, frontmatter: dict[str, Any]) -> bool:
         """Whether a file with this frontmatter passes the filters."""
@@ -302,12 +313,13 @@ class SceneItem:
 @attrs.frozen
 class SceneExtra:
     """An item a scene source adds to a scene: text from workspace file ``path``, or an
-    item that is no file (a memory segment), named by ``path`` and hashed by its source.
+    item that is no file (a plugin's record), named by ``path`` and hashed by its source.
 
     ``sha256`` is of the file's bytes, or the source's own hash of an item that is no
     file (what ``cue scene --check`` compares, asking the sources again); ``text`` is
     what the scene shows (masked by the scene); ``priority`` orders it among the levels
-    of :class:`SceneItem` (memory uses 40, between direct and indirect references).
+    of :class:`SceneItem` (40 unless the source says: between direct references, 50,
+    and indirect ones, 25) and ``role`` names it in the manifest.
     """
 
     path: str
@@ -315,7 +327,7 @@ class SceneExtra:
     text: str
     sha256: str
     priority: int = 40
-    role: str = "memory"
+    role: str = "extra"
 
 
 @attrs.frozen

@@ -24,27 +24,29 @@ from cuedeck.errors import (
     did_you_mean,
     suggestion_text,
 )
-from cuedeck.index import Index, RefreshStats
-from cuedeck.layout import WORKSPACE_DIR, protection
-from cuedeck.plugins import (
+from cuedeck.index.parsed import Index, RefreshStats
+from cuedeck.layout import WORKSPACE_DIR, Places, protection
+from cuedeck.plugins.host import (
     PluginHost,
+    get_maskers,
     get_parsers,
+    get_places,
     get_searchers,
     get_services,
     get_token_counters,
     make_plugin_host,
 )
-from cuedeck.tokens import CachedCounter
+from cuedeck.token_counts import CachedCounter
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from cuedeck.graph import ReferenceGraph
     from cuedeck.hookspecs import Searcher, SearcherFactory
-    from cuedeck.masking import MaskSession
+    from cuedeck.index.graph import ReferenceGraph
+    from cuedeck.index.parsers import Parsers
+    from cuedeck.index.walk import Globs
+    from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
-    from cuedeck.parsers import Parsers
-    from cuedeck.walk import Globs
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
 T = TypeVar("T")
@@ -88,10 +90,10 @@ _WHY = {
     "written by a tool",
     "git_directory": "is in, or would make, a git directory (HEAD with objects/ and "
     "refs/): git would take that folder as a repository and run what its config names",
-    "private": "is CueDeck's private data (cache, locks, token hashes, state): no tool "
-    "reads or writes it",
-    "control": "is a CueDeck control file (config.toml, memory): tools may read it but "
-    "never write it",
+    "private": "is CueDeck's private data (caches, locks, state, or a plugin's own): no "
+    "tool reads or writes it",
+    "control": "is a CueDeck control file (config.toml, or a plugin's own): tools may read "
+    "it but never write it",
 }
 
 
@@ -186,6 +188,12 @@ class Workspace:
         return get_parsers(self.plugins)
 
     @cached_property
+    def places(self) -> Places:
+        """What tools may not reach under ``.cuedeck/``: core's places and those the
+        plugins registered (``register_paths``)."""
+        return get_places(self.plugins)
+
+    @cached_property
     def index(self) -> Index:
         """The SQLite-backed index (not refreshed yet; see :meth:`refresh`)."""
         return Index(
@@ -195,6 +203,7 @@ class Workspace:
             count_tokens=self.token_counter.count,
             parsers=self.parsers,
             config=self.config,
+            places=self.places,
         )
 
     def refresh(
@@ -249,7 +258,7 @@ class Workspace:
     @property
     def graph(self) -> ReferenceGraph:
         """The reference graph of the current index."""
-        from cuedeck.graph import ReferenceGraph
+        from cuedeck.index.graph import ReferenceGraph
 
         with self._lock:
             self._ensure_fresh()
@@ -302,7 +311,7 @@ class Workspace:
             raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
         real_rel = "." if real == root else os.path.relpath(real, root).replace(os.sep, "/")
         for candidate in dict.fromkeys((normal, real_rel)):
-            reason = protection(candidate, write=write)
+            reason = protection(candidate, write=write, places=self.places)
             if reason is not None:
                 raise _protected(normal, real_rel, reason, field=field, write=write)
             if _in_git_directory(root, candidate, write=write):
@@ -315,7 +324,7 @@ class Workspace:
         :meth:`locate` and the file tools take, for walkers that know the path is inside
         (``git``, ``private``, ``deny``, ``shared``). Raises nothing, stats nothing."""
         for candidate in (rel, real_rel or rel):
-            reason = protection(candidate, write=False)
+            reason = protection(candidate, write=False, places=self.places)
             if reason is not None:
                 return reason
             if self.denied(candidate):
@@ -329,7 +338,7 @@ class Workspace:
 
     @cached_property
     def _deny_spec(self) -> Globs | None:
-        from cuedeck.walk import Globs
+        from cuedeck.index.walk import Globs
 
         globs = self.config.files.deny
         return Globs(list(globs)) if globs else None
@@ -362,7 +371,7 @@ class Workspace:
 
     def read_text(self, path: str) -> str:
         """Text of workspace-relative ``path`` (UTF-8; undecodable bytes replaced)."""
-        from cuedeck.parsing import decode
+        from cuedeck.text import decode
 
         return decode(self.read_bytes(path))[0]
 
@@ -434,9 +443,9 @@ class Workspace:
 
     def mask_session(self) -> MaskSession:
         """A masking session: one per output, so numbering is stable within it."""
-        from cuedeck.masking import MaskSession
+        from cuedeck.masking.session import MaskSession
 
-        return MaskSession(self)
+        return MaskSession(self.config.masking, get_maskers(self.plugins).values())
 
     def mask(self, text: str, *, path: str | None = None) -> str:
         """``text`` with secrets masked by every registered masker (one-off session)."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: Most lines one blame may cover.
 MAX_BLAME_LINES = 2000
@@ -56,7 +56,7 @@ class GitBlame(TypedDict):
 
 
 def _checked(workspace: Workspace, path: str) -> str:
-    from cuedeck.file_tools import checked_path
+    from cuedeck.serving.file_tools import checked_path
 
     return checked_path(workspace, path)[0]
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken, confirm
 from cuedeck.errors import InvalidInput, did_you_mean, suggestion_text
+from cuedeck.serving.confirmation import ConfirmationAsked, ConfirmationToken, confirm
 from cuedeck_git.confirm import listing, refuse_protected
 from cuedeck_git.refs import check_ref_name
 from cuedeck_git.runner import Repo
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 BranchName = Annotated[str, pydantic.Field(description="Branch name", min_length=1, max_length=255)]
 
@@ -172,7 +172,8 @@ def git_branch_switch(
     tip = repo.commit_of(f"refs/heads/{name}", field="branch_name")
     head = repo.head()
     if head:
-        refuse_protected(f"git switch {name}", _changed_between(repo, head, tip), top=repo.top)
+        changed = _changed_between(repo, head, tip)
+        refuse_protected(f"git switch {name}", changed, workspace.places, top=repo.top)
     overwritten = _overwritten(repo, tip)
     if overwritten:
         shown = [repo.shown(path) for path in overwritten]

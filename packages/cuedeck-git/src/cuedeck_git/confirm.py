@@ -1,6 +1,6 @@
 """How destructive git tools name what they would destroy.
 
-The two-step flow itself is core's (:func:`cuedeck.confirmation.confirm`): the first
+The two-step flow itself is core's (:func:`cuedeck.serving.confirmation.confirm`): the first
 call answers ``requires_confirmation`` with a token and a warning, the second call, with
 that token, acts; the token is bound to the tool, every argument of the call, what they
 resolve to and a digest of the repository's state
@@ -19,6 +19,8 @@ from cuedeck.layout import protection
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from cuedeck.layout import Places
+
 
 def listing(items: list[str], *, limit: int = 10) -> str:
     """``a, b, c`` for at most ``limit`` items, then ``and N more``."""
@@ -26,16 +28,19 @@ def listing(items: list[str], *, limit: int = 10) -> str:
     return f"{shown} and {len(items) - limit} more" if len(items) > limit else shown
 
 
-def refuse_protected(operation: str, paths: Iterable[str], *, top: str | os.PathLike[str]) -> None:
+def refuse_protected(
+    operation: str, paths: Iterable[str], places: Places, *, top: str | os.PathLike[str]
+) -> None:
     """Protected (1013) when ``operation`` would write any of ``paths`` (relative to the
-    folder ``top``: the repository's or the workspace's) that no tool may write: a
-    ``.cuedeck/config.toml``, ``access.toml``, state, memory or cache, in history or on
-    another branch, or the files of a git directory (``HEAD``, ``objects/``, ``refs/``)."""
+    folder ``top``: the repository's or the workspace's) that no tool may write by
+    ``places`` (the workspace's: core's and its plugins'): a ``.cuedeck/config.toml``,
+    state or cache, in history or on another branch, or the files of a git directory
+    (``HEAD``, ``objects/``, ``refs/``)."""
     from cuedeck.system.git import git_directories_written
 
     paths = list(paths)
-    hit = sorted({path for path in paths if protection(path, write=True) is not None})
-    reason = protection(hit[0], write=True) if hit else None
+    hit = sorted({path for path in paths if protection(path, write=True, places=places)})
+    reason = protection(hit[0], write=True, places=places) if hit else None
     if not hit:
         hit = sorted(git_directories_written(os.fspath(top), paths))
         reason = "git"

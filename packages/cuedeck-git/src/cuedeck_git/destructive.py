@@ -3,7 +3,7 @@
 Each works out exactly what it would destroy first: uncommitted changes, untracked and
 ignored files the target would overwrite, files it would remove, commits that would be
 left on no branch. When that is something, the call answers with a confirmation token
-bound to that list (core's :func:`~cuedeck.confirmation.confirm`) and a warning naming
+bound to that list (core's :func:`~cuedeck.serving.confirmation.confirm`) and a warning naming
 it all; when it is nothing, the call simply runs. None of them writes CueDeck's control
 files, whatever commit holds them.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken, confirm
+from cuedeck.serving.confirmation import ConfirmationAsked, ConfirmationToken, confirm
 from cuedeck_git.confirm import listing, refuse_protected
 from cuedeck_git.history import PathList, _paths
 from cuedeck_git.runner import Repo, decode, pathspecs
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: What ``git_clean`` never removes, ignored or not: CueDeck's cards, docs, memory and cache
 #: (uncommitted cards are work; CueDeck's own tools manage that folder).
@@ -169,7 +169,8 @@ def git_reset(
     overwritten: list[str] = []
     if mode == "hard":
         if head:
-            refuse_protected("git reset --hard", _changed_between(repo, head, commit), top=repo.top)
+            changed = _changed_between(repo, head, commit)
+            refuse_protected("git reset --hard", changed, workspace.places, top=repo.top)
         changed = _uncommitted(repo, [])
         overwritten = _overwritten(repo, commit)
         if changed:
@@ -279,7 +280,7 @@ def git_checkout_file(
         from cuedeck.errors import FileNotFound
 
         raise FileNotFound(f"{rel} is not in {ref}", path=rel, help="git_log shows its history")
-    refuse_protected(f"git checkout {ref} -- {rel}", restored, top=repo.root)
+    refuse_protected(f"git checkout {ref} -- {rel}", restored, workspace.places, top=repo.root)
     tracked = set(_files(repo.run("ls-files", "-z", "--", *specs).stdout))
     overwritten = [
         path for path in restored if path not in tracked and os.path.lexists(repo.root / path)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput
-from cuedeck.paging import check_offset, page_lines
+from cuedeck.serving.paging import check_offset, page_lines
 from cuedeck_git.runner import Repo, check_text, decode, exclusions, pathspecs
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 PathList = Annotated[
     list[str] | None,
@@ -86,7 +86,7 @@ class GitLog(TypedDict):
 
 
 def _paths(workspace: Workspace, paths: list[str] | None) -> list[str]:
-    from cuedeck.file_tools import checked_path
+    from cuedeck.serving.file_tools import checked_path
 
     return [checked_path(workspace, path)[0] for path in paths or []]
 

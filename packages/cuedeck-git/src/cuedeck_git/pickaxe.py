@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 _FIELD, _RECORD = "\x1f", "\x1e"
 _FORMAT = _FIELD.join(("%H", "%h", "%an", "%ae", "%aI", "%s", "%b")) + _RECORD
@@ -159,7 +159,7 @@ def _search(
 ) -> CommitSearch:
     """The page of ``git log options``; ``within``: changes to paths no tool reads are
     not searched (a commit found by its message lists its other files only)."""
-    from cuedeck.file_tools import checked_path
+    from cuedeck.serving.file_tools import checked_path
 
     repo = Repo(workspace, read_only=True, memory_bytes=SEARCH_MEMORY)
     start = repo.commit_of(ref, field="ref") if ref else repo.head()

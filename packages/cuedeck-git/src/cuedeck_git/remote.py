@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken, confirm
 from cuedeck.errors import InvalidInput, did_you_mean, suggestion_text
+from cuedeck.serving.confirmation import ConfirmationAsked, ConfirmationToken, confirm
 from cuedeck_git.refs import check_ref_name
 from cuedeck_git.runner import Repo, decode
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 Remote = Annotated[str, pydantic.Field(description="Remote name", min_length=1, max_length=255)]
 BranchOption = Annotated[
@@ -138,6 +138,7 @@ def git_pull(
         refuse_protected(
             f"git pull {name} {wanted}",
             [decode(i) for i in incoming.split(b"\0") if i],
+            workspace.places,
             top=repo.top,
         )
     local = _log(repo, f"{fetched}..HEAD") if before else []

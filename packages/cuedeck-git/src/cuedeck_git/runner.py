@@ -141,10 +141,11 @@ def exclusions(workspace: Workspace) -> list[str]:
     """Pathspecs leaving out what no tool reads, anywhere in the repository: CueDeck's
     private files (caches, token hashes, state, a team's copies) and ``[files] deny``
     (gitignore syntax: a glob with a leading ``/`` is anchored at the workspace)."""
-    from cuedeck.layout import PRIVATE, WORKSPACE_DIR
+    from cuedeck.layout import WORKSPACE_DIR
 
-    specs = [f":(top,exclude,glob)**/{WORKSPACE_DIR}/{name}" for name in PRIVATE]
-    specs += [f":(top,exclude,glob)**/{WORKSPACE_DIR}/{name}/**" for name in PRIVATE]
+    private = sorted(workspace.places.private)  # core's and the plugins'
+    specs = [f":(top,exclude,glob)**/{WORKSPACE_DIR}/{name}" for name in private]
+    specs += [f":(top,exclude,glob)**/{WORKSPACE_DIR}/{name}/**" for name in private]
     for glob in workspace.config.files.deny:
         if glob.startswith("/"):
             specs.append(f":(exclude,glob){glob.lstrip('/').rstrip('/')}")
@@ -264,7 +265,10 @@ class Repo:
         local = self.local(path)
         if local is not None:
             return self.workspace.read_refusal(local) is None
-        return protection(path, write=False) is None and not self.workspace.denied(path)
+        places = self.workspace.places
+        return protection(path, write=False, places=places) is None and not (
+            self.workspace.denied(path)
+        )
 
     def local(self, path: str) -> str | None:
         """A repository-relative path as workspace-relative, or None when outside it."""

@@ -1,7 +1,7 @@
 """Registered CueDeck tools as FastMCP tools: schemas, annotations, structured replies.
 
 The adapter adds no behaviour of its own. A tool's input schema, output schema, summary
-and flags all come from :class:`cuedeck.tools.Tool`; the schemas and annotations are
+and flags all come from :class:`cuedeck.plugins.tools.Tool`; the schemas and annotations are
 only compacted (generated titles, guard limits, MCP defaults and restated text left out;
 docs/mcp.md lists it all) because every token of ``tools/list`` is paid by every
 conversation. The server still validates every argument against the full signature.
@@ -21,7 +21,7 @@ from mcp_types import Tool as MCPTool
 from pydantic import PrivateAttr
 
 if TYPE_CHECKING:
-    from cuedeck.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.replies import Replies
     from cuedeck_mcp.runtime import WorkspaceRuntime
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from cuedeck.tools import MAX_DEPTH
+from cuedeck.plugins.tools import MAX_DEPTH
 
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
 
-    from cuedeck.http_guard import ASGIApp, Receive, Scope, Send
+    from cuedeck.serving.http_guard import ASGIApp, Receive, Scope, Send
 
 INVALID_REQUEST = -32600
 INVALID_INPUT = 1004

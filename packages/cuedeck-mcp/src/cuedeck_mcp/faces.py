@@ -3,9 +3,9 @@
 A tool's face is its one-line description and its input and output schemas. Making one
 means importing the tool's module (and all it imports: numpy for memory's) and turning
 its types into JSON schemas: for the default profile, most of what a server did after
-``initialize`` before it could answer. Faces are remembered (:mod:`cuedeck.remembered`)
-under a key that changes whenever one could: the versions of pydantic and FastMCP, every
-``sys.path`` folder's time (anything installed, upgraded or removed) and every Python
+``initialize`` before it could answer. Faces are remembered (:mod:`cuedeck.system.remembered`)
+under a key that changes whenever one could: the versions of pydantic and FastMCP, the
+distributions on ``sys.path`` (anything installed, upgraded or removed) and every Python
 file of the packages the tools live in, CueDeck's and cuedeck_mcp's own (inode, size and
 times: any edit; a file changed in the last two seconds, when a second edit could keep
 all four, leaves the faces unremembered). A tool whose face is remembered was imported
@@ -21,14 +21,14 @@ import sys
 import zlib
 from typing import TYPE_CHECKING, Any
 
-from cuedeck.remembered import file_key, recall, remember, tree_keys
+from cuedeck.system.remembered import file_key, recall, remember, tree_keys
 from cuedeck_mcp.adapter import Face, face_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from cuedeck.plugins import PluginHost
-    from cuedeck.tools import Tool
+    from cuedeck.plugins.host import PluginHost
+    from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.replies import Replies
 
 
@@ -58,7 +58,7 @@ def _key(targets: Iterable[str]) -> list[Any]:
     import fastmcp
     import pydantic
 
-    from cuedeck.entry_points import path_stamps
+    from cuedeck.plugins.entry_points import path_stamps
 
     packages = {target.partition(".")[0].partition(":")[0] for target in targets}
     packages |= {"cuedeck", "cuedeck_mcp"}
@@ -70,7 +70,7 @@ def _key(targets: Iterable[str]) -> list[Any]:
 def _settling(sources: list[Any]) -> bool:
     """Whether a source file changed so recently that it may change again with the same
     times and size (a stat cannot tell such an edit): its faces are then not remembered."""
-    from cuedeck.entry_points import settled
+    from cuedeck.plugins.entry_points import settled
 
     return not settled(max((stamp[3] for _, stamp in sources if stamp), default=0))
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from fastmcp.tools.base import Tool as ServedTool
     from fastmcp.tools.base import ToolResult
 
-    from cuedeck.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.ratelimit import RateLimiter
     from cuedeck_mcp.replies import Replies
     from cuedeck_mcp.repositories import Repositories, Target

@@ -14,15 +14,16 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterPath, RegisterTool
     from cuedeck.workspace import Workspace
 
 
 @hookimpl
 def register_settings(register: RegisterNamed) -> None:
-    from cuedeck_mcp.settings import McpSettings
+    from cuedeck_mcp.settings import McpSettings, RateLimitSettings
 
     register("mcp", McpSettings)
+    register("rate_limits", RateLimitSettings)
 
 
 @hookimpl
@@ -49,6 +50,14 @@ def register_tools(register: RegisterTool) -> None:
     register(team + "manage_composite_repository", category="repositories")
     register(team + "deactivate_repository", category="repositories", destructive=True)
     register(team + "list_users", category="users", read_only=True, idempotent=True)
+
+
+@hookimpl
+def register_paths(register: RegisterPath) -> None:
+    from cuedeck_mcp.paths import ACCESS_FILE, TEAM_FOLDER
+
+    register(ACCESS_FILE, "private")  # the token hashes and roles the server trusts
+    register(f"{TEAM_FOLDER}/", "private")  # a team server's registry and copies
 
 
 @hookimpl

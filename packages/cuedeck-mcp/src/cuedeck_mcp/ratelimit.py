@@ -23,14 +23,14 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-from cuedeck.cache_db import write_ahead
+from cuedeck.system.cache_db import write_ahead
 from cuedeck_mcp.errors import RateLimited
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
-    from cuedeck.config import RateLimit
+    from cuedeck.settings import RateLimit
 
 WINDOW_SECONDS = 60
 _PRUNE_AT = 1024

@@ -31,8 +31,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from cuedeck.freshness import same_user
 from cuedeck.layout import CONFIG_PATH, user_cache_dir
+from cuedeck.watch.watcher import same_user
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -76,8 +76,8 @@ def _sources() -> list[Any]:
     what changes when it does (found without importing them)."""
     import importlib.util
 
-    from cuedeck.entry_points import entry_points
-    from cuedeck.remembered import file_key, tree_keys
+    from cuedeck.plugins.entry_points import entry_points
+    from cuedeck.system.remembered import file_key, tree_keys
 
     packages = set(_PACKAGES)
     for entry in entry_points("cuedeck"):
@@ -98,8 +98,8 @@ def _sources() -> list[Any]:
 def key(root: Path, tools: Sequence[str] | None) -> str:
     """The name of the resident server a client starting ``cue -C root mcp --tools
     tools`` here would share (see the module)."""
-    from cuedeck.entry_points import path_stamps
-    from cuedeck.remembered import file_key
+    from cuedeck.plugins.entry_points import path_stamps
+    from cuedeck.system.remembered import file_key
 
     environment = sorted((k, v) for k, v in os.environ.items() if k != SERVE_ENV)
     parts = [

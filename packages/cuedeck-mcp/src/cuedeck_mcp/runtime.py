@@ -4,7 +4,7 @@ Every tool call and resource read runs on a single worker thread. That serialise
 access to the index and to whatever plugins keep open (SQLite connections may only be
 used by the thread that made them), and keeps the event loop free for other requests.
 Before each call the index catches up with edited files (:mod:`cuedeck_mcp.freshness`);
-the call itself is core's :func:`cuedeck.serving.serve` (validated, made JSON, masked).
+the call itself is core's :func:`cuedeck.serving.calls.serve` (validated, made JSON, masked).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from cuedeck_mcp.freshness import Freshness
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Mapping
 
-    from cuedeck.masking import MaskSession
-    from cuedeck.tools import Tool
+    from cuedeck.masking.session import MaskSession
+    from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
 
 log = logging.getLogger("cuedeck")
@@ -99,7 +99,7 @@ class WorkspaceRuntime:
 
     def call_tool(self, tool: Tool, arguments: Mapping[str, Any]) -> Any:
         """Refresh, then serve ``tool`` (validated, JSON-like, masked)."""
-        from cuedeck.serving import serve
+        from cuedeck.serving.calls import serve
 
         with self.guard(tool.name, arguments):
             self.freshness.ensure()
@@ -107,7 +107,7 @@ class WorkspaceRuntime:
 
     def doc_text(self, path: str) -> str:
         """The masked text of the indexed markdown file at ``path`` (as ``read_doc`` finds it)."""
-        from cuedeck.read_doc import find_doc
+        from cuedeck.serving.read_doc import find_doc
 
         with self.guard("reading a doc", path):
             session = self.masking(path)
@@ -179,7 +179,7 @@ class WorkspaceRuntime:
 
     def masking(self, inputs: Any = None) -> MaskSession:
         """A mask session for one reply, knowing the secrets the request itself sent."""
-        from cuedeck.serving import masking_for
+        from cuedeck.serving.calls import masking_for
 
         return masking_for(self.workspace, inputs)
 

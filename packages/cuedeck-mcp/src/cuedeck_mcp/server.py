@@ -1,6 +1,6 @@
 """The CueDeck MCP server, built from whatever tools the installed plugins register.
 
-:func:`build_server` adapts every tool of :func:`cuedeck.plugins.check_tools` (a
+:func:`build_server` adapts every tool of :func:`cuedeck.plugins.host.check_tools` (a
 third-party plugin's tool appears with no change here; one that does not load is left
 out and reported as its plugin's failure), adds the workspace's resources
 and the middleware for rate limits, errors and list-change notices. :func:`serve` runs
@@ -20,15 +20,15 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from starlette.authentication import AuthCredentials
 
 from cuedeck.errors import InvalidInput
-from cuedeck.layout import ACCESS_PATH, RATE_LIMITS_DB
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
+from cuedeck_mcp.paths import ACCESS_PATH, RATE_LIMITS_DB
 from cuedeck_mcp.ratelimit import RateLimiter
 from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
-from cuedeck_mcp.settings import McpSettings, proxy_options
-from cuedeck_mcp.state import CueDeckFastMCP
+from cuedeck_mcp.session_state import CueDeckFastMCP
+from cuedeck_mcp.settings import McpSettings, proxy_options, rate_limits
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from fastmcp import FastMCP
 
-    from cuedeck.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
     from cuedeck_mcp.repositories import Repositories
 
@@ -310,7 +310,7 @@ def build_server(
                 workspace.service("team"), runtime, frozenset(tools_served)
             )
         counted = limiter or RateLimiter(
-            workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB
+            rate_limits(workspace), store=workspace.root / RATE_LIMITS_DB
         )
         for name, tool in tools_served.items():
             published = repositories.alias_published(tool) if team else None
@@ -338,7 +338,7 @@ def build_server(
 
 def check_exposure(host: str, token: str | None, insecure: bool, roots: Iterable[Path]) -> None:
     """Refuse a non-loopback ``host`` where a workspace has no token, unless ``insecure``."""
-    from cuedeck.http_guard import is_loopback
+    from cuedeck.serving.http_guard import is_loopback
 
     if is_loopback(host) or all(needs_tokens(root, token) for root in roots):
         return
@@ -377,8 +377,8 @@ def serve(
         return
     from starlette.middleware import Middleware
 
-    from cuedeck.http_guard import HostOriginGuard, guarded_http_protocol
-    from cuedeck.ports import check_free
+    from cuedeck.serving.http_guard import HostOriginGuard, guarded_http_protocol
+    from cuedeck.serving.ports import check_free
     from cuedeck_mcp.envelope import EnvelopeGuard
 
     settings = workspace.config.section("mcp", McpSettings)
@@ -394,7 +394,7 @@ def serve(
         allowed_hosts=settings.allowed_hosts,
         allowed_origins=settings.allowed_origins,
     )
-    from cuedeck.http_guard import is_loopback
+    from cuedeck.serving.http_guard import is_loopback
 
     gate = access_middleware(
         workspace.root, token, local_without_token=is_loopback(host) or insecure

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 
 class WhoAmI(TypedDict):
@@ -34,7 +34,7 @@ def whoami(workspace: Workspace) -> WhoAmI:
     Roles: read < write < admin (the specification's normal_user, power_user, admin).
     Read-only tools need read, destructive ones admin, the rest write.
     """
-    from cuedeck.serving import offered_tools
+    from cuedeck.serving.calls import offered_tools
     from cuedeck_mcp.roles import (
         CALLER,
         SPEC_ROLES,
@@ -89,7 +89,7 @@ def cidx_quick_reference(
 
     Each entry also says whether the tool writes; ``category`` narrows the list.
     """
-    from cuedeck.serving import offered_tools
+    from cuedeck.serving.calls import offered_tools
     from cuedeck_mcp.roles import (
         CALLER,
         SPEC_ROLES,

@@ -1,8 +1,8 @@
 """``cue memory ...``: context memory from the command line.
 
 Every subcommand calls the registered tool (the code path MCP clients use) and takes
-``--json``; ``--project`` defaults to ``default``. Loaded by ``cue --help``, so only
-click is imported at module level.
+``--json``; ``--project`` defaults to the workspace's (``[memory] project``). Loaded by
+``cue --help``, so only click is imported at module level.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from cuedeck.wording import counted
+from cuedeck.text import counted
 
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 project_option = click.option(
-    "-p", "--project", default="default", show_default=True, help="Project id."
+    "-p", "--project", help="Project id (default: [memory] project, default)."
 )
 cursor_option = click.option("--cursor", help="next_cursor of the previous page.")
 tokens_option = click.option("--max-tokens", type=int, help="Reply budget in tokens.")
@@ -36,9 +36,14 @@ def _workspace() -> Workspace:
     return workspace
 
 
+def _project(project: str | None) -> str:
+    """``--project``, else the workspace's project (``[memory] project``)."""
+    return _store(_workspace()).project(project)
+
+
 def _call(tool: str, **arguments: Any) -> Any:
     """Run the registered tool exactly as MCP clients do (validation and masking included)."""
-    from cuedeck.serving import serve
+    from cuedeck.serving.calls import serve
 
     workspace = _workspace()
     given = {name: value for name, value in arguments.items() if value is not None}
@@ -89,14 +94,16 @@ def memory() -> None:
 @click.option("--task", "task_id", help="Task id (default: the current task).")
 @click.option("--token-limit", type=int, help="Context window (default [memory] token_limit).")
 @json_option
-def status(project: str, task_id: str | None, token_limit: int | None, as_json: bool) -> None:
+def status(
+    project: str | None, task_id: str | None, token_limit: int | None, as_json: bool
+) -> None:
     """Usage, health and advice (context_analyze_usage)."""
     reply = _call(
         "context_analyze_usage", project_id=project, task_id=task_id, token_limit=token_limit
     )
     metrics, health = reply["usage_metrics"], reply["health_score"]
     lines = [
-        f"project {project}, task {reply['task_id'] or '-'}",
+        f"project {reply['project_id']}, task {reply['task_id'] or '-'}",
         f"{metrics['total_tokens']:,} of {metrics['token_limit']:,} tokens "
         f"({metrics['usage_percent']}%), {counted(metrics['total_segments'], 'working segment')}, "
         f"{metrics['pinned_segments_count']} pinned",
@@ -114,7 +121,7 @@ def status(project: str, task_id: str | None, token_limit: int | None, as_json: 
 @cursor_option
 @json_option
 def list_command(
-    project: str,
+    project: str | None,
     task_id: str | None,
     every: bool,
     max_tokens: int | None,
@@ -132,12 +139,12 @@ def list_command(
 @click.argument("segment_id")
 @project_option
 @json_option
-def show(segment_id: str, project: str, as_json: bool) -> None:
+def show(segment_id: str, project: str | None, as_json: bool) -> None:
     """One segment, whole."""
     from cuedeck_memory.listing import segment_items
 
     store = _store(_workspace())
-    item = dict(segment_items(store, [store.segment(project, segment_id)])[0])
+    item = dict(segment_items(store, [store.segment(_project(project), segment_id)])[0])
     meta = [f"{k}: {json.dumps(v)}" for k, v in item.items() if k != "text"]
     _emit(item, as_json, [*meta, "", str(item["text"])])
 
@@ -154,7 +161,7 @@ def show(segment_id: str, project: str, as_json: bool) -> None:
 @json_option
 def capture(
     files: tuple[str, ...],
-    project: str,
+    project: str | None,
     kind: str,
     task_id: str | None,
     tags: tuple[str, ...],
@@ -196,7 +203,7 @@ def _ids_command(name: str, tool: str, key: str, help_text: str) -> click.Comman
     @click.argument("segment_ids", nargs=-1, required=True)
     @project_option
     @json_option
-    def command(segment_ids: tuple[str, ...], project: str, as_json: bool) -> None:
+    def command(segment_ids: tuple[str, ...], project: str | None, as_json: bool) -> None:
         reply = _call(tool, project_id=project, segment_ids=list(segment_ids))
         lines = [f"{name}ned {i}" for i in reply[key]] + [
             f"error {e['segment_id']}: {e['message']}" for e in reply["errors"]
@@ -220,7 +227,7 @@ memory.add_command(
 @json_option
 def stash(
     query: str | None,
-    project: str,
+    project: str | None,
     filters: str | None,
     segment_ids: tuple[str, ...],
     as_json: bool,
@@ -246,7 +253,7 @@ def stash(
 @json_option
 def retrieve(
     query: str | None,
-    project: str,
+    project: str | None,
     filters: str | None,
     move: bool,
     max_tokens: int | None,
@@ -273,7 +280,9 @@ def retrieve(
 @click.option("--apply", is_flag=True, help="Stash the plan (or every candidate).")
 @click.option("--task", "task_id", help="Task id (default: the current task).")
 @json_option
-def gc(project: str, target: int | None, apply: bool, task_id: str | None, as_json: bool) -> None:
+def gc(
+    project: str | None, target: int | None, apply: bool, task_id: str | None, as_json: bool
+) -> None:
     """Pruning candidates, a plan with --target, stashed with --apply."""
     arguments: dict[str, Any] = {"project_id": project, "task_id": task_id, "target_tokens": target}
     reply = _call("context_gc_analyze", **arguments)
@@ -319,13 +328,13 @@ def gc(project: str, target: int | None, apply: bool, task_id: str | None, as_js
 @click.option("--list", "listing", is_flag=True, help="List the project's snapshots instead.")
 @json_option
 def snapshot(
-    name: str | None, project: str, task_id: str | None, listing: bool, as_json: bool
+    name: str | None, project: str | None, task_id: str | None, listing: bool, as_json: bool
 ) -> None:
     """Snapshot the task (context_create_task_snapshot), or --list the snapshots."""
     if listing:
         from cuedeck_memory.task_state import list_snapshots
 
-        found = list_snapshots(_store(_workspace()), project)
+        found = list_snapshots(_store(_workspace()), _project(project))
         lines = [
             f"{s['snapshot_id']}  {s['name']}  {counted(s['segments_snapshot'], 'segment')}"
             for s in found
@@ -348,7 +357,9 @@ def snapshot(
 @click.option("--task", "task_id", help="Task id (default: the current task).")
 @tokens_option
 @json_option
-def restore(project: str, task_id: str | None, max_tokens: int | None, as_json: bool) -> None:
+def restore(
+    project: str | None, task_id: str | None, max_tokens: int | None, as_json: bool
+) -> None:
     """Pins, working set and latest snapshot, fitted to a budget (context_restore)."""
     reply = _call("context_restore", project_id=project, task_id=task_id, max_tokens=max_tokens)
     lines = [_segment_line(i) for i in reply["segments"]] + _page_note(reply["page"])
@@ -366,34 +377,33 @@ def projects(as_json: bool) -> None:
 @memory.command("export")
 @project_option
 @json_option
-def export_command(project: str, as_json: bool) -> None:
+def export_command(project: str | None, as_json: bool) -> None:
     """Write every segment as a plain file under .cuedeck/memory/export/<project>/."""
     from cuedeck_memory.archive import export_project
-    from cuedeck_memory.segments import check_project
 
     workspace = _workspace()
-    folder = export_project(_store(workspace), check_project(project))
+    project_id = _project(project)
+    folder = export_project(_store(workspace), project_id)
     where = folder.relative_to(workspace.root).as_posix()
-    _emit({"project_id": project, "folder": where}, as_json, [f"exported to {where}"])
+    _emit({"project_id": project_id, "folder": where}, as_json, [f"exported to {where}"])
 
 
 @memory.command("import")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
 @project_option
 @json_option
-def import_command(folder: str, project: str, as_json: bool) -> None:
+def import_command(folder: str, project: str | None, as_json: bool) -> None:
     """Read segment files back (an export you edited): known ids are updated, new added."""
     from pathlib import Path
 
     from cuedeck.errors import InvalidInput
     from cuedeck_memory.archive import import_project
-    from cuedeck_memory.segments import check_project
 
     workspace = _workspace()
     path = Path(folder).resolve()
     if not path.is_relative_to(workspace.root.resolve()):
         raise InvalidInput(f"{folder} is outside the workspace", field="folder")
-    reply = import_project(_store(workspace), check_project(project), path)
+    reply = import_project(_store(workspace), _project(project), path)
     lines = [
         f"updated {len(reply['updated'])} segments, added {len(reply['added'])}",  # type: ignore[arg-type]
         *(f"{p['path']}:{p['line']}: {p['message']}" for p in reply["problems"]),  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ import sqlite3
 import zlib
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cuedeck.cache_db import write_ahead
+from cuedeck.system.cache_db import write_ahead
 from cuedeck_memory.schema import SCHEMA_VERSION, prepare, schema_of
 from cuedeck_memory.segments import Segment
 from cuedeck_memory.upkeep import Upkeep, defer_merges

@@ -49,7 +49,8 @@ def page(
     items whose bytes all fit are taken uncounted; counting starts (from the first
     item) only when they might not. The page is the same either way."""
     start = start_of(cursor)
-    budget = max(1, max_tokens - FRAME_TOKENS - used)
+    rest = FRAME_TOKENS + used  # what the reply spends besides its items
+    budget = max(1, max_tokens - rest)
     chosen: list[dict[str, Any]] = []
     texts: list[str] = []
     spent = 0  # tokens, or bytes (at least as many) while counting has not started
@@ -69,7 +70,7 @@ def page(
         cost = count(text) + 1  # and its comma
         if spent + cost > budget:
             if not chosen:
-                chosen.append(_cut(current, count, budget, max_tokens - budget))
+                chosen.append(_cut(current, count, budget, max_tokens, rest))
             break
         chosen.append(current)
         spent += cost
@@ -123,11 +124,11 @@ MIN_TEXT = 40
 
 
 def _cut(
-    item: dict[str, Any], count: Callable[[str], int], budget: int, rest: int
+    item: dict[str, Any], count: Callable[[str], int], budget: int, max_tokens: int, rest: int
 ) -> dict[str, Any]:
     """``item`` with its text shortened until it fits ``budget`` (marked as cut); a
-    budget that cannot hold the item's fields and a little of its text is refused with
-    the smallest that can (``rest``: what the reply spends besides its items)."""
+    ``max_tokens`` that cannot hold the item's fields and a little of its text is refused
+    with the smallest that can (``rest``: what the reply spends besides its items)."""
     text = item.get("text")
     if not isinstance(text, str):
         return item
@@ -137,7 +138,7 @@ def _cut(
     needed = count(json.dumps(shorter, ensure_ascii=False))
     if needed > budget:
         raise InvalidInput(
-            f"max_tokens {budget + rest} cannot hold one segment: its fields and the start "
+            f"max_tokens {max_tokens} cannot hold one segment: its fields and the start "
             f"of its text need {needed + rest}; ask for at least that",
             field="max_tokens",
             needed=needed + rest,

@@ -26,7 +26,7 @@ import attrs
 import numpy as np
 
 from cuedeck.layout import CARD_ID, card_path
-from cuedeck.wording import counted
+from cuedeck.text import counted
 from cuedeck_memory.segments import GENERATIONS, generation_of, type_weight
 from cuedeck_memory.table import NONE
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from cuedeck_memory.fitting import page, start_of
-from cuedeck_memory.replies import hit_dict, segment_dict
+from cuedeck_memory.replies import hit_dict, restored_dict, segment_dict
 from cuedeck_memory.segments import check_project
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from cuedeck_memory.replies import Page, SegmentItem, StashHit
+    from cuedeck_memory.replies import Page, RestoredSegment, SegmentItem, StashHit
     from cuedeck_memory.segments import Segment
     from cuedeck_memory.store import MemoryStore
 
@@ -71,6 +71,18 @@ def page_hits(
 
     chosen, record = _page(store, rowids, max_tokens, cursor, scores, used, hit)
     return cast("list[StashHit]", chosen), record
+
+
+def page_restored(
+    store: MemoryStore, rowids: Sequence[int], max_tokens: int, *, used: int = 0
+) -> tuple[list[RestoredSegment], Page]:
+    """The first page of the segments ``rowids`` as ``context_restore`` shows them."""
+
+    def lean(segments: dict[int, Segment], window: list[int]) -> Callable[[int], Any]:
+        return lambda rowid: restored_dict(segments[rowid])
+
+    chosen, record = _page(store, rowids, max_tokens, None, None, used, lean)
+    return cast("list[RestoredSegment]", chosen), record
 
 
 def _page(

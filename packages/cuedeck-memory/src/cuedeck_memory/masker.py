@@ -3,7 +3,7 @@
 A batch of captured segments is masked in one pass of the maskers (their texts and the
 distinct short values of their fields joined: ``MaskSession.mask_many``), not one call
 per string. Inside a served tool call the store masks with the reply's own session
-(:func:`cuedeck.serving.request_masking`), which learns the secrets as it masks: the
+(:func:`cuedeck.serving.calls.request_masking`), which learns the secrets as it masks: the
 request's texts are scanned once, for the disk and the reply alike.
 """
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from cuedeck.masking import MaskSession
+    from cuedeck.masking.session import MaskSession
     from cuedeck.workspace import Workspace
 
 
@@ -66,7 +66,7 @@ def store_masker(workspace: Workspace, enabled: bool) -> Masker:
     mask_on_capture`` off): the reply's session inside a served call, else a new one."""
     if not enabled:
         return Masker(None)
-    from cuedeck.serving import request_masking
+    from cuedeck.serving.calls import request_masking
 
     reply = request_masking(workspace)
     session = reply if reply is not None else workspace.mask_session()

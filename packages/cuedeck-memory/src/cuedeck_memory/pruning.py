@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from cuedeck import confirmation
 from cuedeck.errors import InvalidInput
+from cuedeck.serving import confirmation
 from cuedeck_memory.segments import check_project
 
 if TYPE_CHECKING:

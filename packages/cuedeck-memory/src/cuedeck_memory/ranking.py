@@ -146,7 +146,7 @@ def find(
     if mode == "keyword":
         top = keyword[:limit]
         return Found([r for r, _ in top], [v for _, v in top], total, "keyword")
-    from cuedeck.plugins import get_searchers
+    from cuedeck.plugins.host import get_searchers
 
     # Both rank by meaning through the semantic searcher; hybrid fuses it with keyword.
     workspace = store.workspace

@@ -66,6 +66,22 @@ class StashHit(TypedDict):
     text_truncated: NotRequired[bool]
 
 
+class RestoredSegment(TypedDict):
+    """A segment as ``context_restore`` returns it: what a session resumes from, without
+    the bookkeeping (hash, GC counters, tier) the other tools return."""
+
+    segment_id: str
+    text: str
+    type: str
+    task_id: str | None
+    created_at: str
+    pinned: bool
+    tags: list[str]
+    file_path: str | None
+    tokens: int
+    text_truncated: NotRequired[bool]
+
+
 class Page(TypedDict):
     """Where a page of a list starts and ends; ``next_cursor`` is None on the last."""
 
@@ -355,7 +371,7 @@ class Restored(TypedDict):
     project_id: str
     task_id: str | None
     snapshot: SnapshotRef | None
-    segments: list[SegmentItem]
+    segments: list[RestoredSegment]
     pinned: int
     candidates: int
     tokens: int
@@ -387,6 +403,21 @@ def segment_dict(segment: Segment, refcount: int = 0) -> SegmentItem:
         "tokens": segment.tokens,
         "text_hash": text_hash(segment.text),
         "tier": segment.tier,
+    }
+
+
+def restored_dict(segment: Segment) -> RestoredSegment:
+    """``segment`` as ``context_restore`` returns it."""
+    return {
+        "segment_id": segment.id,
+        "text": segment.text,
+        "type": segment.type,
+        "task_id": segment.task_id,
+        "created_at": iso(segment.created_at),
+        "pinned": segment.pinned,
+        "tags": list(segment.tags),
+        "file_path": segment.file_path,
+        "tokens": segment.tokens,
     }
 
 

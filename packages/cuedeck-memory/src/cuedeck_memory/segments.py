@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import secrets
 from datetime import UTC, datetime
@@ -19,9 +20,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.errors import InvalidInput
+from cuedeck.progress import report
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
 #: Segment types the reference knows; anything else is kept and weighted as a note.
 TYPES = ("message", "code", "log", "decision", "note", "summary")
@@ -132,9 +135,9 @@ def check_project(project_id: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _secret_in(project_id: str) -> str | None:
     """The masking rule that finds a secret in ``project_id`` (the built-in rules), or None."""
-    from cuedeck.masking import MaskSession
+    from cuedeck.masking.session import MaskSession
 
-    found = MaskSession(None).find(project_id)
+    found = MaskSession().find(project_id)
     return found[0].rule if found else None
 
 
@@ -195,7 +198,7 @@ class Segment:
     @property
     def path(self) -> str:
         """The workspace-relative path of the segment's file."""
-        from cuedeck.layout import MEMORY_DIR
+        from cuedeck_memory.paths import MEMORY_DIR
 
         return f"{MEMORY_DIR}/{self.project_id}/segments/{self.id}.md"
 
@@ -284,7 +287,7 @@ def _frontmatter(text: str) -> tuple[dict[str, Any], dict[str, int], str]:
             break
         lines[key] = number
     if not fast:  # written by hand in YAML syntax: core's one frontmatter reader
-        from cuedeck import frontmatter
+        from cuedeck.markdown import frontmatter
 
         loaded, _body, problems = frontmatter.load(["---", *rows, "---"], "")
         if problems:
@@ -371,3 +374,38 @@ def parse_file(text: str, *, segment_id: str, project_id: str) -> Segment:
         pinned=pinned,
         tier=tier,
     )
+
+
+def read_segment_file(path: Path, *, segment_id: str, project: str) -> Segment:
+    """The segment a file holds (line ends kept as written); SegmentFileError if bad."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        return parse_file(handle.read(), segment_id=segment_id, project_id=project)
+
+
+def read_folder(folder: Path, project: str) -> tuple[list[Segment], list[tuple[str, int, str]]]:
+    """Every segment file of ``folder`` (``<id>.md``), and the (path, line, message) of
+    those that cannot be read."""
+    segments: list[Segment] = []
+    problems: list[tuple[str, int, str]] = []
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".md") and not n.startswith("."))
+    for n, name in enumerate(names):
+        if n % 1000 == 0:
+            report(n, len(names), "Reading memory segment files")
+        segment_id = name[:-3]
+        where = str(folder / name)
+        if not (folder / name).resolve().is_relative_to(folder.resolve()):
+            problems.append((where, 1, "a link that leaves the folder: not read"))
+            continue
+        if not valid_segment_id(segment_id):
+            problems.append((where, 1, f"{segment_id!r} is not a segment id"))
+            continue
+        try:
+            segments.append(
+                read_segment_file(folder / name, segment_id=segment_id, project=project)
+            )
+        except UnicodeDecodeError as exc:
+            problems.append((where, 1, f"not UTF-8 text: {exc.reason}"))
+        except SegmentFileError as exc:
+            problems.append((where, exc.line, exc.message))
+    report(len(names), len(names), "Reading memory segment files")
+    return segments, problems

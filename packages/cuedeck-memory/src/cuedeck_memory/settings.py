@@ -11,6 +11,10 @@ from cuedeck.settings import setting
 class MemorySettings:
     """``[memory]``: context memory: segments, usage, GC and stash."""
 
+    project: str = setting(
+        "default",
+        "The project the memory tools and `cue memory` use when a call names none.",
+    )
     token_limit: int = setting(
         200000, "Context window that usage and health are measured against.", minimum=1
     )

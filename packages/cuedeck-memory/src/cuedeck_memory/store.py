@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck.errors import FileNotFound
-from cuedeck.layout import CACHE_DIR, MEMORY_DIR
+from cuedeck.errors import FileNotFound, InvalidInput
+from cuedeck.layout import CACHE_DIR
 from cuedeck_memory.database import MemoryDatabase, hash64, text_hash
 from cuedeck_memory.masker import Masker, store_masker
+from cuedeck_memory.paths import MEMORY_DIR
 from cuedeck_memory.segments import Segment, check_project, new_id, new_ids
 from cuedeck_memory.settings import MemorySettings
 from cuedeck_memory.table import SegmentTable
@@ -83,9 +84,10 @@ class MemoryStore:
         if not self._opened:
             with self._open_lock:
                 if not self._opened:
-                    from cuedeck_memory.archive import migrate_legacy
+                    from cuedeck_memory.legacy import Mover, migrate_legacy
 
-                    migrate_legacy(self)
+                    mover = Mover(self.workspace.token_counter.count, self.clock, self.masker)
+                    migrate_legacy(self.root, self.database, mover)
                     # A server that ends by its stdin closing still empties its log.
                     atexit.register(self.close)
                     self._opened = True
@@ -113,7 +115,7 @@ class MemoryStore:
         doctor run in a workspace without memory leaves no file behind)."""
         if self._opened or self.database.path.is_file():
             return True
-        from cuedeck_memory.archive import has_legacy
+        from cuedeck_memory.legacy import has_legacy
 
         return has_legacy(self.root)
 
@@ -395,10 +397,33 @@ class MemoryStore:
 
     # -- project state and snapshots ---------------------------------------------------
 
+    def project(self, project_id: str | None) -> str:
+        """``project_id`` checked, or the workspace's project (``[memory] project``)
+        when None."""
+        if project_id is not None:
+            return check_project(project_id)
+        try:
+            return check_project(self.settings.project)
+        except InvalidInput as exc:
+            raise InvalidInput(f"[memory] project: {exc.message}", field="project") from None
+
     def current_task(self, project: str) -> str | None:
-        """The project's current task, or None."""
+        """The project's current task: the one set (context_set_current_task), else the
+        workspace's active card (the one a scene is built for), else None."""
         check_project(project)
-        return self._open().current_task(project) if self._present() else None
+        chosen = self._open().current_task(project) if self._present() else None
+        return chosen or self._active_card()
+
+    def _active_card(self) -> str | None:
+        """The id of the card ``cue scene`` would pack, or None when there is none."""
+        from cuedeck.errors import CueError
+        from cuedeck.scene.selection import find_card
+
+        try:
+            card = find_card(self.workspace)
+        except CueError:
+            return None
+        return card.path.rsplit("/", 1)[-1].removesuffix(".md")
 
     def set_current_task(self, project: str, task_id: str | None) -> str | None:
         """Set (None clears) the current task, masked; the previous one."""

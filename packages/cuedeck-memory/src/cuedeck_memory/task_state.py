@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from cuedeck.layout import CARD_ID, card_path
 from cuedeck_memory.fitting import measure
-from cuedeck_memory.listing import page_segments, task_rows
+from cuedeck_memory.listing import page_restored, task_rows
 from cuedeck_memory.segments import check_project, iso
 
 if TYPE_CHECKING:
@@ -143,8 +143,10 @@ def restore(store: MemoryStore, project: str, task_id: str | None, max_tokens: i
         "tokens": 0,
         "page": {"returned": 0, "total": 0, "offset": 0, "next_cursor": None, "max_tokens": 0},
     }
-    used = measure(reply, store.workspace.token_counter.count)
-    items, record = page_segments(store, ordered, max_tokens, None, used=used)
+    # The page record is part of what page() keeps room for: measured without it.
+    frame = {key: value for key, value in reply.items() if key != "page"}
+    used = measure(frame, store.workspace.token_counter.count)
+    items, record = page_restored(store, ordered, max_tokens, used=used)
     reply["segments"] = items
     reply["tokens"] = sum(i["tokens"] for i in items)
     reply["page"] = record

@@ -22,12 +22,15 @@ from cuedeck_memory.segments import PROJECT_PATTERN, check_project
 from cuedeck_memory.task_state import restore, set_current_task, snapshot
 
 if TYPE_CHECKING:
-    # cuedeck.tools.Tool supplies Workspace when it reads the signatures.
+    # cuedeck.plugins.tools.Tool supplies Workspace when it reads the signatures.
     from cuedeck.workspace import Workspace
     from cuedeck_memory.replies import ItemError
     from cuedeck_memory.store import MemoryStore
 
-ProjectId = Annotated[str, Field(pattern=PROJECT_PATTERN, description="Project identifier")]
+ProjectId = Annotated[
+    str | None,
+    Field(pattern=PROJECT_PATTERN, description="Project identifier"),
+]
 OptionalTask = Annotated[str | None, Field(max_length=200, description="Default: the current task")]
 Descriptors = Annotated[
     dict[str, Any] | str | None,
@@ -77,7 +80,7 @@ def _budget(store: MemoryStore, max_tokens: int | None) -> int:
 
 def context_analyze_usage(
     workspace: Workspace,
-    project_id: ProjectId,
+    project_id: ProjectId = None,
     context_descriptors: Descriptors = None,
     task_id: OptionalTask = None,
     token_limit: Annotated[int | None, Field(ge=1)] = None,
@@ -90,10 +93,11 @@ def context_analyze_usage(
     token_usage overrides the measured usage. token_limit defaults to [memory] token_limit.
     """
     store = _store(workspace)
-    described = usage.ingest(store, project_id, context_descriptors, task_id)
+    project = store.project(project_id)
+    described = usage.ingest(store, project, context_descriptors, task_id)
     reply = usage.report(
         store,
-        project_id,
+        project,
         task_id=task_id,
         token_limit=token_limit,
         descriptors=described,
@@ -107,15 +111,16 @@ def context_analyze_usage(
 
 def context_get_working_set(
     workspace: Workspace,
-    project_id: ProjectId,
+    project_id: ProjectId = None,
     task_id: OptionalTask = None,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
 ) -> replies.WorkingSet:
     """Get the working set: the current task's working segments (and pinned ones)."""
     store = _store(workspace)
-    task = task_id or store.current_task(project_id)
-    found = task_rows(store, project_id, task, stashed=False, pinned=True)
+    project = store.project(project_id)
+    task = task_id or store.current_task(project)
+    found = task_rows(store, project, task, stashed=False, pinned=True)
     table = store.table
     segments, page = page_segments(store, found, _budget(store, max_tokens), cursor, used=60)
     total = int(table.tokens[found].sum()) if found else 0
@@ -124,7 +129,7 @@ def context_get_working_set(
 
     return {
         "working_set": {
-            "project_id": project_id,
+            "project_id": project,
             "task_id": task,
             "total_tokens": total,
             "last_updated": iso(last) if last else None,
@@ -138,7 +143,7 @@ def context_get_working_set(
 
 def context_get_task_context(
     workspace: Workspace,
-    project_id: ProjectId,
+    project_id: ProjectId = None,
     task_id: OptionalTask = None,
     max_tokens: MaxTokens = None,
     cursor: Cursor = None,
@@ -149,17 +154,16 @@ def context_get_task_context(
     changed in them since, as hunks (delta).
     """
     store = _store(workspace)
-    task = task_id or store.current_task(project_id)
+    project = store.project(project_id)
+    task = task_id or store.current_task(project)
     if task is None:
         raise InvalidInput("no task_id given and the project has no current task", field="task_id")
-    found = task_rows(store, project_id, task, stashed=None)
+    found = task_rows(store, project, task, stashed=None)
     budget = _budget(store, max_tokens)
     segments, page = page_segments(store, found, budget, cursor, used=30)
     from cuedeck_memory.touched import delta_since
 
-    latest = next(
-        (r for r in reversed(store.snapshots(project_id)) if r.get("task_id") == task), None
-    )
+    latest = next((r for r in reversed(store.snapshots(project)) if r.get("task_id") == task), None)
     files: dict[str, str] = dict((latest or {}).get("files") or {})
     delta: list[dict[str, Any]] = []
     left_out = False
@@ -191,7 +195,7 @@ def context_list_projects(workspace: Workspace) -> replies.Projects:
 
 def context_gc_analyze(
     workspace: Workspace,
-    project_id: ProjectId,
+    project_id: ProjectId = None,
     context_descriptors: Descriptors = None,
     task_id: OptionalTask = None,
     target_tokens: Annotated[int | None, Field(ge=1)] = None,
@@ -205,8 +209,9 @@ def context_gc_analyze(
     are never candidates. The plan says whether the target is met or only partly.
     """
     store = _store(workspace)
-    described = usage.ingest(store, project_id, context_descriptors, task_id)
-    analysis = gc.analyze(store, project_id, task_id=task_id, current_file=described.current_file)
+    project = store.project(project_id)
+    described = usage.ingest(store, project, context_descriptors, task_id)
+    analysis = gc.analyze(store, project, task_id=task_id, current_file=described.current_file)
     budget = _budget(store, max_tokens)
     reply: dict[str, Any] = {
         "total_candidates": len(analysis.candidates),
@@ -240,9 +245,9 @@ def context_gc_analyze(
 
 def context_gc_prune(
     workspace: Workspace,
-    project_id: ProjectId,
     segment_ids: SegmentIds,
     action: Literal["stash", "delete"],
+    project_id: ProjectId = None,
     confirm: bool = False,
     confirmation_token: Annotated[
         str | None, Field(description="The token a first delete call returned")
@@ -254,22 +259,26 @@ def context_gc_prune(
     and a single-use token (5 minutes, bound to the project, action and these exact
     ids); the second, with that token, deletes. Each prune counts as a GC run.
     """
-    return prune(_store(workspace), project_id, segment_ids, action, confirm, confirmation_token)
+    store = _store(workspace)
+    project = store.project(project_id)
+    return prune(store, project, segment_ids, action, confirm, confirmation_token)
 
 
 def context_gc_pin(
-    workspace: Workspace, project_id: ProjectId, segment_ids: SegmentIds
+    workspace: Workspace, segment_ids: SegmentIds, project_id: ProjectId = None
 ) -> replies.Pinned:
     """Pin segments: GC never prunes them, and a card's pinned segments join its scene."""
-    done, errors = set_pinned(_store(workspace), project_id, segment_ids, True)
+    store = _store(workspace)
+    done, errors = set_pinned(store, store.project(project_id), segment_ids, True)
     return {"pinned_segments": done, "errors": errors}
 
 
 def context_gc_unpin(
-    workspace: Workspace, project_id: ProjectId, segment_ids: SegmentIds
+    workspace: Workspace, segment_ids: SegmentIds, project_id: ProjectId = None
 ) -> replies.Unpinned:
     """Unpin segments so that GC may prune them again."""
-    done, errors = set_pinned(_store(workspace), project_id, segment_ids, False)
+    store = _store(workspace)
+    done, errors = set_pinned(store, store.project(project_id), segment_ids, False)
     return {"unpinned_segments": done, "errors": errors}
 
 
@@ -278,24 +287,24 @@ def context_gc_unpin(
 
 def context_stash(
     workspace: Workspace,
-    project_id: ProjectId = "default",
+    project_id: ProjectId = None,
     query: Annotated[str | None, Field(description="Ranked match on segment text")] = None,
     filters: FiltersArg = None,
 ) -> replies.Stashed:
     """Move working segments matching a query and filters to the stash (pinned ones stay)."""
     store = _store(workspace)
-    check_project(project_id)
+    project = store.project(project_id)
     parsed = ranking.parse_filters(filters)
     if not query and not parsed.given:
         raise InvalidInput(
             "give a query or filters: stashing everything is not a filter", field="query"
         )
     # Every match is stashed, not a page of them.
-    found = ranking.find(store, project_id, query, parsed, stashed=False, limit=2**31)
+    found = ranking.find(store, project, query, parsed, stashed=False, limit=2**31)
     table = store.table
     pinned = [table.segment_id(r) for r in found.rowids if table.pinned[r]]
     wanted = [table.segment_id(r) for r in found.rowids if not table.pinned[r]]
-    reply = prune(store, project_id, wanted, "stash", False, None) if wanted else None
+    reply = prune(store, project, wanted, "stash", False, None) if wanted else None
     errors: list[ItemError] = [
         {"segment_id": i, "error": "pinned", "message": "pinned segments are not stashed"}
         for i in pinned
@@ -343,7 +352,7 @@ def context_search_stashed(
 
 def context_retrieve_stashed(
     workspace: Workspace,
-    project_id: ProjectId = "default",
+    project_id: ProjectId = None,
     query: Annotated[str | None, Field(description="Ranked search of segment text")] = None,
     filters: FiltersArg = None,
     move_to_active: bool = False,
@@ -352,9 +361,9 @@ def context_retrieve_stashed(
 ) -> replies.Retrieved:
     """Fetch stashed segments by query and filters; move_to_active restores them."""
     store = _store(workspace)
-    check_project(project_id)
+    project = store.project(project_id)
     parsed = ranking.parse_filters(filters)
-    found = ranking.find(store, project_id, query, parsed, stashed=True, limit=1000)
+    found = ranking.find(store, project, query, parsed, stashed=True, limit=1000)
     items, page = page_segments(
         store, found.rowids, _budget(store, max_tokens), cursor, scores=found.scores, used=40
     )
@@ -369,7 +378,7 @@ def context_retrieve_stashed(
 
         table = store.table
         ids = [table.segment_id(r) for r in found.rowids]
-        reply["moved_to_active"] = move_to_working(store, project_id, ids)
+        reply["moved_to_active"] = move_to_working(store, project, ids)
     return reply
 
 
@@ -378,16 +387,17 @@ def context_retrieve_stashed(
 
 def context_set_current_task(
     workspace: Workspace,
-    project_id: ProjectId,
+    project_id: ProjectId = None,
     task_id: Annotated[str | None, Field(max_length=200, description="None clears it")] = None,
 ) -> replies.CurrentTask:
     """Set the project's current task; a card id also activates that card (cue card activate)."""
-    return set_current_task(_store(workspace), project_id, task_id)
+    store = _store(workspace)
+    return set_current_task(store, store.project(project_id), task_id)
 
 
 def context_create_task_snapshot(
     workspace: Workspace,
-    project_id: ProjectId,
+    project_id: ProjectId = None,
     task_id: OptionalTask = None,
     name: Annotated[str | None, Field(max_length=200)] = None,
     files: Annotated[
@@ -407,15 +417,16 @@ def context_create_task_snapshot(
     from cuedeck_memory.touched import touched_files
 
     store = _store(workspace)
-    task = task_id or store.current_task(project_id)
+    project = store.project(project_id)
+    task = task_id or store.current_task(project)
     hashes, commit = touched_files(workspace, task, files)
-    return snapshot(store, project_id, task_id, name, hashes, commit)
+    return snapshot(store, project, task_id, name, hashes, commit)
 
 
 def context_capture(
     workspace: Workspace,
-    project_id: ProjectId,
     segments: Annotated[list[SegmentInput], Field(min_length=1, max_length=10_000)],
+    project_id: ProjectId = None,
     task_id: OptionalTask = None,
     token_limit: Annotated[int | None, Field(ge=1)] = None,
     max_tokens: MaxTokens = None,
@@ -425,11 +436,12 @@ def context_capture(
     Secrets are masked before anything is written ([memory] mask_on_capture).
     """
     store = _store(workspace)
-    captured = capture_segments(store, project_id, cast("list[dict[str, Any]]", segments), task_id)
+    project = store.project(project_id)
+    captured = capture_segments(store, project, cast("list[dict[str, Any]]", segments), task_id)
     # Every new id is returned; the advice gets what the budget leaves.
     after = usage.report(
         store,
-        project_id,
+        project,
         task_id=task_id,
         token_limit=token_limit,
         max_tokens=_budget(store, max_tokens),
@@ -448,7 +460,7 @@ def context_capture(
 
 def context_restore(
     workspace: Workspace,
-    project_id: ProjectId,
+    project_id: ProjectId = None,
     task_id: OptionalTask = None,
     max_tokens: MaxTokens = None,
 ) -> replies.Restored:
@@ -457,7 +469,8 @@ def context_restore(
     What to call at session start or when the working set is empty.
     """
     store = _store(workspace)
-    return restore(store, project_id, task_id, _budget(store, max_tokens))
+    project = store.project(project_id)
+    return restore(store, project, task_id, _budget(store, max_tokens))
 
 
 __all__ = [

@@ -28,7 +28,7 @@ MAX_FILES = 500
 
 def _git(workspace: Workspace, since: str) -> Baseline | None:
     """The ``git`` baseline resolver's answer for ``since``, if cuedeck-git is installed."""
-    from cuedeck.plugins import get_baselines
+    from cuedeck.plugins.host import get_baselines
 
     resolver = get_baselines(workspace.plugins).get("git")
     if resolver is None:
@@ -141,7 +141,7 @@ def delta_since(
     """The files changed since snapshot ``record`` as hunks (``path``, ``status``,
     ``summary``, ``hunks``), masked, within ``max_tokens``; and whether some were left
     out for the budget."""
-    from cuedeck.delta import file_deltas
+    from cuedeck.refs.delta import file_deltas
 
     session = workspace.mask_session()
     found: list[dict[str, Any]] = []

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.wording import counted
+from cuedeck.text import counted
 from cuedeck_memory import gc
 from cuedeck_memory.fitting import FRAME_TOKENS, fit_ids, measure
 from cuedeck_memory.segments import Segment

@@ -17,10 +17,12 @@ import atexit
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cuedeck_search.engine import SearchEngine
+    from collections.abc import Callable, Sequence
+
+    from cuedeck_search.sections import Section
 
 log = logging.getLogger("cuedeck")
 #: Sections taken per round: edits made meanwhile are picked up at the next round.
@@ -28,10 +30,23 @@ ROUND = 256
 _RUNNING: weakref.WeakSet[BackgroundEmbedder] = weakref.WeakSet()
 
 
+class Embedding(Protocol):
+    """What the thread asks of the search engine that owns it (see
+    :class:`cuedeck_search.engine.SearchEngine`)."""
+
+    def missing_sections(self) -> list[Section]: ...
+
+    def embed_sections(
+        self, sections: Sequence[Section], stop: Callable[[], bool] | None = None
+    ) -> int: ...
+
+    def trim_cache(self) -> int: ...
+
+
 class BackgroundEmbedder:
     """Embeds ``engine``'s missing sections on one daemon thread, one round at a time."""
 
-    def __init__(self, engine: SearchEngine) -> None:
+    def __init__(self, engine: Embedding) -> None:
         self.engine = engine
         self._thread: threading.Thread | None = None
         self._guard = threading.Lock()

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from cuedeck import parallel
 from cuedeck.errors import PermissionDenied
-from cuedeck.parsing import split_lines
 from cuedeck.progress import report
+from cuedeck.system import parallel
+from cuedeck.text import split_lines
 from cuedeck_search.bm25 import POSTINGS_FILE, fingerprint
 from cuedeck_search.keyword import KeywordIndex, tokenise
 from cuedeck_search.postings import (
@@ -38,7 +38,7 @@ from cuedeck_search.postings import (
     save,
 )
 from cuedeck_search.sections import keyword_sections, section_of, section_spans, split_sections
-from cuedeck_search.tokenising import Tokeniser
+from cuedeck_search.weighted_terms import Tokeniser
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
     from cuedeck_search.bm25 import KeywordSettings
-    from cuedeck_search.keyword import DocumentTerms
+    from cuedeck_search.postings import DocumentTerms
     from cuedeck_search.sections import Section, Span
 
 log = logging.getLogger("cuedeck")

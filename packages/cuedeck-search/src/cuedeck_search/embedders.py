@@ -115,7 +115,7 @@ def onnx_export(workspace: Workspace) -> OnnxEmbedder:
 def workspace_embedder(workspace: Workspace) -> Embedder:
     """The embedder ``[search] embedder`` selects among the registered ones."""
     from cuedeck.hookspecs import Embedder
-    from cuedeck.plugins import get_embedders
+    from cuedeck.plugins.host import get_embedders
 
     config = workspace.config
     factories = get_embedders(workspace.plugins)

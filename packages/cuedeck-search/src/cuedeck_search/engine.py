@@ -422,7 +422,7 @@ class SearchEngine:
         accepted = (
             bool(live[i])
             and (d := index.get(path, counted=False)) is not None
-            and filters.accepts(d.frontmatter)
+            and filters.admits(d)
             for i, (path, _) in enumerate(self.catalog.keys)
         )
         return np.fromiter(accepted, dtype=bool, count=len(live))

@@ -15,12 +15,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-import attrs
 import numpy as np
 
 from cuedeck_search.analysis import terms
 from cuedeck_search.bm25 import KeywordSettings, idf, section_counts
-from cuedeck_search.postings import Postings, empty
+from cuedeck_search.postings import DocumentTerms, Postings, empty
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,22 +27,6 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from cuedeck_search.sections import Section
-
-
-@attrs.frozen
-class DocumentTerms:
-    """The terms of one document's sections: its own vocabulary, then flat arrays.
-
-    Row ``i`` (section ``i``) owns ``row_sizes[i]`` consecutive entries of ``local``
-    (indexes into ``vocabulary``) and ``frequencies``; ``lengths`` are the weighted
-    section lengths.
-    """
-
-    vocabulary: tuple[str, ...]
-    local: NDArray[np.int32]
-    frequencies: NDArray[np.float32]
-    row_sizes: NDArray[np.int32]
-    lengths: NDArray[np.float32]
 
 
 def tokenise(path: str, sections: Sequence[Section], settings: KeywordSettings) -> DocumentTerms:

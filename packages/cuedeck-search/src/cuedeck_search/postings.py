@@ -31,7 +31,22 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from cuedeck_search.keyword import DocumentTerms
+
+@attrs.frozen
+class DocumentTerms:
+    """The terms of one document's sections: its own vocabulary, then flat arrays.
+
+    Row ``i`` (section ``i``) owns ``row_sizes[i]`` consecutive entries of ``local``
+    (indexes into ``vocabulary``) and ``frequencies``; ``lengths`` are the weighted
+    section lengths.
+    """
+
+    vocabulary: tuple[str, ...]
+    local: NDArray[np.int32]
+    frequencies: NDArray[np.float32]
+    row_sizes: NDArray[np.int32]
+    lengths: NDArray[np.float32]
+
 
 _MAGIC = MAGIC
 

@@ -25,7 +25,7 @@ from array import array
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from cuedeck.parsing import split_lines
+from cuedeck.text import split_lines
 from cuedeck_search.analysis import terms
 from cuedeck_search.bm25 import (
     FORMAT,

@@ -3,7 +3,7 @@
 The saved postings (``keyword.postings``) were tokenised from the files as they were
 when saved; since then files were added, changed or removed. ``keyword.changes`` keeps
 those differences, as of a point of the index's journal
-(:meth:`cuedeck.index.Index.stored_changes`), for the postings file it was made for
+(:meth:`cuedeck.index.parsed.Index.stored_changes`), for the postings file it was made for
 (device, inode, size, mtime: the file is replaced whole when saved again). A query
 brings it up to date from the journal entries written since, which costs the paths
 they name: with nothing changed, one read of the journal's last number. Without a
@@ -27,8 +27,8 @@ from cuedeck.writes import atomic_write
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from cuedeck.index import Index
-    from cuedeck.index_store import Version
+    from cuedeck.index.parsed import Index
+    from cuedeck.index.store import Version
 
 CHANGES_FILE = f"{CACHE_DIR}/keyword.changes"
 

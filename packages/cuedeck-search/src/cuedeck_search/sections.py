@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cuedeck.blocks import outside_fences
+from cuedeck.markdown.blocks import outside_fences
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 _INCLUDE = re.compile(r"^\s*\{\*.*\*\}\s*$")
 _ATTR_LIST = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
 _MARKUP = re.compile(r"<[^>]+>")
-#: Where a code fence could open (cuedeck.blocks decides whether one does).
+#: Where a code fence could open (cuedeck.markdown.blocks decides whether one does).
 _FENCE_MARK = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 
 

@@ -47,40 +47,44 @@ class SearchSettings:
     wait: bool = setting(
         False,
         "Semantic and hybrid searches first embed every section not yet embedded (true), "
-        "or answer at once from the vectors there are, with semantic_coverage, while the "
-        "rest is embedded in the background (false).",
+        "or answer at once from the vectors there are, with `semantic_coverage`, while the "
+        "rest is embedded in the background (false). `cue search --wait` asks once.",
     )
     embedding_cache_mb: int = setting(
         256,
         "Size cap of the embedding cache in the user cache directory, shared by every "
         "workspace, in MB (about 1.7 KB a MiniLM vector; least recently used vectors go "
-        "first; 0 = no cap).",
+        "first; 0 = no cap). `cue clean --all` empties it.",
         minimum=0,
     )
     embedder: str = setting(
         "minilm",
-        "Registered embedder behind semantic search: minilm (all-MiniLM-L6-v2 int8), onnx "
-        "(the export in onnx_dir) or one a plugin registers (`cue plugins`).",
+        "Registered embedder behind semantic search: `minilm` (all-MiniLM-L6-v2 int8, "
+        "computing in int8 where the CPU has VNNI), `minilm-float` (the same model computing "
+        "in float everywhere), `onnx` (the export in `onnx_dir`) or one a plugin registers "
+        "(`cue plugins`). docs/search.md.",
         unavailable_help='use "minilm", "onnx" with onnx_dir, or an embedder a plugin '
         "registers (`cue plugins`)",
     )
     onnx_dir: str = setting(
         "",
-        "With embedder = onnx: folder of a sentence-transformers-style ONNX export "
-        "(model.onnx, or onnx/model.onnx, and tokenizer.json); relative to the workspace "
-        "root, or absolute.",
+        'With `embedder = "onnx"`: folder of a sentence-transformers-style ONNX export '
+        "(`model.onnx` or `onnx/model.onnx`, and `tokenizer.json`); relative to the "
+        "workspace root, or absolute.",
     )
     onnx_pooling: str = setting(
         "mean",
-        "With embedder = onnx: mean (average of the token vectors under the attention "
-        "mask) or cls (the first token's vector); use what the model was trained with.",
+        'With `embedder = "onnx"`: `mean` (average of the token vectors under the attention '
+        "mask) or `cls` (the first token's vector); use what the model was trained with.",
         ("mean", "cls"),
     )
     onnx_normalize: bool = setting(
         True,
-        "With embedder = onnx: scale vectors to unit length (cosine similarity); turn off "
-        "only for a model whose export normalises already.",
+        'With `embedder = "onnx"`: scale vectors to unit length (cosine similarity); turn '
+        "off only for a model whose export normalises already.",
     )
     onnx_max_tokens: int = setting(
-        256, "With embedder = onnx: word pieces kept per text (the rest is cut).", minimum=8
+        256,
+        'With `embedder = "onnx"`: word pieces kept per text (the rest is cut).',
+        minimum=8,
     )

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cuedeck.cache_db import write_ahead
 from cuedeck.layout import user_cache_dir
+from cuedeck.system.cache_db import write_ahead
 from cuedeck_search.onnx_model import DIMENSIONS
 
 if TYPE_CHECKING:

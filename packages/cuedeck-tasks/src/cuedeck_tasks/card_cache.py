@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck.cache_db import cache_db
+from cuedeck.system.cache_db import cache_db
 from cuedeck_tasks.cards import Card
 
 if TYPE_CHECKING:

@@ -72,7 +72,7 @@ class CardChanges:
 def check_ref(spec: str) -> str:
     """``spec`` if it is a ``refs:`` entry (``doc/api#Login``, ``code/src/x.py#Cart.add``),
     else InvalidInput (1004)."""
-    from cuedeck.parsing import parse_ref_spec
+    from cuedeck.markdown.document import parse_ref_spec
 
     check_card_label(spec, field="refs")
     if not spec.strip() or parse_ref_spec(spec) is None:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.labels import check_label
 from cuedeck.layout import CARD_ID, CARD_ID_PATTERN, card_path
+from cuedeck.text import check_label
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -207,7 +207,7 @@ def check_text(value: str, *, field: str, allow_empty: bool = False) -> str:
 
 
 def check_card_label(value: str, *, field: str, allow_empty: bool = False) -> str:
-    """``value`` if it can be a title, tag or assignee (see :mod:`cuedeck.labels`)."""
+    """``value`` if it can be a title, tag or assignee (see :mod:`cuedeck.text`)."""
     if not allow_empty and not value.strip():
         raise InvalidInput(f"{field} must not be empty", field=field)
     return check_label(value, field)

@@ -32,7 +32,8 @@ def _context() -> CommandContext:
 
 
 def _workspace() -> Workspace:
-    return _context().workspace
+    workspace: Workspace = _context().workspace  # the contract names no class (hooktypes)
+    return workspace
 
 
 def _store() -> CardStore:
@@ -191,8 +192,8 @@ def list_cards(
 @json_option
 def show(card_id: str, as_json: bool) -> None:
     """Show a card: its fields, dependents and body (secrets masked)."""
-    from cuedeck.frontmatter import body_start
-    from cuedeck.parsing import split_lines
+    from cuedeck.markdown.frontmatter import body_start
+    from cuedeck.text import split_lines
 
     store = _store()
     found = store.get(store.resolve(card_id))

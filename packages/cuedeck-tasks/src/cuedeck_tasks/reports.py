@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cuedeck.wording import counted
+from cuedeck.text import counted
 from cuedeck_tasks.graph import ARROW
 
 if TYPE_CHECKING:

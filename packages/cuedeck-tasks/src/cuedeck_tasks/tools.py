@@ -2,7 +2,7 @@
 
 Inputs and outputs follow the tools specification (list_tasks, create_task,
 get_task_dependencies, validate_task_graph, update_task); the JSON schemas are derived
-from the annotations by :class:`cuedeck.tools.Tool`. Errors are CueErrors: unknown ids
+from the annotations by :class:`cuedeck.plugins.tools.Tool`. Errors are CueErrors: unknown ids
 1001 (with similar ids), missing dependencies 1001 (``DependencyNotFound``), cycles 1002
 (``CircularDependency`` with ``cycle_path``), bad input 1004, conflicts 1005.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal, NotRequired, cast
 
+import attrs
 import pydantic
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
@@ -18,10 +19,10 @@ from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 from cuedeck_tasks.cards import ID_PATTERN, Card, Priority, Status
 from cuedeck_tasks.filters import DATE_FILTER_PATTERN, CardFilter
 from cuedeck_tasks.reports import dependency_report, validation_report
-from cuedeck_tasks.store import CardChanges, CardStore
+from cuedeck_tasks.store import CardChanges, CardStore, Updated
 
 if TYPE_CHECKING:
-    # cuedeck.tools.Tool supplies Workspace when it reads the signatures.
+    # cuedeck.plugins.tools.Tool supplies Workspace when it reads the signatures.
     from cuedeck.workspace import Workspace
 
 CardId = Annotated[str, Field(pattern=ID_PATTERN)]
@@ -248,6 +249,23 @@ def validate_task_graph(
     return cast("GraphValidation", validation_report(_store(workspace), id))
 
 
+def _code_key(spec: str) -> str | None:
+    """The record key of a code reference (``code/PATH#Symbol``), else None."""
+    from cuedeck.refs.drift import spec_key
+
+    return spec_key(spec)
+
+
+def _code_cited(workspace: Workspace, card: Card) -> set[str]:
+    """The record keys of the code ``card`` cites, in its body or its ``refs:``."""
+    from cuedeck.layout import card_path
+    from cuedeck.refs.drift import code_references
+
+    workspace.invalidate([card_path(card.id)])
+    document = workspace.document(card_path(card.id))
+    return {key for r in code_references(document) if (key := _code_key(r.raw)) is not None}
+
+
 def update_task(
     workspace: Workspace,
     id: CardId,
@@ -280,11 +298,21 @@ def update_task(
         add_refs=tuple(updates.get("add_refs", ())),
         remove_refs=tuple(updates.get("remove_refs", ())),
     ).check()
-    from cuedeck.drift import check_code_spec, record_references
+    from cuedeck.refs.drift import check_code_spec, record_references
 
     # Code must exist to be cited: a typo is refused with the closest names.
     cited = {key for ref in changes.add_refs if (key := check_code_spec(workspace, ref))}
-    result = _store(workspace).update(id, changes, content_hash=content_hash)
+    store = _store(workspace)
+    # Code the card cites already (in its body: doctor's drift help says to update it
+    # with --ref) is recorded anew, not added to refs: a second time.
+    known = _code_cited(workspace, store.get(id)) if cited else set()
+    adding = tuple(ref for ref in changes.add_refs if _code_key(ref) not in known)
+    if adding != changes.add_refs:
+        changes = attrs.evolve(changes, add_refs=adding)
+    if changes == CardChanges():  # nothing but references to record again
+        result = Updated(store.get(id), ())
+    else:
+        result = store.update(id, changes, content_hash=content_hash)
     card = result.card
     recorded: list[str] = []
     if cited or changes.remove_refs:

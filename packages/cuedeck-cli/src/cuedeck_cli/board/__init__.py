@@ -26,8 +26,8 @@ def board(port: int, no_open: bool) -> None:
     import anyio
     import uvicorn
 
-    from cuedeck.http_guard import guarded_http_protocol
-    from cuedeck.ports import listen
+    from cuedeck.serving.http_guard import guarded_http_protocol
+    from cuedeck.serving.ports import listen
     from cuedeck_cli.board.api import BoardApi
     from cuedeck_cli.board.server import build_app
 

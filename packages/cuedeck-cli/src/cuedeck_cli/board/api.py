@@ -15,8 +15,12 @@ from cuedeck.errors import CueError, MissingExtra
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from cuedeck.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
+
+
+#: The most cards a search marks (the engine's largest page).
+CARD_HITS = 100
 
 
 class BoardApi:
@@ -32,7 +36,7 @@ class BoardApi:
 
     def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """Serve the tool ``name`` on fresh files: its reply, masked and JSON-ready."""
-        from cuedeck.serving import serve
+        from cuedeck.serving.calls import serve
 
         tool = self.tools().get(name)
         if tool is None:
@@ -78,7 +82,7 @@ class BoardApi:
     def background(self) -> list[str]:
         """What runs in the background for this workspace (the detached embedder of
         cuedeck-search, through its ``embedder`` check), masked."""
-        from cuedeck.plugins import get_checks
+        from cuedeck.plugins.host import get_checks
 
         check = get_checks(self.workspace.plugins).get("embedder")
         if check is None:
@@ -88,9 +92,9 @@ class BoardApi:
     def _code_labels(self) -> dict[str, list[dict[str, str]]]:
         """Each card's code references with their label (fresh, moved, drifted,
         orphaned, new), masked like everything the board sends."""
-        from cuedeck.drift import label_references
         from cuedeck.errors import CueError
         from cuedeck.layout import CARDS_DIR
+        from cuedeck.refs.drift import label_references
 
         try:
             documents = self.workspace.documents
@@ -142,16 +146,41 @@ class BoardApi:
         return {"nodes": nodes, "edges": edges, "cycles": report.get("cycles", [])}
 
     def search(self, query: str) -> Any:
-        """read_context's reply: hits, which side ranked them, what is still embedding."""
-        return self.call("read_context", {"query": query, "limit": 10})
+        """read_context's reply (hits, which side ranked them, what is still embedding)
+        and ``cards``: the ids of the cards that match, searched among cards alone (in a
+        code repository the code fills the first hits)."""
+        from cuedeck.layout import CARDS_DIR
+        from cuedeck.models import SearchFilters
 
-    def memory(self, project: str = "default") -> dict[str, Any]:
-        """Usage, health, working set and pins of a project's current task (cuedeck-memory)."""
-        usage = self.call("context_analyze_usage", {"project_id": project})
-        working = self.call("context_get_working_set", {"project_id": project})
-        return {"project_id": project, "usage": usage, "working_set": working}
+        reply = self.call("read_context", {"query": query, "limit": 10})
+        folder = CARDS_DIR + "/"
+        with self._lock:
+            count = sum(path.startswith(folder) for path in self.workspace.documents)
+            found = (
+                self.workspace.search(
+                    query, limit=min(count, CARD_HITS), filters=SearchFilters(kinds=("card",))
+                )
+                if count
+                else []
+            )
+        # A searcher of another plugin may not know kinds: only cards are kept anyway.
+        cards = [
+            r.path.removeprefix(folder).removesuffix(".md")
+            for r in found
+            if r.path.startswith(folder)
+        ]
+        return {**reply, "cards": self.masked(cards)}
 
-    def pin(self, project: str, segment_id: str, pinned: bool) -> Any:
+    def memory(self, project: str | None = None) -> dict[str, Any]:
+        """Usage, health, working set and pins of a project's current task (cuedeck-memory;
+        without ``project``, the workspace's)."""
+        given = {"project_id": project} if project else {}
+        usage = self.call("context_analyze_usage", given)
+        working = self.call("context_get_working_set", given)
+        return {"project_id": usage["project_id"], "usage": usage, "working_set": working}
+
+    def pin(self, project: str | None, segment_id: str, pinned: bool) -> Any:
         """Pin or unpin one segment (context_gc_pin / context_gc_unpin)."""
         tool = "context_gc_pin" if pinned else "context_gc_unpin"
-        return self.call(tool, {"project_id": project, "segment_ids": [segment_id]})
+        given = {"project_id": project} if project else {}
+        return self.call(tool, {**given, "segment_ids": [segment_id]})

@@ -48,7 +48,7 @@ def build_app(api: BoardApi, token: str, *, host: str, port: int, stop: anyio.Ev
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from cuedeck.http_guard import HostOriginGuard
+    from cuedeck.serving.http_guard import HostOriginGuard
 
     static = importlib.resources.files("cuedeck_cli.board").joinpath("static")
 
@@ -128,12 +128,12 @@ def build_app(api: BoardApi, token: str, *, host: str, port: int, stop: anyio.Ev
         return await in_thread(api.search, request.query_params.get("q", ""))
 
     async def memory(request: Request) -> Any:
-        return await in_thread(api.memory, request.query_params.get("project") or "default")
+        return await in_thread(api.memory, request.query_params.get("project") or None)
 
     async def pin(request: Request) -> Any:
         body = await _json_body(request)
-        project, segment_id = body.get("project_id") or "default", body.get("segment_id")
-        if not isinstance(project, str) or not isinstance(segment_id, str):
+        project, segment_id = body.get("project_id") or None, body.get("segment_id")
+        if not isinstance(project, str | None) or not isinstance(segment_id, str):
             raise InvalidInput("project_id and segment_id must be strings", field="segment_id")
         return await in_thread(api.pin, project, segment_id, body.get("pinned") is not False)
 

@@ -1,4 +1,4 @@
-"""Core's masker: ``builtin``, the rule set of :mod:`cuedeck.secret_rules`."""
+"""Core's masker: ``builtin``, the rule set of :mod:`cuedeck.masking.secret_rules`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,6 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_maskers(register: RegisterNamed) -> None:
-    from cuedeck.builtin_masker import BuiltinMasker
+    from cuedeck.masking.builtin import BuiltinMasker
 
     register("builtin", BuiltinMasker())

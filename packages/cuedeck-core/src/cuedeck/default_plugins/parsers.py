@@ -12,6 +12,6 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_parsers(register: RegisterParser) -> None:
-    from cuedeck.parsing import parse_markdown
+    from cuedeck.markdown.document import parse_markdown
 
     register("markdown", parse_markdown, patterns=["*.md"], deferred_counts=True)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_pruners(register: RegisterNamed) -> None:
-    from cuedeck.pruning import GreedyPruner, OutlinePruner
+    from cuedeck.scene.pruners import GreedyPruner, OutlinePruner
 
     register("greedy", GreedyPruner())
     register("outline", OutlinePruner())

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_token_counters(register: RegisterNamed) -> None:
-    from cuedeck.tokens import EstimateCounter, O200kCounter
+    from cuedeck.token_counts import EstimateCounter, O200kCounter
 
     register("estimate", EstimateCounter())
     register("o200k", O200kCounter.load())

@@ -17,25 +17,25 @@ def register_tools(register: RegisterTool) -> None:
     # Import paths: a command that runs one tool imports that tool's module alone.
     # Registration order is the order MCP lists the tools in.
     register(
-        "cuedeck.scene.tool:build_scene_tool",
+        "cuedeck.serving.scene_tool:build_scene_tool",
         name="build_scene",
         category="scene",
         read_only=True,
         idempotent=True,
     )
     register(
-        "cuedeck.read_doc:read_doc",
+        "cuedeck.serving.read_doc:read_doc",
         category="docs",
         read_only=True,
         idempotent=True,
         rate_limit=RateLimit(per_minute=30, burst=50),
     )
-    files = "cuedeck.file_tools"
+    files = "cuedeck.serving.file_tools"
     register(f"{files}:get_file_content", category="files", read_only=True, idempotent=True)
     register(f"{files}:create_file", category="files")
     register(f"{files}:edit_file", category="files")
     register(f"{files}:delete_file", category="files", destructive=True)
-    guide = "cuedeck.guide"
+    guide = "cuedeck.serving.guide"
     register(f"{guide}:get_tool_categories", category="guide", read_only=True, idempotent=True)
     register(f"{guide}:get_tool_docs", category="guide", read_only=True, idempotent=True)
     register(f"{guide}:first_time_user_guide", category="guide", read_only=True, idempotent=True)

@@ -26,13 +26,13 @@ from cuedeck.scene.shapes import FORMATS, MANIFEST_VERSION, Scene, SceneManifest
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from cuedeck.drift import Label
     from cuedeck.hookspecs import Pruner
-    from cuedeck.masking import MaskSession
+    from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document, Placement, Problem, SceneItem
+    from cuedeck.refs.drift import Label
     from cuedeck.scene.candidates import Entry
     from cuedeck.scene.render import Renderer
-    from cuedeck.tokens import CachedCounter
+    from cuedeck.token_counts import CachedCounter
     from cuedeck.workspace import Workspace
 
     #: What an item costs placed in a mode with a text: its rendered block, counted.
@@ -121,7 +121,7 @@ def _options(
     workspace: Workspace, token_limit: int | None, format: str | None, pruner: str | None
 ) -> _Options:
     """The budget, renderer and pruner: the arguments, else ``[scene]`` config."""
-    from cuedeck.plugins import get_pruners
+    from cuedeck.scene.pruners import get_pruners
 
     settings = workspace.config.scene
     limit = settings.token_limit if token_limit is None else token_limit
@@ -149,7 +149,7 @@ def _read(
 ) -> tuple[Files, list[tuple[str, bool]]]:
     """Each file once, and each entry's text (its section alone when it has an anchor),
     masked, with whether masking left it as it was."""
-    from cuedeck.parsing import split_lines
+    from cuedeck.text import split_lines
 
     files: Files = {}
     texts = []
@@ -183,7 +183,7 @@ def _items(
     outlines and signatures with (their text plus the longest framing), and the
     ``cost`` of any item placed in any mode."""
     from cuedeck.models import Placement, SceneItem
-    from cuedeck.pruning import full_mode
+    from cuedeck.scene.pruners import full_mode
 
     counter = workspace.token_counter
     documents = workspace.documents
@@ -235,7 +235,7 @@ def _header(
     """The scene's header: the card, the budget and how it is counted and fitted, the
     config it was built with and the dead references of what it includes (an orphaned
     code reference with its likeliest new home)."""
-    from cuedeck.config import CONFIG_PATH
+    from cuedeck.layout import CONFIG_PATH
 
     config_path = workspace.root / CONFIG_PATH
     config = (
@@ -277,7 +277,7 @@ def _manifest(
 ) -> SceneManifest:
     """What the scene holds: every candidate and how it was placed, its inputs' hashes,
     the dead references, the secrets masked and the baseline of its changes."""
-    from cuedeck.pruning import full_mode
+    from cuedeck.scene.pruners import full_mode
 
     inputs = {path: digest for path, (_, digest) in files.items()}
     if header.config is not None:
@@ -416,7 +416,7 @@ def _extras(
     """What registered scene sources add for ``card_id``, masked and costed, with each
     file's sha256; a source whose switch (its ``setting``) is off is left out."""
     from cuedeck.models import Placement, SceneItem
-    from cuedeck.pruning import full_mode
+    from cuedeck.scene.pruners import full_mode
 
     found: list[tuple[SceneItem, str]] = []
     for entry in workspace.plugins.collect("register_scene_sources").values():

@@ -24,9 +24,9 @@ from cuedeck.scene.shapes import PRIORITIES
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from cuedeck.drift import Label
-    from cuedeck.masking import MaskSession
+    from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document
+    from cuedeck.refs.drift import Label
     from cuedeck.workspace import Workspace
 
 #: Longest docstring summary kept in signatures, in characters.
@@ -161,8 +161,8 @@ def related_items(
     (each item's block and manifest ``row``): each whole while it fits, else as its
     signatures, else left out; at most :data:`MAX_RELATED`."""
     from cuedeck.errors import CueError
-    from cuedeck.parsing import split_lines
     from cuedeck.scene.related import card_query, code_ranker
+    from cuedeck.text import split_lines
 
     ranker = code_ranker(workspace) if share > 0 else None
     if ranker is None:
@@ -270,7 +270,7 @@ def delta_items(
 ) -> tuple[str, list[tuple[SceneItem, str]]]:
     """The baseline's label, and one item per file changed since ``since`` (its hunks),
     with the file's sha256 now ("" for a deleted file)."""
-    from cuedeck.delta import file_deltas, resolve_baseline
+    from cuedeck.refs.delta import file_deltas, resolve_baseline
 
     baseline = resolve_baseline(workspace, since)
     documents = workspace.documents
@@ -303,7 +303,7 @@ def delta_items(
 def code_labels(workspace: Workspace, sources: Iterable[str], *, record: bool) -> list[Label]:
     """The labels of the code references ``sources`` make; with ``record``, the ones
     seen for the first time are recorded (labelled ``new`` here, fresh from now on)."""
-    from cuedeck.drift import Labeller, record_references
+    from cuedeck.refs.drift import Labeller, record_references
 
     labeller = Labeller(workspace)
     chosen = list(dict.fromkeys(sources))

@@ -160,7 +160,7 @@ class _Budgets:
         """The scene holding the active card alone; TokenLimitExceeded when even that
         does not fit, with the budget it would need."""
         from cuedeck.models import Placement
-        from cuedeck.pruning import full_mode
+        from cuedeck.scene.pruners import full_mode
 
         card = self.items[0]
         card_only = [Placement(card, full_mode(card), card.text, card.tokens)] + [

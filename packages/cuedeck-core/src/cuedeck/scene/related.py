@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def card_text(workspace: Workspace, card: Document) -> str:
     """The card's title and body (no frontmatter) as they are on disk."""
-    from cuedeck.parsing import split_lines
+    from cuedeck.text import split_lines
 
     lines = split_lines(workspace.snapshot(card.path).text)
     body = "\n".join(lines[card.body_line - 1 :]).strip()
@@ -39,7 +39,7 @@ def card_query(
 ) -> CodeQuery:
     """What related code is ranked for: ``card``'s text, personalised on ``cited`` (the
     code the scene includes) and the card's own code references."""
-    from cuedeck.drift import code_references
+    from cuedeck.refs.drift import code_references
 
     documents = workspace.documents
     wanted = list(cited)
@@ -58,7 +58,7 @@ def card_query(
 
 def code_ranker(workspace: Workspace) -> CodeRanker | None:
     """The code ranker ``[scene] code_ranker`` names; None when none is registered."""
-    from cuedeck.plugins import get_code_rankers
+    from cuedeck.plugins.host import get_code_rankers
 
     rankers = get_code_rankers(workspace.plugins)
     if not rankers:

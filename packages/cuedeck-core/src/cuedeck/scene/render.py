@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from cuedeck.scene.shapes import DIGIT, HASH_CHARS
-from cuedeck.wording import counted
+from cuedeck.text import counted
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -55,7 +55,7 @@ def _tokens_cell(placement: Placement) -> str:
 
 
 def _truncation(placements: Sequence[Placement], limit: int) -> str | None:
-    from cuedeck.pruning import full_mode
+    from cuedeck.scene.pruners import full_mode
 
     dropped = sum(p.mode == "dropped" for p in placements)
     outlined = sum(p.mode == "outline" for p in placements)

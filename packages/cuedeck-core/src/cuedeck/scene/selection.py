@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def find_card(workspace: Workspace, card_id: str | None = None) -> Document:
     """The card a scene is for: ``card_id``; else the activated card; else the most
     recently updated card with ``status: active``."""
-    from cuedeck.parsing import CARD_ID, CARDS_DIR
+    from cuedeck.markdown.document import CARD_ID, CARDS_DIR
     from cuedeck.state import active_card
 
     documents = workspace.documents

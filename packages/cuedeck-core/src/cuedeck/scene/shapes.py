@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.wording import counted
+from cuedeck.text import counted
 
 if TYPE_CHECKING:
     from cuedeck.models import Placement
@@ -20,7 +20,7 @@ PRIORITIES = {
     "card": 100,
     "direct": 50,
     "delta": 45,
-    "memory": 40,
+    "extra": 40,  # what scene sources add, unless they say (SceneExtra.priority)
     "indirect": 25,
     "related": 22,
     "linked": 20,

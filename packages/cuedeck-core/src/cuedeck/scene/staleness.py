@@ -95,7 +95,7 @@ def changed_inputs(workspace: Workspace, recorded: Recorded) -> list[str]:
 
 def _source_hashes(workspace: Workspace, card: str) -> dict[str, str]:
     """path -> sha256 of what the registered scene sources add for ``card`` now."""
-    from cuedeck.plugins import get_scene_sources
+    from cuedeck.plugins.host import get_scene_sources
     from cuedeck.scene.build import header_card_id
 
     return {

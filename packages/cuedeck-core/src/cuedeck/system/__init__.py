@@ -1,1 +1,1 @@
-"""How CueDeck meets the operating system: the child processes it starts and how."""
+"""The machine under CueDeck: SQLite files, the user cache, forked workers."""

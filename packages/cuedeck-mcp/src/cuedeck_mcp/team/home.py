@@ -18,7 +18,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import LockError
-from cuedeck.layout import GITIGNORE_LINES, WORKSPACE_DIR
+from cuedeck.layout import WORKSPACE_DIR
+from cuedeck_mcp.paths import TEAM_DIR
 from cuedeck_mcp.team.disk import remove_tree
 from cuedeck_mcp.team.errors import RepositoryBusy
 from cuedeck_mcp.team.registry import Activation, Registry, Shared
@@ -27,11 +28,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-    from cuedeck.plugins import PluginHost
+    from cuedeck.plugins.host import PluginHost
     from cuedeck.workspace import Workspace
 
 #: The team's folder, relative to its home.
-TEAM_DIR = f"{WORKSPACE_DIR}/team"
 #: How long a change waits for another one on the same repository before it is 1406.
 LOCK_WAIT = 5.0
 
@@ -63,7 +63,7 @@ class Team:
     def plugins(self) -> PluginHost:
         """The plugin host every repository of the team is opened with."""
         if self._plugins is None:
-            from cuedeck.plugins import make_plugin_host
+            from cuedeck.plugins.host import make_plugin_host
 
             self._plugins = make_plugin_host()
         return self._plugins
@@ -125,6 +125,7 @@ def prepare_workspace(root: Path, *, config_from: Path | None = None) -> None:
     repository has none, and git told to ignore CueDeck's files there (locally)."""
     from cuedeck.config import render_default_config
     from cuedeck.layout import CACHE_DIR, CONFIG_PATH
+    from cuedeck.plugins.host import get_places, make_plugin_host
     from cuedeck_mcp.team.gitops import exclude_locally
 
     own = root / WORKSPACE_DIR
@@ -138,14 +139,14 @@ def prepare_workspace(root: Path, *, config_from: Path | None = None) -> None:
         )
         (root / CONFIG_PATH).write_text(text, encoding="utf-8")
         exclude_locally(root, f"/{WORKSPACE_DIR}/")
-    for line in GITIGNORE_LINES:
+    for line in get_places(make_plugin_host()).gitignore:
         exclude_locally(root, f"/{line}")
 
 
 def index_workspace(workspace: Workspace, *, embed: bool) -> dict[str, Any]:
     """Refresh ``workspace``'s index, its keyword postings and (``embed``) every section's
     vector; what it did."""
-    from cuedeck.plugins import get_services
+    from cuedeck.plugins.host import get_services
 
     started = time.perf_counter()
     stats = workspace.refresh()

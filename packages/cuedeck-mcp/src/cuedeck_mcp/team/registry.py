@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from cuedeck.cache_db import write_ahead
 from cuedeck.errors import InvalidInput
+from cuedeck.system.cache_db import write_ahead
 from cuedeck_mcp.team.errors import AliasTaken, RepositoryBusy
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from typing import (
 
 from typing_extensions import TypedDict
 
-from cuedeck.confirmation import ConfirmationAsked, ConfirmationToken
+from cuedeck.serving.confirmation import ConfirmationAsked, ConfirmationToken
 
 if TYPE_CHECKING:
     import pydantic
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
     from cuedeck_mcp.team.home import Team
 else:
-    from cuedeck.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 Alias = Annotated[
     str,
@@ -290,7 +290,7 @@ def remove_golden_repo(
 
     Activations and composites made from it are copies of their own and stay.
     """
-    from cuedeck.confirmation import confirm
+    from cuedeck.serving.confirmation import confirm
     from cuedeck_mcp.team.shared import find, remove
 
     team = _team(workspace)
@@ -375,7 +375,7 @@ def deactivate_repository(
     or unpushed commits; a composite's own cards and memory), the first call answers with
     a confirmation token and a warning naming it.
     """
-    from cuedeck.confirmation import confirm
+    from cuedeck.serving.confirmation import confirm
     from cuedeck_mcp.team.activations import deactivate, find, unsaved_work
 
     team = _team(workspace)

@@ -227,8 +227,9 @@ async function search() {
   const found = reply.result || reply;
   const list = found.results || [];
   if (found.note) notice(found.note);
-  state.hits = new Set(list.map((hit) => hit.path).filter((p) => p.startsWith(".cuedeck/cards/"))
-    .map((p) => p.slice(".cuedeck/cards/".length, -3)));
+  // The cards that match, searched among cards alone: in a code repository the first
+  // hits are code, and filtering the columns by them would empty every one.
+  state.hits = new Set(reply.cards || []);
   hits.replaceChildren(...list.map((hit) => el("li", {}, `${hit.path} `, el("span", { class: "muted" }, hit.title || ""))));
   hits.hidden = list.length === 0;
   renderCards();
@@ -288,6 +289,22 @@ async function loadGraph() {
 
 // -- scene -------------------------------------------------------------------------------
 
+// A drift label in a manifest note ("drifted: +3 -1 lines since ...", "#Sym moved: ..."),
+// as the cards show them; the rest of the note as text.
+const DRIFT = /^(?:#\S+ )?(moved|drifted|orphaned):/;
+
+// The manifest's "why": the item's role, its notes (drift labels as labels) and why it
+// was placed as it was.
+function why(item) {
+  const notes = (item.note || "").split("; ").filter(Boolean).map((part) => {
+    const drift = DRIFT.exec(part);
+    return drift ? el("span", { class: `ref ref-${drift[1]}` }, part) : el("span", {}, part);
+  });
+  // A note that starts with the role ("related: text .50") says it already.
+  const role = (item.note || "").startsWith(item.role) ? null : el("span", {}, item.role);
+  return [role, ...notes, item.reason ? el("span", {}, item.reason) : null];
+}
+
 async function loadScene() {
   if (!state.data) await loadCards();
   const select = $("#scene-card");
@@ -314,8 +331,13 @@ async function loadScene() {
       el("td", {}, String(item.priority)),
       el("td", {}, item.full_tokens !== item.tokens ? `${item.tokens}/${item.full_tokens}` : String(item.tokens)),
       el("td", { class: `placed-${item.placed}` }, item.placed),
-      el("td", {}, item.anchor ? `${item.path}#${item.anchor}` : item.path),
-      el("td", {}, item.reason || item.role))));
+      el("td", { class: "path" }, item.anchor ? `${item.path}#${item.anchor}` : item.path),
+      el("td", { class: "why" }, why(item)))),
+      // Dead references (an orphaned code reference names its likeliest new home).
+      ...(manifest.missing || []).map((dead) => el("tr", { class: "missing" },
+        el("td", {}, "–"), el("td", {}, "–"), el("td", { class: "placed-dropped" }, "missing"),
+        el("td", { class: "path" }, dead.line ? `${dead.path}:${dead.line}` : dead.path),
+        el("td", { class: "why" }, el("span", { class: /\borphaned:/.test(dead.message) ? "ref ref-orphaned" : "" }, dead.message)))));
     $("#scene-text").textContent = scene.text;
     notice("");
   } catch (error) {
@@ -327,7 +349,8 @@ async function loadScene() {
 
 // -- memory ------------------------------------------------------------------------------
 
-const memoryProject = () => new URLSearchParams(location.search).get("project") || "default";
+// ?project=ID shows another project's memory; without it the server's default applies.
+const memoryProject = () => new URLSearchParams(location.search).get("project") || "";
 
 // A value in [0, 1] as a labelled bar (the health factors are bounded so).
 function bar(label, value, hint) {
@@ -380,8 +403,9 @@ function segmentRow(project, segment) {
 }
 
 async function loadMemory() {
-  const project = memoryProject();
-  const memory = await api(`/api/memory?project=${encodeURIComponent(project)}`);
+  const asked = memoryProject();
+  const memory = await api(asked ? `/api/memory?project=${encodeURIComponent(asked)}` : "/api/memory");
+  const project = memory.project_id;
   const usage = memory.usage || {}, metrics = usage.usage_metrics || {}, health = usage.health_score || {};
   const working = memory.working_set || {}, segments = working.segments || [];
   const factors = health.factors || {}, weights = health.weights || {};
@@ -396,7 +420,7 @@ async function loadMemory() {
       el("div", { class: "health", "aria-label": "Health score" },
         el("b", { id: "health-score" }, health.score === undefined ? "–" : String(health.score)), "health of 100"),
       el("div", { class: "memory-facts" },
-        el("div", {}, `project ${memory.project_id || project} · task ${usage.task_id || "none"}`),
+        el("div", {}, `project ${project} · task ${usage.task_id || "none"}`),
         el("div", { id: "memory-usage" }, `${(metrics.total_tokens || 0).toLocaleString("en")} of ${(metrics.token_limit || 0).toLocaleString("en")} tokens (${metrics.usage_percent ?? 0}%) in ${metrics.total_segments || 0} working segments, ${metrics.pinned_segments_count || 0} pinned`),
         el("div", { class: "factors" }, Object.entries(factors).map(([name, value]) =>
           bar(name, value, `weight ${weights[name] ?? ""}`))))),

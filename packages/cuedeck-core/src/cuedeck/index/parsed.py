@@ -1,0 +1,500 @@
+"""The parsed index: every file of the workspace a parser reads, cached in SQLite.
+
+The cache (:mod:`cuedeck.index.store`) holds one row per file (path, mtime, size,
+sha256, language and the parsed :class:`~cuedeck.models.Document` as JSON), and one per
+file a parser passed over (generated, minified), so a refresh does not read it again
+while it is unchanged. A refresh re-reads a file only when its mtime or size changed, and
+re-parses it only when its sha256 changed too. A refresh of many files leaves exact token
+counts of markdown for each document's first read. A cache that is corrupt or from
+another schema, counter or set of parsers is rebuilt, with a warning.
+Rows are read from the cache when first needed (:mod:`cuedeck.index.rows`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import zlib
+from typing import TYPE_CHECKING
+
+import attrs
+
+from cuedeck.index.parsers import ParseContext, Parsers
+from cuedeck.index.reader import FileReader
+from cuedeck.index.rows import Rows
+from cuedeck.index.store import DEFER_COUNTS, SCHEMA_VERSION, UNCOUNTED, IndexStore, Update, Version
+from cuedeck.index.walk import FileStat, Globs, admitted, walk_files
+from cuedeck.layout import CORE_PLACES, INDEX_LOCK, Places
+from cuedeck.models import Document, Problem, converter
+from cuedeck.system.parallel import map_chunks
+from cuedeck.text import decode
+from cuedeck.watch.watcher import changes_seen, write_stamp
+from cuedeck.writes import locked, sha256_bytes
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from pathlib import Path
+
+    from cuedeck.settings import Config, IndexSettings
+
+log = logging.getLogger("cuedeck")
+
+__all__ = ["DEFER_COUNTS", "SCHEMA_VERSION", "UNCOUNTED", "Index", "RefreshStats"]
+
+CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
+
+
+@attrs.frozen
+class RefreshStats:
+    """What one refresh did."""
+
+    seen: int
+    parsed: int
+    reused: int
+    removed: int
+    seconds: float
+    rebuilt: bool = False
+
+
+class Index:
+    """The workspace's documents, kept in step with the files by :meth:`refresh`."""
+
+    def __init__(
+        self,
+        root: Path,
+        settings: IndexSettings,
+        *,
+        counter_name: str,
+        count_tokens: Callable[[str], int],
+        parsers: Parsers,
+        config: Config | None = None,
+        places: Places = CORE_PLACES,
+    ) -> None:
+        self.root = root
+        #: What no tool reads (core's places and the plugins'): left out of the walk.
+        self.places = places
+        self.settings = settings
+        self.counter_name = counter_name
+        self.count_tokens = count_tokens
+        self.parsers = parsers
+        self.config = config
+        self.store = IndexStore(root)
+        self.cache_dir = self.store.cache_dir
+        self.path = self.store.path
+        self._data_lock = threading.RLock()  # the store's connection
+        # A refresh compares stats only, so the documents stay in the database until asked.
+        self._rows = Rows(self.store, self._data_lock)
+        self._documents: dict[str, Document] = {}
+        self._loaded = False
+        self.generation = 0  # bumped whenever the set of documents changes
+        self._keys: tuple[int, list[tuple[str, str]]] | None = None
+        self._log: list[tuple[int, frozenset[str]]] = []  # (generation, paths it changed)
+        #: What the last refresh left out (links leaving the workspace, binary or
+        #: unreadable files), as warnings for ``cue doctor``.
+        self.left_out: list[Problem] = []
+        #: Ask the workspace's watcher what changed instead of walking (and start one
+        #: when none runs): for short-lived commands (:mod:`cuedeck.watch.watcher`).
+        self.watch = False
+        #: Files a parser's selector or the parser itself passed over, by reason
+        #: (``vendored``, ``generated``...), as of the last refresh.
+        self.passed_over: dict[str, list[str]] = {}
+        self._passed: dict[str, tuple[FileStat, str]] = {}  # path -> (stat, reason)
+        self._context: ParseContext | None = None
+
+    # -- storage ---------------------------------------------------------------------------
+
+    def connect(self) -> sqlite3.Connection:
+        """A new connection to the cache database (WAL, waits up to 30 s for writers)."""
+        return self.store.connect()
+
+    def _expected_meta(self) -> dict[str, str]:
+        return {
+            "schema": str(SCHEMA_VERSION),
+            "counter": self.counter_name,
+            "parsers": self.parsers.fingerprint(),
+        }
+
+    def _settings_key(self) -> str:
+        """A digest of the config: files passed over under other settings are read again."""
+        if self.config is None:
+            return ""
+        fields = attrs.asdict(self.config, filter=lambda a, _: a.name not in ("lines", "warnings"))
+        return sha256_bytes(json.dumps(fields, sort_keys=True, default=str).encode())[:16]
+
+    def _load(self) -> bool:
+        """Open the cache, its rows left for when they are needed; False (and a warning)
+        when it had to be discarded."""
+        passed = self.store.load(self._expected_meta(), self._settings_key())
+        if passed is None:
+            return False
+        self._rows.reset(stored=True)
+        self._passed = {path: (stat, reason) for path, stat, reason in passed}
+        return True
+
+    def close(self) -> None:
+        """Close the database connection (it reopens on the next refresh)."""
+        self.store.close()
+
+    def _discard(self) -> None:
+        self.store.discard()
+        self._rows.reset(stored=False)
+        self._documents = {}
+        self._passed = {}
+
+    # -- refresh ---------------------------------------------------------------------------
+
+    def refresh(
+        self, *, rebuild: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> RefreshStats:
+        """Bring the index in step with the files; ``progress(done, total)`` while parsing."""
+        started = time.perf_counter()
+        rebuilt = rebuild
+        if rebuild:
+            with locked(self.root / INDEX_LOCK, display=INDEX_LOCK):
+                self._discard()
+            self._loaded = True
+        elif not self._loaded:
+            if not self._load():
+                with locked(self.root / INDEX_LOCK, display=INDEX_LOCK):
+                    self._discard()
+                rebuilt = True
+            self._loaded = True
+
+        watcher = changes_seen(self.root) if self.watch and not rebuilt else None
+        if watcher is not None and watcher[2] is not None:  # only what it saw change
+            stats = self._refresh_paths(watcher[2], started)
+            write_stamp(self.root, watcher[0], watcher[1])
+            return stats
+        left_out: list[Problem] = []
+        passed_over: dict[str, list[str]] = {}
+        files = list(
+            walk_files(
+                self.root,
+                self.settings,
+                self.parsers,
+                left_out,
+                selectors=self._selectors(),
+                passed_over=passed_over,
+                places=self.places,
+                deny=self._deny(),
+            )
+        )
+        rows = self._rows.every()
+        stale = [(p, stat) for p, stat in files if (row := rows.get(p)) is None or row[0] != stat]
+        reused = len(files) - len(stale)
+        known = reused + sum(1 for p, _ in stale if p in rows)
+        removed: list[str] = []
+        if known != len(rows):  # some indexed path was not found: which ones
+            seen = {path for path, _ in files}
+            removed = [path for path in rows if path not in seen]
+        stale = self._not_passed_over(stale, passed_over)
+        forgotten = [p for p in self._passed if p not in {path for path, _ in files}]
+
+        self._context = ParseContext(self.count_tokens, frozenset(p for p, _ in files), self.config)
+        parsed, reused_now = self._apply(
+            stale, removed, left_out, progress, rebuilt=rebuilt, forgotten=forgotten,
+            passed_over=passed_over,
+        )  # fmt: skip
+        self.left_out = left_out
+        self.passed_over = {reason: sorted(paths) for reason, paths in passed_over.items()}
+        if watcher is not None:  # asked before the walk: later changes are told again
+            write_stamp(self.root, watcher[0], watcher[1])
+        return RefreshStats(
+            seen=len(files),
+            parsed=parsed,
+            reused=reused + reused_now,
+            removed=len(removed),
+            seconds=time.perf_counter() - started,
+            rebuilt=rebuilt,
+        )
+
+    def _deny(self) -> Globs | None:
+        """``[files] deny``: what the file tools never read, nor does the index."""
+        if self.config is None or not self.config.files.deny:
+            return None
+        return Globs(list(self.config.files.deny))
+
+    def _selectors(self) -> dict[str, Callable[[str, int], str | None]]:
+        """Each parser's selector for this refresh (built from the config)."""
+        if self.config is None:
+            return {}
+        found = {}
+        for name, parser in self.parsers.all.items():
+            if parser.select is not None:
+                found[name] = parser.select(self.root, self.config)
+        return found
+
+    def _not_passed_over(
+        self, stale: list[tuple[str, FileStat]], passed_over: dict[str, list[str]]
+    ) -> list[tuple[str, FileStat]]:
+        """``stale`` less the files a parser passed over before, unchanged since; those
+        are added to ``passed_over`` under their reason."""
+        if not self._passed:
+            return stale
+        kept = []
+        for path, stat in stale:
+            before = self._passed.get(path)
+            if before is not None and before[0] == stat:
+                passed_over.setdefault(before[1], []).append(path)
+            else:
+                kept.append((path, stat))
+        return kept
+
+    def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
+        """Bring just ``paths`` in step (what a file watcher reported), without a walk.
+
+        Each path is judged by the index's own rules (:func:`~cuedeck.index.walk.admitted`):
+        a file the index covers is read when its stat changed, anything else is dropped.
+        """
+        started = time.perf_counter()
+        if not self._loaded:
+            return self.refresh()
+        return self._refresh_paths(paths, started)
+
+    def _refresh_paths(self, paths: Iterable[str], started: float) -> RefreshStats:
+        stale: list[tuple[str, FileStat]] = []
+        removed: list[str] = []
+        reused = 0
+        wanted = sorted(set(paths))
+        self._rows.read(wanted)  # those rows only: the others stay in the cache
+        # Built only for paths to judge: the code plugin's selector compiles globs and may
+        # ask git, which a refresh the watcher found nothing for need not pay.
+        selectors = self._selectors() if wanted else {}
+        deny = self._deny() if wanted else None
+        for path in wanted:
+            stat = admitted(
+                self.root, self.settings, self.parsers, path, selectors, self.places, deny
+            )
+            row = self._rows.known.get(path)
+            if stat is None:
+                if row is not None:
+                    removed.append(path)
+            elif row is not None and row[0] == stat:
+                reused += 1
+            else:
+                stale.append((path, stat))
+        passed_over = {
+            reason: [p for p in found if p not in set(wanted)]
+            for reason, found in self.passed_over.items()
+        }
+        stale = self._not_passed_over(stale, passed_over)
+        left_out = [p for p in self.left_out if p.path not in set(wanted)]
+        known = self._context.paths if self._context is not None else frozenset()
+        if stale and not all(path in known for path, _ in stale):
+            known = frozenset([*self._rows.paths(), *wanted])  # imports may resolve to it
+        self._context = ParseContext(self.count_tokens, known, self.config)
+        parsed, reused_now = self._apply(
+            stale, removed, left_out, None, rebuilt=False, passed_over=passed_over
+        )
+        self.left_out = left_out
+        self.passed_over = {reason: sorted(found) for reason, found in passed_over.items() if found}
+        return RefreshStats(
+            seen=len(wanted),
+            parsed=parsed,
+            reused=reused + reused_now,
+            removed=len(removed),
+            seconds=time.perf_counter() - started,
+            rebuilt=False,
+        )
+
+    def _apply(
+        self,
+        stale: list[tuple[str, FileStat]],
+        removed: list[str],
+        left_out: list[Problem],
+        progress: Callable[[int, int], None] | None,
+        *,
+        rebuilt: bool,
+        passed_over: dict[str, list[str]],
+        forgotten: Sequence[str] = (),
+    ) -> tuple[int, int]:
+        """Read and parse ``stale`` files, drop ``removed`` ones, write the changes:
+        ``(parsed, reused)``. Files a parser passes over are added to ``passed_over``
+        and remembered; ``forgotten`` ones (no longer walked) are forgotten."""
+        updates: list[Update] = []  # path, stat, sha, language, data
+        touched: list[tuple[str, FileStat]] = []  # same content, new stat
+        passed: list[tuple[str, FileStat, str]] = []  # path, stat, reason
+        parsed = reused = 0
+        context = self._context or ParseContext(
+            self.count_tokens, frozenset(self._rows.every()), self.config
+        )
+        read = FileReader(self.root, self.parsers, context, self.sha, len(stale) >= DEFER_COUNTS)
+        size = sum(stat[1] for _, stat in stale)
+        chunks = map_chunks(read, stale, message="Indexing files", progress=progress, size=size)
+        for outcomes in chunks:
+            for path, stat, kind, found in outcomes:
+                if kind == "parsed":
+                    # The document is decoded from its data when read: sending it back
+                    # from a worker would cost more than decoding the few that are read.
+                    updates.append((path, stat, *found))
+                    parsed += 1
+                    continue
+                if kind == "same":
+                    touched.append((path, stat))
+                    reused += 1
+                    continue
+                if kind == "passed over":
+                    passed.append((path, stat, found))
+                    passed_over.setdefault(found, []).append(path)
+                elif kind != "gone":
+                    left_out.append(found)
+                if path in self._rows.known:  # gone, unreadable, no longer text or passed over
+                    removed.append(path)
+
+        forget = [*forgotten, *(p for p in removed if p in self._passed)]
+        if updates or touched or removed or passed or forget or rebuilt or not self.path.exists():
+            self._write(updates, touched, removed, passed, forget)
+        if updates or removed or rebuilt:
+            self._bump(None if rebuilt else [path for path, *_ in updates] + removed)
+        return parsed, reused
+
+    def _bump(self, paths: list[str] | None) -> None:
+        """A new generation, in which ``paths`` changed (None: anything may have)."""
+        self.generation += 1
+        if paths is None:
+            self._log.clear()
+        else:
+            self._log.append((self.generation, frozenset(paths)))
+            del self._log[:-CHANGE_LOG]
+
+    def changed_since(self, generation: int) -> set[str] | None:
+        """Paths whose document was added, changed or removed after ``generation``, or
+        None when that is not known (too long ago, or a rebuild since)."""
+        if generation == self.generation:
+            return set()
+        known = [paths for gen, paths in self._log if gen > generation]
+        if len(known) != self.generation - generation:
+            return None
+        return set().union(*known)
+
+    def sha(self, path: str) -> str | None:
+        """The sha256 of the indexed file at ``path``, or None."""
+        row = self._rows.get(path)
+        return row[1] if row is not None else None
+
+    def _write(
+        self,
+        updates: list[Update],
+        touched: list[tuple[str, FileStat]],
+        removed: list[str],
+        passed: Sequence[tuple[str, FileStat, str]] = (),
+        forget: Sequence[str] = (),
+    ) -> None:
+        self.store.write(
+            self._expected_meta(), self._settings_key(), updates, touched, removed, passed, forget
+        )
+        self._rows.written(updates, touched, removed)
+        for path, *_ in updates:
+            self._documents.pop(path, None)  # decoded again from the new data when read
+            self._passed.pop(path, None)
+        for path in removed:
+            self._documents.pop(path, None)
+        for path in forget:
+            self._passed.pop(path, None)
+        for path, stat, reason in passed:
+            self._passed[path] = (stat, reason)
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Files indexed per language and files passed over per reason (last refresh)."""
+        languages: dict[str, int] = {}
+        self._rows.every()
+        for language in self._rows.languages.values():
+            languages[language] = languages.get(language, 0) + 1
+        return {
+            "languages": dict(sorted(languages.items())),
+            "passed_over": {r: len(p) for r, p in sorted(self.passed_over.items())},
+        }
+
+    def language(self, path: str) -> str | None:
+        """The language of the indexed file at ``path`` (``markdown``...), or None."""
+        return self._rows.languages.get(path) if self._rows.get(path) is not None else None
+
+    # -- access ----------------------------------------------------------------------------
+
+    @property
+    def paths(self) -> list[str]:
+        """Indexed paths, sorted."""
+        return sorted(self._rows.every())
+
+    def keys(self) -> list[tuple[str, str]]:
+        """``(path, sha256)`` of every indexed file, sorted by path; decodes nothing."""
+        if self._keys is None or self._keys[0] != self.generation:
+            rows = self._rows.every()
+            self._keys = (self.generation, sorted((p, row[1]) for p, row in rows.items()))
+        return self._keys[1]
+
+    def get(self, path: str, *, counted: bool = True) -> Document | None:
+        """The document at ``path``, or None. ``counted=False`` leaves a count deferred by a
+        large refresh unknown (:data:`UNCOUNTED`): for readers of headings and text only."""
+        document = self._documents.get(path)
+        if document is None:
+            if self._rows.get(path) is None:
+                return None
+            self.fetch([path])
+            row = self._rows.known.get(path)
+            if row is None or row[2] is None:
+                return None
+            document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
+            self._documents[path] = document
+        if counted and document.tokens == UNCOUNTED:
+            document = attrs.evolve(document, tokens=self._tokens_of(document))
+            self._documents[path] = document
+        return document
+
+    def _tokens_of(self, document: Document) -> int:
+        """The exact token count of a document parsed without one: remembered by content
+        hash, else counted from its file now (and remembered when the file is unchanged)."""
+        with self._data_lock:
+            found = self.store.token_count(document.sha256)
+        if found is not None:
+            return found
+        try:
+            data = (self.root / document.path).read_bytes()
+        except OSError:
+            return 0  # gone: the next refresh drops it
+        tokens = self.count_tokens(decode(data)[0])
+        if sha256_bytes(data) == document.sha256:
+            with self._data_lock:
+                self.store.remember_count(document.sha256, tokens)
+        return tokens
+
+    @property
+    def documents(self) -> Mapping[str, Document]:
+        """Every indexed document by path, sorted by path."""
+        return self.every()
+
+    def every(self, *, counted: bool = True) -> Mapping[str, Document]:
+        """Every indexed document by path, sorted by path (``counted``: see :meth:`get`)."""
+        paths = self.paths
+        self.fetch([p for p in paths if p not in self._documents])
+        return {path: doc for path in paths if (doc := self.get(path, counted=counted))}
+
+    def fetch(self, paths: Iterable[str]) -> None:
+        """Read the stored data of ``paths`` not read yet, in one query for many (also
+        before forking workers, which must not use this process's database connection)."""
+        for path in self._rows.fetch(paths):  # another process changed the row: read
+            self._bump([path])  # the file again at the next refresh
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self._rows.get(path) is not None
+
+    # -- the stored journal (what another process wrote is seen too) -----------------------
+
+    def stored_version(self) -> Version:
+        """Where the stored documents stand now (:meth:`IndexStore.changes_since`)."""
+        with self._data_lock:
+            return self.store.version()
+
+    def stored_keys(self) -> tuple[Version, list[tuple[str, str]]]:
+        """``(path, sha256)`` of every stored document, and where they stand."""
+        with self._data_lock:
+            return self.store.keys()
+
+    def stored_changes(self, since: Version) -> tuple[Version, dict[str, str | None] | None]:
+        """Where the stored documents stand, and what changed since ``since``
+        (:meth:`IndexStore.changes_since`)."""
+        with self._data_lock:
+            return self.store.changes_since(since)

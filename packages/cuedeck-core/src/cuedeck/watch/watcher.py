@@ -1,0 +1,338 @@
+"""Knowing what changed without a stat of every file: a watcher process per workspace.
+
+A short-lived command (``cue search``) must see every edit, creation, deletion and rename
+made since the last one, but stat-ing 40,000 files costs half a second. On Linux a small
+process per workspace (``python -m cuedeck.watch.watcher ROOT``) watches every folder with
+inotify and logs the paths that changed, numbered. A command asks it, over a local
+socket, what changed since the number it last saw (kept in ``.cuedeck/.cache/
+freshness.json``), and re-reads just those paths (:meth:`cuedeck.index.parsed.Index.
+refresh_paths`). The watcher drains its inotify queue before it answers: the kernel
+queues an event when the write returns, so an edit that finished before the question is
+in the answer. Edits in place are seen (``IN_CLOSE_WRITE``, ``IN_MODIFY``), and so are
+files created, deleted or renamed; a folder created, removed or renamed, a lost event
+(queue overflow), or a number the watcher no longer knows makes the answer "unknown",
+and the command walks the whole tree as before.
+
+The watcher holds ``.cuedeck/.cache/freshness.lock`` (one per workspace), exits after
+:data:`IDLE_SECONDS` without a question, and is started by the first command that walks
+(only where inotify exists; elsewhere every command walks). Nothing here is imported by
+a command that does not use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cuedeck.layout import CACHE_DIR, WORKSPACE_DIR
+
+if TYPE_CHECKING:
+    import ctypes
+    from collections.abc import Iterator
+
+# ctypes, socket, select and subprocess are imported where used: the index imports this
+# module for its stamp, and most commands never ask a watcher.
+
+#: A watcher exits after this long without a question (``CUEDECK_WATCHER_IDLE``: seconds).
+IDLE_SECONDS = 1800.0
+STAMP = f"{CACHE_DIR}/freshness.json"
+LOCK = f"{CACHE_DIR}/freshness.lock"
+LOG = f"{CACHE_DIR}/freshness.log"
+MAX_LOG = 20_000  # changes remembered; a question from before them is "unknown"
+ANSWER_TIMEOUT = 2.0
+_SKIPPED = {".git", ".hg", ".svn", "__pycache__", "node_modules"}
+
+# inotify (linux/inotify.h)
+_IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+_IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
+_IN_DELETE_SELF, _IN_MOVE_SELF, _IN_Q_OVERFLOW, _IN_IGNORED = 0x400, 0x800, 0x4000, 0x8000
+_IN_ONLYDIR, _IN_ISDIR = 0x01000000, 0x40000000
+_IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
+_WATCHED = (
+    _IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE
+    | _IN_DELETE | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_ONLYDIR
+)  # fmt: skip
+_EVENT_SIZE = 16  # struct inotify_event without its name: int wd; uint32 mask, cookie, len
+
+
+def supported() -> bool:
+    """Whether this system has inotify (Linux)."""
+    return sys.platform.startswith("linux")  # the watcher finds inotify in libc
+
+
+def _libc() -> ctypes.CDLL | None:
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.inotify_init1  # noqa: B018 (present?)
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+def address(root: Path) -> str:
+    """The watcher's socket: an abstract Unix socket named after the root (no file,
+    no path-length limit)."""
+    import hashlib
+
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
+    return f"\0cuedeck-freshness-{digest}"
+
+
+# -- the command's side ----------------------------------------------------------------------
+
+
+def ask(root: Path) -> tuple[str, int, list[str] | None] | None:
+    """What changed under ``root`` since the recorded stamp: ``(watcher id, number,
+    paths)`` (paths None when unknown: walk), or None when no watcher answers."""
+    import socket
+
+    stamp = read_stamp(root)
+    question = f"changes {stamp[0] if stamp else '-'} {stamp[1] if stamp else -1}\n"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(ANSWER_TIMEOUT)
+            connection.connect(address(root))
+            if not same_user(connection):  # an abstract socket has no file permissions
+                return None
+            connection.sendall(question.encode())
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = connection.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        reply = json.loads(data)
+        return str(reply["id"]), int(reply["seq"]), reply["paths"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def changes_seen(root: Path) -> tuple[str, int, list[str] | None] | None:
+    """What the workspace's watcher saw change since the stamp (see :func:`ask`); None
+    where there is no watcher, and then one is started for the next command."""
+    if not supported():
+        return None
+    found = ask(root)
+    if found is None:
+        start(root)
+    return found
+
+
+def same_user(connection: Any) -> bool:
+    """Whether the process at the other end of a Unix socket runs as this user."""
+    import socket
+    import struct
+
+    credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    _pid, uid, _gid = struct.unpack("3i", credentials)
+    return bool(uid == os.getuid())
+
+
+def read_stamp(root: Path) -> tuple[str, int] | None:
+    """The watcher id and change number the index was last brought in step with."""
+    try:
+        data = json.loads((root / STAMP).read_text(encoding="utf-8"))
+        return str(data["id"]), int(data["seq"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_stamp(root: Path, watcher: str, seq: int) -> None:
+    """Record that the index is in step with change ``seq`` of ``watcher``."""
+    if read_stamp(root) == (watcher, seq):
+        return  # nothing changed since: no synced write for a search that found it so
+    from cuedeck.writes import atomic_write
+
+    with contextlib.suppress(Exception):  # only a cache: the next command walks
+        atomic_write(root / STAMP, json.dumps({"id": watcher, "seq": seq}).encode())
+
+
+def start(root: Path) -> None:
+    """Start the workspace's watcher in the background (it exits at once if one runs)."""
+    import subprocess
+
+    from cuedeck.system.spawn import start_python
+
+    log = root / LOG
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        _STARTED.append(
+            start_python(
+                "cuedeck.watch.watcher",
+                str(root),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+                close_fds=True,
+            )
+        )
+
+
+_STARTED: list[Any] = []  # watchers started (Popen objects kept: they outlive the call)
+
+
+# -- the watcher -----------------------------------------------------------------------------
+
+
+class Watcher:
+    """Folders watched with inotify, and the numbered log of paths that changed."""
+
+    def __init__(self, root: Path) -> None:
+        import uuid
+
+        libc = _libc()
+        if libc is None:
+            raise OSError("no inotify on this system")
+        self.libc = libc
+        self.root = Path(os.path.realpath(root))
+        self.fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+        if self.fd < 0:
+            raise OSError("inotify_init1 failed")
+        self.id = uuid.uuid4().hex
+        self.seq = 0
+        self.unknown_until = 0  # a question from before this number gets "unknown"
+        self.log: list[tuple[int, str]] = []
+        self.folders: dict[int, str] = {}  # watch descriptor -> folder ("" for the root)
+        self.add_tree("")
+
+    def add_tree(self, rel: str) -> None:
+        """Watch the folder ``rel`` and every folder below it (links not followed)."""
+        for folder in self._folders(rel):
+            wd = self.libc.inotify_add_watch(
+                self.fd, os.fsencode(self.root / folder if folder else self.root), _WATCHED
+            )
+            if wd >= 0:
+                self.folders[wd] = folder
+
+    def _folders(self, rel: str) -> Iterator[str]:
+        yield rel
+        try:
+            entries = list(os.scandir(self.root / rel if rel else self.root))
+        except OSError:
+            return
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.name in _SKIPPED or child == f"{WORKSPACE_DIR}/.cache":
+                continue
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    yield from self._folders(child)
+
+    def drain(self) -> None:
+        """Read every event queued so far into the log."""
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            offset = 0
+            while offset < len(data):
+                wd, mask, _cookie, size = _unpack(data, offset)
+                raw = data[offset + _EVENT_SIZE : offset + _EVENT_SIZE + size]
+                offset += _EVENT_SIZE + size
+                self._event(wd, mask, raw.rstrip(b"\0").decode("utf-8", "surrogateescape"))
+
+    def _event(self, wd: int, mask: int, name: str) -> None:
+        if mask & _IN_Q_OVERFLOW:
+            self._unknown()
+            return
+        if mask & _IN_IGNORED:
+            self.folders.pop(wd, None)
+            return
+        folder = self.folders.get(wd)
+        if folder is None:
+            return
+        if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
+            if not folder:  # the workspace itself went away
+                raise SystemExit(0)
+            return  # its parent reports it (a folder event: unknown)
+        path = f"{folder}/{name}" if folder else name
+        if mask & _IN_ISDIR:
+            if mask & (_IN_CREATE | _IN_MOVED_TO):
+                self.add_tree(path)
+            if mask & (_IN_CREATE | _IN_MOVED_TO | _IN_MOVED_FROM | _IN_DELETE):
+                self._unknown()  # what the folder holds was never listed: walk
+            return
+        self.seq += 1
+        self.log.append((self.seq, path))
+        if len(self.log) > MAX_LOG:
+            del self.log[: MAX_LOG // 2]
+            self.unknown_until = self.log[0][0] - 1
+
+    def _unknown(self) -> None:
+        self.seq += 1
+        self.unknown_until = self.seq
+
+    def answer(self, question: str) -> dict[str, object]:
+        """The reply to ``changes ID SEQ``: the paths changed after SEQ, or None."""
+        self.drain()
+        parts = question.split()
+        known = len(parts) == 3 and parts[0] == "changes" and parts[1] == self.id
+        since = int(parts[2]) if known and parts[2].lstrip("-").isdigit() else -1
+        paths: list[str] | None = None
+        if known and since >= self.unknown_until:
+            paths = sorted({path for seq, path in self.log if seq > since})
+        return {"id": self.id, "seq": self.seq, "paths": paths}
+
+
+def _unpack(data: bytes, offset: int) -> tuple[int, int, int, int]:
+    import struct
+
+    wd, mask, cookie, size = struct.unpack_from("iIII", data, offset)
+    return int(wd), int(mask), int(cookie), int(size)
+
+
+def serve(root: Path, idle: float = IDLE_SECONDS) -> int:
+    """Watch ``root`` and answer questions until idle for ``idle`` seconds."""
+    import select
+    import socket
+    import time
+
+    import filelock
+
+    lock_path = root / LOCK
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        return 0  # one watcher per workspace
+    try:
+        watcher = Watcher(root)
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            server.bind(address(root))
+        except OSError:  # another watcher of the same folder answers already
+            return 0
+        server.listen(16)
+        print(f"watching {root} (pid {os.getpid()}, {len(watcher.folders)} folders)", flush=True)
+        last = time.monotonic()
+        while time.monotonic() - last < idle:
+            ready, _, _ = select.select([watcher.fd, server], [], [], 60)
+            if watcher.fd in ready:
+                watcher.drain()
+            if server in ready:
+                connection, _ = server.accept()
+                with connection:
+                    connection.settimeout(ANSWER_TIMEOUT)
+                    with contextlib.suppress(OSError, ValueError):
+                        if not same_user(connection):
+                            continue
+                        question = connection.recv(4096).decode()
+                        reply = json.dumps(watcher.answer(question)) + "\n"
+                        connection.sendall(reply.encode())
+                last = time.monotonic()
+        return 0
+    finally:
+        lock.release()
+
+
+if __name__ == "__main__":  # pragma: no cover (run as a process by the tests)
+    sys.exit(serve(Path(sys.argv[1]), float(os.environ.get("CUEDECK_WATCHER_IDLE", IDLE_SECONDS))))
