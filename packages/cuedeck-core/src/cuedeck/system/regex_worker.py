@@ -42,7 +42,7 @@ class Found(NamedTuple):
 
 class WorkerFailed(Exception):
     """The worker refused the pattern or stopped: ``kind`` is ``invalid`` (with the
-    engine's message), ``memory``, ``timeout`` or ``crashed``."""
+    engine's message), ``out_of_memory``, ``timeout`` or ``crashed``."""
 
     def __init__(self, kind: str, message: str = "") -> None:
         super().__init__(message or kind)
@@ -71,7 +71,7 @@ class Worker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
-        self._send({"pattern": pattern, "ignore_case": ignore_case, "memory": MEMORY_BYTES})
+        self._send({"pattern": pattern, "ignore_case": ignore_case, "limit": MEMORY_BYTES})
         self._answer()
 
     def search(self, text: str, *, skip: int, take: int) -> Found:
@@ -112,7 +112,7 @@ class Worker:
         assert self.process is not None
         code = self.process.wait()
         # Killed by the kernel or by its own bound (an allocation it could not survive).
-        return WorkerFailed("memory" if code < 0 else "crashed", f"exit status {code}")
+        return WorkerFailed("out_of_memory" if code < 0 else "crashed", f"exit status {code}")
 
     def close(self) -> None:
         """Stop the worker at once (it may be deep in a match)."""
@@ -146,7 +146,7 @@ def serve(source: IO[bytes], out: IO[bytes]) -> None:
     try:
         import resource
 
-        limit = int(header["memory"])
+        limit = int(header["limit"])
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ImportError, ValueError, OSError):  # no such limit here: the deadline remains
         pass
@@ -157,7 +157,7 @@ def serve(source: IO[bytes], out: IO[bytes]) -> None:
         flags |= regex.IGNORECASE if header["ignore_case"] else 0
         compiled = regex.compile(header["pattern"], flags)
     except MemoryError:
-        _reply(out, {"error": "memory"})
+        _reply(out, {"error": "out_of_memory"})
         return
     except (regex.error, ValueError, OverflowError, RecursionError) as exc:
         _reply(out, {"error": "invalid", "message": str(exc)})
@@ -182,7 +182,7 @@ def serve(source: IO[bytes], out: IO[bytes]) -> None:
             _reply(out, {"error": "timeout"})
             return
         except MemoryError:
-            _reply(out, {"error": "memory"})
+            _reply(out, {"error": "out_of_memory"})
             return
         _reply(out, {"skipped": skipped, "spans": spans, "more": more})
 
