@@ -41,6 +41,8 @@ def planted(code_root: Path, tmp_path: Path) -> Path:
     root = code_root
     deck = root / ".cuedeck"
     (root / ".gitignore").write_text(".cuedeck/.cache/\n", encoding="utf-8")
+    # committed with the code: its deny list names what no reply may name
+    (deck / "config.toml").write_text('[files]\ndeny = [".env", "private/"]\n', encoding="utf-8")
     _git(root, "init", "--quiet")
     _git(root, "add", "--all")
     _git(root, "commit", "--quiet", "-m", "code")
@@ -66,7 +68,6 @@ def planted(code_root: Path, tmp_path: Path) -> Path:
     (bare / "config").write_text(f"# {MARKER} bare config\n", encoding="utf-8")
     (bare / "description").write_text(f"{MARKER} description\n", encoding="utf-8")
     (bare / "README.md").write_text(f"# Bare\n\n{MARKER} bare readme\n", encoding="utf-8")
-    (deck / "config.toml").write_text('[files]\ndeny = [".env", "private/"]\n', encoding="utf-8")
     (root / "private").mkdir()
     (root / "private" / "plan.md").write_text(f"# Plan\n\n{MARKER} denied\n", encoding="utf-8")
     (root / "plan-link.md").symlink_to("private/plan.md")
