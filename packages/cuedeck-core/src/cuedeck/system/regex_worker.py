@@ -20,6 +20,7 @@ import json
 import os
 import select
 import sys
+import threading
 import time
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
@@ -50,27 +51,41 @@ class WorkerFailed(Exception):
         self.message = message
 
 
+#: Workers kept between searches (each has paid for its start and ``import regex``);
+#: a search takes one, and gives it back when the search ended as it should.
+KEPT = 2
+_IDLE: list[subprocess.Popen[bytes]] = []
+_IDLE_LOCK = threading.Lock()
+
+
 class Worker:
-    """One search's worker process: started and given the pattern by :meth:`start`,
-    asked text by text with :meth:`search`, killed by :meth:`close` or the deadline."""
+    """One search's worker process: taken (or started) and given the pattern by
+    :meth:`start`, asked text by text with :meth:`search`, given back or killed by
+    :meth:`close`; killed at the deadline whatever it is doing."""
 
     def __init__(self, deadline: float) -> None:
         self.deadline = deadline
         self.process: subprocess.Popen[bytes] | None = None
+        #: Whether the process may serve another search (its last answer was not a
+        #: failure that leaves it in doubt: a timeout, its memory bound, a crash).
+        self.reusable = False
 
     def start(self, pattern: str, *, ignore_case: bool) -> None:
-        """Start the worker and have it compile ``pattern`` (multi-line: ``^`` and ``$``
-        at every line); WorkerFailed if it cannot."""
+        """Have a worker compile ``pattern`` (multi-line: ``^`` and ``$`` at every line);
+        WorkerFailed if it cannot."""
         import subprocess
 
         from cuedeck.system.spawn import start_python
 
-        self.process = start_python(
-            "cuedeck.system.regex_worker",
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        with _IDLE_LOCK:
+            self.process = _IDLE.pop() if _IDLE else None
+        if self.process is None:
+            self.process = start_python(
+                "cuedeck.system.regex_worker",
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
         self._send({"pattern": pattern, "ignore_case": ignore_case, "limit": MEMORY_BYTES})
         self._answer()
 
@@ -87,6 +102,7 @@ class Worker:
     def _send(self, header: dict[str, Any], data: bytes = b"") -> None:
         assert self.process is not None
         assert self.process.stdin is not None
+        self.reusable = False
         try:
             self.process.stdin.write(json.dumps(header).encode() + b"\n" + data)
             self.process.stdin.flush()
@@ -104,8 +120,10 @@ class Worker:
         if not line:
             raise self._ended()
         answer: dict[str, Any] = json.loads(line)
-        if "error" in answer:
-            raise WorkerFailed(str(answer["error"]), str(answer.get("message", "")))
+        error = answer.get("error")
+        self.reusable = error in (None, "invalid")  # an invalid pattern: it waits for one
+        if error is not None:
+            raise WorkerFailed(str(error), str(answer.get("message", "")))
         return answer
 
     def _ended(self) -> WorkerFailed:
@@ -115,13 +133,26 @@ class Worker:
         return WorkerFailed("out_of_memory" if code < 0 else "crashed", f"exit status {code}")
 
     def close(self) -> None:
-        """Stop the worker at once (it may be deep in a match)."""
-        if self.process is None:
+        """Give the worker back for the next search, or stop it at once (it may be deep
+        in a match)."""
+        process, self.process = self.process, None
+        if process is None:
             return
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
+        if self.reusable and process.poll() is None:
+            try:
+                assert process.stdin is not None
+                process.stdin.write(b'{"end": true}\n')  # it forgets the pattern
+                process.stdin.flush()
+                with _IDLE_LOCK:
+                    if len(_IDLE) < KEPT:
+                        _IDLE.append(process)
+                        return
+            except OSError:
+                pass
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
             if stream is not None:
                 stream.close()
 
@@ -141,15 +172,28 @@ def _reply(out: IO[bytes], answer: dict[str, Any]) -> None:
 
 
 def serve(source: IO[bytes], out: IO[bytes]) -> None:
-    """Answer one search's messages from ``source`` until it ends."""
-    header = json.loads(source.readline())
-    try:
-        import resource
+    """Answer searches from ``source`` until it ends: a pattern, its texts, ``end``."""
+    bounded = False
+    while header_line := source.readline():
+        header = json.loads(header_line)
+        if "pattern" not in header:
+            continue  # the end of a search that never compiled
+        if not bounded:
+            bounded = True
+            try:
+                import resource
 
-        limit = int(header["limit"])
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ImportError, ValueError, OSError):  # no such limit here: the deadline remains
-        pass
+                limit = int(header["limit"])
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            except (ImportError, ValueError, OSError):  # no such limit: the deadline remains
+                pass
+        if not _search(header, source, out):
+            return
+
+
+def _search(header: dict[str, Any], source: IO[bytes], out: IO[bytes]) -> bool:
+    """One search: compile, answer text after text until ``end``; whether this process
+    may serve another (not after a timeout or running out of memory)."""
     import regex
 
     try:
@@ -158,33 +202,40 @@ def serve(source: IO[bytes], out: IO[bytes]) -> None:
         compiled = regex.compile(header["pattern"], flags)
     except MemoryError:
         _reply(out, {"error": "out_of_memory"})
-        return
+        return False
     except (regex.error, ValueError, OverflowError, RecursionError) as exc:
         _reply(out, {"error": "invalid", "message": str(exc)})
-        return
+        return True
     _reply(out, {"ready": True})
-    while line := source.readline():
-        ask = json.loads(line)
-        text = source.read(int(ask["size"])).decode("utf-8", "surrogatepass")
-        skip, take = int(ask["skip"]), int(ask["take"])
-        skipped, more = 0, False
-        spans: list[tuple[int, int]] = []
-        try:
-            for hit in compiled.finditer(text, timeout=float(ask["seconds"])):
-                if skipped < skip:
-                    skipped += 1
-                elif len(spans) < take:
-                    spans.append((hit.start(), hit.end()))
-                else:
-                    more = True
-                    break
-        except TimeoutError:
-            _reply(out, {"error": "timeout"})
-            return
-        except MemoryError:
-            _reply(out, {"error": "out_of_memory"})
-            return
-        _reply(out, {"skipped": skipped, "spans": spans, "more": more})
+    try:
+        while line := source.readline():
+            ask = json.loads(line)
+            if ask.get("end"):
+                return True
+            text = source.read(int(ask["size"])).decode("utf-8", "surrogatepass")
+            skip, take = int(ask["skip"]), int(ask["take"])
+            skipped, more = 0, False
+            spans: list[tuple[int, int]] = []
+            try:
+                for hit in compiled.finditer(text, timeout=float(ask["seconds"])):
+                    if skipped < skip:
+                        skipped += 1
+                    elif len(spans) < take:
+                        spans.append((hit.start(), hit.end()))
+                    else:
+                        more = True
+                        break
+            except TimeoutError:
+                _reply(out, {"error": "timeout"})
+                return False
+            except MemoryError:
+                _reply(out, {"error": "out_of_memory"})
+                return False
+            _reply(out, {"skipped": skipped, "spans": spans, "more": more})
+        return False
+    finally:
+        del compiled
+        regex.purge()  # no compiled pattern outlives its search
 
 
 if __name__ == "__main__":
