@@ -4,15 +4,18 @@ A pattern is a client's: compiling it can take gigabytes and matching it forever
 never runs in the server: :class:`Worker` starts ``python -P -m
 cuedeck.system.regex_worker`` (through :mod:`cuedeck.system.spawn`), which limits its own
 address space to :data:`MEMORY_BYTES` before it compiles, and is killed at the caller's
-deadline whatever it is doing. Texts go to it one at a time (already masked by the
-caller: secrets are never searched) with how many matches to skip and how many to take;
-it answers with the spans taken, so a pattern that matches everywhere (``(?:)`` on a
-4 MB file) never lists more than a page. Callers check the pattern's size first
-(:func:`cuedeck.system.bounds.check_pattern`).
+deadline whatever it is doing. A worker whose search ended well is kept for the next
+one (:data:`KEPT`), its compiled pattern purged: starting one and importing ``regex``
+costs far more than a search of a small workspace. Texts go to it one at a time (already
+masked by the caller: secrets are never searched) with how many matches to skip and how
+many to take; it answers with the spans taken, so a pattern that matches everywhere
+(``(?:)`` on a 4 MB file) never lists more than a page. Callers check the pattern's size
+first (:func:`cuedeck.system.bounds.check_pattern`).
 
 The protocol, one JSON line each way per message: the pattern first (answered ``ready``
 or an error), then per text ``{"skip", "take", "seconds", "size"}`` followed by ``size``
-bytes of UTF-8, answered ``{"skipped", "spans", "more"}`` or ``{"error"}``."""
+bytes of UTF-8, answered ``{"skipped", "spans", "more"}`` or ``{"error"}``, and
+``{"end": true}`` when the search is over (not answered)."""
 
 from __future__ import annotations
 
