@@ -11,7 +11,6 @@ import mcp_types
 import pytest
 from fastmcp import Client
 from fastmcp.client.messages import MessageHandler
-from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
 from cuedeck import hookimpl
@@ -664,8 +663,10 @@ async def test_a_tool_outside_the_profile_says_how_to_serve_it(demo: Path) -> No
         names = {tool.name for tool in await client.list_tools()}
         with pytest.raises(MCPError) as refused:
             await client.call_tool("git_status", {})
-        with pytest.raises(ToolError, match="Unknown tool"):  # nobody registered it
+        with pytest.raises(MCPError) as unknown:  # nobody registered it: a protocol error
             await client.call_tool("no_such_tool", {})
+    assert unknown.value.error.code == -32602
+    assert unknown.value.error.message.startswith("Unknown tool: 'no_such_tool'")
     assert "git_status" not in names
     error = refused.value.error
     assert error.code == 1051
