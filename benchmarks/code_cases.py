@@ -231,7 +231,7 @@ def changes(git_path: Path, repo: Repository, head: str) -> list[tuple[str, str,
 
 def parse(path: str, data: bytes) -> list[dict[str, Any]]:
     """The definitions of a source file (cuedeck-code's parser), modules left out."""
-    from cuedeck.parsers import ParseContext, SkipFile
+    from cuedeck.index.parsers import ParseContext, SkipFile
     from cuedeck_code.parser import parse_code
 
     try:
