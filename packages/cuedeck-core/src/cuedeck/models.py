@@ -9,12 +9,15 @@ definitions. Either kind of section can be named as an anchor.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import cattrs
 
 from cuedeck.masking.spans import SecretSpan as SecretSpan  # where maskers have always found it
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 Severity = Literal["error", "warning"]
 ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on", "import"]
@@ -363,6 +366,23 @@ class RankedSymbol:
             if value >= 0.005
         ]
         return " · ".join(shown) or "score 0"
+
+
+class CodeRanking(list[RankedSymbol]):
+    """What a :class:`~cuedeck.hooktypes.CodeRanker` may return instead of a plain list:
+    the ranked definitions, best first, and how many the ranker left out by rule, per
+    reason (``{"tests": 20, "generated": 3}``), for the scene's manifest and the map."""
+
+    def __init__(
+        self, ranked: Iterable[RankedSymbol] = (), left_out: Mapping[str, int] | None = None
+    ) -> None:
+        super().__init__(ranked)
+        self.left_out: dict[str, int] = {k: v for k, v in (left_out or {}).items() if v}
+
+
+def left_out_of(ranked: list[RankedSymbol]) -> dict[str, int]:
+    """What a ranker's answer says it left out ({} for a plain list)."""
+    return dict(ranked.left_out) if isinstance(ranked, CodeRanking) else {}
 
 
 @attrs.frozen

@@ -155,23 +155,26 @@ def related_items(
     session: MaskSession,
     cost: Callable[[SceneItem, str, str], int],
     row: Callable[[SceneItem], int],
-) -> list[SceneItem]:
+) -> tuple[list[SceneItem], dict[str, int]]:
     """The code the ranker finds for ``card`` beyond ``included`` (``(path, anchor,
     lines)`` of what the scene holds already), best first, within ``share`` tokens
     (each item's block and manifest ``row``): each whole while it fits, else as its
-    signatures, else left out; at most :data:`MAX_RELATED`."""
+    signatures, else left out; at most :data:`MAX_RELATED`. And what the ranker left
+    out by rule, per reason (tests, generated)."""
     from cuedeck.errors import CueError
     from cuedeck.markdown.document import split_lines
+    from cuedeck.models import left_out_of
     from cuedeck.scene.related import card_query, code_ranker
 
     ranker = code_ranker(workspace) if share > 0 else None
     if ranker is None:
-        return []
+        return [], {}
     documents = workspace.documents
     cited = [(p, a) for p, a, _ in included if p in documents and is_code(documents[p])]
     ranked = ranker.rank(
         workspace, card_query(workspace, card, cited=cited, stack=stack, limit=RANKED)
     )
+    left_out = left_out_of(ranked)
     taken: dict[str, list[tuple[int, int]]] = {}  # spans shown whole
     outlined: dict[str, list[tuple[int, int]]] = {}  # spans shown as signatures
     for path, _, lines in included:
@@ -256,7 +259,7 @@ def related_items(
         )
         left -= need
         spans.append((entry.line, entry.end_line))
-    return found
+    return found, left_out
 
 
 # --- changes since a baseline ------------------------------------------------------------
