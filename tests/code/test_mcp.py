@@ -62,3 +62,29 @@ async def test_code_over_stdio(code_root: Path) -> None:
         with pytest.raises(MCPError) as caught:
             await use(client, "regex_search", pattern="(")
         assert caught.value.error.code == 1004
+
+
+async def test_find_symbol_over_stdio(code_root: Path) -> None:
+    params = StdioServerParameters(
+        command=CUE, args=["-C", str(code_root), "mcp"], env=environment()
+    )
+    async with Client(params, mode="legacy") as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "find_symbol" in listed  # the core profile serves it
+        schema = listed["find_symbol"].input_schema["properties"]
+        assert {"name", "match", "kind", "path", "language", "limit", "offset"} <= set(schema)
+        found = await use(client, "find_symbol", name="store.Store.Len")
+        assert [(h["path"], h["symbol"], h["line"]) for h in found["results"]] == [
+            ("store/store.go", "Store.Len", 5)
+        ]
+        fuzzy = await use(client, "find_symbol", name="pURL", match="fuzzy", language="typescript")
+        assert fuzzy["results"][0]["symbol"] == "parseURL"
+        name = (await use(client, "whoami"))["workspace"]
+        aliased = await use(client, "find_symbol", name="Cache::new", repository_alias=name)
+        assert aliased["results"][0]["path"] == "lib.rs"
+        with pytest.raises(MCPError) as caught:
+            await use(client, "find_symbol", name="Cache.new", repository_alias="elsewhere")
+        assert caught.value.error.code == 1400
+        with pytest.raises(MCPError) as caught:
+            await use(client, "find_symbol", name="not a name")
+        assert caught.value.error.code == 1004
