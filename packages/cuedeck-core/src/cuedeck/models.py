@@ -215,14 +215,24 @@ class Document:
 
 @attrs.frozen
 class SearchFilters:
-    """Frontmatter filters of a search: any tag, priority and assignee (case-insensitive)."""
+    """Filters of a search: frontmatter (any tag, priority and assignee, case-insensitive)
+    and code (a file's ``language``, a ``path`` glob, and a symbol ``kind``: only the
+    sections of definitions of that kind count)."""
 
     tags: tuple[str, ...] = ()
     priority: str | None = None
     assignee: str | None = None
+    language: str | None = None
+    path: str | None = None
+    kind: str | None = None
+
+    @property
+    def frontmatter(self) -> bool:
+        """Whether any frontmatter filter is set."""
+        return bool(self.tags) or self.priority is not None or self.assignee is not None
 
     def accepts(self, frontmatter: dict[str, Any]) -> bool:
-        """Whether a file with this frontmatter passes the filters."""
+        """Whether a file with this frontmatter passes the frontmatter filters."""
         if self.tags:
             tags = frontmatter.get("tags") or []
             if isinstance(tags, str):
