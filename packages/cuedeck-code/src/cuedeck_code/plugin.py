@@ -83,7 +83,7 @@ def register_commands(register: RegisterCommand) -> None:
     register(
         "cuedeck_code.commands:find_command",
         name="find",
-        help="Find definitions by name or qualified name (exact or --fuzzy).",
+        help="Find definitions by name or qualified name: Text.wrap, wrap, http.Client.Do.",
     )
 
 
