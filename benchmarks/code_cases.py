@@ -40,8 +40,8 @@ addition), whitespace collapsed, lines of fewer than four word characters and li
 base file does not hold left out (what benchmarks/code_scenes.py counts). A case has at
 least one file and at most ``MAX_FILES``. ``definitions``: up to ``SAMPLE`` definitions
 of the base tree's source files whose qualified name is defined once in the whole
-repository (and whose last name part is too), chosen by sha256 of ``path#name``, for the
-exact-name measure.
+repository (and whose last name part is too; ignoring case and leading underscores, as
+search does), chosen by sha256 of ``path#name``, for the exact-name measure.
 """
 
 from __future__ import annotations
@@ -180,7 +180,8 @@ _NUMBER = re.compile(r"\s*\(#\d+\)\.?\s*$")
 _SKIP = re.compile(
     r"^(merge (branch|remote|tag)|release\b|releasing\b|bump\b|prepare\b|start version"
     r"|version \d|v?\d+\.\d+|[\w.-]+-\d+\.\d+\.\d+$|update (release notes|changelog)"
-    r"|chore(\([^)]*\))?: (release|bump|update dep)|build\(deps|\[maven-release|revert \")",
+    r"|chore(\([^)]*\))?: (release|bump|update dep)|(chore|build)\((release|deps)"
+    r"|\[maven-release|revert \")",
     re.IGNORECASE,
 )
 
@@ -374,18 +375,19 @@ def sample_definitions(git_path: Path, repo: Repository, base: str) -> list[dict
     candidates: list[dict[str, Any]] = []
     for path in paths:
         for symbol in parse(path, _show(git_path, base, path)):
-            name = symbol["name"]
+            name = symbol["name"].lower().lstrip("_")  # search ignores case and a lead _
             qualified[name] = qualified.get(name, 0) + 1
             tail = name.rsplit(".", 1)[-1]
             last[tail] = last.get(tail, 0) + 1
             if source_file(path, repo) and symbol["kind"] not in ("impl", "namespace"):
                 candidates.append({"path": path, **symbol})
+    key = [c["name"].lower().lstrip("_") for c in candidates]
     unique = [
         c
-        for c in candidates
-        if qualified[c["name"]] == 1
-        and last[c["name"].rsplit(".", 1)[-1]] == 1
-        and len(c["name"].rsplit(".", 1)[-1]) >= 4
+        for c, name in zip(candidates, key, strict=True)
+        if qualified[name] == 1
+        and last[name.rsplit(".", 1)[-1]] == 1
+        and len(name.rsplit(".", 1)[-1]) >= 4
     ]
     unique.sort(key=lambda c: hashlib.sha256(f"{c['path']}#{c['name']}".encode()).hexdigest())
     return unique[:SAMPLE]

@@ -99,6 +99,28 @@ class KeywordIndex:
         """Sections numbered, dead ones included."""
         return self.base.sections + self.fresh.sections
 
+    def columns(self, query: str) -> list[tuple[str, int, NDArray[np.int64], NDArray[np.float64]]]:
+        """Per query term: the term, how often the query holds it, the live sections
+        holding it (base then fresh numbering) and its weighted frequency in each."""
+        found = []
+        pruned = bool(self.dead.any())
+        for term, times in Counter(terms(query)).items():
+            rows, tf = self.base.column(term)
+            if pruned and len(rows):
+                keep = self._live[rows]
+                rows, tf = rows[keep], tf[keep]
+            fresh_rows, fresh_tf = self.fresh.column(term)
+            if len(rows) or len(fresh_rows):
+                found.append(
+                    (
+                        term,
+                        times,
+                        np.concatenate([rows, fresh_rows + self.base.sections]).astype(np.int64),
+                        np.concatenate([tf, fresh_tf]).astype(np.float64),
+                    )
+                )
+        return found
+
     def scores(self, query: str) -> NDArray[np.float64]:
         """BM25F score of every section; 0 when nothing matched."""
         result = np.zeros(self.sections, dtype=np.float64)

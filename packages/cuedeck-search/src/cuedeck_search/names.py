@@ -1,0 +1,79 @@
+"""Exact names: a query that is a definition's name ranks that definition first.
+
+A query such as ``Text.wrap``, ``Console.print``, ``parseURL``, ``http.Client.Do`` or
+``Parser::parse`` is a name (one identifier, or identifiers joined by ``.``, ``::`` or
+``#``). BM25F alone ranks by how often the words occur, so a test calling ``Text.wrap``
+ten times can pass the method that defines it. When the query is a name, the code files
+the keyword side ranks highest (the defining file is among them: the name is in its
+definition's heading, weighted three times) are looked up for a definition called that:
+
+1. the qualified name itself (``Text.wrap``), with its case;
+2. a name ending with it (``wrap`` finds ``Text.wrap``; ``Client.Do`` finds it in any
+   file);
+3. the query less a leading package or module path that the file's path holds
+   (``http.Client.Do`` finds ``Client.Do`` in ``src/net/http/client.go``);
+
+then the same, ignoring case and leading underscores. The first kind that finds anything
+wins; its definitions come first, in the keyword side's order, each with its own section
+as the file's best anchor.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from cuedeck.models import Document
+
+#: Code files (best first on the keyword side) searched for the definition.
+CANDIDATES = 40
+_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
+
+
+def as_name(query: str) -> str | None:
+    """``query`` as a qualified name (``::`` and ``#`` written ``.``), or None when it is
+    not one."""
+    text = query.strip().strip("`").removesuffix("()")
+    if not text or not _NAME.fullmatch(text):
+        return None
+    return text.replace("::", ".").replace("#", ".")
+
+
+def matches(name: str, documents: Iterable[tuple[int, Document]]) -> list[tuple[int, int]]:
+    """``(document, line)`` of each definition called ``name`` in ``documents`` (given
+    best first), by the first kind of match (see the module docstring) that finds one."""
+    found = list(documents)
+    for fold in (False, True):
+        wanted = _folded(name) if fold else name
+        for kind in range(3):
+            hits = [
+                (doc, symbol.line)
+                for doc, document in found
+                for symbol in document.symbols
+                if symbol.kind != "module"
+                and _match(kind, _folded(symbol.name) if fold else symbol.name, wanted, document)
+            ]
+            if hits:
+                return hits
+    return []
+
+
+def _folded(name: str) -> str:
+    """``name`` in lower case, each part without leading underscores (``_Wrapper.flush``
+    is found as ``wrapper.flush``)."""
+    return ".".join(part.lstrip("_") for part in name.lower().split("."))
+
+
+def _match(kind: int, symbol: str, wanted: str, document: Document) -> bool:
+    if kind == 0:
+        return symbol == wanted
+    if kind == 1:
+        return symbol.endswith("." + wanted)
+    if not wanted.endswith("." + symbol):
+        return False
+    prefix = wanted[: -len(symbol) - 1].lower().split(".")
+    path = document.path.lower().replace("\\", "/")
+    return all(part in path for part in prefix)
