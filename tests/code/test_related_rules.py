@@ -34,6 +34,7 @@ from rich.console import Console
 
 
 def test_wrap_keeps_words() -> None:
+    '''Wrapping keeps hyphenated compound words on one line.'''
     lines = Text("hello wide world").wrap(Console(width=8), 8)
     assert len(lines) == 2
 
@@ -119,28 +120,20 @@ def related(workspace: Workspace, card_id: str, budget: int = 16000, stack: str 
 
 
 def test_tests_are_left_out_unless_the_card_asks_for_them(rich_repo: Path) -> None:
-    title = "Text.wrap folds long words in the wrong place"
-    workspace = card(rich_repo, "wrap01", title, "Wrapping a long word at a narrow width.")
-    scene = build_scene(workspace, "wrap01", 16000, record=False)
-    shown = [c["path"] for c in scene.manifest["candidates"] if c["role"] == "related"]
+    title = "Hyphenated compound words break apart"
+    workspace = card(rich_repo, "wrap01", title, "Text.wrap splits them at a narrow width.")
+    shown = related(workspace, "wrap01")
     assert shown and not [path for path in shown if path.startswith("tests/")]
-    assert shown[0] == "rich/text.py"  # Text.wrap, named by the card, comes first
-    assert scene.manifest["left_out"]["tests"] >= 2
-    assert "Related code left out: " in scene.text and " in tests" in scene.text
-    xml = build_scene(workspace, "wrap01", 16000, format="xml", record=False).text
-    assert '<left-out reason="tests" count="' in xml
-    data = json.loads(build_scene(workspace, "wrap01", 16000, format="json", record=False).text)
-    assert data["manifest"]["left_out"]["tests"] == scene.manifest["left_out"]["tests"]
+    assert shown[0] == "rich/text.py#Text.wrap"  # named by the card: first
     # Naming tests, or citing one, brings them in.
-    asked = card(rich_repo, "wrap02", "The Text.wrap tests fail on a narrow console")
+    asked = card(rich_repo, "wrap02", "The hyphenated compound words test fails")
     assert any(path.startswith("tests/") for path in related(asked, "wrap02"))
-    cited = card(
-        rich_repo,
-        "wrap03",
-        title,
-        refs="refs:\n  - code/tests/test_text.py#test_wrap_keeps_words\n",
-    )
+    # Citing a test lets the tests the words find in: here the one folding that string.
+    cites = "refs:\n  - code/tests/test_text.py#test_wrap_keeps_words\n"
+    cited = card(rich_repo, "wrap03", "Folding abcdefghijklmnop", refs=cites)
     assert "tests/test_text.py#test_wrap_folds_long_words" in related(cited, "wrap03")
+    plain = card(rich_repo, "wrap04", "Folding abcdefghijklmnop")
+    assert not [p for p in related(plain, "wrap04") if p.startswith("tests/")]
 
 
 def test_generated_files_are_left_out_of_maps_and_counted(rich_repo: Path) -> None:
@@ -166,7 +159,11 @@ def test_generated_files_are_left_out_of_maps_and_counted(rich_repo: Path) -> No
     scene = build_scene(asked, "emoji1", 16000, record=False)
     assert "rich/_emoji_codes.py" not in {c["path"] for c in scene.manifest["candidates"]}
     assert scene.manifest["left_out"]["generated"] >= 1
-    assert " in generated files" in scene.text
+    assert "Related code left out: " in scene.text and " in generated files" in scene.text
+    xml = build_scene(asked, "emoji1", 16000, format="xml", record=False).text
+    assert '<left-out reason="generated" count="' in xml
+    data = json.loads(build_scene(asked, "emoji1", 16000, format="json", record=False).text)
+    assert data["manifest"]["left_out"] == scene.manifest["left_out"]
 
 
 #: Files a generator wrote, kept by an index told to keep them.
