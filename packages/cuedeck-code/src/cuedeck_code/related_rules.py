@@ -52,19 +52,25 @@ def left_out(workspace: Workspace, graph: CodeGraph) -> tuple[NDArray[np.bool_],
     from cuedeck_code.codegraph import _memo
 
     def build() -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-        from cuedeck_code.file_kinds import is_test
-
-        tests = np.fromiter(
-            (
-                is_test(graph.paths[file], name)
-                for file, name in zip(graph.files.tolist(), graph.names, strict=True)
-            ),
-            dtype=bool,
-            count=len(graph.names),
-        )
-        return tests, generated_files(workspace, graph)[graph.files]
+        return tests_of(graph), generated_files(workspace, graph)[graph.files]
 
     return _memo(graph, "left out", build)
+
+
+def tests_of(graph: CodeGraph) -> NDArray[np.bool_]:
+    """Per definition of ``graph``: whether it is a test (kept with the graph)."""
+    from cuedeck_code.codegraph import _memo
+    from cuedeck_code.file_kinds import is_test, is_test_path
+
+    def build() -> NDArray[np.bool_]:
+        files = np.array([is_test_path(path) for path in graph.paths], dtype=bool)
+        tests = files[graph.files] if len(graph.names) else np.zeros(0, dtype=bool)
+        for number, name in enumerate(graph.names):
+            if "." in name and not tests[number]:
+                tests[number] = is_test(graph.paths[graph.files[number]], name)
+        return tests
+
+    return _memo(graph, "tests", build)
 
 
 def generated_files(workspace: Workspace, graph: CodeGraph) -> NDArray[np.bool_]:

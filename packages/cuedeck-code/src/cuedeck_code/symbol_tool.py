@@ -9,8 +9,9 @@ also finds names that differ in case, start with it, contain it, abbreviate it (
 for ``parseURL``) or are a typo away. Best first: the closer match, then source before
 tests, definitions before modules, the shorter name, then path and line.
 
-The names come from the index (every code file's symbols), kept in memory while no code
-file changes, so a lookup in a large repository scans no file.
+The names come from the code graph (:mod:`.codegraph`, saved beside the index and kept
+in memory while no code file changes), so a lookup in a large repository reads no file
+but the few whose results it shows (for their signatures).
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
-import threading
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import attrs
@@ -30,9 +29,12 @@ from cuedeck.errors import InvalidInput
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    import numpy as np
     import pydantic
+    from numpy.typing import NDArray
 
     from cuedeck.workspace import Workspace
+    from cuedeck_code.codegraph import CodeGraph
 else:
     from cuedeck.serving.tools import lazy_pydantic as pydantic
 
@@ -44,9 +46,6 @@ _SEPARATORS = re.compile(r"::|->|[#:/\\]")
 _PART = re.compile(r"^[A-Za-z_$][\w$]*$")
 #: Module files named after their folder (the folder is the module's name).
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib", "main"})
-#: Symbol tables by (root, key of the code files), a few workspaces at once.
-_TABLES: OrderedDict[tuple[str, str], SymbolTable] = OrderedDict()
-_TABLES_LOCK = threading.Lock()
 
 
 class SymbolHit(TypedDict):
@@ -73,106 +72,97 @@ class SymbolResults(TypedDict):
     hint: str | None
 
 
-@attrs.frozen
-class Definition:
-    """A definition of the table: where it is and what it is."""
+@attrs.frozen(eq=False)
+class Names:
+    """The graph's definitions by the last part of their name (a module by its own
+    name), with what a lookup filters and sorts on."""
 
-    path: str
-    name: str
-    kind: str
-    line: int
-    end_line: int
-    signature: str
-    doc: str
-    language: str
-    test: bool
+    graph: CodeGraph
+    by_last: dict[str, list[int]]
+    tests: NDArray[np.bool_]  # per definition
+    languages: tuple[str, ...]  # per file
 
 
 @attrs.frozen(eq=False)
-class SymbolTable:
-    """Every definition of the workspace's code files, with lookups by last name part."""
+class Spellings:
+    """The last name parts of :class:`Names` lower-cased, joined one a line, with their
+    lengths and by the pairs of letters they hold: what a fuzzy lookup scans (made on
+    its first use)."""
 
-    definitions: tuple[Definition, ...]
-    by_last: dict[str, list[int]]
-    by_folded: dict[str, list[int]]
+    lasts: tuple[str, ...]
+    joined: str
+    starts: tuple[int, ...]  # where each line of ``joined`` starts
+    lengths: NDArray[np.int64]
+    pairs: dict[str, NDArray[np.int64]]
 
     @classmethod
-    def of(cls, workspace: Workspace, keys: list[tuple[str, str]]) -> SymbolTable:
-        """The table of the code files ``keys`` (path, sha256) of the index."""
-        from cuedeck_code.file_kinds import is_test
+    def of(cls, names: Names) -> Spellings:
+        import numpy as np
 
-        index = workspace.fresh_index()
-        paths = [path for path, _ in keys]
-        index.fetch(paths)
-        found: list[Definition] = []
-        for path in paths:
-            document = index.get(path, counted=False)
-            if document is None:
-                continue
-            language = document.language or ""
-            for symbol in document.symbols:
-                found.append(
-                    Definition(
-                        path=path,
-                        name=symbol.name,
-                        kind=symbol.kind,
-                        line=symbol.line,
-                        end_line=symbol.end_line,
-                        signature=symbol.signature,
-                        doc=symbol.docstring.strip().split("\n", 1)[0],
-                        language=language,
-                        test=is_test(path, symbol.name),
-                    )
-                )
-        found = _one_per_name(found)
+        lasts = tuple(names.by_last)
+        folded = [last.lower() for last in lasts]
+        starts, at = [], 0
+        for word in folded:
+            starts.append(at)
+            at += len(word) + 1
+        pairs: dict[str, list[int]] = {}
+        for number, word in enumerate(folded):
+            for pair in {word[i : i + 2] for i in range(len(word) - 1)}:
+                pairs.setdefault(pair, []).append(number)
+        return cls(
+            lasts,
+            "\n".join(folded) + "\n",
+            tuple(starts),
+            np.array([len(word) for word in folded], dtype=np.int64),
+            {pair: np.array(found, dtype=np.int64) for pair, found in pairs.items()},
+        )
+
+    def candidates(self, written: str) -> set[int]:
+        """The last parts that may match ``written`` fuzzily: those holding it, those
+        holding its letters in order from their start, and those of about its length
+        sharing all but three of its pairs of letters (a typo); a superset that
+        :func:`_name_match` decides on."""
+        import bisect
+
+        import numpy as np
+
+        folded = written.lower()
+        found: set[int] = set()
+        spans = [re.escape(folded), "(?m)^_*" + "[^\n]*?".join(map(re.escape, folded))]
+        for pattern in spans:
+            for hit in re.finditer(pattern, self.joined):
+                found.add(bisect.bisect_right(self.starts, hit.start()) - 1)
+        own = {folded[i : i + 2] for i in range(len(folded) - 1)}
+        postings = [self.pairs[pair] for pair in own if pair in self.pairs]
+        if postings:
+            shared = np.bincount(np.concatenate(postings), minlength=len(self.lasts))
+            close = np.abs(self.lengths - len(folded)) <= 3
+            least = max(1, len(own) - 3)
+            found.update(np.flatnonzero(close & (shared >= least)).tolist())
+        return found
+
+
+def spellings_of(names: Names) -> Spellings:
+    """The :class:`Spellings` of ``names`` (made once per graph)."""
+    from cuedeck_code.codegraph import _memo
+
+    return _memo(names.graph, "spellings", lambda: Spellings.of(names))
+
+
+def names_of(workspace: Workspace, graph: CodeGraph) -> Names:
+    """The :class:`Names` of ``graph`` (made once per graph)."""
+    from cuedeck_code.codegraph import _memo
+    from cuedeck_code.related_rules import tests_of
+
+    def build() -> Names:
         by_last: dict[str, list[int]] = {}
-        by_folded: dict[str, list[int]] = {}
-        for number, definition in enumerate(found):
-            last = definition.name.rpartition(".")[2]
-            by_last.setdefault(last, []).append(number)
-            by_folded.setdefault(last.lower(), []).append(number)
-        return cls(tuple(found), by_last, by_folded)
+        for number, name in enumerate(graph.names):
+            by_last.setdefault(name.rpartition(".")[2], []).append(number)
+        index = workspace.fresh_index()
+        languages = tuple(index.language(path) or "" for path in graph.paths)
+        return Names(graph, by_last, tests_of(graph), languages)
 
-
-def _one_per_name(found: list[Definition]) -> list[Definition]:
-    """``found`` (file by file, in file order) with the definitions of one name that
-    follow each other in a file (a property and its setter, overloads: nothing but what
-    they hold between them) made one, spanning them."""
-    kept: list[Definition] = []
-    last_of: dict[tuple[str, str], int] = {}  # (path, name) -> its entry in kept
-    for definition in found:
-        key = (definition.path, definition.name)
-        at = last_of.get(key)
-        if at is not None and definition.kind != "module":
-            previous = kept[at]
-            between = kept[at + 1 :]
-            if all(other.line <= previous.end_line for other in between):
-                kept[at] = attrs.evolve(
-                    previous, end_line=max(previous.end_line, definition.end_line)
-                )
-                continue
-        last_of[key] = len(kept)
-        kept.append(definition)
-    return kept
-
-
-def symbol_table(workspace: Workspace) -> SymbolTable:
-    """The workspace's table, built when a code file changed since the last one."""
-    from cuedeck_code.codegraph import code_keys, graph_key
-
-    keys = code_keys(workspace)
-    cache_key = (str(workspace.root), graph_key(keys))
-    with _TABLES_LOCK:
-        table = _TABLES.get(cache_key)
-        if table is not None:
-            _TABLES.move_to_end(cache_key)
-            return table
-    table = SymbolTable.of(workspace, keys)
-    with _TABLES_LOCK:
-        _TABLES[cache_key] = table
-        while len(_TABLES) > 4:
-            _TABLES.popitem(last=False)
-    return table
+    return _memo(graph, "names", build)
 
 
 def name_parts(name: str) -> list[str]:
@@ -189,11 +179,10 @@ def _module_parts(path: str) -> tuple[list[str], list[str]]:
     return folders, folders if stem in _PACKAGE_FILES else [*folders, stem]
 
 
-def _qualified_match(parts: list[str], definition: Definition, fold: bool) -> int | None:
-    """0 when ``parts`` name the definition whole (any parts before its own name match
-    its file's module path), 1 when they are the last parts of its qualified name;
-    None otherwise. ``fold`` compares without case."""
-    own = definition.name.split(".") if definition.kind != "module" else [definition.name]
+def _qualified_match(parts: list[str], own: list[str], path: str, fold: bool) -> int | None:
+    """0 when ``parts`` name a definition whole (its qualified name's parts ``own``; any
+    parts before them match its file's module path), 1 when they are the last parts of
+    its qualified name; None otherwise. ``fold`` compares without case."""
 
     def same(a: list[str], b: list[str]) -> bool:
         return [x.lower() for x in a] == [y.lower() for y in b] if fold else a == b
@@ -205,7 +194,7 @@ def _qualified_match(parts: list[str], definition: Definition, fold: bool) -> in
     if not same(parts[len(parts) - len(own) :], own):
         return None
     leading = parts[: len(parts) - len(own)]
-    folders, modules = _module_parts(definition.path)
+    folders, modules = _module_parts(path)
     for where in (modules, folders):
         if len(leading) <= len(where) and same(leading, where[len(where) - len(leading) :]):
             return 0
@@ -236,11 +225,13 @@ def _abbreviates(short: str, name: str) -> bool:
     return fits(0, 0, 0)
 
 
-def _name_match(written: str, last: str) -> tuple[int, float] | None:
+def _name_match(written: str, last: str, fuzzy: bool) -> tuple[int, float] | None:
     """How a definition's last name part ``last`` matches the ``written`` one: its rank
     in :data:`MATCHES` (0 for the same) and a tie breaker, or None."""
     if last == written:
         return (0, 0.0)
+    if not fuzzy:
+        return None
     folded, other = written.lower(), last.lower()
     if other == folded:
         return (2, 0.0)
@@ -248,8 +239,7 @@ def _name_match(written: str, last: str) -> tuple[int, float] | None:
         return (3, len(other) - len(folded))
     if folded in other:
         return (4, len(other) - len(folded))
-    letters = iter(other)
-    if all(char in letters for char in folded) and _abbreviates(written, last):
+    if other.lstrip("_")[:1] == folded[:1] and _abbreviates(written, last):
         return (5, len(other) - len(folded))
     if abs(len(other) - len(folded)) <= 3:
         matcher = difflib.SequenceMatcher(None, folded, other)
@@ -260,43 +250,51 @@ def _name_match(written: str, last: str) -> tuple[int, float] | None:
     return None
 
 
-def _leading_fits(leading: list[str], definition: Definition) -> bool:
+def _parts_of(graph: CodeGraph, number: int) -> list[str]:
+    """A definition's qualified name in parts (a module's name is one part)."""
+    name = graph.names[number]
+    return [name] if graph.kinds[number] == "module" else name.split(".")
+
+
+def _leading_fits(leading: list[str], own: list[str], path: str) -> bool:
     """Whether the parts written before the last one name, without case, what holds the
     definition: its enclosing definitions, after its file's module path."""
     if not leading:
         return True
-    folders, modules = _module_parts(definition.path)
-    qualifier = definition.name.split(".")[:-1] if definition.kind != "module" else []
+    folders, modules = _module_parts(path)
     wanted = [part.lower() for part in leading]
-    for where in ([*modules, *qualifier], [*folders, *qualifier]):
+    for where in ([*modules, *own[:-1]], [*folders, *own[:-1]]):
         folded = [part.lower() for part in where]
         if len(wanted) <= len(folded) and folded[len(folded) - len(wanted) :] == wanted:
             return True
     return False
 
 
-def matches(table: SymbolTable, parts: list[str], fuzzy: bool) -> Iterator[tuple[int, int, float]]:
+def matches(names: Names, parts: list[str], fuzzy: bool) -> Iterator[tuple[int, int, float]]:
     """``(definition, rank in MATCHES, tie breaker)`` of each definition ``parts`` name."""
+    graph = names.graph
     written = parts[-1]
-    names = table.by_last.items() if fuzzy else [(written, table.by_last.get(written, []))]
-    for last, numbers in names:
-        found = _name_match(written, last)
-        if found is None:
+    found: list[tuple[str, list[int]]] = [(written, names.by_last.get(written, []))]
+    if fuzzy:
+        spellings = spellings_of(names)
+        lasts = (spellings.lasts[n] for n in sorted(spellings.candidates(written)))
+        found = [(last, names.by_last[last]) for last in lasts if last != written] + found
+    for last, numbers in found:
+        match = _name_match(written, last, fuzzy)
+        if match is None:
             continue
         for number in numbers:
-            definition = table.definitions[number]
-            if (
-                found[0] == 0
-                and (whole := _qualified_match(parts, definition, fold=False)) is not None
-            ):
+            own = _parts_of(graph, number)
+            path = graph.paths[graph.files[number]]
+            if match[0] == 0 and (whole := _qualified_match(parts, own, path, False)) is not None:
                 yield number, whole, 0.0
             elif not fuzzy:
                 continue
-            elif found[0] <= 2:
-                if _qualified_match(parts, definition, fold=True) is not None:
+            elif match[0] <= 2:
+                if _qualified_match(parts, own, path, True) is not None:
                     yield number, 2, 0.0
-            elif _leading_fits(parts[:-1], definition):
-                yield number, found[0], found[1]
+            elif _leading_fits(parts[:-1], own, path):
+                yield number, match[0], match[1]
 
 
 def find_symbol(
@@ -330,13 +328,16 @@ def find_symbol(
     by kind, path glob and language; follow next_offset while has_more. The symbol is an
     anchor for read_doc and get_file_content.
     """
+    from cuedeck_code.related_rules import one_per_symbol
+
     parts = name_parts(name)
     if not parts or not all(_PART.match(part) for part in parts):
         raise InvalidInput(
             f"{name!r} is not a name: letters, digits and _ in parts joined by . (or ::, #)",
             field="name",
         )
-    table = symbol_table(workspace)
+    graph = workspace.service("code_graph").get()
+    names = names_of(workspace, graph)
     wanted_kind = kind.strip().lower() if kind else None
     wanted_language = language.strip().lower() if language else None
     spec = None
@@ -344,62 +345,83 @@ def find_symbol(
         from cuedeck.index.walk import Globs
 
         spec = Globs([path.strip()])
-    fuzzy = match == "fuzzy"
-    scored: list[tuple[tuple[int, float, bool, bool, int, str, int], int, int]] = []
-    for number, rank, tie in matches(table, parts, fuzzy):
-        definition = table.definitions[number]
-        if wanted_kind is not None and definition.kind != wanted_kind:
+    in_glob: dict[int, bool] = {}
+    scored: list[tuple[tuple[int, bool, bool, int, float, int, str, int], int, int]] = []
+    for number, rank, tie in matches(names, parts, match == "fuzzy"):
+        file = int(graph.files[number])
+        if wanted_kind is not None and graph.kinds[number] != wanted_kind:
             continue
-        if wanted_language is not None and definition.language != wanted_language:
+        if wanted_language is not None and names.languages[file] != wanted_language:
             continue
-        if spec is not None and not spec.match(definition.path):
-            continue
+        if spec is not None:
+            if file not in in_glob:
+                in_glob[file] = bool(spec.match(graph.paths[file]))
+            if not in_glob[file]:
+                continue
         key = (
+            0 if rank <= 1 else rank,  # what is written, whole or its last parts: alike
+            bool(names.tests[number]),
+            graph.kinds[number] == "module",
             rank,
             tie,
-            definition.test,
-            definition.kind == "module",
-            len(definition.name),
-            definition.path,
-            definition.line,
+            len(graph.names[number]),
+            graph.paths[file],
+            int(graph.lines[number]),
         )
         scored.append((key, number, rank))
     scored.sort()
-    page = scored[offset : offset + limit]
-    results: list[SymbolHit] = []
-    session = workspace.mask_session()
-    for _, number, matched in page:
-        definition = table.definitions[number]
-        results.append(
-            {
-                "path": definition.path,
-                "symbol": definition.name,
-                "kind": definition.kind,
-                "line": definition.line,
-                "end_line": definition.end_line,
-                "signature": session.mask(definition.signature, path=definition.path),
-                "doc": session.mask(definition.doc, path=definition.path),
-                "language": definition.language,
-                "match": MATCHES[matched],
-            }
-        )
-    has_more = len(scored) > offset + limit
+    ranks = {number: rank for _, number, rank in scored}
+    found = one_per_symbol(graph, [number for _, number, _ in scored])
+    page = found[offset : offset + limit]
+    results = [
+        _hit(workspace, graph, number, line, end, ranks[number]) for number, line, end in page
+    ]
+    has_more = len(found) > offset + limit
     return {
         "results": results,
-        "total": len(scored),
+        "total": len(found),
         "has_more": has_more,
         "next_offset": offset + len(results) if has_more else None,
-        "hint": None if scored else _hint(table, name, fuzzy, wanted_kind, wanted_language),
+        "hint": None
+        if found
+        else _hint(names, name, match == "fuzzy", wanted_kind, wanted_language),
     }
 
 
-def _hint(
-    table: SymbolTable, name: str, fuzzy: bool, kind: str | None, language: str | None
-) -> str:
+def _hit(
+    workspace: Workspace, graph: CodeGraph, number: int, line: int, end: int, rank: int
+) -> SymbolHit:
+    """The result of definition ``number`` of ``graph``, its signature and doc read from
+    the index, masked."""
+    path = graph.paths[graph.files[number]]
+    name, first = graph.names[number], int(graph.lines[number])
+    document = workspace.fresh_index().get(path, counted=False)
+    symbol = (
+        next((s for s in document.symbols if s.line == first and s.name == name), None)
+        if document is not None
+        else None
+    )
+    session = workspace.mask_session()
+    signature = symbol.signature if symbol is not None else ""
+    doc = symbol.docstring.strip().split("\n", 1)[0] if symbol is not None else ""
+    return {
+        "path": path,
+        "symbol": name,
+        "kind": graph.kinds[number],
+        "line": line,
+        "end_line": end,
+        "signature": session.mask(signature, path=path),
+        "doc": session.mask(doc, path=path),
+        "language": document.language or "" if document is not None else "",
+        "match": MATCHES[rank],
+    }
+
+
+def _hint(names: Names, name: str, fuzzy: bool, kind: str | None, language: str | None) -> str:
     """Why nothing was found, and what to try."""
-    kinds = sorted({d.kind for d in table.definitions})
-    languages = sorted({d.language for d in table.definitions})
-    if not table.definitions:
+    kinds = sorted(set(names.graph.kinds))
+    languages = sorted(set(names.languages) - {""})
+    if not names.graph.names:
         return "No code is indexed (`cue index` lists the languages indexed)."
     if kind is not None and kind not in kinds:
         return f"No definition is of kind {kind!r}; kinds here: {', '.join(kinds)}."
