@@ -344,3 +344,20 @@ def test_tests_of_go_typescript_and_rust_are_left_out_unless_asked_for(
         "rust/src/cart.rs#tests.add_item_quantity",
     } <= tests
     assert "tests" not in left_out_of(asked)
+
+
+def test_small_files_of_the_best_definitions_come_whole(
+    make_repo: Callable[[dict[str, str]], Repo],
+) -> None:
+    from cuedeck.scene.code import WHOLE_FILES
+
+    repo = make_repo(PACKAGES)
+    workspace = card(repo.root, "cart01", "Add item quantity to the cart")
+    scene = build_scene(workspace, "cart01", 4000, record=False)
+    rows = [c for c in scene.manifest["candidates"] if c["role"] == "related"]
+    whole = [c["path"] for c in rows if c["anchor"] is None and c["placed"] == "whole"]
+    assert {"go/cart/cart.go", "ts/cart.ts", "rust/src/cart.rs"} & set(whole)
+    assert len(whole) <= WHOLE_FILES
+    assert all(c["note"].startswith("related: the file of ") for c in rows if c["anchor"] is None)
+    # Nothing of a file is shown twice: its definitions do not come beside it.
+    assert not [c for c in rows if c["anchor"] is not None and c["path"] in whole]
