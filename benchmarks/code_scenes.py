@@ -144,15 +144,22 @@ def modified_lines(repo: Path, case: Case, root: Path) -> dict[str, set[str]]:
 def shares(cases: list[Scenario], shown: list[dict[str, set[str]]]) -> dict[str, float]:
     """Answer-file and modified-line shares of the outputs ``shown`` (path -> lines)."""
     files = files_total = lines = lines_total = 0
+    each: list[float] = []
     for case, output in zip(cases, shown, strict=True):
         files_total += len(case.answers)
         files += sum(1 for path in case.answers if path in output)
+        held = wanted = 0
         for path, targets in case.lines.items():
-            lines_total += len(targets)
-            lines += len(targets & output.get(path, set()))
+            wanted += len(targets)
+            held += len(targets & output.get(path, set()))
+        lines_total += wanted
+        lines += held
+        each.append(held / max(wanted, 1))
     return {
         "answer files": round(files / max(files_total, 1), 3),
         "modified lines": round(lines / max(lines_total, 1), 3),
+        # The same per case, then averaged: a case that modified many lines counts once.
+        "modified lines per case": round(statistics.mean(each), 3) if each else 0.0,
     }
 
 

@@ -143,29 +143,34 @@ def measure(
 
 
 def table(results: dict[str, Any], budget: int) -> str:
-    """The markdown table of modified lines and answer files at ``budget``."""
+    """The markdown table at ``budget``: modified lines (over all of a repository's
+    cases, and per case), answer files; the best of each bold."""
     key = str(budget)
     aider = any("aider map" in r["budgets"].get(key, {}) for r in results.values())
-    head = "| repository | split | cases | modified lines: scene / bm25s packed"
-    head += " / aider map" if aider else ""
-    head += " | answer files: scene / bm25s packed" + (" / aider map" if aider else "") + " |"
-    out = [head, "| --- | --- | ---: | --- | --- |"]
+    peers = ["scene", "bm25s packed", *(["aider map"] if aider else [])]
+    names = " / ".join(peers)
+    out = [
+        f"| repository | split | cases | modified lines: {names} | per case: {names} "
+        f"| answer files: {names} |",
+        "| --- | --- | ---: | --- | --- | --- |",
+    ]
+
+    def shown(values: list[float]) -> str:
+        best = max(values)
+        return " / ".join(f"**{v:.3f}**" if v == best else f"{v:.3f}" for v in values).replace(
+            "0.", "."
+        )
+
     for name, result in results.items():
         row = result["budgets"].get(key)
         if row is None:
             continue
-        peers = ["scene", "bm25s packed", *(["aider map"] if aider else [])]
-        lines = [row[p]["modified lines"] for p in peers if p in row]
-        files = [row[p]["answer files"] for p in peers if p in row]
-
-        def shown(values: list[float]) -> str:
-            best = max(values)
-            return " / ".join(f"**{v:.3f}**" if v == best else f"{v:.3f}" for v in values).replace(
-                "0.", "."
-            )
-
+        cells = [
+            shown([row[p].get(measure, 0.0) for p in peers if p in row])
+            for measure in ("modified lines", "modified lines per case", "answer files")
+        ]
         out.append(
-            f"| {name} | {result['split']} | {result['cases']} | {shown(lines)} | {shown(files)} |"
+            f"| {name} | {result['split']} | {result['cases']} | " + " | ".join(cells) + " |"
         )
     return "\n".join(out)
 
