@@ -216,6 +216,7 @@ def related_items(
         if (
             not spans
             and not pointed
+            and is_code(document)
             and len(met) <= WHOLE_FILES
             and document.tokens <= WHOLE_FILE_SHARE * share
         ):
