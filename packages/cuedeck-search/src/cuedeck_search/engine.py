@@ -33,7 +33,7 @@ from cuedeck_search.code_files import (
     weights,
     whole_files,
 )
-from cuedeck_search.names import CANDIDATES, as_name, matches
+from cuedeck_search.names import as_name, named_sections
 from cuedeck_search.postings import PostingsError
 from cuedeck_search.results import Answer, Ranked, results
 from cuedeck_search.settings import MAX_LIMIT, MODES, SearchSettings
@@ -135,6 +135,8 @@ class SearchEngine:
         self.background = True
         self._background: BackgroundEmbedder | None = None
         self.coverage = 1.0  # share of sections with a vector at the last search
+        self._last_keyword: tuple[tuple[str, int | None], _Scored] | None = None
+        self._fusing: tuple[tuple[int, float], SearchSettings] | None = None
 
     # -- keeping in step -------------------------------------------------------------------
 
@@ -292,8 +294,19 @@ class SearchEngine:
         return files  # float64, summed best first: quick.py sums the same way
 
     def keyword_scores(self, query: str) -> _Scored:
-        """BM25F per section, and per file (best section plus support, see above)."""
+        """BM25F per section, and per file (best section plus support, see above; for
+        code, :mod:`cuedeck_search.code_files`). The last query's are kept: a search
+        that looks up names asks twice."""
         self.sync()
+        key = (query, self._generation)
+        last = self._last_keyword
+        if last is not None and last[0] == key:
+            return last[1]
+        found = self._keyword_scores(query)
+        self._last_keyword = (key, found)
+        return found
+
+    def _keyword_scores(self, query: str) -> _Scored:
         try:
             sections = self.catalog.keyword.scores(query)
         except PostingsError as exc:  # a damaged saved file: rebuild it and score again
@@ -368,7 +381,7 @@ class SearchEngine:
                 catalog.code_docs[catalog.section_doc],
                 self._factors(query),
             )
-            named = tuple(self.named_sections(query))
+            named = tuple(self.named_sections(query, scored.files))
             fusing = self.fusion_settings()
             weight = fusing.semantic_weight / (
                 (fusing.semantic_weight + fusing.keyword_weight) or 1.0
@@ -518,45 +531,36 @@ class SearchEngine:
         )
         return np.fromiter(accepted, dtype=bool, count=len(live))
 
-    def named_sections(self, query: str) -> list[int]:
+    def named_sections(self, query: str, files: Scores | None = None) -> list[int]:
         """The sections of the definitions ``query`` names, best first (none when it is no
-        name, or names nothing among the code files the keyword side ranks highest)."""
+        name, or names nothing among the code files the keyword side ranks highest, by
+        ``files`` when the caller has them)."""
         name = as_name(query)
         if name is None:
             return []
         self.sync()
-        catalog = self.catalog
-        if not catalog.code_docs.any():
+        if not self.catalog.code_docs.any():
             return []
-        files = self.keyword_scores(query).files
-        code = np.flatnonzero(catalog.code_docs & (files > 0))
-        code = code[np.argsort(-files[code], kind="stable")][:CANDIDATES]
-        index = self.workspace.index
-        documents = [
-            (doc, document)
-            for doc in code.tolist()
-            if (document := index.get(catalog.keys[doc][0], counted=False)) is not None
-        ]
-        found = []
-        for doc, line in matches(name, documents):
-            first, end = int(catalog.starts[doc]), int(catalog.ends[doc])
-            lines = catalog.section_lines[first:end]
-            inside = np.flatnonzero((lines[:, 0] <= line) & (line <= lines[:, 1]))
-            if len(inside):
-                found.append(first + int(inside[-1]))
-        return list(dict.fromkeys(found))
+        if files is None:
+            files = self.keyword_scores(query).files
+        return named_sections(self.catalog, self.workspace.index, name, files)
 
     def fusion_settings(self) -> SearchSettings:
         """``[search]`` with hybrid's weights for this workspace: the configured ones for
         prose, blended towards the code weights by the share of sections that are code
         (:func:`cuedeck_search.code_files.weights`)."""
-        settings = self.workspace.config.section("search", SearchSettings)
-        if not self.catalog.code_share:
-            return settings
-        semantic, keyword = weights(
-            settings.semantic_weight, settings.keyword_weight, self.catalog.code_share
-        )
-        return attrs.evolve(settings, semantic_weight=semantic, keyword_weight=keyword)
+        config = self.workspace.config
+        key = (id(config), self.catalog.code_share)
+        if self._fusing is not None and self._fusing[0] == key:
+            return self._fusing[1]
+        settings = config.section("search", SearchSettings)
+        if self.catalog.code_share:
+            semantic, keyword = weights(
+                settings.semantic_weight, settings.keyword_weight, self.catalog.code_share
+            )
+            settings = attrs.evolve(settings, semantic_weight=semantic, keyword_weight=keyword)
+        self._fusing = (key, settings)
+        return settings
 
     def _hybrid(
         self,

@@ -13,7 +13,7 @@ the query time, benchmarks/README.md.)
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -99,26 +99,26 @@ class KeywordIndex:
         """Sections numbered, dead ones included."""
         return self.base.sections + self.fresh.sections
 
-    def columns(self, query: str) -> list[tuple[str, int, NDArray[np.int64], NDArray[np.float64]]]:
+    def columns(
+        self, query: str
+    ) -> list[tuple[str, int, NDArray[np.integer[Any]], NDArray[np.floating[Any]]]]:
         """Per query term: the term, how often the query holds it, the live sections
         holding it (base then fresh numbering) and its weighted frequency in each."""
         found = []
         pruned = bool(self.dead.any())
         for term, times in Counter(terms(query)).items():
+            rows: NDArray[np.integer[Any]]
+            tf: NDArray[np.floating[Any]]
             rows, tf = self.base.column(term)
             if pruned and len(rows):
                 keep = self._live[rows]
                 rows, tf = rows[keep], tf[keep]
             fresh_rows, fresh_tf = self.fresh.column(term)
-            if len(rows) or len(fresh_rows):
-                found.append(
-                    (
-                        term,
-                        times,
-                        np.concatenate([rows, fresh_rows + self.base.sections]).astype(np.int64),
-                        np.concatenate([tf, fresh_tf]).astype(np.float64),
-                    )
-                )
+            if len(fresh_rows):  # the usual case has none: no copy then
+                rows = np.concatenate([rows, fresh_rows.astype(np.int64) + self.base.sections])
+                tf = np.concatenate([tf, fresh_tf])
+            if len(rows):
+                found.append((term, times, rows, tf))
         return found
 
     def scores(self, query: str) -> NDArray[np.float64]:

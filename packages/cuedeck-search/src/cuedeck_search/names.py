@@ -23,13 +23,20 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
 
+    from numpy.typing import NDArray
+
+    from cuedeck.index import Index
     from cuedeck.models import Document
+    from cuedeck_search.catalog import Catalog
 
 #: Code files (best first on the keyword side) searched for the definition.
-CANDIDATES = 40
+CANDIDATES = 20
 _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
 
 
@@ -45,16 +52,26 @@ def as_name(query: str) -> str | None:
 def matches(name: str, documents: Iterable[tuple[int, Document]]) -> list[tuple[int, int]]:
     """``(document, line)`` of each definition called ``name`` in ``documents`` (given
     best first), by the first kind of match (see the module docstring) that finds one."""
-    found = list(documents)
+    found = [
+        (doc, symbol.name, symbol.line, document.path)
+        for doc, document in documents
+        for symbol in document.symbols
+        if symbol.kind != "module"
+    ]
     for fold in (False, True):
         wanted = _folded(name) if fold else name
+        # Only names sharing the query's last part can match any kind.
+        tail = wanted.rsplit(".", 1)[-1]
+        near = [
+            (doc, _folded(symbol) if fold else symbol, line, path)
+            for doc, symbol, line, path in found
+            if (_folded(symbol) if fold else symbol).endswith(tail)
+        ]
         for kind in range(3):
             hits = [
-                (doc, symbol.line)
-                for doc, document in found
-                for symbol in document.symbols
-                if symbol.kind != "module"
-                and _match(kind, _folded(symbol.name) if fold else symbol.name, wanted, document)
+                (doc, line)
+                for doc, symbol, line, path in near
+                if _match(kind, symbol, wanted, path)
             ]
             if hits:
                 return hits
@@ -67,7 +84,7 @@ def _folded(name: str) -> str:
     return ".".join(part.lstrip("_") for part in name.lower().split("."))
 
 
-def _match(kind: int, symbol: str, wanted: str, document: Document) -> bool:
+def _match(kind: int, symbol: str, wanted: str, path: str) -> bool:
     if kind == 0:
         return symbol == wanted
     if kind == 1:
@@ -75,5 +92,27 @@ def _match(kind: int, symbol: str, wanted: str, document: Document) -> bool:
     if not wanted.endswith("." + symbol):
         return False
     prefix = wanted[: -len(symbol) - 1].lower().split(".")
-    path = document.path.lower().replace("\\", "/")
-    return all(part in path for part in prefix)
+    folder = path.lower().replace("\\", "/")
+    return all(part in folder for part in prefix)
+
+
+def named_sections(
+    catalog: Catalog, index: Index, name: str, files: NDArray[np.floating[Any]]
+) -> list[int]:
+    """The sections (catalog numbering) of the definitions called ``name`` among the
+    ``CANDIDATES`` code files best by ``files``, best first."""
+    code = np.flatnonzero(catalog.code_docs & (files > 0))
+    code = code[np.argsort(-files[code], kind="stable")][:CANDIDATES]
+    documents = [
+        (doc, document)
+        for doc in code.tolist()
+        if (document := index.get(catalog.keys[doc][0], counted=False)) is not None
+    ]
+    found = []
+    for doc, line in matches(name, documents):
+        first, end = int(catalog.starts[doc]), int(catalog.ends[doc])
+        lines = catalog.section_lines[first:end]
+        inside = np.flatnonzero((lines[:, 0] <= line) & (line <= lines[:, 1]))
+        if len(inside):
+            found.append(first + int(inside[-1]))  # its own section: the last one holding it
+    return list(dict.fromkeys(found))
