@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from cuedeck.index import Index
+    from cuedeck.index.parsed import Index
     from cuedeck.models import Document
     from cuedeck_search.catalog import Catalog
 
