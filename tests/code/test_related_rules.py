@@ -1,6 +1,6 @@
 """Golden tests of the rules that shape related code and maps, on real files: rich's own
 sources (the copy installed with CueDeck, in a git repository made here, with tests we
-write beside them) and small Go, TypeScript and Rust packages with their tests.
+write beside them) and small Go, TypeScript, Rust and Java packages written here.
 
 - tests are left out unless the card asks for them (its words, a cited test, frames in
   one), and counted in the manifest;
@@ -361,3 +361,86 @@ def test_small_files_of_the_best_definitions_come_whole(
     assert all(c["note"].startswith("related: the file of ") for c in rows if c["anchor"] is None)
     # Nothing of a file is shown twice: its definitions do not come beside it.
     assert not [c for c in rows if c["anchor"] is not None and c["path"] in whole]
+
+
+#: Overloads in Java and TypeScript, and a TypeScript cart whose addItem raises.
+OVERLOADS = {
+    "java/shop/Cart.java": """package shop;
+
+public class Cart {
+    /** Add an item to the cart. */
+    public void add(Item item) {
+        add(item, 1);
+    }
+
+    /** Add a quantity of an item to the cart. */
+    public void add(Item item, int quantity) {
+        items.put(item, quantity);
+    }
+
+    public int size() {
+        return items.size();
+    }
+}
+""",
+    "ts/parse.ts": """export function parseQuantity(raw: string): number;
+export function parseQuantity(raw: number): number;
+export function parseQuantity(raw: string | number): number {
+  return Number(raw);
+}
+""",
+    "ts/cart.ts": """export class Cart {
+  items = new Map<string, number>();
+
+  addItem(item: string, quantity: number): void {
+    if (quantity < 0) {
+      throw new Error("negative quantity");
+    }
+    this.items.set(item, quantity);
+  }
+}
+""",
+    "ts/checkout.ts": """import { Cart } from "./cart";
+
+export function checkout(cart: Cart): void {
+  cart.addItem("pen", -1);
+}
+""",
+    "ts/restock.ts": """import { Cart } from "./cart";
+
+export function restock(cart: Cart): void {
+  cart.addItem("ink", 5);
+}
+""",
+    "ts/pricing.ts": """/** The price of a quantity, with a discount for a negative balance. */
+export function priceOfQuantity(quantity: number, discount: number): number {
+  return quantity * 2 - discount;
+}
+""",
+}
+
+
+def test_overloads_are_one_entry_in_java_and_typescript(
+    make_repo: Callable[[dict[str, str]], Repo],
+) -> None:
+    repo = make_repo(OVERLOADS)
+    found = ranked(repo.root, CodeQuery(text="add a quantity of an item, parse the quantity"))
+    spans = {(r.path, r.name): (r.line, r.end_line) for r in found}
+    assert len(spans) == len(found)
+    assert spans[("java/shop/Cart.java", "Cart.add")] == (5, 12)
+    assert spans[("ts/parse.ts", "parseQuantity")] == (1, 5)
+
+
+def test_a_node_stack_puts_the_frame_then_its_callers_first(
+    make_repo: Callable[[dict[str, str]], Repo],
+) -> None:
+    repo = make_repo(OVERLOADS)
+    stack = "Error: negative quantity\n    at Cart.addItem (/srv/app/ts/cart.ts:6:13)\n"
+    query = CodeQuery(text="Negative quantity price discount", stack=stack)
+    names = [f"{r.path}#{r.name}" for r in ranked(repo.root, query)]
+    assert names[0] == "ts/cart.ts#Cart.addItem"
+    assert set(names[1:3]) == {"ts/checkout.ts#checkout", "ts/restock.ts#restock"}
+    assert "ts/pricing.ts#priceOfQuantity" in names[3:]
+    # Without the stack, the words rank the pricing first.
+    plain = ranked(repo.root, CodeQuery(text="Negative quantity price discount"))
+    assert f"{plain[0].path}#{plain[0].name}" == "ts/pricing.ts#priceOfQuantity"
