@@ -15,6 +15,7 @@ from mcp import MCPError
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from cuedeck.workspace import open_workspace
 from tests.git.conftest import git
 from tests.mcp.conftest import CUE, environment
 
@@ -47,6 +48,7 @@ async def test_every_git_tool_over_stdio(repo: Path, tmp_path: Path) -> None:
         command=CUE, args=["-C", str(repo), "mcp", "--tools", "all"], env=environment()
     )
     used: set[str] = set()
+    declared = open_workspace(repo).plugins.tools()  # what each tool says it returns
     async with Client(params, mode="legacy") as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(listed) >= GIT_TOOLS
@@ -58,7 +60,7 @@ async def test_every_git_tool_over_stdio(repo: Path, tmp_path: Path) -> None:
             result = await client.call_tool(name, arguments)
             reply = result.structured_content
             assert reply is not None and not result.is_error
-            jsonschema.validate(reply, listed[name].output_schema)  # the declared shape
+            jsonschema.validate(reply, declared[name].output_schema())  # the typed reply
             used.add(name)
             return reply
 

@@ -239,7 +239,9 @@ async def test_a_composite_search_and_scene_cover_every_component(
                 "update_task",
                 {"repository_alias": "stack", "id": card["id"], "updates": {"status": "active"}},
             )
-            scene = await call(client, "build_scene", {"repository_alias": "stack"})
+            scene = await call(
+                client, "build_scene", {"repository_alias": "stack", "manifest": True}
+            )
             followed = await call(client, "sync_repository", {"repository_alias": "stack"})
             assert followed["kind"] == "composite" and followed["updated"] == []
             edit = await refusal(

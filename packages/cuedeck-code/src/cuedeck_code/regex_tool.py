@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput
+from cuedeck.serving.reply import fit_reply
 from cuedeck_code.errors import RegexTimeout
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def regex_search(
     ] = 100,
     offset: Annotated[int, pydantic.Field(description="Matches to skip (next_offset)", ge=0)] = 0,
     max_tokens: Annotated[
-        int | None, pydantic.Field(description="Page budget; default [files] max_tokens", ge=100)
+        int | None, pydantic.Field(description="Reply budget; default [files] max_tokens", ge=100)
     ] = None,
     timeout_seconds: Annotated[
         float, pydantic.Field(description="Time bound of the whole search", gt=0, le=60)
@@ -114,11 +115,11 @@ def regex_search(
         ) from None
     folder = folder_path(workspace, path)
     wanted = _globs(globs)
-    budget = max_tokens or workspace.config.files.max_tokens
-    matches: list[RegexMatch] = []
-    used = 0
+    limit = max_tokens or workspace.config.files.max_tokens
+    found: list[tuple[RegexMatch, int]] = []  # matches past offset, with their tokens
+    spent = 0
     seen = searched = matched_files = large = 0
-    has_more = cut = False
+    more = False  # matches are left that no page of this call can hold
     for entry in Walker(workspace).walk(folder):
         if entry.is_dir or (wanted is not None and not _accepts(wanted, entry.path)):
             continue
@@ -136,20 +137,20 @@ def regex_search(
         searched += 1
         text = data.decode("utf-8", errors="replace")
         try:
-            found = list(compiled.finditer(text, timeout=max(deadline - time.monotonic(), 0.001)))
+            hits = list(compiled.finditer(text, timeout=max(deadline - time.monotonic(), 0.001)))
         except TimeoutError:
             raise _timed_out(pattern, timeout_seconds, entry.path) from None
-        if not found:
+        if not hits:
             continue
         matched_files += 1
         lines = text.splitlines()
         starts = _line_starts(text)
-        for hit in found:
+        for hit in hits:
             seen += 1
             if seen <= offset:
                 continue
-            if len(matches) == max_matches:
-                has_more = True
+            if len(found) == max_matches or spent > limit:
+                more = True
                 break
             number = bisect.bisect_right(starts, hit.start())
             item: RegexMatch = {
@@ -166,28 +167,39 @@ def regex_search(
             cost = workspace.count_tokens(
                 "\n".join([item["path"], *item["before"], item["text"], *item["after"]])
             )
+            found.append((item, cost))
+            spent += cost
+        if more:
+            break
+    elapsed = round(time.monotonic() - started, 3)
+
+    def page(budget: int) -> RegexResults:
+        matches: list[RegexMatch] = []
+        used = 0
+        for item, cost in found:
             if matches and used + cost > budget:
-                has_more = cut = True
                 break
             matches.append(item)
             used += cost
-        if has_more:
-            break
-    return {
-        "success": True,
-        "pattern": pattern,
-        "matches": matches,
-        "files_searched": searched,
-        "files_matched": matched_files,
-        "skipped_large": large,
-        "offset": offset,
-        "returned": len(matches),
-        "has_more": has_more,
-        "next_offset": offset + len(matches) if has_more else None,
-        "estimated_tokens": used,
-        "truncated": cut,
-        "elapsed_seconds": round(time.monotonic() - started, 3),
-    }
+        cut = len(matches) < len(found)
+        has_more = more or cut
+        return {
+            "success": True,
+            "pattern": pattern,
+            "matches": matches,
+            "files_searched": searched,
+            "files_matched": matched_files,
+            "skipped_large": large,
+            "offset": offset,
+            "returned": len(matches),
+            "has_more": has_more,
+            "next_offset": offset + len(matches) if has_more else None,
+            "estimated_tokens": used,
+            "truncated": cut,
+            "elapsed_seconds": elapsed,
+        }
+
+    return fit_reply(workspace, limit, page)
 
 
 def _globs(globs: list[str] | None) -> object | None:

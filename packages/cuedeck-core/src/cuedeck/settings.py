@@ -172,7 +172,11 @@ class FileSettings:
         [".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*"],
         "Globs (gitignore syntax) of files the file tools never read or write.",
     )
-    max_tokens: int = setting(5000, "Default page size of get_file_content, in tokens.", minimum=1)
+    max_tokens: int = setting(
+        5000,
+        "Reply budget of get_file_content and the tools that page like it, in tokens.",
+        minimum=1,
+    )
 
 
 @attrs.frozen
@@ -181,7 +185,7 @@ class DocSettings:
 
     max_tokens: int = setting(
         5000,
-        "Default page size of read_doc, in tokens.",
+        "Default reply budget of read_doc, in tokens.",
         minimum=1,
         moved_from="mcp.read_doc_max_tokens",
     )

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput
-from cuedeck.serving.paging import check_offset, page_lines
+from cuedeck.serving.paging import check_offset, cut, page_lines
+from cuedeck.serving.reply import fit_reply
 from cuedeck_git.runner import Repo, check_text, decode, exclusions, pathspecs
 
 if TYPE_CHECKING:
@@ -163,26 +164,34 @@ def git_diff(
     total = len(lines)
     check_offset(offset, total)
     start = offset - 1
-    budget = workspace.config.files.max_tokens
-    page = page_lines(workspace.count_tokens, lines, start, total, budget)
-    last = start + page.taken
-    has_more = last < total
-    return {
-        "success": True,
-        "diff": page.text,
-        "files": _numstat(repo, command),
-        "total_lines": total,
-        "offset": offset,
-        "returned_lines": page.taken,
-        "has_more": has_more,
-        "estimated_tokens": page.tokens,
-        "max_tokens_per_request": budget,
-        "truncated": has_more,
-        "requires_pagination": has_more,
-        "pagination_hint": f"Diff continues. Call again with offset={last + 1}"
-        if has_more
-        else None,
-    }
+    limit = workspace.config.files.max_tokens
+    files = _numstat(repo, command)
+
+    def reply(budget: int) -> GitDiff:
+        page = page_lines(workspace.count_tokens, lines, start, total, budget)
+        last = start + page.taken
+        has_more = last < total
+        hints = [f"Diff continues. Call again with offset={last + 1}"] if has_more else []
+        if page.cut_from is not None:
+            hints.insert(
+                0, f"Line {offset} alone is {page.cut_from} tokens: only its start is here"
+            )
+        return {
+            "success": True,
+            "diff": page.text,
+            "files": files,
+            "total_lines": total,
+            "offset": offset,
+            "returned_lines": page.taken,
+            "has_more": has_more,
+            "estimated_tokens": page.tokens,
+            "max_tokens_per_request": limit,
+            "truncated": has_more or page.cut_from is not None,
+            "requires_pagination": has_more,
+            "pagination_hint": " ".join(hints) or None,
+        }
+
+    return fit_reply(workspace, limit, reply)
 
 
 #: Field and record separators of the log format: bytes a commit message cannot hold.
@@ -216,24 +225,32 @@ def git_log(
     paths = _paths(workspace, file_paths)
     output = repo.text("log", *options, "--end-of-options", start, "--", *pathspecs(paths))
     records = [record.strip("\n") for record in output.split(_RECORD) if record.strip("\n")]
-    budget = workspace.config.files.max_tokens
-    commits: list[Commit] = []
-    used = 0
-    cut = False
-    for record in records[:limit]:
-        sha, short, name, email, date, subject, body = record.split(_FIELD)
-        commit: Commit = {
-            "commit_hash": sha, "short_hash": short, "author": name, "author_email": email,
-            "date": date, "subject": subject, "body": body.strip(),
-        }  # fmt: skip
-        cost = workspace.count_tokens(f"{sha} {name} {email} {date} {subject}\n{body}")
-        if commits and used + cost > budget:
-            cut = True
-            break
-        commits.append(commit)
-        used += cost
-    has_more = cut or len(records) > limit
-    return _log_page(commits, offset, has_more, used, budget, cut)
+    limit_tokens = workspace.config.files.max_tokens
+
+    def page(budget: int) -> GitLog:
+        commits: list[Commit] = []
+        used = 0
+        cut_short = False
+        for record in records[:limit]:
+            sha, short, name, email, date, subject, body = record.split(_FIELD)
+            commit: Commit = {
+                "commit_hash": sha, "short_hash": short, "author": name, "author_email": email,
+                "date": date, "subject": subject, "body": body.strip(),
+            }  # fmt: skip
+            cost = workspace.count_tokens(f"{sha} {name} {email} {date} {subject}\n{body}")
+            if commits and used + cost > budget:
+                cut_short = True
+                break
+            if cost > budget:  # one commit alone over the budget: the start of its message
+                rest = cost - workspace.count_tokens(commit["body"])
+                commit["body"] = cut(workspace.count_tokens, commit["body"], max(budget - rest, 0))
+                cost, cut_short = rest + workspace.count_tokens(commit["body"]), True
+            commits.append(commit)
+            used += cost
+        has_more = len(commits) < len(records[:limit]) or len(records) > limit
+        return _log_page(commits, offset, has_more, used, limit_tokens, cut_short)
+
+    return fit_reply(workspace, limit_tokens, page)
 
 
 def _log_page(

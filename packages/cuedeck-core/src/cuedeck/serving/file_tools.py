@@ -194,6 +194,7 @@ def get_file_content(
     Follow pagination_hint while requires_pagination.
     """
     from cuedeck.index.walk import binary
+    from cuedeck.serving.reply import fit_reply
 
     rel, path = checked_path(workspace, file_path)
     data = _bytes(rel, path)
@@ -207,43 +208,53 @@ def get_file_content(
     check_offset(offset, stop - first)
     start = first + offset - 1
     end = stop if limit is None else min(stop, start + limit)
-    budget = workspace.config.files.max_tokens
-    page = page_lines(workspace.count_tokens, lines, start, end, budget)
-    last = start + page.taken  # 0-based end of the page
-    truncated = last < end  # cut by the token budget, not by limit
-    has_more = last < stop
-    hint = None
-    if has_more:
-        why = "Content truncated at the token limit" if truncated else "File has more content"
-        hint = f"{why}. Continue with offset={last - first + 1}"
-        if anchor is not None:
-            hint += f" and the same anchor (its lines {first + 1}-{stop})"
+    limit_tokens = workspace.config.files.max_tokens
     stat = path.stat()
-    return {
-        "success": True,
-        "file_path": rel,
-        "content": page.text,
-        "content_hash": sha256_bytes(data),
-        "metadata": {
-            "path": rel,
-            "size": stat.st_size,
-            "modified_at": datetime.fromtimestamp(stat.st_mtime, UTC).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"
-            ),
-            "language": LANGUAGES.get(posixpath.splitext(rel)[1].lower()),
-            "total_lines": total,
-            "offset": offset,
-            "limit": limit,
-            "returned_lines": page.taken,
-            "has_more": has_more,
-            "estimated_tokens": page.tokens,
-            "max_tokens_per_request": budget,
-            "truncated": truncated,
-            "truncated_at_line": last if truncated else None,
-            "requires_pagination": has_more,
-            "pagination_hint": hint,
-        },
-    }
+
+    def reply(budget: int) -> FileContent:
+        page = page_lines(workspace.count_tokens, lines, start, end, budget)
+        last = start + page.taken  # 0-based end of the page
+        truncated = last < end or page.cut_from is not None  # by the budget, not limit
+        has_more = last < stop
+        hints = []
+        if page.cut_from is not None:
+            hints.append(
+                f"Line {start + 1} alone is {page.cut_from} tokens, over the "
+                f"{limit_tokens}-token limit: only its start is here."
+            )
+        if has_more:
+            why = "Content truncated at the token limit" if last < end else "File has more content"
+            hint = f"{why}. Continue with offset={last - first + 1}"
+            if anchor is not None:
+                hint += f" and the same anchor (its lines {first + 1}-{stop})"
+            hints.append(hint)
+        return {
+            "success": True,
+            "file_path": rel,
+            "content": page.text,
+            "content_hash": sha256_bytes(data),
+            "metadata": {
+                "path": rel,
+                "size": stat.st_size,
+                "modified_at": datetime.fromtimestamp(stat.st_mtime, UTC).strftime(
+                    "%Y-%m-%dT%H:%M:%SZ"
+                ),
+                "language": LANGUAGES.get(posixpath.splitext(rel)[1].lower()),
+                "total_lines": total,
+                "offset": offset,
+                "limit": limit,
+                "returned_lines": page.taken,
+                "has_more": has_more,
+                "estimated_tokens": page.tokens,
+                "max_tokens_per_request": limit_tokens,
+                "truncated": truncated,
+                "truncated_at_line": last if truncated else None,
+                "requires_pagination": has_more,
+                "pagination_hint": " ".join(hints) or None,
+            },
+        }
+
+    return fit_reply(workspace, limit_tokens, reply)
 
 
 def _anchor_lines(workspace: Workspace, rel: str, data: bytes, anchor: str) -> tuple[int, int]:
