@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import FileNotFound
-from cuedeck.text import counted
 from cuedeck.watch.reflects import Reflects, reflects
 from cuedeck_code.intel.store import RELATIONS
 

@@ -455,7 +455,7 @@ class _Walker:
         for base in (f"{folder}/src", folder):
             stem = f"{base}/{rest}" if rest else base
             for suffix in (*(f"/index{s}" for s in _SUFFIXES), *(_SUFFIXES if rest else ())):
-                wanted = stem + suffix if suffix.startswith("/") else stem + suffix
+                wanted = stem + suffix
                 hit = self.index.nearest(wanted, self.path)
                 if hit is not None:
                     return hit
