@@ -48,13 +48,20 @@ async def test_every_scip_tool_over_stdio(make_workspace: MakeWorkspace) -> None
             "scip_callchain",
             "scip_context",
             "scip_call_graph",
+            "scip_status",
+            "scip_generate",
         }
         assert names <= set(listed)
-        assert listed["scip_impact"].output_schema is not None
+        # No output schema is published (docs/mcp.md): the reply's structured content and
+        # get_tool_docs' reference say its fields.
+        assert listed["scip_impact"].output_schema is None
         assert listed["scip_impact"].input_schema["properties"]["depth"]["maximum"] == 10
-        found = await use(client, "scip_definition", symbol="Store.price")
+        result = await client.call_tool("scip_definition", {"symbol": "Store.price"})
+        found = result.structured_content
         assert found["results"][0]["symbol"] == "shop.base/Store#price()"
         assert found["text"] == "method shop.base/Store#price() (shop/base.py:6)"
+        # The model reads the compact line in the reply's text.
+        assert "method shop.base/Store#price() (shop/base.py:6)" in result.content[0].text
         # repository_alias naming the one workspace is the same call (a team server
         # resolves it to one of its repositories).
         alias = await use(
@@ -79,6 +86,16 @@ async def test_every_scip_tool_over_stdio(make_workspace: MakeWorkspace) -> None
         with pytest.raises(Exception) as caught:  # noqa: PT011 - the client's own error type
             await use(client, "scip_references", symbol="NoSuchThing", exact=True)
         assert "1001" in str(caught.value) or "no definition" in str(caught.value)
+        status = await use(client, "scip_status")
+        assert status["files"] == 4 and status["edges"]["syntactic"] > 0
+        assert {i["name"] for i in status["indexers"]} >= {"scip-python", "scip-typescript"}
+        run = await use(client, "scip_generate", wait=True)
+        assert run["state"] == "done"
+        indexers = {i["name"]: i for i in run["indexers"]}
+        assert indexers["scip-typescript"]["state"] == "skipped"  # no script here
+        assert indexers["scip-python"]["state"] in {"done", "missing"}
+        if indexers["scip-python"]["state"] == "missing":  # a note saying how to install it
+            assert "npm install -g @sourcegraph/scip-python" in indexers["scip-python"]["note"]
         categories = await use(client, "get_tool_categories")
         scip = next(c for c in categories["categories"] if c["category"] == "scip")
         assert names <= {t["name"] for t in scip["tools"]}

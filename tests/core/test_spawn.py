@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
+
+import pytest
 
 from cuedeck.system import spawn
 from tests.conftest import REPO
@@ -54,3 +57,12 @@ def test_every_program_starts_through_the_system_modules() -> None:
         if STARTS_A_PROGRAM.search(path.read_text(encoding="utf-8"))
     }
     assert found <= MAY_START
+
+
+def test_a_program_run_in_a_folder_is_never_python(tmp_path: Path) -> None:
+    """run_in starts an installed program in the project it reads, never Python there."""
+    done = spawn.run_in(str(tmp_path), ["pwd"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(tmp_path.resolve())
+    for argv in ([sys.executable, "-c", "pass"], ["python3", "-c", "pass"], []):
+        with pytest.raises(TypeError):
+            spawn.run_in(str(tmp_path), argv)

@@ -167,27 +167,35 @@ def test_lists_and_nesting_have_caps() -> None:
     check_sizes({"tags": ["x"] * 10_000, "text": "y" * 1_000_000}, tool="t")  # at the caps
 
 
-def _untyped(schema: dict[str, Any], defs: dict[str, Any], where: str = "$") -> list[str]:
+def _untyped(
+    schema: dict[str, Any],
+    defs: dict[str, Any],
+    where: str = "$",
+    seen: frozenset[str] = frozenset(),
+) -> list[str]:
     """Places in an output schema that do not say their type, or an object's required
-    keys. Array items and open maps (``dict[str, Any]``) may hold any JSON value."""
+    keys. Array items and open maps (``dict[str, Any]``) may hold any JSON value. A
+    definition is checked once along a path (a call graph's node holds nodes)."""
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
-        return _untyped(defs[name], defs, f"{where}->{name}")
+        if name in seen:
+            return []
+        return _untyped(defs[name], defs, f"{where}->{name}", seen | {name})
     found = []
     if not any(key in schema for key in ("type", "anyOf", "oneOf", "enum", "const")):
         found.append(f"{where}: no type")
     for key in ("anyOf", "oneOf"):
         for n, option in enumerate(schema.get(key, [])):
-            found += _untyped(option, defs, f"{where}|{n}")
+            found += _untyped(option, defs, f"{where}|{n}", seen)
     properties = schema.get("properties")
     if properties is not None:
         if not schema.get("required"):
             found.append(f"{where}: no required keys")
         for name, sub in properties.items():
-            found += _untyped(sub, defs, f"{where}.{name}")
+            found += _untyped(sub, defs, f"{where}.{name}", seen)
     items = schema.get("items")
     if isinstance(items, dict) and items:
-        found += _untyped(items, defs, f"{where}[]")
+        found += _untyped(items, defs, f"{where}[]", seen)
     return found
 
 

@@ -134,7 +134,7 @@ def index(rebuild: bool, semantic: bool, scip: bool, as_json: bool) -> None:
         click.echo(line)
     if embedded is not None:
         click.echo(f"embedded {counted(embedded, 'section')} (every section has a vector now)")
-    if graph is not None:
+    if graph is not None and (graph["files"] or "scip" in graph):  # a workspace of code
         click.echo(
             f"code graph: {counted(graph['files'], 'file')}, "
             f"{counted(graph['edges'], 'edge')} ({graph['read']} read in {graph['seconds']}s)"

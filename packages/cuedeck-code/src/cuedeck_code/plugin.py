@@ -78,10 +78,12 @@ def register_tools(register: RegisterTool) -> None:
     # Code intelligence, under the specification's names: the scip category.
     intel = "cuedeck_code.intel.tools"
     for name in ("scip_definition", "scip_references", "scip_dependencies", "scip_dependents",
-                 "scip_impact", "scip_callchain", "scip_context", "scip_call_graph",
-                 "scip_status"):  # fmt: skip
+                 "scip_impact", "scip_callchain"):  # fmt: skip
         register(f"{intel}:{name}", category="scip", read_only=True, idempotent=True)
-    register(f"{intel}:scip_generate", category="scip")
+    overview = "cuedeck_code.intel.overview"
+    for name in ("scip_context", "scip_call_graph", "scip_status"):
+        register(f"{overview}:{name}", category="scip", read_only=True, idempotent=True)
+    register(f"{overview}:scip_generate", category="scip")
     # The map is what an agent reads first: a scene tool, in the core profile.
     register("cuedeck_code.repomap:repo_map", category="scene", read_only=True, idempotent=True)
 

@@ -135,6 +135,7 @@ def by_call_graph(
     had edges to rank by."""
     import attrs
 
+    from cuedeck.models import CodeRanking, left_out_of
     from cuedeck_code.intel.scene import call_rank
 
     rank = call_rank(workspace)
@@ -147,7 +148,7 @@ def by_call_graph(
         scored.append(attrs.evolve(entry, score=round(entry.score + share, 6),
                                    parts=(*entry.parts, ("calls", round(share, 6)))))  # fmt: skip
     scored.sort(key=lambda r: (-r.score, r.path, r.line))
-    return scored, True
+    return CodeRanking(scored, left_out_of(ranked)), True
 
 
 def _header(folder: str | None, reasons: list[str], *, calls: bool = False) -> str:

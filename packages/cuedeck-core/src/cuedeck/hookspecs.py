@@ -449,13 +449,13 @@ def register_code_indexers(register: RegisterNamed) -> None:
       the names each scope binds, and every name written in an expression, as chains:
       docs/plugin-hooks.md has the format), which the graph resolves through imports
       and scopes. It runs at every refresh, on the files that changed; a third party
-      adds a language this way. cuedeck-code registers ``syntactic`` for every
+      adds a language this way. The code plugin registers ``syntactic`` for every
       language it parses.
     - a :class:`ScipIndexer` (``label = "scip"``): ``command(root, output)`` is the
       command line of an installed program that writes a SCIP index of the workspace
       (None when it is not installed: the reply says ``install``, never fails). It runs
       in the background when asked; its edges replace the syntactic ones of every file
-      it indexed while the file is unchanged. cuedeck-code registers ``scip-python``,
+      it indexed while the file is unchanged. The code plugin registers ``scip-python``,
       ``scip-typescript``, ``scip-go`` and ``scip-java``.
 
     Example::

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.layout import CACHE_DIR
+from cuedeck.system import spawn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -53,12 +54,10 @@ class OfficialIndexer:
     label: str = "scip"
 
     def command(self, root: Path, output: Path) -> list[str] | None:
-        """The command line, or None when the program is not installed (looked up on
-        ``PATH``, then in the workspace's ``node_modules/.bin``)."""
+        """The command line, or None when the program is not installed. Only ``PATH``
+        is searched: a program inside the workspace (``node_modules/.bin``) is the
+        repository's content, which a client or a pushed commit may have written."""
         found = shutil.which(self.program)
-        local = root / "node_modules" / ".bin" / self.program
-        if found is None and local.is_file():
-            found = str(local)
         if found is None:
             return None
         values = {"output": str(output), "project": root.name or "project"}
@@ -225,9 +224,9 @@ def _run(
             continue
         began = time.perf_counter()
         try:
-            done = subprocess.run(
+            done = spawn.run_in(
+                str(root),
                 command,
-                cwd=root,
                 capture_output=True,
                 text=True,
                 timeout=TIMEOUT,

@@ -10,7 +10,6 @@ Files a loaded SCIP index covers, while unchanged, keep its edges instead.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -18,14 +17,22 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck_code.intel.facts import LINKED
+from cuedeck_code.intel.rows import (
+    LazyIds,
+    Spaces,
+    decoded_row,
+    drop_file,
+    edge_rows,
+    file_size,
+    mentions,
+    packed_extra,
+    symbol_ids,
+    write_file,
+)
 from cuedeck_code.intel.store import (
-    COLUMN,
-    RELATIONS,
     GraphStore,
     name_key,
     pack_chain,
-    unpack_chain,
 )
 
 if TYPE_CHECKING:
@@ -34,7 +41,7 @@ if TYPE_CHECKING:
     from cuedeck.hookspecs import GraphExtractor
     from cuedeck.workspace import Workspace
     from cuedeck_code.intel.facts import Facts
-    from cuedeck_code.intel.resolve import Edge, Row
+    from cuedeck_code.intel.resolve import Row
 
 log = logging.getLogger("cuedeck")
 #: Languages that are not code.
@@ -125,17 +132,17 @@ class CodeIntel:
         words = self._changed_names(moved, facts, held) if moved else set()
         with self.store.transaction() as db:
             for path in removed:
-                _drop_file(db, held[path][0])
+                drop_file(db, held[path][0])
             for path in changed:
                 found = facts.get(path)
                 if found is None:
                     if path in held:
-                        _drop_file(db, held[path][0])
+                        drop_file(db, held[path][0])
                     continue
-                _write_file(db, path, keys[path], languages[path], found, faces[path])
+                write_file(db, path, keys[path], languages[path], found, faces[path])
         dependents = self._dependents(moved, held) - set(changed)
         dependents &= set(keys)
-        dependents = {p for p in dependents if _mentions(self.workspace.root / p, words)}
+        dependents = {p for p in dependents if mentions(self.workspace.root / p, words)}
         more = self._read(sorted(dependents), languages, paths, extractors, None)
         facts.update(more)
         edges = self._resolve(facts, languages, paths, cold=not held)
@@ -188,7 +195,7 @@ class CodeIntel:
                 tick(done)
             return out
 
-        size = sum(_size(root / p) for p in paths[:200]) * max(1, len(paths) // 200)
+        size = sum(file_size(root / p) for p in paths[:200]) * max(1, len(paths) // 200)
         found: dict[str, Facts | None] = {}
         for chunk in map_chunks(
             job, list(paths), message="Reading the code graph", progress=progress, size=size
@@ -217,7 +224,7 @@ class CodeIntel:
                     (held[path][0],),
                 )
             }
-            after = {(d[0], d[1], None, None, _packed_extra(d[4])) for d in found["defs"]}
+            after = {(d[0], d[1], None, None, packed_extra(d[4])) for d in found["defs"]}
             after |= {(b[1], "import", b[2], b[3], None) for b in found["binds"] if b[0] == ""}
             classes = {d[0] for d in found["defs"]}
             after |= {
@@ -284,7 +291,7 @@ class CodeIntel:
 
         fetch = self._memory_fetch() if cold else self._sql_fetch()
         names = NameLookup(fetch, paths)
-        ids = _symbol_ids(self.store) if cold else _LazyIds(self.store)
+        ids = symbol_ids(self.store) if cold else LazyIds(self.store)
         precise = {p for p, row in self._held().items() if row[3] == "scip"}
         rows: list[tuple[int, int, int, int]] = []
         resolved: list[int] = []
@@ -296,7 +303,7 @@ class CodeIntel:
                 continue
             resolved.append(file_ids[""])
             edges = FileResolver(path, languages.get(path, ""), found, names).edges()
-            rows.extend(_edge_rows(edges, ids))
+            rows.extend(edge_rows(edges, ids))
         with self.store.transaction() as db:
             files = [(path,) for path in facts if path not in precise]
             db.executemany(
@@ -309,14 +316,14 @@ class CodeIntel:
 
     def _sql_fetch(self) -> Callable[[str, str], list[Row]]:
         store = self.store
-        spaces = _Spaces(store)
+        spaces = Spaces(store)
 
         def fetch(ns: str, name: str) -> list[Row]:
             space = spaces.get(ns)
             if space is None:
                 return []
             return [
-                _row(row)
+                decoded_row(row)
                 for row in store.query(
                     "SELECT n.kind, f.path, n.line, n.end_line, n.target_ns, n.target_name, "
                     "n.extra FROM names n JOIN files f ON f.id = n.file "
@@ -334,217 +341,9 @@ class CodeIntel:
             "n.target_ns, n.target_name, n.extra FROM names n JOIN files f ON f.id = n.file "
             "LEFT JOIN spaces s ON s.id = -n.space LEFT JOIN files f2 ON f2.id = n.space"
         ):
-            table.setdefault((row[0], row[1]), []).append(_row(row[2:]))
+            table.setdefault((row[0], row[1]), []).append(decoded_row(row[2:]))
 
         def fetch(ns: str, name: str) -> list[Row]:
             return table.get((ns, name), [])
 
         return fetch
-
-
-class _Spaces:
-    """Namespace -> its ``space`` number (see :mod:`.store`), read when first asked."""
-
-    def __init__(self, store: GraphStore) -> None:
-        self.store = store
-        self.known: dict[str, int | None] = {}
-
-    def get(self, ns: str) -> int | None:
-        if ns not in self.known:
-            found = self.store.query("SELECT id FROM files WHERE path = ?", (ns,))
-            if found:
-                self.known[ns] = found[0][0]
-            else:
-                shared = self.store.query("SELECT id FROM spaces WHERE ns = ?", (ns,))
-                self.known[ns] = -shared[0][0] if shared else None
-        return self.known[ns]
-
-
-def _row(row: Any) -> Row:
-    """A names row with its extra decoded (chains unpacked)."""
-    kind, path, line, end_line, target_ns, target_name, extra = row
-    data: dict[str, Any] = {}
-    if extra:
-        if kind == "var":
-            how, _, chain = extra.partition(":")
-            data = {"how": how, "chain": unpack_chain(chain)}
-        else:
-            data = json.loads(extra)
-            if "bases" in data:
-                data["bases"] = [unpack_chain(b) for b in data["bases"]]
-            if "returns" in data:
-                data["returns"] = unpack_chain(data["returns"])
-    return (kind, path, line, end_line, target_ns, target_name, data)
-
-
-def _space(db: Any, ns: str, path: str, file_id: int) -> int:
-    """The ``space`` of namespace ``ns`` for a file (its own id when it is its namespace)."""
-    if ns == path:
-        return file_id
-    found = db.execute("SELECT id FROM spaces WHERE ns = ?", (ns,)).fetchone()
-    if found is None:
-        return -int(db.execute("INSERT INTO spaces (ns) VALUES (?)", (ns,)).lastrowid)
-    return -int(found[0])
-
-
-def _packed_extra(extra: dict[str, Any]) -> str | None:
-    if not extra:
-        return None
-    packed = dict(extra)
-    if "bases" in packed:
-        packed["bases"] = [pack_chain(b) for b in packed["bases"]]
-    if "returns" in packed:
-        packed["returns"] = pack_chain(packed["returns"])
-    return json.dumps(packed, separators=(",", ":"))
-
-
-def _mentions(path: Any, words: set[bytes] | None) -> bool:
-    """Whether the file at ``path`` may use one of ``words`` (None: anything)."""
-    if words is None:
-        return True
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return False
-    return any(word in data for word in words if word)
-
-
-def _size(path: Any) -> int:
-    try:
-        return int(path.stat().st_size)
-    except OSError:
-        return 0
-
-
-def _drop_file(db: Any, file_id: int) -> None:
-    db.execute(
-        "DELETE FROM edges WHERE src IN (SELECT id FROM names WHERE file = ?) "
-        "OR dst IN (SELECT id FROM names WHERE file = ?)",
-        (file_id, file_id),
-    )
-    db.execute("DELETE FROM names WHERE file = ?", (file_id,))
-    db.execute("DELETE FROM files WHERE id = ?", (file_id,))
-
-
-def _write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: str) -> None:
-    """Write a file's names, keeping the ids of the definitions it still has."""
-    row = db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
-    if row is None:
-        file_id = db.execute(
-            "INSERT INTO files (path, sha256, language, ns, interface) VALUES (?, ?, ?, ?, ?)",
-            (path, sha, language, facts["ns"], face),
-        ).lastrowid
-    else:
-        file_id = row[0]
-        db.execute(
-            "UPDATE files SET sha256 = ?, language = ?, ns = ?, interface = ?, "
-            "source = 'syntactic' WHERE id = ?",
-            (sha, language, facts["ns"], face, file_id),
-        )
-        db.execute(
-            "DELETE FROM edges WHERE source = 1 AND src IN (SELECT id FROM names WHERE file = ?)",
-            (file_id,),
-        )
-    kept = {
-        (name, kind): number
-        for number, name, kind in db.execute(
-            "SELECT id, name, kind FROM names WHERE file = ? AND target_ns IS NULL "
-            "AND kind != 'var'",
-            (file_id,),
-        )
-    }
-    ns = _space(db, facts["ns"], path, file_id)
-    own = file_id  # imports belong to the file, whatever its namespace
-    wanted: list[tuple[Any, ...]] = [(None, own, "", "module", 1, 1, None, None, None)]
-    for name, kind, line, end_line, extra in facts["defs"]:
-        wanted.append((None, ns, name, kind, line, end_line, None, None, _packed_extra(extra)))
-    for scope, local, target_ns, target_name, line, _column in facts["binds"]:
-        if scope == "":
-            wanted.append((None, own, local, "import", line, line, target_ns, target_name, None))
-    classes = {d[0] for d in facts["defs"]}
-    for scope, name, how, chain in facts["vars"]:
-        if how in ("new", "alias", "annot", "returns") and (scope == "" or scope in classes):
-            qualified = f"{scope}.{name}" if scope else name
-            value = f"{how}:{pack_chain(chain)}"
-            wanted.append((None, ns, qualified, "var", 0, 0, None, None, value))
-    reused: set[int] = set()
-    rows = []
-    for entry in wanted:
-        key = (entry[2], entry[3])
-        number = kept.get(key)
-        if number is not None and number not in reused and entry[3] not in ("import", "var"):
-            reused.add(number)
-        else:
-            number = None
-        name = entry[2]
-        rows.append(
-            (number, entry[1], name_key(name), name, name.rpartition(".")[2], entry[3], file_id,
-             *entry[4:])
-        )  # fmt: skip
-    gone = [number for number in kept.values() if number not in reused]
-    if gone:
-        marks = ",".join("?" * len(gone))
-        db.execute(f"DELETE FROM edges WHERE dst IN ({marks})", gone)
-        db.execute(f"DELETE FROM names WHERE id IN ({marks})", gone)
-    db.execute("DELETE FROM names WHERE file = ? AND (kind IN ('import', 'var'))", (file_id,))
-    update = [r for r in rows if r[0] is not None]
-    insert = [r[1:] for r in rows if r[0] is None]
-    db.executemany(
-        "UPDATE names SET space = ?, key = ?, name = ?, short = ?, kind = ?, file = ?, line = ?, "
-        "end_line = ?, target_ns = ?, target_name = ?, extra = ? WHERE id = ?",
-        [(*r[1:], r[0]) for r in update],
-    )
-    db.executemany(
-        "INSERT INTO names (space, key, name, short, kind, file, line, end_line, target_ns, "
-        "target_name, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        insert,
-    )
-
-
-def _symbol_ids(store: GraphStore) -> dict[str, dict[str, int]]:
-    """Path -> qualified name -> id of every definition (``""``: the module row)."""
-    found: dict[str, dict[str, int]] = {}
-    for path, name, number, kind in store.query(
-        "SELECT f.path, n.name, n.id, n.kind FROM names n JOIN files f ON f.id = n.file "
-        "WHERE n.target_ns IS NULL AND n.kind NOT IN ('import', 'var')"
-    ):
-        by_name = found.setdefault(path, {})
-        if name not in by_name or kind in LINKED:
-            by_name[name] = number
-    return found
-
-
-class _LazyIds(dict):  # type: ignore[type-arg]
-    """:func:`_symbol_ids` of the files asked for only (a refresh of a few files)."""
-
-    def __init__(self, store: GraphStore) -> None:
-        super().__init__()
-        self.store = store
-
-    def get(self, path: str, default: Any = None) -> Any:
-        if path not in self:
-            found: dict[str, int] = {}
-            for name, number, kind in self.store.query(
-                "SELECT n.name, n.id, n.kind FROM names n JOIN files f ON f.id = n.file "
-                "WHERE f.path = ? AND n.target_ns IS NULL AND n.kind NOT IN ('import', 'var')",
-                (path,),
-            ):
-                if name not in found or kind in LINKED:
-                    found[name] = number
-            self[path] = found
-        return dict.get(self, path, default)
-
-
-def _edge_rows(
-    edges: list[Edge], ids: dict[str, dict[str, int]]
-) -> list[tuple[int, int, int, int]]:
-    rows = []
-    relation = {name: number for number, name in enumerate(RELATIONS)}
-    for src_path, src_name, dst_path, dst_name, line, column, kind in edges:
-        source = ids.get(src_path, {})
-        src = source.get(src_name) or source.get("")
-        dst = ids.get(dst_path, {}).get(dst_name)
-        if src is None or dst is None:
-            continue
-        rows.append((dst, src, line * COLUMN + min(column, COLUMN - 1), relation.get(kind, 0)))
-    return rows

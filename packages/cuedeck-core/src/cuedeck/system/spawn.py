@@ -8,6 +8,8 @@ and a script's folder stay off ``sys.path``) and in a working directory CueDeck 
 (:func:`owned_directory`), so a relative ``PYTHONPATH`` entry or a tool that reads its
 settings from the current folder (``uv`` reads ``uv.toml``) finds nothing a client wrote.
 The person's own environment (``PYTHONPATH``, a user site) is theirs and is kept.
+Another installed program that must run in a project (a SCIP indexer) runs through
+:func:`run_in`, which refuses Python.
 """
 
 from __future__ import annotations
@@ -70,3 +72,14 @@ def run(argv: list[str], **options: Any) -> subprocess.CompletedProcess[Any]:
     if "cwd" in options:
         raise TypeError("children run in CueDeck's own folder; cwd cannot be chosen")
     return subprocess.run(safe_command(argv), cwd=owned_directory(), **options)
+
+
+def run_in(folder: str, argv: list[str], **options: Any) -> subprocess.CompletedProcess[Any]:
+    """Run an installed program (found on ``PATH``, never this interpreter) to its end in
+    ``folder``: a code indexer reads the project it runs in. A Python child is refused
+    here, since its working directory would come first on its path."""
+    if "cwd" in options:
+        raise TypeError("the folder is the first argument")
+    if not argv or argv[0] == sys.executable or os.path.basename(argv[0]).startswith("python"):
+        raise TypeError("Python children run through run() or start_python()")
+    return subprocess.run(argv, cwd=folder, **options)
