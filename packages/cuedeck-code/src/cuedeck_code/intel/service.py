@@ -145,7 +145,9 @@ class CodeIntel:
         dependents = {p for p in dependents if mentions(self.workspace.root / p, words)}
         more = self._read(sorted(dependents), languages, paths, extractors, None)
         facts.update(more)
-        edges = self._resolve(facts, languages, paths, cold=not held)
+        # Files a SCIP index answers keep its edges; one just read again no longer does.
+        precise = {p for p, row in held.items() if row[3] == "scip"} - set(changed)
+        edges = self._resolve(facts, languages, paths, precise, cold=not held)
         self._files = None  # read again when next needed: ids and interfaces changed
         return self._stats(len(keys), len(changed), len(facts), len(removed), edges, started)
 
@@ -283,6 +285,7 @@ class CodeIntel:
         facts: dict[str, Facts | None],
         languages: dict[str, str],
         paths: frozenset[str],
+        precise: set[str],
         *,
         cold: bool,
     ) -> int:
@@ -292,7 +295,6 @@ class CodeIntel:
         fetch = self._memory_fetch() if cold else self._sql_fetch()
         names = NameLookup(fetch, paths)
         ids = symbol_ids(self.store) if cold else LazyIds(self.store)
-        precise = {p for p, row in self._held().items() if row[3] == "scip"}
         rows: list[tuple[int, int, int, int]] = []
         resolved: list[int] = []
         for path, found in facts.items():
