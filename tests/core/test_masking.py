@@ -95,7 +95,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     ),
     "npm-token": same("npm_liT8895LOJ7P41lo7fuOx3Gc2gmrsckqcoAg"),
     "npmrc-auth": (
-        "//registry.npmjs.org/:_authToken=ff75fb09-1173-b05d-84a1-5d0b0d3f4645",
+        "//npm.example.org/:_authToken=ff75fb09-1173-b05d-84a1-5d0b0d3f4645",
         "ff75fb09-1173-b05d-84a1-5d0b0d3f4645",
     ),
     "pypi-token": same(
