@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import select
 import subprocess
 import time
 from pathlib import Path
@@ -16,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from cuedeck.watch.watcher import supported as watcher_supported
 from cuedeck_mcp import resident
-from tests.conftest import plant_shadows
+from tests.conftest import plant_shadows, process_ended
 from tests.mcp.conftest import CUE, environment
 
 pytestmark = [
@@ -46,19 +44,6 @@ def servers(root: Path) -> list[dict[str, Any]]:
     return [entry for entry in found if entry["root"] == str(root)]
 
 
-def wait_for_exit(pid: int, timeout: float = 60.0) -> bool:
-    """Whether process ``pid`` ended within ``timeout`` (waits on the process, not a clock
-    tick)."""
-    try:
-        ending = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([ending], [], [], timeout)[0])
-    finally:
-        os.close(ending)
-
-
 async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Path) -> None:
     async with Client(params(warm), mode="legacy") as client:
         first = await client.call_tool(
@@ -79,7 +64,7 @@ async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Pa
     )  # fmt: skip
     stopped = [{"server": server["server"], "pid": server["pid"]}]
     assert json.loads(result.stdout)["stopped"] == stopped
-    assert wait_for_exit(server["pid"], timeout=1.0)  # stop waits for the end
+    assert process_ended(server["pid"], timeout=1.0)  # stop waits for the end
     assert servers(warm) == []
     assert list(Path(resident.registry()).glob(server["server"] + ".*")) == []  # log was empty
 
@@ -113,13 +98,13 @@ async def test_a_changed_config_or_tool_list_gets_its_own_server_and_the_old_one
     async with Client(params(warm, "--tools", "core,memory"), mode="legacy") as client:
         listed = {tool.name for tool in (await client.list_tools()).tools}
     assert "context_gc_analyze" in listed
-    assert wait_for_exit(first["pid"])
+    assert process_ended(first["pid"])
     [second] = servers(warm)
     config = warm / ".cuedeck" / "config.toml"
     config.write_text(config.read_text() + "\n# edited\n", encoding="utf-8")
     async with Client(params(warm), mode="legacy") as client:
         await client.list_tools()
-    assert wait_for_exit(second["pid"])
+    assert process_ended(second["pid"])
     [third] = servers(warm)
     assert len({first["server"], second["server"], third["server"]}) == 3
 
@@ -134,7 +119,7 @@ async def test_a_retiring_server_serves_its_client_to_the_end(warm: Path) -> Non
         assert retiring and retiring[0]["retiring"] and retiring[0]["sessions"] == 1
         again = await old_client.call_tool("list_tasks", {})  # still served
         assert not again.is_error
-    assert wait_for_exit(old["pid"])  # its last client left
+    assert process_ended(old["pid"])  # its last client left
     assert [entry["server"] for entry in servers(warm)] != [old["server"]]
 
 
@@ -145,7 +130,7 @@ async def test_an_idle_resident_server_exits(warm: Path) -> None:
     async with Client(params(warm), mode="legacy") as client:
         await client.list_tools()
     [server] = servers(warm)
-    assert wait_for_exit(server["pid"])
+    assert process_ended(server["pid"])
     assert servers(warm) == []
 
 
@@ -247,6 +232,6 @@ async def test_doctor_and_status_list_what_runs_until_stop_and_the_idle_limit_en
     assert [line.split(" (pid")[0] for line in lines] == ["resident MCP server", "watcher"]
     assert f"resident MCP server (pid {server['pid']}, " in lines[0]
     cue(warm, "mcp", "stop")
-    assert wait_for_exit(server["pid"], timeout=60)  # stopped
-    assert wait_for_exit(watcher, timeout=60)  # its idle limit, 20 s without a question
+    assert process_ended(server["pid"], timeout=60)  # stopped
+    assert process_ended(watcher, timeout=60)  # its idle limit, 20 s without a question
     assert cue(warm, "status") == "nothing runs in the background for this workspace\n"

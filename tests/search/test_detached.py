@@ -15,7 +15,7 @@ import pytest
 from cuedeck import open_workspace
 from cuedeck.doctor import diagnose
 from cuedeck_search import detached
-from tests.conftest import MakeWorkspace, plant_shadows, wait_ended
+from tests.conftest import MakeWorkspace, plant_shadows, process_ended
 
 pytestmark = pytest.mark.slow  # embeds with the real model
 
@@ -55,7 +55,7 @@ def test_start_embeds_everything_and_reports_it(make_workspace: MakeWorkspace) -
     assert diagnose(open_workspace(root)) == []
     pid = detached.start(root)
     assert pid is not None
-    wait_ended(pid)
+    assert process_ended(pid)
     found = detached.status(root)
     assert (found.state, found.running, found.pid) == ("finished", False, pid)
     assert found.done == found.total > 0
@@ -72,7 +72,7 @@ def test_the_embedder_runs_nothing_planted_where_it_is_started(
     monkeypatch.chdir(root)  # where `cue search` ran
     pid = detached.start(root)
     assert pid is not None
-    wait_ended(pid)
+    assert process_ended(pid)
     assert detached.status(root).state == "finished", (root / detached.LOG).read_text()
     assert not marker.exists(), marker.read_text()
 
@@ -124,20 +124,6 @@ def test_a_killed_embedder_is_resumed(make_workspace: MakeWorkspace) -> None:
     assert (state["state"], state["done"], state["total"]) == ("finished", left, left)
 
 
-def wait_for_exit(pid: int) -> None:
-    """Block until process ``pid`` (not necessarily our child) has exited."""
-    import select
-
-    try:
-        descriptor = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return  # gone already
-    try:
-        select.select([descriptor], [], [], 120)
-    finally:
-        os.close(descriptor)
-
-
 def test_a_slow_embedding_starts_the_detached_embedder(make_workspace: MakeWorkspace) -> None:
     import re
 
@@ -155,6 +141,6 @@ def test_a_slow_embedding_starts_the_detached_embedder(make_workspace: MakeWorks
     started = re.search(r"background process started now \(pid (\d+)\)", done.stderr)
     assert started is not None, done.stderr
     assert "`cue doctor` shows its progress" in done.stderr
-    wait_for_exit(int(started.group(1)))
+    assert process_ended(int(started.group(1)))
     assert detached.status(root).state == "finished"
     assert missing(root) == 0

@@ -5,7 +5,6 @@ left to the workspace's detached embedder."""
 from __future__ import annotations
 
 import os
-import select
 import shutil
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck_search import detached
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, process_ended
 from tests.search.test_detached import many_sections
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,18 +31,6 @@ HYBRID = (
     "found = cuedeck.open_workspace({root!r}).search('token of doc', mode='hybrid')\n"
     "print(found[0].answered_by, found[0].semantic_coverage)\n"
 )
-
-
-def wait_for_exit(pid: int, timeout: float) -> bool:
-    """Whether process ``pid`` (not our child) ended within ``timeout`` seconds."""
-    try:
-        ending = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([ending], [], [], timeout)[0])
-    finally:
-        os.close(ending)
 
 
 def handed_off(root: Path, timeout: float = 30.0) -> detached.EmbedderStatus:
@@ -73,7 +60,7 @@ def test_the_readme_example_exits_0_every_time(tmp_path: Path) -> None:
         assert (done.returncode, done.stderr) == (0, ""), run
         handed = detached.status(root)
         if handed.running and handed.pid is not None:  # the hand-off of this run
-            assert wait_for_exit(handed.pid, 120), run
+            assert process_ended(handed.pid, 120), run
 
 
 @pytest.mark.slow
@@ -90,7 +77,7 @@ def test_a_short_hybrid_script_hands_its_embedding_off_and_prints_nothing(
     assert done.stdout == "keyword 0.0\n"  # answered by keyword: nothing was embedded yet
     handed = handed_off(root)  # the detached embedder took the rest
     assert handed.state in ("running", "finished") and handed.pid is not None
-    assert wait_for_exit(handed.pid, 300)
+    assert process_ended(handed.pid, 300)
     assert detached.status(root).state == "finished"
     assert coverage(root) == 1.0
     again = subprocess.run(
