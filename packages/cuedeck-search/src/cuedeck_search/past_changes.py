@@ -1,0 +1,213 @@
+"""Past changes as evidence: the titles of the commits that modified each file.
+
+A change's title says what it did in the words a later request shares ("fix the proxy on
+redirects"), and the files it modified are where such work happens. So in a workspace
+inside a git repository, the titles of the last ``[search] history_commits`` commits of
+HEAD (merges left out, and commits modifying more than ``MAX_FILES`` files of the
+workspace: a sweeping rename or reformat says nothing about one file) are gathered per
+file they modified, and the keyword side scores each code file's titles with BM25, as
+one more piece of evidence beside its text (:mod:`cuedeck_search.code_files`).
+
+Only HEAD's own history is read (``git log``, bounded in time), once per HEAD: kept in
+``.cuedeck/.cache/search-history.json``. Titles are terms for scoring, never shown.
+Outside git, or when git fails, there is no such evidence and the ranking is the one of
+the files alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from cuedeck.errors import CueError
+from cuedeck.layout import CACHE_DIR
+from cuedeck.watch.reflects import head_commit
+from cuedeck_search.analysis import terms
+from cuedeck_search.bm25 import idf
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from pathlib import Path
+
+    from numpy.typing import NDArray
+
+    from cuedeck_search.catalog import Catalog
+
+HISTORY_FILE = f"{CACHE_DIR}/search-history.json"
+SCHEMA = 1
+#: A commit modifying more files of the workspace than this is left out.
+MAX_FILES = 10
+#: Seconds ``git log`` may take; past that, no evidence from history.
+GIT_TIMEOUT = 10.0
+_RECORD = "\x1e"
+
+log = logging.getLogger("cuedeck")
+
+#: ``(title, paths relative to the workspace root)`` per commit, newest first.
+Changes = list[tuple[str, list[str]]]
+
+
+def read_changes(root: Path, commits: int) -> tuple[str | None, Changes]:
+    """HEAD (short) and its last ``commits`` changes, from the saved file when it was
+    made at the same HEAD for as many commits; ``(None, [])`` outside git."""
+    head = head_commit(root)
+    if head is None or commits <= 0:
+        return head, []
+    saved_at = root / HISTORY_FILE
+    try:
+        saved = json.loads(saved_at.read_text(encoding="utf-8"))
+        if saved["schema"] == SCHEMA and saved["head"] == head and saved["commits"] == commits:
+            return head, [(str(t), [str(p) for p in paths]) for t, paths in saved["changes"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    changes = _git_log(root, commits)
+    if changes is None:
+        return head, []
+    try:
+        from cuedeck.writes import atomic_write
+
+        payload = {"schema": SCHEMA, "head": head, "commits": commits, "changes": changes}
+        atomic_write(saved_at, json.dumps(payload, separators=(",", ":")), display=HISTORY_FILE)
+    except (OSError, CueError) as exc:  # only a cache: read from git again next time
+        log.info("search history not saved: %s", exc)
+    return head, changes
+
+
+def _git_log(root: Path, commits: int) -> Changes | None:
+    env = dict(os.environ)
+    env.update({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+    command = [
+        "git", "-c", "core.quotepath=off", "--no-pager", "-C", str(root), "log", "HEAD",
+        "--no-merges", f"-n{commits}", "--name-only", "--no-renames", "--relative",
+        "--no-ext-diff", "--no-textconv",
+        f"--format={_RECORD}%s", "--", ".",
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(
+            command, capture_output=True, timeout=GIT_TIMEOUT, env=env, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.info("search history not read: %s", exc)
+        return None
+    if done.returncode != 0:
+        return None
+    return parse_log(done.stdout.decode("utf-8", errors="replace"))
+
+
+def parse_log(text: str) -> Changes:
+    """The changes of ``git log --name-only --format=<RS>%s`` output, newest first (those
+    modifying more than ``MAX_FILES`` files left out)."""
+    changes: Changes = []
+    for record in text.split(_RECORD)[1:]:
+        title, _, names = record.partition("\n")
+        paths = [line for line in names.split("\n") if line.strip()]
+        if paths and len(paths) <= MAX_FILES:
+            changes.append((title.strip(), paths))
+    return changes
+
+
+class ChangeTitles:
+    """The titles of each file's past changes, as term postings per file.
+
+    Files are numbered in the order of :attr:`paths`; :meth:`scores` maps them onto a
+    caller's documents.
+    """
+
+    def __init__(self, changes: Iterable[tuple[str, Sequence[str]]]) -> None:
+        files: dict[str, Counter[str]] = {}
+        for title, paths in changes:
+            found = Counter(terms(title))
+            if not found:
+                continue
+            for path in paths:
+                files.setdefault(path, Counter()).update(found)
+        self.paths = list(files)
+        self.lengths = np.asarray([sum(c.values()) for c in files.values()], dtype=np.float64)
+        postings: dict[str, tuple[list[int], list[float]]] = {}
+        for number, counts in enumerate(files.values()):
+            for term, tf in counts.items():
+                rows, values = postings.setdefault(term, ([], []))
+                rows.append(number)
+                values.append(float(tf))
+        self._postings = {
+            term: (np.asarray(rows, dtype=np.int64), np.asarray(values, dtype=np.float64))
+            for term, (rows, values) in postings.items()
+        }
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def documents(self, position: dict[str, int]) -> NDArray[np.int64]:
+        """Each file's document by ``position`` (path -> document), -1 where none."""
+        return np.fromiter((position.get(p, -1) for p in self.paths), np.int64, len(self.paths))
+
+    def scores(
+        self,
+        query_terms: Sequence[str],
+        documents: NDArray[np.int64],
+        count: int,
+        k1: float,
+        b: float,
+    ) -> NDArray[np.float64]:
+        """BM25 of each document's past titles for the query, over ``count`` documents
+        (``documents`` from :meth:`documents`: files without one are left out)."""
+        scores = np.zeros(count, dtype=np.float64)
+        present = documents >= 0
+        kept = int(present.sum())
+        if not kept:
+            return scores
+        average = float(self.lengths[present].mean()) or 1.0
+        norm = k1 * (1.0 - b + b * self.lengths / average)
+        for term, times in Counter(query_terms).items():
+            found = self._postings.get(term)
+            if found is None:
+                continue
+            rows, tf = found
+            keep = present[rows]
+            if not keep.any():
+                continue
+            rows, tf = rows[keep], tf[keep]
+            weight = times * idf(kept, len(rows))
+            np.add.at(scores, documents[rows], weight * tf * (k1 + 1.0) / (tf + norm[rows]))
+        return scores
+
+
+class History:
+    """A workspace's past change titles, mapped onto its catalog's documents: read again
+    when HEAD, the index generation or the number of commits asked for changes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._key: tuple[str | None, int | None, int] | None = None
+        self._titles = ChangeTitles(())
+        self._documents: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+
+    def scores(
+        self, catalog: Catalog, generation: int | None, commits: int, query: str
+    ) -> NDArray[np.float64] | None:
+        """BM25 of each code document's past titles for ``query`` (evidence documents
+        only, cuedeck_search.code_files), or None when there is no history."""
+        if not self.present(catalog, generation, commits):
+            return None
+        settings = catalog.keyword.settings
+        found = self._titles.scores(
+            terms(query), self._documents, len(catalog.keys), settings.k1, settings.b
+        )
+        return found * catalog.evidence_docs
+
+    def present(self, catalog: Catalog, generation: int | None, commits: int) -> bool:
+        """Whether any live document has past changes (read when something changed)."""
+        key = (head_commit(self.root), generation, commits)
+        if key != self._key:
+            self._titles = ChangeTitles(read_changes(self.root, commits)[1])
+            live = catalog.live_docs
+            position = {path: doc for doc, (path, _) in enumerate(catalog.keys) if live[doc]}
+            self._documents = self._titles.documents(position)
+            self._key = key
+        return bool((self._documents >= 0).any())
