@@ -17,7 +17,9 @@ Nothing fetched is committed. The repositories are git directories (the workplac
 ``fetch`` snapshots, ``/work/.mirror/<owner>+<name>/repo``, or any clone); cases are cached
 under ``WORK/cases/<owner>+<name>.json`` and base trees written under
 ``WORK/trees/<owner>+<name>/`` (``WORK`` is the ``--work`` folder of the scripts, outside
-this repository), rebuilt when missing.
+this repository), rebuilt when missing. A base tree is a git repository checked out at
+the base, its objects borrowed from the mirror and no other ref kept: git knows the
+history up to the base and nothing after it, as a clone checked out there would.
 
 The JSON (``format`` ``cuedeck-code-cases/1``)::
 

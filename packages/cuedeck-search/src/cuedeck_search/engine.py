@@ -164,15 +164,18 @@ class SearchEngine(SemanticSide):
         code, :mod:`cuedeck_search.code_files`). The last query's are kept: a search
         that looks up names asks twice."""
         self.sync()
-        key = (query, self._generation, head_commit(self.workspace.root))
+        # HEAD once per query, and only where past changes can matter (a git process
+        # would cost more than the query: core reads git's files).
+        head = head_commit(self.workspace.root) if self.catalog.code_docs.any() else None
+        key = (query, self._generation, head)
         last = self._last_keyword
         if last is not None and last[0] == key:
             return last[1]
-        found = self._keyword_scores(query)
+        found = self._keyword_scores(query, head)
         self._last_keyword = (key, found)
         return found
 
-    def _keyword_scores(self, query: str) -> Scored:
+    def _keyword_scores(self, query: str, head: str | None) -> Scored:
         try:
             sections = self.catalog.keyword.scores(query)
         except PostingsError as exc:  # a damaged saved file: rebuild it and score again
@@ -183,14 +186,15 @@ class SearchEngine(SemanticSide):
             sections = self.catalog.keyword.scores(query)
         files = with_support(self.catalog, sections)
         if self.catalog.code_docs.any():
-            history = self._history_scores(query)
+            history = self._past_changes(head).scores(self.catalog, query)
             files = code_files(self.catalog, query, files, history, self._factors(query))
         return Scored(sections, files)
 
-    def _history_scores(self, query: str) -> NDArray[np.float64] | None:
-        """The past change titles' scores for ``query`` (None outside git)."""
+    def _past_changes(self, head: str | None) -> History:
+        """The past change titles in step with ``head``, the index and the config."""
         commits = self.workspace.config.section("search", SearchSettings).history_commits
-        return self.history.scores(self.catalog, self._generation, commits, query)
+        self.history.update(self.catalog, self._generation, commits, head)
+        return self.history
 
     def _factors(self, query: str) -> NDArray[np.float64]:
         """Each document's keyword factor for ``query`` (ones when it asks for tests)."""
@@ -376,9 +380,9 @@ class SearchEngine(SemanticSide):
         config = self.workspace.config
         settings = config.section("search", SearchSettings)
         share = self.catalog.code_share
-        history = bool(share) and self.history.present(
-            self.catalog, self._generation, settings.history_commits
-        )
+        if share and self._last_keyword is None:  # no query has read HEAD yet
+            self._past_changes(head_commit(self.workspace.root))
+        history = bool(share) and self._past_changes(self.history.head).present
         key = (id(config), share, history)
         if self._fusing is not None and self._fusing[0] == key:
             return self._fusing[1]

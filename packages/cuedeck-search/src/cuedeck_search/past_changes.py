@@ -53,10 +53,11 @@ log = logging.getLogger("cuedeck")
 Changes = list[tuple[str, list[str]]]
 
 
-def read_changes(root: Path, commits: int) -> tuple[str | None, Changes]:
-    """HEAD (short) and its last ``commits`` changes, from the saved file when it was
-    made at the same HEAD for as many commits; ``(None, [])`` outside git."""
-    head = head_commit(root)
+def read_changes(root: Path, commits: int, head: str | None = None) -> tuple[str | None, Changes]:
+    """HEAD (short; read when not given) and its last ``commits`` changes, from the saved
+    file when it was made at the same HEAD for as many commits; ``(None, [])`` outside
+    git."""
+    head = head or head_commit(root)
     if head is None or commits <= 0:
         return head, []
     saved_at = root / HISTORY_FILE
@@ -187,27 +188,36 @@ class History:
         self._key: tuple[str | None, int | None, int] | None = None
         self._titles = ChangeTitles(())
         self._documents: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        #: HEAD when the titles were last brought in step (None: outside git, or never).
+        self.head: str | None = None
 
-    def scores(
-        self, catalog: Catalog, generation: int | None, commits: int, query: str
-    ) -> NDArray[np.float64] | None:
+    def update(
+        self, catalog: Catalog, generation: int | None, commits: int, head: str | None
+    ) -> None:
+        """Bring the titles in step with ``head`` (``head_commit`` of the root, which the
+        caller reads once per query) and the catalog's documents."""
+        key = (head, generation, commits)
+        if key == self._key:
+            return
+        self._titles = ChangeTitles(read_changes(self.root, commits, head)[1] if head else [])
+        live = catalog.live_docs
+        position = {path: doc for doc, (path, _) in enumerate(catalog.keys) if live[doc]}
+        self._documents = self._titles.documents(position)
+        self._key = key
+        self.head = head
+
+    @property
+    def present(self) -> bool:
+        """Whether any live document has past changes (as of the last :meth:`update`)."""
+        return bool((self._documents >= 0).any())
+
+    def scores(self, catalog: Catalog, query: str) -> NDArray[np.float64] | None:
         """BM25 of each code document's past titles for ``query`` (evidence documents
         only, cuedeck_search.code_files), or None when there is no history."""
-        if not self.present(catalog, generation, commits):
+        if not self.present:
             return None
         settings = catalog.keyword.settings
         found = self._titles.scores(
             terms(query), self._documents, len(catalog.keys), settings.k1, settings.b
         )
         return found * catalog.evidence_docs
-
-    def present(self, catalog: Catalog, generation: int | None, commits: int) -> bool:
-        """Whether any live document has past changes (read when something changed)."""
-        key = (head_commit(self.root), generation, commits)
-        if key != self._key:
-            self._titles = ChangeTitles(read_changes(self.root, commits)[1])
-            live = catalog.live_docs
-            position = {path: doc for doc, (path, _) in enumerate(catalog.keys) if live[doc]}
-            self._documents = self._titles.documents(position)
-            self._key = key
-        return bool((self._documents >= 0).any())
