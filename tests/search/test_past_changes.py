@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cuedeck.watch.reflects import head_commit
 from cuedeck_search.past_changes import (
     HISTORY_FILE,
     MAX_FILES,
     ChangeTitles,
+    load_titles,
     parse_log,
     read_changes,
 )
@@ -45,9 +47,7 @@ def test_titles_and_the_files_each_change_modified_newest_first(tmp_path: Path) 
     git(tmp_path, "init", "-q", "-b", "main")
     commit(tmp_path, "Add the parser", "src/parser.py", "src/lexer.py")
     commit(tmp_path, "Parser: accept trailing commas", "src/parser.py")
-    head, changes = read_changes(tmp_path, 100)
-    assert head is not None
-    assert changes == [
+    assert read_changes(tmp_path, 100) == [
         ("Parser: accept trailing commas", ["src/parser.py"]),
         ("Add the parser", ["src/lexer.py", "src/parser.py"]),
     ]
@@ -61,7 +61,7 @@ def test_merges_and_sweeping_changes_are_left_out(tmp_path: Path) -> None:
     git(tmp_path, "checkout", "-q", "main")
     commit(tmp_path, "Main work", "main.py")
     git(tmp_path, "merge", "-q", "--no-ff", "-m", "Merge branch 'side'", "side")
-    titles = [title for title, _ in read_changes(tmp_path, 100)[1]]
+    titles = [title for title, _ in read_changes(tmp_path, 100) or []]
     assert sorted(titles) == ["Main work", "Side work"]
 
 
@@ -69,40 +69,49 @@ def test_only_the_last_commits_asked_for(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     for number in range(5):
         commit(tmp_path, f"Change {number}", "a.py")
-    assert [t for t, _ in read_changes(tmp_path, 2)[1]] == ["Change 4", "Change 3"]
-    assert read_changes(tmp_path, 0)[1] == []
+    assert [t for t, _ in read_changes(tmp_path, 2) or []] == ["Change 4", "Change 3"]
+    assert read_changes(tmp_path, 0) == []
 
 
 def test_a_workspace_in_a_folder_of_the_repository_sees_its_own_paths(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     commit(tmp_path, "Outside the workspace", "other/x.py")
     commit(tmp_path, "Inside it", "app/src/y.py", "other/z.py")
-    changes = read_changes(tmp_path / "app", 100)[1]
-    assert changes == [("Inside it", ["src/y.py"])]
+    assert read_changes(tmp_path / "app", 100) == [("Inside it", ["src/y.py"])]
 
 
 def test_outside_git_there_is_no_history(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
-    assert read_changes(tmp_path, 100) == (None, [])
+    assert head_commit(tmp_path) is None
+    assert read_changes(tmp_path, 100) is None
+    assert len(load_titles(tmp_path, 100, None)) == 0
 
 
 def test_kept_per_head_and_read_again_after_a_commit(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     (tmp_path / ".cuedeck" / ".cache").mkdir(parents=True)
-    commit(tmp_path, "First", "a.py")
-    head, _ = read_changes(tmp_path, 100)
+    (tmp_path / ".gitignore").write_text(".cuedeck/.cache/\n", encoding="utf-8")  # cue init's
+    commit(tmp_path, "Parser fix", "a.py")
+    head = head_commit(tmp_path)
+    assert load_titles(tmp_path, 100, head).paths == [".gitignore", "a.py"]
     saved = json.loads((tmp_path / HISTORY_FILE).read_text(encoding="utf-8"))
-    assert saved["head"] == head and saved["changes"] == [["First", ["a.py"]]]
-    # The saved file answers at the same HEAD (a title written there is what comes back).
-    saved["changes"] = [["From the saved file", ["a.py"]]]
+    assert saved["head"] == head and saved["titles"]["terms"] == ["parser", "fix"]
+    # The saved file answers at the same HEAD (a path written there is what comes back).
+    saved["titles"]["paths"] = ["from/the/saved/file.py", "a.py"]
     (tmp_path / HISTORY_FILE).write_text(json.dumps(saved), encoding="utf-8")
-    assert read_changes(tmp_path, 100)[1] == [("From the saved file", ["a.py"])]
-    commit(tmp_path, "Second", "b.py")
-    assert [t for t, _ in read_changes(tmp_path, 100)[1]] == ["Second", "First"]
+    assert load_titles(tmp_path, 100, head).paths == ["from/the/saved/file.py", "a.py"]
+    # A damaged file is read from git again.
+    saved["titles"]["rows"] = [5]
+    (tmp_path / HISTORY_FILE).write_text(json.dumps(saved), encoding="utf-8")
+    assert load_titles(tmp_path, 100, head).paths == [".gitignore", "a.py"]
+    commit(tmp_path, "Lexer fix", "b.py")
+    assert load_titles(tmp_path, 100, head_commit(tmp_path)).paths == ["b.py", ".gitignore", "a.py"]
 
 
 def test_parse_log_reads_records_and_names() -> None:
-    text = "\x1eFix the lexer\n\nsrc/lexer.py\nsrc/token.py\n\x1eEmpty change\n\x1eDocs\n\nREADME.md\n"
+    text = (
+        "\x1eFix the lexer\n\nsrc/lexer.py\nsrc/token.py\n\x1eEmpty change\n\x1eDocs\n\nREADME.md\n"
+    )
     assert parse_log(text) == [
         ("Fix the lexer", ["src/lexer.py", "src/token.py"]),
         ("Docs", ["README.md"]),
@@ -123,3 +132,14 @@ def test_titles_score_the_files_they_changed_by_bm25() -> None:
     assert scores[1] == 0 and scores[3] == 0  # no such title; no file there
     unmapped = titles.documents({"src/lexer.py": 0})
     assert not np.any(titles.scores(["trail"], unmapped, 1, 1.2, 0.75))
+
+
+def test_saved_titles_score_as_the_built_ones() -> None:
+    built = ChangeTitles([("Parser: accept commas", ["p.py"]), ("Lexer commas", ["l.py", "p.py"])])
+    loaded = ChangeTitles.loaded(json.loads(json.dumps(built.saved())))
+    documents = built.documents({"p.py": 0, "l.py": 1})
+    for query in (["comma"], ["parser", "comma"], ["lexer"], ["none"]):
+        assert np.array_equal(
+            built.scores(query, documents, 2, 1.2, 0.75),
+            loaded.scores(query, loaded.documents({"p.py": 0, "l.py": 1}), 2, 1.2, 0.75),
+        )
