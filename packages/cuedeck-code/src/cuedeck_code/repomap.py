@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.errors import InvalidInput, MissingExtra, TokenLimitExceeded
+from cuedeck.serving.reply import fit_reply
 from cuedeck.watch.reflects import Reflects, reflects
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ class RepoMap(TypedDict):
     symbols: int
     personalised_on: list[str]
     reflects: Reflects
+    #: Definitions left out by rule, per reason: ``tests`` (unless the card or query asks
+    #: for them, or the folder holds tests) and ``generated`` (generated files, data tables).
+    left_out: dict[str, int]
 
 
 def repo_map(
@@ -60,9 +64,11 @@ def repo_map(
     """Map the repository: its most important definitions as signatures, within a budget.
 
     Ranked by the reference graph and recent changes, or for a card or a query; each
-    line is a definition with its lines (an anchor for read_doc). Nothing is written.
+    line is a definition with its lines (an anchor for read_doc). Tests and generated
+    files are left out (counted in left_out) unless the card or query asks for tests or
+    the folder holds them. Nothing is written.
     """
-    from cuedeck.models import CodeQuery
+    from cuedeck.models import CodeQuery, left_out_of
     from cuedeck.scene.related import card_query, code_ranker
 
     ranker = code_ranker(workspace)
@@ -85,15 +91,22 @@ def repo_map(
     ranked = ranker.rank(workspace, code)
     session = workspace.mask_session()
     header = _header(scope, reasons)
-    text, tokens, shown = fit_map(workspace, ranked, token_limit, header, session)
-    return {
-        "text": text,
-        "tokens": tokens,
-        "files": len({entry.path for entry in shown}),
-        "symbols": len(shown),
-        "personalised_on": reasons,
-        "reflects": reflects(workspace),
-    }
+
+    state = reflects(workspace)
+
+    def reply(budget: int) -> RepoMap:
+        text, tokens, shown = fit_map(workspace, ranked, budget, header, session)
+        return {
+            "text": text,
+            "tokens": tokens,
+            "files": len({entry.path for entry in shown}),
+            "symbols": len(shown),
+            "personalised_on": reasons,
+            "left_out": left_out_of(ranked),
+            "reflects": state,
+        }
+
+    return fit_reply(workspace, token_limit, reply)
 
 
 def _folder(workspace: Workspace, folder: str | None) -> str | None:
@@ -162,7 +175,7 @@ def fit_map(
     session: MaskSession,
 ) -> tuple[str, int, list[RankedSymbol]]:
     """The largest map of the best ``ranked`` entries within ``token_limit`` tokens
-    (masked, counted as written); InvalidInput when not even its header fits."""
+    (masked, counted as written); TokenLimitExceeded when not even its header fits."""
     count = workspace.count_tokens
 
     def made(size: int) -> tuple[str, int]:
@@ -171,9 +184,11 @@ def fit_map(
 
     low_text, low_tokens = made(0)
     if low_tokens > token_limit:
-        raise InvalidInput(
+        raise TokenLimitExceeded(
             f"a map needs at least {low_tokens} tokens; the budget is {token_limit}",
-            field="token_limit",
+            current_size=low_tokens,
+            limit=token_limit,
+            action=f"ask for a token_limit of at least {low_tokens}",
         )
     low, high = 0, len(ranked) + 1
     best = (low_text, low_tokens, 0)

@@ -8,15 +8,26 @@ definitions. Either kind of section can be named as an anchor.
 
 from __future__ import annotations
 
+import posixpath
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import cattrs
 
+from cuedeck.layout import CARDS_DIR, DOCS_DIR
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
 Severity = Literal["error", "warning"]
-ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on", "import"]
+ReferenceKind = Literal[
+    "at", "markdown", "wiki", "frontmatter", "depends_on", "import", "include", "link", "label"
+]
 DocumentKind = Literal["card", "doc", "file"]
+#: Languages of prose documents, whose sections are headings: what core's prose parsers
+#: give (``markdown`` is the index's name for a document without a language).
+PROSE_LANGUAGES = frozenset({"markdown", "rst", "asciidoc", "plaintext"})
 
 
 @attrs.frozen
@@ -83,6 +94,16 @@ class Symbol:
 
 #: A line-range anchor: ``L120-L180``, ``L120-180`` or ``L120`` (one line).
 LINE_RANGE = re.compile(r"L(\d+)(?:-L?(\d+))?")
+#: Suffixes of the documents a bare ``@path`` may name without a folder (any file may be
+#: named with one: ``@config/app.yaml``, or by its lines: ``@setup.cfg#L1-L9``).
+DOCUMENT_SUFFIXES = ("md", "rst", "rest", "txt", "adoc", "asciidoc")
+
+
+def names_path(target: str) -> bool:
+    """Whether a ``refs:`` entry names a file by its path (``docs/x.rst``, ``api.md``)
+    rather than by a bare name resolved like a wiki link (``api``)."""
+    suffix = posixpath.splitext(target)[1]
+    return bool(suffix) and ("/" in target or suffix[1:].lower() in DOCUMENT_SUFFIXES)
 
 
 @attrs.frozen
@@ -126,8 +147,13 @@ class LineRange:
 class Reference:
     """A reference as written in a file, before it is resolved against the workspace.
 
-    ``target`` is a workspace-relative POSIX path for path-like syntaxes and a bare name
-    for wiki links; ``anchor`` is the heading after ``#`` if any.
+    ``kind``: ``at`` (``@doc/x``, ``@code/...``), ``frontmatter`` (``refs:``),
+    ``depends_on`` and ``include`` (reStructuredText's and AsciiDoc's include
+    directives) include their target in a scene; ``markdown`` (a markdown link),
+    ``wiki``, ``link`` (a link or cross reference of another format) and ``label`` (a
+    Sphinx ``:ref:``) are "see also"; ``import`` is a code file's import. ``target`` is
+    a workspace-relative POSIX path for path-like syntaxes, a bare name for wiki links
+    and a label (lower case) for ``label``; ``anchor`` is the section after ``#`` if any.
     """
 
     kind: ReferenceKind
@@ -179,9 +205,10 @@ class Document:
     ``path`` is workspace-relative with ``/`` separators. ``sha256`` is of the raw bytes;
     ``tokens`` is counted with the counter named by the index. Line numbers are 1-based
     and count the frontmatter. ``language`` is None for markdown and names the
-    language of any other parser's document (``python``, ``text`` for a file indexed
-    as plain text); ``symbols`` are a code file's definitions, in file order, outer
-    before inner.
+    language of any other parser's document (``rst``, ``asciidoc``, ``plaintext``:
+    prose, :data:`PROSE_LANGUAGES`; ``python``; ``text`` for a file read as plain
+    lines); ``symbols`` are a code file's definitions, in file order, outer before
+    inner.
     """
 
     path: str
@@ -226,6 +253,12 @@ class Document:
         )
 
     @property
+    def prose(self) -> bool:
+        """Whether it is prose (markdown, reStructuredText, AsciiDoc, plain text): its
+        sections are headings, and a scene places it as text, not as code."""
+        return self.language is None or self.language in PROSE_LANGUAGES
+
+    @property
     def anchors(self) -> list[str]:
         """Every heading's text, then every symbol's qualified name, in file order."""
         return [h.text for h in self.headings] + [s.name for s in self.symbols]
@@ -233,22 +266,33 @@ class Document:
 
 @attrs.frozen
 class SearchFilters:
-    """Filters of a search: any tag, priority and assignee (frontmatter, case-insensitive)
-    and, with ``kinds``, only documents of those kinds (``card``, ``doc``, ``file``)."""
+    """Filters of a search: frontmatter (any tag, priority and assignee, case-insensitive),
+    the kinds of document (``card``, ``doc``, ``file``) and code (a file's ``language``, a
+    ``path`` glob, and a symbol ``kind``: only the sections of definitions of that kind
+    count)."""
 
     tags: tuple[str, ...] = ()
     priority: str | None = None
     assignee: str | None = None
     kinds: tuple[DocumentKind, ...] = ()
+    language: str | None = None
+    path: str | None = None
+    kind: str | None = None
+
+    @property
+    def frontmatter(self) -> bool:
+        """Whether any frontmatter filter is set."""
+        return bool(self.tags) or self.priority is not None or self.assignee is not None
 
     def admits(self, document: Document) -> bool:
-        """Whether ``document`` passes the filters: its kind, then its frontmatter."""
+        """Whether ``document`` passes the kind and frontmatter filters (the code filters
+        are the searcher's: it knows each file's language and definitions)."""
         if self.kinds and document.kind not in self.kinds:
             return False
         return self.accepts(document.frontmatter)
 
     def accepts(self, frontmatter: dict[str, Any]) -> bool:
-        """Whether a file with this frontmatter passes the filters."""
+        """Whether a file with this frontmatter passes the frontmatter filters."""
         if self.tags:
             tags = frontmatter.get("tags") or []
             if isinstance(tags, str):
@@ -308,13 +352,17 @@ class SceneItem:
     sha256: str
     role: str = "direct"
     title: str = ""
-    #: The language of a code item (``python``...); None for markdown.
+    #: The language of a code item (``python``...) or of prose other than markdown
+    #: (``rst``, ``asciidoc``, ``plaintext``: its fence); None for markdown.
     language: str | None = None
     #: The lines of the file the text holds (1-based, inclusive), for code and sections.
     lines: tuple[int, int] | None = None
     #: Smaller forms of a code item, largest first (its signatures with docstring
     #: summaries, then its outermost signature), masked: what ``signatures`` places.
     signatures: tuple[str, ...] = ()
+    #: ``(outline, headings only)`` of prose the outline pruner cannot read as markdown
+    #: (reStructuredText, AsciiDoc, plain text), made from its headings; empty otherwise.
+    outlines: tuple[str, ...] = ()
     #: How the text is placed when kept as it is: "" for whole or section, else the form
     #: it already has (``signatures`` for related code compressed to fit its share).
     form: str = ""
@@ -393,6 +441,23 @@ class RankedSymbol:
             if value >= 0.005
         ]
         return " · ".join(shown) or "score 0"
+
+
+class CodeRanking(list[RankedSymbol]):
+    """What a :class:`~cuedeck.hooktypes.CodeRanker` may return instead of a plain list:
+    the ranked definitions, best first, and how many the ranker left out by rule, per
+    reason (``{"tests": 20, "generated": 3}``), for the scene's manifest and the map."""
+
+    def __init__(
+        self, ranked: Iterable[RankedSymbol] = (), left_out: Mapping[str, int] | None = None
+    ) -> None:
+        super().__init__(ranked)
+        self.left_out: dict[str, int] = {k: v for k, v in (left_out or {}).items() if v}
+
+
+def left_out_of(ranked: list[RankedSymbol]) -> dict[str, int]:
+    """What a ranker's answer says it left out ({} for a plain list)."""
+    return dict(ranked.left_out) if isinstance(ranked, CodeRanking) else {}
 
 
 @attrs.frozen
@@ -481,3 +546,24 @@ class Snapshot:
     def text(self) -> str:
         """:attr:`data` as text (UTF-8, a BOM dropped, undecodable bytes replaced)."""
         return self.data.decode("utf-8-sig", errors="replace")
+
+
+def replaced_bytes(path: str) -> Problem:
+    """The warning of a file whose bytes were not all UTF-8 (they were replaced)."""
+    return Problem(
+        "warning",
+        1004,
+        path,
+        None,
+        "file is not valid UTF-8; undecodable bytes were replaced",
+        "save the file as UTF-8",
+    )
+
+
+def document_kind(path: str) -> DocumentKind:
+    """``card`` or ``doc`` for files under ``.cuedeck/``, else ``file``."""
+    if path.startswith(CARDS_DIR + "/"):
+        return "card"
+    if path.startswith(DOCS_DIR + "/"):
+        return "doc"
+    return "file"

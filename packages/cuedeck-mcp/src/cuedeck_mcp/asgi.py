@@ -307,12 +307,10 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
 
     dispatcher: Any
     if deployment.team is not None:
-        home_root = deployment.team
-        dispatcher = TeamEndpoint(
-            http_app(open_workspace(home_root), "/mcp", name="team", team=True)
-        )
+        home = open_workspace(deployment.team)
+        dispatcher = TeamEndpoint(http_app(home, "/mcp", name="team", team=True))
         routes = {"/mcp"}
-        problems = lambda: service.team_problems(home_root)  # noqa: E731
+        problems = lambda: service.team_problems(home)  # noqa: E731
     else:
         apps = {
             name: http_app(open_workspace(root), f"/mcp/{name}", name=name)
@@ -359,7 +357,7 @@ def serve_workspaces(
     from cuedeck.serving.ports import check_free
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
-    from cuedeck_mcp.settings import McpSettings
+    from cuedeck_mcp.settings import McpSettings, proxy_options
 
     first = team if team is not None else next(iter(workspaces.values()))
     settings = open_workspace(first).config.section("mcp", McpSettings)
@@ -385,6 +383,7 @@ def serve_workspaces(
         port=deployment.port,
         log_level="warning",
         http=guarded_http_protocol(),  # a deadline for every request's headers
+        **proxy_options(settings),
     )
 
 

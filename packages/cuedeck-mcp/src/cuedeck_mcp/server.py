@@ -28,7 +28,7 @@ from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
 from cuedeck_mcp.session_state import CueDeckFastMCP
-from cuedeck_mcp.settings import McpSettings, rate_limits
+from cuedeck_mcp.settings import McpSettings, proxy_options, rate_limits
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -194,7 +194,7 @@ def _instructions(tools: list[str]) -> str:
 #: all fifteen memory tools would double the default's size (add ``memory``).
 OPT_IN_CATEGORIES = frozenset({"files", "git", "memory", "reference"})
 #: Categories only a team server serves: they act on a team's repositories and members
-#: (cuedeck_mcp.team.serving.TEAM_CATEGORIES).
+#: (the team plugin's tools, cuedeck-team).
 TEAM_ONLY = frozenset({"repositories", "users"})
 #: What a team server serves on top of its profile.
 TEAM_PROFILE = ("repositories", "users", "cidx_quick_reference")
@@ -304,11 +304,9 @@ def build_server(
 
         repositories: Repositories = OneWorkspace(label, runtime)
         if team:
-            from cuedeck_mcp.team.serving import TeamRepositories
+            from cuedeck_mcp.repositories import team_service
 
-            repositories = TeamRepositories(
-                workspace.service("team"), runtime, frozenset(tools_served)
-            )
+            repositories = team_service(workspace).repositories(runtime, frozenset(tools_served))
         counted = limiter or RateLimiter(
             rate_limits(workspace), store=workspace.root / RATE_LIMITS_DB
         )
@@ -406,5 +404,6 @@ def serve(
         port=port,
         middleware=[guard, *gate, Middleware(EnvelopeGuard)],
         host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
-        uvicorn_config={"http": guarded_http_protocol()},  # a deadline for headers
+        # a deadline for headers; forwarded headers believed from trusted proxies only
+        uvicorn_config={"http": guarded_http_protocol(), **proxy_options(settings)},
     )

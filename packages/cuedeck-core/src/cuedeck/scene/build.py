@@ -62,13 +62,16 @@ def build_scene(
     since: str | None = None,
     stack: str | None = None,
     record: bool = True,
+    measure: Callable[[str], int] | None = None,
 ) -> Scene:
     """The scene of ``card_id`` (default: the active card), fitted to ``token_limit``.
 
     ``since`` (a git ref, a task snapshot) adds the files changed since then as hunks;
     ``stack`` (a traceback, failing test output) points related code at its frames;
     ``record`` records the code references seen for the first time (their drift is
-    measured from then on). Raises CycleDetected (1002) when a reference loop is
+    measured from then on); ``measure`` counts what a scene text costs as sent, when
+    that is more than the text (a tool's reply around it), and the budget bounds that.
+    Raises CycleDetected (1002) when a reference loop is
     reachable from the card, TokenLimitExceeded (1003) when the card alone does not fit,
     FileNotFound (1001) for a missing card or global doc, InvalidInput (1004) for bad
     arguments, UnknownBaseline (1143) for a ``since`` nothing knows.
@@ -86,7 +89,7 @@ def build_scene(
         workspace, entries, texts, files, options.renderer, labels, session, recorded=record
     )
     extras = _extras(workspace, header_card_id(card.path), session, options.renderer)
-    since_label, code = _code(
+    since_label, code, left_out = _code(
         workspace, card, entries, [*items, *(e for e, _ in extras)], session, cost, options,
         since=since, stack=stack,
     )  # fmt: skip
@@ -97,7 +100,10 @@ def build_scene(
                 files[extra_item.path] = (extra_item.text, digest)
         # A stable sort: each extra joins the end of its priority level, the card stays first.
         items = sorted([*items, *(extra for extra, _ in extras)], key=lambda item: -item.priority)
-    header = _header(workspace, card, entries, session, options, labels)
+    header = attrs.evolve(
+        _header(workspace, card, entries, session, options, labels),
+        left_out=tuple(sorted(left_out.items())),
+    )
     placements, text, used = fit_to_budget(
         items,
         options.limit,
@@ -107,6 +113,7 @@ def build_scene(
         header,
         session.placeholders,
         workspace.token_counter.count,
+        measure,
     )
     manifest = _manifest(header, placements, text, used, files, session, since_label)
     return Scene(text=text, manifest=manifest, placements=tuple(placements))
@@ -209,6 +216,8 @@ def _items(
         )
         if is_code(document):
             item = code_item(workspace, document, text, entry.lines, entry.anchor, session, item)
+        elif document.language not in (None, "markdown"):
+            item = _prose_item(document, text, entry.lines, item)
         mode = full_mode(item)
         if unmasked and mode == "whole" and renderer.name != "json":
             # The index counted this very text: add the framing instead of recounting.
@@ -222,6 +231,25 @@ def _items(
         return counter.count(renderer.escape(text)) + framing
 
     return items, count, cost
+
+
+def _prose_item(
+    document: Document, text: str, lines: tuple[int, int], base: SceneItem
+) -> SceneItem:
+    """``base`` as prose other than markdown: its language (the block's fence) and its
+    outlines, made from its headings (the outline pruner reads only markdown's)."""
+    from cuedeck.prose.sections import heading_lines
+    from cuedeck.scene.pruners import heading_outlines
+    from cuedeck.text import split_lines
+
+    rows = split_lines(text)
+    first, last = lines
+    spans = [
+        (h.line - first, heading_lines(document.language, rows[h.line - first]))
+        for h in document.headings
+        if first <= h.line <= last and h.line - first < len(rows)
+    ]
+    return attrs.evolve(base, language=document.language, outlines=heading_outlines(rows, spans))
 
 
 def _header(
@@ -318,6 +346,7 @@ def _manifest(
         "inputs": dict(sorted(inputs.items())),
         "secrets": secret_counts(text, session.placeholders),
         "since": since,
+        "left_out": dict(header.left_out),
     }
 
 
@@ -332,10 +361,11 @@ def _code(
     *,
     since: str | None,
     stack: str | None,
-) -> tuple[str | None, list[tuple[SceneItem, str]]]:
+) -> tuple[str | None, list[tuple[SceneItem, str]], dict[str, int]]:
     """The changes since ``since`` (and its label) and the related code, as extras with
-    their files' hashes. Related code takes its share of what the rest leaves: the
-    documents ``held`` already and, roughly, their manifest rows and the header."""
+    their files' hashes, and what the code ranker left out by rule. Related code takes
+    its share of what the rest leaves: the documents ``held`` already and, roughly,
+    their manifest rows and the header."""
     found: list[tuple[SceneItem, str]] = []
     label = None
     if since is not None:
@@ -345,7 +375,7 @@ def _code(
     taken = [*held, *(item for item, _ in found)]
     room = options.limit - sum(item.tokens + _row(counter, item) for item in taken) - SHELL_TOKENS
     share = min(int(workspace.config.scene.code_share * options.limit), room)
-    related = related_items(
+    related, left_out = related_items(
         workspace,
         card,
         [(e.path, e.anchor, e.lines) for e in entries],
@@ -356,7 +386,7 @@ def _code(
         row=lambda item: _row(counter, item),
     )
     found.extend((item, item.sha256) for item in related)
-    return label, found
+    return label, found, left_out
 
 
 #: The scene's header, truncation note and manifest's head and foot, roughly, in tokens.
