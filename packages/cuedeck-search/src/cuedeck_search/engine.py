@@ -30,6 +30,7 @@ from cuedeck_search.analysis import terms
 from cuedeck_search.bm25 import KeywordSettings
 from cuedeck_search.catalog import Catalog, CatalogStats
 from cuedeck_search.code_files import asks_for_tests, definitions, weights
+from cuedeck_search.filtering import allowed_documents, of_kind
 from cuedeck_search.names import as_name, named_sections
 from cuedeck_search.past_changes import History
 from cuedeck_search.postings import PostingsError
@@ -363,34 +364,7 @@ class SearchEngine(SemanticSide):
         return [attrs.evolve(r, answered_by="keyword") for r in found]
 
     def _allowed(self, filters: SearchFilters) -> NDArray[np.bool_]:
-        """Per document: whether it is live and passes the filters (a ``kind`` filter
-        keeps the files defining something of that kind)."""
-        live = self.catalog.live_docs
-        if filters == SearchFilters():
-            return live
-        from cuedeck.index.walk import Globs
-
-        index = self.workspace.index
-        spec = Globs([filters.path.strip()]) if filters.path else None
-        language = filters.language.strip().lower() if filters.language else None
-        kind = filters.kind.strip().lower() if filters.kind else None
-
-        def accepts(path: str) -> bool:
-            if spec is not None and not spec.match(path):
-                return False
-            if language is not None and index.language(path) != language:
-                return False
-            if not filters.frontmatter and not filters.kinds and kind is None:
-                return True
-            document = index.get(path, counted=False)
-            if document is None or not filters.admits(document):
-                return False
-            return kind is None or any(s.kind == kind for s in document.symbols)
-
-        accepted = (
-            bool(live[i]) and accepts(path) for i, (path, _) in enumerate(self.catalog.keys)
-        )
-        return np.fromiter(accepted, dtype=bool, count=len(live))
+        return allowed_documents(self.catalog, self.workspace.index, filters)
 
     def named_sections(self, query: str, files: Scores | None = None) -> list[int]:
         """The sections of the definitions ``query`` names, best first (none when it is no
@@ -493,7 +467,7 @@ class SearchEngine(SemanticSide):
             for rank, sid in enumerate(s for s in named if first <= s < end):
                 local[sid - first] = max(best, 0.0) + 1.0 + len(named) - rank
             if kind is not None:
-                local = self._of_kind(doc, local, kind)
+                local = of_kind(self.catalog, self.workspace.index, doc, local, kind)
                 if max(local, default=0.0) <= 0:
                     return None
             return Ranked(
@@ -507,17 +481,3 @@ class SearchEngine(SemanticSide):
 
         found = (made for doc in ranked if (made := item(doc)) is not None)
         return results(self.workspace, query, itertools.islice(found, limit))
-
-    def _of_kind(self, doc: int, scores: list[float], kind: str) -> list[float]:
-        """``scores`` of document ``doc``'s sections, 0 for those that are not of a
-        definition of ``kind`` (code outside any definition is its module's)."""
-        document = self.workspace.index.get(self.catalog.keys[doc][0], counted=False)
-        if document is None:
-            return [0.0] * len(scores)
-        kinds = {symbol.name: symbol.kind for symbol in document.symbols}
-        module = "module" if any(s.kind == "module" for s in document.symbols) else None
-        anchors = self.catalog.section_anchors(doc)
-        return [
-            score if at < len(anchors) and (kinds.get(anchors[at] or "", module) == kind) else 0.0
-            for at, score in enumerate(scores)
-        ]

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -85,19 +83,20 @@ def load_titles(root: Path, commits: int, head: str | None) -> ChangeTitles:
 
 
 def _git_log(root: Path, commits: int) -> Changes | None:
-    env = dict(os.environ)
-    env.update({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
-    command = [
-        "git", "-c", "core.quotepath=off", "--no-pager", "-C", str(root), "log", "HEAD",
-        "--no-merges", f"-n{commits}", "--name-only", "--no-renames", "--relative",
-        "--no-ext-diff", "--no-textconv",
-        f"--format={_RECORD}%s", "--", ".",
+    """``git log`` read-only through core's runner (the repository found by path, never a
+    folder git would take as a bare one), in the workspace's folder."""
+    from cuedeck.system.git import Git, GitTimedOut, find_repository
+
+    found = find_repository(root)
+    if found is None:
+        return None
+    args = [
+        "log", "HEAD", "--no-merges", f"-n{commits}", "--name-only", "--no-renames",
+        "--relative", "--no-ext-diff", "--no-textconv", f"--format={_RECORD}%s", "--", ".",
     ]  # fmt: skip
     try:
-        done = subprocess.run(
-            command, capture_output=True, timeout=GIT_TIMEOUT, env=env, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        done = Git(found, cwd=root, read_only=True).run(args, timeout=GIT_TIMEOUT)
+    except (OSError, GitTimedOut) as exc:
         log.info("search history not read: %s", exc)
         return None
     if done.returncode != 0:
