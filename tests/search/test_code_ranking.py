@@ -241,6 +241,28 @@ def test_tests_rank_below_the_code_they_exercise(
     assert first(open_workspace(code_root), query)[0] == "tests/test_prompts.py"
 
 
+#: A changelog whose entries repeat the titles of ``TITLES``, in each prose format.
+CHANGELOGS = {
+    "CHANGES.rst": "Changes\n=======\n\nVersion 8.2.1\n-------------\n\n{entries}",
+    "CHANGES.adoc": "= Changes\n\n== Version 8.2.1\n\n{entries}",
+    "CHANGES.md": "# Changes\n\n## Version 8.2.1\n\n{entries}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANGELOGS))
+def test_a_changelog_in_any_prose_format_ranks_below_the_code(
+    code_root: Path, tmp_path: Path, name: str
+) -> None:
+    """The project's prose, whatever its format, keeps its section score alone: a
+    changelog repeating a change's words does not get the whole-file evidence of code."""
+    root = tmp_path / "ws"
+    shutil.copytree(code_root, root, ignore=shutil.ignore_patterns(".cache"))
+    entries = "".join(f"- {query.capitalize()}. Fixes {query}.\n" for query, _ in TITLES)
+    (root / name).write_text(CHANGELOGS[name].format(entries=entries), encoding="utf-8")
+    workspace = open_workspace(root)
+    assert [first(workspace, query)[0] for query, _ in TITLES] == [path for _, path in TITLES]
+
+
 def test_search_code_ranks_the_definition_over_its_tests(code_root: Path) -> None:
     from cuedeck_code.search_tool import search_code
 
