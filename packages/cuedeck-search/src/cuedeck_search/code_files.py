@@ -10,13 +10,13 @@ sum), beside its section score; and, in a git repository, **its past changes' ti
 it. Each side is scaled by its best file for the query and they are added, the
 whole-file side weighing ``FILE_EVIDENCE`` and the titles ``HISTORY_EVIDENCE``.
 CueDeck's own docs and cards (``.cuedeck/``) get the same evidence; the project's other
-prose (a README, a changelog, a documentation site) keeps its section score alone, so
-in a repository its pages rank below the code a query's words are spread through (on
-the tuning repositories, giving them the evidence too cost 0.07 MRR: they are never a
-change's answer, but often match its title). Then **tests and examples are demoted**
-(their score times ``TEST_FACTOR`` or ``EXAMPLE_FACTOR``, judged by the path) unless
-the query says ``test``: they mention what they exercise as often as the code that
-defines it. The semantic side demotes them by the same factors.
+prose (a README, a changelog, a documentation site; any prose format) keeps its section
+score alone, so in a repository its pages rank below the code a query's words are
+spread through (on the tuning repositories, giving them the evidence too cost 0.07
+MRR: they are never a change's answer, but often match its title). Then **tests and
+examples are demoted** (their score times ``TEST_FACTOR`` or ``EXAMPLE_FACTOR``, judged
+by the path) unless the query says ``test``: they mention what they exercise as often
+as the code that defines it. The semantic side demotes them by the same factors.
 
 Measured on the five tuning repositories of benchmarks/code_cases.py (file-level MRR;
 benchmarks/README.md, "Code ranking"). A workspace without code ranks as before, to the
