@@ -17,7 +17,9 @@ Nothing fetched is committed. The repositories are git directories (the workplac
 ``fetch`` snapshots, ``/work/.mirror/<owner>+<name>/repo``, or any clone); cases are cached
 under ``WORK/cases/<owner>+<name>.json`` and base trees written under
 ``WORK/trees/<owner>+<name>/`` (``WORK`` is the ``--work`` folder of the scripts, outside
-this repository), rebuilt when missing.
+this repository), rebuilt when missing. A base tree is a git repository checked out at
+the base, its objects borrowed from the mirror and no other ref kept: git knows the
+history up to the base and nothing after it, as a clone checked out there would.
 
 The JSON (``format`` ``cuedeck-code-cases/1``)::
 
@@ -49,6 +51,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import tarfile
 from pathlib import Path
@@ -408,26 +411,47 @@ def load_cases(repo: Repository, work: Path, mirrors: Path = MIRRORS) -> dict[st
 
 def base_tree(repo: Repository, cases: dict[str, Any], work: Path, mirrors: Path = MIRRORS) -> Path:
     """The files of the base commit under ``work/trees/<slug>`` (made a CueDeck
-    workspace), written when missing."""
+    workspace, and a git repository at the base with its history), written when
+    missing."""
     into = work / "trees" / repo.slug
     marker = into / ".cuedeck" / "base"
-    if marker.exists() and marker.read_text().strip() == cases["base"]:
-        return into
-    into.mkdir(parents=True, exist_ok=True)
-    archive = into.with_suffix(".tar")
-    with archive.open("wb") as out:
-        subprocess.run(
-            ["git", f"--git-dir={git_dir(repo, mirrors)}", "archive", cases["base"]],
-            stdout=out,
-            check=True,
-        )
-    with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
-    archive.unlink()
-    for sub in ("docs", "cards"):
-        (into / ".cuedeck" / sub).mkdir(parents=True, exist_ok=True)
-    marker.write_text(cases["base"] + "\n", encoding="utf-8")
+    if not (marker.exists() and marker.read_text().strip() == cases["base"]):
+        if into.exists():  # another base's files: none of them may stay
+            shutil.rmtree(into)
+        into.mkdir(parents=True)
+        archive = into.with_suffix(".tar")
+        with archive.open("wb") as out:
+            subprocess.run(
+                ["git", f"--git-dir={git_dir(repo, mirrors)}", "archive", cases["base"]],
+                stdout=out,
+                check=True,
+            )
+        with tarfile.open(archive) as tar:
+            tar.extractall(into, filter="data")
+        archive.unlink()
+        for sub in ("docs", "cards"):
+            (into / ".cuedeck" / sub).mkdir(parents=True, exist_ok=True)
+        marker.write_text(cases["base"] + "\n", encoding="utf-8")
+    head = subprocess.run(
+        ["git", "-C", str(into), "rev-parse", "--verify", "--quiet", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    if not (into / ".git").is_dir() or head != cases["base"]:
+        with_history(into, cases["base"], git_dir(repo, mirrors))
     return into
+
+
+def with_history(tree: Path, base: str, source: Path) -> None:
+    """Make ``tree`` (the files of ``base``) a git repository checked out at ``base``, its
+    objects borrowed from ``source``: HEAD's history is what git knew at the base, as in
+    a clone checked out there (no other branch or tag, so nothing later is reachable)."""
+    subprocess.run(["git", "init", "-q", "-b", "base", str(tree)], check=True)
+    alternates = tree / ".git" / "objects" / "info" / "alternates"
+    alternates.write_text(str(source.resolve() / "objects") + "\n", encoding="utf-8")
+    for args in (("update-ref", "refs/heads/base", base), ("read-tree", base)):
+        subprocess.run(["git", "-C", str(tree), *args], check=True)
 
 
 def main() -> None:

@@ -96,7 +96,7 @@ def bm25s_ranker(engine: Any, support: bool) -> Any:
     import bm25s
 
     from cuedeck_search.analysis import stem
-    from cuedeck_search.engine import SUPPORT_DECAY, SUPPORT_DEPTH
+    from cuedeck_search.bm25 import SUPPORT_DECAY, SUPPORT_DEPTH
 
     def stem_words(words: list[str]) -> list[str]:
         return [stem(w) for w in words]

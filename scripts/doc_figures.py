@@ -9,6 +9,7 @@ Held to the code (tests/test_docs_figures.py runs the check):
   generated from the registered settings, tools and secret rules;
 * defaults quoted in prose (```[memory] token_limit`, 200,000``) and in docs/search.md's
   settings table;
+* docs/code.md's per-repository table of code ranking, the one docs/search.md holds;
 * counts: secret rules, the tools of a category, the commands table of the README;
 * the "writes" and "rate limit" columns of the tools tables;
 * the size of ``tools/list`` per profile and role in docs/mcp.md, measured in exact o200k
@@ -337,6 +338,23 @@ def prose_defaults(text: str) -> Iterator[Fix]:
         yield Fix(match.start("value"), match.end("value"), _number(default, match["value"]), what)
 
 
+#: The header of the per-repository table of code ranking (issue 36): docs/search.md holds
+#: the figures, docs/code.md the same table.
+CODE_RANKING_TABLE = "| repository | language | split | cases | default (hybrid) MRR / Hit@5"
+
+
+def code_ranking_table(text: str) -> Iterator[Fix]:
+    """docs/code.md: the per-repository table of code ranking, as docs/search.md has it."""
+    source = (REPO / "docs" / "search.md").read_text(encoding="utf-8")
+    header = next((line for line in source.splitlines() if line.startswith(CODE_RANKING_TABLE)), "")
+    truth = _table(source, header) if header else None
+    found = _table(text, header) if header else None
+    if truth is None or found is None:
+        yield Fix(0, 0, None, "no per-repository table of code ranking")
+        return
+    yield Fix(*found, source[truth[0] : truth[1]], "the per-repository table of code ranking")
+
+
 def search_settings(text: str) -> Iterator[Fix]:
     """docs/search.md: the defaults column of its ``[search]`` table."""
     from cuedeck.config import _toml_value
@@ -498,6 +516,7 @@ def rules(*, static: bool = True, measured: bool = True) -> dict[str, list[Rule]
         found["docs/config.md"] += [settings_tables, rate_limit_table]
         found["docs/masking.md"].append(rule_table)
         found["docs/search.md"].append(search_settings)
+        found["docs/code.md"].append(code_ranking_table)
         found["README.md"] += [commands_table, tool_tables]
         found["docs/mcp.md"].append(tool_tables)
     figures = [*(COUNTS if static else []), *(MEASURED if measured else [])]

@@ -162,8 +162,15 @@ def run(root: Path, argv: list[str]) -> tuple[int, str]:
     """``cue -C root ARGV`` in this process: exit code and what a terminal shows."""
     from cuedeck_cli.app import make_cli
 
-    # A wide terminal (tables show every column) and no display: no clipboard.
-    env = {"COLUMNS": "120", "DISPLAY": "", "WAYLAND_DISPLAY": ""}
+    # A wide terminal (tables show every column), no display (no clipboard), and the
+    # float model: the semantic scores the pages show are the same on every CPU (the
+    # default computes in int8 where the CPU has VNNI, a little differently).
+    env = {
+        "COLUMNS": "120",
+        "DISPLAY": "",
+        "WAYLAND_DISPLAY": "",
+        "CUEDECK_SEARCH_EMBEDDER": "minilm-float",
+    }
     result = CliRunner(env=env).invoke(make_cli(), ["-C", str(root), *argv])
     return result.exit_code, result.output
 

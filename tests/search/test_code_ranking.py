@@ -1,5 +1,5 @@
-"""Golden rankings of code (issue 36): whole-file evidence, tests demoted, hybrid's
-weights on code and exact names, on real files.
+"""Golden rankings of code (issue 36): whole-file evidence, past changes' titles, tests
+demoted (keyword and semantic), hybrid's weights on code and exact names, on real files.
 
 The Python is Click's own source, as installed in this environment (copied into the
 workspace); the tests beside it, the Go, Rust and TypeScript files and the queries are
@@ -11,6 +11,7 @@ Each ranking below was checked to change when its mechanism is turned off (the
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -240,6 +241,28 @@ def test_tests_rank_below_the_code_they_exercise(
     assert first(open_workspace(code_root), query)[0] == "tests/test_prompts.py"
 
 
+#: A changelog whose entries repeat the titles of ``TITLES``, in each prose format.
+CHANGELOGS = {
+    "CHANGES.rst": "Changes\n=======\n\nVersion 8.2.1\n-------------\n\n{entries}",
+    "CHANGES.adoc": "= Changes\n\n== Version 8.2.1\n\n{entries}",
+    "CHANGES.md": "# Changes\n\n## Version 8.2.1\n\n{entries}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANGELOGS))
+def test_a_changelog_in_any_prose_format_ranks_below_the_code(
+    code_root: Path, tmp_path: Path, name: str
+) -> None:
+    """The project's prose, whatever its format, keeps its section score alone: a
+    changelog repeating a change's words does not get the whole-file evidence of code."""
+    root = tmp_path / "ws"
+    shutil.copytree(code_root, root, ignore=shutil.ignore_patterns(".cache"))
+    entries = "".join(f"- {query.capitalize()}. Fixes {query}.\n" for query, _ in TITLES)
+    (root / name).write_text(CHANGELOGS[name].format(entries=entries), encoding="utf-8")
+    workspace = open_workspace(root)
+    assert [first(workspace, query)[0] for query, _ in TITLES] == [path for _, path in TITLES]
+
+
 def test_search_code_ranks_the_definition_over_its_tests(code_root: Path) -> None:
     from cuedeck_code.search_tool import search_code
 
@@ -334,7 +357,104 @@ def test_hybrid_on_code_leans_on_keyword(code_root: Path, monkeypatch: pytest.Mo
     assert [first(workspace, q, "hybrid")[0] for q, _ in FUSED] == [p for _, p in FUSED]
     assert [first(workspace, q, "keyword")[0] for q, _ in FUSED] == [p for _, p in FUSED]
     monkeypatch.setattr(code_files, "CODE_SEMANTIC_WEIGHT", 0.7)
-    monkeypatch.setattr(code_files, "CODE_KEYWORD_WEIGHT", 0.3)
     workspace = open_workspace(code_root)
     missed = [q for q, p in FUSED if first(workspace, q, "hybrid")[0] != p]
     assert len(missed) >= 3
+
+
+@pytest.mark.slow
+def test_the_semantic_side_demotes_tests_too(
+    code_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By meaning alone (the real model), the test of prompts is nearest to a question
+    about prompts; demoted like on the keyword side, the module that prompts comes first."""
+    workspace = open_workspace(code_root)
+    workspace.service("search").embed_all()
+    query = "confirm and prompt strip ANSI codes"
+    assert first(workspace, query, "semantic")[0] == "src/click/termui.py"
+    assert first(workspace, query + " in tests", "semantic")[0] == "tests/test_prompts.py"
+    monkeypatch.setattr(code_files, "TEST_FACTOR", 1.0)
+    assert first(open_workspace(code_root), query, "semantic")[0] == "tests/test_prompts.py"
+
+
+# --- past changes' titles ---------------------------------------------------------------------
+
+#: Commits on top of the import: (file, title). Each adds an empty line, so only the title
+#: says what the change was about.
+CHANGES = [
+    ("src/click/_winconsole.py", "Unicode output broken in the Windows console"),
+    ("src/click/_winconsole.py", "Fix garbled accents in the Windows console"),
+    ("src/click/_termui_impl.py", "Progress bar: hide the cursor while rendering"),
+    ("src/click/formatting.py", "Help text: wrap long option names"),
+    ("src/click/shell_completion.py", "zsh completion: escape colons in values"),
+]
+#: Queries the past titles put first (and the file alone does not).
+REMEMBERED = [
+    ("unicode output in the windows console", "src/click/_winconsole.py"),
+    ("garbled output on windows", "src/click/_winconsole.py"),
+    ("cursor flickers while the progress bar renders", "src/click/_termui_impl.py"),
+    ("wrap long option names in help", "src/click/formatting.py"),
+]
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=CueDeck", "-c", "user.email=cue@example.org", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def code_repository(code_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The code of ``code_root`` in a git repository: one import, then ``CHANGES``."""
+    root = tmp_path_factory.mktemp("history") / "ws"
+    shutil.copytree(code_root, root, ignore=shutil.ignore_patterns(".cache"))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Import the sources")  # too many files: left out
+    for path, title in CHANGES:
+        with (root / path).open("a", encoding="utf-8") as handle:
+            handle.write("\n")
+        git(root, "commit", "-q", "-am", title)
+    return root
+
+
+@pytest.mark.parametrize(("query", "path"), REMEMBERED)
+def test_past_change_titles_find_the_files_they_changed(
+    code_repository: Path, query: str, path: str
+) -> None:
+    assert first(open_workspace(code_repository), query)[0] == path
+
+
+def test_without_past_changes_those_queries_miss(
+    code_repository: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(code_files, "HISTORY_EVIDENCE", 0.0)
+    workspace = open_workspace(code_repository)
+    missed = [query for query, path in REMEMBERED if first(workspace, query)[0] != path]
+    assert len(missed) == len(REMEMBERED)
+
+
+def test_history_commits_zero_turns_past_changes_off(code_repository: Path, tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(code_repository, root, ignore=shutil.ignore_patterns(".cache"))
+    config = root / ".cuedeck" / "config.toml"
+    config.write_text("[search]\nhistory_commits = 0\n", encoding="utf-8")
+    workspace = open_workspace(root)
+    missed = [query for query, path in REMEMBERED if first(workspace, query)[0] != path]
+    assert len(missed) == len(REMEMBERED)
+    assert workspace.service("search").fusion_settings().semantic_weight > 0.25
+
+
+def test_with_past_changes_hybrid_leans_further_on_keyword(
+    code_root: Path, code_repository: Path
+) -> None:
+    """The code weights (0.3 semantic) drop to 0.1 where keyword has the titles too."""
+    without = open_workspace(code_root).service("search")
+    with_history = open_workspace(code_repository).service("search")
+    without.sync()
+    with_history.sync()
+    assert 0.28 < without.fusion_settings().semantic_weight < 0.32
+    assert 0.09 < with_history.fusion_settings().semantic_weight < 0.12

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cuedeck.layout import CACHE_DIR
+from cuedeck.models import PROSE_LANGUAGES
 from cuedeck_search.analysis import term_counts, terms
 from cuedeck_search.sections import keyword_section
 
@@ -35,9 +36,9 @@ ANALYSIS_VERSION = 6  # 4: phrase bonus gone, postings format 3; 5: dotted chain
 FORMAT = "cuedeck-postings/3"
 MAGIC = b"CUEDECKP"
 POSTINGS_FILE = f"{CACHE_DIR}/keyword.postings"
-#: Languages of documents that are not code (the markdown parser's, and plain text):
-#: code is ranked with whole-file evidence (cuedeck_search.code_files).
-PROSE = frozenset({"markdown", "text", ""})
+#: Languages of documents that are not code (core's prose ones, markdown's "" and a file
+#: read as plain lines): code is ranked with whole-file evidence (cuedeck_search.code_files).
+PROSE = frozenset({*PROSE_LANGUAGES, "text", ""})
 ALIGN = 64
 
 

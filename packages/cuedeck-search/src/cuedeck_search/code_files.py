@@ -1,23 +1,26 @@
-"""How the keyword side ranks a workspace that holds code: file evidence, tests demoted.
+"""How a workspace that holds code is ranked: file evidence, past changes, tests demoted.
 
 A code document's sections are its definitions, each short, so a file's best sections
 say little about the file: a test that calls a function once in a short test ranks as
 high as the module that defines it and uses its words all over. So when the workspace
 holds code, a code file also gets **whole-file evidence**: BM25 over the file as one
 document (its sections' weighted term frequencies summed, its length their lengths'
-sum), beside its section score. Both sides are scaled by their best file for the query
-and added, the whole-file side weighing ``FILE_EVIDENCE``. CueDeck's own docs and cards
-(``.cuedeck/``) get the same evidence; the project's other prose (a README, a changelog,
-a documentation site) keeps its section score alone, so in a repository its pages rank
-below the code a query's words are spread through (on the tuning repositories, giving
-them the evidence too cost 0.07 MRR: they are never a change's answer, but often match
-its title). Then **tests and examples are demoted** (their score times
-``TEST_FACTOR`` or ``EXAMPLE_FACTOR``, judged by the path) unless the query says
-``test``: they mention what they exercise as often as the code that defines it.
+sum), beside its section score; and, in a git repository, **its past changes' titles**
+(:mod:`cuedeck_search.past_changes`): BM25 over the titles of the commits that modified
+it. Each side is scaled by its best file for the query and they are added, the
+whole-file side weighing ``FILE_EVIDENCE`` and the titles ``HISTORY_EVIDENCE``.
+CueDeck's own docs and cards (``.cuedeck/``) get the same evidence; the project's other
+prose (a README, a changelog, a documentation site; any prose format) keeps its section
+score alone, so in a repository its pages rank below the code a query's words are
+spread through (on the tuning repositories, giving them the evidence too cost 0.07
+MRR: they are never a change's answer, but often match its title). Then **tests and
+examples are demoted** (their score times ``TEST_FACTOR`` or ``EXAMPLE_FACTOR``, judged
+by the path) unless the query says ``test``: they mention what they exercise as often
+as the code that defines it. The semantic side demotes them by the same factors.
 
-Measured on the five tuning repositories of benchmarks/code_cases.py (file-level MRR,
-keyword side; benchmarks/README.md, "Code ranking"). A workspace without code ranks as
-before, to the bit: these apply only where a code file is among the documents.
+Measured on the five tuning repositories of benchmarks/code_cases.py (file-level MRR;
+benchmarks/README.md, "Code ranking"). A workspace without code ranks as before, to the
+bit: these apply only where a code file is among the documents.
 """
 
 from __future__ import annotations
@@ -37,16 +40,20 @@ if TYPE_CHECKING:
 
 #: Weight of the whole-file side against the section side (each scaled to its best).
 FILE_EVIDENCE = 2.0
+#: Weight of the file's past change titles (cuedeck_search.past_changes), scaled alike.
+HISTORY_EVIDENCE = 1.5
 #: Weight of a definition's file score beside its own, for rankers of definitions.
 DEFINITION_FILE_EVIDENCE = 1.0
 TEST_FACTOR = 0.3
 EXAMPLE_FACTOR = 0.5
 #: Hybrid's weights on code: the semantic side is the weaker one there (file-level MRR on
-#: the tuning repositories: keyword 0.675, semantic 0.489 on average), so it weighs 0.3
-#: where on prose it weighs ``[search] semantic_weight`` (0.7). A workspace's weights
-#: are the two blended by the share of its sections that are code.
+#: the tuning repositories: keyword 0.697, semantic 0.563 with tests demoted), so it
+#: weighs 0.3 where on prose it weighs ``[search] semantic_weight`` (0.7); and 0.1 where
+#: the keyword side has the past changes' titles too (keyword 0.746: hybrid at 0.3 fell
+#: below it, 0.745; at 0.1, 0.754). A workspace's weights are the prose and the code
+#: ones blended by the share of its sections that are code.
 CODE_SEMANTIC_WEIGHT = 0.3
-CODE_KEYWORD_WEIGHT = 0.7
+CODE_SEMANTIC_WEIGHT_WITH_HISTORY = 0.1
 #: Prose that gets whole-file evidence too: CueDeck's own docs and cards.
 OWN_DOCS = f"{WORKSPACE_DIR}/"
 
@@ -107,15 +114,18 @@ def combine(
     sections: NDArray[np.float64],
     whole: NDArray[np.float64],
     factors: NDArray[np.float64],
+    history: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """File scores: sections scaled to their best, plus ``FILE_EVIDENCE`` times the
-    whole-file scores scaled to theirs, times each file's factor (all ones when the
-    query asks for tests)."""
+    whole-file scores scaled to theirs and ``HISTORY_EVIDENCE`` times the past change
+    titles' (when there is history), times each file's factor (all ones when the query
+    asks for tests)."""
     best_sections = float(sections.max(initial=0.0))
-    best_whole = float(whole.max(initial=0.0))
     scores = sections / best_sections if best_sections > 0 else np.zeros_like(sections)
-    if best_whole > 0:
-        scores = scores + FILE_EVIDENCE * whole / best_whole
+    for evidence, weight in ((whole, FILE_EVIDENCE), (history, HISTORY_EVIDENCE)):
+        best = 0.0 if evidence is None else float(evidence.max(initial=0.0))
+        if evidence is not None and best > 0:
+            scores = scores + weight * evidence / best
     return scores * factors
 
 
@@ -142,11 +152,15 @@ def definitions(
     return scores
 
 
-def weights(prose_semantic: float, prose_keyword: float, code_share: float) -> tuple[float, float]:
+def weights(
+    prose_semantic: float, prose_keyword: float, code_share: float, *, history: bool = False
+) -> tuple[float, float]:
     """Hybrid's ``(semantic, keyword)`` weights for a workspace whose sections are
-    ``code_share`` code: the prose weights and the code ones, blended by that share."""
+    ``code_share`` code: the prose weights and the code ones (less semantic when the
+    keyword side has past changes' titles: ``history``), blended by that share."""
     share = min(max(code_share, 0.0), 1.0)
+    semantic = CODE_SEMANTIC_WEIGHT_WITH_HISTORY if history else CODE_SEMANTIC_WEIGHT
     return (
-        prose_semantic * (1 - share) + CODE_SEMANTIC_WEIGHT * share,
-        prose_keyword * (1 - share) + CODE_KEYWORD_WEIGHT * share,
+        prose_semantic * (1 - share) + semantic * share,
+        prose_keyword * (1 - share) + (1.0 - semantic) * share,
     )

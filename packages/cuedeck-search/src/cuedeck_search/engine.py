@@ -2,12 +2,14 @@
 
 :class:`SearchEngine` is the workspace service ``search`` (one per workspace). Before a
 query it brings itself in step with the index: documents whose sha256 changed are split
-and tokenised again, and only sections whose text changed are embedded again. Scores
-are computed per section and aggregated per file (semantic: the best section; keyword:
-the best plus a decaying share of the next two), and a file's result lists its best
-sections (anchors) first. Every answer says which side answered (:class:`Answer`): a
-semantic or hybrid search over a workspace that is not fully embedded never presents
-keyword hits as semantic ones.
+and tokenised again, and only sections whose text changed are embedded again (the
+vectors' upkeep is :mod:`cuedeck_search.semantic_side`). Scores are computed per section
+and aggregated per file (:mod:`cuedeck_search.scores`: semantic, the best section;
+keyword, the best plus a decaying share of the next two, and for code the whole file and
+its past changes' titles), and a file's result lists its best sections (anchors) first.
+Every answer says which side answered (:class:`Answer`): a semantic or hybrid search
+over a workspace that is not fully embedded never presents keyword hits as semantic
+ones.
 """
 
 from __future__ import annotations
@@ -23,72 +25,41 @@ import numpy as np
 
 from cuedeck.errors import InvalidInput
 from cuedeck.models import SearchFilters, SearchResult
+from cuedeck.watch.reflects import head_commit
 from cuedeck_search.analysis import terms
-from cuedeck_search.bm25 import SUPPORT_DECAY, SUPPORT_DEPTH, KeywordSettings
+from cuedeck_search.bm25 import KeywordSettings
 from cuedeck_search.catalog import Catalog, CatalogStats
-from cuedeck_search.code_files import (
-    asks_for_tests,
-    combine,
-    definitions,
-    weights,
-    whole_files,
-)
+from cuedeck_search.code_files import asks_for_tests, definitions, weights
+from cuedeck_search.filtering import allowed_documents, of_kind
 from cuedeck_search.names import as_name, named_sections
+from cuedeck_search.past_changes import History
 from cuedeck_search.postings import PostingsError
 from cuedeck_search.results import Answer, Ranked, results
+from cuedeck_search.scores import (
+    Scored,
+    SectionScores,
+    best_per_file,
+    code_files,
+    demoted,
+    with_support,
+)
+from cuedeck_search.semantic_side import SemanticSide
 from cuedeck_search.settings import MAX_LIMIT, MODES, SearchSettings
 from cuedeck_search.vectors import SectionVectors
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Iterator
 
     from numpy.typing import NDArray
 
     Scores = NDArray[np.floating[Any]]  # per section or per file, float32 or float64
 
-    from cuedeck.hookspecs import Embedder
     from cuedeck.workspace import Workspace
     from cuedeck_search.background import BackgroundEmbedder
-    from cuedeck_search.detached import Estimate
     from cuedeck_search.sections import Section
-    from cuedeck_search.user_cache import EmbeddingCache
     from cuedeck_search.vectors import Coverage
 
 log = logging.getLogger("cuedeck")
-
-
-@attrs.frozen
-class _Scored:
-    """Per-file scores of one side (keyword or semantic) and the per-section ones."""
-
-    sections: Scores
-    files: Scores
-
-
-@attrs.frozen
-class SectionScores:
-    """Both sides' scores of one query per section (indexed like the catalog's sections),
-    for rankers of sections such as cuedeck-code's ``search_code``.
-
-    ``semantic`` is the cosine similarity, -1 for a section without a vector, or None
-    when the keyword side answers: a keyword search, or a hybrid one while not every
-    section has a vector (fusing part of the sections pushes that part up).
-    ``coverage`` is the share of sections with a vector (None for keyword searches).
-    """
-
-    keyword: Scores
-    semantic: Scores | None
-    answered_by: str
-    coverage: float | None
-    #: The keyword side for rankers of definitions: code sections with their file's
-    #: evidence, tests demoted (:func:`cuedeck_search.code_files.definitions`).
-    definitions: Scores | None = None
-    #: The semantic side's weight when a ranker of definitions fuses the two (the
-    #: workspace's hybrid weight, :meth:`SearchEngine.fusion_settings`).
-    semantic_weight: float = 0.3
-    #: Sections of the definitions the query names, to rank first
-    #: (:meth:`SearchEngine.named_sections`).
-    named: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -119,7 +90,7 @@ class EngineStats:
         return self.catalog.documents_loaded
 
 
-class SearchEngine:
+class SearchEngine(SemanticSide):
     """Keyword, semantic and hybrid search over the sections of one workspace."""
 
     def __init__(self, workspace: Workspace) -> None:
@@ -135,8 +106,9 @@ class SearchEngine:
         self.background = True
         self._background: BackgroundEmbedder | None = None
         self.coverage = 1.0  # share of sections with a vector at the last search
-        self._last_keyword: tuple[tuple[str, int | None], _Scored] | None = None
-        self._fusing: tuple[tuple[int, float], SearchSettings] | None = None
+        self._last_keyword: tuple[tuple[str, int | None, str | None], Scored] | None = None
+        self.history = History(workspace.root)  # past changes' titles (in git)
+        self._fusing: tuple[tuple[int, float, bool], SearchSettings] | None = None
 
     # -- keeping in step -------------------------------------------------------------------
 
@@ -180,133 +152,32 @@ class SearchEngine:
         live = np.flatnonzero(self.catalog.live_docs).tolist()
         return [s for doc in live for s in self.catalog.sections_of(doc)]
 
-    # -- semantic side ---------------------------------------------------------------------
-
-    @property
-    def embedder(self) -> Embedder:
-        """The embedder ``[search] embedder`` selects (resolved once per engine)."""
-        return self.vectors.embedder
-
-    @property
-    def cache(self) -> EmbeddingCache:
-        """The shared embedding cache, for this engine's model."""
-        return self.vectors.cache
-
-    def add_vectors(self, model_id: str, items: Sequence[tuple[str, Scores]]) -> None:
-        """Take vectors made by ``model_id`` (refused unless it is this engine's model)."""
-        self.vectors.add(model_id, items)
-
-    def ensure_vectors(self) -> Scores:
-        """The section-by-dimension matrix, embedding in the foreground what is missing.
-
-        Vectors are committed in batches, so an interrupt (Ctrl-C) loses at most one
-        batch; the next search carries on from there.
-        """
-        self.embed_all()
-        return self.available_vectors()[0]
-
-    def missing_hashes(self) -> list[str]:
-        """Hashes of live sections without a vector, after taking what the cache holds."""
-        with self._lock:
-            self.sync()
-            return self.vectors.missing_hashes()
-
-    def missing_sections(self) -> list[Section]:
-        """Sections without a vector (each text once), split from their files."""
-        with self._lock:
-            self.sync()
-            return self.vectors.missing_sections()
-
-    def embed_sections(
-        self, sections: Sequence[Section], stop: Callable[[], bool] | None = None
-    ) -> int:
-        """Embed ``sections`` (chunks committed as they are done; progress reported)."""
-        return self.vectors.embed(sections, stop)
-
-    def embed_all(self, stop: Callable[[], bool] | None = None) -> int:
-        """Embed every section that has no vector yet, in the foreground; how many."""
-        if self._background is not None:
-            self._background.wait()
-        missing = self.missing_sections()
-        done = 0
-        if missing:
-            done = self.embed_sections(missing, stop)
-            self.trim_cache()
-        return done
-
-    def trim_cache(self) -> int:
-        """Hold the user cache to ``[search] embedding_cache_mb`` (this workspace's live
-        vectors stay); how many rows went."""
-        return self.vectors.trim_cache()
-
-    def background_embedder(self) -> BackgroundEmbedder:
-        """The thread that embeds between calls (created on first use)."""
-        if self._background is None:
-            from cuedeck_search.background import BackgroundEmbedder
-
-            self._background = BackgroundEmbedder(self)
-        return self._background
-
-    def estimate(self, sections: int) -> Estimate:
-        """How long embedding ``sections`` should take here (this model's last rate)."""
-        from cuedeck_search.detached import Estimate
-
-        return Estimate(self.cache.model_id, sections, self.cache.rate())
-
-    def available_vectors(self) -> tuple[Scores, NDArray[np.bool_], float]:
-        """The vectors there are now (zero rows where missing), which rows are real, and
-        the share of sections covered; never embeds."""
-        with self._lock:
-            self.sync()
-            found = self.vectors.coverage()
-            return found.matrix, found.present, found.share
-
-    def query_vector(self, query: str) -> Scores:
-        """The unit vector of ``query`` (the last 64 queries are remembered)."""
-        return self.vectors.query(query)
-
     # -- scoring ---------------------------------------------------------------------------
 
     def _files(self, section_scores: Scores) -> Scores:
-        if not len(section_scores):
-            return np.zeros(len(self.catalog.keys), dtype=np.float32)
-        return np.maximum.reduceat(section_scores, self.catalog.starts).astype(np.float32)
+        return best_per_file(self.catalog, section_scores)
 
     def _files_with_support(self, section_scores: Scores) -> Scores:
-        """Per file: its best section plus a decaying share of the next ones.
+        """Per file: its best section plus a decaying share of the next ones."""
+        return with_support(self.catalog, section_scores)
 
-        A page with several matching sections beats a stub whose one short section
-        matches as well (measured: +0.065 nDCG@10 for keyword on the labelled queries,
-        none for semantic, whose best section alone ranks best).
-        """
-        positive = np.flatnonzero(section_scores > 0)
-        files = np.zeros(len(self.catalog.keys), dtype=np.float64)
-        if not len(positive):
-            return files
-        section_doc = self.catalog.section_doc
-        docs = section_doc[positive]
-        order = positive[np.lexsort((-section_scores[positive], docs))]
-        docs = section_doc[order]
-        rank = np.arange(len(order)) - np.searchsorted(docs, docs, side="left")
-        kept = rank < SUPPORT_DEPTH
-        weights = SUPPORT_DECAY ** rank[kept].astype(np.float64)
-        np.add.at(files, docs[kept], section_scores[order][kept] * weights)
-        return files  # float64, summed best first: quick.py sums the same way
-
-    def keyword_scores(self, query: str) -> _Scored:
+    def keyword_scores(self, query: str) -> Scored:
         """BM25F per section, and per file (best section plus support, see above; for
         code, :mod:`cuedeck_search.code_files`). The last query's are kept: a search
         that looks up names asks twice."""
         self.sync()
-        key = (query, self._generation)
+        # HEAD once per query, and only where past changes can matter (a git process
+        # would cost more than the query: core reads git's files).
+        head = head_commit(self.workspace.root) if self.catalog.code_docs.any() else None
+        key = (query, self._generation, head)
         last = self._last_keyword
         if last is not None and last[0] == key:
             return last[1]
-        found = self._keyword_scores(query)
+        found = self._keyword_scores(query, head)
         self._last_keyword = (key, found)
         return found
 
-    def _keyword_scores(self, query: str) -> _Scored:
+    def _keyword_scores(self, query: str, head: str | None) -> Scored:
         try:
             sections = self.catalog.keyword.scores(query)
         except PostingsError as exc:  # a damaged saved file: rebuild it and score again
@@ -315,24 +186,17 @@ class SearchEngine:
             self._generation = None
             self.sync()
             sections = self.catalog.keyword.scores(query)
-        files = self._files_with_support(sections)
+        files = with_support(self.catalog, sections)
         if self.catalog.code_docs.any():
-            files = self._code_files(query, files)
-        return _Scored(sections, files)
+            history = self._past_changes(head).scores(self.catalog, query)
+            files = code_files(self.catalog, query, files, history, self._factors(query))
+        return Scored(sections, files)
 
-    def _code_files(self, query: str, files: Scores) -> Scores:
-        """File scores with whole-file evidence for code and tests demoted
-        (:mod:`cuedeck_search.code_files`)."""
-        catalog = self.catalog
-        settings = catalog.keyword.settings
-        columns = [
-            (term, times, catalog.section_doc[rows], tf)
-            for term, times, rows, tf in catalog.keyword.columns(query)
-        ]
-        whole = whole_files(
-            columns, catalog.doc_lengths, catalog.evidence_docs, settings.k1, settings.b
-        )
-        return combine(np.asarray(files, dtype=np.float64), whole, self._factors(query))
+    def _past_changes(self, head: str | None) -> History:
+        """The past change titles in step with ``head``, the index and the config."""
+        commits = self.workspace.config.section("search", SearchSettings).history_commits
+        self.history.update(self.catalog, self._generation, commits, head)
+        return self.history
 
     def _factors(self, query: str) -> NDArray[np.float64]:
         """Each document's keyword factor for ``query`` (ones when it asks for tests)."""
@@ -341,10 +205,11 @@ class SearchEngine:
             return np.ones_like(factors)
         return factors
 
-    def semantic_scores(self, query: str, coverage: Coverage | None = None) -> _Scored:
+    def semantic_scores(self, query: str, coverage: Coverage | None = None) -> Scored:
         """Cosine similarity per section and the best per file, from the vectors there
-        are; sections without one score -1 (last). Missing ones are embedded in the
-        background when :attr:`background` is on."""
+        are; sections without one score -1 (last). Where the workspace holds code, a
+        file's positive score is times its factor (tests demoted, as on the keyword side).
+        Missing ones are embedded in the background when :attr:`background` is on."""
         if coverage is None:
             with self._lock:
                 self.sync()
@@ -360,7 +225,10 @@ class SearchEngine:
             vector = self.query_vector(query)
             scores = np.asarray(np.einsum("ij,j->i", matrix, vector), dtype=np.float32)
             sections = np.where(present, scores, np.float32(-1.0)).astype(np.float32)
-        return _Scored(sections, self._files(sections))
+        files = self._files(sections)
+        if self.catalog.code_docs.any():
+            files = demoted(files, self._factors(query))
+        return Scored(sections, files)
 
     def section_scores(self, query: str, mode: str) -> SectionScores:
         """Each section's scores for ``query`` by ``mode`` (see :class:`SectionScores`);
@@ -395,12 +263,6 @@ class SearchEngine:
                 return SectionScores(keyword, None, "keyword", share, found, weight, named)
             semantic = np.asarray(semantic, dtype=np.float64)
             return SectionScores(keyword, semantic, mode, share, found, weight, named)
-
-    def embedded_files(self, present: NDArray[np.bool_]) -> NDArray[np.bool_]:
-        """Documents with at least one section that has a vector."""
-        if not len(present):
-            return np.zeros(len(self.catalog.keys), dtype=bool)
-        return np.logical_or.reduceat(present, self.catalog.starts)
 
     # -- answering -------------------------------------------------------------------------
 
@@ -502,34 +364,7 @@ class SearchEngine:
         return [attrs.evolve(r, answered_by="keyword") for r in found]
 
     def _allowed(self, filters: SearchFilters) -> NDArray[np.bool_]:
-        """Per document: whether it is live and passes the filters (a ``kind`` filter
-        keeps the files defining something of that kind)."""
-        live = self.catalog.live_docs
-        if filters == SearchFilters():
-            return live
-        from cuedeck.index.walk import Globs
-
-        index = self.workspace.index
-        spec = Globs([filters.path.strip()]) if filters.path else None
-        language = filters.language.strip().lower() if filters.language else None
-        kind = filters.kind.strip().lower() if filters.kind else None
-
-        def accepts(path: str) -> bool:
-            if spec is not None and not spec.match(path):
-                return False
-            if language is not None and index.language(path) != language:
-                return False
-            if not filters.frontmatter and not filters.kinds and kind is None:
-                return True
-            document = index.get(path, counted=False)
-            if document is None or not filters.admits(document):
-                return False
-            return kind is None or any(s.kind == kind for s in document.symbols)
-
-        accepted = (
-            bool(live[i]) and accepts(path) for i, (path, _) in enumerate(self.catalog.keys)
-        )
-        return np.fromiter(accepted, dtype=bool, count=len(live))
+        return allowed_documents(self.catalog, self.workspace.index, filters)
 
     def named_sections(self, query: str, files: Scores | None = None) -> list[int]:
         """The sections of the definitions ``query`` names, best first (none when it is no
@@ -548,15 +383,20 @@ class SearchEngine:
     def fusion_settings(self) -> SearchSettings:
         """``[search]`` with hybrid's weights for this workspace: the configured ones for
         prose, blended towards the code weights by the share of sections that are code
-        (:func:`cuedeck_search.code_files.weights`)."""
+        (:func:`cuedeck_search.code_files.weights`; the code weights lean further on
+        keyword where it has past changes' titles)."""
         config = self.workspace.config
-        key = (id(config), self.catalog.code_share)
+        settings = config.section("search", SearchSettings)
+        share = self.catalog.code_share
+        if share and self._last_keyword is None:  # no query has read HEAD yet
+            self._past_changes(head_commit(self.workspace.root))
+        history = bool(share) and self._past_changes(self.history.head).present
+        key = (id(config), share, history)
         if self._fusing is not None and self._fusing[0] == key:
             return self._fusing[1]
-        settings = config.section("search", SearchSettings)
-        if self.catalog.code_share:
+        if share:
             semantic, keyword = weights(
-                settings.semantic_weight, settings.keyword_weight, self.catalog.code_share
+                settings.semantic_weight, settings.keyword_weight, share, history=history
             )
             settings = attrs.evolve(settings, semantic_weight=semantic, keyword_weight=keyword)
         self._fusing = (key, settings)
@@ -565,8 +405,8 @@ class SearchEngine:
     def _hybrid(
         self,
         query: str,
-        keyword: _Scored,
-        semantic: _Scored,
+        keyword: Scored,
+        semantic: Scored,
         allowed: NDArray[np.bool_],
         limit: int,
         fusion: str | None,
@@ -627,7 +467,7 @@ class SearchEngine:
             for rank, sid in enumerate(s for s in named if first <= s < end):
                 local[sid - first] = max(best, 0.0) + 1.0 + len(named) - rank
             if kind is not None:
-                local = self._of_kind(doc, local, kind)
+                local = of_kind(self.catalog, self.workspace.index, doc, local, kind)
                 if max(local, default=0.0) <= 0:
                     return None
             return Ranked(
@@ -641,17 +481,3 @@ class SearchEngine:
 
         found = (made for doc in ranked if (made := item(doc)) is not None)
         return results(self.workspace, query, itertools.islice(found, limit))
-
-    def _of_kind(self, doc: int, scores: list[float], kind: str) -> list[float]:
-        """``scores`` of document ``doc``'s sections, 0 for those that are not of a
-        definition of ``kind`` (code outside any definition is its module's)."""
-        document = self.workspace.index.get(self.catalog.keys[doc][0], counted=False)
-        if document is None:
-            return [0.0] * len(scores)
-        kinds = {symbol.name: symbol.kind for symbol in document.symbols}
-        module = "module" if any(s.kind == "module" for s in document.symbols) else None
-        anchors = self.catalog.section_anchors(doc)
-        return [
-            score if at < len(anchors) and (kinds.get(anchors[at] or "", module) == kind) else 0.0
-            for at, score in enumerate(scores)
-        ]

@@ -41,6 +41,13 @@ class SearchSettings:
         0.3, "Weight of the keyword score in weighted fusion.", minimum=0
     )
     rrf_k: int = setting(60, "The k constant of reciprocal rank fusion.", minimum=1)
+    history_commits: int = setting(
+        1000,
+        "In a git repository: how many of HEAD's last commits (merges left out) lend their "
+        "titles to the code files they modified, as keyword evidence (docs/search.md, "
+        '"Ranking code"); 0 = none.',
+        minimum=0,
+    )
     limit: int = setting(
         5, "Default number of results (at most 100).", minimum=1, maximum=MAX_LIMIT
     )
