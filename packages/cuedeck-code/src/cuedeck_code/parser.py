@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from cuedeck.index.parsers import SkipFile
 from cuedeck.models import Document, Problem, Symbol, replaced_bytes
 from cuedeck.text import decode, split_lines
-from cuedeck_code.file_kinds import GENERATED_HEADER
+from cuedeck_code.file_kinds import says_generated
 from cuedeck_code.languages import grammar, language_of
 from cuedeck_code.settings import CodeSettings
 
@@ -39,10 +39,8 @@ def parse_code(path: str, data: bytes, context: ParseContext) -> Document:
     text, replaced = decode(data)
     lines = split_lines(text)
     settings = context.config.section("code", CodeSettings) if context.config is not None else None
-    if settings is None or settings.skip_generated:
-        head = text[:4096]
-        if "enerated" in head and GENERATED_HEADER.search(head):  # the cheap test first
-            raise SkipFile("generated", "its first lines say it is generated")
+    if (settings is None or settings.skip_generated) and says_generated(text):
+        raise SkipFile("generated", "its first lines say it is generated")
     limit = settings.max_average_line if settings is not None else 200
     if limit and len(data) > MINIFIED_FLOOR and len(data) / max(len(lines), 1) > limit:
         raise SkipFile("minified", f"its lines average over {limit} characters")
