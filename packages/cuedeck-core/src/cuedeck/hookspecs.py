@@ -149,10 +149,14 @@ def register_tools(register: RegisterTool) -> None:
     :class:`Workspace`, supplied by the caller) and whose other parameters are typed,
     optionally with ``Annotated[..., pydantic.Field(...)]`` constraints. Its docstring's
     first line is the summary. ``register(func, name=..., category=..., read_only=...,
-    destructive=..., idempotent=..., rate_limit=...)`` records it; the flags become MCP
-    annotations. ``rate_limit`` (a :class:`~cuedeck.settings.RateLimit`: ``per_minute``
-    and ``burst``) limits each MCP client's calls of the tool; ``[rate_limits.<tool>]`` in
-    config.toml overrides it, and ``cue init`` shows it.
+    destructive=..., idempotent=..., rate_limit=..., permission=...)`` records it; the
+    flags become MCP annotations. The flags also say the permission a caller needs
+    (read-only: ``query_repos``, the ``read`` role; destructive: ``destructive_operations``,
+    ``admin``; else ``repository:write``, ``write``); ``permission`` names another of
+    :data:`cuedeck.plugins.tools.PERMISSIONS` (``manage_users``: ``admin``). ``rate_limit``
+    (a :class:`~cuedeck.settings.RateLimit`: ``per_minute`` and ``burst``) limits each MCP
+    client's calls of the tool; ``[rate_limits.<tool>]`` in config.toml overrides it, and
+    ``cue init`` shows it.
 
     ``func`` is the function or its import path, ``"package.module:function"`` (the
     name defaults to the part after ``:``). A path is imported when the tool is first

@@ -222,5 +222,6 @@ class RegisterTool(Protocol):
         destructive: bool = False,
         idempotent: bool = False,
         rate_limit: RateLimit | None = None,
+        permission: str | None = None,
         replace: bool = False,
     ) -> None: ...
