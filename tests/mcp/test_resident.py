@@ -16,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from cuedeck.watch.watcher import supported as watcher_supported
 from cuedeck_mcp import resident
+from tests.conftest import needs
 from tests.mcp.conftest import CUE, environment
 
 pytestmark = [
@@ -58,6 +59,7 @@ def wait_for_exit(pid: int, timeout: float = 60.0) -> bool:
         os.close(ending)
 
 
+@needs("cuedeck_memory")
 async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Path) -> None:
     async with Client(params(warm), mode="legacy") as client:
         first = await client.call_tool(
@@ -83,6 +85,7 @@ async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Pa
     assert list(Path(resident.registry()).glob(server["server"] + ".*")) == []  # log was empty
 
 
+@needs("cuedeck_memory")
 async def test_a_changed_config_or_tool_list_gets_its_own_server_and_the_old_one_goes(
     warm: Path,
 ) -> None:
@@ -105,6 +108,7 @@ async def test_a_changed_config_or_tool_list_gets_its_own_server_and_the_old_one
     assert len({first["server"], second["server"], third["server"]}) == 3
 
 
+@needs("cuedeck_memory")
 async def test_a_retiring_server_serves_its_client_to_the_end(warm: Path) -> None:
     async with Client(params(warm), mode="legacy") as old_client:
         await old_client.list_tools()
