@@ -170,6 +170,7 @@ LADDER: tuple[tuple[str, ...], ...] = (
     ("token_counts",),
     ("index",),  # files walked, parsed through the parser registry, stored; the graph
     ("markdown", "masking"),  # one parser (registered, not known by the index); secrets
+    ("prose",),  # reStructuredText, AsciiDoc, plain text (their anchors follow markdown's)
     ("hooktypes",),  # the plugin contract: its types, then its hooks
     ("hookspecs",),
     ("plugins",),  # the host that loads plugins and the typed views of what they gave

@@ -112,13 +112,13 @@ def test_missing_file_is_1001_with_did_you_mean(make_workspace: MakeWorkspace) -
         ("/etc/passwd.md", "workspace-relative"),
         ("C:/x.md", "workspace-relative"),
         (".git/HEAD.md", ".git"),
-        ("notes.txt", "markdown"),
+        ("notes.org", "markdown"),
     ],
 )
 def test_refused_paths_are_1004_naming_path(
     make_workspace: MakeWorkspace, path: str, reason: str
 ) -> None:
-    workspace = _open(make_workspace({"notes.txt": "x", "guide.md": GUIDE}))
+    workspace = _open(make_workspace({"notes.org": "x", "guide.md": GUIDE}))
     refusal = Protected if reason == ".git" else InvalidInput  # 1013: a protected path
     with pytest.raises(refusal, match=reason) as caught:
         read_doc(workspace, path)

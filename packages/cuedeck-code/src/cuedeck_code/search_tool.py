@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.models import PROSE_LANGUAGES
 from cuedeck.watch.reflects import Reflects, reflects
 
 if TYPE_CHECKING:
@@ -183,7 +184,7 @@ def _allowed_documents(
     allowed = np.zeros(len(keys), dtype=bool)
     for position, (doc_path, _) in enumerate(keys):
         found = index.language(doc_path)
-        if found in (None, "markdown", "text"):
+        if found is None or found == "text" or found in PROSE_LANGUAGES:
             continue
         if wanted is not None and found != wanted:
             continue

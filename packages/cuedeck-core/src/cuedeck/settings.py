@@ -113,7 +113,8 @@ class IndexSettings:
     include: list[str] = setting(
         ["**/*"],
         "Globs (gitignore syntax) of the files to index, each read by the parser that claims "
-        'it: markdown, and whatever installed parsers read (`["**/*.md"]`: markdown only).',
+        "it: markdown, reStructuredText, AsciiDoc, plain text, and whatever installed parsers "
+        'read (`["**/*.md"]`: markdown only).',
     )
     exclude: list[str] = setting(
         ["node_modules/", ".venv/", "venv/", ".tox/", "site-packages/", "dist/", "build/"],

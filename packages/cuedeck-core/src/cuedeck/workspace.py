@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     from cuedeck.hookspecs import Searcher, SearcherFactory
+    from cuedeck.index.coverage import Exclusion
     from cuedeck.index.graph import ReferenceGraph
     from cuedeck.index.parsers import Parsers
     from cuedeck.masking.session import MaskSession
@@ -279,12 +280,26 @@ class Workspace:
 
         with self._lock:
             self._ensure_fresh()
-            generation = self.index.generation
-            if self._graph is None or self._graph[0] != generation:
-                # References only: token counts a large refresh deferred stay deferred.
-                graph = ReferenceGraph(self.index.every(counted=False))
-                self._graph = (generation, graph)
-            return self._graph[1]
+            index = self.index
+            if self._graph is not None and self._graph[0] == index.generation:
+                return self._graph[1]
+            deny = self.config.files.deny
+
+            def explain(path: str) -> Exclusion | None:
+                return index.why_not(path, deny)
+
+            # References only: token counts a large refresh deferred stay deferred.
+            graph = ReferenceGraph(index.every(counted=False), explain)
+            # A text file no parser claims is indexed, as plain lines, while a reference
+            # includes it (``@code/setup.cfg#L1-L9``), and dropped once none does.
+            if graph.unindexed and index.adopt(sorted(graph.unindexed), deny):
+                graph = ReferenceGraph(index.every(counted=False), explain)
+            unused = [path for path in index.adopted() if path not in graph.included]
+            if unused:
+                index.release(unused)
+                graph = ReferenceGraph(index.every(counted=False), explain)
+            self._graph = (index.generation, graph)
+            return graph
 
     # -- files -----------------------------------------------------------------------------
 

@@ -17,16 +17,19 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import posixpath
 import re
 import stat as stat_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from cuedeck.layout import CARDS_DIR, CORE_PLACES, DOCS_DIR, WORKSPACE_DIR, Places, protection
 from cuedeck.models import Problem
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Collection, Iterator, Mapping
 
     from cuedeck.index.parsers import Parsers
     from cuedeck.settings import IndexSettings
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-_ALWAYS_SKIPPED = {".git", ".hg", ".svn", "__pycache__"}
+ALWAYS_SKIPPED = {".git", ".hg", ".svn", "__pycache__"}
 #: Problem code of a path left out of the index (NotIndexed), and of one that cannot be
 #: read (PermissionDenied); see docs/errors.md.
 NOT_INDEXED = 1011
@@ -45,6 +48,36 @@ UNREADABLE = 1010
 SHARED = 1014
 #: The reason :func:`walk_files` gives for a file over ``[index] max_file_mb``.
 TOO_LARGE = "too large"
+#: Why a walk did not read a file it saw (:class:`Unread`).
+NO_PARSER = "no parser"
+IGNORED = "ignored"
+EXCLUDED = "excluded"
+#: How :class:`Unread` counts a file without a suffix (``Makefile``, ``.gitignore``).
+NO_SUFFIX = "(no suffix)"
+
+
+@attrs.define
+class Unread:
+    """What a walk saw and did not read, counted: files no parser claims, by suffix
+    (``.rst``; ``(no suffix)``), files and folders a ``.gitignore`` leaves out
+    (``ignored``) and those ``[index] include`` and ``exclude`` leave out (``excluded``)."""
+
+    no_parser: dict[str, int] = attrs.Factory(dict)
+    files: dict[str, int] = attrs.Factory(dict)
+    folders: dict[str, int] = attrs.Factory(dict)
+
+    def file(self, path: str, reason: str | None, count: int = 1) -> None:
+        """Count one file no parser claims (``reason``: a rule left it out anyway);
+        ``count=-1`` takes back one the index read after all."""
+        if reason is not None:
+            self.files[reason] = self.files.get(reason, 0) + count
+            return
+        suffix = posixpath.splitext(path)[1].lower() or NO_SUFFIX
+        left = self.no_parser.get(suffix, 0) + count
+        if left > 0:
+            self.no_parser[suffix] = left
+        else:
+            self.no_parser.pop(suffix, None)
 
 
 #: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
@@ -87,7 +120,8 @@ class Globs:
         return not self.folders_only and self.match(path)
 
 
-def _spec(patterns: list[str]) -> Globs | None:
+def globs_of(patterns: list[str]) -> Globs | None:
+    """:class:`Globs` of ``patterns``, or None when there are none."""
     return Globs(patterns) if patterns else None
 
 
@@ -104,22 +138,26 @@ def walk_files(
     selectors: Selectors | None = None,
     passed_over: dict[str, list[str]] | None = None,
     places: Places = CORE_PLACES,
+    known: Collection[str] = (),
+    unread: Unread | None = None,
 ) -> Iterator[tuple[str, FileStat]]:
     """Workspace-relative paths the index covers, with their stats, sorted.
 
     Markdown cards and docs under ``.cuedeck/`` always count; other files must be claimed
-    by a parser, match ``include``, not match ``exclude`` and, when ``gitignore`` is
-    on, not be ignored by any ``.gitignore`` between the root and the file. Paths left out
-    because they leave the workspace or cannot be read are appended to ``left_out``
-    (warnings); those a parser's selector or the size cap leave out are listed in
-    ``passed_over`` by reason. ``places`` are what no tool reads (core's and the plugins').
+    by a parser (or be ``known``: indexed already, as a file a reference includes is
+    though no parser claims it), match ``include``, not match ``exclude`` and, when
+    ``gitignore`` is on, not be ignored by any ``.gitignore`` between the root and the
+    file. Paths left out because they leave the workspace or cannot be read are appended
+    to ``left_out`` (warnings); those a parser's selector or the size cap leave out are
+    listed in ``passed_over`` by reason; the rest of what was seen and not read is
+    counted in ``unread``. ``places`` are what no tool reads (core's and the plugins').
     """
     root = Path(os.path.realpath(root))
     skipped: list[Problem] = [] if left_out is None else left_out
     over: dict[str, list[str]] = {} if passed_over is None else passed_over
     select = selectors or {}
-    include = None if settings.include == EVERYTHING else _spec(settings.include)
-    exclude = _spec(settings.exclude)
+    include = None if settings.include == EVERYTHING else globs_of(settings.include)
+    exclude = globs_of(settings.exclude)
     max_bytes = int(settings.max_file_mb * 1024 * 1024)
     found: list[tuple[str, FileStat]] = []
 
@@ -145,29 +183,44 @@ def walk_files(
                 is_dir = not regular and entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if not is_dir and parser is None:
+            if not is_dir and parser is None and child not in known:
+                if unread is not None:
+                    unread.file(child, rule(child, ignores))
                 continue
             if not regular and entry.is_symlink() and _link_left_out(entry, child):
                 continue
             if is_dir:
-                if entry.name in _ALWAYS_SKIPPED or child == WORKSPACE_DIR:
+                if entry.name in ALWAYS_SKIPPED or child == WORKSPACE_DIR:
                     continue
                 if protection(f"{child}/", write=False, places=places) is not None:
                     continue  # a nested workspace's cache: no tool reads it
                 if exclude is not None and exclude.match(child + "/"):
+                    if unread is not None:
+                        unread.folders[EXCLUDED] = unread.folders.get(EXCLUDED, 0) + 1
                     continue
                 if _ignored(child + "/", ignores):
+                    if unread is not None:
+                        unread.folders[IGNORED] = unread.folders.get(IGNORED, 0) + 1
                     continue
                 visit(Path(entry.path), child, ignores)
                 continue
-            if include is not None and not include.match(child):
+            left = rule(child, ignores)
+            if left is not None:
+                if unread is not None:
+                    unread.files[left] = unread.files.get(left, 0) + 1
                 continue
-            if exclude is not None and exclude.match_found_file(child):
-                continue
-            if ignores and _ignored(child, ignores, files=True):
-                continue
-            assert parser is not None
-            _add(entry, child, select.get(parser.name))
+            _add(entry, child, select.get(parser.name) if parser is not None else None)
+
+    def rule(child: str, ignores: list[tuple[str, Globs]]) -> str | None:
+        """Why ``include``, ``exclude`` or a ``.gitignore`` leaves out a file found in a
+        folder they admitted, or None."""
+        if include is not None and not include.match(child):
+            return EXCLUDED
+        if exclude is not None and exclude.match_found_file(child):
+            return EXCLUDED
+        if ignores and _ignored(child, ignores, files=True):
+            return IGNORED
+        return None
 
     def _link_left_out(entry: os.DirEntry[str], child: str) -> bool:
         """Whether a symlink is left out: it leaves the workspace, reaches a protected
@@ -233,74 +286,6 @@ def walk_files(
         visit_cuedeck(folder, special)
     found.sort()  # by path: paths are unique, so the stats never decide
     return iter(found)
-
-
-def admitted(
-    root: Path,
-    settings: IndexSettings,
-    parsers: Parsers,
-    rel: str,
-    selectors: Selectors | None = None,
-    places: Places = CORE_PLACES,
-) -> FileStat | None:
-    """The stat of ``rel`` when the index covers it, else None: :func:`walk_files`'s
-    rules for one path, so that a watcher's report can be applied without a walk."""
-    root = Path(os.path.realpath(root))
-    parts = rel.split("/")
-    parser = parsers.claim(rel)
-    if parser is None or ".." in parts or "" in parts:
-        return None
-    for depth in range(1, len(parts)):  # linked folders are never descended into
-        if os.path.islink(root.joinpath(*parts[:depth])) and depth > 2:
-            return None
-    path = root / rel
-    if path.is_symlink() and link_problem(root, str(path), rel, places) is not None:
-        return None
-    special = rel.startswith((CARDS_DIR + "/", DOCS_DIR + "/"))
-    if special:
-        if any(part.startswith(".") for part in parts[2:]) or not rel.endswith(".md"):
-            return None
-    elif not _covered(root, settings, parts):
-        return None
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    if not stat_module.S_ISREG(st.st_mode) or st.st_size > settings.max_file_mb * 1024 * 1024:
-        return None
-    if st.st_nlink > 1:
-        return None
-    selector = None if special else (selectors or {}).get(parser.name)
-    if selector is not None and selector(rel, st.st_size) is not None:
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
-def _covered(root: Path, settings: IndexSettings, parts: list[str]) -> bool:
-    """Whether the include, exclude and .gitignore rules admit a file outside .cuedeck/."""
-    if parts[0] == WORKSPACE_DIR or any(part in _ALWAYS_SKIPPED for part in parts[:-1]):
-        return False
-    if any(os.path.islink(root.joinpath(*parts[:depth])) for depth in range(1, len(parts))):
-        return False
-    include = None if settings.include == EVERYTHING else _spec(settings.include)
-    exclude = _spec(settings.exclude)
-    ignores: list[tuple[str, Globs]] = []
-    for depth in range(len(parts)):
-        base = "/".join(parts[:depth])
-        if depth and (
-            (exclude is not None and exclude.match(base + "/")) or _ignored(base + "/", ignores)
-        ):
-            return False
-        if settings.gitignore:
-            found = _gitignore(root / base / ".gitignore")
-            if found is not None:
-                ignores.append((base, found))
-    rel = "/".join(parts)
-    if include is not None and not include.match(rel):
-        return False
-    if exclude is not None and exclude.match(rel):
-        return False
-    return not _ignored(rel, ignores)
 
 
 def gitignore(path: Path) -> Globs | None:
@@ -417,12 +402,30 @@ def binary(data: bytes) -> bool:
 
 
 def binary_file(child: str) -> Problem:
-    """The warning for a file named like markdown that holds binary data."""
+    """The warning for a file named like text (markdown, say) that holds binary data."""
     return Problem(
         "warning",
         NOT_INDEXED,
         child,
         None,
-        "not indexed: binary content (NUL bytes or mostly undecodable) in a markdown file",
-        "rename it if it is not markdown, or re-save it as UTF-8 text",
+        "not indexed: binary content (NUL bytes or mostly undecodable) in a text file",
+        "rename it if it is not text, or re-save it as UTF-8",
     )
+
+
+#: Words of each warning above and the reason ``cue index`` counts it under.
+_LEFT_OUT = (
+    ("outside the workspace", "outside the workspace"),
+    ("which no tool reads", "protected"),
+    ("binary content", "binary"),
+    ("failed on it", "parser failed"),
+)
+
+
+def left_out_reason(problem: Problem) -> str:
+    """The reason a file left out with a warning is counted under (``binary``...)."""
+    if problem.code == SHARED:
+        return "hard-linked"
+    if problem.code == UNREADABLE:
+        return "unreadable"
+    return next((reason for words, reason in _LEFT_OUT if words in problem.message), "left out")

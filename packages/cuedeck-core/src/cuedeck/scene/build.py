@@ -213,6 +213,8 @@ def _items(
         )
         if is_code(document):
             item = code_item(workspace, document, text, entry.lines, entry.anchor, session, item)
+        elif document.language not in (None, "markdown"):
+            item = _prose_item(document, text, entry.lines, item)
         mode = full_mode(item)
         if unmasked and mode == "whole" and renderer.name != "json":
             # The index counted this very text: add the framing instead of recounting.
@@ -226,6 +228,25 @@ def _items(
         return counter.count(renderer.escape(text)) + framing
 
     return items, count, cost
+
+
+def _prose_item(
+    document: Document, text: str, lines: tuple[int, int], base: SceneItem
+) -> SceneItem:
+    """``base`` as prose other than markdown: its language (the block's fence) and its
+    outlines, made from its headings (the outline pruner reads only markdown's)."""
+    from cuedeck.prose.sections import heading_lines
+    from cuedeck.scene.pruners import heading_outlines
+    from cuedeck.text import split_lines
+
+    rows = split_lines(text)
+    first, last = lines
+    spans = [
+        (h.line - first, heading_lines(document.language, rows[h.line - first]))
+        for h in document.headings
+        if first <= h.line <= last and h.line - first < len(rows)
+    ]
+    return attrs.evolve(base, language=document.language, outlines=heading_outlines(rows, spans))
 
 
 def _header(
