@@ -11,7 +11,6 @@ import mcp_types
 import pytest
 from fastmcp import Client
 from fastmcp.client.messages import MessageHandler
-from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
 from cuedeck import hookimpl
@@ -147,7 +146,7 @@ async def test_tools_list_fits_its_token_budget(demo: Path) -> None:
     assert names >= MEMORY_ESSENTIALS  # the core: scene, search, docs, tasks, memory
     assert {"build_scene", "read_context", "read_doc", "list_tasks", "update_task"} <= names
     assert "context_gc_prune" not in names and "edit_file" not in names
-    assert len(names) == 17  # search_code and repo_map (cuedeck-code) among them
+    assert len(names) == 18  # search_code, find_symbol and repo_map (cuedeck-code) among them
     # Every conversation pays for tools/list: the default profile stays under 3,000
     # exact o200k tokens (tests/mcp/test_tools_list.py counts the bytes a real server
     # writes; benchmarks/mcp_teams.py reports the figure per profile and role).
@@ -681,8 +680,10 @@ async def test_a_tool_outside_the_profile_says_how_to_serve_it(demo: Path) -> No
         names = {tool.name for tool in await client.list_tools()}
         with pytest.raises(MCPError) as refused:
             await client.call_tool("git_status", {})
-        with pytest.raises(ToolError, match="Unknown tool"):  # nobody registered it
+        with pytest.raises(MCPError) as unknown:  # nobody registered it: a protocol error
             await client.call_tool("no_such_tool", {})
+    assert unknown.value.error.code == -32602
+    assert unknown.value.error.message.startswith("Unknown tool: 'no_such_tool'")
     assert "git_status" not in names
     error = refused.value.error
     assert error.code == 1051

@@ -84,6 +84,10 @@ async def test_each_role_may_do_what_its_permissions_say(
                 client, "read_doc", {"repository_alias": "backend-global", "path": "docs/auth.md"}
             )
             who = await call(client, "whoami", {})
+            # docs/teams.md: every tool but the team's own takes repository_alias
+            assert await call(client, "whoami", {"repository_alias": "backend-global"}) == who
+            unknown = await refusal(client, "whoami", {"repository_alias": "nobody-global"})
+            assert unknown.code == 1400
             refused = {
                 tool: await refusal(client, tool, arguments)
                 for tool, arguments in (

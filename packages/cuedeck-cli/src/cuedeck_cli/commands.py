@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,20 +21,30 @@ from cuedeck.layout import (
 )
 from cuedeck.plugins.host import get_places, get_services
 from cuedeck.serving.background import background_processes, describe, process_json
+from cuedeck.system import spawn
 from cuedeck.text import counted
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import console, emit_json, render_problem
 
 
 @click.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Rewrite config.toml (the old one is kept as .bak).")
-def init(force: bool) -> None:
-    """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore."""
+def init(directory: Path | None, force: bool) -> None:
+    """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore.
+
+    In DIRECTORY (made if missing, as `git init DIR` does), else in -C DIR or here.
+    """
     from cuedeck.config import CONFIG_PATH, render_default_config
     from cuedeck.writes import write_file
 
     state = current_state()
-    root = state.target_directory.resolve()
+    root = (directory or state.target_directory).expanduser().resolve()
+    if directory is not None and not root.exists():
+        try:
+            root.mkdir(parents=True)
+        except OSError as exc:
+            raise CueError(f"cannot create {root}: {exc.strerror or exc}", path=str(root)) from None
     if not root.is_dir():
         raise CueError(f"{root} is not a directory", path=str(root))
     created = []
@@ -352,7 +361,7 @@ def upgrade_command() -> list[str]:
     uv_venv = cfg.exists() and "uv =" in cfg.read_text(encoding="utf-8", errors="replace")
     if uv_venv and shutil.which("uv"):
         return ["uv", "pip", "install", "--upgrade", "--python", sys.executable, wanted]
-    return [sys.executable, "-m", "pip", "install", "--upgrade", wanted]
+    return spawn.python_command("pip", "install", "--upgrade", wanted)
 
 
 _NETWORK_HINTS = (
@@ -381,7 +390,7 @@ def upgrade(dry_run: bool) -> None:
         return
     click.echo(f"running: {shown}", err=True)
     try:
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        result = spawn.run(command, capture_output=True, text=True, check=False)
     except FileNotFoundError:
         raise CueError(
             f"cannot run {command[0]!r}: it is not installed", help=f"install {command[0]}"

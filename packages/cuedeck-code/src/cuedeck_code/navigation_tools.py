@@ -134,7 +134,7 @@ def _globs(globs: list[str] | None) -> object | None:
         return None
     from cuedeck.index.walk import Globs
 
-    return Globs(kept)
+    return Globs.of_arguments(kept, field="globs")
 
 
 def _measure(workspace: Workspace, entry: Entry) -> tuple[int | None, str | None]:

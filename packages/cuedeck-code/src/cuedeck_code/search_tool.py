@@ -179,7 +179,7 @@ def _allowed_documents(
     if glob:
         from cuedeck.index.walk import Globs
 
-        spec = Globs([glob.strip()])
+        spec = Globs.of_arguments([glob.strip()], field="path")
     wanted = language.lower() if language else None
     allowed = np.zeros(len(keys), dtype=bool)
     for position, (doc_path, _) in enumerate(keys):

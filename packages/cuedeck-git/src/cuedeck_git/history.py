@@ -29,6 +29,9 @@ PathList = Annotated[
     pydantic.Field(description="Workspace-relative paths to limit to", max_length=1000),
 ]
 Revision = Annotated[str | None, pydantic.Field(description="Commit, branch or tag", min_length=1)]
+#: What git may take when it compiles a client's pattern (``--author``, ``-G``, ``--grep``)
+#: and reads the history (pack files mapped in small windows: cuedeck.system.git.Git).
+SEARCH_MEMORY = 1024 * 1024 * 1024
 
 
 class DiffFile(TypedDict):
@@ -135,6 +138,26 @@ def _numstat(repo: Repo, command: list[str]) -> list[DiffFile]:
     return files
 
 
+def _shared_files(repo: Repo, revisions: list[str], specs: list[str]) -> list[str]:
+    """Pathspecs leaving out changed files with several hard links: their content may be
+    a file outside the workspace (the read boundary of every file tool)."""
+    import os
+
+    raw = repo.run("diff", "--name-only", "-z", *revisions, "--end-of-options", "--", *specs)
+    left_out = []
+    for item in raw.stdout.split(b"\0"):
+        local = repo.local(decode(item)) if item else None
+        if local is None:
+            continue
+        try:
+            shared = os.stat(os.path.join(repo.root, local)).st_nlink > 1
+        except OSError:
+            continue
+        if shared:
+            left_out.append(f":(exclude,literal){local}")
+    return left_out
+
+
 def git_diff(
     workspace: Workspace,
     file_paths: PathList = None,
@@ -155,7 +178,9 @@ def git_diff(
     revisions = _range(repo, staged, from_ref, to_ref)
     paths = _paths(workspace, file_paths)
     specs = pathspecs(paths) or ["."]
-    specs += exclusions(workspace.config.files.deny)
+    specs += exclusions(workspace)
+    if not staged and not to_ref:  # the working tree's files are read
+        specs += _shared_files(repo, revisions, specs)
     command = ["diff", *revisions, "--end-of-options", "--", *specs]
     text = repo.run(
         "diff", f"-U{context_lines}", "--no-ext-diff", "--no-textconv", *command[1:]
@@ -213,13 +238,17 @@ def git_log(
     ] = None,
 ) -> GitLog:
     """List commits, newest first, in token-limited pages (follow next_offset)."""
-    repo = Repo(workspace, read_only=True)
+    from cuedeck.system.bounds import check_pattern
+
+    if author:  # a pattern git compiles: sized first, POSIX basic whatever the config says
+        check_pattern(check_text(author, field="author"), field="author", syntax="bre")
+    repo = Repo(workspace, read_only=True, memory_bytes=SEARCH_MEMORY if author else None)
     if repo.head() is None:
         return _log_page([], offset, False, 0, workspace.config.files.max_tokens, False)
     start = repo.commit_of(ref, field="ref") if ref else "HEAD"
     options = [f"--skip={offset}", f"--max-count={limit + 1}", f"--format={_FORMAT}"]
     if author:
-        options.append(f"--author={check_text(author, field='author')}")
+        options += ["--basic-regexp", f"--author={author}"]
     if since:
         options.append(f"--since={check_text(since, field='since')}")
     paths = _paths(workspace, file_paths)

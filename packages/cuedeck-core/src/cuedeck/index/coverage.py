@@ -18,6 +18,7 @@ import attrs
 
 from cuedeck.index.walk import (
     ALWAYS_SKIPPED,
+    DENIED,
     EVERYTHING,
     EXCLUDED,
     IGNORED,
@@ -29,7 +30,7 @@ from cuedeck.index.walk import (
     ignored,
     link_problem,
 )
-from cuedeck.layout import CARDS_DIR, CORE_PLACES, DOCS_DIR, WORKSPACE_DIR, Places
+from cuedeck.layout import CARDS_DIR, CORE_PLACES, DOCS_DIR, WORKSPACE_DIR, Places, protection
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
@@ -57,11 +58,12 @@ def admitted(
     selectors: Selectors | None = None,
     known: Collection[str] = (),
     places: Places = CORE_PLACES,
+    deny: Globs | None = None,
 ) -> FileStat | None:
     """The stat of ``rel`` when the index covers it, else None (``known``: paths the
     index holds although no parser claims them, as :func:`walk_files` takes them;
-    ``places``: what no tool reads, core's and the plugins')."""
-    found = judge(root, settings, parsers, rel, selectors, known, places)
+    ``places``: what no tool reads, core's and the plugins'; ``deny``: ``[files] deny``)."""
+    found = judge(root, settings, parsers, rel, selectors, known, places, deny)
     return found if isinstance(found, tuple) else None
 
 
@@ -73,9 +75,13 @@ def judge(
     selectors: Selectors | None = None,
     known: Collection[str] = (),
     places: Places = CORE_PLACES,
+    deny: Globs | None = None,
 ) -> FileStat | Exclusion | None:
     """The stat of ``rel`` when the index covers it, why not when it does not, or None
-    when there is no such file in the workspace."""
+    when there is no such file in the workspace. The file tools' read boundary holds:
+    nothing in ``places``, in a git directory, or named by ``deny``."""
+    from cuedeck.system.git import inside_git_directory
+
     root = Path(os.path.realpath(root))
     parts = rel.split("/")
     if ".." in parts or "" in parts or rel.startswith("/"):
@@ -83,6 +89,8 @@ def judge(
     path = root / rel
     if not os.path.lexists(path):
         return None
+    if protection(rel, write=False, places=places) or inside_git_directory(str(root), rel):
+        return Exclusion("protected", "no tool reads it (git's files or CueDeck's private ones)")
     parser = parsers.claim(rel)
     for depth in range(1, len(parts)):  # linked folders are never descended into
         if os.path.islink(root.joinpath(*parts[:depth])) and depth > 2:
@@ -92,6 +100,10 @@ def judge(
         if problem is not None:
             return Exclusion("link", problem.message.removeprefix("not indexed: "))
     special = rel.startswith((CARDS_DIR + "/", DOCS_DIR + "/"))
+    if deny is not None and not special:
+        real = os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/")
+        if deny.match(rel) or deny.match(real):
+            return Exclusion(DENIED, "[files] deny keeps it from every tool")
     if special:
         if any(part.startswith(".") for part in parts[2:]) or not rel.endswith(".md"):
             return Exclusion("not a card", "only markdown files under .cuedeck/ are cards and docs")
@@ -166,7 +178,7 @@ def explain(
     from cuedeck.index.walk import Globs, binary
 
     if deny and os.path.lexists(root / rel) and Globs(list(deny)).match(rel):
-        return Exclusion("denied", "[files] deny keeps it from every tool")
+        return Exclusion(DENIED, "[files] deny keeps it from every tool")
     found = judge(root, settings, parsers, rel, selectors, places=places)
     if not isinstance(found, tuple):
         return found

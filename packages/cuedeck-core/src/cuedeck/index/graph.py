@@ -42,6 +42,7 @@ _NOT_INDEXED_HELP = {
     "excluded": "change [index] include or exclude in .cuedeck/config.toml",
     "too large": "raise [index] max_file_mb in .cuedeck/config.toml, or cite a smaller file",
     "denied": "[files] deny in .cuedeck/config.toml lists it: no tool reads it",
+    "protected": "cite a file outside git's directories and CueDeck's private files",
     "binary": "cite a text file",
     "hard-linked": "replace the hard link with a copy",
     "outside the workspace": "copy the file into the workspace, or remove the link",

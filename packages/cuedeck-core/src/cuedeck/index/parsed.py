@@ -27,7 +27,7 @@ from cuedeck.index.parsers import ParseContext, Parsers
 from cuedeck.index.reader import FileReader
 from cuedeck.index.rows import Rows
 from cuedeck.index.store import DEFER_COUNTS, SCHEMA_VERSION, UNCOUNTED, IndexStore, Update, Version
-from cuedeck.index.walk import FileStat, Unread, left_out_reason, walk_files
+from cuedeck.index.walk import FileStat, Globs, Unread, left_out_reason, walk_files
 from cuedeck.layout import CORE_PLACES, INDEX_LOCK, Places
 from cuedeck.models import Document, Problem, converter
 from cuedeck.system.parallel import map_chunks
@@ -195,6 +195,7 @@ class Index:
                 places=self.places,
                 known=rows,  # files no parser claims, brought in by references: see adopt
                 unread=unread,
+                deny=self._deny(),
             )
         )
         stale = [(p, stat) for p, stat in files if (row := rows.get(p)) is None or row[0] != stat]
@@ -226,6 +227,12 @@ class Index:
             seconds=time.perf_counter() - started,
             rebuilt=rebuilt,
         )
+
+    def _deny(self) -> Globs | None:
+        """``[files] deny``: what the file tools never read, nor does the index."""
+        if self.config is None or not self.config.files.deny:
+            return None
+        return Globs(list(self.config.files.deny))
 
     def _selectors(self) -> dict[str, Callable[[str, int], str | None]]:
         """Each parser's selector for this refresh (built from the config)."""
@@ -296,9 +303,10 @@ class Index:
         known: Collection[str] = self._rows.known
         if adopting:
             known = {*known, *adopting}
+        deny = self._deny() if wanted else None
         for path in wanted:
             stat = admitted(
-                self.root, self.settings, self.parsers, path, selectors, known, self.places
+                self.root, self.settings, self.parsers, path, selectors, known, self.places, deny
             )
             row = self._rows.known.get(path)
             if stat is None:

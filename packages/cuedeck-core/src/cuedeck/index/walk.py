@@ -80,23 +80,64 @@ class Unread:
             self.no_parser.pop(suffix, None)
 
 
+#: The reason it gives for a file ``[files] deny`` names (the file tools' read boundary).
+DENIED = "denied"
+
+
 #: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
 #: A plain tuple: a walk makes one per file, and a large workspace has tens of thousands.
 FileStat = tuple[int, int]
+
+
+#: Most single ``*`` wildcards one pattern may hold. Patterns become regular expressions
+#: that backtrack: each ``*`` more multiplies the time of matching a long file name (a
+#: 255-character name: 26 ms with three, 3.5 s with four, minutes with six). A client can
+#: write a ``.gitignore`` and name a file, so a pattern with more is skipped.
+MAX_WILDCARDS = 3
+#: Problem code of a ``.gitignore`` line skipped (InvalidPattern); see docs/errors.md.
+INVALID_PATTERN = 1017
+_WILDCARD = re.compile(r"(?<![*\\])\*(?!\*)")
+
+
+def pattern_problem(line: str) -> str | None:
+    """Why the gitignore-style ``line`` cannot be used (invalid, or too many wildcards),
+    or None; blank lines and comments are fine."""
+    import pathspec
+
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return None
+    if len(_WILDCARD.findall(text)) > MAX_WILDCARDS:
+        return f"more than {MAX_WILDCARDS} * wildcards (matching it could take minutes)"
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error) as exc:
+        return f"not a valid pattern ({exc})"
+    return None
 
 
 class Globs:
     """Gitignore-style patterns, matched as one regular expression when none negates.
 
     pathspec tries each pattern in turn; one alternation is several times faster, which
-    matters when every refresh matches every path of a large workspace.
+    matters when every refresh matches every path of a large workspace. A line git would
+    not use, or one too slow to match (:func:`pattern_problem`), is skipped and listed in
+    ``invalid`` as ``(line number, line, why)``: one bad ``.gitignore`` line must not
+    break every walk (git skips invalid lines too).
     """
 
     def __init__(self, lines: list[str]) -> None:
         # Imported here: listing cards imports this module (for ``inside``) but no globs.
         import pathspec
 
-        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        self.invalid: list[tuple[int, str, str]] = []
+        if any(_WILDCARD.search(line) for line in lines):
+            lines = self._usable(lines)
+        try:
+            self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        except (ValueError, re.error):
+            lines = self._usable(lines)
+            self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
         rules = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
         #: Every rule names folders only (``dist/``): a walk that pruned those folders
         #: need not test the files it finds (most rules of a large tree are like this).
@@ -108,6 +149,46 @@ class Globs:
                 p.regex.pattern.replace("(?P<ps_d>", "(?:") for p in patterns if p.regex
             )
             self.regex = re.compile("|".join(f"(?:{a})" for a in alternatives))
+
+    def _usable(self, lines: list[str]) -> list[str]:
+        """``lines`` without those :func:`pattern_problem` refuses (noted in ``invalid``)."""
+        kept = []
+        for number, line in enumerate(lines, 1):
+            why = pattern_problem(line)
+            if why is None:
+                kept.append(line)
+            elif not any(number == seen for seen, _, _ in self.invalid):
+                self.invalid.append((number, line, why))
+        return kept
+
+    @classmethod
+    def of_arguments(cls, globs: list[str], *, field: str) -> Globs:
+        """``globs`` a client passed: InvalidInput (1004) naming the first unusable one."""
+        from cuedeck.errors import InvalidInput
+
+        found = cls(globs)
+        if found.invalid:
+            _, line, why = found.invalid[0]
+            raise InvalidInput(
+                f"{field}: {line!r} is {why}",
+                field=field,
+                help="gitignore syntax: * within a name, ** across folders, [a-z] a class",
+            )
+        return found
+
+    def problems(self, path: str) -> list[Problem]:
+        """Doctor warnings for the lines of the file ``path`` that were skipped."""
+        return [
+            Problem(
+                "warning",
+                INVALID_PATTERN,
+                path,
+                number,
+                f"pattern {line.strip()!r} skipped: {why}",
+                "fix or remove the line (git skips an invalid line as well)",
+            )
+            for number, line, why in self.invalid
+        ]
 
     def match(self, path: str) -> bool:
         """Whether ``path`` (a directory when it ends in ``/``) matches."""
@@ -140,6 +221,7 @@ def walk_files(
     places: Places = CORE_PLACES,
     known: Collection[str] = (),
     unread: Unread | None = None,
+    deny: Globs | None = None,
 ) -> Iterator[tuple[str, FileStat]]:
     """Workspace-relative paths the index covers, with their stats, sorted.
 
@@ -150,8 +232,13 @@ def walk_files(
     file. Paths left out because they leave the workspace or cannot be read are appended
     to ``left_out`` (warnings); those a parser's selector or the size cap leave out are
     listed in ``passed_over`` by reason; the rest of what was seen and not read is
-    counted in ``unread``. ``places`` are what no tool reads (core's and the plugins').
+    counted in ``unread``. The read boundary of the file tools holds too: nothing in
+    ``places`` (what no tool reads: core's and the plugins'), in a git directory, or named
+    by ``deny`` (``[files] deny``, listed in ``passed_over`` as ``denied``), whatever link
+    leads there.
     """
+    from cuedeck.system.git import is_git_directory
+
     root = Path(os.path.realpath(root))
     skipped: list[Problem] = [] if left_out is None else left_out
     over: dict[str, list[str]] = {} if passed_over is None else passed_over
@@ -165,9 +252,12 @@ def walk_files(
         if settings.gitignore:
             try:
                 text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
-                ignores = [*ignores, (rel, Globs(text.splitlines()))]
             except OSError:  # none there; an unreadable folder is reported by its scan below
                 pass
+            else:
+                patterns = Globs(text.splitlines())
+                skipped.extend(patterns.problems(f"{rel}/.gitignore" if rel else ".gitignore"))
+                ignores = [*ignores, (rel, patterns)]
         try:
             entries = list(os.scandir(directory))
         except OSError as exc:
@@ -194,6 +284,10 @@ def walk_files(
                     continue
                 if protection(f"{child}/", write=False, places=places) is not None:
                     continue  # a nested workspace's cache: no tool reads it
+                if is_git_directory(entry.path):
+                    continue  # a bare repository kept here: git's files, like .git
+                if deny is not None and deny.match(child + "/"):
+                    continue
                 if exclude is not None and exclude.match(child + "/"):
                     if unread is not None:
                         unread.folders[EXCLUDED] = unread.folders.get(EXCLUDED, 0) + 1
@@ -208,6 +302,11 @@ def walk_files(
             if left is not None:
                 if unread is not None:
                     unread.files[left] = unread.files.get(left, 0) + 1
+                continue
+            if protection(child, write=False, places=places) is not None:
+                continue  # a nested workspace's token hashes or state
+            if deny is not None and deny.match(child):
+                over.setdefault(DENIED, []).append(child)
                 continue
             _add(entry, child, select.get(parser.name) if parser is not None else None)
 
@@ -229,6 +328,11 @@ def walk_files(
         if problem is not None:
             skipped.append(problem)
             return True
+        if deny is not None:
+            target = os.path.relpath(os.path.realpath(entry.path), root).replace(os.sep, "/")
+            if deny.match(target):
+                over.setdefault(DENIED, []).append(child)
+                return True
         return os.path.isdir(entry.path)  # linked folders inside are not descended into
 
     def _add(

@@ -13,7 +13,6 @@ path (:func:`cuedeck.writes.rewrite_file`).
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
 from datetime import UTC, datetime
@@ -36,7 +35,6 @@ from cuedeck.writes import read_regular, remove_file, rewrite_file, sha256_bytes
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import pathspec
     import pydantic
 
     from cuedeck.workspace import Workspace
@@ -132,13 +130,6 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@functools.lru_cache(maxsize=16)
-def _deny_spec(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
-    import pathspec
-
-    return pathspec.GitIgnoreSpec.from_lines(globs)
-
-
 def checked_path(workspace: Workspace, file_path: str, *, write: bool = False) -> tuple[str, Path]:
     """``file_path`` as a workspace-relative path and the file it reaches, or the refusal:
     1004 outside the workspace or in ``[files] deny``, 1013 a protected path (see
@@ -147,8 +138,7 @@ def checked_path(workspace: Workspace, file_path: str, *, write: bool = False) -
     rel, real_rel = workspace.locate(file_path, field="file_path", write=write)
     if rel == "." or real_rel == ".":
         raise InvalidInput(f"{file_path!r} is the workspace folder, not a file", field="file_path")
-    deny = workspace.config.files.deny
-    if deny and any(_deny_spec(tuple(deny)).match_file(p) for p in {rel, real_rel}):
+    if workspace.denied(rel) or workspace.denied(real_rel):
         raise InvalidInput(
             f"{rel} matches [files] deny: the file tools neither read nor write it",
             field="file_path",
