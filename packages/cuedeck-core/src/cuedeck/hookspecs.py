@@ -8,7 +8,9 @@ A plugin is a module (or object) with functions marked ``@hookimpl``, listed und
 
 Every ``register_*`` hook receives a ``register`` callback. Names must be unique across
 plugins: a second plugin registering a taken name is an error naming both plugins,
-unless it passes ``replace=True`` to take the name over on purpose. docs/plugin-hooks.md
+unless it passes ``replace=True`` to take the name over on purpose. ``resolve_baseline``
+is a question instead: implementations are asked in turn until one answers (pluggy's
+``firstresult``). docs/plugin-hooks.md
 has a section per hook. The types the hooks exchange (what ``register`` accepts, and the
 protocols of what is registered) are defined in :mod:`cuedeck.hooktypes` and imported
 from here.
@@ -16,10 +18,11 @@ from here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pluggy
 
 from cuedeck.hooktypes import (
-    BaselineResolver,
     CodeRanker,
     CommandContext,
     Embedder,
@@ -36,11 +39,14 @@ from cuedeck.hooktypes import (
     SceneSource,
     Searcher,
     SearcherFactory,
+    WorkspaceArg,
 )
+
+if TYPE_CHECKING:
+    from cuedeck.models import Baseline
 
 __all__ = [
     "PROJECT",
-    "BaselineResolver",
     "CodeRanker",
     "CommandContext",
     "Embedder",
@@ -57,6 +63,7 @@ __all__ = [
     "SceneSource",
     "Searcher",
     "SearcherFactory",
+    "WorkspaceArg",
     "hookimpl",
     "hookspec",
 ]
@@ -415,22 +422,21 @@ def register_code_rankers(register: RegisterNamed) -> None:
     """
 
 
-@hookspec
-def register_baselines(register: RegisterNamed) -> None:
-    """Register baseline resolvers: what ``since`` can name in a scene (``cue scene
+@hookspec(firstresult=True)
+def resolve_baseline(workspace: WorkspaceArg, since: str) -> Baseline | None:
+    """The baseline ``since`` names: what ``since`` can name in a scene (``cue scene
     --since``, ``build_scene(since=...)``).
 
-    Called when a scene is asked for the changes since a point. ``register(name,
-    resolver)`` takes a :class:`BaselineResolver`, ``resolver(workspace, since) ->
-    Baseline | None``: None when ``since`` is not one of its names (the next resolver
-    is asked), else a :class:`~cuedeck.models.Baseline` holding the text then of every
+    Called when a scene is asked for the changes since a point, one implementation after
+    another until one answers (pluggy's ``firstresult``): None when ``since`` is not one
+    of its names, else a :class:`~cuedeck.models.Baseline` holding the text then of every
     file that may have changed. The scene shows each changed file as hunks with line
-    numbers. The git plugin registers ``git`` (any commit, branch or tag), the memory
-    plugin ``snapshot`` (a task snapshot's file hashes).
+    numbers. The git plugin answers any commit, branch or tag, the memory plugin a task
+    snapshot's id (its file hashes).
 
     Example::
 
         @hookimpl
-        def register_baselines(register):
-            register("backup", lambda ws, since: read_backup(ws) if since == "backup" else None)
+        def resolve_baseline(workspace, since):
+            return read_backup(workspace) if since == "backup" else None
     """

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
     from cuedeck.models import (
-        Baseline,
         CodeQuery,
         Placement,
         RankedSymbol,
@@ -113,15 +112,6 @@ class CodeRanker(Protocol):
     def rank(self, workspace: WorkspaceArg, query: CodeQuery) -> list[RankedSymbol]:
         """Up to ``query.limit`` definitions, best first, each with its score's parts (a
         :class:`~cuedeck.models.CodeRanking` also says what was left out by rule)."""
-        ...
-
-
-@runtime_checkable
-class BaselineResolver(Protocol):
-    """Turns a ``since`` (a git ref, a task snapshot...) into what the files were then."""
-
-    def __call__(self, workspace: WorkspaceArg, since: str) -> Baseline | None:
-        """The baseline ``since`` names, or None when it is not one this resolver knows."""
         ...
 
 
