@@ -92,17 +92,19 @@ def index(rebuild: bool, semantic: bool, as_json: bool) -> None:
 
     With --rebuild, everything search uses is rebuilt too (its saved keyword postings).
     """
+    from cuedeck.plugins.services import SearchService
+
     workspace = current_state().workspace
     stats = workspace.refresh(rebuild=rebuild)  # progress is reported (cuedeck.progress)
     embedded = None
     if "search" in get_services(workspace.plugins):
-        engine = workspace.service("search")
+        engine = workspace.service(SearchService)
         engine.sync(rebuild=rebuild)  # the keyword postings too, so searches start warm
         if semantic:
             engine.background = False
             embedded = engine.embed_all()
     elif semantic:  # a MissingExtra (1008) without cuedeck-search
-        workspace.service("search")
+        workspace.service(SearchService)
     result = {
         "seen": stats.seen,
         "parsed": stats.parsed,

@@ -88,10 +88,12 @@ def search_code(
     """
     import numpy as np
 
+    from cuedeck.plugins.services import SearchService
+
     if not query.strip():
         raise InvalidInput("the query is empty", field="query")
     try:
-        engine = workspace.service("search")
+        engine = workspace.service(SearchService)
     except MissingExtra as exc:
         raise MissingExtra.needs("search_code needs cuedeck-search", "search") from exc
     index = workspace.fresh_index()

@@ -39,6 +39,7 @@ from cuedeck.hooktypes import (
     SceneSource,
     Searcher,
     SearcherFactory,
+    TextRanker,
     WorkspaceArg,
 )
 
@@ -63,6 +64,7 @@ __all__ = [
     "SceneSource",
     "Searcher",
     "SearcherFactory",
+    "TextRanker",
     "WorkspaceArg",
     "hookimpl",
     "hookspec",

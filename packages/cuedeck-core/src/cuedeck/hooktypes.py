@@ -53,6 +53,16 @@ class Searcher(Protocol):
         ...
 
 
+@runtime_checkable
+class TextRanker(Searcher, Protocol):
+    """A searcher that also ranks texts that are no files (memory's segments) by meaning:
+    what a package asks a mode's searcher for, checked with ``isinstance``."""
+
+    def rank_texts(self, query: str, texts: Sequence[str]) -> list[float]:
+        """Each text's similarity in meaning to ``query``, in the order given."""
+        ...
+
+
 class SearcherFactory(Protocol):
     """What :func:`~cuedeck.hookspecs.register_searchers` registers: makes a workspace's
     :class:`Searcher`, once per workspace."""
