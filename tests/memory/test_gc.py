@@ -154,11 +154,20 @@ def test_an_analysis_scores_every_candidate_as_documented(
     project = f"prop{next(_project)}"
     made = []
     for n, (kind, minutes, _) in enumerate(segments):
-        [segment] = store_at(workspace, T0 - minutes * 60.0).add(
-            project, [draft(f"segment {n} of {kind}", kind)]
-        )
+        then = store_at(workspace, T0 - minutes * 60.0)
+        [segment] = then.add(project, [draft(f"segment {n} of {kind}", kind)])
+        then.close()  # a store per example: its database must not stay open
         made.append(segment.id)
     store = store_at(workspace, T0)
+    try:
+        _analysed_as_documented(store, project, made, segments)
+    finally:
+        store.close()
+
+
+def _analysed_as_documented(
+    store: MemoryStore, project: str, made: list[str], segments: list[tuple[str, int, int]]
+) -> None:
     with store.database.writing() as version:
         for segment_id, (_, _, survived) in zip(made, segments, strict=True):
             rowid = store.table.rowid(project, segment_id) or 0
