@@ -436,12 +436,14 @@ def plugins(as_json: bool) -> None:
     host = current_state().plugins
     infos = host.infos()
     host.checked_tools()  # imports every tool: one that does not load is listed as a failure
-    # Every hook of the contract, and who registered what through it (commands too).
+    # Every collector hook of the contract, and who registered what through it (commands
+    # too); a question hook (resolve_baseline) registers nothing.
     registered = {
         hook.removeprefix("register_"): {
             name: entry.plugin for name, entry in host.collect(hook).items()
         }
         for hook in hook_names()
+        if hook.startswith("register_")
     }
     failures = host.failures
     if as_json:
