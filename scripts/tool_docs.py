@@ -103,7 +103,6 @@ def render(replies: dict[str, Any] | None = None) -> str:
     """docs/tools.md: every tool's reference, by category."""
     from cuedeck.plugins.host import make_plugin_host
     from cuedeck.serving.tool_docs import parameters, reference_of
-    from cuedeck_mcp.roles import required_role
     from cuedeck_mcp.server import served_tools
 
     tools = make_plugin_host().tools()
@@ -126,7 +125,7 @@ def render(replies: dict[str, Any] | None = None) -> str:
         lines.append(f"- **{category}**: " + ", ".join(links))
     for name, tool in tools.items():
         reference = reference_of(tool)
-        role = required_role(tool)  # as the MCP server checks it (team tools by permission)
+        role = tool.role  # the one rule: what the MCP server checks and get_tool_docs says
         flags = [
             "destructive" if tool.destructive else "",
             "read-only" if tool.read_only else "",

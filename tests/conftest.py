@@ -46,6 +46,13 @@ def installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def needs(*modules: str) -> pytest.MarkDecorator:
+    """Skip a test unless the optional packages ``modules`` are installed: each extra's
+    tox environment installs that extra alone, and a test that needs another skips."""
+    missing = [module for module in modules if not installed(module)]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (another extra)")
+
+
 needs_extras = pytest.mark.skipif(
     not all(installed(m) for m in (*OPTIONAL, "cuedeck_example_plugin")),
     reason="needs every CueDeck package and the example plugin (tox -e all)",

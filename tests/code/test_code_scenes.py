@@ -15,6 +15,7 @@ from cuedeck.refs.delta import UnknownBaseline
 from cuedeck.scene import build_scene
 from cuedeck_cli.app import make_cli
 from tests.code.conftest import Repo
+from tests.conftest import needs
 
 CART = '''"""A shopping cart."""
 
@@ -172,6 +173,7 @@ def test_compression_keeps_signatures_and_never_exceeds_the_budget(shop: Repo) -
     assert "; its signature: the full text needs 178 tokens, " in placed["signatures"]
 
 
+@needs("cuedeck_search")
 def test_related_code_stays_within_its_share_and_says_why(shop: Repo) -> None:
     shop.write({".cuedeck/config.toml": "[scene]\nclipboard = false\ncode_share = 0.5\n"})
     workspace = open_workspace(shop.root)
@@ -185,6 +187,7 @@ def test_related_code_stays_within_its_share_and_says_why(shop: Repo) -> None:
     assert not [c for c in scene.manifest["candidates"] if c["role"] == "related"]
 
 
+@needs("cuedeck_search")
 def test_a_traceback_pulls_in_its_frames(shop: Repo) -> None:
     stack = (
         "Traceback (most recent call last):\n"
@@ -214,6 +217,7 @@ def test_a_traceback_pulls_in_its_frames(shop: Repo) -> None:
     assert related[:2] == [("shop/tax.py", "vat"), ("shop/checkout.py", "pay")]
 
 
+@needs("cuedeck_git")
 def test_changes_since_a_commit_are_exactly_their_hunks(shop: Repo) -> None:
     start = shop.commit("nothing yet")
     shop.write({"shop/tax.py": TAX.replace('"de": 0.19', '"de": 0.19, "us": 0.0')})

@@ -13,6 +13,7 @@ from cuedeck.plugins.host import get_code_rankers
 from cuedeck_code.frames import frames, resolve
 from cuedeck_code.importance import ImportanceRanker, Weights
 from tests.code.conftest import Repo
+from tests.conftest import needs
 
 #: Four modules alike in size and shape: only the signal under test tells them apart.
 FILES = {
@@ -89,6 +90,7 @@ def parts(found: list[RankedSymbol], key: str) -> dict[str, float]:
     return dict(next(r for r in found if f"{r.path}#{r.name}" == key).parts)
 
 
+@needs("cuedeck_search")
 def test_the_text_part_puts_what_the_card_says_first(shop: Repo) -> None:
     found = ranked(shop, CodeQuery(text="Couriers refuse heavy parcels"), Weights(1, 0, 0, 0))
     assert names(found)[:2] == ["shop/shipping.py#courier", "shop/shipping.py#parcel"]
@@ -148,6 +150,7 @@ def test_the_stack_part_puts_the_raising_frame_first(shop: Repo) -> None:
     assert parts(found, "shop/checkout.py#pay")["stack"] == pytest.approx(0.6)
 
 
+@needs("cuedeck_search")
 def test_the_default_weights_add_the_parts_up(shop: Repo) -> None:
     found = ranked(shop, CodeQuery(text="courier for heavy parcels", limit=3))
     # Only what the words find: the rest has recent changes alone, which say nothing.

@@ -13,6 +13,7 @@ from cuedeck.doctor import diagnose
 from cuedeck.errors import FileNotFound
 from cuedeck.refs.drift import label_references, record_references
 from tests.code.conftest import Repo
+from tests.conftest import needs
 
 CART = '''"""A shopping cart."""
 
@@ -131,6 +132,7 @@ def test_a_changed_body_drifts_with_its_diff_size(shop: Repo) -> None:
     assert labels(shop)[ADD] == "fresh"
 
 
+@needs("cuedeck_tasks")
 def test_cue_card_update_ref_records_a_drifted_reference_anew(shop: Repo) -> None:
     from click.testing import CliRunner
 
@@ -216,6 +218,7 @@ def test_a_whole_file_moved_by_git_mv_is_found_by_its_bytes(shop: Repo) -> None:
     assert found[FILE].endswith("likeliest new home: src/shop/basket.py (same text)")
 
 
+@needs("cuedeck_tasks")
 def test_update_task_records_a_code_reference_and_refuses_a_typo(shop: Repo) -> None:
     workspace = open_workspace(shop.root)
     update = workspace.plugins.tools()["update_task"]
@@ -241,6 +244,7 @@ def test_update_task_records_a_code_reference_and_refuses_a_typo(shop: Repo) -> 
     assert "src/shop/cart.py#Cart.total" not in record["references"][CARD_PATH]
 
 
+@needs("cuedeck_tasks", "cuedeck_search")
 def test_the_board_shows_each_cards_code_references_with_their_label(shop: Repo) -> None:
     from cuedeck_cli.board.api import BoardApi
 

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from cuedeck import open_workspace
 from cuedeck_cli.app import make_cli
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, needs
 
 MODULE = (
     '"""Retries: how often a request is retried after a timeout."""\n'
@@ -20,6 +20,7 @@ MODULE = (
 )
 
 
+@needs("cuedeck_search")
 def test_a_module_head_that_matches_best_does_not_borrow_a_functions_name(
     make_workspace: MakeWorkspace,
 ) -> None:

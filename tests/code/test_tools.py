@@ -12,6 +12,7 @@ import pytest
 from cuedeck import open_workspace
 from cuedeck.errors import CueError, FileNotFound, InvalidInput, Protected, TokenLimitExceeded
 from cuedeck.serving.reply import reply_size
+from tests.conftest import needs
 
 
 def caller(root: Path) -> Any:
@@ -35,6 +36,7 @@ def call(code_root: Path) -> Any:
     return caller(code_root)
 
 
+@needs("cuedeck_search")
 def test_search_code_finds_symbols_with_filters_and_pages(call: Any) -> None:
     reply = call("search_code", query="send request retries", mode="keyword", limit=2)
     best = reply["results"][0]
@@ -168,6 +170,7 @@ def test_browse_directory_and_tree(call: Any) -> None:
         call("browse_directory", path="missing")
 
 
+@needs("cuedeck_tasks", "cuedeck_search")
 def test_the_boards_search_finds_code(code_root: Path) -> None:
     pytest.importorskip("cuedeck_cli")
     from cuedeck_cli.board.api import BoardApi

@@ -83,7 +83,7 @@ def test_a_card_linking_out_is_not_a_card(linked: Path) -> None:
     outside = linked.parent / "outside" / "card.md"
     outside.write_text(f"---\ntitle: {SECRET_TEXT}\nstatus: todo\n---\n")
     (linked / ".cuedeck" / "cards" / "zzz999.md").symlink_to(outside)
-    store = open_workspace(linked).cards
+    store = open_workspace(linked).service("cards")
     assert "zzz999" not in store.all()
     with pytest.raises(FileNotFound):
         store.get("zzz999")

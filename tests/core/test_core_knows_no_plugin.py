@@ -23,7 +23,7 @@ from tests.conftest import needs_extras
 
 CORE = Path(importlib.import_module("cuedeck").__file__ or "").parent
 PLUGIN_PACKAGES = re.compile(
-    r"cuedeck[_-](?:search|tasks|memory|git|mcp|cli|code|example[_-]plugin)\b"
+    r"cuedeck[_-](?:search|tasks|memory|git|mcp|team|cli|code|example[_-]plugin)\b"
 )
 
 

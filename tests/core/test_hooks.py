@@ -289,14 +289,12 @@ def test_hook_register_services(make_workspace: MakeWorkspace, plugins: Any) -> 
     workspace = open_workspace(make_workspace(FILES), plugins=plugins)
     assert workspace.service("greeter") == f"hello from {workspace.root.name}"
     assert workspace.service("greeter", str) is workspace.service("greeter")  # typed
-    assert workspace.greeter is workspace.service("greeter")  # a service is an attribute
+    assert not hasattr(workspace, "greeter")  # a service is asked for, not an attribute
     with pytest.raises(InvalidInput, match="the 'greeter' service is a str, not a int"):
         workspace.service("greeter", int)
     with pytest.raises(MissingExtra) as missing:
         workspace.service("nothing-registers-this")
     assert missing.value.help == 'pip install "cuedeck[all]"'
-    with pytest.raises(AttributeError):
-        _ = workspace.nothing_registers_this
 
 
 def test_hook_register_commands(make_workspace: MakeWorkspace, plugins: Any) -> None:
@@ -505,27 +503,37 @@ class Backup:
     """The files of ``backup/`` are the baseline ``backup``."""
 
     @hookimpl
-    def register_baselines(self, register: Any) -> None:
+    def resolve_baseline(self, workspace: Any, since: str) -> Any:
         from cuedeck.models import Baseline, BaselineFile
 
-        def backup(workspace: Any, since: str) -> Baseline | None:
-            if since != "backup":
-                return None
-            folder = workspace.root / "backup"
-            files = {
-                p.relative_to(folder).as_posix(): BaselineFile(p.read_text(encoding="utf-8"))
-                for p in sorted(folder.rglob("*.md"))
-            }
-            return Baseline("the backup", files)
-
-        register("backup", backup)
+        if since != "backup":
+            return None
+        folder = workspace.root / "backup"
+        files = {
+            p.relative_to(folder).as_posix(): BaselineFile(p.read_text(encoding="utf-8"))
+            for p in sorted(folder.rglob("*.md"))
+        }
+        return Baseline("the backup", files)
 
 
-def test_hook_register_baselines(make_workspace: MakeWorkspace) -> None:
+@attrs.define
+class Asked:
+    """Answers nothing; records what it was asked."""
+
+    asked: list[str] = attrs.field(factory=list)
+
+    @hookimpl
+    def resolve_baseline(self, workspace: Any, since: str) -> None:
+        self.asked.append(since)
+
+
+def test_hook_resolve_baseline(make_workspace: MakeWorkspace) -> None:
     from cuedeck.refs.delta import UnknownBaseline
     from cuedeck.scene import build_scene
 
     pm = make_plugin_host(entry_points=False)
+    asked = Asked()
+    pm.register(asked, name="asked")  # registered first, so asked after the backup
     pm.register(Backup(), name="backup")
     root = make_workspace(
         {
@@ -547,9 +555,12 @@ def test_hook_register_baselines(make_workspace: MakeWorkspace) -> None:
         "     5 | three"
     )
     assert scene.manifest["since"] == "the backup"
+    assert asked.asked == []  # one answer wins: the plugins after it are not asked
     with pytest.raises(UnknownBaseline) as caught:
         build_scene(workspace, "abc123", 2000, since="yesterday", record=False)
-    assert caught.value.code == 1143 and caught.value.data["resolvers"] == ["backup"]
+    assert caught.value.code == 1143
+    assert caught.value.data["resolvers"] == ["backup", "asked"]
+    assert asked.asked == ["yesterday"]
 
 
 class NotesPlaces:

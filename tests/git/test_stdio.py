@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 pytest.importorskip("cuedeck_mcp")
 
+import jsonschema
 from mcp import MCPError
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters

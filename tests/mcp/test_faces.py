@@ -58,10 +58,10 @@ async def test_an_edited_tool_is_described_anew(demo: Path, shout_module: tuple[
     module, path = shout_module
     first = await _listed(demo, module)
     assert first["shout"].description == "Upper-case a text."
-    path.write_text(TOOL.format(summary="Shout a text back."), encoding="utf-8")
+    path.write_text(TOOL.format(summary="Shout a text back at its caller."), encoding="utf-8")
     sys.modules.pop(module)  # as a restarted server would import it
     again = await _listed(demo, module)
-    assert again["shout"].description == "Shout a text back."
+    assert again["shout"].description == "Shout a text back at its caller."
     assert again["read_doc"] == first["read_doc"]
 
 

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 from fastmcp import Client
 
+from tests.conftest import needs
 from tests.mcp.conftest import server_for
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.anyio
 PROFILE = ["core", "files", "cidx_quick_reference"]
 
 
+@needs("cuedeck_tasks")
 async def test_spec_replies_have_success_content_blocks_and_typed_schemas(demo: Path) -> None:
     async with Client(server_for(demo, profile=PROFILE, replies="spec")) as client:
         listed = {t.name: t for t in await client.list_tools()}
@@ -65,6 +67,7 @@ async def test_cuedeck_replies_are_the_default(demo: Path) -> None:
     assert isinstance(page.structured_content["content"], str)
 
 
+@needs("cuedeck_tasks")
 async def test_the_quick_reference_lists_what_the_caller_may_call(demo: Path) -> None:
     async with Client(server_for(demo, profile=PROFILE)) as client:
         everything = await client.call_tool("cidx_quick_reference", {})

@@ -8,6 +8,7 @@ import pytest
 from fastmcp import Client
 from mcp import MCPError
 
+from tests.conftest import needs
 from tests.mcp.conftest import server_for
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 
+@needs("cuedeck_tasks")
 async def test_one_workspace_takes_its_own_name_and_nothing_else(demo: Path) -> None:
     async with Client(server_for(demo, name="demo")) as client:
         listed = {t.name: t for t in await client.list_tools()}

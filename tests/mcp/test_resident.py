@@ -14,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from cuedeck.watch.watcher import supported as watcher_supported
 from cuedeck_mcp import resident
-from tests.conftest import plant_shadows, process_ended
+from tests.conftest import needs, plant_shadows, process_ended
 from tests.mcp.conftest import CUE, environment
 
 pytestmark = [
@@ -44,6 +44,7 @@ def servers(root: Path) -> list[dict[str, Any]]:
     return [entry for entry in found if entry["root"] == str(root)]
 
 
+@needs("cuedeck_memory")
 async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Path) -> None:
     async with Client(params(warm), mode="legacy") as client:
         first = await client.call_tool(
@@ -87,6 +88,7 @@ async def test_the_resident_server_runs_nothing_planted_where_the_client_starts(
     assert not marker.exists(), marker.read_text()
 
 
+@needs("cuedeck_memory")
 async def test_a_changed_config_or_tool_list_gets_its_own_server_and_the_old_one_goes(
     warm: Path,
 ) -> None:
@@ -109,6 +111,7 @@ async def test_a_changed_config_or_tool_list_gets_its_own_server_and_the_old_one
     assert len({first["server"], second["server"], third["server"]}) == 3
 
 
+@needs("cuedeck_memory")
 async def test_a_retiring_server_serves_its_client_to_the_end(warm: Path) -> None:
     async with Client(params(warm), mode="legacy") as old_client:
         await old_client.list_tools()

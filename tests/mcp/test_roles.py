@@ -15,7 +15,7 @@ from mcp import MCPError
 from mcp.client import Client
 
 from cuedeck.workspace import open_workspace
-from cuedeck_mcp.roles import allows, load_grants, required_role
+from cuedeck_mcp.roles import allows, load_grants
 from cuedeck_mcp.server import TEAM_ONLY
 from tests.mcp.conftest import (
     CUE,
@@ -94,7 +94,7 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
             return codes
 
         beyond = {
-            role: {n for n, t in tools.items() if not allows(role, required_role(t))}
+            role: {n for n, t in tools.items() if not allows(role, t.role)}
             for role in ("read", "write")
         }
         refusals = {
@@ -118,7 +118,7 @@ async def test_each_role_sees_and_may_call_exactly_its_tools(demo: Path, tmp_pat
                 url, json=ping, headers={"Authorization": f"Bearer {tokens['read']}"}
             )
     for role in ("read", "write", "admin"):
-        expected = {n for n, t in tools.items() if allows(role, required_role(t))}  # type: ignore[arg-type]
+        expected = {n for n, t in tools.items() if allows(role, t.role)}  # type: ignore[arg-type]
         assert seen[role] == expected, role
     assert "update_task" not in seen["read"] and "update_task" in seen["write"]
     assert "delete_file" not in seen["write"] and "git_reset" in seen["admin"]

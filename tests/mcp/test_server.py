@@ -25,6 +25,7 @@ from cuedeck.serving.reply import reply_text
 from cuedeck.workspace import open_workspace
 from cuedeck.writes import locked
 from cuedeck_mcp.server import TEAM_ONLY, build_server
+from tests.conftest import needs
 
 from .conftest import server_for
 
@@ -71,6 +72,7 @@ def _as_admin(demo: Path) -> None:
         config.write('\n[mcp]\nlocal_role = "admin"\n')
 
 
+@needs("cuedeck_example_plugin")
 async def test_every_registered_tool_is_served_with_its_metadata(demo: Path) -> None:
     _as_admin(demo)
     tools = (open_workspace(demo).plugins).tools()
@@ -129,6 +131,14 @@ def _o200k_tokens(tools: list[mcp_types.Tool]) -> int:
 MEMORY_ESSENTIALS = {"context_capture", "context_restore", "context_analyze_usage"}
 
 
+@needs(
+    "cuedeck_tasks",
+    "cuedeck_memory",
+    "cuedeck_search",
+    "cuedeck_code",
+    "cuedeck_git",
+    "cuedeck_example_plugin",
+)
 async def test_tools_list_fits_its_token_budget(demo: Path) -> None:
     async with Client(server_for(demo)) as client:
         listed = await client.list_tools()
@@ -216,6 +226,7 @@ async def test_published_schemas_take_every_documented_call(demo: Path) -> None:
     assert listed["create_task"].annotations == mcp_types.ToolAnnotations(destructive_hint=False)
 
 
+@needs("cuedeck_tasks", "cuedeck_memory")
 async def test_replies_are_text_and_structured_content_without_output_schemas(
     demo: Path,
 ) -> None:
@@ -286,6 +297,7 @@ async def test_pages_over_mcp_rebuild_a_crlf_file_and_cut_a_long_line(
     assert len(parts) > 3
 
 
+@needs("cuedeck_example_plugin")
 async def test_example_plugin_tool_is_served(demo: Path) -> None:
     async with Client(server_for(demo)) as client:
         result = await client.call_tool("word_count", {"path": "docs/deployment.md"})
@@ -433,6 +445,7 @@ class HalfBrokenPlugin:
         register("tests.mcp.no_such_module:broken", category="test", read_only=True)
 
 
+@needs("cuedeck_example_plugin")
 async def test_a_tool_that_does_not_load_is_left_out_and_the_rest_served(demo: Path) -> None:
     pm = make_plugin_host()
     pm.register(HalfBrokenPlugin(), name="half-broken")
@@ -454,6 +467,7 @@ async def test_a_tool_that_does_not_load_is_left_out_and_the_rest_served(demo: P
 # -- rate limits -------------------------------------------------------------------------
 
 
+@needs("cuedeck_example_plugin")
 async def test_rate_limit_is_429_per_tool_and_per_client(demo: Path) -> None:
     config = demo / ".cuedeck" / "config.toml"
     config.write_text(config.read_text() + "\n[rate_limits.read_doc]\nper_minute = 2\nburst = 3\n")
@@ -610,6 +624,7 @@ async def _reported(server: Any, path: str) -> None:
     assert await asyncio.to_thread(freshness.wait_for, path)
 
 
+@needs("cuedeck_example_plugin")
 async def test_edits_between_calls_are_seen(demo: Path) -> None:
     doc = demo / ".cuedeck" / "docs" / "auth.md"
     server = server_for(demo)
@@ -627,6 +642,7 @@ async def test_edits_between_calls_are_seen(demo: Path) -> None:
     assert counted.structured_content["headings"] == 4
 
 
+@needs("cuedeck_example_plugin")
 async def test_concurrent_calls_are_served_consistently(demo: Path) -> None:
     async with Client(server_for(demo)) as client:
         calls = [
@@ -659,6 +675,7 @@ def test_a_busy_port_is_error_1050_for_one_and_several_workspaces(demo: Path) ->
             assert "--port " in result.stderr.splitlines()[1]
 
 
+@needs("cuedeck_git")
 async def test_a_tool_outside_the_profile_says_how_to_serve_it(demo: Path) -> None:
     async with Client(server_for(demo)) as client:  # the default profile: core
         names = {tool.name for tool in await client.list_tools()}
@@ -680,6 +697,7 @@ async def test_a_tool_outside_the_profile_says_how_to_serve_it(demo: Path) -> No
     )
 
 
+@needs("cuedeck_tasks")
 async def test_a_local_client_refused_a_tool_hears_of_local_role(demo: Path) -> None:
     (demo / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "read"\n')
     async with Client(server_for(demo)) as client:

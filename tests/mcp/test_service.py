@@ -10,6 +10,7 @@ import pytest
 
 from cuedeck_mcp import access
 from cuedeck_mcp.asgi import Deployment, build_app
+from tests.conftest import needs
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -59,6 +60,7 @@ async def test_health_and_readiness_of_workspaces(demo: Path, log: Path) -> None
     assert "s3cr3t" not in text and "cdk_secret_token" not in text
 
 
+@needs("cuedeck_team")
 async def test_readiness_of_a_team(tmp_path: Path, log: Path) -> None:
     home = tmp_path / "home"
     (home / ".cuedeck").mkdir(parents=True)

@@ -12,6 +12,7 @@ from cuedeck.errors import ConfirmationRequired, FileNotFound, InvalidInput
 from cuedeck.layout import CONFIRMATIONS_PATH
 from cuedeck.state import active_card
 from cuedeck.workspace import Workspace, open_workspace
+from tests.conftest import needs
 from tests.memory.conftest import KEY, call, store_of
 
 Capture = Callable[..., list[str]]
@@ -200,6 +201,7 @@ def test_filters_as_a_json_string_and_ranked_queries(
     assert {s["tier"] for s in working["segments"]} == {"working"} and working["segment_count"] == 2
 
 
+@needs("cuedeck_tasks")
 def test_set_current_task_activates_a_card(workspace: Workspace, capture: Capture) -> None:
     reply = call(workspace, "context_set_current_task", project_id="p", task_id="c2c2c2")
     assert reply["active_card"] == "c2c2c2" and reply["previous_task_id"] is None

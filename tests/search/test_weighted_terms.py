@@ -20,7 +20,7 @@ from cuedeck_search.keyword import tokenise as tokenise_one
 from cuedeck_search.postings import Postings, build, combine, stable_order
 from cuedeck_search.sections import keyword_sections, split_sections
 from cuedeck_search.weighted_terms import tokenise
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, needs
 
 GOLDEN = Path(__file__).parent / "golden" / "docs"
 
@@ -104,6 +104,7 @@ def pages(make_workspace: MakeWorkspace, tmp_path: Path) -> Path:
     return root
 
 
+@needs("cuedeck_code")
 def test_bulk_postings_are_those_of_the_per_section_counts(pages: Path) -> None:
     documents = workspace_documents(pages)
     assert len(documents) == len(TRICKY) + len(list(GOLDEN.rglob("*.md")))

@@ -61,6 +61,6 @@ def chain(workspace_with: CardsFactory) -> Workspace:
 
 def store_of(workspace: Workspace) -> CardStore:
     """The workspace's card store, typed."""
-    store = workspace.cards
+    store = workspace.service("cards")
     assert isinstance(store, CardStore)
     return store

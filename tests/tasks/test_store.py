@@ -332,10 +332,11 @@ def test_a_corrupt_cache_is_ignored(chain: Workspace) -> None:
 
 
 def test_the_store_is_the_workspace_cards_service(chain: Workspace) -> None:
-    assert chain.cards is chain.cards
-    assert isinstance(chain.cards, CardStore)
+    assert CardStore.of(chain) is CardStore.of(chain)
+    assert isinstance(CardStore.of(chain), CardStore)
     again = open_workspace(chain.root)
-    assert again.cards is not chain.cards and again.cards.root == chain.root
+    assert CardStore.of(again) is not CardStore.of(chain)
+    assert CardStore.of(again).root == chain.root
 
 
 def test_writes_are_atomic_and_keep_the_file_mode(chain: Workspace) -> None:

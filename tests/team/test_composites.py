@@ -11,6 +11,7 @@ from cuedeck.workspace import Workspace
 from cuedeck_mcp.errors import UnknownRepository
 from cuedeck_team import activations, composites, shared
 from cuedeck_team.errors import AliasTaken, WrongRepositoryKind
+from tests.conftest import needs
 from tests.team.conftest import BACKEND, FRONTEND
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ def test_a_composite_holds_every_component_in_its_own_folder(
     assert {"backend/docs/auth.md", "frontend/docs/login-page.md"} <= paths
 
 
+@needs("cuedeck_search")
 def test_a_composite_search_ranks_one_corpus(
     team: Team, both: dict[str, object], tmp_path: Path
 ) -> None:
@@ -171,6 +173,7 @@ def test_syncing_a_composite_follows_its_shared_repositories(
         assert "frontend/docs/new-page.md" in workspace.fresh_index().paths
 
 
+@needs("cuedeck_tasks")
 def test_a_composites_own_cards_are_named_before_it_goes(
     team: Team, both: dict[str, object]
 ) -> None:

@@ -12,6 +12,7 @@ from cuedeck_git.errors import GitFailed
 from cuedeck_mcp.errors import UnknownRepository
 from cuedeck_team import shared
 from cuedeck_team.errors import AliasTaken, CloneFailed
+from tests.conftest import needs
 from tests.team.conftest import BACKEND, push_from
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ def test_register_by_path_and_by_url_indexes_once(
     assert status_reply["branches"] == ["feature", "main"]
 
 
+@needs("cuedeck_search")
 def test_a_registered_repository_is_embedded_for_semantic_search(
     team: Team, upstream: Callable[..., Path]
 ) -> None:

@@ -98,18 +98,20 @@ def index(rebuild: bool, semantic: bool, scip: bool, as_json: bool) -> None:
 
     With --rebuild, everything search uses is rebuilt too (its saved keyword postings).
     """
+    from cuedeck.plugins.services import SearchService
+
     workspace = current_state().workspace
     stats = workspace.refresh(rebuild=rebuild)  # progress is reported (cuedeck.progress)
     graph = _code_graph(workspace, scip=scip, quiet=as_json)
     embedded = None
     if "search" in get_services(workspace.plugins):
-        engine = workspace.service("search")
+        engine = workspace.service(SearchService)
         engine.sync(rebuild=rebuild)  # the keyword postings too, so searches start warm
         if semantic:
             engine.background = False
             embedded = engine.embed_all()
     elif semantic:  # a MissingExtra (1008) without cuedeck-search
-        workspace.service("search")
+        workspace.service(SearchService)
     result = {
         "seen": stats.seen,
         "parsed": stats.parsed,
@@ -477,12 +479,14 @@ def plugins(as_json: bool) -> None:
     host = current_state().plugins
     infos = host.infos()
     host.checked_tools()  # imports every tool: one that does not load is listed as a failure
-    # Every hook of the contract, and who registered what through it (commands too).
+    # Every collector hook of the contract, and who registered what through it (commands
+    # too); a question hook (resolve_baseline) registers nothing.
     registered = {
         hook.removeprefix("register_"): {
             name: entry.plugin for name, entry in host.collect(hook).items()
         }
         for hook in hook_names()
+        if hook.startswith("register_")
     }
     failures = host.failures
     if as_json:

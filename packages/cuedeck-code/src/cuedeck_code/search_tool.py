@@ -95,6 +95,8 @@ def search_code(
     """
     import numpy as np
 
+    from cuedeck.plugins.services import SearchService
+
     if search_mode is not None:
         spec_mode = SPEC_MODES[search_mode]
         if mode != "hybrid" and mode != spec_mode:
@@ -106,7 +108,7 @@ def search_code(
     if not query.strip():
         raise InvalidInput("the query is empty", field="query")
     try:
-        engine = workspace.service("search")
+        engine = workspace.service(SearchService)
     except MissingExtra as exc:
         raise MissingExtra.needs("search_code needs cuedeck-search", "search") from exc
     index = workspace.fresh_index()

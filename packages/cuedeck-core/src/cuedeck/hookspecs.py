@@ -8,7 +8,9 @@ A plugin is a module (or object) with functions marked ``@hookimpl``, listed und
 
 Every ``register_*`` hook receives a ``register`` callback. Names must be unique across
 plugins: a second plugin registering a taken name is an error naming both plugins,
-unless it passes ``replace=True`` to take the name over on purpose. docs/plugin-hooks.md
+unless it passes ``replace=True`` to take the name over on purpose. ``resolve_baseline``
+is a question instead: implementations are asked in turn until one answers (pluggy's
+``firstresult``). docs/plugin-hooks.md
 has a section per hook. The types the hooks exchange (what ``register`` accepts, and the
 protocols of what is registered) are defined in :mod:`cuedeck.hooktypes` and imported
 from here.
@@ -16,10 +18,11 @@ from here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pluggy
 
 from cuedeck.hooktypes import (
-    BaselineResolver,
     CodeRanker,
     CommandContext,
     Embedder,
@@ -38,11 +41,15 @@ from cuedeck.hooktypes import (
     ScipIndexer,
     Searcher,
     SearcherFactory,
+    TextRanker,
+    WorkspaceArg,
 )
+
+if TYPE_CHECKING:
+    from cuedeck.models import Baseline
 
 __all__ = [
     "PROJECT",
-    "BaselineResolver",
     "CodeRanker",
     "CommandContext",
     "Embedder",
@@ -61,6 +68,8 @@ __all__ = [
     "ScipIndexer",
     "Searcher",
     "SearcherFactory",
+    "TextRanker",
+    "WorkspaceArg",
     "hookimpl",
     "hookspec",
 ]
@@ -153,10 +162,14 @@ def register_tools(register: RegisterTool) -> None:
     :class:`Workspace`, supplied by the caller) and whose other parameters are typed,
     optionally with ``Annotated[..., pydantic.Field(...)]`` constraints. Its docstring's
     first line is the summary. ``register(func, name=..., category=..., read_only=...,
-    destructive=..., idempotent=..., rate_limit=...)`` records it; the flags become MCP
-    annotations. ``rate_limit`` (a :class:`~cuedeck.settings.RateLimit`: ``per_minute``
-    and ``burst``) limits each MCP client's calls of the tool; ``[rate_limits.<tool>]`` in
-    config.toml overrides it, and ``cue init`` shows it.
+    destructive=..., idempotent=..., rate_limit=..., permission=...)`` records it; the
+    flags become MCP annotations. The flags also say the permission a caller needs
+    (read-only: ``query_repos``, the ``read`` role; destructive: ``destructive_operations``,
+    ``admin``; else ``repository:write``, ``write``); ``permission`` names another of
+    :data:`cuedeck.plugins.tools.PERMISSIONS` (``manage_users``: ``admin``). ``rate_limit``
+    (a :class:`~cuedeck.settings.RateLimit`: ``per_minute`` and ``burst``) limits each MCP
+    client's calls of the tool; ``[rate_limits.<tool>]`` in config.toml overrides it, and
+    ``cue init`` shows it.
 
     ``func`` is the function or its import path, ``"package.module:function"`` (the
     name defaults to the part after ``:``). A path is imported when the tool is first
@@ -415,24 +428,23 @@ def register_code_rankers(register: RegisterNamed) -> None:
     """
 
 
-@hookspec
-def register_baselines(register: RegisterNamed) -> None:
-    """Register baseline resolvers: what ``since`` can name in a scene (``cue scene
+@hookspec(firstresult=True)
+def resolve_baseline(workspace: WorkspaceArg, since: str) -> Baseline | None:
+    """The baseline ``since`` names: what ``since`` can name in a scene (``cue scene
     --since``, ``build_scene(since=...)``).
 
-    Called when a scene is asked for the changes since a point. ``register(name,
-    resolver)`` takes a :class:`BaselineResolver`, ``resolver(workspace, since) ->
-    Baseline | None``: None when ``since`` is not one of its names (the next resolver
-    is asked), else a :class:`~cuedeck.models.Baseline` holding the text then of every
+    Called when a scene is asked for the changes since a point, one implementation after
+    another until one answers (pluggy's ``firstresult``): None when ``since`` is not one
+    of its names, else a :class:`~cuedeck.models.Baseline` holding the text then of every
     file that may have changed. The scene shows each changed file as hunks with line
-    numbers. The git plugin registers ``git`` (any commit, branch or tag), the memory
-    plugin ``snapshot`` (a task snapshot's file hashes).
+    numbers. The git plugin answers any commit, branch or tag, the memory plugin a task
+    snapshot's id (its file hashes).
 
     Example::
 
         @hookimpl
-        def register_baselines(register):
-            register("backup", lambda ws, since: read_backup(ws) if since == "backup" else None)
+        def resolve_baseline(workspace, since):
+            return read_backup(workspace) if since == "backup" else None
     """
 
 

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cuedeck.models import (
-        Baseline,
         CodeQuery,
         Placement,
         RankedSymbol,
@@ -52,6 +51,16 @@ class Searcher(Protocol):
     ) -> list[SearchResult]:
         """Up to ``limit`` results (None: the searcher's own default), best first,
         restricted by ``filters``."""
+        ...
+
+
+@runtime_checkable
+class TextRanker(Searcher, Protocol):
+    """A searcher that also ranks texts that are no files (memory's segments) by meaning:
+    what a package asks a mode's searcher for, checked with ``isinstance``."""
+
+    def rank_texts(self, query: str, texts: Sequence[str]) -> list[float]:
+        """Each text's similarity in meaning to ``query``, in the order given."""
         ...
 
 
@@ -146,15 +155,6 @@ class ScipIndexer(Protocol):
     def command(self, root: Path, output: Path) -> list[str] | None:
         """The command line that indexes ``root`` into ``output``, or None when the
         program is not installed."""
-        ...
-
-
-@runtime_checkable
-class BaselineResolver(Protocol):
-    """Turns a ``since`` (a git ref, a task snapshot...) into what the files were then."""
-
-    def __call__(self, workspace: WorkspaceArg, since: str) -> Baseline | None:
-        """The baseline ``since`` names, or None when it is not one this resolver knows."""
         ...
 
 
@@ -256,5 +256,6 @@ class RegisterTool(Protocol):
         destructive: bool = False,
         idempotent: bool = False,
         rate_limit: RateLimit | None = None,
+        permission: str | None = None,
         replace: bool = False,
     ) -> None: ...

@@ -496,20 +496,30 @@ class Workspace:
         return self.mask_session().mask(text, path=path)
 
     @overload
-    def service(self, name: str) -> Any: ...
+    def service(self, contract: type[T], /) -> T: ...
 
     @overload
-    def service(self, name: str, of_type: type[T]) -> T: ...
+    def service(self, name: str, /) -> Any: ...
 
-    def service(self, name: str, of_type: type[Any] | None = None) -> Any:
-        """The service a plugin registered under ``name`` (built once per workspace),
-        checked to be an ``of_type`` when one is given; MissingExtra (1008) when no
+    @overload
+    def service(self, name: str, of_type: type[T], /) -> T: ...
+
+    def service(self, key: str | type[Any], of_type: type[Any] | None = None, /) -> Any:
+        """A service a plugin registered (built once per workspace): by its contract
+        (:mod:`cuedeck.plugins.services`, ``service(SearchService)``), typed; or by name,
+        checked to be an ``of_type`` when one is given. MissingExtra (1008) when no
         installed plugin registers it."""
-        found = self._service(name)
+        from cuedeck.plugins.services import SERVICE_NAMES
+
+        if not isinstance(key, str):
+            if key not in SERVICE_NAMES:
+                raise InvalidInput(f"{key.__name__} is not a service contract", field="service")
+            return self._service(SERVICE_NAMES[key])
+        found = self._service(key)
         if of_type is not None and not isinstance(found, of_type):
             raise InvalidInput(
-                f"the {name!r} service is a {type(found).__name__}, not a {of_type.__name__}",
-                field=name,
+                f"the {key!r} service is a {type(found).__name__}, not a {of_type.__name__}",
+                field=key,
             )
         return found
 
@@ -525,11 +535,3 @@ class Workspace:
                     )
                 self._services[name] = factories[name](self)
             return self._services[name]
-
-    def __getattr__(self, name: str) -> Any:
-        # A registered service is an attribute too: ``workspace.cards`` is
-        # ``workspace.service("cards")`` when a plugin (the tasks package) registers it. Typed
-        # code asks for the type: ``workspace.service("cards", CardStore)``.
-        if name.startswith("_") or name not in get_services(self.plugins):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return self.service(name)

@@ -22,7 +22,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import Conflict, CueError, InvalidInput, LockError, PermissionDenied
 
@@ -353,11 +353,43 @@ def atomic_write(
 
 @contextlib.contextmanager
 def locked(lock_path: Path, *, timeout: float = 30.0, display: str | None = None) -> Iterator[None]:
-    """Hold an exclusive inter-process lock on ``lock_path``.
+    """Hold an exclusive inter-process lock on ``lock_path``, waiting up to ``timeout``
+    seconds for it (:class:`LockError`, 1007, naming the holder's pid, after that).
 
-    Writes the holder's pid beside the lock so that a timeout (:class:`LockError`, 1007)
-    can name it.
+    CueDeck's one lock: every file lock of every package is taken here or by
+    :func:`holding`.
     """
+    lock = _acquire(lock_path, timeout, display)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@contextlib.contextmanager
+def holding(lock_path: Path) -> Iterator[bool]:
+    """Try to hold ``lock_path`` without waiting: True, and held for the block, when this
+    process got it; False when another process holds it. For what runs once per
+    workspace (the watcher process, the detached embedder)."""
+    try:
+        lock = _acquire(lock_path, 0, None)
+    except LockError:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
+
+
+def is_locked(lock_path: Path) -> bool:
+    """Whether another process holds ``lock_path`` now."""
+    with holding(lock_path) as got:
+        return not got
+
+
+def _acquire(lock_path: Path, timeout: float, display: str | None) -> Any:
+    """The acquired lock of ``lock_path``, the holder's pid written beside it."""
     import filelock  # here: a process that only reads never takes a lock
 
     holder = lock_path.with_name(lock_path.name + ".pid")
@@ -378,9 +410,6 @@ def locked(lock_path: Path, *, timeout: float = 30.0, display: str | None = None
             holder_pid=pid,
             suggestion="Close other CueDeck instances or remove a stale lock",
         ) from None
-    try:
-        with contextlib.suppress(OSError):
-            holder.write_text(str(os.getpid()))
-        yield
-    finally:
-        lock.release()
+    with contextlib.suppress(OSError):
+        holder.write_text(str(os.getpid()))
+    return lock

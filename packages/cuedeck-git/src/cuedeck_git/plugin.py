@@ -55,12 +55,9 @@ def register_tools(register: RegisterTool) -> None:
     register("cuedeck_git.branches:git_branch_delete", category="git", destructive=True)
 
 
-def _git_baseline(workspace: Workspace, since: str) -> Baseline | None:
+@hookimpl
+def resolve_baseline(workspace: Workspace, since: str) -> Baseline | None:
+    # `cue scene --since HEAD~3`: any commit, branch or tag.
     from cuedeck_git.baseline import git_baseline
 
     return git_baseline(workspace, since)
-
-
-@hookimpl
-def register_baselines(register: RegisterNamed) -> None:
-    register("git", _git_baseline)

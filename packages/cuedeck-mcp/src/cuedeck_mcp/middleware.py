@@ -20,7 +20,7 @@ from pydantic import PrivateAttr
 
 from cuedeck.errors import CueError, Forbidden
 from cuedeck_mcp.repositories import TARGET, alias_argument
-from cuedeck_mcp.roles import CALLER, Caller, Role, allows, required_role
+from cuedeck_mcp.roles import CALLER, Caller, allows
 from cuedeck_mcp.runtime import CueFailure
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from fastmcp.tools.base import Tool as ServedTool
     from fastmcp.tools.base import ToolResult
 
-    from cuedeck.plugins.tools import Tool
+    from cuedeck.plugins.tools import Role, Tool
     from cuedeck_mcp.ratelimit import RateLimiter
     from cuedeck_mcp.replies import Replies
     from cuedeck_mcp.repositories import Repositories, Target
@@ -182,7 +182,7 @@ class CueDeckMiddleware(Middleware):
         return [
             tool
             for tool in listed
-            if tool.name not in self.tools or allows(role, required_role(self.tools[tool.name]))
+            if tool.name not in self.tools or allows(role, self.tools[tool.name].role)
         ]
 
     async def on_call_tool(
@@ -217,7 +217,7 @@ class CueDeckMiddleware(Middleware):
         tool = self.tools.get(name)
         if tool is None and name in self.registered:
             raise await self._refuse(self._not_served(name), None)
-        if tool is not None and not allows(caller.role, required_role(tool)):
+        if tool is not None and not allows(caller.role, tool.role):
             # Checked here again, not only hidden from tools/list: a client may call a
             # tool by name without listing, and must hear why it may not.
             raise await self._refuse(_forbidden(tool, caller), None)
@@ -323,10 +323,10 @@ class CueDeckMiddleware(Middleware):
 def _forbidden(tool: Tool, caller: Caller) -> Forbidden:
     """Why ``caller`` may not call ``tool``: the permission and role it needs, and the
     setting that would let it."""
-    from cuedeck_mcp.roles import SPEC_ROLES, permission_of
+    from cuedeck_mcp.roles import SPEC_ROLES
 
-    needed = required_role(tool)
-    permission = permission_of(tool)
+    needed = tool.role
+    permission = tool.permission
     if caller.name == "local":
         # No token: the role is the workspace's [mcp] local_role, not a token's.
         how = (

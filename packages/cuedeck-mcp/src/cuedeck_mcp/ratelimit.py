@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 import threading
 import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-from cuedeck.system.cache_db import write_ahead
+from cuedeck.system.databases import open_db
 from cuedeck_mcp.errors import RateLimited
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
@@ -131,14 +131,8 @@ class RateLimiter:
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
             assert self.store is not None
-            self.store.parent.mkdir(parents=True, exist_ok=True)
             # Autocommit, WAL: each check is one short transaction shared by processes.
-            db = sqlite3.connect(
-                self.store, timeout=10, isolation_level=None, check_same_thread=False
-            )
-            db.execute("PRAGMA busy_timeout = 30000")
-            write_ahead(db)
-            db.execute("PRAGMA synchronous=NORMAL")
+            db = open_db(self.store, threads=True)
             columns = {row[1] for row in db.execute("PRAGMA table_info(buckets)")}
             if columns and "client" not in columns:
                 # An older file kept the local client's buckets only: a cache, so dropping

@@ -70,7 +70,17 @@ def spec_failure(failure: CueFailure) -> ToolResult:
 def typed_output_schema(tool: str, schema: dict[str, Any]) -> dict[str, Any]:
     """The output schema of a spec reply: ``schema`` (typed, see
     :func:`cuedeck_mcp.adapter.output_schema`) with ``success`` required first, a list
-    reply as ``{"success", "result"}``, and content blocks where the tool has them."""
+    reply as ``{"success", "result"}``, and content blocks where the tool has them. A
+    reply of one of several shapes (a destructive tool's confirmation asked, or its
+    result) is each of them so made."""
+    branches = schema.get("anyOf")
+    if isinstance(branches, list) and branches and "properties" not in schema:
+        return {
+            "type": "object",
+            "properties": {"success": {"type": "boolean"}},
+            "required": ["success"],
+            "anyOf": [typed_output_schema(tool, branch) for branch in branches],
+        }
     properties = {
         key: value for key, value in schema.get("properties", {}).items() if key != "success"
     }

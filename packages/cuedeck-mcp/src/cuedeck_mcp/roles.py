@@ -1,16 +1,19 @@
 """Who may call what: bearer tokens mapped to roles ``read`` < ``write`` < ``admin``.
 
-A tool needs ``read`` when it is read-only, ``admin`` when it is destructive, ``write``
-otherwise. Tokens live in ``.cuedeck/access.toml`` as sha256 hashes with a name and a
-role, never as tokens: ``cue mcp token add`` prints a new token once. Clients without a
-token (stdio, loopback HTTP with no token configured) get ``[mcp] local_role``. The role
-filters ``tools/list`` and is checked again on every ``tools/call``.
+A tool needs the role that has its permission (:attr:`cuedeck.plugins.tools.Tool.role`,
+the one rule: by its flags, ``read`` when read-only, ``admin`` when destructive,
+``write`` otherwise, unless it was registered with another permission). Tokens live in
+``.cuedeck/access.toml`` as sha256 hashes with a name and a role, never as tokens: ``cue
+mcp token add`` prints a new token once. Clients without a token (stdio, loopback HTTP
+with no token configured) get ``[mcp] local_role``. The role filters ``tools/list`` and
+is checked again on every ``tools/call``.
 
 Permissions: what each role may do, named as the code-indexer specification names them.
 CueDeck's three roles are the specification's three: ``read`` is its ``normal_user``,
 ``write`` its ``power_user``, ``admin`` its ``admin``. A tool needs one permission
-(:func:`permission_of`); a role grants a set (:data:`PERMISSIONS`); every refusal names
-the permission it needed (docs/teams.md has the table).
+(:attr:`~cuedeck.plugins.tools.Tool.permission`); a role grants a set
+(:data:`~cuedeck.plugins.tools.PERMISSIONS`); every refusal names the permission it
+needed (docs/teams.md has the table).
 """
 
 from __future__ import annotations
@@ -22,22 +25,20 @@ import secrets
 import tomllib
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import attrs
 
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import LOCKS_DIR
+from cuedeck.plugins.tools import PERMISSIONS, ROLES, Role
 from cuedeck.writes import locked, remove_file, write_file
 from cuedeck_mcp.paths import ACCESS_PATH
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from cuedeck.plugins.tools import Tool
 
-Role = Literal["read", "write", "admin"]
-ROLES: tuple[Role, ...] = ("read", "write", "admin")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
 
@@ -55,54 +56,13 @@ class Caller:
 #: The caller of the request being served, set by the middleware for the tool to read.
 CALLER: ContextVar[Caller | None] = ContextVar("cuedeck_caller", default=None)
 
-#: Each permission and the least role that has it.
-PERMISSIONS: dict[str, Role] = {
-    "query_repos": "read",
-    "repository:write": "write",
-    "activate_repos": "write",
-    "destructive_operations": "admin",
-    "manage_golden_repos": "admin",
-    "manage_users": "admin",
-}
-
 #: The specification's name for each role.
 SPEC_ROLES: dict[Role, str] = {"read": "normal_user", "write": "power_user", "admin": "admin"}
-
-#: Tools whose permission their flags do not say: the team's own tools. (Deactivating a
-#: working copy destroys it, but it is yours: activate_repos, not an admin's permission.)
-TOOL_PERMISSIONS = {
-    "add_golden_repo": "manage_golden_repos",
-    "refresh_golden_repo": "manage_golden_repos",
-    "remove_golden_repo": "manage_golden_repos",
-    "activate_repository": "activate_repos",
-    "deactivate_repository": "activate_repos",
-    "sync_repository": "activate_repos",
-    "manage_composite_repository": "activate_repos",
-    "list_users": "manage_users",
-}
-
-
-def permission_of(tool: Tool) -> str:
-    """The permission ``tool`` needs: its entry in :data:`TOOL_PERMISSIONS`, else by its
-    flags (read-only, destructive, or writing)."""
-    named = TOOL_PERMISSIONS.get(tool.name)
-    if named is not None:
-        return named
-    if tool.read_only:
-        return "query_repos"
-    return "destructive_operations" if tool.destructive else "repository:write"
 
 
 def permissions_of(role: Role) -> list[str]:
     """Every permission ``role`` has, in the table's order."""
     return [name for name, needed in PERMISSIONS.items() if allows(role, needed)]
-
-
-def required_role(tool: Tool) -> Role:
-    """The least role that may call ``tool``: the one that has its permission
-    (:func:`permission_of`; by the tool's flags, as :attr:`cuedeck.plugins.tools.Tool.role` says,
-    but for the team's own tools)."""
-    return PERMISSIONS[permission_of(tool)]
 
 
 def allows(role: Role, needed: Role) -> bool:

@@ -32,7 +32,8 @@ def whoami(workspace: Workspace) -> WhoAmI:
     """Say who you are to this server: token name, role, permissions and what you may call.
 
     Roles: read < write < admin (the specification's normal_user, power_user, admin).
-    Read-only tools need read, destructive ones admin, the rest write.
+    Read-only tools need read, destructive ones admin, the rest write, unless a tool names
+    another permission (the team's tools: docs/teams.md).
     """
     from cuedeck.serving.calls import offered_tools
     from cuedeck_mcp.roles import (
@@ -41,7 +42,6 @@ def whoami(workspace: Workspace) -> WhoAmI:
         Caller,
         allows,
         permissions_of,
-        required_role,
     )
 
     caller = CALLER.get() or Caller("python", "admin", "python", workspace.root.name)
@@ -53,9 +53,7 @@ def whoami(workspace: Workspace) -> WhoAmI:
         "permissions": permissions_of(caller.role),
         "transport": caller.transport,
         "workspace": caller.workspace or workspace.root.name,
-        "may_call": [
-            name for name, tool in tools.items() if allows(caller.role, required_role(tool))
-        ],
+        "may_call": [name for name, tool in tools.items() if allows(caller.role, tool.role)],
     }
 
 
@@ -95,8 +93,6 @@ def cidx_quick_reference(
         SPEC_ROLES,
         Caller,
         allows,
-        permission_of,
-        required_role,
     )
 
     caller = CALLER.get() or Caller("python", "admin", "python", workspace.root.name)
@@ -104,8 +100,7 @@ def cidx_quick_reference(
     tools = {
         name: tool
         for name, tool in offered.items()
-        if allows(caller.role, required_role(tool))
-        and (category is None or tool.category == category)
+        if allows(caller.role, tool.role) and (category is None or tool.category == category)
     }
     team = any(tool.category == "repositories" for tool in offered.values())
     rules = (
@@ -125,7 +120,7 @@ def cidx_quick_reference(
                 "name": name,
                 "category": tool.category,
                 "summary": tool.summary,
-                "permission": permission_of(tool),
+                "permission": tool.permission,
                 "writes": not tool.read_only,
             }
             for name, tool in tools.items()

@@ -27,7 +27,7 @@ import sqlite3
 import zlib
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cuedeck.system.cache_db import write_ahead
+from cuedeck.system.databases import open_db
 from cuedeck_memory.schema import SCHEMA_VERSION, prepare, schema_of
 from cuedeck_memory.segments import Segment
 from cuedeck_memory.upkeep import Upkeep, defer_merges
@@ -137,16 +137,11 @@ class MemoryDatabase:
         return self._connection
 
     def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(
-            self.path, timeout=60.0, isolation_level=None, check_same_thread=False
-        )
-        connection.execute("PRAGMA busy_timeout = 60000")
-        write_ahead(connection)
         # A commit is in the log, which the OS holds for us: a process that dies (killed,
         # crashed) loses nothing it acknowledged. The log is synced at checkpoints, not
-        # at every commit: only losing power can take the last commits (docs/memory.md).
-        connection.execute("PRAGMA synchronous = NORMAL")
+        # at every commit (synchronous NORMAL): only losing power can take the last
+        # commits (docs/memory.md).
+        connection = open_db(self.path, threads=True)
         # After a checkpoint the log shrinks back to 1 MB rather than keeping its peak.
         connection.execute("PRAGMA journal_size_limit = 1048576")
         # The log is emptied into the store by a thread of ours (see _committed), not by

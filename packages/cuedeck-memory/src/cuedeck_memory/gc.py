@@ -41,30 +41,38 @@ AGE_HORIZON_HOURS = 720.0
 _AGE_SCALE = math.log1p(AGE_HORIZON_HOURS * 60.0)
 
 
-def age_factor(hours: float) -> float:
-    """The GC age factor of a segment untouched for ``hours``, in [0, 1]: counted in
-    whole minutes, so a segment less than a minute old has none."""
-    return min(1.0, math.log1p(math.floor(max(0.0, hours) * 60.0)) / _AGE_SCALE)
+Column = np.ndarray[Any, Any]
 
 
-def generation_factor(survived: int) -> float:
-    """The GC generation factor of a segment that survived ``survived`` runs."""
-    return GENERATION_FACTOR[generation_of(survived)]
+def score_factors(
+    type_weights: Column, age_hours: Column, refcounts: Column, survived: Column
+) -> dict[str, Column]:
+    """The four factors of each candidate's score, each in [0, 1]: the one GC score,
+    which :func:`analyze` computes over a working set's columns.
 
-
-def score_factors(kind: str, age_hours: float, refcount: int, survived: int) -> dict[str, float]:
-    """The four factors of a score, each in [0, 1]."""
+    ``type_weights`` are the candidates' type weights (``segments.type_weight``); age is
+    counted in whole minutes, so a segment less than a minute old has none; generations
+    are those of ``segments.GENERATIONS``, as ``segments.generation_of`` names them."""
+    hours = np.maximum(0.0, np.asarray(age_hours, dtype=np.float64))
+    survived = np.asarray(survived)
+    young, mature = GENERATIONS[0][0], GENERATIONS[1][0]
     return {
-        "age": age_factor(age_hours),
-        "type": type_weight(kind),
-        "refcount": 1.0 / (1.0 + max(0, refcount)),
-        "generation": generation_factor(survived),
+        "age": np.minimum(1.0, np.log1p(np.floor(hours * 60.0)) / _AGE_SCALE),
+        "type": np.asarray(type_weights, dtype=np.float64),
+        "refcount": 1.0 / (1.0 + np.maximum(0, np.asarray(refcounts))),
+        "generation": np.where(
+            survived < young,
+            GENERATION_FACTOR["young"],
+            np.where(survived < mature, GENERATION_FACTOR["mature"], GENERATION_FACTOR["old"]),
+        ),
     }
 
 
-def score(factors: dict[str, float]) -> float:
-    """The weighted sum of the factors, in [0, 1]."""
-    return sum(WEIGHTS[name] * value for name, value in factors.items())
+def scores(factors: dict[str, Column]) -> Column:
+    """The weighted sum of each candidate's factors, in [0, 1]."""
+    weighted = [WEIGHTS[name] * np.asarray(value) for name, value in factors.items()]
+    total: Column = np.sum(weighted, axis=0)
+    return total
 
 
 def _reason(kind: str, age_hours: float, refcount: int, generation: str) -> str:
@@ -187,23 +195,17 @@ def analyze(
         candidates = np.flatnonzero(in_working & ~reached)
         hours = np.maximum(0.0, (now - table.touched[candidates]) / 3600.0)
         kind_weight = np.array([type_weight(k or "note") for k in table.kinds.strings])
-        survived = table.survived[candidates]
-        young, mature = GENERATIONS[0][0], GENERATIONS[1][0]
-        factors = {
-            "age": np.minimum(1.0, np.log1p(np.floor(hours * 60.0)) / _AGE_SCALE),
-            "type": kind_weight[table.kind[candidates]],
-            "refcount": 1.0 / (1.0 + refcount[candidates]),
-            "generation": np.where(
-                survived < young,
-                GENERATION_FACTOR["young"],
-                np.where(survived < mature, GENERATION_FACTOR["mature"], GENERATION_FACTOR["old"]),
-            ),
-        }
-        scores = sum(WEIGHTS[name] * value for name, value in factors.items())
+        factors = score_factors(
+            kind_weight[table.kind[candidates]],
+            hours,
+            refcount[candidates],
+            table.survived[candidates],
+        )
+        scored = scores(factors)
         # Best first; ties: older rows first. The score (in [0, 1], to 1e-9) and the
         # position in rowid order make one integer key: an unstable sort of distinct
         # keys is a third of the time of a stable sort of the scores.
-        grade = np.round(np.asarray(scores) * 1e9).astype(np.int64)
+        grade = np.round(scored * 1e9).astype(np.int64)
         order = np.argsort(((1_000_000_000 - grade) << 33) | np.arange(len(candidates)))
         ranked = candidates[order]
         return Analysis(
@@ -211,7 +213,7 @@ def analyze(
             working=working,
             candidates=ranked,
             candidate_tokens=table.tokens[ranked],
-            scores=np.asarray(scores)[order],
+            scores=scored[order],
             factors={k: np.asarray(v)[order] for k, v in factors.items()},
             age_hours=hours[order],
             refcounts=refcount[ranked],

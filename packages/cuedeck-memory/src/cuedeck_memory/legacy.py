@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cuedeck.system.databases import open_db
 from cuedeck_memory.database import text_hash
 from cuedeck_memory.paths import LEGACY_INDEX, MEMORY_DIR
 from cuedeck_memory.segments import Segment, check_project, read_folder
@@ -65,7 +66,7 @@ def _legacy_counters(root: Path) -> dict[tuple[str, str], tuple[float, int]]:
     if not path.is_file():
         return {}
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        with contextlib.closing(open_db(path, read_only=True)) as db:
             rows = db.execute(
                 "SELECT project, id, last_touched_at, gc_survival_count FROM segments"
             )

@@ -107,13 +107,9 @@ def register_commands(register: RegisterCommand) -> None:
     )
 
 
-def _snapshot_baseline(workspace: Workspace, since: str) -> Baseline | None:
+@hookimpl
+def resolve_baseline(workspace: Workspace, since: str) -> Baseline | None:
+    # `cue scene --since snap-...`: what changed in the task's files since its snapshot.
     from cuedeck_memory.touched import snapshot_baseline
 
     return snapshot_baseline(workspace, since)
-
-
-@hookimpl
-def register_baselines(register: RegisterNamed) -> None:
-    # `cue scene --since snap-...`: what changed in the task's files since its snapshot.
-    register("snapshot", _snapshot_baseline)

@@ -146,13 +146,14 @@ def find(
     if mode == "keyword":
         top = keyword[:limit]
         return Found([r for r, _ in top], [v for _, v in top], total, "keyword")
+    from cuedeck.hookspecs import TextRanker
     from cuedeck.plugins.host import get_searchers
 
     # Both rank by meaning through the semantic searcher; hybrid fuses it with keyword.
     workspace = store.workspace
     offered = "semantic" in get_searchers(workspace.plugins)
-    rank_texts = getattr(workspace.searcher("semantic"), "rank_texts", None) if offered else None
-    if rank_texts is None:
+    ranker = workspace.searcher("semantic") if offered else None
+    if not isinstance(ranker, TextRanker):
         top = keyword[:limit]
         return Found(
             [r for r, _ in top],
@@ -166,7 +167,7 @@ def find(
         pool.extend(r for r in newest_first(table, rows).tolist() if r not in seen)
         pool = pool[:SEMANTIC_POOL]
     texts = store.fetch(pool)
-    scores = rank_texts(query, [texts[r].text for r in pool])
+    scores = ranker.rank_texts(query, [texts[r].text for r in pool])
     semantic = sorted(zip(pool, scores, strict=True), key=lambda pair: -pair[1])
     if mode == "semantic":
         top_semantic = semantic[:limit]

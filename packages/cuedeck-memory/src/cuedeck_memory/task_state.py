@@ -37,6 +37,7 @@ def _activate(store: MemoryStore, card_id: str) -> str | None:
     """Activate card ``card_id`` through the card store when cuedeck-tasks is there, else
     directly in core's state; None when no such card exists."""
     from cuedeck.errors import MissingExtra
+    from cuedeck.plugins.services import CardService
     from cuedeck.state import set_active_card
 
     workspace = store.workspace
@@ -44,7 +45,7 @@ def _activate(store: MemoryStore, card_id: str) -> str | None:
     if card_path(card_id) not in workspace.documents:
         return None
     try:
-        cards = workspace.service("cards")
+        cards = workspace.service(CardService)
     except MissingExtra:
         set_active_card(store.root, card_id)
         return card_id

@@ -27,14 +27,13 @@ MAX_FILES = 500
 
 
 def _git(workspace: Workspace, since: str) -> Baseline | None:
-    """The ``git`` baseline resolver's answer for ``since``, if cuedeck-git is installed."""
-    from cuedeck.plugins.host import get_baselines
-
-    resolver = get_baselines(workspace.plugins).get("git")
-    if resolver is None:
-        return None
+    """The baseline the commit ``since`` names (cuedeck-git answers ``resolve_baseline``
+    for commits), or None when no installed plugin does."""
     try:
-        return resolver(workspace, since)
+        found: Baseline | None = workspace.plugins.first(
+            "resolve_baseline", workspace=workspace, since=since
+        )
+        return found
     except CueError:
         return None  # not a repository, git missing: no commit to record
 

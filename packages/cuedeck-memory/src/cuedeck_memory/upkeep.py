@@ -127,9 +127,10 @@ class Upkeep:
 
     def _tidy(self) -> None:
         # Its own connection: the store's may be in a transaction meanwhile.
-        connection = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        from cuedeck.system.databases import open_db
+
+        connection = open_db(self.path)  # synchronous NORMAL, as the store's own
         try:
-            connection.execute("PRAGMA synchronous = NORMAL")  # as the store's own
             connection.execute("PRAGMA wal_autocheckpoint = 0")
             merge = f"INSERT INTO {self.index} ({self.index}, rank) VALUES ('merge', ?)"
             merging = True

@@ -1,7 +1,8 @@
-"""BM25F's constants and the saved postings file's layout, without numpy.
+"""BM25F's scorer, its constants and the saved postings file's layout, without numpy.
 
 Both the engine (numpy, every mode) and the quick keyword path of a one-query process
-(:mod:`cuedeck_search.quick`, no numpy) read these, so the two rank exactly alike.
+(:mod:`cuedeck_search.quick`, no numpy) score with :func:`idf` and :func:`term_score`,
+so the two rank exactly alike (tests/search/test_quick_properties.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import math
 import posixpath
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -62,6 +63,18 @@ def fingerprint(settings: KeywordSettings) -> str:
 def idf(count: int, df: int) -> float:
     """BM25's inverse document frequency of a term in ``df`` of ``count`` sections."""
     return math.log1p((count - df + 0.5) / (df + 0.5))
+
+
+def term_score(
+    weight: float, frequency: Any, length: Any, settings: KeywordSettings, average: float
+) -> Any:
+    """BM25F's score of one query term in sections of weighted ``frequency`` and
+    ``length``: ``weight`` (the term's idf times how often the query says it) times the
+    saturated frequency. Floats or float64 arrays alike: the same expression in the
+    same order, so the quick path's sums equal the engine's to the last bit."""
+    k1, b = settings.k1, settings.b
+    norm = k1 * (1.0 - b + b * length / average)
+    return weight * (frequency * (k1 + 1.0) / (frequency + norm))
 
 
 def aligned(offset: int) -> int:

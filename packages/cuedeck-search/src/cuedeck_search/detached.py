@@ -80,25 +80,11 @@ class EmbedderStatus:
         return max(self.total - self.done, 0) / self.per_second
 
 
-def _lock(root: Path) -> Any:
-    import filelock
-
-    path = root / LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return filelock.FileLock(str(path))
-
-
 def running(root: Path) -> bool:
     """Whether a detached embedder holds the workspace's lock now."""
-    import filelock
+    from cuedeck.writes import is_locked
 
-    lock = _lock(root)
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        return True
-    lock.release()
-    return False
+    return is_locked(root / LOCK)
 
 
 def status(root: Path) -> EmbedderStatus:
@@ -235,17 +221,19 @@ class _State:
 
 def run(root: Path) -> int:
     """Embed every missing section of the workspace at ``root``; the exit status."""
-    import filelock
+    from cuedeck.writes import holding
 
+    with holding(root / LOCK) as mine:
+        if not mine:
+            print(f"another embedder runs for {root}", flush=True)
+            return 0
+        return _embed(root)
+
+
+def _embed(root: Path) -> int:
     from cuedeck import open_workspace
     from cuedeck.progress import reporting_to
 
-    lock = _lock(root)
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        print(f"another embedder runs for {root}", flush=True)
-        return 0
     state = _State(root)
     try:
         state.write()
@@ -262,8 +250,6 @@ def run(root: Path) -> int:
         state.write(state="failed", error=str(exc)[:500])
         print(f"failed: {exc}", flush=True)
         return 1
-    finally:
-        lock.release()
 
 
 if __name__ == "__main__":  # pragma: no cover (run as a process by the tests)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cuedeck_search.analysis import terms
-from cuedeck_search.bm25 import KeywordSettings, idf, section_counts
+from cuedeck_search.bm25 import KeywordSettings, idf, section_counts, term_score
 from cuedeck_search.postings import DocumentTerms, Postings, empty
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ class KeywordIndex:
         result = np.zeros(self.sections, dtype=np.float64)
         if not self._count:
             return result
-        k1, b, average = self.settings.k1, self.settings.b, self._average
+        settings, average = self.settings, self._average
         count = self._count
         pruned = bool(self.dead.any())
         for term, times in Counter(terms(query)).items():
@@ -129,6 +129,8 @@ class KeywordIndex:
                 if len(found):
                     # float64, term by term, in the order quick.py adds them: both agree.
                     frequency = freq.astype(np.float64)
-                    norm = k1 * (1.0 - b + b * lengths[found].astype(np.float64) / average)
-                    result[found + offset] += weight * (frequency * (k1 + 1.0) / (frequency + norm))
+                    length = lengths[found].astype(np.float64)
+                    result[found + offset] += term_score(
+                        weight, frequency, length, settings, average
+                    )
         return result

@@ -18,11 +18,12 @@ from cuedeck.hookspecs import hookimpl
 if TYPE_CHECKING:
     from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterSearcher, RegisterTool
     from cuedeck.models import BackgroundProcess, Problem
+    from cuedeck.plugins.services import SearchService
     from cuedeck.workspace import Workspace
-    from cuedeck_search.engine import SearchEngine
 
 
-def _engine(workspace: Workspace) -> SearchEngine:
+def _engine(workspace: Workspace) -> SearchService:
+    # The engine keeps the contract other packages use (mypy checks it here).
     from cuedeck_search.engine import SearchEngine
 
     return SearchEngine(workspace)

@@ -41,6 +41,7 @@ from cuedeck_search.bm25 import (
     fingerprint,
     idf,
     section_counts,
+    term_score,
 )
 from cuedeck_search.results import Ranked, results
 from cuedeck_search.saved_changes import changed_files
@@ -207,7 +208,7 @@ class _Search:
         return bisect.bisect_right(self.saved.doc_ends, row)
 
     def run(self, query: str, limit: int, counted: bool) -> list[SearchResult]:
-        k1, b, average = self.settings.k1, self.settings.b, self.average
+        settings, average = self.settings, self.average
         scores: dict[tuple[int, int], float] = {}  # (document, section) -> score
         fresh_base = self.saved.documents
         for term, times in Counter(terms(query)).items():
@@ -227,9 +228,8 @@ class _Search:
                 continue
             weight = times * idf(self.count, len(postings))
             for key, frequency, length in postings:
-                norm = k1 * (1.0 - b + b * length / average)
-                saturated = frequency * (k1 + 1.0) / (frequency + norm)
-                scores[key] = scores.get(key, 0.0) + weight * saturated
+                score = term_score(weight, frequency, length, settings, average)
+                scores[key] = scores.get(key, 0.0) + score
         return self._results(query, scores, limit, counted)
 
     def _results(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cuedeck.layout import user_cache_dir
-from cuedeck.system.cache_db import write_ahead
+from cuedeck.system.databases import open_db
 from cuedeck_search.onnx_model import DIMENSIONS
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 DATABASE = "embeddings.sqlite3"
-BUSY_TIMEOUT_MS = 30_000
 #: Bytes a row costs beyond its vector (keys, ``used``, b-tree overhead), roughly.
 ROW_OVERHEAD = 120
 
@@ -43,15 +42,7 @@ def database_path() -> Path:
 
 def connect() -> sqlite3.Connection:
     """A connection to the shared cache (created on first use), in autocommit mode."""
-    path = database_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    # WAL lets readers go on while another process writes; NORMAL sync is safe with WAL
-    # (a power cut may lose the last batch, never corrupt the file).
-    write_ahead(connection)
-    connection.execute("PRAGMA synchronous = NORMAL")
-    return connection
+    return open_db(database_path())
 
 
 _SCHEMA = """

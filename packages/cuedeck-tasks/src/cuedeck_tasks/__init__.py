@@ -1,7 +1,7 @@
 """CueDeck tasks: task cards, their dependency graph and the task commands and tools.
 
 Registered with CueDeck through the ``cuedeck`` entry-point group (``tasks =
-cuedeck_tasks.plugin``); ``CardStore.of(workspace)`` (or ``workspace.cards``) is the
+cuedeck_tasks.plugin``); ``CardStore.of(workspace)`` is the
 :class:`CardStore`. The names below load on first use, so that loading the plugin
 (``cue --help``) stays cheap.
 """

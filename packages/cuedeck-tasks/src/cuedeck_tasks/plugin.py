@@ -14,12 +14,13 @@ from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
+    from cuedeck.plugins.services import CardService
     from cuedeck.workspace import Workspace
-    from cuedeck_tasks.store import CardStore
 
 
-def card_store(workspace: Workspace) -> CardStore:
-    """The ``cards`` service: the workspace's :class:`~cuedeck_tasks.store.CardStore`."""
+def card_store(workspace: Workspace) -> CardService:
+    """The ``cards`` service: the workspace's :class:`~cuedeck_tasks.store.CardStore`, the
+    :class:`~cuedeck.plugins.services.CardService` other packages use (mypy checks it)."""
     from cuedeck_tasks.store import CardStore
 
     return CardStore(workspace)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sqlite3
 from typing import TYPE_CHECKING
 
 import attrs
 
 from cuedeck.layout import CACHE_DIR
+from cuedeck.system.databases import open_db
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -89,8 +89,8 @@ def seed_cache(source: Path, target: Path) -> list[str]:
 
 def _backup(source: Path, target: Path) -> None:
     with (
-        contextlib.closing(sqlite3.connect(f"{source.as_uri()}?mode=ro", uri=True)) as src,
-        contextlib.closing(sqlite3.connect(target)) as dst,
+        contextlib.closing(open_db(source, read_only=True)) as src,
+        contextlib.closing(open_db(target, synchronous="OFF")) as dst,
     ):
         src.backup(dst)
 

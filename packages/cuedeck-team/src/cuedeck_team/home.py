@@ -160,16 +160,16 @@ def index_workspace(workspace: Workspace, *, embed: bool) -> dict[str, Any]:
     """Refresh ``workspace``'s index, its keyword postings and (``embed``) every section's
     vector; what it did."""
     from cuedeck.plugins.host import get_services
+    from cuedeck.plugins.services import SearchService
 
     started = time.perf_counter()
     stats = workspace.refresh()
     embedded = None
     if "search" in get_services(workspace.plugins):
-        engine = workspace.service("search")
+        engine = workspace.service(SearchService)
         engine.sync()
         if embed:
-            if hasattr(engine, "background"):
-                engine.background = False  # this call is the work: do it in the foreground
+            engine.background = False  # this call is the work: do it in the foreground
             embedded = engine.embed_all()
     return {
         "files": stats.seen,

@@ -18,20 +18,36 @@ if TYPE_CHECKING:
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
     # Served by a team server only (categories repositories and users).
+    # Permissions as the code-indexer specification gives them (docs/teams.md): shared
+    # repositories are an admin's; a member's own copies need activate_repos, even to
+    # delete one (it is theirs); seeing the members is an admin's.
     team = "cuedeck_team.tools:"
-    register(team + "add_golden_repo", category="repositories")
+    admin, own = "manage_golden_repos", "activate_repos"
+    register(team + "add_golden_repo", category="repositories", permission=admin)
     for name in ("list_global_repos", "global_repo_status"):
         register(team + name, category="repositories", read_only=True, idempotent=True)
-    register(team + "refresh_golden_repo", category="repositories", idempotent=True)
-    register(team + "remove_golden_repo", category="repositories", destructive=True)
-    register(team + "activate_repository", category="repositories")
+    register(
+        team + "refresh_golden_repo", category="repositories", idempotent=True, permission=admin
+    )
+    register(
+        team + "remove_golden_repo", category="repositories", destructive=True, permission=admin
+    )
+    register(team + "activate_repository", category="repositories", permission=own)
     register(
         team + "list_activated_repos", category="repositories", read_only=True, idempotent=True
     )
-    register(team + "sync_repository", category="repositories", idempotent=True)
-    register(team + "manage_composite_repository", category="repositories")
-    register(team + "deactivate_repository", category="repositories", destructive=True)
-    register(team + "list_users", category="users", read_only=True, idempotent=True)
+    register(team + "sync_repository", category="repositories", idempotent=True, permission=own)
+    register(team + "manage_composite_repository", category="repositories", permission=own)
+    register(
+        team + "deactivate_repository", category="repositories", destructive=True, permission=own
+    )
+    register(
+        team + "list_users",
+        category="users",
+        read_only=True,
+        idempotent=True,
+        permission="manage_users",
+    )
 
 
 @hookimpl

@@ -12,17 +12,17 @@ from __future__ import annotations
 import contextlib
 import re
 import secrets
-import sqlite3
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.system.cache_db import write_ahead
+from cuedeck.system.databases import open_db
 from cuedeck_team.errors import AliasTaken, RepositoryBusy
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Iterator
     from pathlib import Path
 
@@ -148,11 +148,8 @@ class Registry:
     def connect(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
         """A connection for one operation; ``write`` holds the write lock throughout, so
         a check and the change it allows are one transaction."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        connection = open_db(self.path)
         try:
-            connection.execute("PRAGMA busy_timeout = 30000")
-            write_ahead(connection)
             connection.executescript(_SCHEMA)
             connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:

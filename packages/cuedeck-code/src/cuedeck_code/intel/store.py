@@ -23,7 +23,7 @@ import zlib
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.layout import CACHE_DIR
-from cuedeck.system.cache_db import write_ahead
+from cuedeck.system.databases import open_db
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -72,13 +72,7 @@ class GraphStore:
     def db(self) -> sqlite3.Connection:
         if self._connection is None or not self.path.exists():
             self.close()
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            connection.execute("PRAGMA busy_timeout = 30000")
-            write_ahead(connection)
-            connection.execute("PRAGMA synchronous = NORMAL")
+            connection = open_db(self.path, threads=True)  # one thread at a time: the lock
             found = None
             with contextlib.suppress(sqlite3.Error):
                 found = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()

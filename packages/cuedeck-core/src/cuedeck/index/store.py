@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cuedeck.layout import CACHE_DIR, INDEX_DB, INDEX_LOCK
-from cuedeck.system.cache_db import write_ahead
+from cuedeck.system.databases import WAIT_SECONDS, open_db
 from cuedeck.watch.watcher import STAMP
 from cuedeck.writes import locked
 
@@ -124,14 +124,8 @@ class IndexStore:
         self._counts: dict[str, int] | None = None  # sha256 -> tokens, read on first need
 
     def connect(self) -> sqlite3.Connection:
-        """A new connection to the cache database (WAL, waits up to 30 s for writers)."""
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(
-            self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
-        connection.execute("PRAGMA busy_timeout = 30000")
-        write_ahead(connection)
-        connection.execute("PRAGMA synchronous = NORMAL")
+        """A new connection to the cache database (:func:`open_db`)."""
+        connection = open_db(self.path, threads=True)
         connection.execute(f"PRAGMA journal_size_limit = {LOG_LIMIT}")
         return connection
 
@@ -344,7 +338,7 @@ def _empty_log(connection: sqlite3.Connection) -> None:
         try:
             connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         finally:
-            connection.execute("PRAGMA busy_timeout = 30000")
+            connection.execute(f"PRAGMA busy_timeout = {int(WAIT_SECONDS * 1000)}")
 
 
 def _version(connection: sqlite3.Connection) -> Version:

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterable
 
     from cuedeck.hookspecs import (
-        BaselineResolver,
         CodeRanker,
         Embedder,
         GraphExtractor,
@@ -172,14 +171,27 @@ class PluginHost:
     def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a hook through pluggy, each implementation under its plugin's name and
         isolated (see the module); the implementations' results, as pluggy returns them."""
+        results: list[Any] = self._guarded(hook_name)(**kwargs)
+        return results
+
+    def first(self, hook_name: str, **kwargs: Any) -> Any:
+        """Call a ``firstresult`` hook (see :meth:`call`): the first implementation's
+        answer that is not None, or None when none answers; one that fails is skipped."""
+        return self._guarded(hook_name)(**kwargs)
+
+    def implementers(self, hook_name: str) -> list[str]:
+        """The plugins implementing ``hook_name``, in the order pluggy calls them."""
         caller = getattr(self.pluggy.hook, hook_name)
+        return [impl.plugin_name for impl in reversed(caller.get_hookimpls())]
+
+    def _guarded(self, hook_name: str) -> pluggy.HookCaller:
+        caller: pluggy.HookCaller = getattr(self.pluggy.hook, hook_name)
         for impl in caller.get_hookimpls():
             if not getattr(impl.function, _GUARDED, False):
                 # HookImpl.function is Final to type checkers only; pluggy calls whatever
                 # it holds, so the wrapper runs exactly where the implementation would.
                 setattr(impl, "function", self._guard(impl, hook_name))  # noqa: B010
-        results: list[Any] = caller(**kwargs)
-        return results
+        return caller
 
     def _guard(self, impl: pluggy.HookImpl, hook_name: str) -> Callable[..., Any]:
         """``impl``'s function, run under its plugin's name with its failures isolated."""
@@ -445,11 +457,6 @@ def get_services(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
 def get_scene_sources(host: PluginHost) -> dict[str, SceneSource]:
     """Scene sources by name: ``source(workspace, card_id) -> [SceneExtra]``."""
     return host.items("register_scene_sources")
-
-
-def get_baselines(host: PluginHost) -> dict[str, BaselineResolver]:
-    """Baseline resolvers by name: ``resolver(workspace, since) -> Baseline | None``."""
-    return host.items("register_baselines")
 
 
 def get_code_indexers(host: PluginHost) -> dict[str, GraphExtractor | ScipIndexer]:

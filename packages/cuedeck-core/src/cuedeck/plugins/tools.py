@@ -15,7 +15,7 @@ import re
 import typing
 from contextvars import ContextVar
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from cuedeck.errors import InvalidInput, ToolLoadFailed
 
@@ -126,6 +126,23 @@ def _field_name(loc: tuple[int | str, ...]) -> str:
     return ".".join(parts) or "arguments"
 
 
+Role = Literal["read", "write", "admin"]
+#: The roles a caller can have, least first.
+ROLES: tuple[Role, ...] = ("read", "write", "admin")
+
+#: What a tool may need, named as the code-indexer specification names it, and the least
+#: role that has it (docs/teams.md has the table). A tool's permission is the one it was
+#: registered with, else its flags say it (:attr:`Tool.permission`).
+PERMISSIONS: dict[str, Role] = {
+    "query_repos": "read",
+    "repository:write": "write",
+    "activate_repos": "write",
+    "destructive_operations": "admin",
+    "manage_golden_repos": "admin",
+    "manage_users": "admin",
+}
+
+
 #: An import path a tool may be registered by: ``package.module:function``.
 IMPORT_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 
@@ -149,7 +166,14 @@ class Tool:
         destructive: bool = False,
         idempotent: bool = False,
         rate_limit: RateLimit | None = None,
+        permission: str | None = None,
     ) -> None:
+        if permission is not None and permission not in PERMISSIONS:
+            raise InvalidInput(
+                f"tool {name!r} from {plugin!r}: no permission is named {permission!r}",
+                field="permission",
+                available=list(PERMISSIONS),
+            )
         self.target = target
         self.name = name
         self.plugin = plugin
@@ -159,6 +183,7 @@ class Tool:
         self.idempotent = idempotent
         #: Calls per MCP client the plugin allows (``[rate_limits]`` in config overrides it).
         self.rate_limit = rate_limit
+        self._permission = permission
         if not isinstance(target, str):
             self.check()
         elif not IMPORT_PATH.fullmatch(target):
@@ -237,12 +262,22 @@ class Tool:
         return self._checked[2]
 
     @property
-    def role(self) -> str:
-        """The least role that may call it: ``read`` for a read-only tool, ``admin`` for a
-        destructive one, ``write`` otherwise (MCP roles check and filter by it)."""
+    def permission(self) -> str:
+        """What calling it needs: the permission it was registered with, else by its
+        flags: ``query_repos`` when read-only, ``destructive_operations`` when destructive,
+        ``repository:write`` otherwise."""
+        if self._permission is not None:
+            return self._permission
         if self.read_only:
-            return "read"
-        return "admin" if self.destructive else "write"
+            return "query_repos"
+        return "destructive_operations" if self.destructive else "repository:write"
+
+    @property
+    def role(self) -> Role:
+        """The least role that may call it: the one that has its :attr:`permission`. The
+        one rule: the MCP server checks and filters by it, ``get_tool_docs``,
+        ``docs/tools.md`` and ``whoami`` report it."""
+        return PERMISSIONS[self.permission]
 
     @classmethod
     def from_function(

@@ -68,24 +68,23 @@ class FileDelta:
 
 
 def resolve_baseline(workspace: Workspace, since: str) -> Baseline:
-    """The baseline ``since`` names, by the first registered resolver that knows it;
-    UnknownBaseline (1143) when none does."""
-    from cuedeck.plugins.host import get_baselines
-
+    """The baseline ``since`` names, by the first plugin whose ``resolve_baseline``
+    answers; UnknownBaseline (1143) when none does."""
     wanted = since.strip()
     if not wanted or len(wanted) > 256 or any(ord(ch) < 32 for ch in wanted):
         raise InvalidInput(f"{since!r} is not a baseline name", field="since")
-    resolvers = get_baselines(workspace.plugins)
-    for resolver in resolvers.values():
-        found = resolver(workspace, wanted)
-        if found is not None:
-            return found
-    names = ", ".join(sorted(resolvers)) or "none installed"
+    found: Baseline | None = workspace.plugins.first(
+        "resolve_baseline", workspace=workspace, since=wanted
+    )
+    if found is not None:
+        return found
+    resolvers = workspace.plugins.implementers("resolve_baseline")
+    names = ", ".join(resolvers) or "none installed"
     raise UnknownBaseline(
         f"since {wanted!r} names no baseline: not a git commit, branch or tag, nor a task "
-        f"snapshot (resolvers: {names})",
+        f"snapshot (asked: {names})",
         field="since",
-        resolvers=sorted(resolvers),
+        resolvers=resolvers,
         help="pass a git ref (HEAD~3, main, a tag) or the id of a task snapshot",
     )
 

@@ -300,52 +300,47 @@ def _unpack(data: bytes, offset: int) -> tuple[int, int, int, int]:
 def serve(root: Path, idle: float = IDLE_SECONDS) -> int:
     """Watch ``root`` and answer questions until idle for ``idle`` seconds (a ``status``
     question does not count: it only looks)."""
+    from cuedeck.writes import holding
+
+    with holding(root / LOCK) as mine:
+        return _serve(root, idle) if mine else 0  # one watcher per workspace
+
+
+def _serve(root: Path, idle: float) -> int:
     import select
     import socket
     import time
 
-    import filelock
-
-    lock_path = root / LOCK
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(lock_path))
+    watcher = Watcher(root)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        return 0  # one watcher per workspace
-    try:
-        watcher = Watcher(root)
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            server.bind(address(root))
-        except OSError:  # another watcher of the same folder answers already
-            return 0
-        server.listen(16)
-        print(f"watching {root} (pid {os.getpid()}, {len(watcher.folders)} folders)", flush=True)
-        started, last = time.time(), time.monotonic()
-        while (left := idle - (time.monotonic() - last)) > 0:
-            ready, _, _ = select.select([watcher.fd, server], [], [], left)
-            if watcher.fd in ready:
-                watcher.drain()
-            if server not in ready:
-                continue
-            connection, _ = server.accept()
-            with connection, contextlib.suppress(OSError, ValueError):
-                connection.settimeout(ANSWER_TIMEOUT)
-                if not same_user(connection):
-                    continue
-                question = connection.recv(4096).decode()
-                if question.strip() == "status":
-                    quiet = time.monotonic() - last
-                    answer: dict[str, object] = {
-                        "pid": os.getpid(), "started": started, "idle": idle, "quiet": quiet
-                    }  # fmt: skip
-                else:
-                    answer, last = watcher.answer(question), time.monotonic()
-                connection.sendall(json.dumps(answer).encode() + b"\n")
+        server.bind(address(root))
+    except OSError:  # another watcher of the same folder answers already
         return 0
-    finally:
-        lock.release()
+    server.listen(16)
+    print(f"watching {root} (pid {os.getpid()}, {len(watcher.folders)} folders)", flush=True)
+    started, last = time.time(), time.monotonic()
+    while (left := idle - (time.monotonic() - last)) > 0:
+        ready, _, _ = select.select([watcher.fd, server], [], [], left)
+        if watcher.fd in ready:
+            watcher.drain()
+        if server not in ready:
+            continue
+        connection, _ = server.accept()
+        with connection, contextlib.suppress(OSError, ValueError):
+            connection.settimeout(ANSWER_TIMEOUT)
+            if not same_user(connection):
+                continue
+            question = connection.recv(4096).decode()
+            if question.strip() == "status":
+                quiet = time.monotonic() - last
+                answer: dict[str, object] = {
+                    "pid": os.getpid(), "started": started, "idle": idle, "quiet": quiet
+                }  # fmt: skip
+            else:
+                answer, last = watcher.answer(question), time.monotonic()
+            connection.sendall(json.dumps(answer).encode() + b"\n")
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover (run as a process by the tests)
