@@ -23,6 +23,7 @@ from cuedeck.hooktypes import (
     CodeRanker,
     CommandContext,
     Embedder,
+    InitStep,
     Masker,
     Pruner,
     RegisterCommand,
@@ -42,6 +43,7 @@ __all__ = [
     "CodeRanker",
     "CommandContext",
     "Embedder",
+    "InitStep",
     "Masker",
     "Pruner",
     "RegisterCommand",
@@ -148,7 +150,11 @@ def register_tools(register: RegisterTool) -> None:
     destructive=..., idempotent=..., rate_limit=...)`` records it; the flags become MCP
     annotations. ``rate_limit`` (a :class:`~cuedeck.settings.RateLimit`: ``per_minute``
     and ``burst``) limits each MCP client's calls of the tool; ``[rate_limits.<tool>]`` in
-    config.toml overrides it, and ``cue init`` shows it.
+    config.toml overrides it, and ``cue init`` shows it. ``writes`` names the argument
+    holding the path (or list of paths; None meaning the whole workspace) the tool
+    changes: the tool then takes ``force`` too, and a call on paths another agent's claim
+    holds is refused before the tool runs unless forced
+    (:func:`cuedeck.serving.claims.guard_writes`).
 
     ``func`` is the function or its import path, ``"package.module:function"`` (the
     name defaults to the part after ``:``). A path is imported when the tool is first
@@ -166,6 +172,8 @@ def register_tools(register: RegisterTool) -> None:
             register(line_count, category="docs", read_only=True)  # a function works too
             # At most 20 calls a minute per MCP client, 30 in a burst.
             register("my_plugin.tools:reindex", rate_limit=RateLimit(per_minute=20, burst=30))
+            # Its calls on files another agent claimed are refused unless forced.
+            register("my_plugin.tools:rename_file", writes="file_path")
     """
 
 
@@ -381,4 +389,23 @@ def register_baselines(register: RegisterNamed) -> None:
         @hookimpl
         def register_baselines(register):
             register("backup", lambda ws, since: read_backup(ws) if since == "backup" else None)
+    """
+
+
+@hookspec
+def register_init_steps(register: RegisterNamed) -> None:
+    """Register steps of ``cue init``: setup a plugin offers a workspace, asked first.
+
+    Called by ``cue init``. ``register(name, step)`` takes a name (``cue init`` gets the
+    options ``--NAME`` and ``--no-NAME`` for scripts) and an :class:`InitStep`: its
+    ``question``, ``needed(root)`` (is anything missing?) and ``run(root)`` (set it up,
+    returning what was done). Without an option, ``cue init`` asks the question when the
+    step is needed and a person is at the terminal, and otherwise leaves it and says how
+    to run it. The tasks plugin registers ``merge-driver`` (git's merge driver for cards).
+
+    Example::
+
+        @hookimpl
+        def register_init_steps(register):
+            register("pre-commit", PreCommitStep())  # cue init --pre-commit
     """

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
+    from pathlib import Path
 
     from cuedeck.models import (
         Baseline,
@@ -125,6 +126,21 @@ class BaselineResolver(Protocol):
         ...
 
 
+@runtime_checkable
+class InitStep(Protocol):
+    """A step ``cue init`` offers (a plugin's setup of the workspace, asked first)."""
+
+    question: str
+
+    def needed(self, root: Path) -> bool:
+        """Whether the workspace at ``root`` lacks what the step sets up."""
+        ...
+
+    def run(self, root: Path) -> list[str]:
+        """Set it up; what was done, one line each (``[]``: nothing was needed)."""
+        ...
+
+
 class RegisterNamed(Protocol):
     """The callback of the hooks that register named items (pruners, maskers, embedders...)."""
 
@@ -211,5 +227,6 @@ class RegisterTool(Protocol):
         destructive: bool = False,
         idempotent: bool = False,
         rate_limit: RateLimit | None = None,
+        writes: str | None = None,
         replace: bool = False,
     ) -> None: ...
