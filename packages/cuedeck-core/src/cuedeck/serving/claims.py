@@ -20,6 +20,7 @@ a server knows the caller by (``local``), else the user's login name.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -30,7 +31,7 @@ import attrs
 from cuedeck.errors import InvalidInput, MissingExtra
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from contextvars import Token
 
     from cuedeck.workspace import Workspace
@@ -98,6 +99,16 @@ _ACTING: ContextVar[Acting | None] = ContextVar("cuedeck_acting", default=None)
 def act_as(name: str, *, verified: bool) -> Token[Acting | None]:
     """Record who the current call comes from (servers call this per request)."""
     return _ACTING.set(Acting(name, verified))
+
+
+@contextlib.contextmanager
+def acting(name: str, *, verified: bool) -> Iterator[None]:
+    """:func:`act_as` for the block only."""
+    token = act_as(name, verified=verified)
+    try:
+        yield
+    finally:
+        _ACTING.reset(token)
 
 
 def acting_agent(given: str | None = None, *, field: str = "agent") -> str:
