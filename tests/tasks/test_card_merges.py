@@ -41,8 +41,9 @@ Rotate them on every use.
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CUE_"))}
-    return {**env, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_NOSYSTEM": "1", "HOME": os.environ["HOME"]}  # fmt: skip
+    who = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITTER")
+           for part, value in (("NAME", "t"), ("EMAIL", "t@t"))}  # fmt: skip
+    return {**env, **who, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,6 @@ the other cards on the same files."""
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest

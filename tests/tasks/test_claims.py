@@ -217,8 +217,11 @@ def test_exactly_one_of_racing_processes_wins_each_card(
     racers = [
         subprocess.Popen(
             [sys.executable, str(script), str(workspace.root), f"agent{n}", ",".join(cards)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for n in range(6)
     ]
     for racer in racers:
@@ -250,6 +253,7 @@ def test_exactly_one_of_racing_connections_wins_each_card(workspace_with: CardsF
     cards = [f"th{n:04d}" for n in range(40)]
     start = threading.Barrier(8)
     won: dict[str, list[str]] = {card: [] for card in cards}
+    refused: list[tuple[str, str]] = []  # (agent refused, the holder named)
 
     def racer(agent: str) -> None:
         store = ClaimStore(workspace.root)
@@ -259,7 +263,7 @@ def test_exactly_one_of_racing_connections_wins_each_card(workspace_with: CardsF
                 store.claim(card, agent, lease=60)
                 won[card].append(agent)
             except CardClaimed as exc:
-                assert exc.data["holder"] != agent
+                refused.append((agent, exc.data["holder"]))
 
     threads = [threading.Thread(target=racer, args=(f"t{n}",)) for n in range(8)]
     for thread in threads:
@@ -267,3 +271,5 @@ def test_exactly_one_of_racing_connections_wins_each_card(workspace_with: CardsF
     for thread in threads:
         thread.join()
     assert all(len(agents) == 1 for agents in won.values()), won
+    assert len(refused) == 7 * len(cards)
+    assert all(agent != holder for agent, holder in refused)
