@@ -171,6 +171,7 @@ class ClaimLedger(Protocol):
     ) -> T: ...
     def events(self, card: str | None = None) -> list[ClaimEvent]: ...
     def check_write(self, paths: Sequence[str], *, agent: str, force: bool, tool: str) -> None: ...
+    def version(self) -> str: ...
 
 
 class ClaimStore:
@@ -463,6 +464,19 @@ class ClaimStore:
                 raise _claimed(row)
             raise _not_held(card, agent, what, lapsed=row)
         return row
+
+    def version(self) -> str:
+        """Changes whenever a claim does: the claims file's and its log's sizes and times
+        (every commit writes the log first)."""
+        stamps = []
+        for suffix in ("", "-wal"):
+            try:
+                stat = self.path.with_name(self.path.name + suffix).stat()
+            except FileNotFoundError:
+                stamps.append("-")
+                continue
+            stamps.append(f"{stat.st_mtime_ns}:{stat.st_size}")
+        return "/".join(stamps)
 
     # -- files -----------------------------------------------------------------------------
 

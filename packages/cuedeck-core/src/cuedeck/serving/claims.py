@@ -84,6 +84,11 @@ class ClaimRegistry(Protocol):
         ``agent``; with ``force``, record the forced write instead of refusing."""
         ...
 
+    def version(self) -> str:
+        """A stamp that changes whenever a claim is made, renewed or ends (cheap: what a
+        page showing claims polls)."""
+        ...
+
 
 @attrs.frozen
 class Acting:
@@ -154,6 +159,12 @@ def claim_registry(workspace: Workspace) -> ClaimRegistry | None:
             field=CLAIMS_SERVICE,
         )
     return found
+
+
+def claims_version(workspace: Workspace) -> str:
+    """:meth:`ClaimRegistry.version` of the workspace's claims (``""`` without any)."""
+    registry = claim_registry(workspace)
+    return "" if registry is None else registry.version()
 
 
 def holder_of(workspace: Workspace, card_id: str) -> Hold | None:
