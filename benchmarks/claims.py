@@ -73,7 +73,8 @@ async def main():
             except Exception as exc:
                 note(event="error", what=str(exc)[:200])
                 raise
-            note(event="next", ms=(time.perf_counter() - start) * 1000, card=taken["id"], at=time.time())
+            ms = (time.perf_counter() - start) * 1000
+            note(event="next", ms=ms, card=taken["id"], at=time.time())
             if taken["id"] is None:
                 if taken["held"] == 0:  # no ready card left, free or held (dead or alive)
                     note(event="finished")
@@ -94,7 +95,8 @@ async def main():
             start = time.perf_counter()
             try:
                 await tool("release_task", id=card, agent=name, done=True)
-                note(event="done", card=card, at=time.time(), ms=(time.perf_counter() - start) * 1000)
+                ms = (time.perf_counter() - start) * 1000
+                note(event="done", card=card, at=time.time(), ms=ms)
             except Exception as exc:  # its claim was taken over meanwhile
                 note(event="lost", card=card, what=str(exc)[:200])
 
@@ -177,8 +179,9 @@ def race(
     def start(go: bool) -> subprocess.Popen[bytes]:
         nonlocal count
         count += 1
-        argv = [sys.executable, str(script), transport, target, f"agent{count:03d}", str(lease),
-                str(work[0]), str(work[1]), str(die), str(seed * 1000 + count), str(log)]  # fmt: skip
+        numbers = (lease, work[0], work[1], die, seed * 1000 + count)
+        argv = [sys.executable, str(script), transport, target, f"agent{count:03d}",
+                *map(str, numbers), str(log)]  # fmt: skip
         process = subprocess.Popen(
             argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_board import CUE, _browsed, _served, demo  # noqa: F401 (a fixture)
+from tests.cli.test_board import CUE, DEMO, _browsed, _served
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".cache", "state.json"))
+    return root
 
 
 def _cue(root: Path, *args: str) -> str:
