@@ -114,6 +114,8 @@ def make_workspace(
     subprocess.run(["git", "init", "-q", str(root)], check=True, env=env)
     subprocess.run([CUE, "-C", str(root), "init", "--no-merge-driver"], check=True,
                    capture_output=True, env=env)  # fmt: skip
+    with (root / ".cuedeck" / "config.toml").open("a", encoding="utf-8") as config:
+        config.write('\n[mcp]\ntools = ["core", "claims"]  # the claim tools are opt-in\n')
     folder = root / ".cuedeck" / "cards"
     for number in range(cards):
         card = f"r{number:05d}"

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_board import CUE, DEMO, _browsed, _served
+from tests.cli.test_board import pytestmark as board_marks
 
-pytestmark = pytest.mark.slow
+pytestmark = board_marks  # slow, and skipped without Debian's chromium (as the board's)
 
 
 @pytest.fixture

@@ -190,9 +190,10 @@ def _instructions(tools: list[str]) -> str:
 
 
 #: Tool categories the ``core`` profile leaves out: every tool listed costs tokens in every
-#: conversation, only agents without a shell need to edit files or commit over MCP, and
-#: all fifteen memory tools would double the default's size (add ``memory``).
-OPT_IN_CATEGORIES = frozenset({"files", "git", "memory", "reference"})
+#: conversation, only agents without a shell need to edit files or commit over MCP, all
+#: fifteen memory tools would double the default's size (add ``memory``), and claims on
+#: cards matter only when several agents share a backlog (add ``claims``).
+OPT_IN_CATEGORIES = frozenset({"files", "git", "memory", "reference", "claims"})
 #: Categories only a team server serves: they act on a team's repositories and members
 #: (cuedeck_mcp.team.serving.TEAM_CATEGORIES).
 TEAM_ONLY = frozenset({"repositories", "users"})

@@ -34,7 +34,7 @@ AgentName = Annotated[
     Field(
         min_length=1,
         max_length=64,
-        description="Who claims (default: your token's member, $CUEDECK_AGENT or 'local')",
+        description="Default: your token's name, else $CUEDECK_AGENT",
     ),
 ]
 LeaseSeconds = Annotated[
@@ -42,7 +42,7 @@ LeaseSeconds = Annotated[
     Field(
         ge=MIN_LEASE,
         le=MAX_LEASE,
-        description="Seconds the claim lasts unless renewed (default [tasks] lease_seconds)",
+        description="Default [tasks] lease_seconds",
     ),
 ]
 
@@ -147,10 +147,7 @@ def claim_task(
     lease_seconds: LeaseSeconds = None,
     paths: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=1000)]] | None,
-        Field(
-            description="Files, folders or symbols (src/a.py#Cls.fn) you will change: "
-            "other agents' writes there are refused"
-        ),
+        Field(description="Files, folders, symbols (a.py#f) you will change: others may not"),
     ] = None,
 ) -> ClaimReply:
     """Claim a card for an agent for a lease, atomically: exactly one of racing agents wins.

@@ -92,11 +92,10 @@ def register_tools(register: RegisterTool) -> None:
     register(f"{tools}:update_task", category="tasks", rate_limit=RateLimit(10, 15))
     register(f"{tools}:get_task_dependencies", category="tasks", read_only=True, idempotent=True)
     register(f"{tools}:validate_task_graph", category="tasks", read_only=True, idempotent=True)
+    # Category "claims": several agents sharing a backlog opt in (cue mcp --tools core,claims).
     claims = "cuedeck_tasks.claim_tools"
-    register(f"{claims}:claim_task", category="tasks")
-    register(f"{claims}:renew_task", category="tasks")
-    register(f"{claims}:release_task", category="tasks")
-    register(f"{claims}:next_task", category="tasks")
+    for name in ("claim_task", "renew_task", "release_task", "next_task"):
+        register(f"{claims}:{name}", category="claims")
 
 
 @hookimpl
