@@ -82,7 +82,8 @@ def environment(cache: Path, baseline: Path | None) -> dict[str, str]:
         if not k.startswith(("CUEDECK_", "CUE_")) and k != "PYTHONDONTWRITEBYTECODE"
     }
     env["CUEDECK_CACHE_DIR"] = str(cache)
-    env["CUEDECK_WATCHER_IDLE"] = "60"  # the fastapi folder's watcher leaves soon after
+    # The fastapi folder's watcher leaves soon after.
+    env["CUEDECK_WATCH_WATCHER_IDLE_SECONDS"] = "60"
     if baseline is not None:
         sources = sorted(str(p) for p in baseline.glob("packages/*/src"))
         sources += [str(p) for p in baseline.glob("examples/*/src")]

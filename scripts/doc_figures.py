@@ -232,6 +232,8 @@ def _cells(row: str) -> list[str]:
 def settings_tables(text: str) -> Iterator[Fix]:
     """docs/config.md: each registered section's table, generated."""
     for section, cls in _sections().items():
+        if hasattr(cls, "from_table"):  # a TableSection (``[rate_limits.<tool>]``): its own
+            continue  # table, checked by rate_limit_table
         heading = text.find(f"## `[{section}]`\n")
         found = (
             _table(text, "| key | type | default | meaning |", heading) if heading >= 0 else None
@@ -280,7 +282,7 @@ def _type_name(annotation: Any) -> str:
 
 def rate_limit_table(text: str) -> Iterator[Fix]:
     """docs/config.md: the tools' declared rate limits."""
-    from cuedeck.config import declared_rate_limits
+    from cuedeck_mcp.settings import declared_rate_limits
 
     found = _table(text, "| tool | per_minute | burst |")
     if found is None:
@@ -358,7 +360,7 @@ def search_settings(text: str) -> Iterator[Fix]:
 
 def tool_tables(text: str) -> Iterator[Fix]:
     """The "writes" and "rate limit" columns of a tools table, for the tools a row names."""
-    from cuedeck.config import declared_rate_limits
+    from cuedeck_mcp.settings import declared_rate_limits
 
     limits = declared_rate_limits(_host())
     for header in re.finditer(r"^\| *:?-*tool.*\|$", text, re.MULTILINE):

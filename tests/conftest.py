@@ -16,8 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Property tests check values, not speed: a machine busy with other work (CI beside
+# servers, two cores) must not fail them for slow example generation or a slow example.
+settings.register_profile("cuedeck", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("cuedeck")
 
 #: Optional distributions and the test folders that need them: `tox -e core` installs only
 #: core and the CLI, and those folders are then not collected.
@@ -186,7 +192,7 @@ def _isolated_environment(
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CUEDECK_CACHE_DIR", str(tmp_path_factory.mktemp("user-cache")))
     # Watchers that `cue search` starts (cuedeck.watch.watcher) go away soon after a test.
-    monkeypatch.setenv("CUEDECK_WATCHER_IDLE", "15")
+    monkeypatch.setenv("CUEDECK_WATCH_WATCHER_IDLE_SECONDS", "15")
     # Each `cue mcp` a test starts serves in its own process, unless the test is about
     # resident servers (tests/mcp/test_resident.py), which outlive the test otherwise.
     monkeypatch.setenv("CUEDECK_MCP_RESIDENT", "0")

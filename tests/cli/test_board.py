@@ -132,6 +132,31 @@ def test_an_edit_on_disk_shows_without_a_reload(page: tuple, demo: Path) -> None
     assert errors == []
 
 
+def test_the_board_lists_what_runs_in_the_background(page: tuple, demo: Path) -> None:
+    import time
+
+    from cuedeck.watch import watcher
+
+    tab, errors = page
+    assert tab.locator("#background").is_hidden()  # nothing runs for this copy yet
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUEDECK_", "CUE_"))}
+    env["CUEDECK_WATCH_WATCHER_IDLE_SECONDS"] = "15"  # leaves soon after the test
+    subprocess.run(
+        [CUE, "-C", str(demo), "search", "--mode", "keyword", "refund"],
+        capture_output=True, env=env, check=True, timeout=120,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while (found := watcher.status(demo)) is None:  # it says nothing to its starter
+        assert time.monotonic() < deadline, "the watcher never answered"
+        time.sleep(0.05)
+    tab.reload()
+    tab.wait_for_selector("#background:not([hidden])")
+    shown = tab.text_content("#background") or ""
+    assert f"In the background: watcher (pid {found['pid']}, " in shown
+    assert "ends after 15 s without a question" in shown
+    assert errors == []
+
+
 def test_a_stale_edit_is_refused_and_the_newer_card_shown(page: tuple, demo: Path) -> None:
     tab, errors = page
     tab.locator('.card[data-id="w4n8t1"]').dblclick()

@@ -159,6 +159,7 @@ def test_plugins_json_lists_cuedeck_cli_and_its_commands(make_workspace: MakeWor
         "init",
         "index",
         "doctor",
+        "status",
         "clean",
         "scene",
         "watch",

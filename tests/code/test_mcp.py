@@ -4,6 +4,8 @@ tools are there with the files category."""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +64,58 @@ async def test_code_over_stdio(code_root: Path) -> None:
         with pytest.raises(MCPError) as caught:
             await use(client, "regex_search", pattern="(")
         assert caught.value.error.code == 1004
+
+
+async def paths_within(client: Client, query: str, wanted: set[str], seconds: float) -> float:
+    """Ask search_code for ``query`` until the files it finds are ``wanted``, at most
+    ``seconds`` (the contract's deadline, not a sleep): how long that took."""
+    started = time.monotonic()
+    while True:
+        reply = await use(client, "search_code", query=query, mode="keyword")
+        took = time.monotonic() - started
+        found = {hit["path"] for hit in reply["results"]}
+        assert found == wanted or took < seconds, (found, took)
+        if found == wanted:
+            return took
+
+
+async def test_an_outside_edit_to_source_is_searched_within_a_second(code_root: Path) -> None:
+    """An editor appends a function, renames the file, then deletes it while the server
+    runs: search_code sees each change within a second (the server follows every file a
+    parser reads, not only markdown)."""
+    params = StdioServerParameters(
+        command=CUE, args=["-C", str(code_root), "mcp"], env=environment()
+    )
+    async with Client(params, mode="legacy") as client:
+        await paths_within(client, "quokka_payload", set(), 0)
+        before = await client.call_tool("search_code", {"query": "quokka_payload"})
+        with (code_root / "client.py").open("a", encoding="utf-8") as source:
+            source.write("\n\ndef quokka_payload(size: int) -> bytes:\n    return b'q' * size\n")
+        await paths_within(client, "quokka_payload", {"client.py"}, 1.0)
+        after = await client.call_tool("search_code", {"query": "quokka_payload"})
+        # What each reply reflects: the index changed between them; the watcher saw it all.
+        old, new = (r.structured_content["reflects"] for r in (before, after))  # type: ignore[index]
+        assert old["tree"] != new["tree"] and old["head"] is None  # not a git repository
+        assert (new["watch"], new["pending"]) == ("watcher", [])
+        text, line = (block.text for block in after.content)  # type: ignore[union-attr]
+        assert "reflects" not in json.loads(text)  # said once, as a line, for a model
+        assert line == f"reflects index {new['tree']} (no git HEAD); watched, nothing pending"
+        (code_root / "client.py").rename(code_root / "agent.py")
+        await paths_within(client, "quokka_payload", {"agent.py"}, 1.0)
+        (code_root / "agent.py").unlink()
+        await paths_within(client, "quokka_payload", set(), 1.0)
+
+
+async def test_an_outside_edit_to_source_is_searched_within_a_second_over_http(
+    code_root: Path,
+) -> None:
+    from tests.mcp.conftest import bearer_session, http_server
+
+    async def work(client: Client) -> None:
+        await paths_within(client, "wombat_checksum", set(), 0)
+        with (code_root / "transport.py").open("a", encoding="utf-8") as source:
+            source.write("\n\ndef wombat_checksum(data: bytes) -> int:\n    return len(data)\n")
+        await paths_within(client, "wombat_checksum", {"transport.py"}, 1.0)
+
+    with http_server(code_root) as (url, _):
+        await bearer_session(url, None, work)

@@ -13,7 +13,6 @@ import pytest
 
 from cuedeck import hookimpl
 from cuedeck.config import (
-    RateLimit,
     load_config,
     registered_sections,
     render_default_config,
@@ -21,7 +20,7 @@ from cuedeck.config import (
 )
 from cuedeck.errors import CueError, InvalidInput
 from cuedeck.plugins.host import make_plugin_host
-from cuedeck.settings import setting
+from cuedeck.settings import TableSection, setting
 from tests.conftest import REPO, MakeWorkspace, needs_extras
 
 
@@ -35,13 +34,10 @@ def test_defaults_without_a_file(make_workspace: MakeWorkspace) -> None:
     assert config.section("search", SearchSettings).mode == "hybrid"
     assert config.index.include == ["**/*"]
     assert config.masking.enabled is True
-    # Declared where each tool is registered.
-    assert config.rate_limits["read_context"] == RateLimit(10, 15)
-    assert config.rate_limits["read_doc"] == RateLimit(30, 50)
     assert config.warnings == ()
 
 
-def test_core_alone_has_core_sections_and_core_limits(make_workspace: MakeWorkspace) -> None:
+def test_core_alone_has_core_sections(make_workspace: MakeWorkspace) -> None:
     config = load_config(make_workspace(), environ={}, plugins=make_plugin_host(entry_points=False))
     assert list(config.sections) == [
         "scene",
@@ -52,7 +48,6 @@ def test_core_alone_has_core_sections_and_core_limits(make_workspace: MakeWorksp
         "files",
         "docs",
     ]
-    assert config.rate_limits == {"read_doc": RateLimit(30, 50)}
     with pytest.raises(CueError, match=r"no installed plugin has the config section \[search\]"):
         config.section("search")
 
@@ -62,16 +57,12 @@ def test_values_from_the_file(make_workspace: MakeWorkspace) -> None:
     from cuedeck_search.settings import SearchSettings
 
     root = make_workspace(
-        config='[scene]\ntoken_limit = 8000\nglobal = ["a.md"]\n'
-        "[search]\nsemantic_weight = 1\n"
-        "[rate_limits.read_doc]\nper_minute = 5\nburst = 6\n"
+        config='[scene]\ntoken_limit = 8000\nglobal = ["a.md"]\n[search]\nsemantic_weight = 1\n'
     )
     config = load_config(root, environ={})
     assert config.scene.token_limit == 8000
     assert config.scene.global_docs == ["a.md"]
     assert config.section("search", SearchSettings).semantic_weight == 1.0
-    assert config.rate_limits["read_doc"] == RateLimit(5, 6)
-    assert config.rate_limits["read_context"] == RateLimit(10, 15)
 
 
 def test_unknown_keys_are_warnings_with_lines(make_workspace: MakeWorkspace) -> None:
@@ -227,16 +218,10 @@ def test_a_misspelled_key_is_warned_once_where_it_is_read(
     assert [p.line for p in first.warnings] == [1, 3, 5]
 
 
-def test_bad_rate_limit_table(make_workspace: MakeWorkspace) -> None:
-    root = make_workspace(config="[rate_limits.read_doc]\nper_minute = 'x'\n")
-    with pytest.raises(InvalidInput) as caught:
-        load_config(root, environ={})
-    assert caught.value.data["field"] == "rate_limits.read_doc"
-    assert caught.value.line == 1
-
-
 @needs_extras
 def test_default_config_is_valid_commented_toml(make_workspace: MakeWorkspace) -> None:
+    from cuedeck_mcp.settings import declared_rate_limits
+
     text = render_default_config()
     assert all(table == {} for table in tomllib.loads(text).values())  # keys commented out
     uncommented = re.sub(r"(?m)^# (\[[\w.]+\]|\w+ = .*)$", r"\1", text)
@@ -249,8 +234,12 @@ def test_default_config_is_valid_commented_toml(make_workspace: MakeWorkspace) -
     assert parsed["search"]["mode"] == "hybrid"  # a plugin's section, shown like core's
     root = make_workspace(config=uncommented)
     config = load_config(root, environ={})
+    default = load_config(make_workspace(config=""), environ={})
     assert config.warnings == ()
-    assert config == load_config(make_workspace(config=""), environ={})
+    # Every key at its default; the rate limits written out are those the tools declare.
+    assert config.section("rate_limits").limits == declared_rate_limits(make_plugin_host())
+    unlimited = {**config.sections, "rate_limits": default.section("rate_limits")}
+    assert attrs.evolve(config, sections=unlimited) == default
 
 
 @needs_extras
@@ -260,6 +249,9 @@ def test_every_key_is_documented() -> None:
     pm = make_plugin_host()
     for section, cls in registered_sections(pm).items():
         if pm.source_of("register_settings", section) == "example":
+            continue
+        if issubclass(cls, TableSection):  # its keys are names the user picks
+            assert f"## `[{section}.<" in docs, section
             continue
         body = docs.split(f"## `[{section}]`", 1)[1].split("\n## ", 1)[0]
         for field in attrs.fields(cls):
@@ -330,3 +322,47 @@ def test_default_config_comments_stay_on_their_lines() -> None:
         "# A section whose docstring, like its keys' help, runs over two lines.\n"
         "# [wrapped]\n# Help text that a plugin wrapped.\n# key = 1\n"
     ) in text
+
+
+@attrs.frozen
+class _Aliases:
+    """``[aliases.<name>]``: names the user picks, each a table of its own."""
+
+    targets: dict[str, str] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any], fail: Any) -> _Aliases:
+        targets = {}
+        for name, spec in table.items():
+            if not isinstance(spec, dict) or not isinstance(spec.get("to"), str):
+                raise fail(f"aliases.{name}", "expected a table with to", spec)
+            targets[name] = spec["to"]
+        return cls(targets)
+
+    @classmethod
+    def template(cls, plugins: Any) -> list[str]:
+        return ["# [aliases.<name>]", '# to = "target"']
+
+
+class _AliasPlugin:
+    @hookimpl
+    def register_settings(self, register: Any) -> None:
+        register("aliases", _Aliases)
+
+
+def test_a_section_of_named_tables_reads_its_own_table(make_workspace: MakeWorkspace) -> None:
+    host = make_plugin_host(entry_points=False)
+    host.register(_AliasPlugin(), name="aliases")
+    assert isinstance(_Aliases, type) and issubclass(_Aliases, TableSection)
+    text = '[scene]\ntoken_limit = 900\n\n[aliases.docs]\nto = "docs/"\n'
+    config = load_config(make_workspace(config=text), environ={}, plugins=host)
+    assert config.section("aliases", _Aliases).targets == {"docs": "docs/"}
+    assert config.warnings == ()
+    empty = load_config(make_workspace(), environ={}, plugins=host)
+    assert empty.section("aliases", _Aliases) == _Aliases()
+    assert '# [aliases.<name>]\n# to = "target"\n' in render_default_config(host)
+    root = make_workspace(config="[scene]\ntoken_limit = 900\n[aliases.docs]\nto = 3\n")
+    with pytest.raises(InvalidInput) as caught:
+        load_config(root, environ={}, plugins=host)
+    assert caught.value.data["field"] == "aliases.docs"
+    assert caught.value.line == 3

@@ -9,8 +9,8 @@ import pytest
 
 from cuedeck.errors import ConfirmationRequired, CueError
 from cuedeck.plugins.host import make_plugin_host
+from cuedeck.plugins.tools import Tool
 from cuedeck.serving.confirmation import ALPHABET, Confirmations, ConfirmationToken, confirm
-from cuedeck.serving.tools import Tool
 from cuedeck.workspace import open_workspace
 from tests.conftest import MakeWorkspace
 

@@ -151,7 +151,7 @@ def test_the_tokenizer_file_is_hashed_once_while_unchanged(
 
 
 def test_masking_without_a_workspace_uses_the_masking_defaults() -> None:
-    session = MaskSession(None)
+    session = MaskSession()
     defaults = MaskingSettings()
     assert session.enabled == defaults.enabled
     assert not (defaults.disabled_rules or defaults.allow_values or defaults.allow_paths)

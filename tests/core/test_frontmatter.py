@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuedeck.markdown import frontmatter
-from cuedeck.markdown.document import split_lines
+from cuedeck.text import split_lines
 from tests.conftest import REPO
 
 

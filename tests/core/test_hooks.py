@@ -11,24 +11,19 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck import hookimpl, open_workspace
-from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.errors import CueError, InvalidInput, MissingExtra
 from cuedeck.index.parsers import ParseContext, SkipFile
-from cuedeck.models import (
-    Document,
-    Heading,
-    Placement,
-    SceneItem,
-    SearchFilters,
-    SearchResult,
-    SecretSpan,
-)
+from cuedeck.layout import CORE_PLACES, protection
+from cuedeck.masking.spans import SecretSpan
+from cuedeck.models import Document, Heading, Placement, SceneItem, SearchFilters, SearchResult
 from cuedeck.plugins.host import (
     get_maskers,
-    get_pruners,
+    get_places,
     get_searchers,
     get_token_counters,
     make_plugin_host,
 )
+from cuedeck.scene.pruners import get_pruners
 from cuedeck.settings import setting
 from cuedeck_cli.app import make_cli
 from cuedeck_cli.context import pass_workspace
@@ -378,7 +373,7 @@ def test_hook_register_scene_sources(make_workspace: MakeWorkspace) -> None:
     assert roles == [
         (".cuedeck/cards/abc123.md", "card", 100),
         (".cuedeck/docs/a.md", "direct", 50),
-        ("notes.txt", "memory", 40),
+        ("notes.txt", "extra", 40),
         (".cuedeck/docs/b.md", "indirect", 25),
     ]
     assert "remember the key [REDACTED:" in scene.text
@@ -551,3 +546,90 @@ def test_hook_register_baselines(make_workspace: MakeWorkspace) -> None:
     with pytest.raises(UnknownBaseline) as caught:
         build_scene(workspace, "abc123", 2000, since="yesterday", record=False)
     assert caught.value.code == 1143 and caught.value.data["resolvers"] == ["backup"]
+
+
+class NotesPlaces:
+    @hookimpl
+    def register_paths(self, register: Any) -> None:
+        register("notes/", "control", gitignore=True)
+        register("Notes.DB", "private")
+
+
+def test_hook_register_paths(make_workspace: MakeWorkspace) -> None:
+    pm = make_plugin_host(entry_points=False)
+    pm.register(NotesPlaces(), name="notes")
+    places = get_places(pm)
+    assert places is get_places(pm), "built once per host"
+    assert places.control == CORE_PLACES.control | {"notes"}
+    assert places.private == CORE_PLACES.private | {"notes.db"}
+    assert places.gitignore == (*CORE_PLACES.gitignore, ".cuedeck/notes/")
+    root = make_workspace(
+        {
+            ".cuedeck/notes/today.md": "# Today\n",
+            ".cuedeck/Notes.DB": "rows\n",
+            "sub/.cuedeck/notes.db/x.md": "# Nested\n",
+        }
+    )
+    workspace = open_workspace(root, plugins=pm)
+    assert workspace.places == places
+    assert workspace.relative_path(".cuedeck/notes/today.md") == ".cuedeck/notes/today.md"
+    with pytest.raises(CueError) as caught:  # control: read, never written
+        workspace.relative_path(".cuedeck/notes/today.md", write=True)
+    assert caught.value.code == 1013 and caught.value.data["reason"] == "control"
+    with pytest.raises(CueError) as caught:  # private: not even read, any case
+        workspace.read_text(".cuedeck/notes.db")
+    assert caught.value.data["reason"] == "private"
+    assert "sub/.cuedeck/notes.db/x.md" not in workspace.documents  # nested: left out too
+    # Core's own stay protected with no plugin loaded; the plugin's are then plain paths.
+    assert protection(".cuedeck/.cache/index.sqlite3", write=False) == "private"
+    assert protection(".cuedeck/notes.db", write=False) is None
+    assert protection(".cuedeck/notes.db", write=False, places=places) == "private"
+
+
+class BadPlace:
+    @hookimpl
+    def register_paths(self, register: Any) -> None:
+        register("a/b", "private")
+
+
+def test_a_place_that_is_not_one_entry_is_refused() -> None:
+    pm = make_plugin_host(entry_points=False)
+    pm.register(BadPlace(), name="bad")
+    with pytest.raises(InvalidInput, match=r"plugin 'bad' registered 'a/b'"):
+        get_places(pm)
+
+
+class Processes:
+    @hookimpl
+    def register_processes(self, register: Any) -> None:
+        from cuedeck.models import BackgroundProcess
+
+        def indexers(workspace: Any) -> list[BackgroundProcess]:
+            ends = f"when {len(workspace.documents)} documents are indexed"
+            return [BackgroundProcess("indexer", 4242, 1_000.0, ends, "reads files", "x.log")]
+
+        def broken(workspace: Any) -> list[Any]:
+            raise ZeroDivisionError("a bug in a lister")
+
+        register("indexer", indexers)
+        register("broken", broken)
+
+
+def test_hook_register_processes(
+    make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    from cuedeck.serving.background import background_processes, describe, process_json
+
+    pm = make_plugin_host(entry_points=False)
+    pm.register(Processes(), name="processes")
+    workspace = open_workspace(make_workspace(FILES), plugins=pm)
+    with caplog.at_level("WARNING", logger="cuedeck"):
+        found = background_processes(workspace)  # core's watcher: none runs for this one
+    assert [describe(p, now=1_180.0) for p in found] == [
+        "indexer (pid 4242, 3 min old): ends when 2 documents are indexed; reads files"
+    ]
+    assert process_json(found[0], now=1_010.0) == {
+        "kind": "indexer", "pid": 4242, "age_seconds": 10.0,
+        "ends": "when 2 documents are indexed", "detail": "reads files", "log": "x.log",
+    }  # fmt: skip
+    assert "listing broken processes failed: ZeroDivisionError: a bug in a lister" in caplog.text

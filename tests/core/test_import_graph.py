@@ -1,12 +1,17 @@
-"""No import circles inside a distribution: every package's modules form a ladder.
+"""No import circles inside a distribution, and core's rooms on a ladder.
 
 Every module under ``packages/*/src`` is parsed (not imported) and each ``import`` or
-``from ... import`` statement at any depth counts, including those inside functions:
-a lazy import still closes a circle, it only moves the failure to run time. Imports
-under ``if TYPE_CHECKING:`` are excluded (they never run). An edge goes to the module an
-import statement names (``from a.b import c`` names ``a.b.c`` when that is a module, else
-``a.b``); the parent packages Python initialises on the way are not counted, so a lean
-``__init__`` re-exporting lazily does not make every module a cycle with it.
+``from ... import`` statement at any depth counts: inside functions (a lazy import still
+closes a circle, it only moves the failure to run time) and under ``if TYPE_CHECKING:``
+(a circle of types is a circle a reader must hold in their head; a protocol breaks it).
+An edge goes to the module an import statement names (``from a.b import c`` names
+``a.b.c`` when that is a module, else ``a.b``); the parent packages Python initialises on
+the way are not counted, so a lean ``__init__`` re-exporting lazily does not make every
+module a cycle with it.
+
+Core (``cuedeck``) is further held to :data:`LADDER`: its rooms (sub-packages) and its
+top-level modules on floors, each importing only from floors below its own
+(docs/architecture.md says why each sits where it does).
 """
 
 from __future__ import annotations
@@ -31,25 +36,9 @@ def _modules(src: Path) -> dict[str, Path]:
     return found
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Import statements at any depth, skipping the bodies of ``if TYPE_CHECKING:``."""
-    found: list[ast.Import | ast.ImportFrom] = []
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            found.append(node)
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-    return found
+    """Import statements at any depth (in functions and under ``if TYPE_CHECKING:`` too)."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
 
 
 def _targets(
@@ -74,7 +63,7 @@ def _targets(
 
 
 def import_graph(src: Path) -> dict[str, set[str]]:
-    """Module -> modules of the same distribution it imports (outside TYPE_CHECKING)."""
+    """Module -> modules of the same distribution it imports."""
     modules = _modules(src)
     known = set(modules)
     graph: dict[str, set[str]] = {}
@@ -147,7 +136,7 @@ def test_no_import_cycle_within_a_distribution(src: Path) -> None:
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
-def test_the_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
+def test_the_checker_sees_imports_inside_functions_and_for_types(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
@@ -157,7 +146,70 @@ def test_the_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
         "if TYPE_CHECKING:\n    from pkg.c import C\n"
         "def late():\n    from . import a\n"
     )
-    (package / "c.py").write_text("import pkg.b\n")
+    (package / "c.py").write_text("import os\n")
     graph = import_graph(tmp_path)
-    assert graph["pkg.b"] == {"pkg.a"}, "TYPE_CHECKING imports are not edges"
+    assert graph["pkg.b"] == {"pkg.a", "pkg.c"}, "function and TYPE_CHECKING imports are edges"
     assert find_cycles(graph) == [["pkg.a", "pkg.b", "pkg.a"]]
+    (package / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.b\n"
+    )
+    assert find_cycles(import_graph(tmp_path)) == [["pkg.a", "pkg.b", "pkg.a"]], "one per component"
+
+
+# --- core's ladder ----------------------------------------------------------------------
+
+CORE = REPO / "packages" / "cuedeck-core" / "src"
+
+#: Core's rooms (sub-packages) and top-level modules, lowest floor first. A module may
+#: import from its own room and from any floor below; nothing runs back up, and two
+#: rooms on one floor know nothing of each other. ``cuedeck`` is the package itself.
+LADDER: tuple[tuple[str, ...], ...] = (
+    ("errors", "layout", "progress"),  # what every module may need: failures, places
+    ("text", "writes", "models"),  # bytes into lines and words; the one write path; shapes
+    ("system", "watch", "state", "settings"),  # the machine; the watcher; settings' shapes
+    ("token_counts",),
+    ("index",),  # files walked, parsed through the parser registry, stored; the graph
+    ("markdown", "masking"),  # one parser (registered, not known by the index); secrets
+    ("hooktypes",),  # the plugin contract: its types, then its hooks
+    ("hookspecs",),
+    ("plugins",),  # the host that loads plugins and the typed views of what they gave
+    ("config",),  # config.toml, read with the sections plugins registered
+    ("workspace",),  # the facade: config, index, graph, plugins, masking of one folder
+    ("refs",),  # features over a workspace: code references and deltas,
+    ("scene",),  # scenes,
+    ("serving",),  # tools served (core's own tools among them),
+    ("doctor", "default_plugins"),  # and what reads all of them
+    ("cuedeck",),
+)
+FLOOR = {unit: floor for floor, units in enumerate(LADDER) for unit in units}
+#: At most this many modules at core's top level: its public face (the rest in rooms).
+TOP_LEVEL = 15
+
+
+def _unit(module: str) -> str:
+    """The room or top-level module ``module`` belongs to (``cuedeck`` for the package)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def test_every_room_of_core_is_on_the_ladder() -> None:
+    units = {_unit(module) for module in import_graph(CORE)}
+    assert units - set(FLOOR) == set(), "place these on the LADDER (docs/architecture.md)"
+    assert set(FLOOR) - units == set(), "the LADDER names rooms that are gone"
+    assert len(FLOOR) == sum(len(units) for units in LADDER), "a room is on two floors"
+
+
+def test_nothing_in_core_imports_against_the_ladder() -> None:
+    against = sorted(
+        f"{module} -> {target}  ({_unit(module)} is on floor {FLOOR[_unit(module)]}, "
+        f"{_unit(target)} on floor {FLOOR[_unit(target)]})"
+        for module, targets in import_graph(CORE).items()
+        for target in targets
+        if _unit(target) != _unit(module) and FLOOR[_unit(target)] >= FLOOR[_unit(module)]
+    )
+    assert not against, "imports against the ladder:\n" + "\n".join(against)
+
+
+def test_core_keeps_its_public_face_at_the_top_level() -> None:
+    top = sorted(path.name for path in (CORE / "cuedeck").glob("*.py"))
+    assert len(top) <= TOP_LEVEL, f"{len(top)} modules at core's top level: {top}"

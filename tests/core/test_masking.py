@@ -15,8 +15,7 @@ from cuedeck import hookimpl, open_workspace
 from cuedeck.errors import InvalidInput
 from cuedeck.masking.builtin import BuiltinMasker
 from cuedeck.masking.secret_rules import RULE_NAMES, RULES, entropy, is_placeholder
-from cuedeck.masking.session import MaskSession
-from cuedeck.models import SecretSpan
+from cuedeck.masking.spans import SecretSpan
 from cuedeck.plugins.host import make_plugin_host
 from tests.conftest import MakeWorkspace
 
@@ -464,7 +463,7 @@ def test_overlapping_spans_of_two_maskers_merge(make_workspace: MakeWorkspace) -
     _, token = EXAMPLES["github-token"]
     pm = make_plugin_host(entry_points=False)
     pm.register(_Plugin(), name="acme-plugin")
-    session = MaskSession(open_workspace(make_workspace(), plugins=pm))
+    session = open_workspace(make_workspace(), plugins=pm).mask_session()
     assert session.mask(f"key {token} end") == "[REDACTED:acme-wide#1] end"
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from cuedeck import hookimpl, open_workspace
 from cuedeck.masking.session import JOINT, MaskSession
-from cuedeck.models import SecretSpan
+from cuedeck.masking.spans import SecretSpan
 from cuedeck.plugins.host import make_plugin_host
 from tests.conftest import MakeWorkspace
 from tests.core.test_masking import EXAMPLES, PEM_KEY
@@ -43,7 +43,7 @@ def _session(make_workspace: MakeWorkspace, config: str = "") -> tuple[MaskSessi
     host = make_plugin_host(entry_points=False)
     host.register(CountingPlugin(counting), name="counting")
     workspace = open_workspace(make_workspace(config=config), plugins=host)
-    return MaskSession(workspace), counting
+    return workspace.mask_session(), counting
 
 
 def test_texts_masked_together_come_out_as_each_alone(make_workspace: MakeWorkspace) -> None:

@@ -130,7 +130,8 @@ def test_a_link_into_git_is_no_document(protected_workspace: Path) -> None:
         (".git./config", False, "git"),
         (".cuedeck/.cache", False, "private"),
         (".cuedeck/.Cache/x", True, "private"),
-        ("nested/.cuedeck/access.toml", False, "private"),
+        ("nested/.cuedeck/state.json", False, "private"),
+        ("nested/.cuedeck/access.toml", False, None),  # a plugin's: only when registered
         (".cuedeck/config.toml", True, "control"),
         (".cuedeck/config.toml", False, None),
         (".cuedeck/cards/k3x9q2.md", True, None),

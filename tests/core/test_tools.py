@@ -11,7 +11,7 @@ from typing_extensions import TypedDict
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
 from cuedeck.plugins.host import make_plugin_host
-from cuedeck.serving.tools import Tool
+from cuedeck.plugins.tools import Tool
 from tests.conftest import MakeWorkspace, needs_extras
 
 
@@ -152,7 +152,7 @@ def test_every_string_has_a_length_cap(arguments: dict[str, Any], field: str, pr
 
 
 def test_lists_and_nesting_have_caps() -> None:
-    from cuedeck.serving.tools import check_sizes
+    from cuedeck.plugins.tools import check_sizes
 
     with pytest.raises(InvalidInput) as long_list:
         check_sizes({"tags": ["x"] * 10_001}, tool="t")
@@ -207,7 +207,7 @@ def test_every_tool_publishes_a_typed_output_schema() -> None:
 
 
 def test_nesting_up_to_the_cap_is_taken_and_one_level_more_refused() -> None:
-    from cuedeck.serving.tools import MAX_DEPTH, check_sizes
+    from cuedeck.plugins.tools import MAX_DEPTH, check_sizes
 
     def nested(levels: int) -> Any:
         value: Any = "leaf"

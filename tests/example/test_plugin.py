@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck import hookimpl
-from cuedeck.layout import RATE_LIMITS_DB
 from cuedeck.plugins.host import PluginHost
 from cuedeck.workspace import open_workspace
 from cuedeck_cli.app import make_cli
+from cuedeck_mcp.paths import RATE_LIMITS_DB
 from tests.conftest import REPO, MakeWorkspace, needs_extras
 
 pytestmark = needs_extras

@@ -122,6 +122,12 @@ def test_the_stdio_server_answers_without_what_it_defers(demo: Path, tmp_path: P
         assert sorted(replies) == [0, 1, 2], done.stderr[-2000:]
         assert "error" not in replies[2]
     modules = set(json.loads(out.read_text(encoding="utf-8")))
-    deferred = ("key_value", "beartype", "numpy", "cuedeck_tasks.tools", "cuedeck.scene.tool")
+    deferred = (
+        "key_value",
+        "beartype",
+        "numpy",
+        "cuedeck_tasks.tools",
+        "cuedeck.serving.scene_tool",
+    )
     assert sorted(m for m in modules if m.startswith(deferred)) == []
     assert "cuedeck.serving.read_doc" in modules and "cuedeck_mcp.asgi" not in modules

@@ -127,3 +127,46 @@ def test_without_a_watcher_stamps_still_see_every_change(
     headings = [h.text for h in workspace.index.get("docs/deployment.md").headings]
     assert "Rollback" in headings
     assert freshness.ensure() is False  # and nothing changed since
+
+
+def test_source_files_are_followed_like_markdown(workspace: Workspace, demo: Path) -> None:
+    """Every file a parser reads is followed, code included; others are not read."""
+    pytest.importorskip("cuedeck_code")
+    freshness = Freshness(workspace)
+    try:
+        freshness.ensure()
+        (demo / "src").mkdir()
+        assert freshness.wait_for("src")
+        freshness.ensure()  # a new folder: read whole
+        (demo / "src" / "app.py").write_text("def serve_quokkas():\n    return 1\n")
+        (demo / "src" / "notes.bin").write_bytes(b"\0\1")
+        assert freshness.wait_for("src/app.py") and freshness.wait_for("src/notes.bin")
+        assert freshness.ensure() is True
+        symbols = [s.name for s in workspace.index.get("src/app.py").symbols]
+        assert "serve_quokkas" in symbols
+        assert "src/notes.bin" not in workspace.index
+    finally:
+        freshness.close()
+
+
+def test_replies_name_what_was_reported_and_not_read_yet(workspace: Workspace, demo: Path) -> None:
+    from cuedeck.watch.reflects import reflects
+
+    freshness = Freshness(workspace)
+    try:
+        freshness.ensure()
+        before = reflects(workspace)
+        assert (before["watch"], before["pending"]) == ("watcher", [])
+        (demo / "docs" / "late.md").write_text("# Late\n")
+        assert freshness.wait_for("docs/late.md")
+        during = reflects(workspace)  # a reply made now does not hold it
+        assert (during["pending"], during["tree"]) == (["docs/late.md"], before["tree"])
+        freshness.ensure()  # the next call reads it
+        after = reflects(workspace)
+        assert after["pending"] == [] and after["tree"] != before["tree"]
+        (demo / ".gitignore").write_text("docs/late.md\n")
+        assert freshness.wait_for(".gitignore")
+        assert reflects(workspace)["pending"] is None  # the next call reads everything
+    finally:
+        freshness.close()
+    assert workspace.freshness is None

@@ -6,6 +6,7 @@ import json
 import os
 import select
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from cuedeck.watch.watcher import supported as watcher_supported
 from cuedeck_mcp import resident
 from tests.mcp.conftest import CUE, environment
 
@@ -68,7 +70,8 @@ async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Pa
         again = await client.call_tool("context_restore", {"project_id": "p"})
     assert not again.is_error
     assert "the relay keeps the server warm" in json.dumps(again.structured_content)
-    assert servers(warm) == [server]  # the same process answered both sessions
+    # The same process answered both sessions.
+    assert [(e["server"], e["pid"]) for e in servers(warm)] == [(server["server"], server["pid"])]
     result = subprocess.run(
         [CUE, "-C", str(warm), "mcp", "stop", "--json"],
         capture_output=True, text=True, env=environment(), check=True, timeout=60,
@@ -80,17 +83,40 @@ async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Pa
     assert list(Path(resident.registry()).glob(server["server"] + ".*")) == []  # log was empty
 
 
-async def test_a_changed_config_or_tool_list_gets_its_own_server(warm: Path) -> None:
+async def test_a_changed_config_or_tool_list_gets_its_own_server_and_the_old_one_goes(
+    warm: Path,
+) -> None:
+    """One resident server per workspace: a new one asks the one before to retire, which
+    ends at once when no client is connected to it."""
     async with Client(params(warm), mode="legacy") as client:
         await client.list_tools()
+    [first] = servers(warm)
     async with Client(params(warm, "--tools", "core,memory"), mode="legacy") as client:
         listed = {tool.name for tool in (await client.list_tools()).tools}
     assert "context_gc_analyze" in listed
+    assert wait_for_exit(first["pid"])
+    [second] = servers(warm)
     config = warm / ".cuedeck" / "config.toml"
     config.write_text(config.read_text() + "\n# edited\n", encoding="utf-8")
     async with Client(params(warm), mode="legacy") as client:
         await client.list_tools()
-    assert len({entry["server"] for entry in servers(warm)}) == 3
+    assert wait_for_exit(second["pid"])
+    [third] = servers(warm)
+    assert len({first["server"], second["server"], third["server"]}) == 3
+
+
+async def test_a_retiring_server_serves_its_client_to_the_end(warm: Path) -> None:
+    async with Client(params(warm), mode="legacy") as old_client:
+        await old_client.list_tools()
+        [old] = servers(warm)
+        async with Client(params(warm, "--tools", "core,memory"), mode="legacy") as new_client:
+            await new_client.list_tools()
+        retiring = [entry for entry in servers(warm) if entry["server"] == old["server"]]
+        assert retiring and retiring[0]["retiring"] and retiring[0]["sessions"] == 1
+        again = await old_client.call_tool("list_tasks", {})  # still served
+        assert not again.is_error
+    assert wait_for_exit(old["pid"])  # its last client left
+    assert [entry["server"] for entry in servers(warm)] != [old["server"]]
 
 
 @pytest.mark.slow
@@ -152,3 +178,56 @@ def test_the_key_follows_what_could_make_two_servers_differ(
     assert resident.key(tmp_path / "other", None) != first
     monkeypatch.setenv("SOME_TOKEN", "changed")
     assert resident.key(tmp_path, None) != first
+
+
+def cue(root: Path, *args: str) -> str:
+    """Run `cue -C root ARGS` as a person would; its stdout."""
+    done = subprocess.run(
+        [CUE, "-C", str(root), *args],
+        capture_output=True, text=True, env=environment(), check=True, timeout=120,
+    )  # fmt: skip
+    return done.stdout
+
+
+def watcher_pid(root: Path, timeout: float = 30.0) -> int:
+    """The pid of the workspace's watcher once it answers (polled with a deadline: it
+    says nothing to whoever started it)."""
+    from cuedeck.watch import watcher
+
+    deadline = time.monotonic() + timeout
+    while (found := watcher.status(root)) is None:
+        assert time.monotonic() < deadline, "the watcher never answered"
+        time.sleep(0.05)
+    return int(found["pid"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not watcher_supported(), reason="the watcher uses inotify")
+async def test_doctor_and_status_list_what_runs_until_stop_and_the_idle_limit_end_it(
+    warm: Path,
+) -> None:
+    config = warm / ".cuedeck" / "config.toml"
+    config.write_text(
+        config.read_text() + "\n[watch]\nwatcher_idle_seconds = 20\n", encoding="utf-8"
+    )
+    async with Client(params(warm), mode="legacy") as client:
+        await client.list_tools()
+        [server] = servers(warm)
+        cue(warm, "search", "--mode", "keyword", "refresh")  # starts the workspace's watcher
+        watcher = watcher_pid(warm)
+        doctor = json.loads(cue(warm, "doctor", "--json"))
+        status = json.loads(cue(warm, "status", "--json"))["processes"]
+        lines = cue(warm, "status").splitlines()
+    for listing in (doctor["background"], status):
+        running = {(p["kind"], p["pid"]): p for p in listing}
+        assert set(running) == {("resident MCP server", server["pid"]), ("watcher", watcher)}
+        resident_entry = running["resident MCP server", server["pid"]]
+        assert resident_entry["ends"] == "15 min after its last client leaves (1 connected now)"
+        assert running["watcher", watcher]["ends"].startswith("after 20 s without a question")
+        assert all(p["age_seconds"] >= 0 for p in listing)
+    assert [line.split(" (pid")[0] for line in lines] == ["resident MCP server", "watcher"]
+    assert f"resident MCP server (pid {server['pid']}, " in lines[0]
+    cue(warm, "mcp", "stop")
+    assert wait_for_exit(server["pid"], timeout=60)  # stopped
+    assert wait_for_exit(watcher, timeout=60)  # its idle limit, 20 s without a question
+    assert cue(warm, "status") == "nothing runs in the background for this workspace\n"

@@ -136,7 +136,8 @@ def test_restore_under_a_tight_budget_shows_text_or_says_what_fits(
     error = json.loads(small.output)["error"]
     assert (error["code"], error["field"]) == (1004, "max_tokens")
     needed = error["needed"]
-    assert 100 < needed < 200 and "at least that" in error["message"]
+    # Segment ids are random: their token count, so the figure, varies by a few tokens.
+    assert 100 < needed < 250 and "at least that" in error["message"]
     tight = json.loads(
         run(workspace, "memory", "restore", "--max-tokens", str(needed), "--json").output
     )

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("cuedeck_code")
 
 from cuedeck import open_workspace
-from cuedeck.markdown.document import split_lines
+from cuedeck.text import split_lines
 from cuedeck_search.sections import split_sections
 
 DATA = Path(__file__).parents[1] / "code" / "data"

@@ -100,7 +100,8 @@ def test_a_killed_embedder_is_resumed(make_workspace: MakeWorkspace) -> None:
     assert "stopped" in problem.message
     from cuedeck_cli.board.api import BoardApi
 
-    assert BoardApi(open_workspace(root)).cards()["background"] == [problem.message]
+    shown = BoardApi(open_workspace(root)).cards()
+    assert (shown["warnings"], shown["background"]) == ([problem.message], [])
     second = embedder(root)
     out, _ = second.communicate()
     assert second.returncode == 0

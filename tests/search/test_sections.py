@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from cuedeck.markdown.document import parse_document, split_lines
+from cuedeck.markdown.document import parse_document
+from cuedeck.text import split_lines
 from cuedeck_search.sections import split_sections
 
 TEXT = """---

@@ -10,7 +10,7 @@ import pytest
 from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput
 from cuedeck.plugins.host import make_plugin_host
-from cuedeck.serving.tools import Tool
+from cuedeck.plugins.tools import Tool
 from cuedeck.workspace import Workspace
 from cuedeck_search.settings import MAX_LIMIT
 

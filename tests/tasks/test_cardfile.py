@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from cuedeck.errors import InvalidInput
 from cuedeck.markdown import frontmatter
-from cuedeck.markdown.document import split_lines
 from cuedeck.markdown.frontmatter import load as load_frontmatter
+from cuedeck.text import split_lines
 from cuedeck_tasks.cardfile import (
     DELETE,
     append_note,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cuedeck.errors import InvalidInput
-from cuedeck.serving.claims import acting
+from cuedeck.plugins.claims import acting
 from cuedeck.workspace import Workspace, open_workspace
 from cuedeck.writes import sha256_bytes
 from cuedeck_tasks.claims import ClaimStore

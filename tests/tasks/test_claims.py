@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cuedeck.errors import CueError, InvalidInput
-from cuedeck.serving.claims import iso_time
+from cuedeck.plugins.claims import iso_time
 from cuedeck.workspace import Workspace
 from cuedeck_tasks.claims import ClaimStore
 from cuedeck_tasks.errors import CardClaimed, ClaimNotHeld

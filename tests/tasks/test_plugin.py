@@ -46,7 +46,7 @@ def test_loading_the_cli_does_not_import_the_task_modules() -> None:
 def test_running_one_tool_imports_that_tool_module_alone(make_workspace: MakeWorkspace) -> None:
     root = make_workspace({".cuedeck/cards/abc123.md": "---\nid: abc123\ntitle: Login\n---\n"})
     modules = [  # the first-party tool modules
-        "cuedeck.scene.tool",
+        "cuedeck.serving.scene_tool",
         "cuedeck.serving.file_tools",
         "cuedeck.serving.guide",
         "cuedeck.serving.read_doc",

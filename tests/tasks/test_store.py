@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput
-from cuedeck.markdown.document import split_lines
 from cuedeck.markdown.frontmatter import load as load_frontmatter
+from cuedeck.text import split_lines
 from cuedeck.workspace import Workspace, open_workspace
 from cuedeck_tasks.cards import new_id
 from cuedeck_tasks.errors import CircularDependency, DependencyNotFound

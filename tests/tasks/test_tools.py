@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from cuedeck.errors import FileNotFound, InvalidInput
-from cuedeck.serving.tools import Tool
+from cuedeck.plugins.tools import Tool
 from cuedeck.workspace import Workspace
 from cuedeck_tasks.errors import CircularDependency, DependencyNotFound
 from tests.tasks.conftest import store_of

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
     from cuedeck import Workspace
     from cuedeck.index.parsers import ParseContext
-    from cuedeck.models import Document, SecretSpan
+    from cuedeck.masking.spans import SecretSpan
+    from cuedeck.models import Document
 
 
 class WordCount(TypedDict):
@@ -67,7 +68,7 @@ class ExampleKeyMasker:
     pattern = re.compile(r"exk_[A-Za-z0-9]{32}\b")
 
     def find_secrets(self, text: str) -> Iterator[SecretSpan]:
-        from cuedeck.models import SecretSpan
+        from cuedeck.masking.spans import SecretSpan
 
         for match in self.pattern.finditer(text):
             start = match.start()

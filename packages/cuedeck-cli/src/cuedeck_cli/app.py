@@ -204,9 +204,9 @@ def _mask_session(state: CliState | None, argv: list[str]) -> MaskSession:
     if state is not None and "workspace" in state.__dict__:  # opened by the command
         workspace = state.workspace
     try:
-        session = MaskSession(workspace)
+        session = MaskSession() if workspace is None else workspace.mask_session()
     except CueError:  # a broken config: the built-in rules still apply
-        session = MaskSession(None)
+        session = MaskSession()
     for argument in argv:
         session.learn(argument)
     return session

@@ -1,4 +1,4 @@
-"""Core ``cue`` commands: init, index, doctor, clean, upgrade and plugins."""
+"""Core ``cue`` commands: init, index, doctor, status, clean, upgrade and plugins."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from cuedeck.layout import (
     CACHE_DIR,
     CARDS_DIR,
     DOCS_DIR,
-    GITIGNORE_LINES,
     WORKSPACE_DIR,
     user_cache_dir,
 )
-from cuedeck.plugins.host import get_services
+from cuedeck.plugins.host import get_places, get_services
+from cuedeck.serving.background import background_processes, describe, process_json
 from cuedeck.text import counted
 from cuedeck_cli.context import CliState, current_state
 from cuedeck_cli.output import console, emit_json, render_problem
@@ -78,7 +78,7 @@ def init(force: bool, **steps: bool | None) -> None:
     gitignore = root / ".gitignore"
     existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
     present = {line.strip() for line in existing.splitlines()}
-    missing = [line for line in GITIGNORE_LINES if line not in present]
+    missing = [line for line in get_places(state.plugins).gitignore if line not in present]
     if missing:
         prefix = "" if not existing or existing.endswith("\n") else "\n"
         block = prefix + "# CueDeck cache and generated scene\n" + "\n".join(missing) + "\n"
@@ -187,6 +187,7 @@ def doctor(as_json: bool, strict: bool) -> None:
     warnings = len(problems) - errors
     failed = errors > 0 or (strict and warnings > 0)
     counter = _counter_info(workspace)
+    running = background_processes(workspace)
     if as_json:
         emit_json(
             {
@@ -204,6 +205,7 @@ def doctor(as_json: bool, strict: bool) -> None:
                 ],
                 "token_counter": counter,
                 "index": _index_summary(workspace),
+                "background": [process_json(process) for process in running],
             }
         )
     else:
@@ -214,6 +216,8 @@ def doctor(as_json: bool, strict: bool) -> None:
         out.print(f"token counter: {counter.get('name')} ({exact})")
         for line in _summary_lines(_index_summary(workspace), workspace):
             out.print(line, markup=False, highlight=False)
+        for process in running:
+            out.print(f"background: {describe(process)}", markup=False, highlight=False)
         summary = f"{counted(errors, 'error')}, {counted(warnings, 'warning')}"
         if failed:
             out.print(f"[bold red]unhealthy:[/] {summary}")
@@ -221,6 +225,26 @@ def doctor(as_json: bool, strict: bool) -> None:
             out.print(f"[bold green]healthy:[/] {summary}")
     if failed:
         raise SystemExit(1)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(as_json: bool) -> None:
+    """List what runs in the background for this workspace: pid, age and how it ends.
+
+    The workspace's watcher (started by `cue search`), resident MCP servers (`cue mcp`
+    over stdio) and the detached embedder (semantic search), as each installed plugin
+    reports them; docs/freshness.md says what each is for and its idle limit.
+    """
+    workspace = current_state().workspace
+    running = background_processes(workspace)  # printed masked, as everything `cue` prints
+    if as_json:
+        emit_json({"processes": [process_json(process) for process in running]})
+        return
+    for process in running:
+        click.echo(describe(process))
+    if not running:
+        click.echo("nothing runs in the background for this workspace")
 
 
 def _index_summary(workspace: Any) -> dict[str, dict[str, int]]:

@@ -30,6 +30,10 @@ COMMANDS = (
         "cuedeck_cli.commands:doctor",
         "Check config, frontmatter, references, anchors and cycles; exit 1 on errors.",
     ),
+    (
+        "cuedeck_cli.commands:status",
+        "List what runs in the background for this workspace: pid, age and how it ends.",
+    ),
     ("cuedeck_cli.commands:clean", "Remove .cuedeck/.cache/ (the index is rebuilt on next use)."),
     (
         "cuedeck_cli.scene_commands:scene",

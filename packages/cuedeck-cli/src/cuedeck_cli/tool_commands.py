@@ -24,7 +24,7 @@ from cuedeck_cli.context import CliState
 if TYPE_CHECKING:
     import inspect
 
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
 
 
 def _unwrap(annotation: Any) -> tuple[Any, bool]:

@@ -200,8 +200,8 @@ class GraphService:
 def build_graph(workspace: Workspace, keys: list[tuple[str, str]], key: str) -> CodeGraph:
     """The graph of the code files ``keys`` (see the module docstring)."""
     from cuedeck.errors import CueError
-    from cuedeck.markdown.document import decode
     from cuedeck.progress import report
+    from cuedeck.text import decode
     from cuedeck_code.idents import IdentifierCache, count_identifiers
 
     index = workspace.fresh_index()

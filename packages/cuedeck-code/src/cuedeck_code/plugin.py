@@ -58,7 +58,7 @@ def register_tools(register: RegisterTool) -> None:
     register(
         "cuedeck_code.search_tool:search_code", category="search", read_only=True, idempotent=True
     )
-    files = "cuedeck_code.files_tools"
+    files = "cuedeck_code.navigation_tools"
     register(f"{files}:list_files", category="files", read_only=True, idempotent=True)
     register(f"{files}:browse_directory", category="files", read_only=True, idempotent=True)
     register(f"{files}:directory_tree", category="files", read_only=True, idempotent=True)

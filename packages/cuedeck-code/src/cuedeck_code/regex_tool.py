@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: Files larger than this are not searched (reported in ``skipped_large``).
 MAX_FILE_BYTES = 4 * 1024 * 1024

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.watch.reflects import Reflects, reflects
 
 if TYPE_CHECKING:
     import pydantic
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from cuedeck.models import RankedSymbol
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: Definitions ranked before the budget decides how many are shown.
 RANKED = 2000
@@ -42,6 +43,7 @@ class RepoMap(TypedDict):
     files: int
     symbols: int
     personalised_on: list[str]
+    reflects: Reflects
 
 
 def repo_map(
@@ -90,6 +92,7 @@ def repo_map(
         "files": len({entry.path for entry in shown}),
         "symbols": len(shown),
         "personalised_on": reasons,
+        "reflects": reflects(workspace),
     }
 
 

@@ -13,7 +13,7 @@ import os
 import re
 import tomllib
 import typing
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -29,6 +29,7 @@ from cuedeck.settings import (
     MaskingSettings,
     RateLimit,
     SceneSettings,
+    TableSection,
     TokenSettings,
     WatchSettings,
 )
@@ -150,20 +151,11 @@ def registered_sections(plugins: PluginHost | None = None) -> dict[str, type]:
     return get_settings(plugins if plugins is not None else make_plugin_host())
 
 
-def declared_rate_limits(plugins: PluginHost | None = None) -> dict[str, RateLimit]:
-    """Tool name -> the rate limit its plugin declared with ``register(..., rate_limit=)``."""
-    from cuedeck.plugins.host import make_plugin_host
-
-    host = plugins if plugins is not None else make_plugin_host()
-    return {name: tool.rate_limit for name, tool in host.tools().items() if tool.rate_limit}
-
-
 def load_config(
     root: Path, environ: Mapping[str, str] | None = None, *, plugins: PluginHost | None = None
 ) -> Config:
     """The configuration of the workspace at ``root`` (defaults when there is no file),
-    with the sections and rate limits the plugins of ``plugins`` (default: a fresh host)
-    registered."""
+    with the sections the plugins of ``plugins`` (default: a fresh host) registered."""
     from cuedeck.plugins.host import make_plugin_host
 
     environ = os.environ if environ is None else environ
@@ -204,11 +196,13 @@ def load_config(
         )
 
     values: dict[str, dict[str, Any]] = {}
-    overrides: dict[str, RateLimit] = {}
+    tables: dict[str, Any] = {}  # sections that read their own table (TableSection)
     from_old_keys: dict[str, dict[str, Any]] = {}
     for section, table in data.items():
-        if section == "rate_limits":
-            overrides = _load_rate_limits(table, lines, fail)
+        if _reads_table(reader := sections.get(section)):
+            if not isinstance(table, dict):
+                raise fail(section, "expected a table", table)
+            tables[section] = reader.from_table(table, fail)
             continue
         if not isinstance(table, dict) or (
             section not in sections and not any(f"{section}.{key}" in moved for key in table)
@@ -234,6 +228,8 @@ def load_config(
                 raise fail(dotted, str(exc), value) from None
 
     for section, cls in sections.items():
+        if _reads_table(cls):
+            continue
         for name, expected in field_types(cls).items():
             names = [f"CUEDECK_{section.upper()}_{toml_key(name).upper()}"]
             old = attrs.fields_dict(cls)[name].metadata.get("moved_from")
@@ -256,12 +252,18 @@ def load_config(
                 values.setdefault(section, {})[name] = value
 
     built = {
-        section: cls(**{**from_old_keys.get(section, {}), **values.get(section, {})})
+        section: tables[section]
+        if section in tables
+        else cls(**{**from_old_keys.get(section, {}), **values.get(section, {})})
         for section, cls in sections.items()
     }
-    limits = {**declared_rate_limits(host), **overrides}
     report_warnings(root, tuple(warnings))
-    return Config(sections=built, rate_limits=limits, warnings=tuple(warnings), lines=lines)
+    return Config(sections=built, warnings=tuple(warnings), lines=lines)
+
+
+def _reads_table(cls: type | None) -> TypeGuard[type[TableSection]]:
+    """Whether the section class ``cls`` reads its own table (:class:`TableSection`)."""
+    return isinstance(cls, type) and issubclass(cls, TableSection)
 
 
 def _field_of(sections: Mapping[str, type], section: str, key: str) -> tuple[str, str] | None:
@@ -327,7 +329,7 @@ def _unknown(
     key: str, lines: dict[str, int], known: Mapping[str, type], *, table: bool = False
 ) -> Problem:
     """A warning for a key (or a whole ``table``) no section knows, with the nearest one."""
-    sections = [*known, "rate_limits"]
+    sections = list(known)
     close = 0.7  # a typo, not any key that shares a few letters
     what = f"unknown config key '{key}'"
     hint = None
@@ -378,28 +380,10 @@ def report_warnings(root: Path, warnings: tuple[Problem, ...]) -> None:
         log.warning("%s: %s%s", where, problem.message, tail, extra={"config_warning": True})
 
 
-def _load_rate_limits(table: Any, lines: dict[str, int], fail: Any) -> dict[str, RateLimit]:
-    if not isinstance(table, dict):
-        raise fail("rate_limits", "expected a table of tools", table)
-    limits: dict[str, RateLimit] = {}
-    for tool, spec in table.items():
-        key = f"rate_limits.{tool}"
-        if not isinstance(spec, dict) or set(spec) - {"per_minute", "burst"}:
-            raise fail(key, "expected a table with per_minute and burst", spec)
-        try:
-            per_minute = check_type(spec.get("per_minute", 0), int)
-            burst = check_type(spec.get("burst", per_minute), int)
-        except ValueError as exc:
-            raise fail(key, str(exc), spec) from None
-        if per_minute < 0 or burst < 0:
-            raise fail(key, "limits cannot be negative", spec)
-        limits[tool] = RateLimit(per_minute=per_minute, burst=burst)
-    return limits
-
-
 def render_default_config(plugins: PluginHost | None = None) -> str:
     """The commented ``config.toml`` that ``cue init`` writes: every key of every
-    registered section at its default, and the tools' rate limits."""
+    registered section at its default (a section that reads its own table writes its
+    own lines)."""
     out = [
         "# CueDeck workspace configuration. Every key is shown, commented out, at its",
         "# default. To change one, uncomment it with its [section] header, or add the",
@@ -407,7 +391,13 @@ def render_default_config(plugins: PluginHost | None = None) -> str:
         "# Environment variables CUEDECK_<SECTION>_<KEY> override these values.",
         "",
     ]
-    for section, cls in registered_sections(plugins).items():
+    from cuedeck.plugins.host import make_plugin_host
+
+    host = plugins if plugins is not None else make_plugin_host()
+    for section, cls in registered_sections(host).items():
+        if _reads_table(cls):
+            out.extend([*cls.template(host), ""])
+            continue
         # One comment line each: a docstring wrapped over lines must not leave TOML.
         summary = _one_line((cls.__doc__ or "").split(":", 1)[-1].split("\n\n")[0])
         out.append(f"# {summary[0].upper()}{summary[1:]}")
@@ -419,13 +409,7 @@ def render_default_config(plugins: PluginHost | None = None) -> str:
             value = default.factory() if hasattr(default, "factory") else default
             out.append(f"# {toml_key(field.name)} = {_toml_value(value)}")
         out.append("")
-    out.append("# Rate limits of MCP tools, per client session: a token bucket refilled at")
-    out.append("# per_minute with room for burst calls. Tools not listed are unlimited.")
-    for tool, limit in declared_rate_limits(plugins).items():
-        out.append(f"# [rate_limits.{tool}]")
-        out.append(f"# per_minute = {limit.per_minute}")
-        out.append(f"# burst = {limit.burst}")
-    return "\n".join(out) + "\n"
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def _one_line(text: str) -> str:
@@ -454,9 +438,9 @@ __all__ = [
     "MaskingSettings",
     "RateLimit",
     "SceneSettings",
+    "TableSection",
     "TokenSettings",
     "WatchSettings",
-    "declared_rate_limits",
     "load_config",
     "registered_sections",
     "render_default_config",

@@ -69,17 +69,18 @@ def diagnose(workspace: Workspace) -> list[Problem]:
 
 def _not_ignored(workspace: Workspace) -> list[Problem]:
     """A warning when git would commit CueDeck's per-person files (the cache, the scene,
-    state and its lock, memory): a workspace made before ``cue init`` listed them all."""
+    state and its lock, and what plugins registered as git-ignored): a workspace made
+    before ``cue init`` listed them all."""
     import shutil
     import subprocess
-
-    from cuedeck.layout import GITIGNORE_LINES
 
     git = shutil.which("git")
     if git is None:
         return []
     # A file inside each ignored folder stands for the folder.
-    wanted = {line: line + "x" if line.endswith("/") else line for line in GITIGNORE_LINES}
+    wanted = {
+        line: line + "x" if line.endswith("/") else line for line in workspace.places.gitignore
+    }
     try:
         found = subprocess.run(
             [git, "-C", str(workspace.root), "check-ignore", "--no-index", "--stdin"],

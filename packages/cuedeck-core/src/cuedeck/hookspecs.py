@@ -25,10 +25,12 @@ from cuedeck.hooktypes import (
     Embedder,
     InitStep,
     Masker,
+    PathKind,
     Pruner,
     RegisterCommand,
     RegisterNamed,
     RegisterParser,
+    RegisterPath,
     RegisterSceneSource,
     RegisterSearcher,
     RegisterTool,
@@ -45,10 +47,12 @@ __all__ = [
     "Embedder",
     "InitStep",
     "Masker",
+    "PathKind",
     "Pruner",
     "RegisterCommand",
     "RegisterNamed",
     "RegisterParser",
+    "RegisterPath",
     "RegisterSceneSource",
     "RegisterSearcher",
     "RegisterTool",
@@ -154,7 +158,7 @@ def register_tools(register: RegisterTool) -> None:
     holding the path (or list of paths; None meaning the whole workspace) the tool
     changes: the tool then takes ``force`` too, and a call on paths another agent's claim
     holds is refused before the tool runs unless forced
-    (:func:`cuedeck.serving.claims.guard_writes`).
+    (:func:`cuedeck.plugins.claims.guard_writes`).
 
     ``func`` is the function or its import path, ``"package.module:function"`` (the
     name defaults to the part after ``:``). A path is imported when the tool is first
@@ -218,6 +222,25 @@ def register_checks(register: RegisterNamed) -> None:
         @hookimpl
         def register_checks(register):
             register("notes", lambda workspace: [Problem("warning", 1004, "n.md", 3, "x")])
+    """
+
+
+@hookspec
+def register_processes(register: RegisterNamed) -> None:
+    """Register listers of the processes a plugin runs in the background for a workspace.
+
+    Called when ``cue status``, ``cue doctor`` or the board asks what runs.
+    ``register(name, lister)`` takes ``lister(workspace) ->
+    Iterable[BackgroundProcess]``: each :class:`~cuedeck.models.BackgroundProcess` has
+    its kind, pid, start time and how it ends (an idle limit, the end of its work). A
+    lister that raises is logged and skipped. Core lists the workspace's watcher; the
+    MCP package its resident servers, the search package its detached embedder.
+
+    Example::
+
+        @hookimpl
+        def register_processes(register):
+            register("indexer", lambda workspace: running_indexers(workspace.root))
     """
 
 
@@ -331,9 +354,10 @@ def register_settings(register: RegisterNamed) -> None:
     choices or a range). The loaded section is ``config.section(name, settings)``;
     ``cue init`` writes it commented out, a wrong value is an error 1004 naming the key
     and line, an unknown key a warning of ``cue doctor``, and ``CUEDECK_<NAME>_<KEY>``
-    overrides a key. Core registers ``scene``, ``index``, ``tokens``, ``watch``,
-    ``masking``, ``files`` and ``docs``; a name already registered is an error naming
-    both plugins.
+    overrides a key. A section whose keys are names the user picks (``[rate_limits.<tool>]``)
+    reads its own table instead (:class:`cuedeck.settings.TableSection`). Core registers
+    ``scene``, ``index``, ``tokens``, ``watch``, ``masking``, ``files`` and ``docs``; a
+    name already registered is an error naming both plugins.
 
     Example::
 
@@ -346,6 +370,30 @@ def register_settings(register: RegisterNamed) -> None:
         @hookimpl
         def register_settings(register):
             register("notes", NotesSettings)  # workspace.config.section("notes", NotesSettings)
+    """
+
+
+@hookspec
+def register_paths(register: RegisterPath) -> None:
+    """Register the places a plugin keeps under ``.cuedeck/`` that tools may not reach.
+
+    Called once per plugin host, when a workspace first checks a path (and by ``cue
+    init`` and ``cue doctor`` for the git-ignored ones). ``register(name, kind,
+    gitignore=False)`` takes the name of an entry directly under a ``.cuedeck/`` folder
+    (``"notes.sqlite3"``; a folder may end with ``/``) and its kind: ``"private"`` (no
+    tool reads or writes it: caches, secrets' hashes, one person's state) or
+    ``"control"`` (tools may read it, never write it: only the plugin's own code does).
+    The rule holds in this workspace's ``.cuedeck/`` and in any nested one, on the path
+    as asked and on its real path. ``gitignore=True`` makes ``cue init`` add
+    ``.cuedeck/<name>`` to ``.gitignore`` and ``cue doctor`` check git agrees. Core keeps
+    its own (``.cache``, ``state.json``, ``config.toml``...) whatever is loaded; a name
+    already registered is an error naming both plugins.
+
+    Example::
+
+        @hookimpl
+        def register_paths(register):
+            register("notes/", "control", gitignore=True)  # written by the notes tools only
     """
 
 

@@ -9,7 +9,10 @@ hooks alone.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+# The masker protocol lives beside the span it finds (masking sits below the contract).
+from cuedeck.masking.spans import Masker as Masker
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -24,10 +27,15 @@ if TYPE_CHECKING:
         SceneItem,
         SearchFilters,
         SearchResult,
-        SecretSpan,
     )
     from cuedeck.settings import RateLimit
-    from cuedeck.workspace import Workspace
+
+
+#: The workspace a callback is given: always a :class:`cuedeck.workspace.Workspace`. The
+#: contract cannot name that class: it sits below the workspace on core's ladder (the
+#: workspace reads what plugins register; docs/architecture.md), so a callback is typed
+#: loosely here and annotates its own parameter with the class.
+WorkspaceArg: TypeAlias = Any
 
 
 @runtime_checkable
@@ -51,7 +59,7 @@ class SearcherFactory(Protocol):
     """What :func:`~cuedeck.hookspecs.register_searchers` registers: makes a workspace's
     :class:`Searcher`, once per workspace."""
 
-    def __call__(self, workspace: Workspace, /) -> Searcher: ...
+    def __call__(self, workspace: WorkspaceArg, /) -> Searcher: ...
 
 
 @runtime_checkable
@@ -74,19 +82,10 @@ class Pruner(Protocol):
 
 
 @runtime_checkable
-class Masker(Protocol):
-    """Finds secrets in text that is about to leave the process."""
-
-    def find_secrets(self, text: str) -> Iterable[SecretSpan]:
-        """Spans of ``text`` to replace by a ``[REDACTED:rule#n]`` placeholder."""
-        ...
-
-
-@runtime_checkable
 class SceneSource(Protocol):
     """Adds items to a card's scene beyond the files it references (memory, for one)."""
 
-    def __call__(self, workspace: Workspace, card_id: str) -> Iterable[SceneExtra]:
+    def __call__(self, workspace: WorkspaceArg, card_id: str) -> Iterable[SceneExtra]:
         """Extras for the scene of card ``card_id``, in the order they should appear."""
         ...
 
@@ -112,7 +111,7 @@ class Embedder(Protocol):
 class CodeRanker(Protocol):
     """Ranks a repository's definitions by how much a task needs them (importance)."""
 
-    def rank(self, workspace: Workspace, query: CodeQuery) -> list[RankedSymbol]:
+    def rank(self, workspace: WorkspaceArg, query: CodeQuery) -> list[RankedSymbol]:
         """Up to ``query.limit`` definitions, best first, each with its score's parts."""
         ...
 
@@ -121,7 +120,7 @@ class CodeRanker(Protocol):
 class BaselineResolver(Protocol):
     """Turns a ``since`` (a git ref, a task snapshot...) into what the files were then."""
 
-    def __call__(self, workspace: Workspace, since: str) -> Baseline | None:
+    def __call__(self, workspace: WorkspaceArg, since: str) -> Baseline | None:
         """The baseline ``since`` names, or None when it is not one this resolver knows."""
         ...
 
@@ -183,12 +182,24 @@ class RegisterSceneSource(Protocol):
     ) -> None: ...
 
 
+#: How tools may reach a place a plugin keeps under ``.cuedeck/`` (see ``register_paths``).
+PathKind = Literal["private", "control"]
+
+
+class RegisterPath(Protocol):
+    """The callback of :func:`~cuedeck.hookspecs.register_paths`."""
+
+    def __call__(
+        self, name: str, kind: PathKind, *, gitignore: bool = False, replace: bool = False
+    ) -> None: ...
+
+
 class CommandContext(Protocol):
     """What every ``cue`` command gets from the CLI, as ``click.get_current_context().obj``:
     the workspace and the way to print, so a plugin's commands need not import the CLI."""
 
     @property
-    def workspace(self) -> Workspace:
+    def workspace(self) -> WorkspaceArg:
         """The workspace at ``-C DIR``, ``CUE_WORKSPACE`` or above the cwd (opened now)."""
         ...
 

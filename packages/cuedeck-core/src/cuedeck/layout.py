@@ -1,21 +1,21 @@
 """Where everything of a workspace lives under ``.cuedeck/``, and what a card id looks like.
 
-The one home of these paths (workspace-relative, POSIX): code that reads or writes
-under ``.cuedeck/`` imports them from here. A dependency-free module: core plugin
-modules import it while ``cue --help`` runs.
+The one home of core's paths (workspace-relative, POSIX): core code that reads or
+writes under ``.cuedeck/`` imports them from here. A plugin keeps its own paths and
+registers those tools may not reach (``register_paths``): :class:`Places`. A
+dependency-free module: core plugin modules import it while ``cue --help`` runs.
 """
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 #: The folder that makes a directory a CueDeck workspace.
 WORKSPACE_DIR = ".cuedeck"
 CARDS_DIR = f"{WORKSPACE_DIR}/cards"
 DOCS_DIR = f"{WORKSPACE_DIR}/docs"
 CONFIG_PATH = f"{WORKSPACE_DIR}/config.toml"
-#: Hashes and roles of the MCP bearer tokens (never the tokens): `cue mcp token add`.
-ACCESS_PATH = f"{WORKSPACE_DIR}/access.toml"
 #: One person's current card (git-ignored), and the lock its writers take.
 STATE_PATH = f"{WORKSPACE_DIR}/state.json"
 STATE_LOCK = f"{WORKSPACE_DIR}/.state.lock"
@@ -29,52 +29,52 @@ SCENE_PATH = f"{WORKSPACE_DIR}/SCENE.md"
 CACHE_DIR = f"{WORKSPACE_DIR}/.cache"
 INDEX_DB = f"{CACHE_DIR}/index.sqlite3"
 INDEX_LOCK = f"{CACHE_DIR}/index.lock"
-CARDS_DB = f"{CACHE_DIR}/cards.sqlite3"
 #: Per-card write locks: ``LOCKS_DIR/<name>.lock``.
 LOCKS_DIR = f"{CACHE_DIR}/locks"
 CONFIRMATIONS_PATH = f"{CACHE_DIR}/confirmations.json"
-#: The rate-limit buckets of the local (stdio) client, kept across server restarts.
-RATE_LIMITS_DB = f"{CACHE_DIR}/ratelimits.sqlite3"
 CONFIRMATIONS_LOCK = f"{CONFIRMATIONS_PATH}.lock"
 
-#: Context memory (the memory plugin): its store ``MEMORY_DIR/memory.sqlite3`` and its
-#: exports live here. One person's session context: git-ignored (docs/memory.md says why).
-MEMORY_DIR = f"{WORKSPACE_DIR}/memory"
-#: The index an older memory plugin kept beside its segment files (read once, for the
-#: GC counters, when those files move into the store).
-MEMORY_DB = f"{CACHE_DIR}/memory.sqlite3"
-
-#: What ``cue init`` adds to the workspace's .gitignore (``cue doctor`` checks git agrees):
-#: the state lock and the holder file every lock writes beside itself are one person's too.
+#: What ``cue init`` adds to the workspace's .gitignore (``cue doctor`` checks git agrees),
+#: core's lines (plugins add theirs, :class:`Places`): the state lock and the holder file
+#: every lock writes beside itself are one person's too.
 GITIGNORE_LINES = (
     f"{CACHE_DIR}/",
     SCENE_PATH,
     STATE_PATH,
     STATE_LOCK,
     f"{STATE_LOCK}.pid",
-    f"{MEMORY_DIR}/",
 )
 
-#: What no tool reads or writes, relative to any ``.cuedeck/`` folder (this workspace's
-#: or a nested one's): the caches and locks, the token hashes, one person's state, and
-#: ``team`` (a team server's registry and its members' copies, reached only through the
-#: repositories it serves).
-PRIVATE = (".cache", "access.toml", "state.json", ".state.lock", "team")
-#: What tools may read but never write: the settings the server trusts (``[masking]``,
-#: ``[files] deny``, roles), memory (its store ``memory.sqlite3``, with the ``-wal`` and
-#: ``-shm`` files SQLite keeps beside it, and its exports), which only the memory tools
-#: write, and the record of code references, which only recording writes (an edit could
-#: hide a drift).
-CONTROL = ("config.toml", "memory", "code-refs.json")
+
+class Places(NamedTuple):
+    """What tools may not reach under any ``.cuedeck/`` folder (this workspace's or a
+    nested one's), by the name of the entry directly under it, and what ``cue init``
+    git-ignores. Core's own are :data:`CORE_PLACES`; a plugin adds its own through
+    ``register_paths`` (:func:`cuedeck.plugins.host.get_places`, once per host)."""
+
+    #: No tool reads or writes them (caches and locks, secrets' hashes, one person's state).
+    private: frozenset[str]
+    #: Tools may read but never write them: what the server trusts, and what only its
+    #: owner's own code writes.
+    control: frozenset[str]
+    #: Workspace-relative lines for ``.gitignore``.
+    gitignore: tuple[str, ...]
 
 
-def _as_resolved(name: str) -> str:
-    return name if name in (".", "..") else name.rstrip(". ").lower()
+#: Core's own: the caches and locks and one person's state are private; the settings
+#: the server trusts (``[masking]``, ``[files] deny``) and the record of code references
+#: (only recording writes it: an edit could hide a drift) are control files.
+CORE_PLACES = Places(
+    private=frozenset({".cache", "state.json", ".state.lock"}),
+    control=frozenset({"config.toml", "code-refs.json"}),
+    gitignore=GITIGNORE_LINES,
+)
 
 
-def protection(rel: str, *, write: bool) -> str | None:
+def protection(rel: str, *, write: bool, places: Places = CORE_PLACES) -> str | None:
     """Why a tool may not read (or, with ``write``, write) the workspace-relative POSIX
-    path ``rel``: ``"git"`` (inside any ``.git``), ``"private"``, ``"control"``; else None.
+    path ``rel``: ``"git"`` (inside any ``.git``), ``"private"``, ``"control"`` (by
+    ``places``: core's own, or with what the plugins registered); else None.
 
     Names are compared as a case-insensitive file system (or Windows, which drops
     trailing dots and spaces) would resolve them, so ``.GIT/config`` is ``.git/config``.
@@ -90,21 +90,21 @@ def protection(rel: str, *, write: bool) -> str | None:
         if part != WORKSPACE_DIR:
             continue
         inner = parts[at + 1]
-        if inner in PRIVATE:
+        if inner in places.private:
             return "private"
-        if write and inner in CONTROL:
+        if write and inner in places.control:
             return "control"
     return None
+
+
+def place_name(name: str) -> str:
+    """``name`` (an entry directly under ``.cuedeck/``) as :func:`protection` compares it."""
+    return name.rstrip("/").rstrip(". ").lower()
 
 
 #: A card id: six of a-z and 0-9; the card is ``CARDS_DIR/<id>.md``.
 CARD_ID_PATTERN = r"^[a-z0-9]{6}$"
 CARD_ID = re.compile(CARD_ID_PATTERN)
-
-
-def memory_lock(project_id: str) -> str:
-    """The lock writers of one memory project take."""
-    return f"{LOCKS_DIR}/memory-{project_id}.lock"
 
 
 def card_path(card_id: str) -> str:

@@ -14,8 +14,6 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
-from cuedeck.masking.spans import SecretSpan as SecretSpan  # where maskers have always found it
-
 Severity = Literal["error", "warning"]
 ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on", "import"]
 DocumentKind = Literal["card", "doc", "file"]
@@ -138,6 +136,11 @@ class Reference:
     anchor: str | None
     line: int
 
+    @property
+    def cites_code(self) -> bool:
+        """Whether it is written ``@code/...`` (or ``code/...`` in ``refs:``)."""
+        return self.raw.strip().removeprefix("@").startswith("code/")
+
 
 @attrs.frozen
 class Problem:
@@ -149,6 +152,24 @@ class Problem:
     line: int | None
     message: str
     help: str | None = None
+
+
+@attrs.frozen
+class BackgroundProcess:
+    """A process that works for a workspace in the background (``cue status`` lists it).
+
+    ``kind`` says what it is (``watcher``, ``resident MCP server``, ``embedder``);
+    ``started`` is a Unix time; ``ends`` says how it ends, in a phrase that completes
+    "it ends ..." (``after 15 min without a question (quiet for 2 min)``); ``detail``
+    what it does now; ``log`` where it writes (a path).
+    """
+
+    kind: str
+    pid: int
+    started: float | None
+    ends: str
+    detail: str = ""
+    log: str | None = None
 
 
 @attrs.frozen
@@ -310,12 +331,13 @@ class SceneItem:
 @attrs.frozen
 class SceneExtra:
     """An item a scene source adds to a scene: text from workspace file ``path``, or an
-    item that is no file (a memory segment), named by ``path`` and hashed by its source.
+    item that is no file (a plugin's record), named by ``path`` and hashed by its source.
 
     ``sha256`` is of the file's bytes, or the source's own hash of an item that is no
     file (what ``cue scene --check`` compares, asking the sources again); ``text`` is
     what the scene shows (masked by the scene); ``priority`` orders it among the levels
-    of :class:`SceneItem` (memory uses 40, between direct and indirect references).
+    of :class:`SceneItem` (40 unless the source says: between direct references, 50,
+    and indirect ones, 25) and ``role`` names it in the manifest.
     """
 
     path: str
@@ -323,7 +345,7 @@ class SceneExtra:
     text: str
     sha256: str
     priority: int = 40
-    role: str = "memory"
+    role: str = "extra"
 
 
 @attrs.frozen

@@ -9,7 +9,7 @@ documents every section's keys, and a test keeps them equal.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
 import attrs
 
@@ -18,7 +18,7 @@ from cuedeck.layout import CONFIG_PATH, SCENE_PATH
 from cuedeck.models import Problem  # noqa: TC001 (config evaluates these annotations)
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 S = TypeVar("S")
 
@@ -139,9 +139,16 @@ class TokenSettings:
 
 @attrs.frozen
 class WatchSettings:
-    """``[watch]``: ``cue watch``."""
+    """``[watch]``: ``cue watch``, and the workspace's watcher process."""
 
     debounce_ms: int = setting(500, "Changes within this window produce one rebuild.", minimum=0)
+    watcher_idle_seconds: int = setting(
+        900,
+        "How long the workspace's watcher (the process `cue search` starts to learn what "
+        "changed without a walk; Linux) stays after its last question (seconds; "
+        "docs/freshness.md).",
+        minimum=1,
+    )
 
 
 @attrs.frozen
@@ -192,6 +199,28 @@ CORE_SECTIONS: dict[str, type] = {
 }
 
 
+@runtime_checkable
+class TableSection(Protocol):
+    """A section whose keys are names the user picks, each a table of its own
+    (``[<section>.<name>]``), rather than fields: its class reads its table itself.
+
+    Register it like any section (``register_settings``). When the config loads, the
+    section's table goes to ``from_table(table, fail)``, where ``fail(key, reason, value)``
+    is the InvalidInput (1004) to raise for a bad ``section.name`` (it knows the line); a
+    workspace without the table gets the class's defaults, ``cls()``. ``cue init`` writes
+    the commented lines ``template(plugins)`` returns (``plugins``: the plugin host).
+    Environment variables do not reach such a section.
+    """
+
+    @classmethod
+    def from_table(
+        cls, table: dict[str, Any], fail: Callable[[str, str, Any], InvalidInput]
+    ) -> Any: ...
+
+    @classmethod
+    def template(cls, plugins: Any) -> list[str]: ...
+
+
 @attrs.frozen
 class RateLimit:
     """A token bucket: ``per_minute`` refill rate and ``burst`` capacity."""
@@ -213,8 +242,6 @@ class Config:
     """
 
     sections: dict[str, Any] = attrs.field(factory=_core_defaults)
-    #: Tool name -> its limit: what the tools declared, overridden by ``[rate_limits]``.
-    rate_limits: dict[str, RateLimit] = attrs.field(factory=dict)
     warnings: tuple[Problem, ...] = ()
     #: ``section.key`` -> its line in config.toml, to point at a value found wrong later.
     lines: dict[str, int] = attrs.field(factory=dict, eq=False)

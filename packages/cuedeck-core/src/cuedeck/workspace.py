@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
+import time
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -25,10 +26,12 @@ from cuedeck.errors import (
     suggestion_text,
 )
 from cuedeck.index.parsed import Index, RefreshStats
-from cuedeck.layout import WORKSPACE_DIR, protection
+from cuedeck.layout import WORKSPACE_DIR, Places, protection
 from cuedeck.plugins.host import (
     PluginHost,
+    get_maskers,
     get_parsers,
+    get_places,
     get_searchers,
     get_services,
     get_token_counters,
@@ -40,10 +43,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     from cuedeck.hookspecs import Searcher, SearcherFactory
+    from cuedeck.index.graph import ReferenceGraph
     from cuedeck.index.parsers import Parsers
     from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
-    from cuedeck.refs.graph import ReferenceGraph
+    from cuedeck.watch.reflects import ChangeFeed
 
 ENV_WORKSPACE = "CUE_WORKSPACE"
 T = TypeVar("T")
@@ -85,10 +89,10 @@ def _explicit_root(path: Path, source: str) -> Path:
 _WHY = {
     "git": "is inside a .git folder: git's own files (config, hooks) are never read or "
     "written by a tool",
-    "private": "is CueDeck's private data (cache, locks, token hashes, state): no tool "
-    "reads or writes it",
-    "control": "is a CueDeck control file (config.toml, memory): tools may read it but "
-    "never write it",
+    "private": "is CueDeck's private data (caches, locks, state, or a plugin's own): no "
+    "tool reads or writes it",
+    "control": "is a CueDeck control file (config.toml, or a plugin's own): tools may read "
+    "it but never write it",
 }
 
 
@@ -123,6 +127,14 @@ class Workspace:
         self._services: dict[str, Any] = {}
         self._searchers: dict[str, Searcher] = {}
         self._fresh = False
+        #: What keeps the index in step in a long-lived process (the MCP server's file
+        #: watcher), or None: replies say what they reflect from it (:mod:`cuedeck.watch.reflects`).
+        self.freshness: ChangeFeed | None = None
+        #: When the files were last compared with the index (``time.time()``), or None.
+        self.checked: float | None = None
+        #: Whether the index was last brought in step with the workspace's watcher
+        #: process, which then knows every edit made since (:meth:`catch_up`).
+        self.watched = False
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -175,6 +187,12 @@ class Workspace:
         return get_parsers(self.plugins)
 
     @cached_property
+    def places(self) -> Places:
+        """What tools may not reach under ``.cuedeck/``: core's places and those the
+        plugins registered (``register_paths``)."""
+        return get_places(self.plugins)
+
+    @cached_property
     def index(self) -> Index:
         """The SQLite-backed index (not refreshed yet; see :meth:`refresh`)."""
         return Index(
@@ -184,6 +202,7 @@ class Workspace:
             count_tokens=self.token_counter.count,
             parsers=self.parsers,
             config=self.config,
+            places=self.places,
         )
 
     def refresh(
@@ -191,8 +210,10 @@ class Workspace:
     ) -> RefreshStats:
         """Re-read what changed on disk; cheap when nothing did."""
         with self._lock:
+            checked = time.time()
             stats = self.index.refresh(rebuild=rebuild, progress=progress)
-            self._fresh = True
+            self._fresh, self.checked = True, checked
+            self.watched = self.index.followed is not None
             return stats
 
     def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
@@ -201,6 +222,22 @@ class Workspace:
             stats = self.index.refresh_paths(paths)
             self._fresh = True
             return stats
+
+    def catch_up(self) -> None:
+        """Bring the index in step with edits made outside CueDeck since it was last read,
+        for a long-lived reader (a script, a notebook): what :attr:`freshness` reported
+        (a server's file watcher), else what the workspace's watcher process saw, when
+        one runs (``cue search`` starts one). Without either the index stays as it was,
+        and :func:`~cuedeck.watch.reflects.reflects` says since when."""
+        with self._lock:
+            if self.freshness is not None:
+                self.freshness.ensure()
+                return
+            checked = time.time()
+            if self.index.catch_up():
+                self._fresh, self.checked, self.watched = True, checked, True
+            elif not self._fresh:
+                self.refresh()
 
     def invalidate(self, paths: Iterable[str] | None = None) -> None:
         """Note that files changed. Named ``paths`` are re-read at once when the index is
@@ -238,7 +275,7 @@ class Workspace:
     @property
     def graph(self) -> ReferenceGraph:
         """The reference graph of the current index."""
-        from cuedeck.refs.graph import ReferenceGraph
+        from cuedeck.index.graph import ReferenceGraph
 
         with self._lock:
             self._ensure_fresh()
@@ -291,7 +328,7 @@ class Workspace:
             raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
         real_rel = "." if real == root else os.path.relpath(real, root).replace(os.sep, "/")
         for candidate in (normal, real_rel):
-            reason = protection(candidate, write=write)
+            reason = protection(candidate, write=write, places=self.places)
             if reason is not None:
                 raise _protected(normal, real_rel, reason, field=field, write=write)
         return normal, real_rel
@@ -324,7 +361,7 @@ class Workspace:
 
     def read_text(self, path: str) -> str:
         """Text of workspace-relative ``path`` (UTF-8; undecodable bytes replaced)."""
-        from cuedeck.markdown.document import decode
+        from cuedeck.text import decode
 
         return decode(self.read_bytes(path))[0]
 
@@ -339,10 +376,11 @@ class Workspace:
         filters: SearchFilters | None = None,
     ) -> list[SearchResult]:
         """Ranked files for ``query`` by the searcher registered as ``mode`` (None:
-        :meth:`default_search_mode`). The searcher checks ``query`` and ``limit`` (None:
-        its own default); here it is only picked."""
+        :meth:`default_search_mode`), after :meth:`catch_up`. The searcher checks
+        ``query`` and ``limit`` (None: its own default); here it is only picked."""
         from cuedeck.models import SearchFilters
 
+        self.catch_up()
         searcher = self.searcher(self.default_search_mode() if mode is None else mode)
         return searcher.search(query, limit=limit, filters=filters or SearchFilters())
 
@@ -398,7 +436,7 @@ class Workspace:
         """A masking session: one per output, so numbering is stable within it."""
         from cuedeck.masking.session import MaskSession
 
-        return MaskSession(self)
+        return MaskSession(self.config.masking, get_maskers(self.plugins).values())
 
     def mask(self, text: str, *, path: str | None = None) -> str:
         """``text`` with secrets masked by every registered masker (one-off session)."""

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 BranchName = Annotated[str, pydantic.Field(description="Branch name", min_length=1, max_length=255)]
 
@@ -172,7 +172,7 @@ def git_branch_switch(
     tip = repo.commit_of(f"refs/heads/{name}", field="branch_name")
     head = repo.head()
     if head:
-        refuse_protected(f"git switch {name}", _changed_between(repo, head, tip))
+        refuse_protected(f"git switch {name}", _changed_between(repo, head, tip), workspace.places)
     overwritten = _overwritten(repo, tip)
     if overwritten:
         shown = [repo.shown(path) for path in overwritten]

@@ -18,6 +18,8 @@ from cuedeck.layout import protection
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from cuedeck.layout import Places
+
 
 def listing(items: list[str], *, limit: int = 10) -> str:
     """``a, b, c`` for at most ``limit`` items, then ``and N more``."""
@@ -25,17 +27,18 @@ def listing(items: list[str], *, limit: int = 10) -> str:
     return f"{shown} and {len(items) - limit} more" if len(items) > limit else shown
 
 
-def refuse_protected(operation: str, paths: Iterable[str]) -> None:
+def refuse_protected(operation: str, paths: Iterable[str], places: Places) -> None:
     """Protected (1013) when ``operation`` would write any of ``paths`` (repository- or
-    workspace-relative) that no tool may write: a ``.cuedeck/config.toml``,
-    ``access.toml``, state, memory or cache, in history or on another branch."""
-    hit = sorted({path for path in paths if protection(path, write=True) is not None})
+    workspace-relative) that no tool may write by ``places`` (the workspace's: core's and
+    its plugins'): a ``.cuedeck/config.toml``, state or cache, in history or on another
+    branch."""
+    hit = sorted({path for path in paths if protection(path, write=True, places=places)})
     if hit:
         raise Protected(
             f"{operation} would write {listing(hit)}: CueDeck's control files are never "
             "written by a tool, whatever branch or commit brings them",
             path=hit[0],
             paths=hit,
-            reason=protection(hit[0], write=True),
+            reason=protection(hit[0], write=True, places=places),
             help="run it in a shell, where you see what changes",
         )

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: What ``git_clean`` never removes, ignored or not: CueDeck's cards, docs, memory and cache
 #: (uncommitted cards are work; CueDeck's own tools manage that folder).
@@ -154,7 +154,9 @@ def git_reset(
     overwritten: list[str] = []
     if mode == "hard":
         if head:
-            refuse_protected("git reset --hard", _changed_between(repo, head, commit))
+            refuse_protected(
+                "git reset --hard", _changed_between(repo, head, commit), workspace.places
+            )
         changed = _uncommitted(repo, [])
         overwritten = _overwritten(repo, commit)
         if changed:
@@ -264,7 +266,7 @@ def git_checkout_file(
         from cuedeck.errors import FileNotFound
 
         raise FileNotFound(f"{rel} is not in {ref}", path=rel, help="git_log shows its history")
-    refuse_protected(f"git checkout {ref} -- {rel}", restored)
+    refuse_protected(f"git checkout {ref} -- {rel}", restored, workspace.places)
     tracked = set(_files(repo.run("ls-files", "-z", "--", *specs).stdout))
     overwritten = [
         path for path in restored if path not in tracked and os.path.lexists(repo.root / path)

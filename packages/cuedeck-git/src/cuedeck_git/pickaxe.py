@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 _FIELD, _RECORD = "\x1f", "\x1e"
 _FORMAT = _FIELD.join(("%H", "%h", "%an", "%ae", "%aI", "%s")) + _RECORD

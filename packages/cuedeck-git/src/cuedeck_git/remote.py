@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 Remote = Annotated[str, pydantic.Field(description="Remote name", min_length=1, max_length=255)]
 BranchOption = Annotated[
@@ -136,7 +136,9 @@ def git_pull(
         base = repo.text("merge-base", before, fetched).strip() or before
         incoming = repo.run("diff", "--name-only", "-z", base, fetched, "--", ":/").stdout
         refuse_protected(
-            f"git pull {name} {wanted}", [decode(i) for i in incoming.split(b"\0") if i]
+            f"git pull {name} {wanted}",
+            [decode(i) for i in incoming.split(b"\0") if i],
+            workspace.places,
         )
     local = _log(repo, f"{fetched}..HEAD") if before else []
     if mode == "rebase" and local and repo.count(f"HEAD..{fetched}"):

@@ -1,7 +1,7 @@
 """Registered CueDeck tools as FastMCP tools: schemas, annotations, structured replies.
 
 The adapter adds no behaviour of its own. A tool's input schema, output schema, summary
-and flags all come from :class:`cuedeck.serving.tools.Tool`; the schemas and annotations are
+and flags all come from :class:`cuedeck.plugins.tools.Tool`; the schemas and annotations are
 only compacted (generated titles, guard limits, MCP defaults and restated text left out;
 docs/mcp.md lists it all) because every token of ``tools/list`` is paid by every
 conversation. The server still validates every argument against the full signature.
@@ -20,8 +20,10 @@ from mcp_types import TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
 from pydantic import PrivateAttr
 
+from cuedeck.watch.reflects import reply_line
+
 if TYPE_CHECKING:
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.replies import Replies
     from cuedeck_mcp.runtime import WorkspaceRuntime
 
@@ -418,8 +420,13 @@ class ServedTool(FastMCPTool):
 
             value = spec_value(self.name, value)  # an object, lists as {"success", "result"}
             wrapped = False
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        # The reflects block reaches a model as one line of text (cuedeck.watch.reflects).
+        line = reply_line(value)
+        shown = {k: v for k, v in value.items() if k != "reflects"} if line else value
+        text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
         content = [TextContent(type="text", text=text)]
+        if line:
+            content.append(TextContent(type="text", text=line))
         if wrapped:
             return ToolResult(
                 content=content,

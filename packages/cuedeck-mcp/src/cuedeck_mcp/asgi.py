@@ -266,13 +266,14 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     guarded by Host and Origin checks, bearer tokens (:class:`~cuedeck_mcp.server.TokenGate`)
     and the JSON-RPC envelope guard, with health and readiness endpoints, access logs, and
     rate limits shared by every worker."""
-    from cuedeck.layout import RATE_LIMITS_DB
     from cuedeck.serving.http_guard import HostOriginGuard, is_loopback
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp import access, service
     from cuedeck_mcp.envelope import EnvelopeGuard
+    from cuedeck_mcp.paths import RATE_LIMITS_DB
     from cuedeck_mcp.ratelimit import RateLimiter
     from cuedeck_mcp.server import access_middleware, build_server, check_exposure
+    from cuedeck_mcp.settings import rate_limits
 
     access.configure(os.environ.get(access.ACCESS_LOG_ENV) or deployment.access_log)
     roots = [deployment.team] if deployment.team is not None else deployment.workspaces.values()
@@ -282,7 +283,7 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     def http_app(workspace: Workspace, path: str, **build: Any) -> Any:
         # Every worker of the app spends from the same buckets: they are kept in SQLite.
         limiter = RateLimiter(
-            workspace.config.rate_limits,
+            rate_limits(workspace),
             store=workspace.root / RATE_LIMITS_DB,
             every_client=True,
         )
@@ -327,6 +328,8 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
         port=deployment.port,
         allowed_hosts=deployment.allowed_hosts,
         allowed_origins=deployment.allowed_origins,
+        host_help="add it to [mcp] allowed_hosts to serve under that name",
+        origin_help="add it to [mcp] allowed_origins to trust it",
     )
     return access.AccessLog(
         service.Service(guarded, problems),

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from cuedeck.layout import ACCESS_PATH
+from cuedeck_mcp.paths import ACCESS_PATH
 
 if TYPE_CHECKING:
     from cuedeck_mcp.server import Transport

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from cuedeck.serving.tools import MAX_DEPTH
+from cuedeck.plugins.tools import MAX_DEPTH
 
 if TYPE_CHECKING:
     from collections.abc import MutableMapping

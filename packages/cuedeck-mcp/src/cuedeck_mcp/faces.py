@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from cuedeck.plugins.host import PluginHost
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.replies import Replies
 
 

@@ -1,7 +1,8 @@
 """Keeping the index in step with the files between calls, without walking the tree.
 
 A file watcher (watchfiles, the one ``cue watch`` uses) runs beside the server and
-notes every markdown file created, changed, deleted or renamed. Before a call,
+notes every file a registered parser reads (markdown, code, whatever plugins add)
+that is created, changed, deleted or renamed. Before a call,
 :meth:`Freshness.ensure` re-reads just those files (:meth:`Workspace.refresh_paths`);
 with nothing reported it touches no file at all, however large the workspace. Only a
 change that can move many files at once (a folder renamed or deleted, a .gitignore or
@@ -68,6 +69,9 @@ class Freshness:
         self._stop = threading.Event()
         self._failed = not watch
         self._thread: threading.Thread | None = None
+        #: When the files were last brought in step (``time.time()``), or None.
+        self.checked: float | None = None
+        workspace.freshness = self  # replies say what they reflect (cuedeck.watch.reflects)
         if watch:
             # Not waited for here: the watch is put in place while the server starts.
             self._thread = threading.Thread(target=self._watch, name="cuedeck-watch", daemon=True)
@@ -86,20 +90,31 @@ class Freshness:
 
     def ensure(self) -> bool:
         """Refresh the index if anything changed; whether it refreshed."""
-        if not self.watching:
-            return self._ensure_by_stamps()
+        checked = time.time()
+        try:
+            if not self.watching:
+                return self._ensure_by_stamps()
+            with self._lock:
+                pending, self._pending = self._pending, set()
+                structural, self._structural = self._structural, False
+                first = not self._refreshed
+                self._refreshed = True
+            if first or structural:
+                self.workspace.refresh()
+                return True
+            if pending:
+                self.workspace.refresh_paths(pending)
+                return True
+            return False
+        finally:
+            self.checked = checked
+
+    def pending(self) -> list[str] | None:
+        """Files reported changed since the last :meth:`ensure` began (not in a reply made
+        now), sorted; None when the next one reads everything (a folder, .gitignore or the
+        config changed)."""
         with self._lock:
-            pending, self._pending = self._pending, set()
-            structural, self._structural = self._structural, False
-            first = not self._refreshed
-            self._refreshed = True
-        if first or structural:
-            self.workspace.refresh()
-            return True
-        if pending:
-            self.workspace.refresh_paths(pending)
-            return True
-        return False
+            return None if self._structural else sorted(self._pending)
 
     def wait_for(self, rel: str, timeout: float = 10.0) -> bool:
         """Wait until the watcher has reported ``rel`` (workspace-relative); whether it did.
@@ -114,6 +129,8 @@ class Freshness:
 
     def close(self) -> None:
         """Stop the watcher."""
+        if self.workspace.freshness is self:
+            self.workspace.freshness = None
         self._stop.set()
         if self._thread is not None:
             self._thread.join(5.0)
@@ -155,15 +172,16 @@ class Freshness:
 
     def _note(self, paths: list[str]) -> None:
         root = self.workspace.root
+        claim = self.workspace.parsers.claim  # a file no parser reads is never indexed
         with self._lock:
             for path in paths:
                 rel = os.path.relpath(path, root).replace(os.sep, "/")
                 name = rel.rsplit("/", 1)[-1]
                 self._reported.add(rel)
-                if rel.endswith(".md"):
-                    self._pending.add(rel)
-                elif name == ".gitignore" or rel == CONFIG_PATH or os.path.isdir(path):
+                if name == ".gitignore" or rel == CONFIG_PATH or os.path.isdir(path):
                     self._structural = True
+                elif claim(rel) is not None:  # the index's own rules judge it at the call
+                    self._pending.add(rel)
                 elif "." not in name and not os.path.exists(path):
                     self._structural = True  # maybe a folder, renamed or deleted
             self.reported.notify_all()

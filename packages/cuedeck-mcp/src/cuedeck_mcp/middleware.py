@@ -19,7 +19,7 @@ from mcp import MCPError
 from pydantic import PrivateAttr
 
 from cuedeck.errors import CueError, Forbidden
-from cuedeck.serving.claims import act_as
+from cuedeck.plugins.claims import act_as
 from cuedeck_mcp.repositories import TARGET, alias_argument
 from cuedeck_mcp.roles import CALLER, Caller, Role, allows, required_role
 from cuedeck_mcp.runtime import CueFailure
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from fastmcp.tools.base import Tool as ServedTool
     from fastmcp.tools.base import ToolResult
 
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.ratelimit import RateLimiter
     from cuedeck_mcp.replies import Replies
     from cuedeck_mcp.repositories import Repositories, Target

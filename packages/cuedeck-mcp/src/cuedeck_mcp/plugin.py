@@ -1,7 +1,7 @@
 """The CueDeck plugin of cuedeck-mcp (entry point ``cuedeck = mcp``): the ``[mcp]``
 config section, the server's own tools (``whoami``, ``cidx_quick_reference``), the
-team's tools and ``team`` service (docs/teams.md), and ``cue mcp``
-(:mod:`cuedeck_mcp.commands`).
+team's tools and ``team`` service (docs/teams.md), ``cue mcp``
+(:mod:`cuedeck_mcp.commands`) and its resident servers in ``cue status``.
 
 Kept import-light: ``cue --help`` loads every plugin module, so fastmcp is imported only
 when a command runs.
@@ -14,15 +14,17 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterPath, RegisterTool
+    from cuedeck.models import BackgroundProcess
     from cuedeck.workspace import Workspace
 
 
 @hookimpl
 def register_settings(register: RegisterNamed) -> None:
-    from cuedeck_mcp.settings import McpSettings
+    from cuedeck_mcp.settings import McpSettings, RateLimitSettings
 
     register("mcp", McpSettings)
+    register("rate_limits", RateLimitSettings)
 
 
 @hookimpl
@@ -52,6 +54,14 @@ def register_tools(register: RegisterTool) -> None:
 
 
 @hookimpl
+def register_paths(register: RegisterPath) -> None:
+    from cuedeck_mcp.paths import ACCESS_FILE, TEAM_FOLDER
+
+    register(ACCESS_FILE, "private")  # the token hashes and roles the server trusts
+    register(f"{TEAM_FOLDER}/", "private")  # a team server's registry and copies
+
+
+@hookimpl
 def register_services(register: RegisterNamed) -> None:
     register("team", _team_of)
 
@@ -61,6 +71,17 @@ def _team_of(workspace: Workspace) -> Any:
     from cuedeck_mcp.team.home import Team
 
     return Team.of(workspace)
+
+
+def _residents(workspace: Workspace) -> list[BackgroundProcess]:
+    from cuedeck_mcp.resident import listed
+
+    return listed(workspace)
+
+
+@hookimpl
+def register_processes(register: RegisterNamed) -> None:
+    register("mcp-resident", _residents)
 
 
 @hookimpl

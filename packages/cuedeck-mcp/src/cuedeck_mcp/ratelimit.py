@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
-    from cuedeck.config import RateLimit
+    from cuedeck.settings import RateLimit
 
 WINDOW_SECONDS = 60
 _PRUNE_AT = 1024

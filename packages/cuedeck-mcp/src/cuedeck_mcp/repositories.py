@@ -24,7 +24,7 @@ import attrs
 from cuedeck.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.roles import Caller
     from cuedeck_mcp.runtime import WorkspaceRuntime
 

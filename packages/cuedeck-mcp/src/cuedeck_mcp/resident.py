@@ -15,9 +15,12 @@ socket is named after a key of everything that could make two servers differ (th
 workspace, the tools asked for, the folder and the whole environment the client starts
 it in, the Python and every installed package folder's time, CueDeck's and the plugins'
 source files, the workspace's config file), so an upgrade, an edit or a changed variable
-starts a new one and the old one idles out. Both ends check that the other runs as this
-user (an abstract socket has no file permissions). Every server registers itself in
-``mcp-resident/`` of the user cache (its log is there too), where ``cue mcp stop`` finds it.
+starts a new one. A workspace has one resident server: a new one asks the others of its
+workspace to retire (SIGUSR1), and a retiring server takes no new client and exits when
+its last one leaves. Both ends check that the other runs as this user (an abstract socket
+has no file permissions). Every server registers itself in ``mcp-resident/`` of the user
+cache (its log is there too), with its clients and since when it is idle, where ``cue mcp
+stop`` and ``cue status`` find it.
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ import contextlib
 import hashlib
 import json
 import os
+import signal
 import socket
 import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.layout import CONFIG_PATH, user_cache_dir
@@ -40,6 +45,7 @@ if TYPE_CHECKING:
 
     from fastmcp import FastMCP
 
+    from cuedeck.models import BackgroundProcess
     from cuedeck.workspace import Workspace
 
 #: ``0`` here serves every stdio client in its own process.
@@ -52,6 +58,8 @@ GREETING = b"cuedeck-mcp resident 1\n"
 START_TIMEOUT = 120.0
 #: Requests longer than this (bytes, one JSON-RPC line) end the session.
 MAX_LINE = 64 * 1024 * 1024
+#: The signal that asks a resident server to retire: no new client, exit after the last.
+RETIRE: signal.Signals = getattr(signal, "SIGUSR1", signal.SIGTERM)  # residents: Linux only
 _PACKAGES = ("cuedeck", "cuedeck_mcp", "cuedeck_cli")
 
 
@@ -235,19 +243,74 @@ def _listen(name: str) -> socket.socket | None:
     return listener
 
 
+class _Entry:
+    """This server's entry in :func:`registry`: who it is, its clients, whether it retires."""
+
+    def __init__(self, name: str, root: Path, seconds: int) -> None:
+        self.path = os.path.join(registry(), f"{name}.json")
+        now = time.time()
+        self.data: dict[str, Any] = {
+            "pid": os.getpid(), "root": str(root), "server": name, "argv": sys.argv,
+            "started": now, "seconds": seconds, "sessions": 0, "idle_since": now,
+            "retiring": False, "retires": True,  # it takes RETIRE (older servers did not)
+        }  # fmt: skip
+        self.write()
+
+    def update(self, **changes: Any) -> None:
+        """Change fields and write the entry again (atomically: readers see one or the other)."""
+        self.data.update(changes)
+        self.write()
+
+    def write(self) -> None:
+        temporary = f"{self.path}.{os.getpid()}.tmp"
+        with contextlib.suppress(OSError):
+            with open(temporary, "w", encoding="utf-8") as out:
+                json.dump(self.data, out)
+            os.replace(temporary, self.path)
+
+
 @contextlib.contextmanager
-def _registered(name: str, root: Path) -> Iterator[None]:
+def _registered(name: str, root: Path, seconds: int) -> Iterator[_Entry]:
     """This server's entry in :func:`registry` while it serves."""
-    path = os.path.join(registry(), f"{name}.json")
-    entry = {"pid": os.getpid(), "root": str(root), "server": name, "argv": sys.argv}
-    with open(path, "w", encoding="utf-8") as out:
-        json.dump(entry, out)
+    entry = _Entry(name, root, seconds)
     try:
-        yield
+        yield entry
     finally:
         with contextlib.suppress(OSError):
-            os.remove(path)
+            os.remove(entry.path)
         _drop_empty_log(name)
+
+
+def _entries(root: Path) -> list[tuple[str, dict[str, Any]]]:
+    """``(file name, entry)`` of every server registered for ``root``."""
+    folder = registry()
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError:
+        return []
+    found = []
+    for file_name in names:
+        try:
+            with open(os.path.join(folder, file_name), encoding="utf-8") as entry_file:
+                entry = json.load(entry_file)
+            if isinstance(entry, dict) and str(entry["root"]) == str(root):
+                int(entry["pid"])
+                found.append((file_name, entry))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def _retire_others(name: str, root: Path) -> None:
+    """Ask the other resident servers of ``root`` to retire (one per workspace)."""
+    for _, entry in _entries(root):
+        if entry.get("server") == name or not entry.get("retires"):
+            continue
+        ending = _alive(int(entry["pid"]))
+        if ending is not None:
+            os.close(ending)
+            with contextlib.suppress(OSError):
+                os.kill(int(entry["pid"]), RETIRE)
 
 
 def _drop_empty_log(name: str) -> None:
@@ -274,18 +337,22 @@ def serve(workspace: Workspace, name: str, tools: Sequence[str] | None, seconds:
     from cuedeck_mcp.server import build_server
 
     server = build_server(workspace, profile=tools, defer=True)
-    with _registered(name, workspace.root):
-        anyio.run(_serve, server, listener, float(seconds))
+    # Asked to retire while starting (before the event loop listens for it): noted, not
+    # the signal's default, which would end the process with its first client unserved.
+    signal.signal(RETIRE, lambda *_: _RETIRE_ASKED.set())
+    with _registered(name, workspace.root, seconds) as entry:
+        _retire_others(name, workspace.root)
+        anyio.run(_serve, server, listener, float(seconds), entry)
 
 
-async def _serve(server: FastMCP, listener: socket.socket, seconds: float) -> None:
+async def _serve(server: FastMCP, listener: socket.socket, seconds: float, entry: _Entry) -> None:
     import anyio
     import anyio.abc
     from fastmcp.server.context import reset_transport, set_transport
 
     from cuedeck_mcp.stdio import furnish_while_serving
 
-    sessions = _Sessions()
+    sessions = _Sessions(entry)
     token = set_transport("stdio")
     try:
         async with server._lifespan_manager(), anyio.create_task_group() as tasks:
@@ -298,7 +365,9 @@ async def _serve(server: FastMCP, listener: socket.socket, seconds: float) -> No
 
             async with anyio.create_task_group() as accept:
                 accept.start_soon(accepting.serve, session, tasks)
-                await sessions.idle_for(seconds)
+                async with anyio.create_task_group() as serving:  # until idle or retired
+                    serving.start_soon(_ended_by, sessions.idle_for(seconds), serving)
+                    serving.start_soon(_ended_by, _retired(entry), serving)
                 accept.cancel_scope.cancel()  # closes the socket: the next client starts anew
             await sessions.ended()
             if furnishing is not None:
@@ -308,14 +377,35 @@ async def _serve(server: FastMCP, listener: socket.socket, seconds: float) -> No
         reset_transport(token)
 
 
-class _Sessions:
-    """How many sessions are open, and waits on that count."""
+async def _ended_by(waiting: Any, group: Any) -> None:
+    """Await ``waiting``, then end the task group ``group``."""
+    await waiting
+    group.cancel_scope.cancel()
 
-    def __init__(self) -> None:
+
+_RETIRE_ASKED = threading.Event()  # RETIRE came before the event loop listened for it
+
+
+async def _retired(entry: _Entry) -> None:
+    """Return when asked to retire (:data:`RETIRE`), saying so in the entry."""
+    import anyio
+
+    with anyio.open_signal_receiver(RETIRE) as signals:
+        if not _RETIRE_ASKED.is_set():  # checked once the loop listens: nothing is lost
+            async for _ in signals:
+                break
+    entry.update(retiring=True)
+
+
+class _Sessions:
+    """How many sessions are open, and waits on that count (written to the entry)."""
+
+    def __init__(self, entry: _Entry | None = None) -> None:
         import anyio
 
         self.open = 0
         self.changed = anyio.Event()
+        self.entry = entry
 
     @contextlib.contextmanager
     def one(self) -> Iterator[None]:
@@ -332,6 +422,8 @@ class _Sessions:
         self.open += step
         self.changed.set()
         self.changed = anyio.Event()
+        if self.entry is not None:
+            self.entry.update(sessions=self.open, idle_since=None if self.open else time.time())
 
     async def idle_for(self, seconds: float) -> None:
         """Return once no session has been open for ``seconds``."""
@@ -401,24 +493,11 @@ def stop_servers(root: Path, *, timeout: float = 10.0) -> list[dict[str, Any]]:
     """Stop the resident servers of ``root`` and wait for them to end; what was stopped
     (``server``: its name, ``pid``)."""
     import select
-    import signal
 
     stopped: list[dict[str, Any]] = []
-    folder = registry()
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
-    except OSError:
-        return stopped
-    for file_name in names:
-        path = os.path.join(folder, file_name)
-        try:
-            with open(path, encoding="utf-8") as entry_file:
-                entry = json.load(entry_file)
-            pid, served = int(entry["pid"]), str(entry["root"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if served != str(root):
-            continue
+    for file_name, entry in _entries(root):
+        path = os.path.join(registry(), file_name)
+        pid = int(entry["pid"])
         ending = _alive(pid)
         if ending is not None:
             try:
@@ -431,6 +510,37 @@ def stop_servers(root: Path, *, timeout: float = 10.0) -> list[dict[str, Any]]:
             os.remove(path)
         _drop_empty_log(file_name.removesuffix(".json"))
     return stopped
+
+
+def listed(workspace: Workspace) -> list[BackgroundProcess]:
+    """The workspace's resident servers that run (for ``cue status``)."""
+    from cuedeck.models import BackgroundProcess
+    from cuedeck.text import duration
+
+    found = []
+    for file_name, entry in _entries(workspace.root):
+        pid = int(entry["pid"])
+        ending = _alive(pid)
+        if ending is None:
+            continue  # gone without a word (killed): its entry is stale
+        os.close(ending)
+        clients = int(entry.get("sessions") or 0)
+        limit = duration(float(entry.get("seconds") or 0))
+        idle_since = entry.get("idle_since")
+        if entry.get("retiring"):
+            ends = f"when its {clients} client(s) leave (a newer server took its place)"
+        elif clients:
+            ends = f"{limit} after its last client leaves ({clients} connected now)"
+        elif isinstance(idle_since, int | float):
+            ends = f"after {limit} without a client (idle for {duration(time.time() - idle_since)})"
+        else:
+            ends = f"after {limit} without a client"
+        log = os.path.join(registry(), file_name.removesuffix(".json") + ".log")
+        detail = "keeps `cue mcp` warm for stdio clients (`cue mcp stop` ends it)"
+        found.append(
+            BackgroundProcess("resident MCP server", pid, entry.get("started"), ends, detail, log)
+        )
+    return found
 
 
 def run(workspace: Workspace, tools: Sequence[str] | None, seconds: int) -> bool:

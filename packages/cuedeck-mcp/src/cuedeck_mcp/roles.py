@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from cuedeck.errors import InvalidInput
-from cuedeck.layout import ACCESS_PATH, LOCKS_DIR
+from cuedeck.layout import LOCKS_DIR
 from cuedeck.writes import locked, remove_file, write_file
+from cuedeck_mcp.paths import ACCESS_PATH
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
 
 Role = Literal["read", "write", "admin"]
 ROLES: tuple[Role, ...] = ("read", "write", "admin")
@@ -99,7 +100,7 @@ def permissions_of(role: Role) -> list[str]:
 
 def required_role(tool: Tool) -> Role:
     """The least role that may call ``tool``: the one that has its permission
-    (:func:`permission_of`; by the tool's flags, as :attr:`cuedeck.serving.tools.Tool.role` says,
+    (:func:`permission_of`; by the tool's flags, as :attr:`cuedeck.plugins.tools.Tool.role` says,
     but for the team's own tools)."""
     return PERMISSIONS[permission_of(tool)]
 

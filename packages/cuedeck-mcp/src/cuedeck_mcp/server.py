@@ -20,15 +20,15 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from starlette.authentication import AuthCredentials
 
 from cuedeck.errors import InvalidInput
-from cuedeck.layout import ACCESS_PATH, RATE_LIMITS_DB
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
+from cuedeck_mcp.paths import ACCESS_PATH, RATE_LIMITS_DB
 from cuedeck_mcp.ratelimit import RateLimiter
 from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
-from cuedeck_mcp.settings import McpSettings
-from cuedeck_mcp.state import CueDeckFastMCP
+from cuedeck_mcp.session_state import CueDeckFastMCP
+from cuedeck_mcp.settings import McpSettings, rate_limits
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from fastmcp import FastMCP
 
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
     from cuedeck_mcp.repositories import Repositories
 
@@ -311,7 +311,7 @@ def build_server(
                 workspace.service("team"), runtime, frozenset(tools_served)
             )
         counted = limiter or RateLimiter(
-            workspace.config.rate_limits, store=workspace.root / RATE_LIMITS_DB
+            rate_limits(workspace), store=workspace.root / RATE_LIMITS_DB
         )
         for name, tool in tools_served.items():
             published = repositories.alias_published(tool) if team else None

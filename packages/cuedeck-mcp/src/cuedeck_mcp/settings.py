@@ -1,10 +1,21 @@
-"""``[mcp]``: the settings of the MCP server, registered through ``register_settings``."""
+"""``[mcp]`` and ``[rate_limits.<tool>]``: the settings of the MCP server, registered
+through ``register_settings``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import attrs
 
-from cuedeck.settings import setting
+from cuedeck.config import check_type
+from cuedeck.settings import RateLimit, setting
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cuedeck.errors import InvalidInput
+    from cuedeck.plugins.host import PluginHost
+    from cuedeck.workspace import Workspace
 
 
 @attrs.frozen
@@ -43,3 +54,60 @@ class McpSettings:
         "0 serves each client in its own process.",
         minimum=0,
     )
+
+
+@attrs.frozen
+class RateLimitSettings:
+    """``[rate_limits.<tool>]``: per-client limits of MCP tools, over what each tool
+    declares (a table of its own: core hands the section to :meth:`from_table`)."""
+
+    #: Tool name -> its limit, as the file sets it.
+    limits: dict[str, RateLimit] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_table(
+        cls, table: dict[str, Any], fail: Callable[[str, str, Any], InvalidInput]
+    ) -> RateLimitSettings:
+        """The limits of ``[rate_limits.<tool>]`` tables: ``per_minute`` (0: none) and
+        ``burst`` (default: ``per_minute``), neither negative."""
+        limits: dict[str, RateLimit] = {}
+        for tool, spec in table.items():
+            key = f"rate_limits.{tool}"
+            if not isinstance(spec, dict) or set(spec) - {"per_minute", "burst"}:
+                raise fail(key, "expected a table with per_minute and burst", spec)
+            try:
+                per_minute = check_type(spec.get("per_minute", 0), int)
+                burst = check_type(spec.get("burst", per_minute), int)
+            except ValueError as exc:
+                raise fail(key, str(exc), spec) from None
+            if per_minute < 0 or burst < 0:
+                raise fail(key, "limits cannot be negative", spec)
+            limits[tool] = RateLimit(per_minute=per_minute, burst=burst)
+        return cls(limits)
+
+    @classmethod
+    def template(cls, plugins: PluginHost) -> list[str]:
+        """``cue init``'s commented lines: every tool's declared limit."""
+        lines = [
+            "# Rate limits of MCP tools, per client session: a token bucket refilled at",
+            "# per_minute with room for burst calls. Tools not listed are unlimited.",
+        ]
+        for tool, limit in declared_rate_limits(plugins).items():
+            lines += [
+                f"# [rate_limits.{tool}]",
+                f"# per_minute = {limit.per_minute}",
+                f"# burst = {limit.burst}",
+            ]
+        return lines
+
+
+def declared_rate_limits(plugins: PluginHost) -> dict[str, RateLimit]:
+    """Tool name -> the limit its plugin declared with ``register(..., rate_limit=)``."""
+    return {name: tool.rate_limit for name, tool in plugins.tools().items() if tool.rate_limit}
+
+
+def rate_limits(workspace: Workspace) -> dict[str, RateLimit]:
+    """Tool name -> its limit in ``workspace``: declared by its plugin, overridden by
+    ``[rate_limits.<tool>]``."""
+    configured = workspace.config.section("rate_limits", RateLimitSettings).limits
+    return {**declared_rate_limits(workspace.plugins), **configured}

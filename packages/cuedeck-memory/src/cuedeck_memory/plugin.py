@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from cuedeck.hookspecs import (
         RegisterCommand,
         RegisterNamed,
+        RegisterPath,
         RegisterSceneSource,
         RegisterTool,
     )
@@ -51,6 +52,13 @@ def register_settings(register: RegisterNamed) -> None:
     from cuedeck_memory.settings import MemorySettings
 
     register("memory", MemorySettings)
+
+
+@hookimpl
+def register_paths(register: RegisterPath) -> None:
+    from cuedeck_memory.paths import PLACE
+
+    register(f"{PLACE}/", "control", gitignore=True)  # one person's, written by memory only
 
 
 @hookimpl

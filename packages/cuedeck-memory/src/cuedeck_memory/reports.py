@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     from cuedeck_memory.store import MemoryStore
 
 
+#: Where memory sits in a scene: between the card's direct references (50) and the
+#: indirect ones (25), after deltas (45).
+SCENE_PRIORITY = 40
+
+
 def _store(workspace: Workspace) -> MemoryStore:
     return cast("MemoryStore", workspace.service("memory"))
 
@@ -48,8 +53,8 @@ def scene_extras(workspace: Workspace, card_id: str) -> list[SceneExtra]:
     ``.cuedeck/memory/<project>/<id>`` and hashed by its text (it is no file)."""
     import numpy as np
 
-    from cuedeck.layout import MEMORY_DIR
     from cuedeck.models import SceneExtra
+    from cuedeck_memory.paths import MEMORY_DIR
 
     store = _store(workspace)
     table = store.table
@@ -73,6 +78,8 @@ def scene_extras(workspace: Workspace, card_id: str) -> list[SceneExtra]:
                 f"{segment.type} {segment.id}" + (" (pinned)" if segment.pinned else ""),
                 segment.text,
                 hashlib.sha256(segment.text.encode("utf-8", "surrogatepass")).hexdigest(),
+                priority=SCENE_PRIORITY,
+                role="memory",
             )
         )
     return extras

@@ -10,6 +10,7 @@ and what every GC run updates (generation, survival count, last touch).
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 from datetime import UTC, datetime
@@ -18,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.errors import InvalidInput
+from cuedeck.progress import report
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
 #: Segment types the reference knows; anything else is kept and weighted as a note.
 TYPES = ("message", "code", "log", "decision", "note", "summary")
@@ -173,7 +176,7 @@ class Segment:
     @property
     def path(self) -> str:
         """The workspace-relative path of the segment's file."""
-        from cuedeck.layout import MEMORY_DIR
+        from cuedeck_memory.paths import MEMORY_DIR
 
         return f"{MEMORY_DIR}/{self.project_id}/segments/{self.id}.md"
 
@@ -349,3 +352,38 @@ def parse_file(text: str, *, segment_id: str, project_id: str) -> Segment:
         pinned=pinned,
         tier=tier,
     )
+
+
+def read_segment_file(path: Path, *, segment_id: str, project: str) -> Segment:
+    """The segment a file holds (line ends kept as written); SegmentFileError if bad."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        return parse_file(handle.read(), segment_id=segment_id, project_id=project)
+
+
+def read_folder(folder: Path, project: str) -> tuple[list[Segment], list[tuple[str, int, str]]]:
+    """Every segment file of ``folder`` (``<id>.md``), and the (path, line, message) of
+    those that cannot be read."""
+    segments: list[Segment] = []
+    problems: list[tuple[str, int, str]] = []
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".md") and not n.startswith("."))
+    for n, name in enumerate(names):
+        if n % 1000 == 0:
+            report(n, len(names), "Reading memory segment files")
+        segment_id = name[:-3]
+        where = str(folder / name)
+        if not (folder / name).resolve().is_relative_to(folder.resolve()):
+            problems.append((where, 1, "a link that leaves the folder: not read"))
+            continue
+        if not valid_segment_id(segment_id):
+            problems.append((where, 1, f"{segment_id!r} is not a segment id"))
+            continue
+        try:
+            segments.append(
+                read_segment_file(folder / name, segment_id=segment_id, project=project)
+            )
+        except UnicodeDecodeError as exc:
+            problems.append((where, 1, f"not UTF-8 text: {exc.reason}"))
+        except SegmentFileError as exc:
+            problems.append((where, exc.line, exc.message))
+    report(len(names), len(names), "Reading memory segment files")
+    return segments, problems

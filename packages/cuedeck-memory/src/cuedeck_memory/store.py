@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.errors import FileNotFound, InvalidInput
-from cuedeck.layout import CACHE_DIR, MEMORY_DIR
+from cuedeck.layout import CACHE_DIR
 from cuedeck_memory.database import MemoryDatabase, hash64, text_hash
 from cuedeck_memory.masker import Masker, store_masker
+from cuedeck_memory.paths import MEMORY_DIR
 from cuedeck_memory.segments import Segment, check_project, new_id, new_ids
 from cuedeck_memory.settings import MemorySettings
 from cuedeck_memory.table import SegmentTable
@@ -83,9 +84,10 @@ class MemoryStore:
         if not self._opened:
             with self._open_lock:
                 if not self._opened:
-                    from cuedeck_memory.archive import migrate_legacy
+                    from cuedeck_memory.legacy import Mover, migrate_legacy
 
-                    migrate_legacy(self)
+                    mover = Mover(self.workspace.token_counter.count, self.clock, self.masker)
+                    migrate_legacy(self.root, self.database, mover)
                     # A server that ends by its stdin closing still empties its log.
                     atexit.register(self.close)
                     self._opened = True
@@ -113,7 +115,7 @@ class MemoryStore:
         doctor run in a workspace without memory leaves no file behind)."""
         if self._opened or self.database.path.is_file():
             return True
-        from cuedeck_memory.archive import has_legacy
+        from cuedeck_memory.legacy import has_legacy
 
         return has_legacy(self.root)
 

@@ -96,7 +96,7 @@ def snapshot(
 
 def _holder(store: MemoryStore, task: str | None) -> Holder | None:
     """Who holds card ``task`` now (through core's claims contract), or None."""
-    from cuedeck.serving.claims import holder_of
+    from cuedeck.plugins.claims import holder_of
 
     if task is None or not CARD_ID.match(task):
         return None

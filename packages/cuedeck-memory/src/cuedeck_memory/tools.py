@@ -22,7 +22,7 @@ from cuedeck_memory.segments import PROJECT_PATTERN, check_project
 from cuedeck_memory.task_state import restore, set_current_task, snapshot
 
 if TYPE_CHECKING:
-    # cuedeck.serving.tools.Tool supplies Workspace when it reads the signatures.
+    # cuedeck.plugins.tools.Tool supplies Workspace when it reads the signatures.
     from cuedeck.workspace import Workspace
     from cuedeck_memory.replies import ItemError
     from cuedeck_memory.store import MemoryStore

@@ -6,9 +6,14 @@ their own, while the MCP server or ``cue watch`` waits for the next call. Each c
 committed to the cache as it is done, so a process that stops leaves its work for the
 next one.
 
-The thread is stopped and joined when the interpreter exits (between two chunks, well
-under a second): a thread still inside onnxruntime while the interpreter tears down
-aborts the process ("terminate called without an active exception", exit 134).
+When the interpreter exits, the thread is stopped after the chunk under way and joined
+(a thread still inside onnxruntime while the interpreter tears down aborts the process,
+"terminate called without an active exception", exit 134), and what it had not embedded
+yet is handed to the workspace's detached embedder (:mod:`cuedeck_search.detached`), a
+process of its own that ``cue status`` lists: a script that searched and exits finishes
+at once, prints nothing, and its sections still get their vectors. The stop runs among
+the interpreter's first exit steps, before the thread pools the embedding uses are shut
+down, so the chunk under way completes instead of failing.
 """
 
 from __future__ import annotations
@@ -17,10 +22,13 @@ import atexit
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cuedeck_search.engine import SearchEngine
+    from collections.abc import Callable, Sequence
+
+    from cuedeck.workspace import Workspace
+    from cuedeck_search.sections import Section
 
 log = logging.getLogger("cuedeck")
 #: Sections taken per round: edits made meanwhile are picked up at the next round.
@@ -28,16 +36,34 @@ ROUND = 256
 _RUNNING: weakref.WeakSet[BackgroundEmbedder] = weakref.WeakSet()
 
 
+class Embedding(Protocol):
+    """What the thread asks of the search engine that owns it (see
+    :class:`cuedeck_search.engine.SearchEngine`)."""
+
+    def missing_sections(self) -> list[Section]: ...
+
+    def embed_sections(
+        self, sections: Sequence[Section], stop: Callable[[], bool] | None = None
+    ) -> int: ...
+
+    def trim_cache(self) -> int: ...
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+
 class BackgroundEmbedder:
     """Embeds ``engine``'s missing sections on one daemon thread, one round at a time."""
 
-    def __init__(self, engine: SearchEngine) -> None:
+    def __init__(self, engine: Embedding) -> None:
         self.engine = engine
         self._thread: threading.Thread | None = None
         self._guard = threading.Lock()
         self._stop = threading.Event()
         self.idle = threading.Event()
         self.idle.set()
+        #: Whether the last run stopped with sections left (they are handed off at exit).
+        self.unfinished = False
 
     @property
     def running(self) -> bool:
@@ -49,7 +75,9 @@ class BackgroundEmbedder:
         with self._guard:
             if self.running or self._stop.is_set():
                 return
+            _stop_at_exit()
             self.idle.clear()
+            self.unfinished = True
             self._thread = threading.Thread(target=self._run, name="cuedeck-embed", daemon=True)
             _RUNNING.add(self)
             self._thread.start()
@@ -65,24 +93,69 @@ class BackgroundEmbedder:
         if thread is not None and thread is not threading.current_thread():
             thread.join()
 
+    def hand_off(self) -> int | None:
+        """Start the workspace's detached embedder for what the thread left (unless one
+        runs); its pid, or None when nothing was left or one runs already."""
+        if not self.unfinished:
+            return None
+        from cuedeck_search import detached
+
+        try:
+            return detached.start(self.engine.workspace.root)
+        except OSError as exc:  # the workspace went away: nothing to hand over
+            log.debug("no hand-off to the detached embedder: %s", exc)
+            return None
+
     def _run(self) -> None:
         done = 0
         try:
             while not self._stop.is_set():
                 missing = self.engine.missing_sections()
                 if not missing:
+                    self.unfinished = False
                     break
                 done += self.engine.embed_sections(missing[:ROUND], self._stop.is_set)
             if done:
                 log.info("embedded %d sections in the background", done)
                 self.engine.trim_cache()
         except Exception as exc:  # a failure here must not reach the caller's thread
-            log.warning("background embedding stopped: %s", exc)
+            if not self._stop.is_set():  # at exit the rest is handed off, quietly
+                log.warning("background embedding stopped: %s", exc)
         finally:
             self.idle.set()
 
 
-@atexit.register
 def _stop_all() -> None:
-    for embedder in list(_RUNNING):
+    """At exit: stop every embedding thread after its chunk, then hand what is left to
+    the detached embedder."""
+    running = list(_RUNNING)
+    for embedder in running:
         embedder.stop()
+    for embedder in running:
+        embedder.hand_off()
+
+
+_STOPPING: list[bool] = []  # whether _stop_all is registered
+
+
+def _stop_at_exit() -> None:
+    """Register :func:`_stop_all` among the interpreter's first exit steps, once.
+
+    ``threading``'s exit hooks run before ``atexit``'s, last registered first; the
+    thread pools' own hook (which refuses new work from then on) is registered when
+    ``concurrent.futures.thread`` is first imported, so it is imported here, first: the
+    chunk under way then completes before the pools shut down.
+    """
+    if _STOPPING:
+        return
+    import concurrent.futures.thread  # noqa: F401 (its exit hook goes first: see above)
+
+    register = getattr(threading, "_register_atexit", None)
+    try:
+        if register is not None:
+            register(_stop_all)
+        else:  # another interpreter: the stop still comes before the end
+            atexit.register(_stop_all)
+    except RuntimeError:  # already exiting: nothing runs after this anyway
+        return
+    _STOPPING.append(True)

@@ -30,11 +30,14 @@ SUPPORT_DEPTH = 3
 SUPPORT_DECAY = 0.3
 
 #: Bump when sections or terms would come out differently for the same file.
-ANALYSIS_VERSION = 5  # 4: phrase bonus gone, postings format 3; 5: dotted chains as
-# identifiers, code sections
+ANALYSIS_VERSION = 6  # 4: phrase bonus gone, postings format 3; 5: dotted chains as
+# identifiers, code sections; 6: the header counts code documents
 FORMAT = "cuedeck-postings/3"
 MAGIC = b"CUEDECKP"
 POSTINGS_FILE = f"{CACHE_DIR}/keyword.postings"
+#: Languages of documents that are not code (the markdown parser's, and plain text):
+#: code is ranked with whole-file evidence (cuedeck_search.code_files).
+PROSE = frozenset({"markdown", "text", ""})
 ALIGN = 64
 
 

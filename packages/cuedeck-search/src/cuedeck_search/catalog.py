@@ -21,10 +21,11 @@ import attrs
 import numpy as np
 
 from cuedeck.errors import PermissionDenied
-from cuedeck.markdown.document import split_lines
 from cuedeck.progress import report
 from cuedeck.system import parallel
-from cuedeck_search.bm25 import POSTINGS_FILE, fingerprint
+from cuedeck.text import split_lines
+from cuedeck_search.bm25 import POSTINGS_FILE, PROSE, fingerprint
+from cuedeck_search.code_files import OWN_DOCS, path_factor
 from cuedeck_search.keyword import KeywordIndex, tokenise
 from cuedeck_search.postings import (
     Postings,
@@ -38,7 +39,7 @@ from cuedeck_search.postings import (
     save,
 )
 from cuedeck_search.sections import keyword_sections, section_of, section_spans, split_sections
-from cuedeck_search.tokenising import Tokeniser
+from cuedeck_search.weighted_terms import Tokeniser
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
     from cuedeck_search.bm25 import KeywordSettings
-    from cuedeck_search.keyword import DocumentTerms
+    from cuedeck_search.postings import DocumentTerms
     from cuedeck_search.sections import Section, Span
 
 log = logging.getLogger("cuedeck")
@@ -95,6 +96,17 @@ class Catalog:
         self._lines: OrderedDict[Key, list[str]] = OrderedDict()
         self._hashes: list[str] | None = None
         self._loaded = False
+        #: Per document: code (not prose), its keyword factor (tests and examples below
+        #: 1, cuedeck_search.code_files) and its weighted length (its sections' sum).
+        self.code_docs: NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        #: Documents scored with whole-file evidence: code, and CueDeck's own docs and
+        #: cards (cuedeck_search.code_files).
+        self.evidence_docs: NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self.path_factors: NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+        self.doc_lengths: NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+        self.code_share = 0.0  # live sections in code documents, of all live sections
+        self.section_lines: NDArray[np.int32] = np.zeros((0, 2), dtype=np.int32)
+        self._languages: dict[str, bool] = {}  # path -> code, as the index says
 
     # -- keeping in step -------------------------------------------------------------------
 
@@ -169,6 +181,50 @@ class Catalog:
         self.live_docs = np.concatenate([~dead, np.ones(len(fresh), dtype=bool)])
         self.live_sections = np.repeat(self.live_docs, sizes)
         self._hashes = None
+        self._lay_out_files(base, fresh)
+
+    def _lay_out_files(
+        self, base: Postings, fresh: dict[Key, tuple[DocumentTerms, list[Section]]]
+    ) -> None:
+        """Which live documents are code, their factors and lengths, and every section's
+        first and last line."""
+        code = np.fromiter((self._code(path) for path, _ in self.keys), bool, len(self.keys))
+        self.code_docs = code & self.live_docs
+        own = np.fromiter(
+            (path.startswith(OWN_DOCS) for path, _ in self.keys), bool, len(self.keys)
+        )
+        self.evidence_docs = (code | own) & self.live_docs
+        self.path_factors = np.fromiter(
+            (
+                path_factor(path) if is_code else 1.0
+                for (path, _), is_code in zip(self.keys, code, strict=True)
+            ),
+            np.float64,
+            len(self.keys),
+        )
+        lengths = np.concatenate(
+            [base.lengths, *(terms.lengths for terms, _ in fresh.values())]
+        ).astype(np.float64)
+        self.doc_lengths = np.bincount(
+            self.section_doc, weights=lengths, minlength=len(self.keys)
+        ).astype(np.float64)
+        fresh_lines = [(s.line, s.end_line) for _, sections in fresh.values() for s in sections]
+        self.section_lines = np.concatenate(
+            [base.lines, np.asarray(fresh_lines, dtype=np.int32).reshape(-1, 2)]
+        ).astype(np.int32)
+        live = int(self.live_sections.sum())
+        code_sections = int((self.code_docs[self.section_doc] & self.live_sections).sum())
+        self.code_share = code_sections / live if live else 0.0
+
+    def _code(self, path: str) -> bool:
+        """Whether the indexed file at ``path`` is code (its language is no prose)."""
+        found = self._languages.get(path)
+        if found is None:
+            language = self.workspace.index.language(path) or ""
+            found = self._languages[path] = language not in PROSE
+            if len(self._languages) > 200_000:
+                self._languages.clear()
+        return found
 
     @staticmethod
     def _merges(base: Postings, changed: int, documents: int) -> bool:
@@ -231,8 +287,9 @@ class Catalog:
             return empty()
 
     def _save(self, postings: Postings) -> None:
+        code = sum(self._code(path) for path, _ in postings.keys)
         try:
-            save(postings, self.path, self.fingerprint)
+            save(postings, self.path, self.fingerprint, code_documents=code)
         except (OSError, PermissionDenied) as exc:  # only a cache: tokenised again next time
             log.info("keyword postings not saved: %s", exc)
         self.stats.merges += 1

@@ -31,7 +31,7 @@ from cuedeck.layout import CACHE_DIR
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from cuedeck.models import Problem
+    from cuedeck.models import BackgroundProcess, Problem
     from cuedeck.workspace import Workspace
     from cuedeck_search.results import Answer
 
@@ -67,6 +67,7 @@ class EmbedderStatus:
     running: bool
     state: str  # never, running, finished, stopped, failed
     pid: int | None = None
+    started: float | None = None
     done: int = 0
     total: int = 0
     per_second: float | None = None
@@ -118,6 +119,7 @@ def status(root: Path) -> EmbedderStatus:
         running=alive,
         state=state,
         pid=data.get("pid"),
+        started=data.get("started"),
         done=int(data.get("done", 0)),
         total=int(data.get("total", 0)),
         per_second=data.get("per_second"),
@@ -193,6 +195,21 @@ def doctor_check(workspace: Workspace) -> list[Problem]:
     return []
 
 
+def listed(workspace: Workspace) -> list[BackgroundProcess]:
+    """The detached embedder, while it runs (for ``cue status``)."""
+    from cuedeck.models import BackgroundProcess
+
+    found = status(workspace.root)
+    if not found.running or found.pid is None:
+        return []
+    left = found.seconds_left
+    eta = f", about {_duration(left)} left" if left is not None else ""
+    progress = f"{found.done}/{found.total} done{eta}" if found.total else "starting"
+    ends = f"when every section has a vector ({progress})"
+    detail = "embeds sections for semantic and hybrid search"
+    return [BackgroundProcess("embedder", found.pid, found.started, ends, detail, LOG)]
+
+
 # -- the process ---------------------------------------------------------------------------
 
 
@@ -201,7 +218,9 @@ class _State:
 
     def __init__(self, root: Path) -> None:
         self.path = root / STATE
-        self.data: dict[str, Any] = {"pid": os.getpid(), "state": "running", "done": 0}
+        self.data: dict[str, Any] = {
+            "pid": os.getpid(), "started": time.time(), "state": "running", "done": 0
+        }  # fmt: skip
         self.started = time.monotonic()
         self._written = 0.0
 

@@ -22,8 +22,17 @@ import numpy as np
 
 from cuedeck.errors import InvalidInput
 from cuedeck.models import SearchFilters, SearchResult
+from cuedeck_search.analysis import terms
 from cuedeck_search.bm25 import SUPPORT_DECAY, SUPPORT_DEPTH, KeywordSettings
 from cuedeck_search.catalog import Catalog, CatalogStats
+from cuedeck_search.code_files import (
+    asks_for_tests,
+    combine,
+    definitions,
+    weights,
+    whole_files,
+)
+from cuedeck_search.names import as_name, named_sections
 from cuedeck_search.postings import PostingsError
 from cuedeck_search.results import Answer, Ranked, results
 from cuedeck_search.settings import MAX_LIMIT, MODES, SearchSettings
@@ -70,6 +79,15 @@ class SectionScores:
     semantic: Scores | None
     answered_by: str
     coverage: float | None
+    #: The keyword side for rankers of definitions: code sections with their file's
+    #: evidence, tests demoted (:func:`cuedeck_search.code_files.definitions`).
+    definitions: Scores | None = None
+    #: The semantic side's weight when a ranker of definitions fuses the two (the
+    #: workspace's hybrid weight, :meth:`SearchEngine.fusion_settings`).
+    semantic_weight: float = 0.3
+    #: Sections of the definitions the query names, to rank first
+    #: (:meth:`SearchEngine.named_sections`).
+    named: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -116,6 +134,8 @@ class SearchEngine:
         self.background = True
         self._background: BackgroundEmbedder | None = None
         self.coverage = 1.0  # share of sections with a vector at the last search
+        self._last_keyword: tuple[tuple[str, int | None], _Scored] | None = None
+        self._fusing: tuple[tuple[int, float], SearchSettings] | None = None
 
     # -- keeping in step -------------------------------------------------------------------
 
@@ -273,8 +293,19 @@ class SearchEngine:
         return files  # float64, summed best first: quick.py sums the same way
 
     def keyword_scores(self, query: str) -> _Scored:
-        """BM25F per section, and per file (best section plus support, see above)."""
+        """BM25F per section, and per file (best section plus support, see above; for
+        code, :mod:`cuedeck_search.code_files`). The last query's are kept: a search
+        that looks up names asks twice."""
         self.sync()
+        key = (query, self._generation)
+        last = self._last_keyword
+        if last is not None and last[0] == key:
+            return last[1]
+        found = self._keyword_scores(query)
+        self._last_keyword = (key, found)
+        return found
+
+    def _keyword_scores(self, query: str) -> _Scored:
         try:
             sections = self.catalog.keyword.scores(query)
         except PostingsError as exc:  # a damaged saved file: rebuild it and score again
@@ -283,7 +314,31 @@ class SearchEngine:
             self._generation = None
             self.sync()
             sections = self.catalog.keyword.scores(query)
-        return _Scored(sections, self._files_with_support(sections))
+        files = self._files_with_support(sections)
+        if self.catalog.code_docs.any():
+            files = self._code_files(query, files)
+        return _Scored(sections, files)
+
+    def _code_files(self, query: str, files: Scores) -> Scores:
+        """File scores with whole-file evidence for code and tests demoted
+        (:mod:`cuedeck_search.code_files`)."""
+        catalog = self.catalog
+        settings = catalog.keyword.settings
+        columns = [
+            (term, times, catalog.section_doc[rows], tf)
+            for term, times, rows, tf in catalog.keyword.columns(query)
+        ]
+        whole = whole_files(
+            columns, catalog.doc_lengths, catalog.evidence_docs, settings.k1, settings.b
+        )
+        return combine(np.asarray(files, dtype=np.float64), whole, self._factors(query))
+
+    def _factors(self, query: str) -> NDArray[np.float64]:
+        """Each document's keyword factor for ``query`` (ones when it asks for tests)."""
+        factors = self.catalog.path_factors
+        if asks_for_tests(terms(query)):
+            return np.ones_like(factors)
+        return factors
 
     def semantic_scores(self, query: str, coverage: Coverage | None = None) -> _Scored:
         """Cosine similarity per section and the best per file, from the vectors there
@@ -315,15 +370,30 @@ class SearchEngine:
                 f"unknown search mode {mode!r} (one of {', '.join(MODES)})", field="mode"
             )
         with self._lock:
-            keyword = np.asarray(self.keyword_scores(query).sections, dtype=np.float64)
+            scored = self.keyword_scores(query)
+            keyword = np.asarray(scored.sections, dtype=np.float64)
+            catalog = self.catalog
+            found = definitions(
+                keyword,
+                np.asarray(scored.files, dtype=np.float64),
+                catalog.section_doc,
+                catalog.code_docs[catalog.section_doc],
+                self._factors(query),
+            )
+            named = tuple(self.named_sections(query, scored.files))
+            fusing = self.fusion_settings()
+            weight = fusing.semantic_weight / (
+                (fusing.semantic_weight + fusing.keyword_weight) or 1.0
+            )
             if mode == "keyword":
-                return SectionScores(keyword, None, "keyword", None)
+                return SectionScores(keyword, None, "keyword", None, found, weight, named)
             coverage = self.vectors.coverage()
             semantic = self.semantic_scores(query, coverage).sections
             share = round(float(coverage.share), 4)
             if mode == "hybrid" and share < 1:
-                return SectionScores(keyword, None, "keyword", share)
-            return SectionScores(keyword, np.asarray(semantic, dtype=np.float64), mode, share)
+                return SectionScores(keyword, None, "keyword", share, found, weight, named)
+            semantic = np.asarray(semantic, dtype=np.float64)
+            return SectionScores(keyword, semantic, mode, share, found, weight, named)
 
     def embedded_files(self, present: NDArray[np.bool_]) -> NDArray[np.bool_]:
         """Documents with at least one section that has a vector."""
@@ -427,6 +497,37 @@ class SearchEngine:
         )
         return np.fromiter(accepted, dtype=bool, count=len(live))
 
+    def named_sections(self, query: str, files: Scores | None = None) -> list[int]:
+        """The sections of the definitions ``query`` names, best first (none when it is no
+        name, or names nothing among the code files the keyword side ranks highest, by
+        ``files`` when the caller has them)."""
+        name = as_name(query)
+        if name is None:
+            return []
+        self.sync()
+        if not self.catalog.code_docs.any():
+            return []
+        if files is None:
+            files = self.keyword_scores(query).files
+        return named_sections(self.catalog, self.workspace.index, name, files)
+
+    def fusion_settings(self) -> SearchSettings:
+        """``[search]`` with hybrid's weights for this workspace: the configured ones for
+        prose, blended towards the code weights by the share of sections that are code
+        (:func:`cuedeck_search.code_files.weights`)."""
+        config = self.workspace.config
+        key = (id(config), self.catalog.code_share)
+        if self._fusing is not None and self._fusing[0] == key:
+            return self._fusing[1]
+        settings = config.section("search", SearchSettings)
+        if self.catalog.code_share:
+            semantic, keyword = weights(
+                settings.semantic_weight, settings.keyword_weight, self.catalog.code_share
+            )
+            settings = attrs.evolve(settings, semantic_weight=semantic, keyword_weight=keyword)
+        self._fusing = (key, settings)
+        return settings
+
     def _hybrid(
         self,
         query: str,
@@ -439,7 +540,7 @@ class SearchEngine:
         from cuedeck_search.fusion import fuse
 
         fused = fuse(
-            self.workspace.config.section("search", SearchSettings), fusion,
+            self.fusion_settings(), fusion,
             keyword.files, keyword.sections, semantic.files, semantic.sections, allowed,
         )  # fmt: skip
         return self._results(
@@ -463,19 +564,33 @@ class SearchEngine:
         keyword_part: Scores | None = None,
         semantic_part: Scores | None = None,
     ) -> list[SearchResult]:
-        """The best ``limit`` allowed files scoring above 0, ties broken by path."""
+        """The best ``limit`` allowed files scoring above 0, ties broken by path; when the
+        query names definitions (:mod:`cuedeck_search.names`), their files first, each
+        with its definition as the best section."""
+        named = [
+            sid for sid in self.named_sections(query) if allowed[self.catalog.section_doc[sid]]
+        ]
+        first_docs = list(dict.fromkeys(int(self.catalog.section_doc[sid]) for sid in named))
         candidates = np.flatnonzero(allowed & (file_scores > 0))
         if len(candidates) > limit:
             candidates = candidates[np.argpartition(-file_scores[candidates], limit - 1)[:limit]]
         keys = self.catalog.keys
-        ranked = sorted(candidates.tolist(), key=lambda d: (-file_scores[d], keys[d][0]))
+        rest = sorted(
+            set(candidates.tolist()).difference(first_docs),
+            key=lambda d: (-file_scores[d], keys[d][0]),
+        )
+        ranked = [*first_docs, *rest][:limit]
 
         def item(doc: int) -> Ranked:
             first, end = int(self.catalog.starts[doc]), int(self.catalog.ends[doc])
+            local = section_scores[first:end].tolist()
+            best = max(local, default=0.0)
+            for rank, sid in enumerate(s for s in named if first <= s < end):
+                local[sid - first] = max(best, 0.0) + 1.0 + len(named) - rank
             return Ranked(
                 path=keys[doc][0],
                 score=float(file_scores[doc]),
-                section_scores=section_scores[first:end].tolist(),
+                section_scores=local,
                 section=lambda at: self.catalog.section(doc, at),
                 keyword=None if keyword_part is None else float(keyword_part[doc]),
                 semantic=None if semantic_part is None else float(semantic_part[doc]),

@@ -13,14 +13,13 @@ the query time, benchmarks/README.md.)
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import attrs
 import numpy as np
 
 from cuedeck_search.analysis import terms
 from cuedeck_search.bm25 import KeywordSettings, idf, section_counts
-from cuedeck_search.postings import Postings, empty
+from cuedeck_search.postings import DocumentTerms, Postings, empty
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,22 +27,6 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from cuedeck_search.sections import Section
-
-
-@attrs.frozen
-class DocumentTerms:
-    """The terms of one document's sections: its own vocabulary, then flat arrays.
-
-    Row ``i`` (section ``i``) owns ``row_sizes[i]`` consecutive entries of ``local``
-    (indexes into ``vocabulary``) and ``frequencies``; ``lengths`` are the weighted
-    section lengths.
-    """
-
-    vocabulary: tuple[str, ...]
-    local: NDArray[np.int32]
-    frequencies: NDArray[np.float32]
-    row_sizes: NDArray[np.int32]
-    lengths: NDArray[np.float32]
 
 
 def tokenise(path: str, sections: Sequence[Section], settings: KeywordSettings) -> DocumentTerms:
@@ -98,6 +81,28 @@ class KeywordIndex:
     def sections(self) -> int:
         """Sections numbered, dead ones included."""
         return self.base.sections + self.fresh.sections
+
+    def columns(
+        self, query: str
+    ) -> list[tuple[str, int, NDArray[np.integer[Any]], NDArray[np.floating[Any]]]]:
+        """Per query term: the term, how often the query holds it, the live sections
+        holding it (base then fresh numbering) and its weighted frequency in each."""
+        found = []
+        pruned = bool(self.dead.any())
+        for term, times in Counter(terms(query)).items():
+            rows: NDArray[np.integer[Any]]
+            tf: NDArray[np.floating[Any]]
+            rows, tf = self.base.column(term)
+            if pruned and len(rows):
+                keep = self._live[rows]
+                rows, tf = rows[keep], tf[keep]
+            fresh_rows, fresh_tf = self.fresh.column(term)
+            if len(fresh_rows):  # the usual case has none: no copy then
+                rows = np.concatenate([rows, fresh_rows.astype(np.int64) + self.base.sections])
+                tf = np.concatenate([tf, fresh_tf])
+            if len(rows):
+                found.append((term, times, rows, tf))
+        return found
 
     def scores(self, query: str) -> NDArray[np.float64]:
         """BM25F score of every section; 0 when nothing matched."""

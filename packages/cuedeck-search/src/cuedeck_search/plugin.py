@@ -2,8 +2,9 @@
 
 Registers the ``[search]`` config section, the ``keyword``, ``semantic`` and ``hybrid``
 searchers, the ``minilm``, ``minilm-float`` and ``onnx`` embedders, the per-workspace
-``search`` service (the engine), the ``read_context`` tool, ``cue search`` and the
-``embedder`` check of ``cue doctor`` (the detached embedder's progress). Kept
+``search`` service (the engine), the ``read_context`` tool, ``cue search``, the
+``embedder`` check of ``cue doctor`` (the detached embedder's progress) and the detached
+embedder in ``cue status``. Kept
 import-light: ``cue --help`` loads every plugin module, so numpy, onnxruntime and
 pydantic are imported inside the hooks and commands.
 """
@@ -16,7 +17,7 @@ from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterSearcher, RegisterTool
-    from cuedeck.models import Problem
+    from cuedeck.models import BackgroundProcess, Problem
     from cuedeck.workspace import Workspace
     from cuedeck_search.engine import SearchEngine
 
@@ -36,6 +37,17 @@ def _embedder_check(workspace: Workspace) -> list[Problem]:
 @hookimpl
 def register_checks(register: RegisterNamed) -> None:
     register("embedder", _embedder_check)
+
+
+def _embedder_process(workspace: Workspace) -> list[BackgroundProcess]:
+    from cuedeck_search.detached import listed
+
+    return listed(workspace)
+
+
+@hookimpl
+def register_processes(register: RegisterNamed) -> None:
+    register("embedder", _embedder_process)
 
 
 @hookimpl

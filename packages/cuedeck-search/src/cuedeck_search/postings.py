@@ -31,7 +31,22 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from cuedeck_search.keyword import DocumentTerms
+
+@attrs.frozen
+class DocumentTerms:
+    """The terms of one document's sections: its own vocabulary, then flat arrays.
+
+    Row ``i`` (section ``i``) owns ``row_sizes[i]`` consecutive entries of ``local``
+    (indexes into ``vocabulary``) and ``frequencies``; ``lengths`` are the weighted
+    section lengths.
+    """
+
+    vocabulary: tuple[str, ...]
+    local: NDArray[np.int32]
+    frequencies: NDArray[np.float32]
+    row_sizes: NDArray[np.int32]
+    lengths: NDArray[np.float32]
+
 
 _MAGIC = MAGIC
 
@@ -313,8 +328,10 @@ def hex_hashes(hashes: NDArray[np.uint8]) -> list[str]:
 _ARRAYS = ("doc_ends", "lengths", "lines", "hashes", "blob", "offsets", "indptr", "rows", "tf")
 
 
-def save(postings: Postings, path: Path, fingerprint: str) -> None:
-    """Write ``postings`` to ``path`` atomically (:func:`cuedeck.writes.atomic_write`)."""
+def save(postings: Postings, path: Path, fingerprint: str, *, code_documents: int = 0) -> None:
+    """Write ``postings`` to ``path`` atomically (:func:`cuedeck.writes.atomic_write`);
+    the header says how many of its documents are code (the quick path of ``cue
+    search`` leaves workspaces with code to the engine)."""
     arrays: dict[str, NDArray[Any]] = {
         "doc_ends": postings.doc_ends,
         "lengths": postings.lengths,
@@ -341,6 +358,7 @@ def save(postings: Postings, path: Path, fingerprint: str) -> None:
             "format": FORMAT,
             "fingerprint": fingerprint,
             "arrays": layout,
+            "code_documents": code_documents,
             "total_length": postings.total_length,
         },
         sort_keys=True,

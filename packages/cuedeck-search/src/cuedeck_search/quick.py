@@ -7,7 +7,9 @@ the postings of the query's terms only, the changed files tokenised on the spot.
 computes exactly what the engine computes (the same float64 expressions in the same
 order, :mod:`cuedeck_search.bm25`), so the answer is the engine's; when the file is
 missing, from another build, or too many files changed (the engine then merges and
-saves them), it answers None and the engine takes over.
+saves them), it answers None and the engine takes over. It also leaves a workspace
+holding code to the engine, which ranks code files with whole-file evidence
+(:mod:`cuedeck_search.code_files`).
 
 Which files changed since the postings were saved is kept in ``keyword.changes``
 (:mod:`cuedeck_search.saved_changes`), as of a point of the index's journal: a query
@@ -25,12 +27,13 @@ from array import array
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from cuedeck.markdown.document import split_lines
+from cuedeck.text import split_lines
 from cuedeck_search.analysis import terms
 from cuedeck_search.bm25 import (
     FORMAT,
     MAGIC,
     POSTINGS_FILE,
+    PROSE,
     SUPPORT_DECAY,
     SUPPORT_DEPTH,
     KeywordSettings,
@@ -80,6 +83,7 @@ class _Saved:
                 raise ValueError(f"truncated at {name}")
             self.arrays[name] = chunk.cast(code) if code != "B" else chunk
         self.total_length = float(header["total_length"])
+        self.code_documents = int(header["code_documents"])
         self.doc_ends = self.arrays["doc_ends"]
         self.documents = len(self.doc_ends)
         # Paths NUL-separated, two NULs, then the 64-character digests (postings.save).
@@ -152,6 +156,10 @@ def keyword_search(
         dead_docs = {doc for doc, _ in changed.values() if doc is not None}
         if len(fresh_keys) + len(dead_docs) > MAX_CHANGED:
             return None
+        if saved.code_documents or any(
+            (index.language(path) or "") not in PROSE for path, _ in fresh_keys
+        ):
+            return None  # code ranks with whole-file evidence (code_files): the engine's
         search = _Search(workspace, saved, settings, fresh_keys, dead_docs)
         return search.run(query, limit, counted)
     except UnicodeDecodeError:  # a damaged saved key: the engine reads the file, rebuilds it

@@ -8,6 +8,7 @@ import pydantic
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 # Imported at run time: pydantic resolves the tool's annotations from this module.
+from cuedeck.watch.reflects import Reflects  # noqa: TC001
 from cuedeck.workspace import Workspace  # noqa: TC001
 from cuedeck_search.settings import MAX_LIMIT
 
@@ -55,6 +56,7 @@ class ContextReply(TypedDict):
     semantic_coverage: float | None
     embedding: Embedding | None
     note: str | None
+    reflects: Reflects
 
 
 def read_context(
@@ -92,6 +94,7 @@ def read_context(
     long it takes. Then read_doc the top results.
     """
     from cuedeck.models import SearchFilters
+    from cuedeck.watch.reflects import reflects
     from cuedeck_search.detached import embedding_note
     from cuedeck_search.searchers import answer as search
 
@@ -132,4 +135,5 @@ def read_context(
         semantic_coverage=answer.semantic_coverage,
         embedding=embedding,
         note=note,
+        reflects=reflects(workspace),
     )

@@ -23,7 +23,8 @@ def context() -> CommandContext:
 
 def workspace() -> Workspace:
     """The workspace the command runs in."""
-    return context().workspace
+    found: Workspace = context().workspace  # the contract names no class (hooktypes)
+    return found
 
 
 def card_store() -> CardStore:

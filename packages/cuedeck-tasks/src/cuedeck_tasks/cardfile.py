@@ -26,8 +26,9 @@ import attrs
 from cuedeck.errors import CueError, InvalidInput
 from cuedeck.markdown import frontmatter
 from cuedeck.markdown.blocks import scan_fast
-from cuedeck.markdown.document import build_headings, heading_text, split_lines
+from cuedeck.markdown.document import build_headings, heading_text
 from cuedeck.markdown.frontmatter import PLAIN, STR_TAG, implicit_tag
+from cuedeck.text import split_lines
 from cuedeck_tasks.cards import FIELD_ORDER
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.markdown import frontmatter
-from cuedeck.markdown.document import split_lines
+from cuedeck.text import split_lines
 from cuedeck_tasks.cardfile import (
     DELETE,
     CardText,

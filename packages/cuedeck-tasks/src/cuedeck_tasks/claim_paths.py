@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cuedeck.errors import InvalidInput
-from cuedeck.serving.claims import WHOLE_WORKSPACE
+from cuedeck.plugins.claims import WHOLE_WORKSPACE
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

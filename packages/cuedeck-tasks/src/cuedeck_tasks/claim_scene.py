@@ -7,7 +7,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from cuedeck.models import SceneExtra
-from cuedeck.serving.claims import iso_time
+from cuedeck.plugins.claims import iso_time
 from cuedeck_tasks.claim_paths import overlapping
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 ``claim_task``, ``renew_task``, ``release_task`` and ``next_task`` are served to MCP, the
 CLI (``cue card claim/renew/release/next``) and Python alike. The agent is the caller's
 token member on a server with tokens, else the ``agent`` given, else ``$CUEDECK_AGENT``,
-else the caller's name (:func:`cuedeck.serving.claims.acting_agent`). Errors: 1500 a card
+else the caller's name (:func:`cuedeck.plugins.claims.acting_agent`). Errors: 1500 a card
 another agent holds, 1502 a claim the agent does not hold, 1001 an unknown card, 1004 a
 card that is done or cannot be read.
 """
@@ -16,7 +16,7 @@ from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 from cuedeck.errors import InvalidInput
-from cuedeck.serving.claims import acting_agent, iso_time
+from cuedeck.plugins.claims import acting_agent, iso_time
 from cuedeck_tasks.card_updates import CardChanges
 from cuedeck_tasks.cards import ID_PATTERN, PRIORITIES, check_card_label
 from cuedeck_tasks.claim_paths import claim_paths

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
 
-from cuedeck.serving.claims import Hold, iso_time
+from cuedeck.plugins.claims import Hold, iso_time
 from cuedeck_tasks.claim_home import claim_home
 from cuedeck_tasks.claim_paths import overlapping
 from cuedeck_tasks.errors import CardClaimed, ClaimNotHeld, PathsClaimed

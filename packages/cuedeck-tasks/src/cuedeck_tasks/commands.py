@@ -186,8 +186,8 @@ def _held() -> dict[str, Any]:
 @json_option
 def show(card_id: str, as_json: bool) -> None:
     """Show a card: its fields, dependents and body (secrets masked)."""
-    from cuedeck.markdown.document import split_lines
     from cuedeck.markdown.frontmatter import body_start
+    from cuedeck.text import split_lines
 
     store = _store()
     found = store.get(store.resolve(card_id))

@@ -24,9 +24,16 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_you_mean
 from cuedeck.errors import suggestion_text as _suggestion_text
 from cuedeck.index.walk import link_problem
-from cuedeck.layout import CARD_ID, CARDS_DB, CARDS_DIR, LOCKS_DIR, card_path
+from cuedeck.layout import (
+    CACHE_DIR,
+    CARD_ID,
+    CARDS_DIR,
+    CORE_PLACES,
+    LOCKS_DIR,
+    card_path,
+)
 from cuedeck.markdown import frontmatter
-from cuedeck.markdown.document import decode, split_lines
+from cuedeck.text import decode, split_lines
 from cuedeck.writes import locked, rewrite_file, sha256_bytes, write_file
 from cuedeck_tasks.card_cache import CardCache, FileKey
 from cuedeck_tasks.card_updates import CardChanges as CardChanges  # re-exported: public API
@@ -60,7 +67,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-CACHE_FILE = CARDS_DB  # the cross-process cache of parsed cards (card_cache.py)
+#: The cross-process cache of parsed cards (card_cache.py), under core's cache folder.
+CACHE_FILE = f"{CACHE_DIR}/cards.sqlite3"
 _ID_ATTEMPTS = 20
 
 
@@ -73,6 +81,8 @@ class CardStore:
         self.workspace = workspace if isinstance(workspace, Workspace) else None
         self.root = workspace.root if isinstance(workspace, Workspace) else Path(workspace)
         self.directory = self.root / CARDS_DIR
+        #: What no tool reaches: a link to one of them is not a card.
+        self.places = workspace.places if isinstance(workspace, Workspace) else CORE_PLACES
         self._memory: dict[str, tuple[FileKey, Card]] = {}
         self._disk = CardCache(self.root / CACHE_FILE)
         self._graph: tuple[tuple[tuple[str, FileKey], ...], TaskGraph] | None = None
@@ -98,7 +108,7 @@ class CardStore:
                 name = entry.name
                 if len(name) != 9 or not name.endswith(".md") or not CARD_ID.match(name[:6]):
                     continue
-                if entry.is_symlink() and link_problem(self.root, entry.path, name):
+                if entry.is_symlink() and link_problem(self.root, entry.path, name, self.places):
                     continue  # not part of the workspace (cue doctor names it)
                 try:
                     stat = entry.stat()
@@ -212,7 +222,9 @@ class CardStore:
         """The file of card ``card_id``; one whose real path leaves the workspace (a
         symlink out) is treated as absent, as the index treats it."""
         path = self.directory / f"{card_id}.md"
-        if path.is_symlink() and link_problem(self.root, str(path), card_path(card_id)):
+        if path.is_symlink() and link_problem(
+            self.root, str(path), card_path(card_id), self.places
+        ):
             raise self.not_found(card_id)
         return path
 

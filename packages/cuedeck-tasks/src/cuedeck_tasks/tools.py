@@ -2,7 +2,7 @@
 
 Inputs and outputs follow the tools specification (list_tasks, create_task,
 get_task_dependencies, validate_task_graph, update_task); the JSON schemas are derived
-from the annotations by :class:`cuedeck.serving.tools.Tool`. Errors are CueErrors: unknown ids
+from the annotations by :class:`cuedeck.plugins.tools.Tool`. Errors are CueErrors: unknown ids
 1001 (with similar ids), missing dependencies 1001 (``DependencyNotFound``), cycles 1002
 (``CircularDependency`` with ``cycle_path``), bad input 1004, conflicts 1005.
 """
@@ -22,8 +22,8 @@ from cuedeck_tasks.reports import dependency_report, validation_report
 from cuedeck_tasks.store import CardChanges, CardStore, Updated
 
 if TYPE_CHECKING:
-    # cuedeck.serving.tools.Tool supplies Workspace when it reads the signatures.
-    from cuedeck.serving.claims import Hold
+    # cuedeck.plugins.tools.Tool supplies Workspace when it reads the signatures.
+    from cuedeck.plugins.claims import Hold
     from cuedeck.workspace import Workspace
 
 CardId = Annotated[str, Field(pattern=ID_PATTERN)]
@@ -341,7 +341,7 @@ def update_task(
     if changes == CardChanges():  # nothing but references to record again
         result = Updated(store.get(id), ())
     elif changes.status == "done":  # through the claims: the holder's claim ends with it
-        from cuedeck.serving.claims import acting_agent
+        from cuedeck.plugins.claims import acting_agent
         from cuedeck_tasks.claim_tools import finish
 
         result = finish(workspace, store, id, acting_agent(), changes, content_hash=content_hash)

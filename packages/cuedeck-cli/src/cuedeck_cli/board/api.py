@@ -15,7 +15,7 @@ from cuedeck.errors import CueError, MissingExtra
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
 
 
@@ -50,7 +50,7 @@ class BoardApi:
     def claims_version(self) -> str:
         """A stamp that changes whenever an agent's claim on a card does (core's claims
         contract; ``""`` when no plugin keeps claims)."""
-        from cuedeck.serving.claims import claims_version
+        from cuedeck.plugins.claims import claims_version
 
         with self._lock:
             return claims_version(self.workspace)
@@ -84,18 +84,30 @@ class BoardApi:
             "search": "read_context" in self.tools(),
             "memory": "context_analyze_usage" in self.tools(),
             "background": self.background(),
+            "warnings": self.embedder_warnings(),
             "budget": self.workspace.config.scene.token_limit,  # where the slider starts
         }
 
     def background(self) -> list[str]:
-        """What runs in the background for this workspace (the detached embedder of
-        cuedeck-search, through its ``embedder`` check), masked."""
+        """What runs in the background for this workspace, a line per process (pid, age,
+        how it ends: ``cue status``), masked."""
+        from cuedeck.serving.background import background_processes, describe
+
+        with self._lock:
+            running = background_processes(self.workspace)
+            return [self.workspace.mask(describe(process)) for process in running]
+
+    def embedder_warnings(self) -> list[str]:
+        """What ``cue doctor`` says of the detached embedder (cuedeck-search's
+        ``embedder`` check: its progress, or that it stopped before the end), masked."""
         from cuedeck.plugins.host import get_checks
 
         check = get_checks(self.workspace.plugins).get("embedder")
         if check is None:
             return []
-        return [self.workspace.mask(problem.message) for problem in check(self.workspace)]
+        with self._lock:
+            found = check(self.workspace)
+            return [self.workspace.mask(problem.message) for problem in found]
 
     def _code_labels(self) -> dict[str, list[dict[str, str]]]:
         """Each card's code references with their label (fresh, moved, drifted,

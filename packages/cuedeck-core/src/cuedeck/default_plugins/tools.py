@@ -17,7 +17,7 @@ def register_tools(register: RegisterTool) -> None:
     # Import paths: a command that runs one tool imports that tool's module alone.
     # Registration order is the order MCP lists the tools in.
     register(
-        "cuedeck.scene.tool:build_scene_tool",
+        "cuedeck.serving.scene_tool:build_scene_tool",
         name="build_scene",
         category="scene",
         read_only=True,

@@ -12,6 +12,7 @@ Rows are read from the cache when first needed (:mod:`cuedeck.index.rows`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -26,11 +27,11 @@ from cuedeck.index.reader import FileReader
 from cuedeck.index.rows import Rows
 from cuedeck.index.store import DEFER_COUNTS, SCHEMA_VERSION, UNCOUNTED, IndexStore, Update, Version
 from cuedeck.index.walk import FileStat, admitted, walk_files
-from cuedeck.layout import INDEX_LOCK
-from cuedeck.markdown.document import decode
+from cuedeck.layout import CORE_PLACES, INDEX_LOCK, Places
 from cuedeck.models import Document, Problem, converter
 from cuedeck.system.parallel import map_chunks
-from cuedeck.watch.watcher import changes_seen, write_stamp
+from cuedeck.text import decode
+from cuedeck.watch.watcher import IDLE_SECONDS, ask, changes_seen, supported, write_stamp
 from cuedeck.writes import locked, sha256_bytes
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
-    from cuedeck.config import Config, IndexSettings
+    from cuedeck.settings import Config, IndexSettings
 
 log = logging.getLogger("cuedeck")
 
@@ -71,8 +72,11 @@ class Index:
         count_tokens: Callable[[str], int],
         parsers: Parsers,
         config: Config | None = None,
+        places: Places = CORE_PLACES,
     ) -> None:
         self.root = root
+        #: What no tool reads (core's places and the plugins'): left out of the walk.
+        self.places = places
         self.settings = settings
         self.counter_name = counter_name
         self.count_tokens = count_tokens
@@ -88,6 +92,7 @@ class Index:
         self._loaded = False
         self.generation = 0  # bumped whenever the set of documents changes
         self._keys: tuple[int, list[tuple[str, str]]] | None = None
+        self._tree: tuple[int, str] | None = None
         self._log: list[tuple[int, frozenset[str]]] = []  # (generation, paths it changed)
         #: What the last refresh left out (links leaving the workspace, binary or
         #: unreadable files), as warnings for ``cue doctor``.
@@ -95,6 +100,9 @@ class Index:
         #: Ask the workspace's watcher what changed instead of walking (and start one
         #: when none runs): for short-lived commands (:mod:`cuedeck.watch.watcher`).
         self.watch = False
+        #: The watcher's id and change number these rows are in step with, in this
+        #: process (the stamp on disk may be another process's): see :meth:`catch_up`.
+        self.followed: tuple[str, int] | None = None
         #: Files a parser's selector or the parser itself passed over, by reason
         #: (``vendored``, ``generated``...), as of the last refresh.
         self.passed_over: dict[str, list[str]] = {}
@@ -160,10 +168,14 @@ class Index:
                 rebuilt = True
             self._loaded = True
 
-        watcher = changes_seen(self.root) if self.watch and not rebuilt else None
+        watcher = None
+        if self.watch and not rebuilt:
+            idle = self.config.watch.watcher_idle_seconds if self.config else IDLE_SECONDS
+            watcher = changes_seen(self.root, idle)
         if watcher is not None and watcher[2] is not None:  # only what it saw change
             stats = self._refresh_paths(watcher[2], started)
             write_stamp(self.root, watcher[0], watcher[1])
+            self.followed = watcher[0], watcher[1]
             return stats
         left_out: list[Problem] = []
         passed_over: dict[str, list[str]] = {}
@@ -175,6 +187,7 @@ class Index:
                 left_out,
                 selectors=self._selectors(),
                 passed_over=passed_over,
+                places=self.places,
             )
         )
         rows = self._rows.every()
@@ -197,6 +210,7 @@ class Index:
         self.passed_over = {reason: sorted(paths) for reason, paths in passed_over.items()}
         if watcher is not None:  # asked before the walk: later changes are told again
             write_stamp(self.root, watcher[0], watcher[1])
+            self.followed = watcher[0], watcher[1]
         return RefreshStats(
             seen=len(files),
             parsed=parsed,
@@ -232,6 +246,24 @@ class Index:
                 kept.append((path, stat))
         return kept
 
+    def catch_up(self) -> bool:
+        """Apply what the workspace's watcher saw change since these rows were in step
+        with it (walking when it cannot say, or on the first read); False, doing
+        nothing, when no watcher answers. For long-lived readers: once in step, it costs
+        a question, not a stat of every file."""
+        if not supported():
+            return False
+        found = ask(self.root, self.followed)
+        if found is None:
+            return False
+        watcher, seq, paths = found
+        if paths is None or not self._loaded:
+            self.refresh()  # asked before the walk: later changes are told again
+        else:
+            self._refresh_paths(paths, time.perf_counter())
+        self.followed = watcher, seq
+        return True
+
     def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
         """Bring just ``paths`` in step (what a file watcher reported), without a walk.
 
@@ -253,7 +285,7 @@ class Index:
         # ask git, which a refresh the watcher found nothing for need not pay.
         selectors = self._selectors() if wanted else {}
         for path in wanted:
-            stat = admitted(self.root, self.settings, self.parsers, path, selectors)
+            stat = admitted(self.root, self.settings, self.parsers, path, selectors, self.places)
             row = self._rows.known.get(path)
             if stat is None:
                 if row is not None:
@@ -411,6 +443,16 @@ class Index:
             rows = self._rows.every()
             self._keys = (self.generation, sorted((p, row[1]) for p, row in rows.items()))
         return self._keys[1]
+
+    def tree(self) -> str:
+        """A digest of every indexed path and content hash (12 hex digits): two indexes
+        with the same digest hold the same files."""
+        if self._tree is None or self._tree[0] != self.generation:
+            digest = hashlib.sha256()
+            for path, sha in self.keys():
+                digest.update(f"{path}\0{sha}\n".encode("utf-8", "surrogateescape"))
+            self._tree = (self.generation, digest.hexdigest()[:12])
+        return self._tree[1]
 
     def get(self, path: str, *, counted: bool = True) -> Document | None:
         """The document at ``path``, or None. ``counted=False`` leaves a count deferred by a

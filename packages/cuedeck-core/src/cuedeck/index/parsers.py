@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Mapping
     from pathlib import Path
 
-    from cuedeck.config import Config
     from cuedeck.models import Document
+    from cuedeck.settings import Config
 
 
 class ParseFunction(Protocol):

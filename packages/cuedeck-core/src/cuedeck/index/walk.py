@@ -22,14 +22,14 @@ import stat as stat_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cuedeck.layout import CARDS_DIR, DOCS_DIR, WORKSPACE_DIR, protection
+from cuedeck.layout import CARDS_DIR, CORE_PLACES, DOCS_DIR, WORKSPACE_DIR, Places, protection
 from cuedeck.models import Problem
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
-    from cuedeck.config import IndexSettings
     from cuedeck.index.parsers import Parsers
+    from cuedeck.settings import IndexSettings
 
     #: Per parser name: ``select(path, size) -> reason | None`` (see Parser.select).
     Selectors = Mapping[str, Callable[[str, int], str | None]]
@@ -103,6 +103,7 @@ def walk_files(
     *,
     selectors: Selectors | None = None,
     passed_over: dict[str, list[str]] | None = None,
+    places: Places = CORE_PLACES,
 ) -> Iterator[tuple[str, FileStat]]:
     """Workspace-relative paths the index covers, with their stats, sorted.
 
@@ -111,7 +112,7 @@ def walk_files(
     on, not be ignored by any ``.gitignore`` between the root and the file. Paths left out
     because they leave the workspace or cannot be read are appended to ``left_out``
     (warnings); those a parser's selector or the size cap leave out are listed in
-    ``passed_over`` by reason.
+    ``passed_over`` by reason. ``places`` are what no tool reads (core's and the plugins').
     """
     root = Path(os.path.realpath(root))
     skipped: list[Problem] = [] if left_out is None else left_out
@@ -151,7 +152,7 @@ def walk_files(
             if is_dir:
                 if entry.name in _ALWAYS_SKIPPED or child == WORKSPACE_DIR:
                     continue
-                if protection(f"{child}/", write=False) is not None:
+                if protection(f"{child}/", write=False, places=places) is not None:
                     continue  # a nested workspace's cache: no tool reads it
                 if exclude is not None and exclude.match(child + "/"):
                     continue
@@ -171,7 +172,7 @@ def walk_files(
     def _link_left_out(entry: os.DirEntry[str], child: str) -> bool:
         """Whether a symlink is left out: it leaves the workspace, reaches a protected
         path (``.git``, CueDeck's private files), or names a folder."""
-        problem = link_problem(root, entry.path, child)
+        problem = link_problem(root, entry.path, child, places)
         if problem is not None:
             skipped.append(problem)
             return True
@@ -225,7 +226,7 @@ def walk_files(
     visit(root, "", [])
     for special in (CARDS_DIR, DOCS_DIR):
         folder = os.path.join(root, special)
-        problem = link_problem(root, folder, special) if os.path.islink(folder) else None
+        problem = link_problem(root, folder, special, places) if os.path.islink(folder) else None
         if problem is not None:
             skipped.append(problem)
             continue
@@ -240,6 +241,7 @@ def admitted(
     parsers: Parsers,
     rel: str,
     selectors: Selectors | None = None,
+    places: Places = CORE_PLACES,
 ) -> FileStat | None:
     """The stat of ``rel`` when the index covers it, else None: :func:`walk_files`'s
     rules for one path, so that a watcher's report can be applied without a walk."""
@@ -252,7 +254,7 @@ def admitted(
         if os.path.islink(root.joinpath(*parts[:depth])) and depth > 2:
             return None
     path = root / rel
-    if path.is_symlink() and link_problem(root, str(path), rel) is not None:
+    if path.is_symlink() and link_problem(root, str(path), rel, places) is not None:
         return None
     special = rel.startswith((CARDS_DIR + "/", DOCS_DIR + "/"))
     if special:
@@ -347,14 +349,14 @@ def inside(root: Path, path: str | os.PathLike[str]) -> bool:
     return real == str(root) or real.startswith(str(root) + os.sep)
 
 
-def link_problem(root: Path, path: str, child: str) -> Problem | None:
+def link_problem(root: Path, path: str, child: str, places: Places = CORE_PLACES) -> Problem | None:
     """Why the link at ``path`` is left out (its real path leaves the workspace, or is
     inside ``.git`` or CueDeck's private files), or None when it may be followed."""
     real, base = os.path.realpath(path), os.path.realpath(root)
     if not (real == base or real.startswith(base.rstrip(os.sep) + os.sep)):
         return excluded_link(child, real)
     rel = os.path.relpath(real, base).replace(os.sep, "/")
-    if protection(rel, write=False) is not None:
+    if protection(rel, write=False, places=places) is not None:
         return Problem(
             "warning",
             NOT_INDEXED,

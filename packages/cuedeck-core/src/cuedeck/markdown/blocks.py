@@ -1,7 +1,7 @@
 """Headings and code regions of markdown, by two block scanners, and the fence rule.
 
 ``mistletoe`` is the parser of record; ``fast`` is a line scanner that gives the same
-headings and code regions on real corpora (tests/core/test_parsing_corpora.py compares
+headings and code regions on real corpora (tests/core/test_markdown_corpora.py compares
 them on every file) at about a tenth of the cost, which the index needs to meet its
 cold-start budget (numbers in benchmarks/README.md).
 

@@ -18,6 +18,7 @@ from cuedeck.markdown.anchors import github_slug, heading_anchors
 from cuedeck.markdown.blocks import ENGINES, SCANNERS, Engine
 from cuedeck.markdown.frontmatter import load as read_frontmatter
 from cuedeck.models import Document, DocumentKind, Heading, Problem, Reference
+from cuedeck.text import decode, split_lines
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -191,11 +192,6 @@ def parse_ref_spec(spec: str) -> tuple[str, str | None] | None:
     return None
 
 
-def cites_code(reference: Reference) -> bool:
-    """Whether ``reference`` is written ``@code/...`` (or ``code/...`` in ``refs:``)."""
-    return reference.raw.strip().removeprefix("@").startswith("code/")
-
-
 def _link_target(target: str, source: str) -> tuple[str, str | None] | None:
     """A markdown link target relative to ``source``, if it points at a local .md file."""
     if _SCHEME.match(target) or target.startswith("#"):
@@ -333,14 +329,6 @@ def frontmatter_references(
 # --- documents ---------------------------------------------------------------------------
 
 
-def decode(data: bytes) -> tuple[str, bool]:
-    """Text of ``data`` (UTF-8, BOM dropped) and whether bytes had to be replaced."""
-    try:
-        return data.decode("utf-8-sig"), False
-    except UnicodeDecodeError:
-        return data.decode("utf-8-sig", errors="replace"), True
-
-
 def replaced_bytes(path: str) -> Problem:
     """The warning of a file whose bytes were not all UTF-8 (they were replaced)."""
     return Problem(
@@ -351,18 +339,6 @@ def replaced_bytes(path: str) -> Problem:
         "file is not valid UTF-8; undecodable bytes were replaced",
         "save the file as UTF-8",
     )
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines without their endings; ``\\r\\n``, ``\\r`` and ``\\n`` all end a line."""
-    if not text:
-        return []
-    if "\r" in text:  # rare: the same cuts as splitting on \r\n, \r and \n, in C
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def document_kind(path: str) -> DocumentKind:

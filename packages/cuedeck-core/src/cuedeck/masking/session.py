@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
     import pathspec
 
-    from cuedeck.masking.spans import SecretSpan
-    from cuedeck.workspace import Workspace
+    from cuedeck.masking.spans import Masker, SecretSpan
+    from cuedeck.settings import MaskingSettings
 
 #: What a placeholder looks like; nothing a masker finds may look like one.
 PLACEHOLDER = re.compile(r"\[REDACTED:([^\]#\s]+)#(\d+)\]")
@@ -51,8 +51,8 @@ class PatternMasker:
 
 @functools.lru_cache(maxsize=16)
 def _compile_patterns(items: tuple[tuple[str, str], ...]) -> dict[str, re.Pattern[str]]:
-    from cuedeck.config import CONFIG_PATH
     from cuedeck.errors import InvalidInput
+    from cuedeck.layout import CONFIG_PATH
 
     compiled = {}
     for name, source in items:
@@ -101,11 +101,14 @@ class MaskSession:
     placeholder issued for each distinct secret (placeholder -> rule).
     """
 
-    def __init__(self, workspace: Workspace | None) -> None:
-        """With ``workspace`` None: the built-in rules and ``[masking]``'s defaults (on,
-        nothing switched off or allowed), for output made where no workspace is open
-        (``cue --help``, the error saying there is none)."""
-        self.workspace = workspace
+    def __init__(
+        self, settings: MaskingSettings | None = None, maskers: Iterable[Masker] | None = None
+    ) -> None:
+        """A session with ``maskers`` (default: the built-in rules) under ``settings``
+        (``[masking]``; default: on, nothing switched off or allowed). The workspace makes
+        one with its maskers and settings (:meth:`cuedeck.workspace.Workspace.mask_session`);
+        output made where no workspace is open (``cue --help``, the error saying there is
+        none) uses the defaults."""
         self.enabled = True
         self.counts: dict[str, int] = {}
         self.placeholders: dict[str, str] = {}
@@ -116,21 +119,17 @@ class MaskSession:
         self._disabled: frozenset[str] = frozenset()
         self._allow_values: frozenset[str] = frozenset()
         self._allow_paths: pathspec.GitIgnoreSpec | None = None
-        self._maskers: list[object] = [BuiltinMasker()]
-        if workspace is not None:  # the config, not imported for output without one
-            self._configure(workspace)
+        self._maskers: list[Masker] = [BuiltinMasker()] if maskers is None else list(maskers)
+        if settings is not None:
+            self._configure(settings)
 
-    def _configure(self, workspace: Workspace) -> None:
-        """The workspace's maskers and its ``[masking]`` settings."""
-        from cuedeck.plugins.host import get_maskers
-
-        settings = workspace.config.masking
+    def _configure(self, settings: MaskingSettings) -> None:
+        """The ``[masking]`` settings: switches, allow-lists and user patterns."""
         self.enabled = settings.enabled
         self._disabled = frozenset(settings.disabled_rules)
         self._allow_values = frozenset(settings.allow_values)
         if settings.allow_paths:
             self._allow_paths = _path_spec(tuple(settings.allow_paths))
-        self._maskers = list(get_maskers(workspace.plugins).values())
         if settings.patterns:
             patterns = _compile_patterns(tuple(sorted(settings.patterns.items())))
             self._maskers.append(PatternMasker(patterns))
@@ -185,7 +184,7 @@ class MaskSession:
             if isinstance(masker, BuiltinMasker):
                 found: Iterable[SecretSpan] = masker.find_secrets(text, disabled=self._disabled)
             else:
-                found = masker.find_secrets(text)  # type: ignore[attr-defined]
+                found = masker.find_secrets(text)
             self._add(spans, text, order, found)
         return self._settled(text, spans)
 
@@ -208,7 +207,7 @@ class MaskSession:
         spans: list[list[tuple[int, int, int, str]]] = [[] for _ in texts]
         for order, masker in enumerate(self._maskers):
             if not isinstance(masker, BuiltinMasker):
-                find = masker.find_secrets  # type: ignore[attr-defined]
+                find = masker.find_secrets
                 for text, found in zip(texts, spans, strict=True):
                     if secrets := find(text):
                         self._add(found, text, order, secrets)

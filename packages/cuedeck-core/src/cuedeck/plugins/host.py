@@ -31,8 +31,9 @@ import pluggy
 
 from cuedeck import hookspecs
 from cuedeck.errors import CueError, InvalidInput
+from cuedeck.layout import CORE_PLACES, WORKSPACE_DIR, Places, place_name
 from cuedeck.plugins.entry_points import PluginEntry, entry_points
-from cuedeck.plugins.registry import Registered, Registry
+from cuedeck.plugins.registrations import Registered, Registry
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterable
@@ -43,16 +44,17 @@ if TYPE_CHECKING:
         Embedder,
         InitStep,
         Masker,
-        Pruner,
         SceneSource,
         SearcherFactory,
     )
     from cuedeck.index.parsers import Parsers
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck.token_counts import TokenCounter
 
 log = logging.getLogger("cuedeck")
 T = TypeVar("T")
+#: The kinds ``register_paths`` takes (:data:`cuedeck.hooktypes.PathKind`).
+PATH_KINDS = ("private", "control")
 
 #: Core's own plugins, registered after the entry points (so called before them): thin
 #: modules of ``@hookimpl`` functions that import the domain inside each hook, so loading
@@ -64,6 +66,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "cuedeck.default_plugins.pruners",
     "cuedeck.default_plugins.tools",
     "cuedeck.default_plugins.parsers",
+    "cuedeck.default_plugins.processes",
 )
 
 #: The plugin whose hook implementation is running (the ``register`` callback's owner).
@@ -113,6 +116,7 @@ class PluginHost:
         self._tools: dict[str, Tool] | None = None
         self._checked_tools: dict[str, Tool] | None = None
         self._broken: set[str] = set()  # tools that failed their check, failure recorded
+        self._places: Places | None = None
 
     def __repr__(self) -> str:
         return f"PluginHost({[name for name, _ in self.pluggy.list_name_plugin()]!r})"
@@ -124,6 +128,7 @@ class PluginHost:
         pluggy calls it before the plugins registered earlier."""
         self._registries.clear()
         self._tools = self._checked_tools = None
+        self._places = None
         self._broken.clear()
         return self.pluggy.register(plugin, name=name)
 
@@ -244,7 +249,7 @@ class PluginHost:
         """Tools by name, wrapped with their metadata (built once per host); a tool
         registered by import path is imported when first used."""
         if self._tools is None:
-            from cuedeck.serving.tools import Tool
+            from cuedeck.plugins.tools import Tool
 
             self._tools = {
                 name: Tool.from_function(
@@ -411,14 +416,6 @@ def get_searchers(host: PluginHost) -> dict[str, SearcherFactory]:
     return host.items("register_searchers")
 
 
-def get_pruners(host: PluginHost) -> dict[str, Pruner]:
-    """Pruners by name, each held to the contract by
-    :class:`~cuedeck.scene.pruners.CheckedPruner`."""
-    from cuedeck.scene.pruners import CheckedPruner
-
-    return {name: CheckedPruner(name, p) for name, p in host.items("register_pruners").items()}
-
-
 def get_maskers(host: PluginHost) -> dict[str, Masker]:
     """Maskers by name."""
     return host.items("register_maskers")
@@ -432,6 +429,11 @@ def get_token_counters(host: PluginHost) -> dict[str, TokenCounter]:
 def get_checks(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
     """Health checks for ``cue doctor`` by name: ``check(workspace) -> [Problem]``."""
     return host.items("register_checks")
+
+
+def get_processes(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
+    """Background process listers by name: ``lister(workspace) -> [BackgroundProcess]``."""
+    return host.items("register_processes")
 
 
 def get_services(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
@@ -469,6 +471,31 @@ def get_parsers(host: PluginHost) -> Parsers:
     from cuedeck.index.parsers import build_parsers
 
     return build_parsers(host.collect("register_parsers"))
+
+
+def get_places(host: PluginHost) -> Places:
+    """Core's places (:data:`~cuedeck.layout.CORE_PLACES`) with those the plugins
+    registered through ``register_paths``, built once per host. A name that is not one
+    entry under ``.cuedeck/`` (empty, with a ``/`` inside, ``.`` or ``..``) or a kind that
+    is neither ``private`` nor ``control`` is InvalidInput naming the plugin."""
+    if host._places is None:
+        private, control = set(CORE_PLACES.private), set(CORE_PLACES.control)
+        gitignore = list(CORE_PLACES.gitignore)
+        for name, entry in host.collect("register_paths").items():
+            place = place_name(name)
+            if place in ("", ".", "..") or "/" in place or entry.item not in PATH_KINDS:
+                raise InvalidInput(
+                    f"register_paths: plugin {entry.plugin!r} registered {name!r} as "
+                    f"{entry.item!r}; expected one entry under {WORKSPACE_DIR}/ as "
+                    "'private' or 'control'",
+                    field="register_paths",
+                    help=f"fix or disable the plugin {entry.plugin!r} (CUEDECK_DISABLE_PLUGINS)",
+                )
+            (private if entry.item == "private" else control).add(place)
+            if entry.options.get("gitignore"):
+                gitignore.append(f"{WORKSPACE_DIR}/{name}")
+        host._places = Places(frozenset(private), frozenset(control), tuple(gitignore))
+    return host._places
 
 
 def get_settings(host: PluginHost) -> dict[str, type]:

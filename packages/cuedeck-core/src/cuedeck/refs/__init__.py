@@ -1,2 +1,2 @@
-"""References: the graph of which file refers to which, references to code and
-their drift, and deltas (what changed since a baseline)."""
+"""References to code and how they drift (the recorded state of each, its label
+now), and deltas: what changed in the workspace's files since a baseline."""

@@ -111,7 +111,7 @@ def file_deltas(
             except CueError:
                 continue  # unreadable now: not part of what a scene may show
         elif (
-            protection(path, write=False) is not None
+            protection(path, write=False, places=workspace.places) is not None
             or workspace.parsers.claim(path) is None
             or (workspace.root / path).exists()
         ):
@@ -166,7 +166,7 @@ def diff_file(path: str, before: str | None, after: str | None) -> FileDelta:
 
 
 def _lines(text: str | None) -> list[str]:
-    from cuedeck.markdown.document import split_lines
+    from cuedeck.text import split_lines
 
     return split_lines(text) if text else []
 

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from cuedeck.markdown.document import cites_code
 from cuedeck.models import LineRange, Problem, Symbol
 from cuedeck.refs.coderecord import (
     Recorded,
@@ -115,7 +114,7 @@ def _span(lines: tuple[int, int]) -> str:
 
 def code_references(document: Document) -> list[Reference]:
     """The ``@code/`` references of a document (and ``code/`` entries of ``refs:``)."""
-    return [r for r in document.references if r.kind != "import" and cites_code(r)]
+    return [r for r in document.references if r.kind != "import" and r.cites_code]
 
 
 def reference_key(reference: Reference) -> str:

@@ -12,7 +12,8 @@ by the workspace's token counter. The CLI (``cue scene``, ``cue watch``), the
 One job per module: :mod:`.selection` (which card), :mod:`.candidates` (what and in
 which order), :mod:`.fit` (the budget), :mod:`.render` (the formats), :mod:`.build`
 (putting them together), :mod:`.staleness` (the written scene and its inputs) and
-:mod:`.tool` (the ``build_scene`` tool).
+:mod:`.pruners` (the pruners that fit a scene). The ``build_scene`` tool is served with
+core's other tools (:mod:`cuedeck.serving.scene_tool`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from cuedeck.scene.staleness import (
     scene_problems,
     write_scene,
 )
-from cuedeck.scene.tool import build_scene_tool
 
 __all__ = [
     "FORMATS",
@@ -53,7 +53,6 @@ __all__ = [
     "SceneManifest",
     "SceneReply",
     "build_scene",
-    "build_scene_tool",
     "changed_inputs",
     "check_scene",
     "find_card",

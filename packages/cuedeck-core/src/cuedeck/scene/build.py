@@ -121,7 +121,7 @@ def _options(
     workspace: Workspace, token_limit: int | None, format: str | None, pruner: str | None
 ) -> _Options:
     """The budget, renderer and pruner: the arguments, else ``[scene]`` config."""
-    from cuedeck.plugins.host import get_pruners
+    from cuedeck.scene.pruners import get_pruners
 
     settings = workspace.config.scene
     limit = settings.token_limit if token_limit is None else token_limit
@@ -149,7 +149,7 @@ def _read(
 ) -> tuple[Files, list[tuple[str, bool]]]:
     """Each file once, and each entry's text (its section alone when it has an anchor),
     masked, with whether masking left it as it was."""
-    from cuedeck.markdown.document import split_lines
+    from cuedeck.text import split_lines
 
     files: Files = {}
     texts = []
@@ -235,7 +235,7 @@ def _header(
     """The scene's header: the card, the budget and how it is counted and fitted, the
     config it was built with and the dead references of what it includes (an orphaned
     code reference with its likeliest new home)."""
-    from cuedeck.config import CONFIG_PATH
+    from cuedeck.layout import CONFIG_PATH
 
     config_path = workspace.root / CONFIG_PATH
     config = (

@@ -19,8 +19,8 @@ from cuedeck.scene.shapes import PRIORITIES
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from cuedeck.index.graph import ReferenceGraph
     from cuedeck.models import Document
-    from cuedeck.refs.graph import ReferenceGraph
     from cuedeck.workspace import Workspace
 
 
@@ -102,7 +102,7 @@ def _see_also(
 
 def _global_labels(workspace: Workspace) -> list[str]:
     """``[scene] global`` entries, then docs with ``global: true``, as node labels."""
-    from cuedeck.config import CONFIG_PATH
+    from cuedeck.layout import CONFIG_PATH
 
     documents = workspace.documents
     labels: list[str] = []

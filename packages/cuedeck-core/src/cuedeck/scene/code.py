@@ -161,8 +161,8 @@ def related_items(
     (each item's block and manifest ``row``): each whole while it fits, else as its
     signatures, else left out; at most :data:`MAX_RELATED`."""
     from cuedeck.errors import CueError
-    from cuedeck.markdown.document import split_lines
     from cuedeck.scene.related import card_query, code_ranker
+    from cuedeck.text import split_lines
 
     ranker = code_ranker(workspace) if share > 0 else None
     if ranker is None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from cuedeck.hookspecs import Pruner
     from cuedeck.models import Placement, SceneItem
+    from cuedeck.plugins.host import PluginHost
 
 #: Longest first paragraph an outline keeps, in characters (then it ends with "…").
 PARAGRAPH_CHARS = 320
@@ -117,6 +118,11 @@ class CheckedPruner:
             help="fix the pruner, or choose another with [scene] pruner or --pruner",
             **data,
         )
+
+
+def get_pruners(host: PluginHost) -> dict[str, Pruner]:
+    """The registered pruners by name, each held to the contract by :class:`CheckedPruner`."""
+    return {name: CheckedPruner(name, p) for name, p in host.items("register_pruners").items()}
 
 
 class GreedyPruner:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def card_text(workspace: Workspace, card: Document) -> str:
     """The card's title and body (no frontmatter) as they are on disk."""
-    from cuedeck.markdown.document import split_lines
+    from cuedeck.text import split_lines
 
     lines = split_lines(workspace.snapshot(card.path).text)
     body = "\n".join(lines[card.body_line - 1 :]).strip()

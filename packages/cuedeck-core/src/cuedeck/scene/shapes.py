@@ -9,6 +9,7 @@ import attrs
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.text import counted
+from cuedeck.watch.reflects import Reflects  # noqa: TC001 (a reply's schema names it)
 
 if TYPE_CHECKING:
     from cuedeck.models import Placement
@@ -20,7 +21,7 @@ PRIORITIES = {
     "card": 100,
     "direct": 50,
     "delta": 45,
-    "memory": 40,
+    "extra": 40,  # what scene sources add, unless they say (SceneExtra.priority)
     "indirect": 25,
     "related": 22,
     "linked": 20,
@@ -85,10 +86,12 @@ class SceneManifest(TypedDict):
 
 
 class SceneReply(TypedDict):
-    """What the ``build_scene`` tool returns: the scene's text and its manifest."""
+    """What the ``build_scene`` tool returns: the scene's text, its manifest, and what
+    the files it was built from reflect."""
 
     text: str
     manifest: SceneManifest
+    reflects: Reflects
 
 
 @attrs.frozen

@@ -1,3 +1,3 @@
-"""Tools and how they are served: the tool type, serving a call (validate,
-call, mask), tool references and guides, confirmations, paging, HTTP guards and
-ports, and core's own tools (``read_doc``, the file tools)."""
+"""Serving tools: a call validated, run and masked (calls), tool references
+and guides, confirmations of destructive calls, paging, HTTP guards and ports, and
+core's own tools (``read_doc``, the file tools, ``build_scene``)."""

@@ -19,15 +19,15 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
     from cuedeck.masking.session import MaskSession
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
 
 #: The names of the tools the current caller can reach; None: every registered tool.
 _OFFERED: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar(
     "cuedeck_offered_tools", default=None
 )
-#: The mask session of the reply being served (see :func:`request_masking`).
-_REPLY: contextvars.ContextVar[MaskSession | None] = contextvars.ContextVar(
+#: The workspace and mask session of the reply being served (see :func:`request_masking`).
+_REPLY: contextvars.ContextVar[tuple[Workspace, MaskSession] | None] = contextvars.ContextVar(
     "cuedeck_reply_masking", default=None
 )
 
@@ -79,8 +79,8 @@ def request_masking(workspace: Workspace) -> MaskSession | None:
     with this session and learns as it goes (``MaskSession.mask_many(..., learn=True)``):
     the reply then knows those secrets without the request being scanned a second time.
     """
-    session = _REPLY.get()
-    return session if session is not None and session.workspace is workspace else None
+    serving = _REPLY.get()
+    return serving[1] if serving is not None and serving[0] is workspace else None
 
 
 def serve(
@@ -101,7 +101,7 @@ def serve(
 
     session = workspace.mask_session()
     token = _OFFERED.set(frozenset(offered) if offered is not None else None)
-    reply = _REPLY.set(session)
+    reply = _REPLY.set((workspace, session))
     try:
         value = tool.call(workspace, arguments or {})
     finally:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: Letters and digits a person cannot confuse (no 0/O, 1/I/L, 5/S, 2/Z, 8/B).
 ALPHABET = "34679ACDEFGHJKMNPQRTUVWXY"
@@ -44,7 +44,7 @@ TTL_SECONDS = 300.0
 
 
 #: The argument of a destructive tool that carries the token (``confirmed_token`` is
-#: accepted too: :data:`cuedeck.serving.tools.ARGUMENT_ALIASES`).
+#: accepted too: :data:`cuedeck.plugins.tools.ARGUMENT_ALIASES`).
 ConfirmationToken = Annotated[
     str | None,
     pydantic.Field(
@@ -75,13 +75,13 @@ def confirm(
     token that does not confirm it, with a fresh one).
 
     The token is bound to the tool and every validated argument of the call (taken from
-    :data:`cuedeck.serving.tools.CURRENT_CALL`, so nothing is left out), to ``resolved`` (what the
+    :data:`cuedeck.plugins.tools.CURRENT_CALL`, so nothing is left out), to ``resolved`` (what the
     arguments name now: a ref's commit, the files it would overwrite) and to ``state`` (a
     digest of what the call would destroy). ``normalised`` replaces arguments by the form
     the tool reads them in (ids sorted, a path normalised), so that equivalent calls share
     a token; it may only name arguments of the call. ``warning`` says what would be lost.
     """
-    from cuedeck.serving.tools import ARGUMENT_ALIASES, CURRENT_CALL
+    from cuedeck.plugins.tools import ARGUMENT_ALIASES, CURRENT_CALL
 
     call = CURRENT_CALL.get()
     if call is None:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 HASH = "^[0-9a-f]{64}$"
 #: A placeholder masking put in a reply: text that is not in the file.

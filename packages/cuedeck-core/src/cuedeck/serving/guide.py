@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     import pydantic
 
     from cuedeck.models import Document
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 
 #: Any JSON value (a parameter's default, an example reply), named so its schema says so.

@@ -79,7 +79,9 @@ def _with_port(value: str, port: int) -> str:
 class HostOriginGuard:
     """ASGI middleware refusing requests whose ``Host`` or ``Origin`` is not this server's.
 
-    A wrong ``Host`` is 421 (Misdirected Request), a foreign ``Origin`` 403.
+    A wrong ``Host`` is 421 (Misdirected Request), a foreign ``Origin`` 403; the server
+    that owns the guard says how to allow one (``host_help``, ``origin_help``: the
+    setting to change, appended to the refusal).
     """
 
     def __init__(
@@ -90,8 +92,12 @@ class HostOriginGuard:
         port: int,
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
+        host_help: str = "",
+        origin_help: str = "",
     ) -> None:
         self.app = app
+        self.host_help = f" ({host_help})" if host_help else ""
+        self.origin_help = f" ({origin_help})" if origin_help else ""
         names = list(LOOPBACK_NAMES)
         if not _unspecified(host):
             names.append(_bracketed(host))
@@ -126,15 +132,13 @@ class HostOriginGuard:
             await _refuse(
                 send,
                 421,
-                "Misdirected Request: the Host header does not name this server "
-                "(add it to [mcp] allowed_hosts to serve under that name)",
+                f"Misdirected Request: the Host header does not name this server{self.host_help}",
             )
         elif not self.origin_allowed(headers.get("origin")):
             await _refuse(
                 send,
                 403,
-                "Forbidden: requests from this Origin are not allowed "
-                "(add it to [mcp] allowed_origins to trust it)",
+                f"Forbidden: requests from this Origin are not allowed{self.origin_help}",
             )
         elif length is not None and (not length.strip().isdigit() or int(length) > MAX_BODY_BYTES):
             await _refuse(

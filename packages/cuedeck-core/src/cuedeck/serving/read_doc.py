@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 else:
     # The tool's annotations name pydantic; ``cue --help`` imports this module without
     # ever evaluating them, so pydantic loads on first use.
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 #: The published path pattern: the specification's, widened to any relative name. The
 #: specification's character class would refuse ``.cuedeck/docs/*.md`` and names like

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
 
 FILE = "reference.yaml"
 #: The parts every reference must have, in the order docs/tools.md shows them.

@@ -14,9 +14,11 @@ files created, deleted or renamed; a folder created, removed or renamed, a lost 
 and the command walks the whole tree as before.
 
 The watcher holds ``.cuedeck/.cache/freshness.lock`` (one per workspace), exits after
-:data:`IDLE_SECONDS` without a question, and is started by the first command that walks
-(only where inotify exists; elsewhere every command walks). Nothing here is imported by
-a command that does not use it.
+``[watch] watcher_idle_seconds`` (:data:`IDLE_SECONDS`) without a question, and is
+started by the first command that walks (only where inotify exists; elsewhere every
+command walks). It answers ``status`` too (its pid, age and idle limit, for ``cue
+status``), which does not keep it alive. Nothing here is imported by a command that does
+not use it.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ if TYPE_CHECKING:
 # ctypes, socket, select and subprocess are imported where used: the index imports this
 # module for its stamp, and most commands never ask a watcher.
 
-#: A watcher exits after this long without a question (``CUEDECK_WATCHER_IDLE``: seconds).
-IDLE_SECONDS = 1800.0
+#: A watcher exits after this long without a question (the default of ``[watch]
+#: watcher_idle_seconds``).
+IDLE_SECONDS = 900
 STAMP = f"{CACHE_DIR}/freshness.json"
 LOCK = f"{CACHE_DIR}/freshness.lock"
 LOG = f"{CACHE_DIR}/freshness.log"
@@ -87,20 +90,36 @@ def address(root: Path) -> str:
 # -- the command's side ----------------------------------------------------------------------
 
 
-def ask(root: Path) -> tuple[str, int, list[str] | None] | None:
-    """What changed under ``root`` since the recorded stamp: ``(watcher id, number,
-    paths)`` (paths None when unknown: walk), or None when no watcher answers."""
+def ask(root: Path, stamp: tuple[str, int] | None) -> tuple[str, int, list[str] | None] | None:
+    """What changed under ``root`` since ``stamp`` (a watcher id and change number):
+    ``(watcher id, number, paths)`` (paths None when unknown: walk), or None when no
+    watcher answers."""
+    question = f"changes {stamp[0] if stamp else '-'} {stamp[1] if stamp else -1}"
+    reply = _question(root, question)
+    try:
+        return str(reply["id"]), int(reply["seq"]), reply["paths"]
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def status(root: Path) -> dict[str, Any] | None:
+    """The running watcher of ``root`` (``pid``, ``started``: a Unix time, ``idle``: its
+    limit, ``quiet``: seconds since its last question), or None when none answers."""
+    reply = _question(root, "status")
+    return reply if reply is not None and "pid" in reply else None
+
+
+def _question(root: Path, question: str) -> Any:
+    """The watcher's answer to ``question`` (decoded JSON), or None."""
     import socket
 
-    stamp = read_stamp(root)
-    question = f"changes {stamp[0] if stamp else '-'} {stamp[1] if stamp else -1}\n"
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.settimeout(ANSWER_TIMEOUT)
             connection.connect(address(root))
             if not same_user(connection):  # an abstract socket has no file permissions
                 return None
-            connection.sendall(question.encode())
+            connection.sendall(question.encode() + b"\n")
             data = b""
             while not data.endswith(b"\n"):
                 chunk = connection.recv(65536)
@@ -108,19 +127,22 @@ def ask(root: Path) -> tuple[str, int, list[str] | None] | None:
                     break
                 data += chunk
         reply = json.loads(data)
-        return str(reply["id"]), int(reply["seq"]), reply["paths"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         return None
+    return reply if isinstance(reply, dict) else None
 
 
-def changes_seen(root: Path) -> tuple[str, int, list[str] | None] | None:
+def changes_seen(
+    root: Path, idle: float = IDLE_SECONDS
+) -> tuple[str, int, list[str] | None] | None:
     """What the workspace's watcher saw change since the stamp (see :func:`ask`); None
-    where there is no watcher, and then one is started for the next command."""
+    where there is no watcher, and then one is started for the next command (to leave
+    after ``idle`` seconds without a question)."""
     if not supported():
         return None
-    found = ask(root)
+    found = ask(root, read_stamp(root))
     if found is None:
-        start(root)
+        start(root, idle)
     return found
 
 
@@ -153,8 +175,9 @@ def write_stamp(root: Path, watcher: str, seq: int) -> None:
         atomic_write(root / STAMP, json.dumps({"id": watcher, "seq": seq}).encode())
 
 
-def start(root: Path) -> None:
-    """Start the workspace's watcher in the background (it exits at once if one runs)."""
+def start(root: Path, idle: float = IDLE_SECONDS) -> None:
+    """Start the workspace's watcher in the background (it exits at once if one runs),
+    to leave after ``idle`` seconds without a question."""
     import subprocess
 
     log = root / LOG
@@ -162,7 +185,7 @@ def start(root: Path) -> None:
     with log.open("ab") as out:
         _STARTED.append(
             subprocess.Popen(
-                [sys.executable, "-m", "cuedeck.watch.watcher", str(root)],
+                [sys.executable, "-m", "cuedeck.watch.watcher", str(root), str(idle)],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
@@ -287,7 +310,8 @@ def _unpack(data: bytes, offset: int) -> tuple[int, int, int, int]:
 
 
 def serve(root: Path, idle: float = IDLE_SECONDS) -> int:
-    """Watch ``root`` and answer questions until idle for ``idle`` seconds."""
+    """Watch ``root`` and answer questions until idle for ``idle`` seconds (a ``status``
+    question does not count: it only looks)."""
     import select
     import socket
     import time
@@ -310,26 +334,31 @@ def serve(root: Path, idle: float = IDLE_SECONDS) -> int:
             return 0
         server.listen(16)
         print(f"watching {root} (pid {os.getpid()}, {len(watcher.folders)} folders)", flush=True)
-        last = time.monotonic()
-        while time.monotonic() - last < idle:
-            ready, _, _ = select.select([watcher.fd, server], [], [], 60)
+        started, last = time.time(), time.monotonic()
+        while (left := idle - (time.monotonic() - last)) > 0:
+            ready, _, _ = select.select([watcher.fd, server], [], [], left)
             if watcher.fd in ready:
                 watcher.drain()
-            if server in ready:
-                connection, _ = server.accept()
-                with connection:
-                    connection.settimeout(ANSWER_TIMEOUT)
-                    with contextlib.suppress(OSError, ValueError):
-                        if not same_user(connection):
-                            continue
-                        question = connection.recv(4096).decode()
-                        reply = json.dumps(watcher.answer(question)) + "\n"
-                        connection.sendall(reply.encode())
-                last = time.monotonic()
+            if server not in ready:
+                continue
+            connection, _ = server.accept()
+            with connection, contextlib.suppress(OSError, ValueError):
+                connection.settimeout(ANSWER_TIMEOUT)
+                if not same_user(connection):
+                    continue
+                question = connection.recv(4096).decode()
+                if question.strip() == "status":
+                    quiet = time.monotonic() - last
+                    answer: dict[str, object] = {
+                        "pid": os.getpid(), "started": started, "idle": idle, "quiet": quiet
+                    }  # fmt: skip
+                else:
+                    answer, last = watcher.answer(question), time.monotonic()
+                connection.sendall(json.dumps(answer).encode() + b"\n")
         return 0
     finally:
         lock.release()
 
 
 if __name__ == "__main__":  # pragma: no cover (run as a process by the tests)
-    sys.exit(serve(Path(sys.argv[1]), float(os.environ.get("CUEDECK_WATCHER_IDLE", IDLE_SECONDS))))
+    sys.exit(serve(Path(sys.argv[1]), float(sys.argv[2]) if len(sys.argv) > 2 else IDLE_SECONDS))

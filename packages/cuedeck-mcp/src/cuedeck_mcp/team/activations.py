@@ -210,13 +210,18 @@ def unsaved_work(team: Team, record: Activation) -> list[str]:
     no remote branch; for a composite, its own cards and memory. Empty when nothing."""
     folder = team.user_path(record)
     if record.kind != "activation":
-        from cuedeck.layout import CARDS_DIR, MEMORY_DIR
+        from cuedeck.layout import CARDS_DIR, CORE_PLACES
+        from cuedeck.plugins.host import get_places, make_plugin_host
 
         cards = sorted((folder / CARDS_DIR).glob("*.md"))
         lost = [f"card: {path.name}" for path in cards]
-        memory = folder / MEMORY_DIR
-        if memory.is_dir() and any(path.is_file() for path in memory.rglob("*")):
-            lost.append(f"memory: {MEMORY_DIR}/")
+        # What plugins keep there and git ignores (memory, for one) is one person's work.
+        for line in get_places(make_plugin_host()).gitignore:
+            place = folder / line.rstrip("/")
+            if line in CORE_PLACES.gitignore or not place.exists():
+                continue
+            if place.is_file() or any(path.is_file() for path in place.rglob("*")):
+                lost.append(f"{place.name}: {line}")
         return lost
     status = gitops.git(folder, "status", "--porcelain", "--untracked-files=all").stdout
     lost = [f"changed: {line[3:]}" for line in status.splitlines() if line.strip()]

@@ -18,7 +18,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import LockError
-from cuedeck.layout import GITIGNORE_LINES, WORKSPACE_DIR
+from cuedeck.layout import WORKSPACE_DIR
+from cuedeck_mcp.paths import TEAM_DIR
 from cuedeck_mcp.team.disk import remove_tree
 from cuedeck_mcp.team.errors import RepositoryBusy
 from cuedeck_mcp.team.registry import Activation, Registry, Shared
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
 
 #: The team's folder, relative to its home.
-TEAM_DIR = f"{WORKSPACE_DIR}/team"
 #: How long a change waits for another one on the same repository before it is 1406.
 LOCK_WAIT = 5.0
 
@@ -125,6 +125,7 @@ def prepare_workspace(root: Path, *, config_from: Path | None = None) -> None:
     repository has none, and git told to ignore CueDeck's files there (locally)."""
     from cuedeck.config import render_default_config
     from cuedeck.layout import CACHE_DIR, CONFIG_PATH
+    from cuedeck.plugins.host import get_places, make_plugin_host
     from cuedeck_mcp.team.gitops import exclude_locally
 
     own = root / WORKSPACE_DIR
@@ -138,7 +139,7 @@ def prepare_workspace(root: Path, *, config_from: Path | None = None) -> None:
         )
         (root / CONFIG_PATH).write_text(text, encoding="utf-8")
         exclude_locally(root, f"/{WORKSPACE_DIR}/")
-    for line in GITIGNORE_LINES:
+    for line in get_places(make_plugin_host()).gitignore:
         exclude_locally(root, f"/{line}")
 
 

@@ -22,7 +22,7 @@ from cuedeck_mcp.team.errors import RepositoryRequired
 from cuedeck_mcp.team.registry import is_global
 
 if TYPE_CHECKING:
-    from cuedeck.serving.tools import Tool
+    from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.roles import Caller
     from cuedeck_mcp.runtime import WorkspaceRuntime
     from cuedeck_mcp.team.home import Team

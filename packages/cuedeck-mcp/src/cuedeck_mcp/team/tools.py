@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
     from cuedeck_mcp.team.home import Team
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 Alias = Annotated[
     str,

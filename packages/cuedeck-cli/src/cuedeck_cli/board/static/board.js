@@ -60,7 +60,10 @@ async function loadCards() {
   fillSelect($("#f-priority"), state.data.priorities);
   fillSelect($("#f-assignee"), state.data.assignees);
   $('.tab[data-view="memory"]').hidden = !state.data.memory;
-  if (state.data.background && state.data.background.length) notice(state.data.background.join(" · "));
+  if (state.data.warnings && state.data.warnings.length) notice(state.data.warnings.join(" · "));
+  const background = state.data.background || [];
+  $("#background").hidden = !background.length;
+  $("#background").textContent = background.length ? `In the background: ${background.join(" · ")}` : "";
   renderCards();
 }
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
     from cuedeck_code.listing import Entry
 else:
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 Folder = Annotated[
     str, pydantic.Field(description="Workspace-relative folder ('.' for the root)", max_length=1000)

@@ -22,8 +22,8 @@ from cuedeck.errors import InvalidInput, ToolLoadFailed
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
+    from cuedeck.hooktypes import WorkspaceArg
     from cuedeck.settings import RateLimit
-    from cuedeck.workspace import Workspace
 
 
 class _LazyModule:
@@ -177,7 +177,7 @@ class Tool:
         self.rate_limit = rate_limit
         #: The argument naming the path (or list of paths; None: the whole workspace)
         #: the tool changes: such a tool takes ``force`` too, and its calls pass
-        #: :func:`cuedeck.serving.claims.guard_writes` before it runs.
+        #: :func:`cuedeck.plugins.claims.guard_writes` before it runs.
         self.writes = writes
         if not isinstance(target, str):
             self.check()
@@ -357,7 +357,7 @@ class Tool:
             names.append(FORCE)
         return {name: getattr(model, name) for name in names}
 
-    def call(self, workspace: Workspace, arguments: Mapping[str, Any] | None = None) -> Any:
+    def call(self, workspace: WorkspaceArg, arguments: Mapping[str, Any] | None = None) -> Any:
         """Validate ``arguments`` and run the tool on ``workspace`` (as :data:`CURRENT_CALL`)."""
         arguments = arguments or {}
         known = _VALIDATED.get()
@@ -379,9 +379,9 @@ class Tool:
         finally:
             CURRENT_CALL.reset(running)
 
-    def _guard(self, workspace: Workspace, arguments: Mapping[str, Any], force: bool) -> None:
+    def _guard(self, workspace: WorkspaceArg, arguments: Mapping[str, Any], force: bool) -> None:
         """Refuse a write to paths another agent's claim holds (unless ``force``)."""
-        from cuedeck.serving.claims import guard_writes
+        from cuedeck.plugins.claims import guard_writes
 
         assert self.writes is not None
         value = arguments.get(self.writes)

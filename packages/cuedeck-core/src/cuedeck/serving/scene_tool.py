@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 else:
     # The tool's annotations name pydantic; ``cue --help`` imports this module without
     # ever evaluating them, so pydantic loads on first use.
-    from cuedeck.serving.tools import lazy_pydantic as pydantic
+    from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
 
 def build_scene_tool(
@@ -55,5 +55,7 @@ def build_scene_tool(
     candidate with its priority, tokens and how it was placed (and why). It writes only
     the first record of a code reference; `cue scene` writes .cuedeck/SCENE.md.
     """
+    from cuedeck.watch.reflects import reflects
+
     scene = build_scene(workspace, card_id, token_limit, format=format, since=since, stack=stack)
-    return {"text": scene.text, "manifest": scene.manifest}
+    return {"text": scene.text, "manifest": scene.manifest, "reflects": reflects(workspace)}

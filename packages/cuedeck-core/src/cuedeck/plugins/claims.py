@@ -1,11 +1,15 @@
 """Claims as core sees them: who is acting, and the guard every path-writing tool passes.
 
+The ``claims`` service's typed view (as the host's other typed views of what plugins
+registered), kept in this room so that :class:`cuedeck.plugins.tools.Tool` can call the
+guard without reaching above itself.
+
 Agents take cards with claims that expire unless renewed (a lease), and a claim may name
 the files it intends to change. Core keeps no claims: a plugin registers the ``claims``
 service (the tasks plugin does), an object of the :class:`ClaimRegistry` protocol, and
 core asks it two things through this module alone:
 
-- :func:`guard_writes`: called by :meth:`cuedeck.serving.tools.Tool.call` for every tool
+- :func:`guard_writes`: called by :meth:`cuedeck.plugins.tools.Tool.call` for every tool
   registered with ``writes=`` (the file tools, the git tools that take paths) before the
   tool runs. Paths another agent's live claim holds are refused by the registry with its
   own error (who holds them, until when) unless the call passed ``force``, which the
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from contextvars import Token
 
-    from cuedeck.workspace import Workspace
+    from cuedeck.hooktypes import WorkspaceArg
 
 #: The name of the service a claims plugin registers (``register_services``).
 CLAIMS_SERVICE = "claims"
@@ -147,7 +151,7 @@ def acting_agent(given: str | None = None, *, field: str = "agent") -> str:
         return "local"
 
 
-def claim_registry(workspace: Workspace) -> ClaimRegistry | None:
+def claim_registry(workspace: WorkspaceArg) -> ClaimRegistry | None:
     """The workspace's ``claims`` service, or None when no installed plugin keeps claims."""
     try:
         found = workspace.service(CLAIMS_SERVICE)
@@ -161,20 +165,20 @@ def claim_registry(workspace: Workspace) -> ClaimRegistry | None:
     return found
 
 
-def claims_version(workspace: Workspace) -> str:
+def claims_version(workspace: WorkspaceArg) -> str:
     """:meth:`ClaimRegistry.version` of the workspace's claims (``""`` without any)."""
     registry = claim_registry(workspace)
     return "" if registry is None else registry.version()
 
 
-def holder_of(workspace: Workspace, card_id: str) -> Hold | None:
+def holder_of(workspace: WorkspaceArg, card_id: str) -> Hold | None:
     """Who holds card ``card_id`` now (None: nobody, or no plugin keeps claims)."""
     registry = claim_registry(workspace)
     return None if registry is None else registry.holder(card_id)
 
 
 def guard_writes(
-    workspace: Workspace, tool: str, paths: Sequence[str | None], *, force: bool
+    workspace: WorkspaceArg, tool: str, paths: Sequence[str | None], *, force: bool
 ) -> None:
     """Let ``tool`` write ``paths`` (as the call gave them; None is the whole workspace)
     only where no other agent's live claim holds them (see :class:`ClaimRegistry`)."""

@@ -23,7 +23,6 @@ import rustworkx as rx
 
 from cuedeck.errors import did_you_mean, suggestion_text
 from cuedeck.layout import CARDS_DIR, DOCS_DIR
-from cuedeck.markdown.document import cites_code
 from cuedeck.models import Document, Problem, Reference
 
 if TYPE_CHECKING:
@@ -146,7 +145,7 @@ class ReferenceGraph:
         if reference.kind != "wiki" and not (
             reference.kind == "frontmatter"
             and not reference.target.endswith(".md")
-            and not cites_code(reference)
+            and not reference.cites_code
         ):
             return reference.target if reference.target in self.documents else None
         name = reference.target.strip().removesuffix(".md")

@@ -6,7 +6,7 @@ import click
 import pytest
 
 from cuedeck.errors import InvalidInput
-from cuedeck.plugins.registry import Registry
+from cuedeck.plugins.registrations import Registry
 
 
 @click.command("hello")

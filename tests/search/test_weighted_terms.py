@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from cuedeck import open_workspace
-from cuedeck.markdown.document import split_lines
 from cuedeck.models import Document
+from cuedeck.text import split_lines
 from cuedeck_search.bm25 import KeywordSettings
 from cuedeck_search.keyword import tokenise as tokenise_one
 from cuedeck_search.postings import Postings, build, combine, stable_order
 from cuedeck_search.sections import keyword_sections, split_sections
-from cuedeck_search.tokenising import tokenise
+from cuedeck_search.weighted_terms import tokenise
 from tests.conftest import MakeWorkspace
 
 GOLDEN = Path(__file__).parent / "golden" / "docs"

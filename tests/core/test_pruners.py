@@ -10,8 +10,8 @@ import pytest
 
 from cuedeck.errors import CueError
 from cuedeck.models import Placement, SceneItem
-from cuedeck.plugins.host import get_pruners, make_plugin_host
-from cuedeck.scene.pruners import CheckedPruner, GreedyPruner, OutlinePruner, outline
+from cuedeck.plugins.host import make_plugin_host
+from cuedeck.scene.pruners import CheckedPruner, GreedyPruner, OutlinePruner, get_pruners, outline
 from cuedeck.token_counts import EstimateCounter
 
 COUNT = EstimateCounter().count

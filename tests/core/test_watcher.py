@@ -149,3 +149,39 @@ def test_cue_search_sees_edit_create_delete_and_rename(watched: Path) -> None:
     assert search("echidna") == ["docs/moved.md"]
     (watched / "docs/moved.md").unlink()
     assert search("echidna") == []
+
+
+def test_a_long_lived_reader_catches_up_through_the_watcher(
+    watched: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script or notebook keeps one workspace: each catch_up costs a question to the
+    watcher, and edits made since the last one are read, path by path."""
+    from cuedeck.watch.reflects import reflects
+
+    workspace = open_workspace(watched)
+    workspace.catch_up()  # the first read walks, and notes where the watcher stands
+    assert reflects(workspace)["watch"] == "watcher"
+    with (watched / "docs/page5.md").open("a", encoding="utf-8") as handle:
+        handle.write("\n## Numbat\n")
+    (watched / "docs/page6.md").unlink()
+    walks: list[object] = []
+    monkeypatch.setattr(workspace.index, "refresh", lambda **options: walks.append(options))
+    workspace.catch_up()
+    assert walks == []  # what changed, not a walk
+    assert "Numbat" in [h.text for h in workspace.document("docs/page5.md").headings]
+    assert "docs/page6.md" not in workspace.index
+    block = reflects(workspace)
+    assert (block["watch"], block["pending"]) == ("watcher", [])
+
+
+def test_without_a_watcher_the_reply_says_it_is_a_snapshot(make_workspace: MakeWorkspace) -> None:
+    from cuedeck.watch.reflects import reflects
+
+    root = make_workspace(FILES)
+    workspace = open_workspace(root)
+    workspace.catch_up()
+    (root / "docs/page5.md").write_text("# Renamed page\n", encoding="utf-8")
+    workspace.catch_up()  # no watcher runs: nothing to ask, and no walk either
+    assert workspace.document("docs/page5.md").headings[0].text == "Page 5"
+    block = reflects(workspace)
+    assert (block["watch"], block["pending"]) == ("none", None)

@@ -1,0 +1,152 @@
+"""How the keyword side ranks a workspace that holds code: file evidence, tests demoted.
+
+A code document's sections are its definitions, each short, so a file's best sections
+say little about the file: a test that calls a function once in a short test ranks as
+high as the module that defines it and uses its words all over. So when the workspace
+holds code, a code file also gets **whole-file evidence**: BM25 over the file as one
+document (its sections' weighted term frequencies summed, its length their lengths'
+sum), beside its section score. Both sides are scaled by their best file for the query
+and added, the whole-file side weighing ``FILE_EVIDENCE``. CueDeck's own docs and cards
+(``.cuedeck/``) get the same evidence; the project's other prose (a README, a changelog,
+a documentation site) keeps its section score alone, so in a repository its pages rank
+below the code a query's words are spread through (on the tuning repositories, giving
+them the evidence too cost 0.07 MRR: they are never a change's answer, but often match
+its title). Then **tests and examples are demoted** (their score times
+``TEST_FACTOR`` or ``EXAMPLE_FACTOR``, judged by the path) unless the query says
+``test``: they mention what they exercise as often as the code that defines it.
+
+Measured on the five tuning repositories of benchmarks/code_cases.py (file-level MRR,
+keyword side; benchmarks/README.md, "Code ranking"). A workspace without code ranks as
+before, to the bit: these apply only where a code file is among the documents.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cuedeck.layout import WORKSPACE_DIR
+from cuedeck_search.bm25 import idf
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from numpy.typing import NDArray
+
+#: Weight of the whole-file side against the section side (each scaled to its best).
+FILE_EVIDENCE = 2.0
+#: Weight of a definition's file score beside its own, for rankers of definitions.
+DEFINITION_FILE_EVIDENCE = 1.0
+TEST_FACTOR = 0.3
+EXAMPLE_FACTOR = 0.5
+#: Hybrid's weights on code: the semantic side is the weaker one there (file-level MRR on
+#: the tuning repositories: keyword 0.675, semantic 0.489 on average), so it weighs 0.3
+#: where on prose it weighs ``[search] semantic_weight`` (0.7). A workspace's weights
+#: are the two blended by the share of its sections that are code.
+CODE_SEMANTIC_WEIGHT = 0.3
+CODE_KEYWORD_WEIGHT = 0.7
+#: Prose that gets whole-file evidence too: CueDeck's own docs and cards.
+OWN_DOCS = f"{WORKSPACE_DIR}/"
+
+_TEST = re.compile(
+    r"(?:^|/)(?:tests?|__tests__|testing|testdata|spec|specs|fixtures|e2e)/"
+    r"|(?:^|/)(?:test_[^/]*\.py|[^/]*_test\.(?:py|go)|conftest\.py|[^/]*\.(?:test|spec)\.[cm]?[jt]sx?"
+    r"|[^/]*Tests?\.(?:java|kt|cs)|[^/]*_spec\.rb)$"
+)
+_EXAMPLE = re.compile(r"(?:^|/)(?:examples?|_examples|benches|bench|benchmarks?|docs_src)/")
+#: Query terms that ask for tests (analysed, as :func:`cuedeck_search.analysis.terms` gives).
+_ASKS_FOR_TESTS = frozenset({"test", "tests", "spec", "fixtur", "pytest", "unittest"})
+
+
+def path_factor(path: str) -> float:
+    """What a code file's keyword score is multiplied by: tests and examples less."""
+    if _TEST.search(path):
+        return TEST_FACTOR
+    if _EXAMPLE.search(path):
+        return EXAMPLE_FACTOR
+    return 1.0
+
+
+def asks_for_tests(query_terms: Iterable[str]) -> bool:
+    """Whether a query's terms name tests (then tests are not demoted)."""
+    return not _ASKS_FOR_TESTS.isdisjoint(query_terms)
+
+
+def whole_files(
+    columns: Iterable[tuple[str, int, NDArray[np.integer[Any]], NDArray[np.floating[Any]]]],
+    doc_lengths: NDArray[np.float64],
+    code: NDArray[np.bool_],
+    k1: float,
+    b: float,
+) -> NDArray[np.float64]:
+    """BM25 of each code document as one whole, from its sections' postings.
+
+    ``columns`` gives, per query term, the term, how often the query holds it, the
+    document of each live section holding it and the term's weighted frequency there.
+    Document frequencies and the average length count live code documents only.
+    """
+    scores = np.zeros(len(doc_lengths), dtype=np.float64)
+    count = int(code.sum())
+    if not count:
+        return scores
+    average = float(doc_lengths[code].mean()) or 1.0
+    norm = k1 * (1.0 - b + b * doc_lengths / average)
+    for _, times, docs, frequencies in columns:
+        keep = code[docs]
+        if not keep.any():
+            continue
+        tf = np.bincount(docs[keep], weights=frequencies[keep], minlength=len(doc_lengths))
+        df = int(np.count_nonzero(tf))
+        scores += times * idf(count, df) * tf * (k1 + 1.0) / (tf + norm)
+    return scores
+
+
+def combine(
+    sections: NDArray[np.float64],
+    whole: NDArray[np.float64],
+    factors: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """File scores: sections scaled to their best, plus ``FILE_EVIDENCE`` times the
+    whole-file scores scaled to theirs, times each file's factor (all ones when the
+    query asks for tests)."""
+    best_sections = float(sections.max(initial=0.0))
+    best_whole = float(whole.max(initial=0.0))
+    scores = sections / best_sections if best_sections > 0 else np.zeros_like(sections)
+    if best_whole > 0:
+        scores = scores + FILE_EVIDENCE * whole / best_whole
+    return scores * factors
+
+
+def definitions(
+    sections: NDArray[np.float64],
+    files: NDArray[np.float64],
+    section_doc: NDArray[np.int64],
+    code_sections: NDArray[np.bool_],
+    factors: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """Scores of code sections for rankers of definitions: the section's own score scaled
+    to the best code section's, plus ``DEFINITION_FILE_EVIDENCE`` times its file's score
+    (``files``, from :func:`combine`) scaled to the best file's, times its file's factor;
+    0 for sections that matched nothing and for prose."""
+    scores = np.zeros(len(sections), dtype=np.float64)
+    matched = np.flatnonzero((sections > 0) & code_sections)  # few: computed for these only
+    if not len(matched):
+        return scores
+    own = sections[matched]
+    docs = section_doc[matched]
+    best_file = float(files.max(initial=0.0)) or 1.0
+    evidence = DEFINITION_FILE_EVIDENCE * files[docs] / best_file
+    scores[matched] = (own / float(own.max()) + evidence) * factors[docs]
+    return scores
+
+
+def weights(prose_semantic: float, prose_keyword: float, code_share: float) -> tuple[float, float]:
+    """Hybrid's ``(semantic, keyword)`` weights for a workspace whose sections are
+    ``code_share`` code: the prose weights and the code ones, blended by that share."""
+    share = min(max(code_share, 0.0), 1.0)
+    return (
+        prose_semantic * (1 - share) + CODE_SEMANTIC_WEIGHT * share,
+        prose_keyword * (1 - share) + CODE_KEYWORD_WEIGHT * share,
+    )
