@@ -59,7 +59,7 @@ class TaskSummary(TypedDict):
     assignee: str | None
     tags: list[str]
     depends_on: list[str]
-    claim: Annotated[ClaimSummary | None, Field(description="The live claim on it, if any")]
+    claim: Annotated[ClaimSummary | None, Field(description="Who holds it, if anyone")]
 
 
 class TaskMetadata(TypedDict):
@@ -198,7 +198,7 @@ def list_tasks(
     updated: DateFilterText | None = None,
     claimed: Annotated[
         bool | None,
-        Field(description="true: only cards an agent holds; false: only cards nobody holds"),
+        Field(description="true: held cards only; false: free ones only"),
     ] = None,
 ) -> list[TaskSummary]:
     """List task cards by status, assignee, tags, priority, dates and claims, sorted by id.
