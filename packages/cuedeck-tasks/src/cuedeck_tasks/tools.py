@@ -312,7 +312,8 @@ def update_task(
 
     Nothing else changes. A code reference added (code/PATH#Symbol) must exist; its
     current text is recorded, so scenes and doctor notice when it drifts. With
-    content_hash, a card changed since it was read is refused (1005).
+    content_hash, a card changed since it was read is refused (1005). Status done ends
+    the caller's claim on the card; another agent's live claim refuses it (1500).
     """
     changes = CardChanges(
         title=updates.get("title"),

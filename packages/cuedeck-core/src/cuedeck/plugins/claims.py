@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.errors import CueError, InvalidInput, MissingExtra
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -190,8 +190,11 @@ def guard_writes(
         if path is None:
             checked.append(WHOLE_WORKSPACE)
             continue
-        # The path as asked and its real path: a link must not slip past a claim.
-        for located in workspace.locate(path, field="file_path", write=True):
-            if located not in checked:
-                checked.append(located)
+        # The path as asked and its real path: a link must not slip past a claim. A path
+        # the workspace refuses is the tool's to refuse, with its own error.
+        try:
+            located = workspace.locate(path, field="file_path", write=True)
+        except CueError:
+            continue
+        checked.extend(p for p in located if p not in checked)
     registry.check_write(checked, agent=acting_agent(), force=force, tool=tool)
