@@ -3,7 +3,7 @@ audit trail checked (every card done once, never two holders at once, expired cl
 taken over within one lease).
 
     uv run python benchmarks/claims.py [--agents 16] [--cards 200] [--lease 2]
-        [--work 0.5:7] [--die 0.05] [--seconds 60] [--transports stdio,http]
+        [--work 0.5:5] [--die 0.05] [--seconds 60] [--transports stdio,http]
 
 Each agent is a process with the MCP SDK's client: over stdio it starts its own ``cue
 mcp`` (separate server processes racing on one claims file), over HTTP all talk to one
@@ -358,7 +358,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=16)
     parser.add_argument("--cards", type=int, default=200)
     parser.add_argument("--lease", type=float, default=2.0)
-    parser.add_argument("--work", default="0.5:7", help="seconds of work per card, LOW:HIGH")
+    parser.add_argument("--work", default="0.5:5", help="seconds of work per card, LOW:HIGH")
     parser.add_argument("--die", type=float, default=0.05)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--transports", default="stdio,http")

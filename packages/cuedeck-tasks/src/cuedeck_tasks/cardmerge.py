@@ -48,6 +48,10 @@ _END = re.compile(r"^>{7}(?: |$)")
 _NOTES = re.compile(r"^##[ \t]+notes[ \t]*#*[ \t]*$", re.IGNORECASE)
 _NOTE_ITEM = re.compile(r"^- ")
 _UPDATED = "updated"
+#: How a card with conflict markers is reported (``cue card list``, ``show``).
+CONFLICT_PROBLEM = (
+    "merge conflict markers (<<<<<<< ... >>>>>>>): resolve the conflict, then remove the markers"
+)
 _MISSING: Any = object()
 
 

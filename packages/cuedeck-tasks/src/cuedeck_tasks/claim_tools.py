@@ -26,7 +26,7 @@ from cuedeck_tasks.store import CardStore, Updated
 
 if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
-    from cuedeck_tasks.claims import Claim, ClaimLedger, Taken
+    from cuedeck_tasks.claim_records import Claim, ClaimLedger, Taken
 
 CardId = Annotated[str, Field(pattern=ID_PATTERN)]
 AgentName = Annotated[

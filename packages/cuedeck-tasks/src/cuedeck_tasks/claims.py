@@ -25,18 +25,27 @@ import logging
 import sqlite3
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from cuedeck.plugins.claims import Hold, iso_time
+from cuedeck.plugins.claims import iso_time
 from cuedeck_tasks.claim_home import claim_home
 from cuedeck_tasks.claim_paths import overlapping
-from cuedeck_tasks.errors import CardClaimed, ClaimNotHeld, PathsClaimed
+from cuedeck_tasks.claim_records import (
+    Claim,
+    ClaimEvent,
+    Taken,
+    claimed_error,
+    not_held_error,
+)
+from cuedeck_tasks.errors import PathsClaimed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
+
+    from cuedeck.plugins.claims import Hold
 
 log = logging.getLogger("cuedeck")
 T = TypeVar("T")
@@ -68,110 +77,6 @@ CREATE INDEX IF NOT EXISTS claim_events_card ON claim_events (scope, card, seq);
 """
 #: How long a claimant waits for another's transaction before giving up (LockError).
 BUSY_SECONDS = 30.0
-
-
-@attrs.frozen
-class Claim:
-    """A card's claim as stored: live while ``until`` (epoch seconds) is ahead."""
-
-    card: str
-    agent: str
-    since: float
-    until: float
-    lease: float
-    paths: tuple[str, ...] = ()
-
-    def live(self, now: float) -> bool:
-        """Whether the lease still runs at ``now``."""
-        return self.until > now
-
-    def hold(self) -> Hold:
-        """The claim as core shows it."""
-        return Hold(self.card, self.agent, self.since, self.until, self.paths)
-
-    def to_record(self, now: float) -> dict[str, Any]:
-        """JSON-ready: card, agent, ISO times, lease, paths and whether it is live."""
-        return {
-            "id": self.card,
-            "agent": self.agent,
-            "since": iso_time(self.since),
-            "until": iso_time(self.until),
-            "lease_seconds": self.lease,
-            "paths": list(self.paths),
-            "live": self.live(now),
-        }
-
-
-@attrs.frozen
-class Taken:
-    """A claim just made: the claim, the agent whose expired claim it took over (or None),
-    and whether the claimant already held it (then it was renewed)."""
-
-    claim: Claim
-    took_over: str | None = None
-    renewed: bool = False
-
-
-@attrs.frozen
-class ClaimEvent:
-    """One entry of the audit trail: ``agent`` did ``event`` to ``card`` at ``at``."""
-
-    seq: int
-    card: str
-    agent: str
-    event: str
-    at: float
-    until: float | None
-    previous: str | None
-    detail: str | None
-
-    def to_record(self) -> dict[str, Any]:
-        """JSON-ready, with ISO times and the epoch seconds beside them."""
-        return {
-            "seq": self.seq,
-            "id": self.card,
-            "agent": self.agent,
-            "event": self.event,
-            "at": iso_time(self.at),
-            "at_epoch": self.at,
-            "until": None if self.until is None else iso_time(self.until),
-            "until_epoch": self.until,
-            "previous": self.previous,
-            "detail": self.detail,
-        }
-
-
-class ClaimLedger(Protocol):
-    """What the task tools need of a claims store (see :class:`ClaimStore`)."""
-
-    def get(self, card: str) -> Claim | None: ...
-    def live(self) -> dict[str, Claim]: ...
-    def holder(self, card_id: str) -> Hold | None: ...
-    def claim(
-        self,
-        card: str,
-        agent: str,
-        *,
-        lease: float,
-        paths: Sequence[str] = (),
-        check: Callable[[str], None] | None = None,
-    ) -> Taken: ...
-    def next(
-        self,
-        agent: str,
-        *,
-        lease: float,
-        candidates: Sequence[tuple[str, int]],
-        still_open: Callable[[str], bool],
-    ) -> tuple[Taken | None, int]: ...
-    def renew(self, card: str, agent: str, *, lease: float | None = None) -> Claim: ...
-    def release(self, card: str, agent: str, *, force: bool = False) -> Claim: ...
-    def finish(
-        self, card: str, agent: str, write: Callable[[], T], *, done: Callable[[T], bool]
-    ) -> T: ...
-    def events(self, card: str | None = None) -> list[ClaimEvent]: ...
-    def check_write(self, paths: Sequence[str], *, agent: str, force: bool, tool: str) -> None: ...
-    def version(self) -> str: ...
 
 
 class ClaimStore:
@@ -313,7 +218,7 @@ class ClaimStore:
         with self._write() as (connection, now):
             row = self._row(connection, card)
             if row is not None and row.agent != agent and row.live(now):
-                raise _claimed(row)
+                raise claimed_error(row)
             if check is not None:
                 check(card)
             return self._take(connection, card, agent, now, lease, tuple(paths), row)
@@ -416,11 +321,11 @@ class ClaimStore:
         with self._write() as (connection, now):
             row = self._row(connection, card)
             if row is None:
-                raise _not_held(card, agent, "release")
+                raise not_held_error(card, agent, "release")
             detail = None
             if row.agent != agent:
                 if row.live(now) and not force:
-                    raise _claimed(row, forced_with="force")
+                    raise claimed_error(row, forced_with="force")
                 detail = f"by {agent}" + (", forced" if row.live(now) else ", after it expired")
             connection.execute(
                 "DELETE FROM claims WHERE scope = ? AND card = ?", (self.scope, card)
@@ -437,7 +342,7 @@ class ClaimStore:
         with self._write() as (connection, now):
             row = self._row(connection, card)
             if row is not None and row.agent != agent and row.live(now):
-                raise _claimed(row)
+                raise claimed_error(row)
             result = write()
             finished = done(result)
             delete = "DELETE FROM claims WHERE scope = ? AND card = ?"
@@ -458,11 +363,11 @@ class ClaimStore:
     ) -> Claim:
         row = self._row(connection, card)
         if row is None:
-            raise _not_held(card, agent, what)
+            raise not_held_error(card, agent, what)
         if row.agent != agent:
             if row.live(now):
-                raise _claimed(row)
-            raise _not_held(card, agent, what, lapsed=row)
+                raise claimed_error(row)
+            raise not_held_error(card, agent, what, lapsed=row)
         return row
 
     def version(self) -> str:
@@ -551,32 +456,3 @@ def _immediate(connection: sqlite3.Connection) -> Iterator[None]:
 def _claim(row: Sequence[Any]) -> Claim:
     card, agent, since, until, lease, paths = row
     return Claim(card, agent, since, until, lease, tuple(json.loads(paths)))
-
-
-def _claimed(row: Claim, *, forced_with: str | None = None) -> CardClaimed:
-    how = f", or pass {forced_with} to take it from them (recorded)" if forced_with else ""
-    return CardClaimed(
-        f"card {row.card} is held by {row.agent} until {iso_time(row.until)}",
-        id=row.card,
-        holder=row.agent,
-        since=iso_time(row.since),
-        until=iso_time(row.until),
-        paths=list(row.paths),
-        help=f"claim another card (next_task finds one), or wait until the lease ends{how}",
-    )
-
-
-def _not_held(card: str, agent: str, what: str, *, lapsed: Claim | None = None) -> ClaimNotHeld:
-    if lapsed is not None:
-        message = (
-            f"{agent} holds no claim on card {card} to {what}: {lapsed.agent}'s claim "
-            f"expired at {iso_time(lapsed.until)}"
-        )
-    else:
-        message = f"{agent} holds no claim on card {card} to {what}"
-    return ClaimNotHeld(
-        message,
-        id=card,
-        agent=agent,
-        help="claim it first (claim_task), or next_task for a free card",
-    )

@@ -45,7 +45,7 @@ from cuedeck_tasks.cardfile import (
     first_title,
     render_frontmatter,
 )
-from cuedeck_tasks.cardmerge import conflict_lines
+from cuedeck_tasks.cardmerge import CONFLICT_PROBLEM, conflict_lines
 from cuedeck_tasks.cards import (
     PRIORITIES,
     Card,
@@ -245,15 +245,9 @@ class CardStore:
     def _parse(card_id: str, data: bytes) -> Card:
         text, replaced = decode(data)
         lines = split_lines(text)
-        conflicted = (
-            conflict_lines(lines) if b"\n<<<<<<<" in data or data.startswith(b"<<<<<<<") else ()
-        )
+        conflicted = conflict_lines(lines) if b"<<<<<<<" in data else ()
         values, problems = frontmatter.read(lines, card_path(card_id))
-        messages = [
-            f"line {line}: merge conflict markers (<<<<<<< ... >>>>>>>): resolve the "
-            "conflict, then remove the markers"
-            for line in conflicted
-        ]
+        messages = [f"line {line}: {CONFLICT_PROBLEM}" for line in conflicted]
         messages += [f"line {p.line}: {p.message}" for p in problems]
         if replaced:
             messages.append("the file is not valid UTF-8")
