@@ -7,7 +7,9 @@ taken over within one lease).
 
 Each agent is a process with the MCP SDK's client: over stdio it starts its own ``cue
 mcp`` (separate server processes racing on one claims file), over HTTP all talk to one
-``uvicorn cuedeck_mcp.asgi:app --workers 2``. An agent loops: ``next_task`` (timed), work
+``uvicorn cuedeck_mcp.asgi:app --workers 2``; ``direct`` runs the same loop (no work, no
+deaths) in as many Python processes calling the tools in-process, without MCP. An agent
+loops: ``next_task`` (timed), work
 for a random time while renewing its claim every third of the lease, then ``release_task``
 with ``done``; with probability ``--die`` it exits mid-work instead, holding its claim, and
 the driver starts a new agent in its place. The run ends when every card is done or at
@@ -102,6 +104,66 @@ async def main():
 
 anyio.run(main)
 """
+
+
+DIRECT = r"""
+import json, sys, time
+from cuedeck.workspace import open_workspace
+
+root, name, out = sys.argv[1:4]
+workspace = open_workspace(root)
+tools = workspace.plugins.tools()
+tools["list_tasks"].call(workspace, {"status": ["todo"]})  # warm
+print("ready", flush=True)
+sys.stdin.readline()
+timings = []
+while True:
+    start = time.perf_counter()
+    taken = tools["next_task"].call(workspace, {"agent": name, "lease_seconds": 30})
+    timings.append((time.perf_counter() - start) * 1000)
+    if taken["id"] is None:
+        break
+    tools["release_task"].call(workspace, {"id": taken["id"], "agent": name, "done": True})
+with open(out, "a") as log:
+    log.write(json.dumps({"agent": name, "ms": timings, "end": time.time()}) + "\n")
+"""
+
+
+def direct(root: Path, processes: int) -> dict[str, Any]:
+    """The same loop without MCP: ``processes`` Python processes calling next_task and
+    release_task(done) through the tools in-process, no work, until every card is done
+    (what the claims file and the card writes allow, with no server in between)."""
+    folder = Path(tempfile.mkdtemp(prefix="claims-direct-"))
+    script, log = folder / "direct.py", folder / "log.jsonl"
+    script.write_text(DIRECT)
+    started = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(root), f"p{n}", str(log)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        for n in range(processes)
+    ]
+    for process in started:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == b"ready"
+    begin = time.time()
+    for process in started:
+        _go(process)
+    for process in started:
+        process.wait(600)
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    timings = sorted(ms for r in records for ms in r["ms"][:-1])  # the last found none
+    end = max(r["end"] for r in records)
+    return {
+        "claims_per_s": round(len(timings) / (end - begin), 1),
+        "next_task_p50_ms": round(timings[len(timings) // 2], 1),
+        "next_task_p95_ms": round(timings[int(0.95 * len(timings))], 1),
+        "seconds": round(end - begin, 1),
+    }
 
 
 def make_workspace(
@@ -353,6 +415,14 @@ def figures(run: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _counts(checked: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "done_once": checked["done_once"],
+        "done_twice": len(checked["done_twice"]),
+        "overlaps": len(checked["overlaps"]),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=16)
@@ -361,7 +431,7 @@ def main() -> None:
     parser.add_argument("--work", default="0.5:5", help="seconds of work per card, LOW:HIGH")
     parser.add_argument("--die", type=float, default=0.05)
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--transports", default="stdio,http")
+    parser.add_argument("--transports", default="stdio,http,direct")
     args = parser.parse_args()
     low, high = (float(x) for x in args.work.split(":"))
     results = {}
@@ -369,6 +439,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / "race"
             make_workspace(root, args.cards)
+            if transport == "direct":
+                results[transport] = {**direct(root, args.agents), **_counts(audit(root, 30))}
+                print(transport, json.dumps(results[transport], indent=2), flush=True)
+                continue
             run = race(root, transport=transport, agents=args.agents, lease=args.lease,
                        work=(low, high), die=args.die, seconds=args.seconds)  # fmt: skip
             results[transport] = figures(run, audit(root, args.lease))

@@ -60,7 +60,7 @@ def test_claim_next_release_and_the_audit_trail(two: Workspace) -> None:
 
 def test_list_ready_and_show_name_the_holder(two: Workspace) -> None:
     cue(two, "card", "claim", "bbbbb2", "--agent", "ann")
-    code, out, _ = cue(two, "card", "list")
+    out = cue(two, "card", "list")[1]
     header, *rows = out.splitlines()
     assert "HELD BY" in header.split("  ")
     assert [row.split()[0] for row in rows if "ann" in row.split()] == ["bbbbb2"]
@@ -89,4 +89,6 @@ def test_the_merge_driver_writes_ours_and_exits_1_on_a_conflict(
     theirs.write_text(BASE.replace("status: todo", "status: done"))
     code, _, err = cue(two, *args)
     assert code == 1 and "x.md: 1 conflict(s)" in err
-    assert "<<<<<<< ours\nstatus: active\n=======\nstatus: done\n>>>>>>> theirs\n" in ours.read_text()
+    assert (
+        "<<<<<<< ours\nstatus: active\n=======\nstatus: done\n>>>>>>> theirs\n" in ours.read_text()
+    )

@@ -13,7 +13,7 @@ lease ended) and the takeover. A card is finished (:meth:`ClaimStore.finish`) wi
 card's own write inside the transaction, so a takeover never hands out a card that was just
 done, and a holder whose card was taken over cannot finish it.
 
-:class:`ClaimLedger` is the interface the tools use; :class:`ClaimStore` is its embedded
+:class:`~cuedeck_tasks.claim_records.ClaimLedger` is the interface the tools use; :class:`ClaimStore` is its embedded
 implementation (a server keeping its state elsewhere can provide another).
 """
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -119,7 +120,7 @@ class ClaimStore:
     @contextlib.contextmanager
     def _write(self) -> Iterator[tuple[sqlite3.Connection, float]]:
         """One write transaction, and the time it started (after the file's lock)."""
-        with self._lock:
+        with self._lock, _queued(self.path.with_name(self.path.name + ".lock")):
             connection = self._connect()
             with _immediate(connection):
                 yield connection, self.clock()
@@ -431,6 +432,26 @@ class ClaimStore:
 
 def _names(clashing: Sequence[tuple[Claim, list[str]]]) -> str:
     return ", ".join(dict.fromkeys(claim.agent for claim, _ in clashing))
+
+
+@contextlib.contextmanager
+def _queued(lock_file: Path) -> Iterator[None]:
+    """Writers wait in the kernel for an exclusive ``flock`` before SQLite's lock: a
+    waiter wakes the moment the lock is released, where SQLite's busy handler sleeps in
+    growing steps (16 racing processes saw a p95 wait of 1.9 s with it alone). Where
+    ``fcntl`` is missing, SQLite's lock alone orders them."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 @contextlib.contextmanager
