@@ -13,8 +13,8 @@ lease ended) and the takeover. A card is finished (:meth:`ClaimStore.finish`) wi
 card's own write inside the transaction, so a takeover never hands out a card that was just
 done, and a holder whose card was taken over cannot finish it.
 
-:class:`~cuedeck_tasks.claim_records.ClaimLedger` is the interface the tools use; :class:`ClaimStore` is its embedded
-implementation (a server keeping its state elsewhere can provide another).
+The task tools use :class:`~cuedeck_tasks.claim_records.ClaimLedger`; :class:`ClaimStore`
+is its embedded implementation (a server keeping its state elsewhere can provide another).
 """
 
 from __future__ import annotations
