@@ -45,12 +45,13 @@ def _bench_mcp() -> Any:
     return module
 
 
-def tools_list_tokens(root: Path) -> dict[str, int]:
-    """Exact o200k tokens of tools/list for each profile, and for each role under ``all``.
-
-    Every tool served is counted, the example plugin's ``word_count`` too when it is
-    installed (as in the development environment); the JSON is ``json.dumps`` of the
-    listed tools, as tests/mcp/test_server.py counts it.
+def tools_list_tokens(root: Path) -> dict[str, dict[str, int]]:
+    """Exact o200k tokens of tools/list for each profile and role, two ways: ``sent``, the
+    reply's ``{"tools": [...]}`` as a server writes it (no spaces, as
+    tests/mcp/test_tools_list.py counts it from a real server), and ``spaced``,
+    ``json.dumps`` of the listed tools (as tests/mcp/test_server.py counts it, and as
+    figures before issue 37 were given). CueDeck's own tools: the example plugin's
+    ``word_count`` is left out.
     """
     from cuedeck.token_counts import O200kCounter
     from cuedeck.workspace import open_workspace
@@ -60,12 +61,13 @@ def tools_list_tokens(root: Path) -> dict[str, int]:
     if counter is None:
         why = O200kCounter.refused or "install bpe-openai"
         raise SystemExit(f"tools/list is measured in exact o200k tokens: {why}")
-    out: dict[str, int] = {}
+    out: dict[str, dict[str, int]] = {}
     config = root / ".cuedeck" / "config.toml"
     original = config.read_text(encoding="utf-8")
     for label, profile, role in (
         ("core (default), role read", ["core"], "read"),
         ("core (default), role write", ["core"], "write"),
+        ("core (default), role admin", ["core"], "admin"),
         ("all, role read", ["all"], "read"),
         ("all, role write", ["all"], "write"),
         ("all, role admin", ["all"], "admin"),
@@ -80,11 +82,16 @@ def tools_list_tokens(root: Path) -> dict[str, int]:
             async with InProcess(server) as client:
                 return list(await client.list_tools())
 
-        tools = anyio.run(listed)
-        wire = json.dumps(
-            [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
-        )
-        out[f"{label} ({len(tools)} tools)"] = counter.count(wire)
+        dumped = [
+            t.model_dump(by_alias=True, exclude_none=True, mode="json")
+            for t in anyio.run(listed)
+            if t.name != "word_count"
+        ]
+        sent = json.dumps({"tools": dumped}, ensure_ascii=False, separators=(",", ":"))
+        out[f"{label} ({len(dumped)} tools)"] = {
+            "sent": counter.count(sent),
+            "spaced": counter.count(json.dumps(dumped)),
+        }
     config.write_text(original, encoding="utf-8")
     return out
 
@@ -213,9 +220,9 @@ def run(
                 f"{n} worker{'s' if n > 1 else ''}": workers_throughput(roots["api"], n, seconds)
                 for n in (1, 4)
             }
-    print("tools/list tokens (o200k):")
+    print("tools/list tokens (o200k): as sent / with JSON's spaces")
     for label, tokens in results["tools_list_tokens"].items():
-        print(f"  {label:40} {tokens:6}")
+        print(f"  {label:40} {tokens['sent']:6} / {tokens['spaced']:6}")
     if tokens_only:
         return results
     print("one process, three workspaces (p50 ms per call):")

@@ -1,13 +1,15 @@
 """Scale benchmark: 1k, 10k and 40k markdown files built from the tldr pages.
 
     uv run python benchmarks/scale.py [--sizes 1000,10000,40000] [--paced 10] [--corpora DIR]
+        [--cache-only]
 
 For each size, a workspace of renamed copies of the tldr pages (``pages/<n>/<page>.md``)
 is indexed and measured: cold and warm index (`cue index` whole process), a 1-file
 refresh in process, `cue search --mode keyword` whole process (wall time and peak RSS),
 the in-process keyword query p50, `read_context` (keyword) over a real `cue mcp` stdio
 session, back to back and paced (``--paced`` calls 3 s apart, after an edit elsewhere in
-the tree), and the cache size on disk against the text it indexes. The peer is ripgrep on
+the tree), and the cache size on disk against the text it indexes, both right after a
+user's `cue index` and first search and at the end. The peer is ripgrep on
 the same query over the same files. Also `cue card list` with 1,000 cards (table and
 --json). Writes benchmarks/results/scale.json.
 """
@@ -48,6 +50,7 @@ TARGETS = {
     "search process s": 0.5,
     "search process MB": 150.0,
     "cache / text": 2.0,
+    "cache / text after cue index and search": 2.0,
 }
 
 
@@ -189,16 +192,24 @@ def card_list(into: Path) -> dict[str, float]:
     return out
 
 
-def measure(pages: list[tuple[str, bytes]], size: int, paced: int, tmp: Path) -> dict[str, Any]:
+def measure(
+    pages: list[tuple[str, bytes]], size: int, paced: int, tmp: Path, *, cache_only: bool = False
+) -> dict[str, Any]:
     root = tmp / f"ws{size}"
     text = build(pages, root, size)
     cold, _ = timed_process([CUE, "index"], root)
     warm, _ = timed_process([CUE, "index"], root)
     row: dict[str, Any] = {"files": size, "text MB": text / 1e6}
     row["cold index s"], row["warm index s"] = cold, warm
-    row.update(in_process(root))
     search = [CUE, "search", "--mode", "keyword", QUERY]
+    # What a user's `cue index` and first search leave, before anything closes the cache
+    # (every cue process ends without closing it; the in-process steps below do close it).
     subprocess.run(search, cwd=root, env=_env(), capture_output=True)  # caches warm
+    row["cache / text after cue index and search"] = cache_mb(root) / row["text MB"]
+    if cache_only:
+        shutil.rmtree(root)
+        return row
+    row.update(in_process(root))
     row["search process s"] = statistics.median(timed_process(search, root)[0] for _ in range(3))
     row["search process MB"] = peak_rss(search, root)
     row.update(anyio.run(over_mcp, root, paced))
@@ -215,17 +226,21 @@ def main() -> None:
     parser.add_argument("--paced", type=int, default=10)
     parser.add_argument("--corpora", default=os.environ.get("CUEDECK_CORPORA"))
     parser.add_argument("--json", type=Path, default=HERE / "results" / "scale.json")
+    parser.add_argument(
+        "--cache-only", action="store_true", help="only index, search and the cache's size"
+    )
     options = parser.parse_args()
     corpora = Path(options.corpora or REPO.parent / "shared" / "corpora")
     results: dict[str, Any] = {"sizes": []}
     with tempfile.TemporaryDirectory() as tmp:
         pages = corpus_pages(corpora, Path(tmp))
         for size in (int(s) for s in options.sizes.split(",")):
-            row = measure(pages, size, options.paced, Path(tmp))
+            row = measure(pages, size, options.paced, Path(tmp), cache_only=options.cache_only)
             results["sizes"].append(row)
             print(json.dumps(row, indent=1), flush=True)
-        results["cards"] = card_list(Path(tmp))
-    print(json.dumps(results["cards"], indent=1))
+        if not options.cache_only:
+            results["cards"] = card_list(Path(tmp))
+            print(json.dumps(results["cards"], indent=1))
     keys = [k for k in results["sizes"][0] if k != "files"]
     print(f"\n{'measure':28}" + "".join(f"{row['files']:>12,}" for row in results["sizes"]))
     for key in keys:

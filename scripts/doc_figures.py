@@ -134,9 +134,10 @@ def _default(field: Any) -> Any:
 
 
 @functools.cache
-def tools_list() -> dict[str, tuple[int, int]]:
-    """``(tools, o200k tokens)`` of tools/list by ``profile/role/replies``, the example
-    plugin's tool left out, as tests/mcp/test_server.py counts it."""
+def tools_list() -> dict[str, tuple[int, int, int]]:
+    """``(tools, o200k tokens as sent, with JSON's spaces)`` of tools/list by
+    ``profile/role/replies``, the example plugin's tool left out: as sent is
+    ``{"tools": [...]}`` without spaces, as tests/mcp/test_server.py counts it."""
     import json
 
     import anyio
@@ -149,7 +150,7 @@ def tools_list() -> dict[str, tuple[int, int]]:
     counter = O200kCounter.load()
     if counter is None:
         raise SystemExit(f"tools/list is measured in exact o200k tokens: {O200kCounter.refused}")
-    found: dict[str, tuple[int, int]] = {}
+    found: dict[str, tuple[int, int, int]] = {}
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "demo"
         shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".cache", "state.json"))
@@ -168,8 +169,10 @@ def tools_list() -> dict[str, tuple[int, int]]:
                 dumped = [
                     t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools
                 ]
+                sent = json.dumps({"tools": dumped}, ensure_ascii=False, separators=(",", ":"))
                 found[f"{profile}/{role}/{replies}"] = (
                     len(tools),
+                    counter.count(sent),
                     counter.count(json.dumps(dumped)),
                 )
     return found
@@ -452,13 +455,23 @@ COUNTS: list[tuple[str, str, dict[str, Callable[[re.Match[str]], str]]]] = [
 MEASURED: list[tuple[str, str, dict[str, Callable[[re.Match[str]], str]]]] = [
     (
         "docs/mcp.md",
-        r"\| `core` \(the default\), write \| (?P<tools>\d+) \| \*\*(?P<tokens>[\d,]+)\*\* \|",
-        {"tools": _measured("core/write/cuedeck", 0), "tokens": _measured("core/write/cuedeck", 1)},
+        r"\| `core` \(the default\), write \| (?P<tools>\d+) \| \*\*(?P<tokens>[\d,]+)\*\* \| "
+        r"(?P<spaced>[\d,]+) \|",
+        {
+            "tools": _measured("core/write/cuedeck", 0),
+            "tokens": _measured("core/write/cuedeck", 1),
+            "spaced": _measured("core/write/cuedeck", 2),
+        },
     ),
     (
         "docs/mcp.md",
-        r"\| `all`, admin [^|]*\| (?P<tools>\d+) \| \*\*(?P<tokens>[\d,]+)\*\* \|",
-        {"tools": _measured("all/admin/cuedeck", 0), "tokens": _measured("all/admin/cuedeck", 1)},
+        r"\| `all`, admin [^|]*\| (?P<tools>\d+) \| \*\*(?P<tokens>[\d,]+)\*\* \| "
+        r"(?P<spaced>[\d,]+) \|",
+        {
+            "tools": _measured("all/admin/cuedeck", 0),
+            "tokens": _measured("all/admin/cuedeck", 1),
+            "spaced": _measured("all/admin/cuedeck", 2),
+        },
     ),
     (
         "docs/mcp.md",

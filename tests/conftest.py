@@ -117,6 +117,34 @@ def endless_chunked_body(port: int, path: str) -> tuple[int, bytes]:
     return sent, answer
 
 
+#: What a client would plant in a workspace to run code in a child Python process started
+#: there: CueDeck's packages (with the modules children run), pip, and standard modules
+#: every child imports.
+SHADOWED = {
+    "cuedeck": ("freshness",),
+    "cuedeck_cli": ("__main__",),
+    "cuedeck_search": ("detached",),
+    "cuedeck_mcp": (),
+    "pip": ("__main__",),
+    "runpy": None,
+    "json": None,
+    "socket": None,
+}
+
+
+def plant_shadows(folder: Path, marker: Path) -> None:
+    """Modules in ``folder`` that shadow :data:`SHADOWED` and, if imported, append their
+    name to ``marker`` (a file outside ``folder``) and stop the process."""
+    code = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\nraise SystemExit(97)\n"
+    for name, inner in SHADOWED.items():
+        if inner is None:
+            (folder / f"{name}.py").write_text(code, encoding="utf-8")
+            continue
+        (folder / name).mkdir(exist_ok=True)
+        for module in ("__init__", *inner):
+            (folder / name / f"{module}.py").write_text(code, encoding="utf-8")
+
+
 def corpora_dir() -> Path | None:
     """Where the shared corpora live: $CUEDECK_CORPORA, ../shared/corpora, /work/shared."""
     candidates = [

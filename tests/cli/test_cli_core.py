@@ -16,7 +16,14 @@ import pytest
 from click.testing import CliRunner
 
 from cuedeck_cli.app import make_cli
-from tests.conftest import OPTIONAL, REPO, MakeWorkspace, installed, needs_extras
+from tests.conftest import (
+    OPTIONAL,
+    REPO,
+    MakeWorkspace,
+    installed,
+    needs_extras,
+    plant_shadows,
+)
 
 CUE = [sys.executable, "-m", "cuedeck_cli"]
 
@@ -263,6 +270,20 @@ def test_version() -> None:
     assert out.startswith("cue 0.1.0 (cuedeck-core 0.1.0)")
 
 
+def test_init_takes_the_directory_as_docs_teams_shows(tmp_path: Path) -> None:
+    """`cue init /srv/cuedeck` (docs/teams.md) makes the folder and the workspace there."""
+    home = tmp_path / "srv" / "cuedeck"
+    code, out, _ = run("init", str(home))
+    assert code == 0, out
+    assert (home / ".cuedeck" / "config.toml").is_file()
+    assert f"Initialised CueDeck workspace in {home}" in out
+    code, out, _ = run("-C", str(home), "doctor", "--json")
+    assert code == 0 and json.loads(out)["problems"] == []
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    code, _, err = run("init", str(tmp_path / "a-file"))
+    assert code != 0 and "Traceback" not in err
+
+
 def test_upgrade_dry_run_names_the_installer_and_keeps_the_extras() -> None:
     code, out, _ = run("upgrade", "--dry-run")
     assert code == 0
@@ -273,7 +294,14 @@ def test_upgrade_dry_run_names_the_installer_and_keeps_the_extras() -> None:
 
 
 @pytest.mark.slow
-def test_upgrade_fails_clearly_without_a_package_index() -> None:
+def test_upgrade_fails_clearly_without_a_package_index(tmp_path: Path) -> None:
+    """Run from a folder holding a planted `pip` package and `uv.toml`: the installer
+    runs from CueDeck's own folder, so neither is read."""
+    here = tmp_path / "workspace"
+    here.mkdir()
+    marker = tmp_path / "planted-code-ran"
+    plant_shadows(here, marker)
+    (here / "uv.toml").write_text("this is [not toml\n", encoding="utf-8")
     env = {
         k: v
         for k, v in os.environ.items()
@@ -282,12 +310,16 @@ def test_upgrade_fails_clearly_without_a_package_index() -> None:
     dead = "http://127.0.0.1:9/simple"
     env.update(PIP_INDEX_URL=dead, UV_DEFAULT_INDEX=dead, UV_INDEX_URL=dead, UV_NO_CACHE="1")
     result = subprocess.run(
-        [*CUE, "upgrade"], capture_output=True, text=True, env=env, check=False, timeout=300
-    )
+        # the `cue` script: `python -m cuedeck_cli` itself would import the planted package
+        [str(Path(sys.executable).with_name("cue")), "upgrade"], capture_output=True,
+        text=True, env=env, check=False, timeout=300, cwd=here,
+    )  # fmt: skip
     assert result.returncode == 1
     assert "error[1000]" in result.stderr
     assert "package index cannot be reached" in result.stderr
     assert "Traceback" not in result.stderr
+    assert not marker.exists()
+    assert "uv.toml" not in result.stderr
 
 
 @needs_extras

@@ -67,9 +67,11 @@ def test_generated_minified_vendored_and_large_files_are_passed_over(
     from cuedeck_cli.app import make_cli
 
     not_indexed = (
-        "not indexed: generated 3 (app/models_pb2.py, app/schema.go, web/app.min.js), "
-        "minified 1 (web/bundle.js), too large 1 (big.py), "
-        "vendored 2 (third_party/x.c, vendor/lib/util.go)\n"
+        "not indexed:\n"
+        "  3 files: generated code (app/models_pb2.py, app/schema.go, web/app.min.js)\n"
+        "  2 files: vendored code (third_party/x.c, vendor/lib/util.go)\n"
+        "  1 file: minified code (web/bundle.js)\n"
+        "  1 file: over [index] max_file_mb (big.py)\n"
     )
     for command in ("index", "doctor"):
         shown = CliRunner().invoke(make_cli(), ["-C", str(root), command]).stdout

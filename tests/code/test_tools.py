@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from cuedeck import open_workspace
-from cuedeck.errors import CueError, FileNotFound, InvalidInput, Protected
+from cuedeck.errors import CueError, FileNotFound, InvalidInput, Protected, TokenLimitExceeded
+from cuedeck.serving.reply import reply_size
 
 
 def caller(root: Path) -> Any:
@@ -20,6 +21,7 @@ def caller(root: Path) -> Any:
     def call(name: str, **arguments: Any) -> Any:
         return tools[name].call(workspace, arguments)
 
+    call.workspace = workspace  # type: ignore[attr-defined]
     return call
 
 
@@ -79,8 +81,9 @@ def test_regex_search_with_context_paging_and_rules(call: Any) -> None:
     assert "build/out.py" not in seen
     only = call("regex_search", pattern="func", globs=["*.go"], case_sensitive=False)
     assert {m["path"] for m in only["matches"]} == {"server.go", "store/store.go"}
-    small = call("regex_search", pattern=".", max_tokens=100)
-    assert small["truncated"] and small["estimated_tokens"] <= 100
+    small = call("regex_search", pattern=".", max_tokens=300)
+    assert small["truncated"] and small["has_more"] and small["returned"] > 1
+    assert reply_size(small, call.workspace.count_tokens) <= 300  # the whole reply
     with pytest.raises(InvalidInput, match="not a valid regular expression"):
         call("regex_search", pattern="def (")
     with pytest.raises(FileNotFound):
@@ -155,8 +158,12 @@ def test_browse_directory_and_tree(call: Any) -> None:
     assert "  com/ (2 files)" in tree["tree"].splitlines()
     assert "    acme/ (2 files)" in tree["tree"].splitlines()
     assert "Inventory.java" not in tree["tree"]  # below depth 2
-    small = call("directory_tree", max_tokens=50)
-    assert small["truncated"] and small["estimated_tokens"] <= 50 and small["hint"]
+    small = call("directory_tree", max_tokens=150)
+    assert small["truncated"] and small["hint"]
+    assert reply_size(small, call.workspace.count_tokens) <= 150  # the whole reply
+    with pytest.raises(TokenLimitExceeded) as tiny:
+        call("directory_tree", max_tokens=50)
+    assert tiny.value.data["current_size"] > 50
     with pytest.raises(FileNotFound):
         call("browse_directory", path="missing")
 

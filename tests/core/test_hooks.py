@@ -258,6 +258,10 @@ def test_hook_register_parsers(make_workspace: MakeWorkspace, plugins: Any) -> N
     assert workspace.index.summary() == {
         "languages": {"ini": 2, "markdown": 2},
         "passed_over": {"generated": 1},
+        # other/app.cfg: no parser; gen.ini: the parser's SkipFile; bad.ini: it raised
+        "not_indexed": {"generated": 1, "no parser": 1, "parser failed": 1},
+        "no_parser": {".cfg": 1},
+        "folders_not_entered": {},
     }
     (problem,) = [p for p in workspace.index.left_out if p.path == "bad.ini"]
     assert (problem.code, problem.severity) == (1011, "warning")

@@ -166,10 +166,12 @@ CORE = REPO / "packages" / "cuedeck-core" / "src"
 LADDER: tuple[tuple[str, ...], ...] = (
     ("errors", "layout", "progress"),  # what every module may need: failures, places
     ("text", "writes", "models"),  # bytes into lines and words; the one write path; shapes
-    ("system", "watch", "state", "settings"),  # the machine; the watcher; settings' shapes
+    ("system", "state", "settings"),  # the machine (child processes, git); settings' shapes
+    ("watch",),  # the watcher, a child process started through system's spawn
     ("token_counts",),
     ("index",),  # files walked, parsed through the parser registry, stored; the graph
     ("markdown", "masking"),  # one parser (registered, not known by the index); secrets
+    ("prose",),  # reStructuredText, AsciiDoc, plain text (their anchors follow markdown's)
     ("hooktypes",),  # the plugin contract: its types, then its hooks
     ("hookspecs",),
     ("plugins",),  # the host that loads plugins and the typed views of what they gave

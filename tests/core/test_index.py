@@ -131,13 +131,13 @@ def test_a_cache_built_with_other_parsers_says_which_by_name(
         (now,) = connection.execute("SELECT value FROM meta WHERE key = 'parsers'").fetchone()
         connection.execute(
             "UPDATE meta SET value = ? WHERE key = 'parsers'",
-            (now + ";rst=*.rst@sphinx_plugin",),
+            (now + ";org=*.org@orgmode_plugin",),
         )
 
     stats = _refreshed_after(make_workspace, caplog, another_parser)
     assert stats.rebuilt
     assert [record.getMessage() for record in caplog.records] == [
-        "the index cache was built with another setting (parsers: rst (sphinx_plugin) removed); "
+        "the index cache was built with another setting (parsers: org (orgmode_plugin) removed); "
         "rebuilding it"
     ]
 
@@ -162,7 +162,7 @@ def test_gitignore_include_and_exclude(make_workspace: MakeWorkspace) -> None:
             "sub/kept.md": "# kept\n",
             "node_modules/pkg/README.md": "# excluded by default\n",
             "vendor/lib.md": "# excluded by config\n",
-            "notes.txt": "not markdown",
+            "notes.org": "no parser reads it",
         },
         config='[index]\nexclude = ["node_modules/", "vendor/"]\n',
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,23 @@ def test_stored_keys_are_every_document_with_their_version(make_workspace: MakeW
     version, keys = open_workspace(root).index.stored_keys()
     assert version == index.stored_version()
     assert sorted(keys) == index.keys() == sorted((p, sha(root, p)) for p in FILES)
+
+
+def test_a_large_write_leaves_no_write_ahead_log_behind(make_workspace: MakeWorkspace) -> None:
+    """`cue index` ends without closing its connection: a cold index of many files left
+    a log as large as the database beside it until the cut after large writes."""
+    pages = {f"pages/p{n}.md": f"# Page {n}\n\n{'Some words here. ' * 40}\n" for n in range(600)}
+    root = make_workspace(pages)
+    cue = str(Path(sys.executable).with_name("cue"))
+    done = subprocess.run([cue, "-C", str(root), "index"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    database = root / ".cuedeck" / ".cache" / "index.sqlite3"
+    log = Path(f"{database}-wal")
+    assert database.stat().st_size > 200_000  # the 600 pages are in the database itself
+    assert not log.exists() or log.stat().st_size == 0
+    # A small write afterwards leaves the log small (it is not cut: that costs a sync).
+    (root / "pages" / "p1.md").write_text("# Page 1\n\nChanged.\n", encoding="utf-8")
+    done = subprocess.run([cue, "-C", str(root), "index"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert log.stat().st_size < 100_000
+    assert len(pages) > index_store.JOURNAL_PATHS

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from cuedeck.errors import FileNotFound, InvalidInput, Protected
+from cuedeck.errors import FileNotFound, InvalidInput, Protected, TokenLimitExceeded
 from cuedeck.serving.read_doc import read_doc
+from cuedeck.serving.reply import reply_size
 from cuedeck.workspace import Workspace, open_workspace
 
 if TYPE_CHECKING:
@@ -111,13 +112,13 @@ def test_missing_file_is_1001_with_did_you_mean(make_workspace: MakeWorkspace) -
         ("/etc/passwd.md", "workspace-relative"),
         ("C:/x.md", "workspace-relative"),
         (".git/HEAD.md", ".git"),
-        ("notes.txt", "markdown"),
+        ("notes.org", "markdown"),
     ],
 )
 def test_refused_paths_are_1004_naming_path(
     make_workspace: MakeWorkspace, path: str, reason: str
 ) -> None:
-    workspace = _open(make_workspace({"notes.txt": "x", "guide.md": GUIDE}))
+    workspace = _open(make_workspace({"notes.org": "x", "guide.md": GUIDE}))
     refusal = Protected if reason == ".git" else InvalidInput  # 1013: a protected path
     with pytest.raises(refusal, match=reason) as caught:
         read_doc(workspace, path)
@@ -141,12 +142,12 @@ def test_symlink_leaving_the_workspace_is_refused(
         GUIDE.encode(),
         GUIDE.replace("\n", "\r\n").encode(),
         b"\xef\xbb\xbf" + GUIDE.encode(),  # a BOM is kept, so the bytes come back
-        b"a\rb\rc\r" + b"word " * 3000 + b"\nlast line without ending",
+        b"a\rb\rc\r" + b"word " * 60 + b"\nlast line without ending",
         ("# Ünïcödé\n\n" + "línea con acentos y emoji \U0001f600\n" * 400).encode(),
     ],
-    ids=["lf", "crlf", "bom", "cr-and-long-line", "unicode"],
+    ids=["lf", "crlf", "bom", "cr-and-longer-line", "unicode"],
 )
-@pytest.mark.parametrize("budget", [1, 7, 50, 1000])
+@pytest.mark.parametrize("budget", [200, 300, 1000])
 def test_pages_rebuild_the_file_byte_for_byte(
     make_workspace: MakeWorkspace, data: bytes, budget: int
 ) -> None:
@@ -160,82 +161,49 @@ def test_pages_rebuild_the_file_byte_for_byte(
     assert ranges[0]["start"] == 1
     assert ranges[-1]["end"] == total
     assert all(a["end"] + 1 == b["start"] for a, b in itertools.pairwise(ranges))
-    for page in pages:
-        lines = page["line_range"]["end"] - page["line_range"]["start"] + 1
-        assert page["tokens"] <= budget or lines == 1  # only a lone line may overflow
+    for page in pages:  # the whole reply, in either form, fits
+        assert reply_size(page, workspace.count_tokens) <= budget
 
 
-def test_a_line_longer_than_the_budget_is_a_page_of_its_own(make_workspace: MakeWorkspace) -> None:
+def test_a_line_longer_than_the_budget_is_cut_alone_on_its_page(
+    make_workspace: MakeWorkspace,
+) -> None:
     long_line = "word " * 2000 + "\n"
     workspace = _open(make_workspace({"doc.md": "short\n" + long_line + "tail\n"}))
-    first = read_doc(workspace, "doc.md", max_tokens=100)
+    first = read_doc(workspace, "doc.md", max_tokens=300)
     assert first["content"] == "short\n"
     assert first["truncated"]
     assert first["has_more"]
     assert first["next_offset"] == 2  # the 1-based line the next page starts at
-    second = read_doc(workspace, "doc.md", offset=2, max_tokens=100)
-    assert second["content"] == long_line
-    assert second["tokens"] > 100
-    assert "over max_tokens=100" in (second["hint"] or "")
+    second = read_doc(workspace, "doc.md", offset=2, max_tokens=300)
+    assert long_line.startswith(second["content"]) and len(second["content"]) > 500
+    assert second["line_range"] == {"start": 2, "end": 2}
+    assert second["truncated"]
+    assert "over max_tokens=300: only its start is here" in (second["hint"] or "")
     assert second["next_offset"] == 3
+    assert reply_size(second, workspace.count_tokens) <= 300
+    assert read_doc(workspace, "doc.md", offset=3, max_tokens=300)["content"] == "tail\n"
 
 
-def test_limit_pages_by_lines_and_the_hint_says_how_to_go_on(
+def test_a_budget_too_small_for_the_reply_is_refused_with_what_it_needs(
     make_workspace: MakeWorkspace,
 ) -> None:
-    text = "".join(f"line {n}\n" for n in range(1, 21))
-    workspace = _open(make_workspace({"doc.md": text}))
-    page = read_doc(workspace, "doc.md", offset=6, limit=4)
-    assert page["content"] == "line 6\nline 7\nline 8\nline 9\n"
-    assert page["line_range"] == {"start": 6, "end": 9}
-    assert (page["has_more"], page["truncated"], page["next_offset"]) == (True, False, 10)
-    assert page["hint"] == "Showing lines 6-9 of 20; call again with offset=10 for the rest."
-
-
-def test_section_pages_count_offsets_within_the_section(make_workspace: MakeWorkspace) -> None:
-    workspace = _open(make_workspace({"guide.md": GUIDE}))
-    page = read_doc(workspace, "guide.md", anchor="Login Flow", limit=2)
-    assert page["content"] == "## Login Flow\n\n"
-    assert page["next_offset"] == 3
-    assert "section's lines 8-12" in (page["hint"] or "")
-    rest = read_doc(workspace, "guide.md", anchor="Login Flow", offset=3)
-    assert rest["content"] == "Step one.\nStep two.\n\n"
-    assert rest["line_range"] == {"start": 10, "end": 12}
-    assert not rest["has_more"]
-
-
-def test_offset_past_the_end_is_1004(make_workspace: MakeWorkspace) -> None:
-    workspace = _open(make_workspace({"guide.md": GUIDE}))
-    with pytest.raises(InvalidInput) as caught:
-        read_doc(workspace, "guide.md", offset=99)
-    assert caught.value.data["field"] == "offset"
-
-
-def test_empty_file(make_workspace: MakeWorkspace) -> None:
-    page = read_doc(_open(make_workspace({"empty.md": ""})), "empty.md")
-    assert (page["content"], page["total_lines"], page["line_range"]) == ("", 0, None)
-
-
-def test_edits_and_new_files_are_seen_without_a_manual_refresh(
-    make_workspace: MakeWorkspace,
-) -> None:
-    root = make_workspace({"guide.md": GUIDE})
-    workspace = _open(root)
-    assert read_doc(workspace, "guide.md")["cached"] is True
-    (root / "guide.md").write_text(GUIDE + "\n## Added\n\nNew.\n")
-    page = read_doc(workspace, "guide.md", anchor="Added")
-    assert page["cached"] is False
-    assert page["content"] == "## Added\n\nNew.\n"
-    (root / "new.md").write_text("# New\n")
-    assert read_doc(workspace, "new.md")["content"] == "# New\n"
+    workspace = _open(make_workspace({"doc.md": GUIDE}))
+    with pytest.raises(TokenLimitExceeded) as refused:
+        read_doc(workspace, "doc.md", max_tokens=20)
+    needed = refused.value.data["current_size"]
+    assert refused.value.data["limit"] == 20 and needed > 20
+    page = read_doc(workspace, "doc.md", max_tokens=needed + 10)
+    assert reply_size(page, workspace.count_tokens) <= needed + 10
 
 
 def test_default_budget_comes_from_config(make_workspace: MakeWorkspace) -> None:
     text = "".join(f"line number {n}\n" for n in range(400))
-    root = make_workspace({"doc.md": text}, config="[mcp]\nread_doc_max_tokens = 60\n")
-    page = read_doc(_open(root), "doc.md")
+    root = make_workspace({"doc.md": text}, config="[mcp]\nread_doc_max_tokens = 200\n")
+    workspace = _open(root)
+    page = read_doc(workspace, "doc.md")
     assert page["has_more"]
-    assert page["tokens"] <= 60
+    assert 100 < reply_size(page, workspace.count_tokens) <= 200
 
 
 def test_registered_with_schema_flags_and_1004_validation(make_workspace: MakeWorkspace) -> None:

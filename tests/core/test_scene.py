@@ -19,6 +19,7 @@ from cuedeck.scene import (
     scene_problems,
     write_scene,
 )
+from cuedeck.serving.reply import reply_size
 from cuedeck.state import set_active_card
 from cuedeck.workspace import Workspace
 from tests.conftest import MakeWorkspace
@@ -490,10 +491,21 @@ def test_build_scene_tool(make_workspace: MakeWorkspace) -> None:
     tool = workspace.plugins.tools()["build_scene"]
     assert tool.read_only and tool.idempotent
     schema = tool.input_schema()
-    assert set(schema["properties"]) == {"card_id", "token_limit", "format", "since", "stack"}
-    reply = tool.call(workspace, {"card_id": "bbb222", "format": "xml"})
+    assert set(schema["properties"]) == {
+        *("card_id", "token_limit", "format", "since", "stack", "manifest")
+    }
+    reply = tool.call(workspace, {"card_id": "bbb222", "format": "xml", "token_limit": 900})
     assert reply["text"].startswith('<scene card="bbb222"')
-    assert reply["manifest"]["card"] == "bbb222"
+    assert (reply["card"], reply["token_limit"]) == ("bbb222", 900)
+    assert reply["tokens"] == workspace.count_tokens(reply["text"])
+    assert "manifest" not in reply  # the scene's own manifest says it; JSON when asked
+    assert reply_size(reply, workspace.count_tokens) <= 900  # the whole reply
+    asked = tool.call(workspace, {"card_id": "bbb222", "token_limit": 900, "manifest": True})
+    assert asked["manifest"]["card"] == "bbb222"
+    assert asked["manifest"]["tokens"] == asked["tokens"]
+    # The manifest comes beyond the budget: the scene is the one made without it.
+    plain = tool.call(workspace, {"card_id": "bbb222", "token_limit": 900})
+    assert asked["text"] == plain["text"] and "manifest" not in plain
     assert tool.output_schema() is not None
     with pytest.raises(InvalidInput) as caught:
         tool.call(workspace, {"card_id": "not a card"})

@@ -185,3 +185,30 @@ def test_without_a_watcher_the_reply_says_it_is_a_snapshot(make_workspace: MakeW
     assert workspace.document("docs/page5.md").headings[0].text == "Page 5"
     block = reflects(workspace)
     assert (block["watch"], block["pending"]) == ("none", None)
+
+
+def test_the_watcher_runs_nothing_planted_where_it_is_started(
+    make_workspace: MakeWorkspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client may create any file in the workspace; the watcher started from there
+    (as `cue search` run in it starts it) imports none of them."""
+    import time
+
+    from tests.conftest import plant_shadows
+
+    root = make_workspace(FILES)
+    marker = tmp_path / "planted-code-ran"
+    plant_shadows(root, marker)
+    monkeypatch.chdir(root)
+    freshness.start(root)
+    watcher = freshness._STARTED[-1]
+    try:
+        deadline = time.monotonic() + 60
+        while freshness.status(root) is None:  # polling a socket: no event says it listens
+            assert watcher.poll() is None, (root / freshness.LOG).read_text()
+            assert time.monotonic() < deadline, "the watcher never answered"
+            time.sleep(0.05)
+    finally:
+        watcher.terminate()
+        watcher.wait()
+    assert not marker.exists(), marker.read_text()

@@ -61,6 +61,30 @@ def test_reset_hard_names_an_ignored_file_and_a_file_in_the_way_of_a_folder(
     assert "it overwrites: cfg, debug.log" in warning
 
 
+def test_reset_hard_names_every_file_of_a_folder_a_file_replaces(repo: Path, call: Call) -> None:
+    (repo / "notes").write_text("a committed file\n", encoding="utf-8")
+    git(repo, "add", "notes")
+    git(repo, "commit", "--quiet", "-m", "A")
+    commit_a = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "rm", "--quiet", "notes")
+    git(repo, "commit", "--quiet", "-m", "B")
+    names = ["a.md", "b.md", "c.md", "deep/d.md", "deep/e.md"]
+    for name in names:
+        (repo / "notes" / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "notes" / name).write_text(f"{name}: never committed\n", encoding="utf-8")
+    asked = call("git_reset", mode="hard", target=commit_a)
+    listed = ", ".join(f"notes/{name}" for name in names)
+    assert f"5 untracked or ignored file(s) it overwrites: {listed}" in asked["warning_message"]
+    (repo / "notes" / "deep" / "e.md").write_text("changed since\n", encoding="utf-8")
+    with pytest.raises(ConfirmationRequired):  # the token is bound to each file's bytes
+        call(
+            "git_reset",
+            mode="hard",
+            target=commit_a,
+            confirmation_token=asked["confirmation_token"],
+        )
+
+
 def test_soft_reset_that_leaves_commits_on_no_branch_asks(repo: Path, call: Call) -> None:
     git(repo, "commit", "--quiet", "--allow-empty", "-m", "local only")
     asked = call("git_reset", mode="soft", target="HEAD~1")

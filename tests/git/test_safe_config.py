@@ -104,3 +104,21 @@ def test_a_link_to_git_reaches_nothing(
     assert refused.value.data["reason"] == "git"
     assert (repo / ".git" / "config").read_bytes() == before
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_history_tools_run_no_textconv_driver_of_the_repository(repo: Path, call: Call) -> None:
+    """`git log -G`, `git blame` and diffs run a file's textconv driver by default."""
+    marker, command = _trap(repo, "textconv")
+    git(repo, "config", "diff.evil.textconv", command.replace("; false", "; cat"))
+    (repo / ".gitattributes").write_text("*.py diff=evil\n")
+    (repo / "src" / "app.py").write_text("def main():\n    return 2\n")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "second")
+    call("git_blame", file_path="src/app.py")
+    call("git_search_diffs", text="return", match="regex")
+    call("git_search_diffs", text="return 2")
+    call("git_file_history", file_path="src/app.py")
+    call("git_diff", from_ref="HEAD~1", to_ref="HEAD")
+    assert not marker.exists()
+    git(repo, "log", "-p", "-1")  # the trap works
+    assert marker.exists()

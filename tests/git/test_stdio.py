@@ -15,6 +15,7 @@ from mcp import MCPError
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from cuedeck.workspace import open_workspace
 from tests.git.conftest import git
 from tests.mcp.conftest import CUE, environment
 
@@ -47,6 +48,7 @@ async def test_every_git_tool_over_stdio(repo: Path, tmp_path: Path) -> None:
         command=CUE, args=["-C", str(repo), "mcp", "--tools", "all"], env=environment()
     )
     used: set[str] = set()
+    declared = open_workspace(repo).plugins.tools()  # what each tool says it returns
     async with Client(params, mode="legacy") as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(listed) >= GIT_TOOLS
@@ -58,7 +60,7 @@ async def test_every_git_tool_over_stdio(repo: Path, tmp_path: Path) -> None:
             result = await client.call_tool(name, arguments)
             reply = result.structured_content
             assert reply is not None and not result.is_error
-            jsonschema.validate(reply, listed[name].output_schema)  # the declared shape
+            jsonschema.validate(reply, declared[name].output_schema())  # the typed reply
             used.add(name)
             return reply
 
@@ -131,3 +133,25 @@ async def test_every_git_tool_over_stdio(repo: Path, tmp_path: Path) -> None:
         assert conflict.value.error.data["reason"] == "conflict"
         await call("git_merge_abort")
     assert used == GIT_TOOLS
+
+
+async def test_a_hard_reset_names_each_file_of_a_folder_it_replaces(repo: Path) -> None:
+    (repo / "notes").write_text("a committed file\n", encoding="utf-8")
+    git(repo, "add", "notes")
+    git(repo, "commit", "--quiet", "-m", "A")
+    commit_a = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "rm", "--quiet", "notes")
+    git(repo, "commit", "--quiet", "-m", "B")
+    for name in ("a.md", "b.md", "c.md", "d/e.md", "d/f.md"):
+        (repo / "notes" / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "notes" / name).write_text("never committed\n", encoding="utf-8")
+    (repo / ".cuedeck" / "config.toml").write_text('[mcp]\nlocal_role = "admin"\n')
+    params = StdioServerParameters(
+        command=CUE, args=["-C", str(repo), "mcp", "--tools", "all"], env=environment()
+    )
+    async with Client(params, mode="legacy") as client:
+        asked = await client.call_tool("git_reset", {"mode": "hard", "target": commit_a})
+    assert asked.structured_content is not None
+    warning = asked.structured_content["warning_message"]
+    assert "5 untracked or ignored file(s) it overwrites: notes/a.md, notes/b.md" in warning
+    assert "notes/d/f.md" in warning

@@ -6,8 +6,11 @@ workspace, and an ``access.toml``. Every reply must be a valid result or a JSON-
 with a CueDeck code (never an internal error, never a missing reply); no planted secret
 may appear in any reply, error or line of the server's stderr, even when a call sends
 the secret itself; and nothing outside the workspace, inside ``.git`` or among
-CueDeck's control files may change. A second test sends raw lines the client could not
-(lone surrogates, ids of every type, deep nesting) and wants one answer for each.
+CueDeck's control files may change, nor may the root become a git directory. Regular-
+expression bombs, lookbehinds after a secret's start, a guessed prefix of one, a git
+directory's files and a client-written `.gitignore` git would skip lines of (issue 35)
+are among the calls. A second test sends raw lines the client could not (lone
+surrogates, ids of every type, deep nesting) and wants one answer for each.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from mcp import MCPError
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from cuedeck.system.git import is_git_directory
 from tests.mcp.conftest import CUE, environment
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -94,6 +98,23 @@ HOSTILE_STRINGS = [
     f"notes_{PLANTED['github']}.md",
     f"leak-{PLANTED['github']}",
     f"keys/{PLANTED['aws']}_backup.txt",
+    # patterns: regular-expression bombs, one that matches everywhere, lookbehinds after a
+    # secret's known start, globs git skips
+    "(?:(?:(?:(?:a{65535}){65535}){65535}){65535})",
+    "(?:(?:a{1000}){1000}){10}",
+    "((a{1000}){1000})",
+    "(?:)",
+    r"(?<=ghp_)\w{36}",
+    r"(?<=postgres://app:)[^@]+",
+    "[z-a]",
+    "!",
+    "\\",
+    "*a*a*a*a*a*a*a*b",
+    # a git directory's files, at the root and in a folder
+    "HEAD",
+    "objects/info/packs",
+    "refs/heads/main",
+    "vendor/x/HEAD",
 ]
 #: Strings that pass the published patterns (ids, date filters, anchors) but sit at
 #: their extremes, so calls get past the schema into the tools' own code.
@@ -209,6 +230,21 @@ KNOWN_CASES: list[tuple[str, dict[str, Any]]] = [
                    "content_hash": "0" * 64}),
     ("create_file", {"file_path": "docs/deck/access.toml", "content": "[[token]]"}),
     ("list_tasks", {"status": _deep(200)}),
+    # issue 35: bombs, lookbehinds, a guessed prefix, a git directory, a bad .gitignore
+    ("regex_search", {"pattern": "(?:(?:(?:(?:a{65535}){65535}){65535}){65535})"}),
+    ("regex_search", {"pattern": "(?:(?:a{1000}){1000}){10}"}),
+    ("regex_search", {"pattern": r"(?<=ghp_)\w{36}", "context_lines": 3}),
+    ("regex_search", {"pattern": r"(?<=postgres://app:)[^@]+"}),
+    ("regex_search", {"pattern": "(?:)", "max_matches": 1000}),
+    ("git_search_diffs", {"text": PLANTED["github"][:10]}),
+    ("git_search_diffs", {"text": "((a{1000}){1000})", "match": "regex"}),
+    ("git_search_commits", {"message": PLANTED["github"][:10]}),
+    ("create_file", {"file_path": "HEAD", "content": "ref: refs/heads/main\n"}),
+    ("create_file", {"file_path": "objects/info/packs", "content": "\n"}),
+    ("create_file", {"file_path": "refs/heads/main", "content": ""}),
+    ("create_file", {"file_path": ".gitignore", "content": "[z-a]\n!\n\\\n*.log\n"}),
+    ("list_files", {"globs": ["[z-a]"]}),
+    ("no_such_tool", {}),
 ]  # fmt: skip
 
 
@@ -305,6 +341,8 @@ async def test_generated_bad_calls_get_clean_answers(demo: Path, tmp_path: Path)
                 text = _reply_text([error.message, error.data])
                 if error.code == 1000 or "internal error" in error.message:
                     problems.append(f"internal error {error.message[:200]}: {label}")
+                elif name == "no_such_tool" and error.code == -32602:
+                    pass  # an unknown tool is a protocol error, as the specification says
                 elif not (error.code == 429 or 1001 <= error.code <= 1999):
                     problems.append(f"non-CueDeck code {error.code} {error.message[:120]}: {label}")
             else:
@@ -322,6 +360,7 @@ async def test_generated_bad_calls_get_clean_answers(demo: Path, tmp_path: Path)
     assert not problems, f"{len(problems)} bad replies, e.g.\n" + "\n".join(problems[:15])
     assert _fingerprint(demo, outside) == before  # nothing outside, in .git or control files
     assert not Path("/tmp/PWNED").exists()
+    assert not is_git_directory(str(demo))  # the root did not become a repository
     # The fuzzing reached the tools' own validation, not just one kind of refusal.
     assert len(calls) >= 1000
     assert codes.get(1004, 0) > CALLS // 3, codes

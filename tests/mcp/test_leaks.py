@@ -99,3 +99,18 @@ async def test_no_glued_secret_leaves_through_any_path(leaky: Path, tmp_path: Pa
     leaked = [secret for secret in SECRETS if secret in text]
     assert leaked == []
     assert text.count("[REDACTED:github-token#") > 10  # the paths were there, masked
+
+
+async def test_an_unknown_tool_is_a_protocol_error_its_name_masked(leaky: Path) -> None:
+    """Not a tool's failed result (isError) but JSON-RPC -32602, as the MCP specification
+    says; the name it echoes is the client's and leaves masked."""
+    params = StdioServerParameters(command=CUE, args=["-C", str(leaky), "mcp"], env=environment())
+    async with Client(params, mode="legacy") as client:
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool(f"no_such_tool_{GITHUB}", {})
+        served = await client.call_tool("whoami", {})
+    error = unknown.value.error
+    assert error.code == -32602
+    assert error.message.startswith("Unknown tool: 'no_such_tool_[REDACTED:github-token#1]'")
+    assert GITHUB not in json.dumps([error.message, error.data])
+    assert not served.is_error

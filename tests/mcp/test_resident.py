@@ -16,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from cuedeck.watch.watcher import supported as watcher_supported
 from cuedeck_mcp import resident
+from tests.conftest import plant_shadows
 from tests.mcp.conftest import CUE, environment
 
 pytestmark = [
@@ -81,6 +82,24 @@ async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Pa
     assert wait_for_exit(server["pid"], timeout=1.0)  # stop waits for the end
     assert servers(warm) == []
     assert list(Path(resident.registry()).glob(server["server"] + ".*")) == []  # log was empty
+
+
+async def test_the_resident_server_runs_nothing_planted_where_the_client_starts(
+    warm: Path, tmp_path: Path
+) -> None:
+    """A write client can create `cuedeck_cli/__main__.py` (and shadows of the standard
+    modules) in the workspace; a `cue mcp` started there still starts the real server."""
+    marker = tmp_path / "planted-code-ran"
+    plant_shadows(warm, marker)
+    server = StdioServerParameters(
+        command=CUE, args=["-C", str(warm), "mcp"], env=environment(), cwd=str(warm)
+    )
+    async with Client(server, mode="legacy") as client:
+        listed = await client.list_tools()
+    assert listed.tools
+    [started] = servers(warm)  # the relay started a resident server, from the workspace
+    assert started["pid"] > 0
+    assert not marker.exists(), marker.read_text()
 
 
 async def test_a_changed_config_or_tool_list_gets_its_own_server_and_the_old_one_goes(

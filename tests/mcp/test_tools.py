@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -10,6 +9,7 @@ from fastmcp import Client
 from mcp import MCPError
 
 from cuedeck.plugins.host import make_plugin_host
+from cuedeck.serving.reply import reply_text
 
 from .conftest import server_for
 
@@ -26,9 +26,15 @@ needs_search = pytest.mark.skipif(
 
 
 async def _call(client: Client, tool: str, args: dict[str, Any]) -> Any:
-    """The tool's reply as JSON (unwrapped when the output schema wraps it)."""
+    """The tool's reply: its structured content (unwrapped when it wraps a list), which
+    the text the model reads renders."""
     result = await client.call_tool(tool, args)
-    return json.loads(result.content[0].text)  # type: ignore[union-attr]
+    value = result.structured_content
+    assert value is not None
+    if (result.meta or {}).get("fastmcp", {}).get("wrap_result"):
+        value = value["result"]
+    assert result.content[0].text == reply_text(value)  # type: ignore[union-attr]
+    return value
 
 
 async def _error(client: Client, tool: str, args: dict[str, Any]) -> Any:
@@ -144,8 +150,9 @@ async def test_build_scene_and_the_scene_resource(demo: Path) -> None:
         uris = {str(r.uri) for r in await client.list_resources()}
     assert "cuedeck://scene" in uris
     assert "Add refresh tokens to login" in reply["text"]
-    assert reply["manifest"]["card"] == "k3x9q2"
-    assert reply["manifest"]["tokens"] <= reply["manifest"]["token_limit"]
+    assert reply["card"] == "k3x9q2"
+    assert reply["tokens"] < reply["token_limit"] == 1600  # the demo's [scene] token_limit
+    assert "| priority | tokens | placed |" in reply["text"]  # the manifest, as a table
     text = resource[0].text  # type: ignore[union-attr]
     assert "Add refresh tokens to login" in text
     for scene in (reply["text"], text):

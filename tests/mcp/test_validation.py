@@ -46,6 +46,6 @@ async def test_a_rate_limited_call_is_validated_once(demo: Path) -> None:
         second = await client.call_tool("counted_echo", {"text": "again"})
         with pytest.raises(MCPError) as limited:
             await client.call_tool("counted_echo", {"text": "more"})
-    assert [first.content[0].text, second.content[0].text] == ['"hello"', '"again"']  # type: ignore[union-attr]
+    assert [first.content[0].text, second.content[0].text] == ["hello", "again"]  # type: ignore[union-attr]
     assert limited.value.error.code == 429
     assert SEEN == ["hello", "again", "more"]

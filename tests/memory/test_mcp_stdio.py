@@ -167,3 +167,21 @@ async def test_every_tool_over_stdio_and_a_restart(make_workspace: Any) -> None:
             confirmation_token=first["confirmation_token"],
         )
         assert done["pruned_segments"] == [message]
+
+
+async def test_a_secret_as_project_id_is_refused_over_stdio(make_workspace: Any) -> None:
+    from mcp import MCPError
+
+    root = make_workspace()
+    secret = "AKIAQYLPMN5HHHFPZAM2"
+    async with Client(server(root), mode="legacy") as client:
+        kept = {"project_id": "ok", "segments": [{"text": "kept"}]}
+        assert not (await client.call_tool("context_capture", kept)).is_error
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool(
+                "context_capture", {"project_id": secret, "segments": [{"text": "x"}]}
+            )
+    assert refused.value.error.code == 1004
+    assert secret not in json.dumps([refused.value.error.message, refused.value.error.data])
+    written = b"".join(p.read_bytes() for p in (root / ".cuedeck").rglob("*") if p.is_file())
+    assert secret.encode() not in written

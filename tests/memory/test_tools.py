@@ -29,6 +29,27 @@ def test_capture_masks_secrets_before_writing(workspace: Workspace, capture: Cap
     assert KEY not in json.dumps(shown)
 
 
+@pytest.mark.parametrize(
+    "project", ["AKIAQYLPMN5HHHFPZAM2", "ghp_R4nd0mT0k3nV4lu3F0rTh3Fuzz3rT3st1ngX"]
+)
+def test_a_project_id_holding_a_secret_is_refused_not_stored(
+    workspace: Workspace, project: str
+) -> None:
+    call(workspace, "context_capture", project_id="billing-2026", segments=[{"text": "x"}])
+    for tool, arguments in (
+        ("context_capture", {"segments": [{"text": "x"}]}),
+        ("context_restore", {}),
+        ("context_get_working_set", {}),
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            call(workspace, tool, project_id=project, **arguments)
+        assert refused.value.data["field"] == "project_id"
+        assert project not in str(refused.value)
+    memory = workspace.root / ".cuedeck" / "memory"
+    written = b"".join(p.read_bytes() for p in memory.rglob("*") if p.is_file())
+    assert b"billing-2026" in written and project.encode() not in written
+
+
 def test_pins_protect_from_pruning_and_unknown_ids_are_listed(
     workspace: Workspace, capture: Capture
 ) -> None:

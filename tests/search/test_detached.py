@@ -15,7 +15,7 @@ import pytest
 from cuedeck import open_workspace
 from cuedeck.doctor import diagnose
 from cuedeck_search import detached
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, plant_shadows
 
 pytestmark = pytest.mark.slow  # embeds with the real model
 
@@ -62,6 +62,21 @@ def test_start_embeds_everything_and_reports_it(make_workspace: MakeWorkspace) -
     assert found.done == found.total > 0
     assert missing(root) == 0
     assert "embedded" in (root / detached.LOG).read_text()
+
+
+def test_the_embedder_runs_nothing_planted_where_it_is_started(
+    make_workspace: MakeWorkspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = many_sections(make_workspace, files=1)
+    marker = tmp_path / "planted-code-ran"
+    plant_shadows(root, marker)
+    monkeypatch.chdir(root)  # where `cue search` ran
+    pid = detached.start(root)
+    assert pid is not None
+    _, code = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(code) == 0, (root / detached.LOG).read_text()
+    assert detached.status(root).state == "finished"
+    assert not marker.exists(), marker.read_text()
 
 
 def test_one_embedder_per_workspace(make_workspace: MakeWorkspace) -> None:

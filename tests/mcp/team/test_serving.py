@@ -84,6 +84,10 @@ async def test_each_role_may_do_what_its_permissions_say(
                 client, "read_doc", {"repository_alias": "backend-global", "path": "docs/auth.md"}
             )
             who = await call(client, "whoami", {})
+            # docs/teams.md: every tool but the team's own takes repository_alias
+            assert await call(client, "whoami", {"repository_alias": "backend-global"}) == who
+            unknown = await refusal(client, "whoami", {"repository_alias": "nobody-global"})
+            assert unknown.code == 1400
             refused = {
                 tool: await refusal(client, tool, arguments)
                 for tool, arguments in (
@@ -239,7 +243,9 @@ async def test_a_composite_search_and_scene_cover_every_component(
                 "update_task",
                 {"repository_alias": "stack", "id": card["id"], "updates": {"status": "active"}},
             )
-            scene = await call(client, "build_scene", {"repository_alias": "stack"})
+            scene = await call(
+                client, "build_scene", {"repository_alias": "stack", "manifest": True}
+            )
             followed = await call(client, "sync_repository", {"repository_alias": "stack"})
             assert followed["kind"] == "composite" and followed["updated"] == []
             edit = await refusal(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from cuedeck.layout import (
 )
 from cuedeck.plugins.host import get_places, get_services
 from cuedeck.serving.background import background_processes, describe, process_json
+from cuedeck.system import spawn
 from cuedeck.text import counted
 from cuedeck_cli.context import CliState, current_state
 from cuedeck_cli.output import console, emit_json, render_problem
@@ -50,14 +50,23 @@ class InitCommand(click.Command):
 
 
 @click.command(cls=InitCommand)
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Rewrite config.toml (the old one is kept as .bak).")
-def init(force: bool, **steps: bool | None) -> None:
-    """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore."""
+def init(directory: Path | None, force: bool, **steps: bool | None) -> None:
+    """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore.
+
+    In DIRECTORY (made if missing, as `git init DIR` does), else in -C DIR or here.
+    """
     from cuedeck.config import CONFIG_PATH, render_default_config
     from cuedeck.writes import write_file
 
     state = current_state()
-    root = state.target_directory.resolve()
+    root = (directory or state.target_directory).expanduser().resolve()
+    if directory is not None and not root.exists():
+        try:
+            root.mkdir(parents=True)
+        except OSError as exc:
+            raise CueError(f"cannot create {root}: {exc.strerror or exc}", path=str(root)) from None
     if not root.is_dir():
         raise CueError(f"{root} is not a directory", path=str(root))
     created = []
@@ -248,32 +257,64 @@ def status(as_json: bool) -> None:
 
 
 def _index_summary(workspace: Any) -> dict[str, dict[str, int]]:
-    """Files indexed per language and passed over per reason (empty when the index failed)."""
+    """Files indexed per language, and what was not indexed and why (empty when the
+    index failed)."""
     if "index" not in workspace.__dict__:
-        return {"languages": {}, "passed_over": {}}
+        return {"languages": {}, "passed_over": {}, "not_indexed": {}}
     summary: dict[str, dict[str, int]] = workspace.index.summary()
     return summary
 
 
+#: How ``cue index`` and ``cue doctor`` name each reason a file was not indexed.
+_REASON_WORDS = {
+    "no parser": "no parser",
+    "ignored": "ignored by .gitignore",
+    "excluded": "left out by [index] include or exclude",
+    "too large": "over [index] max_file_mb",
+    "outside the workspace": "symlink out of the workspace",
+    "protected": "symlink into .git or CueDeck's private files",
+    "hard-linked": "several hard links",
+    "binary": "binary",
+    "unreadable": "unreadable",
+    "parser failed": "parser failed",
+    # what cuedeck-code's selector passes over ([code] exclude, skip_generated...)
+    "generated": "generated code",
+    "vendored": "vendored code",
+    "minified": "minified code",
+}
+#: File kinds ``no parser`` lists by name before it counts the rest.
+_KINDS_SHOWN = 6
 #: A reason that passed over this many files or fewer names them.
 NAMED_FILES = 3
 
 
 def _summary_lines(summary: dict[str, dict[str, int]], workspace: Any) -> list[str]:
-    """``languages: markdown 35, python 120`` and ``not indexed: vendored 66, minified 1
-    (static/app.js)``: a reason with few files names them."""
+    """``languages: markdown 35, python 120``, then what was not indexed, one reason a
+    line (``  322 .rst files: no parser reads them``); a reason with few files whose
+    paths the index kept names them (``  1 file: minified (static/app.js)``)."""
     lines = []
     if summary.get("languages"):
         parts = ", ".join(f"{name} {count}" for name, count in summary["languages"].items())
         lines.append(f"languages: {parts}")
-    if summary.get("passed_over"):
-        passed: dict[str, list[str]] = workspace.index.passed_over
-        named = []
-        for reason, count in summary["passed_over"].items():
+    left = summary.get("not_indexed") or {}
+    passed: dict[str, list[str]] = workspace.index.passed_over if left else {}
+    folders = summary.get("folders_not_entered") or {}
+    if left or folders:
+        lines.append("not indexed:")
+    for reason, count in left.items():
+        words = _REASON_WORDS.get(reason, f"passed over ({reason})")
+        if reason == "no parser":
+            kinds = list((summary.get("no_parser") or {}).items())
+            shown = ", ".join(f"{n} {kind}" for kind, n in kinds[:_KINDS_SHOWN])
+            rest = sum(n for _, n in kinds[_KINDS_SHOWN:])
+            more = f", {rest} of {counted(len(kinds) - _KINDS_SHOWN, 'other kind')}" if rest else ""
+            lines.append(f"  {counted(count, 'file')}: {words} ({shown}{more})")
+        else:
             paths = sorted(passed.get(reason, []))
             which = f" ({', '.join(paths)})" if 0 < len(paths) <= NAMED_FILES else ""
-            named.append(f"{reason} {count}{which}")
-        lines.append(f"not indexed: {', '.join(named)}")
+            lines.append(f"  {counted(count, 'file')}: {words}{which}")
+    for reason, count in folders.items():
+        lines.append(f"  {counted(count, 'folder')}: {_REASON_WORDS.get(reason, reason)}")
     return lines
 
 
@@ -369,7 +410,7 @@ def upgrade_command() -> list[str]:
     uv_venv = cfg.exists() and "uv =" in cfg.read_text(encoding="utf-8", errors="replace")
     if uv_venv and shutil.which("uv"):
         return ["uv", "pip", "install", "--upgrade", "--python", sys.executable, wanted]
-    return [sys.executable, "-m", "pip", "install", "--upgrade", wanted]
+    return spawn.python_command("pip", "install", "--upgrade", wanted)
 
 
 _NETWORK_HINTS = (
@@ -398,7 +439,7 @@ def upgrade(dry_run: bool) -> None:
         return
     click.echo(f"running: {shown}", err=True)
     try:
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        result = spawn.run(command, capture_output=True, text=True, check=False)
     except FileNotFoundError:
         raise CueError(
             f"cannot run {command[0]!r}: it is not installed", help=f"install {command[0]}"

@@ -31,6 +31,7 @@ import attrs
 import numpy as np
 
 from cuedeck.layout import CACHE_DIR
+from cuedeck.models import PROSE_LANGUAGES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -51,7 +52,7 @@ IMPORT_WEIGHT = 2.0
 #: The least a name mentioned by every file counts (see :func:`rarity`).
 RARITY_FLOOR = 0.1
 #: Languages whose documents are not code.
-NOT_CODE = frozenset({"markdown"})
+NOT_CODE = PROSE_LANGUAGES
 
 
 def specificity(name: str) -> float:

@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import re
-import subprocess
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,17 +46,16 @@ Changes = dict[str, list[tuple[int, int, int]]]
 
 
 def _git(root: str, *args: str) -> str | None:
-    env = dict(os.environ)
-    env.update({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+    """``git args`` read-only in the repository found for ``root`` (core's runner), its
+    output; None outside git or when it fails."""
+    from cuedeck.system.git import Git, GitTimedOut, find_repository
+
+    found = find_repository(root)
+    if found is None:
+        return None
     try:
-        done = subprocess.run(
-            ["git", "-c", "core.quotepath=off", "--no-pager", "-C", root, *args],
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            env=env,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        done = Git(found, cwd=root, read_only=True).run(args, timeout=GIT_TIMEOUT)
+    except (OSError, GitTimedOut) as exc:
         log.debug("git %s failed: %s", args[0], exc)
         return None
     if done.returncode != 0:
@@ -124,6 +122,7 @@ def _cached(root: str, commit: str) -> Changes:
         "--no-renames",
         "--no-color",
         "--no-ext-diff",
+        "--no-textconv",
         "--relative",
         "--diff-filter=AM",
         "--",

@@ -1,10 +1,13 @@
 """The workspace's files as the navigation tools see them.
 
-Every file under a folder of the workspace, in path order, except: ``.git`` (and
-``.hg``, ``.svn``), CueDeck's cache, what ``.gitignore`` files or ``[index] exclude``
-leave out, and ``[files] deny`` (keys and secrets). A symlink is followed only when its
-real path stays inside the workspace, and a linked folder is never descended into (it
-could loop, or lead into ``.git``); what it decides is decided on resolved real paths.
+Every file under a folder of the workspace, in path order, that ``get_file_content``
+would read (:meth:`cuedeck.workspace.Workspace.read_refusal`, the one read boundary):
+never ``.git`` (nor ``.hg``, ``.svn``, nor a bare repository's folder), CueDeck's private
+files (the cache, ``access.toml``, state and its lock, a team's copies), ``[files] deny``
+(keys and secrets) or a file with several hard links; nor what ``.gitignore`` files or
+``[index] exclude`` leave out. A symlink is followed only when its real path stays inside
+the workspace and may be read, and a linked folder is never descended into (it could
+loop, or lead into ``.git``); what it decides is decided on resolved real paths.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cuedeck.errors import FileNotFound, InvalidInput
-from cuedeck.layout import CACHE_DIR
+from cuedeck.layout import CACHE_DIR, protection
+from cuedeck.system.git import is_git_directory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -68,9 +72,8 @@ class Walker:
         self.root = os.path.realpath(workspace.root)
         self.gitignore = gitignore and workspace.config.index.gitignore
         exclude = workspace.config.index.exclude
-        deny = workspace.config.files.deny
         self.exclude: Globs | None = Globs(exclude) if exclude else None
-        self.deny: Globs | None = Globs(deny) if deny else None
+        self.places = workspace.places  # what no tool reads: core's and the plugins'
 
     def _ignores_down_to(self, folder: str) -> list[tuple[str, Globs]]:
         """The ``.gitignore`` patterns of ``folder`` and every folder above it."""
@@ -98,8 +101,6 @@ class Walker:
         probe = rel + "/" if is_dir else rel
         if self.exclude is not None and self.exclude.match(probe):
             return True
-        if not is_dir and self.deny is not None and self.deny.match(rel):
-            return True
         return bool(ignores) and ignored(probe, ignores)
 
     def walk(self, folder: str, *, max_depth: int | None = None) -> Iterator[Entry]:
@@ -121,6 +122,7 @@ class Walker:
             return
         for entry in entries:
             rel = f"{folder}/{entry.name}" if folder else entry.name
+            inside = None
             try:
                 is_link = entry.is_symlink()
                 if is_link:
@@ -138,6 +140,13 @@ class Walker:
                 continue
             if self.skipped(rel, ignores, is_dir=is_dir):
                 continue
+            if is_dir:
+                if protection(rel, write=False, places=self.places) or is_git_directory(entry.path):
+                    continue  # CueDeck's private folders, a bare repository's files
+                if self.workspace.denied(rel + "/"):
+                    continue  # a folder [files] deny names
+            elif self.workspace.read_refusal(rel, real_rel=inside, links=st.st_nlink):
+                continue  # what get_file_content would refuse
             if is_dir:
                 yield Entry(rel, True, 0, depth)
                 if max_depth is None or depth < max_depth:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.errors import InvalidInput
+from cuedeck.errors import TokenLimitExceeded
+from cuedeck.serving.reply import fit_reply
 
 if TYPE_CHECKING:
     import pydantic
@@ -133,7 +134,7 @@ def _globs(globs: list[str] | None) -> object | None:
         return None
     from cuedeck.index.walk import Globs
 
-    return Globs(kept)
+    return Globs.of_arguments(kept, field="globs")
 
 
 def _measure(workspace: Workspace, entry: Entry) -> tuple[int | None, str | None]:
@@ -259,9 +260,7 @@ def directory_tree(
     workspace: Workspace,
     path: Folder = ".",
     depth: Annotated[int, pydantic.Field(description="Folder levels to show", ge=1, le=20)] = 3,
-    max_tokens: Annotated[
-        int, pydantic.Field(description="Budget of the tree text", ge=50, le=50000)
-    ] = 2000,
+    max_tokens: Annotated[int, pydantic.Field(description="Reply budget", ge=50, le=50000)] = 2000,
 ) -> DirectoryTree:
     """Show the folder tree under a folder, depth- and token-bounded, with file counts.
 
@@ -304,21 +303,28 @@ def directory_tree(
             lines.append(f"{indent}{name}")
         elif count == TREE_FILES_SHOWN:
             lines.append(f"{indent}… and {own_files[parent] - count} more files")
-    text, tokens, truncated = _fit(workspace, lines, max_tokens)
-    hint = None
-    if truncated:
-        hint = f"The tree was cut at max_tokens={max_tokens}: lower depth or browse a subfolder."
-    return {
-        "success": True,
-        "path": folder or ".",
-        "tree": text,
-        "depth": depth,
-        "directories": sum(e.is_dir for e in entries),
-        "files": sum(not e.is_dir for e in entries),
-        "estimated_tokens": tokens,
-        "truncated": truncated,
-        "hint": hint,
-    }
+    directories = sum(e.is_dir for e in entries)
+
+    def reply(budget: int) -> DirectoryTree:
+        text, tokens, truncated = _fit(workspace, lines, budget)
+        hint = None
+        if truncated:
+            hint = (
+                f"The tree was cut at max_tokens={max_tokens}: lower depth or browse a subfolder."
+            )
+        return {
+            "success": True,
+            "path": folder or ".",
+            "tree": text,
+            "depth": depth,
+            "directories": directories,
+            "files": len(entries) - directories,
+            "estimated_tokens": tokens,
+            "truncated": truncated,
+            "hint": hint,
+        }
+
+    return fit_reply(workspace, max_tokens, reply)
 
 
 def _fit(workspace: Workspace, lines: list[str], budget: int) -> tuple[str, int, bool]:
@@ -335,6 +341,13 @@ def _fit(workspace: Workspace, lines: list[str], budget: int) -> tuple[str, int,
         else:
             high = middle - 1
     if low < 1:
-        raise InvalidInput("max_tokens is too small for even one line", field="max_tokens")
+        needed = workspace.count_tokens(f"{lines[0]}\n…")
+        raise TokenLimitExceeded(
+            f"a budget of {budget} tokens is too small for even one line of the tree "
+            f"(it needs {needed})",
+            current_size=needed,
+            limit=budget,
+            action=f"ask for max_tokens of at least {needed}",
+        )
     kept = "\n".join([*lines[:low], "…"])
     return kept, workspace.count_tokens(kept), True

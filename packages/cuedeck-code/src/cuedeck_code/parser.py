@@ -17,8 +17,7 @@ import re
 from typing import TYPE_CHECKING
 
 from cuedeck.index.parsers import SkipFile
-from cuedeck.markdown.document import replaced_bytes
-from cuedeck.models import Document, Problem, Symbol
+from cuedeck.models import Document, Problem, Symbol, replaced_bytes
 from cuedeck.text import decode, split_lines
 from cuedeck_code.languages import grammar, language_of
 from cuedeck_code.settings import CodeSettings

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
-from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.errors import InvalidInput, MissingExtra, TokenLimitExceeded
+from cuedeck.serving.reply import fit_reply
 from cuedeck.watch.reflects import Reflects, reflects
 
 if TYPE_CHECKING:
@@ -85,15 +86,21 @@ def repo_map(
     ranked = ranker.rank(workspace, code)
     session = workspace.mask_session()
     header = _header(scope, reasons)
-    text, tokens, shown = fit_map(workspace, ranked, token_limit, header, session)
-    return {
-        "text": text,
-        "tokens": tokens,
-        "files": len({entry.path for entry in shown}),
-        "symbols": len(shown),
-        "personalised_on": reasons,
-        "reflects": reflects(workspace),
-    }
+
+    state = reflects(workspace)
+
+    def reply(budget: int) -> RepoMap:
+        text, tokens, shown = fit_map(workspace, ranked, budget, header, session)
+        return {
+            "text": text,
+            "tokens": tokens,
+            "files": len({entry.path for entry in shown}),
+            "symbols": len(shown),
+            "personalised_on": reasons,
+            "reflects": state,
+        }
+
+    return fit_reply(workspace, token_limit, reply)
 
 
 def _folder(workspace: Workspace, folder: str | None) -> str | None:
@@ -162,7 +169,7 @@ def fit_map(
     session: MaskSession,
 ) -> tuple[str, int, list[RankedSymbol]]:
     """The largest map of the best ``ranked`` entries within ``token_limit`` tokens
-    (masked, counted as written); InvalidInput when not even its header fits."""
+    (masked, counted as written); TokenLimitExceeded when not even its header fits."""
     count = workspace.count_tokens
 
     def made(size: int) -> tuple[str, int]:
@@ -171,9 +178,11 @@ def fit_map(
 
     low_text, low_tokens = made(0)
     if low_tokens > token_limit:
-        raise InvalidInput(
+        raise TokenLimitExceeded(
             f"a map needs at least {low_tokens} tokens; the budget is {token_limit}",
-            field="token_limit",
+            current_size=low_tokens,
+            limit=token_limit,
+            action=f"ask for a token_limit of at least {low_tokens}",
         )
     low, high = 0, len(ranked) + 1
     best = (low_text, low_tokens, 0)

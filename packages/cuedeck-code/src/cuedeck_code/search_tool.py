@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput, MissingExtra
+from cuedeck.models import PROSE_LANGUAGES
 from cuedeck.watch.reflects import Reflects, reflects
 
 if TYPE_CHECKING:
@@ -178,12 +179,12 @@ def _allowed_documents(
     if glob:
         from cuedeck.index.walk import Globs
 
-        spec = Globs([glob.strip()])
+        spec = Globs.of_arguments([glob.strip()], field="path")
     wanted = language.lower() if language else None
     allowed = np.zeros(len(keys), dtype=bool)
     for position, (doc_path, _) in enumerate(keys):
         found = index.language(doc_path)
-        if found in (None, "markdown", "text"):
+        if found is None or found == "text" or found in PROSE_LANGUAGES:
             continue
         if wanted is not None and found != wanted:
             continue

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 from typing import TYPE_CHECKING
 
 from cuedeck_code.languages import language_of
@@ -72,52 +71,28 @@ def select(root: Path, config: Config) -> Callable[[str, int], str | None]:
 def tracked_files(root: Path) -> frozenset[str] | None:
     """Paths (relative to ``root``) that git tracks, or None outside a git repository
     (or when git is missing or fails): then ``.gitignore`` alone decides."""
-    git_dir = _git_dir(str(root))
-    if git_dir is None:
+    from cuedeck.system.git import find_repository
+
+    found = find_repository(root)
+    if found is None:
         return None
     try:
-        st = os.stat(os.path.join(git_dir, "index"))
+        st = os.stat(os.path.join(found.git_dir, "index"))
         stamp = (st.st_mtime_ns, st.st_size)
     except OSError:
         stamp = (0, 0)  # a repository without commits or staged files yet
-    return _ls_files(str(root), stamp)
-
-
-def _git_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
-    return env
+    return _ls_files(str(root), found.top, found.git_dir, stamp)
 
 
 @functools.lru_cache(maxsize=16)
-def _git_dir(root: str) -> str | None:
-    try:
-        found = subprocess.run(
-            ["git", "-C", root, "rev-parse", "--absolute-git-dir"],
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            env=_git_env(),
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if found.returncode != 0:
-        return None
-    return found.stdout.decode("utf-8", errors="replace").strip() or None
-
-
-@functools.lru_cache(maxsize=16)
-def _ls_files(root: str, stamp: tuple[int, int]) -> frozenset[str] | None:
+def _ls_files(root: str, top: str, git_dir: str, stamp: tuple[int, int]) -> frozenset[str] | None:
     """What git tracks under ``root``, cached while the git index file is unchanged."""
+    from cuedeck.system.git import Git, GitTimedOut, Repository
+
+    runner = Git(Repository(top, git_dir), cwd=root, read_only=True)
     try:
-        found = subprocess.run(
-            ["git", "-c", "core.quotepath=off", "-C", root, "ls-files", "-z", "--cached"],
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            env=_git_env(),
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        found = runner.run(["ls-files", "-z", "--cached"], timeout=GIT_TIMEOUT)
+    except (OSError, GitTimedOut):
         return None
     if found.returncode != 0:
         return None

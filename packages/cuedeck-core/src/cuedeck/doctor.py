@@ -71,30 +71,26 @@ def _not_ignored(workspace: Workspace) -> list[Problem]:
     """A warning when git would commit CueDeck's per-person files (the cache, the scene,
     state and its lock, and what plugins registered as git-ignored): a workspace made
     before ``cue init`` listed them all."""
-    import shutil
-    import subprocess
+    from cuedeck.system.git import Git, GitTimedOut, find_repository
 
-    git = shutil.which("git")
-    if git is None:
+    repository = find_repository(workspace.root)
+    if repository is None:  # not a git repository: nothing to commit to
         return []
     # A file inside each ignored folder stands for the folder.
     wanted = {
         line: line + "x" if line.endswith("/") else line for line in workspace.places.gitignore
     }
     try:
-        found = subprocess.run(
-            [git, "-C", str(workspace.root), "check-ignore", "--no-index", "--stdin"],
-            input="\n".join(wanted.values()) + "\n",
-            capture_output=True,
-            text=True,
+        found = Git(repository, cwd=workspace.root, read_only=True).run(
+            ["check-ignore", "--no-index", "--stdin"],
+            input=("\n".join(wanted.values()) + "\n").encode(),
             timeout=30,
-            check=False,
         )
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, GitTimedOut):
         return []
-    if found.returncode not in (0, 1):  # 128: not a git repository, nothing to commit to
+    if found.returncode not in (0, 1):
         return []
-    ignored = set(found.stdout.splitlines())
+    ignored = set(found.stdout.decode("utf-8", "replace").splitlines())
     missing = [line for line, probe in wanted.items() if probe not in ignored]
     if not missing:
         return []

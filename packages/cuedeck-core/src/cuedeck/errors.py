@@ -187,6 +187,15 @@ class SharedFile(CueError):
     title = "Shared File"
 
 
+class PatternTooLarge(CueError):
+    """A client's regular expression that would compile or run past CueDeck's bounds
+    (1016): counted repeats nesting past the size limit, or a search that needed more
+    memory than its worker may take; ``limit`` says which bound."""
+
+    code = 1016
+    title = "Pattern Too Large"
+
+
 class PortInUse(CueError):
     """A server port another program holds (1050); ``host`` and ``port`` name it, ``help``
     a free port to pass with ``--port``."""

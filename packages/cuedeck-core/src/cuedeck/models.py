@@ -8,15 +8,23 @@ definitions. Either kind of section can be named as an anchor.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Any, Literal
 
 import attrs
 import cattrs
 
+from cuedeck.layout import CARDS_DIR, DOCS_DIR
+
 Severity = Literal["error", "warning"]
-ReferenceKind = Literal["at", "markdown", "wiki", "frontmatter", "depends_on", "import"]
+ReferenceKind = Literal[
+    "at", "markdown", "wiki", "frontmatter", "depends_on", "import", "include", "link", "label"
+]
 DocumentKind = Literal["card", "doc", "file"]
+#: Languages of prose documents, whose sections are headings: what core's prose parsers
+#: give (``markdown`` is the index's name for a document without a language).
+PROSE_LANGUAGES = frozenset({"markdown", "rst", "asciidoc", "plaintext"})
 
 
 @attrs.frozen
@@ -83,6 +91,16 @@ class Symbol:
 
 #: A line-range anchor: ``L120-L180``, ``L120-180`` or ``L120`` (one line).
 LINE_RANGE = re.compile(r"L(\d+)(?:-L?(\d+))?")
+#: Suffixes of the documents a bare ``@path`` may name without a folder (any file may be
+#: named with one: ``@config/app.yaml``, or by its lines: ``@setup.cfg#L1-L9``).
+DOCUMENT_SUFFIXES = ("md", "rst", "rest", "txt", "adoc", "asciidoc")
+
+
+def names_path(target: str) -> bool:
+    """Whether a ``refs:`` entry names a file by its path (``docs/x.rst``, ``api.md``)
+    rather than by a bare name resolved like a wiki link (``api``)."""
+    suffix = posixpath.splitext(target)[1]
+    return bool(suffix) and ("/" in target or suffix[1:].lower() in DOCUMENT_SUFFIXES)
 
 
 @attrs.frozen
@@ -126,8 +144,13 @@ class LineRange:
 class Reference:
     """A reference as written in a file, before it is resolved against the workspace.
 
-    ``target`` is a workspace-relative POSIX path for path-like syntaxes and a bare name
-    for wiki links; ``anchor`` is the heading after ``#`` if any.
+    ``kind``: ``at`` (``@doc/x``, ``@code/...``), ``frontmatter`` (``refs:``),
+    ``depends_on`` and ``include`` (reStructuredText's and AsciiDoc's include
+    directives) include their target in a scene; ``markdown`` (a markdown link),
+    ``wiki``, ``link`` (a link or cross reference of another format) and ``label`` (a
+    Sphinx ``:ref:``) are "see also"; ``import`` is a code file's import. ``target`` is
+    a workspace-relative POSIX path for path-like syntaxes, a bare name for wiki links
+    and a label (lower case) for ``label``; ``anchor`` is the section after ``#`` if any.
     """
 
     kind: ReferenceKind
@@ -179,9 +202,10 @@ class Document:
     ``path`` is workspace-relative with ``/`` separators. ``sha256`` is of the raw bytes;
     ``tokens`` is counted with the counter named by the index. Line numbers are 1-based
     and count the frontmatter. ``language`` is None for markdown and names the
-    language of any other parser's document (``python``, ``text`` for a file indexed
-    as plain text); ``symbols`` are a code file's definitions, in file order, outer
-    before inner.
+    language of any other parser's document (``rst``, ``asciidoc``, ``plaintext``:
+    prose, :data:`PROSE_LANGUAGES`; ``python``; ``text`` for a file read as plain
+    lines); ``symbols`` are a code file's definitions, in file order, outer before
+    inner.
     """
 
     path: str
@@ -224,6 +248,12 @@ class Document:
             or self.find_symbol(anchor)
             or LineRange.parse(anchor, self.line_count)
         )
+
+    @property
+    def prose(self) -> bool:
+        """Whether it is prose (markdown, reStructuredText, AsciiDoc, plain text): its
+        sections are headings, and a scene places it as text, not as code."""
+        return self.language is None or self.language in PROSE_LANGUAGES
 
     @property
     def anchors(self) -> list[str]:
@@ -308,13 +338,17 @@ class SceneItem:
     sha256: str
     role: str = "direct"
     title: str = ""
-    #: The language of a code item (``python``...); None for markdown.
+    #: The language of a code item (``python``...) or of prose other than markdown
+    #: (``rst``, ``asciidoc``, ``plaintext``: its fence); None for markdown.
     language: str | None = None
     #: The lines of the file the text holds (1-based, inclusive), for code and sections.
     lines: tuple[int, int] | None = None
     #: Smaller forms of a code item, largest first (its signatures with docstring
     #: summaries, then its outermost signature), masked: what ``signatures`` places.
     signatures: tuple[str, ...] = ()
+    #: ``(outline, headings only)`` of prose the outline pruner cannot read as markdown
+    #: (reStructuredText, AsciiDoc, plain text), made from its headings; empty otherwise.
+    outlines: tuple[str, ...] = ()
     #: How the text is placed when kept as it is: "" for whole or section, else the form
     #: it already has (``signatures`` for related code compressed to fit its share).
     form: str = ""
@@ -481,3 +515,24 @@ class Snapshot:
     def text(self) -> str:
         """:attr:`data` as text (UTF-8, a BOM dropped, undecodable bytes replaced)."""
         return self.data.decode("utf-8-sig", errors="replace")
+
+
+def replaced_bytes(path: str) -> Problem:
+    """The warning of a file whose bytes were not all UTF-8 (they were replaced)."""
+    return Problem(
+        "warning",
+        1004,
+        path,
+        None,
+        "file is not valid UTF-8; undecodable bytes were replaced",
+        "save the file as UTF-8",
+    )
+
+
+def document_kind(path: str) -> DocumentKind:
+    """``card`` or ``doc`` for files under ``.cuedeck/``, else ``file``."""
+    if path.startswith(CARDS_DIR + "/"):
+        return "card"
+    if path.startswith(DOCS_DIR + "/"):
+        return "doc"
+    return "file"

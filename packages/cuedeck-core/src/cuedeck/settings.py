@@ -113,7 +113,8 @@ class IndexSettings:
     include: list[str] = setting(
         ["**/*"],
         "Globs (gitignore syntax) of the files to index, each read by the parser that claims "
-        'it: markdown, and whatever installed parsers read (`["**/*.md"]`: markdown only).',
+        "it: markdown, reStructuredText, AsciiDoc, plain text, and whatever installed parsers "
+        'read (`["**/*.md"]`: markdown only).',
     )
     exclude: list[str] = setting(
         ["node_modules/", ".venv/", "venv/", ".tox/", "site-packages/", "dist/", "build/"],
@@ -172,7 +173,11 @@ class FileSettings:
         [".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*"],
         "Globs (gitignore syntax) of files the file tools never read or write.",
     )
-    max_tokens: int = setting(5000, "Default page size of get_file_content, in tokens.", minimum=1)
+    max_tokens: int = setting(
+        5000,
+        "Reply budget of get_file_content and the tools that page like it, in tokens.",
+        minimum=1,
+    )
 
 
 @attrs.frozen
@@ -181,7 +186,7 @@ class DocSettings:
 
     max_tokens: int = setting(
         5000,
-        "Default page size of read_doc, in tokens.",
+        "Default reply budget of read_doc, in tokens.",
         minimum=1,
         moved_from="mcp.read_doc_max_tokens",
     )

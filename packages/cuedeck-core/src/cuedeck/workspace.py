@@ -43,8 +43,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     from cuedeck.hookspecs import Searcher, SearcherFactory
+    from cuedeck.index.coverage import Exclusion
     from cuedeck.index.graph import ReferenceGraph
     from cuedeck.index.parsers import Parsers
+    from cuedeck.index.walk import Globs
     from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
     from cuedeck.watch.reflects import ChangeFeed
@@ -89,11 +91,21 @@ def _explicit_root(path: Path, source: str) -> Path:
 _WHY = {
     "git": "is inside a .git folder: git's own files (config, hooks) are never read or "
     "written by a tool",
+    "git_directory": "is in, or would make, a git directory (HEAD with objects/ and "
+    "refs/): git would take that folder as a repository and run what its config names",
     "private": "is CueDeck's private data (caches, locks, state, or a plugin's own): no "
     "tool reads or writes it",
     "control": "is a CueDeck control file (config.toml, or a plugin's own): tools may read "
     "it but never write it",
 }
+
+
+def _in_git_directory(root: str, rel: str, *, write: bool) -> bool:
+    """Whether ``rel`` is inside a git directory (a bare repository's folder) or, for a
+    write, would make one (see :func:`cuedeck.system.git.makes_git_directory`)."""
+    from cuedeck.system import git
+
+    return (git.makes_git_directory if write else git.inside_git_directory)(root, rel)
 
 
 def _protected(normal: str, real_rel: str, reason: str, *, field: str, write: bool) -> Protected:
@@ -102,7 +114,7 @@ def _protected(normal: str, real_rel: str, reason: str, *, field: str, write: bo
         f"{normal}{via} {_WHY[reason]}",
         path=normal,
         field=field,
-        reason=reason,
+        reason="git" if reason == "git_directory" else reason,
         target=real_rel,
         access="write" if write else "read",
         help="edit CueDeck's settings and git's configuration by hand, outside the tools",
@@ -279,12 +291,26 @@ class Workspace:
 
         with self._lock:
             self._ensure_fresh()
-            generation = self.index.generation
-            if self._graph is None or self._graph[0] != generation:
-                # References only: token counts a large refresh deferred stay deferred.
-                graph = ReferenceGraph(self.index.every(counted=False))
-                self._graph = (generation, graph)
-            return self._graph[1]
+            index = self.index
+            if self._graph is not None and self._graph[0] == index.generation:
+                return self._graph[1]
+            deny = self.config.files.deny
+
+            def explain(path: str) -> Exclusion | None:
+                return index.why_not(path, deny)
+
+            # References only: token counts a large refresh deferred stay deferred.
+            graph = ReferenceGraph(index.every(counted=False), explain)
+            # A text file no parser claims is indexed, as plain lines, while a reference
+            # includes it (``@code/setup.cfg#L1-L9``), and dropped once none does.
+            if graph.unindexed and index.adopt(sorted(graph.unindexed), deny):
+                graph = ReferenceGraph(index.every(counted=False), explain)
+            unused = [path for path in index.adopted() if path not in graph.included]
+            if unused:
+                index.release(unused)
+                graph = ReferenceGraph(index.every(counted=False), explain)
+            self._graph = (index.generation, graph)
+            return graph
 
     # -- files -----------------------------------------------------------------------------
 
@@ -327,11 +353,38 @@ class Workspace:
         if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
         real_rel = "." if real == root else os.path.relpath(real, root).replace(os.sep, "/")
-        for candidate in (normal, real_rel):
+        for candidate in dict.fromkeys((normal, real_rel)):
             reason = protection(candidate, write=write, places=self.places)
             if reason is not None:
                 raise _protected(normal, real_rel, reason, field=field, write=write)
+            if _in_git_directory(root, candidate, write=write):
+                raise _protected(normal, real_rel, "git_directory", field=field, write=write)
         return normal, real_rel
+
+    def read_refusal(self, rel: str, *, real_rel: str | None = None, links: int = 1) -> str | None:
+        """Why no tool may read the workspace-relative ``rel`` (reached at ``real_rel``
+        when it is a link; ``links``: its hard-link count), or None: the decision
+        :meth:`locate` and the file tools take, for walkers that know the path is inside
+        (``git``, ``private``, ``deny``, ``shared``). Raises nothing, stats nothing."""
+        for candidate in (rel, real_rel or rel):
+            reason = protection(candidate, write=False, places=self.places)
+            if reason is not None:
+                return reason
+            if self.denied(candidate):
+                return "deny"
+        return "shared" if links > 1 else None
+
+    def denied(self, rel: str) -> bool:
+        """Whether ``[files] deny`` names the workspace-relative ``rel`` (secrets, keys)."""
+        spec = self._deny_spec
+        return spec is not None and spec.match(rel)
+
+    @cached_property
+    def _deny_spec(self) -> Globs | None:
+        from cuedeck.index.walk import Globs
+
+        globs = self.config.files.deny
+        return Globs(list(globs)) if globs else None
 
     def relative_path(self, path: str, *, field: str = "path", write: bool = False) -> str:
         """``path`` normalised to a workspace-relative POSIX path a tool may read (or

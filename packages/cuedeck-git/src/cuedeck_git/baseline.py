@@ -32,7 +32,7 @@ def git_baseline(workspace: Workspace, since: str) -> Baseline | None:
     if found.returncode != 0:
         return None
     commit = decode(found.stdout).strip()
-    deny = exclusions(workspace.config.files.deny)
+    deny = exclusions(workspace)
     listed = repo.run(
         "diff", "--name-status", "-z", "--no-renames", "--relative", "--no-ext-diff",
         "--end-of-options", commit, "--", ".", *deny,

@@ -80,7 +80,7 @@ def git_blame(
         raise InvalidInput("end_line is before start_line", field="end_line")
     if last - start_line + 1 > MAX_BLAME_LINES:
         raise InvalidInput(f"at most {MAX_BLAME_LINES} lines per call", field="end_line")
-    repo = Repo(workspace)
+    repo = Repo(workspace, read_only=True)
     revision = repo.commit_of(ref, field="ref") if ref else repo.head()
     if revision is None:
         raise NotInHistory(f"{rel}: the repository has no commits yet", path=rel)
@@ -208,7 +208,7 @@ def git_file_history(
     Each commit gives the path the file had then (old_path when it was renamed there).
     """
     rel = _checked(workspace, file_path)
-    repo = Repo(workspace)
+    repo = Repo(workspace, read_only=True)
     start = repo.commit_of(ref, field="ref") if ref else repo.head()
     if start is None:
         raise NotInHistory(f"{rel}: the repository has no commits yet", path=rel)

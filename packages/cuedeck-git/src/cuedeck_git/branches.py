@@ -172,7 +172,8 @@ def git_branch_switch(
     tip = repo.commit_of(f"refs/heads/{name}", field="branch_name")
     head = repo.head()
     if head:
-        refuse_protected(f"git switch {name}", _changed_between(repo, head, tip), workspace.places)
+        changed = _changed_between(repo, head, tip)
+        refuse_protected(f"git switch {name}", changed, workspace.places, top=repo.top)
     overwritten = _overwritten(repo, tip)
     if overwritten:
         shown = [repo.shown(path) for path in overwritten]

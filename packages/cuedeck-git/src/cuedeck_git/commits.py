@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from typing import TYPE_CHECKING, Annotated
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput
+from cuedeck.system.git import inside_git_directory
 from cuedeck_git.history import PathList, _paths
 from cuedeck_git.runner import Repo, check_text, decode, exclusions, pathspecs
 
@@ -53,7 +56,7 @@ class GitMergeAbort(TypedDict):
 def _specs(workspace: Workspace, file_paths: list[str] | None) -> list[str]:
     """Pathspecs of ``file_paths`` (the whole workspace when None), never a denied file."""
     specs = pathspecs(_paths(workspace, file_paths)) or ["."]
-    return specs + exclusions(workspace.config.files.deny)
+    return specs + exclusions(workspace)
 
 
 def _staged(repo: Repo, specs: list[str]) -> list[str]:
@@ -64,13 +67,41 @@ def _staged(repo: Repo, specs: list[str]) -> list[str]:
 def git_stage(workspace: Workspace, file_paths: PathList = None) -> GitStage:
     """Stage changes (new, modified and deleted files) for the next commit.
 
-    Without file_paths, every change in the workspace. Files of [files] deny are never
-    staged.
+    Without file_paths, every change in the workspace. Files no tool reads ([files]
+    deny, CueDeck's private files, a file with several hard links) are never staged.
     """
     repo = Repo(workspace)
     specs = _specs(workspace, file_paths)
-    repo.run("add", "--all", "--", *specs)
+    changed = repo.run(
+        "ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard", "--", *specs
+    ).stdout
+    kept = [path for path in dict.fromkeys(_names(changed)) if _stageable(repo, path)]
+    if kept:  # the paths, through stdin: as many as there are, each taken literally
+        listed = b"\0".join(os.fsencode(spec) for spec in pathspecs(kept)) + b"\0"
+        repo.run("add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", input=listed)
     return {"success": True, "staged_files": _staged(repo, specs)}
+
+
+def _names(raw: bytes) -> list[str]:
+    return [decode(item) for item in raw.split(b"\0") if item]
+
+
+def _stageable(repo: Repo, path: str) -> bool:
+    """Whether a tool may stage the workspace-relative ``path``: gone (a deletion), or a
+    file the read boundary lets a tool read (its content is what a commit records)."""
+    full = os.path.join(repo.root, path)
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    real = os.path.relpath(os.path.realpath(full), os.path.realpath(repo.root))
+    inside = real.replace(os.sep, "/") if not real.startswith("..") else None
+    links = st.st_nlink if stat.S_ISREG(st.st_mode) else 1  # a link is staged as its text
+    if repo.workspace.read_refusal(path, real_rel=inside, links=links) is not None:
+        return False
+    return not inside_git_directory(os.path.realpath(repo.root), path)
 
 
 def git_unstage(workspace: Workspace, file_paths: PathList = None) -> GitUnstage:

@@ -118,10 +118,25 @@ def _overwritten(repo: Repo, commit: str) -> list[str]:
             where = os.path.join(top, prefix)
             if depth < len(parts) and os.path.isdir(where) and not os.path.islink(where):
                 continue
-            if os.path.lexists(where):
+            if os.path.isdir(where) and not os.path.islink(where):
+                hit.update(_files_under(top, prefix, tracked))  # a folder where A has a file
+            elif os.path.lexists(where):
                 hit.add(prefix)
             break
     return sorted(hit)
+
+
+def _files_under(top: str, folder: str, tracked: set[str]) -> list[str]:
+    """Repository paths of the files git does not track under ``folder``: what replacing
+    the folder by a file deletes (the folder itself names none of them)."""
+    found = []
+    for here, folders, names in os.walk(os.path.join(top, folder)):
+        folders.sort()
+        for name in sorted(names):
+            path = os.path.relpath(os.path.join(here, name), top).replace(os.sep, "/")
+            if path not in tracked:
+                found.append(path)
+    return found or [folder]
 
 
 def _changed_between(repo: Repo, start: str, end: str) -> list[str]:
@@ -154,9 +169,8 @@ def git_reset(
     overwritten: list[str] = []
     if mode == "hard":
         if head:
-            refuse_protected(
-                "git reset --hard", _changed_between(repo, head, commit), workspace.places
-            )
+            changed = _changed_between(repo, head, commit)
+            refuse_protected("git reset --hard", changed, workspace.places, top=repo.top)
         changed = _uncommitted(repo, [])
         overwritten = _overwritten(repo, commit)
         if changed:
@@ -266,7 +280,7 @@ def git_checkout_file(
         from cuedeck.errors import FileNotFound
 
         raise FileNotFound(f"{rel} is not in {ref}", path=rel, help="git_log shows its history")
-    refuse_protected(f"git checkout {ref} -- {rel}", restored, workspace.places)
+    refuse_protected(f"git checkout {ref} -- {rel}", restored, workspace.places, top=repo.root)
     tracked = set(_files(repo.run("ls-files", "-z", "--", *specs).stdout))
     overwritten = [
         path for path in restored if path not in tracked and os.path.lexists(repo.root / path)

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
 from cuedeck.errors import InvalidInput
-from cuedeck.serving.paging import check_offset, page_lines
+from cuedeck.serving.paging import check_offset, cut, page_lines
+from cuedeck.serving.reply import fit_reply
 from cuedeck_git.runner import Repo, check_text, decode, exclusions, pathspecs
 
 if TYPE_CHECKING:
@@ -28,6 +29,9 @@ PathList = Annotated[
     pydantic.Field(description="Workspace-relative paths to limit to", max_length=1000),
 ]
 Revision = Annotated[str | None, pydantic.Field(description="Commit, branch or tag", min_length=1)]
+#: What git may take when it compiles a client's pattern (``--author``, ``-G``, ``--grep``)
+#: and reads the history (pack files mapped in small windows: cuedeck.system.git.Git).
+SEARCH_MEMORY = 1024 * 1024 * 1024
 
 
 class DiffFile(TypedDict):
@@ -134,6 +138,26 @@ def _numstat(repo: Repo, command: list[str]) -> list[DiffFile]:
     return files
 
 
+def _shared_files(repo: Repo, revisions: list[str], specs: list[str]) -> list[str]:
+    """Pathspecs leaving out changed files with several hard links: their content may be
+    a file outside the workspace (the read boundary of every file tool)."""
+    import os
+
+    raw = repo.run("diff", "--name-only", "-z", *revisions, "--end-of-options", "--", *specs)
+    left_out = []
+    for item in raw.stdout.split(b"\0"):
+        local = repo.local(decode(item)) if item else None
+        if local is None:
+            continue
+        try:
+            shared = os.stat(os.path.join(repo.root, local)).st_nlink > 1
+        except OSError:
+            continue
+        if shared:
+            left_out.append(f":(exclude,literal){local}")
+    return left_out
+
+
 def git_diff(
     workspace: Workspace,
     file_paths: PathList = None,
@@ -154,7 +178,9 @@ def git_diff(
     revisions = _range(repo, staged, from_ref, to_ref)
     paths = _paths(workspace, file_paths)
     specs = pathspecs(paths) or ["."]
-    specs += exclusions(workspace.config.files.deny)
+    specs += exclusions(workspace)
+    if not staged and not to_ref:  # the working tree's files are read
+        specs += _shared_files(repo, revisions, specs)
     command = ["diff", *revisions, "--end-of-options", "--", *specs]
     text = repo.run(
         "diff", f"-U{context_lines}", "--no-ext-diff", "--no-textconv", *command[1:]
@@ -163,26 +189,34 @@ def git_diff(
     total = len(lines)
     check_offset(offset, total)
     start = offset - 1
-    budget = workspace.config.files.max_tokens
-    page = page_lines(workspace.count_tokens, lines, start, total, budget)
-    last = start + page.taken
-    has_more = last < total
-    return {
-        "success": True,
-        "diff": page.text,
-        "files": _numstat(repo, command),
-        "total_lines": total,
-        "offset": offset,
-        "returned_lines": page.taken,
-        "has_more": has_more,
-        "estimated_tokens": page.tokens,
-        "max_tokens_per_request": budget,
-        "truncated": has_more,
-        "requires_pagination": has_more,
-        "pagination_hint": f"Diff continues. Call again with offset={last + 1}"
-        if has_more
-        else None,
-    }
+    limit = workspace.config.files.max_tokens
+    files = _numstat(repo, command)
+
+    def reply(budget: int) -> GitDiff:
+        page = page_lines(workspace.count_tokens, lines, start, total, budget)
+        last = start + page.taken
+        has_more = last < total
+        hints = [f"Diff continues. Call again with offset={last + 1}"] if has_more else []
+        if page.cut_from is not None:
+            hints.insert(
+                0, f"Line {offset} alone is {page.cut_from} tokens: only its start is here"
+            )
+        return {
+            "success": True,
+            "diff": page.text,
+            "files": files,
+            "total_lines": total,
+            "offset": offset,
+            "returned_lines": page.taken,
+            "has_more": has_more,
+            "estimated_tokens": page.tokens,
+            "max_tokens_per_request": limit,
+            "truncated": has_more or page.cut_from is not None,
+            "requires_pagination": has_more,
+            "pagination_hint": " ".join(hints) or None,
+        }
+
+    return fit_reply(workspace, limit, reply)
 
 
 #: Field and record separators of the log format: bytes a commit message cannot hold.
@@ -204,36 +238,48 @@ def git_log(
     ] = None,
 ) -> GitLog:
     """List commits, newest first, in token-limited pages (follow next_offset)."""
-    repo = Repo(workspace, read_only=True)
+    from cuedeck.system.bounds import check_pattern
+
+    if author:  # a pattern git compiles: sized first, POSIX basic whatever the config says
+        check_pattern(check_text(author, field="author"), field="author", syntax="bre")
+    repo = Repo(workspace, read_only=True, memory_bytes=SEARCH_MEMORY if author else None)
     if repo.head() is None:
         return _log_page([], offset, False, 0, workspace.config.files.max_tokens, False)
     start = repo.commit_of(ref, field="ref") if ref else "HEAD"
     options = [f"--skip={offset}", f"--max-count={limit + 1}", f"--format={_FORMAT}"]
     if author:
-        options.append(f"--author={check_text(author, field='author')}")
+        options += ["--basic-regexp", f"--author={author}"]
     if since:
         options.append(f"--since={check_text(since, field='since')}")
     paths = _paths(workspace, file_paths)
     output = repo.text("log", *options, "--end-of-options", start, "--", *pathspecs(paths))
     records = [record.strip("\n") for record in output.split(_RECORD) if record.strip("\n")]
-    budget = workspace.config.files.max_tokens
-    commits: list[Commit] = []
-    used = 0
-    cut = False
-    for record in records[:limit]:
-        sha, short, name, email, date, subject, body = record.split(_FIELD)
-        commit: Commit = {
-            "commit_hash": sha, "short_hash": short, "author": name, "author_email": email,
-            "date": date, "subject": subject, "body": body.strip(),
-        }  # fmt: skip
-        cost = workspace.count_tokens(f"{sha} {name} {email} {date} {subject}\n{body}")
-        if commits and used + cost > budget:
-            cut = True
-            break
-        commits.append(commit)
-        used += cost
-    has_more = cut or len(records) > limit
-    return _log_page(commits, offset, has_more, used, budget, cut)
+    limit_tokens = workspace.config.files.max_tokens
+
+    def page(budget: int) -> GitLog:
+        commits: list[Commit] = []
+        used = 0
+        cut_short = False
+        for record in records[:limit]:
+            sha, short, name, email, date, subject, body = record.split(_FIELD)
+            commit: Commit = {
+                "commit_hash": sha, "short_hash": short, "author": name, "author_email": email,
+                "date": date, "subject": subject, "body": body.strip(),
+            }  # fmt: skip
+            cost = workspace.count_tokens(f"{sha} {name} {email} {date} {subject}\n{body}")
+            if commits and used + cost > budget:
+                cut_short = True
+                break
+            if cost > budget:  # one commit alone over the budget: the start of its message
+                rest = cost - workspace.count_tokens(commit["body"])
+                commit["body"] = cut(workspace.count_tokens, commit["body"], max(budget - rest, 0))
+                cost, cut_short = rest + workspace.count_tokens(commit["body"]), True
+            commits.append(commit)
+            used += cost
+        has_more = len(commits) < len(records[:limit]) or len(records) > limit
+        return _log_page(commits, offset, has_more, used, limit_tokens, cut_short)
+
+    return fit_reply(workspace, limit_tokens, page)
 
 
 def _log_page(

@@ -139,6 +139,7 @@ def git_pull(
             f"git pull {name} {wanted}",
             [decode(i) for i in incoming.split(b"\0") if i],
             workspace.places,
+            top=repo.top,
         )
     local = _log(repo, f"{fetched}..HEAD") if before else []
     if mode == "rebase" and local and repo.count(f"HEAD..{fetched}"):

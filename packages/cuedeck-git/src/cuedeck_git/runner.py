@@ -11,14 +11,14 @@ recognise, or :class:`~cuedeck.errors.GitTimeout` (1031).
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cuedeck.errors import InvalidInput
+from cuedeck.layout import protection
+from cuedeck.system.git import Git, GitTimedOut, find_repository
 from cuedeck_git.errors import GitFailed, GitTimeout
 from cuedeck_git.settings import GitSettings
 
@@ -28,51 +28,8 @@ if TYPE_CHECKING:
 
     from cuedeck.workspace import Workspace
 
-#: Options given to every command: output we can parse, whatever the user's config says,
-#: and no program a repository names where git does not need one: fsmonitor only makes
-#: status faster, and the ext:: transport runs any command its URL holds.
-BASE_OPTIONS = (
-    "-c", "core.quotepath=off",
-    "-c", "color.ui=false",
-    "-c", "core.pager=cat",
-    "-c", "advice.detachedHead=false",
-    "-c", "core.fsmonitor=false",
-    "-c", "protocol.ext.allow=never",
-    "--no-pager",
-)  # fmt: skip
-
-#: Added for read-only tools (git_status, git_diff, git_log, git_branch_list): no hook
-#: runs, git writes nothing back (a refreshed index would run post-index-change), and no
-#: signature is checked with a program the config names.
-READ_ONLY_OPTIONS = (
-    "-c", f"core.hooksPath={os.devnull}",
-    "-c", "log.showSignature=false",
-    "--no-optional-locks",
-)  # fmt: skip
-
-#: Config keys naming a program git runs on its own while reading (``status`` and ``diff``
-#: run clean filters on files whose stat changed). Read-only tools blank those that the
-#: repository's own config sets (scope ``local`` or ``worktree``, includes too); the
-#: person's global and system config are theirs, so a globally installed LFS still works.
-_RUNS_WHILE_READING = re.compile(
-    r"^filter\.(.+)\.(clean|smudge|process|required)$", re.IGNORECASE | re.DOTALL
-)
-_REPOSITORY_SCOPES = frozenset({"local", "worktree"})
-
-#: The environment that makes git fail instead of waiting for a person.
-QUIET_ENV = {
-    "GIT_TERMINAL_PROMPT": "0",  # no username/password prompt on the terminal
-    "GIT_ASKPASS": "false",  # nor through a graphical helper: "false" answers nothing
-    "SSH_ASKPASS": "false",
-    "GCM_INTERACTIVE": "never",  # Git Credential Manager
-    "GIT_EDITOR": "false",  # anything that would open an editor fails
-    "GIT_SEQUENCE_EDITOR": "false",
-    "GIT_PAGER": "cat",
-    "PAGER": "cat",
-    "GIT_MERGE_AUTOEDIT": "no",
-    "LC_ALL": "C",  # stable messages, which :func:`reason` reads
-    "LANGUAGE": "C",
-}
+# The options, the quiet environment and the pinned repository are core's one git runner
+# (cuedeck.system.git); what is here turns its results into the tools' errors.
 
 #: Known causes, recognised in git's (C locale) stderr: reason, help.
 REASONS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
@@ -151,6 +108,11 @@ REASONS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
 )
 
 
+#: What a command answers where no repository was found (git's own words, which
+#: :data:`REASONS` recognises).
+NO_REPOSITORY = "fatal: not a git repository: CueDeck found no .git at the workspace or above it"
+
+
 def reason(stderr: str) -> tuple[str | None, str | None]:
     """The known cause of a failure and what to do about it, or ``(None, None)``."""
     for pattern, name, help in REASONS:
@@ -175,12 +137,21 @@ def pathspecs(paths: Iterable[str]) -> list[str]:
     return [f":(literal){path}" for path in paths]
 
 
-def exclusions(globs: Iterable[str]) -> list[str]:
-    """``[files] deny`` globs (gitignore syntax) as git pathspecs that leave them out."""
-    specs = []
-    for glob in globs:
-        pattern = glob.lstrip("/") if glob.startswith("/") else f"**/{glob}"
-        specs.append(f":(exclude,glob){pattern.rstrip('/')}")
+def exclusions(workspace: Workspace) -> list[str]:
+    """Pathspecs leaving out what no tool reads, anywhere in the repository: CueDeck's
+    private files (caches, token hashes, state, a team's copies) and ``[files] deny``
+    (gitignore syntax: a glob with a leading ``/`` is anchored at the workspace)."""
+    from cuedeck.layout import WORKSPACE_DIR
+
+    private = sorted(workspace.places.private)  # core's and the plugins'
+    specs = [f":(top,exclude,glob)**/{WORKSPACE_DIR}/{name}" for name in private]
+    specs += [f":(top,exclude,glob)**/{WORKSPACE_DIR}/{name}/**" for name in private]
+    for glob in workspace.config.files.deny:
+        if glob.startswith("/"):
+            specs.append(f":(exclude,glob){glob.lstrip('/').rstrip('/')}")
+        else:
+            specs.append(f":(top,exclude,glob)**/{glob.rstrip('/')}")
+            specs.append(f":(top,exclude,glob)**/{glob.rstrip('/')}/**")
     return specs
 
 
@@ -192,35 +163,31 @@ def decode(data: bytes) -> str:
 class Repo:
     """The git repository a workspace lives in, and the one way to run git in it."""
 
-    def __init__(self, workspace: Workspace, *, read_only: bool = False) -> None:
+    def __init__(
+        self, workspace: Workspace, *, read_only: bool = False, memory_bytes: int | None = None
+    ) -> None:
         self.workspace = workspace
         self.root: Path = workspace.root
         settings = workspace.config.section("git", GitSettings)
         self.timeout = settings.timeout
         self.network_timeout = settings.network_timeout
-        #: Whether commands run with :data:`READ_ONLY_OPTIONS` and the repository's own
-        #: program-running keys blanked (:meth:`neutralised`).
+        #: Whether commands run as core's read-only runner (no hook, no program the
+        #: repository's config names: :class:`cuedeck.system.git.Git`).
         self.read_only = read_only
+        #: The address-space bound of every command (pattern searches), or None.
+        self.memory_bytes = memory_bytes
 
     @cached_property
-    def neutralised(self) -> tuple[str, ...]:
-        """``-c key=`` options blanking every program-running key the repository's own
-        config sets (see :data:`_RUNS_WHILE_READING`); empty outside read-only tools."""
-        if not self.read_only:
-            return ()
-        result = self._spawn(
-            [*BASE_OPTIONS, "config", "--list", "--show-scope", "-z"], self.timeout, None
-        )
-        options: list[str] = []
-        fields = result.stdout.split(b"\0")  # scope NUL key LF value NUL, repeated
-        for scope_field, entry in zip(fields[::2], fields[1::2], strict=False):
-            scope = decode(scope_field)
-            key = decode(entry).partition("\n")[0]  # a subsection (a driver) keeps its case
-            found = _RUNS_WHILE_READING.match(key)
-            if scope in _REPOSITORY_SCOPES and found:
-                value = "false" if found.group(2).lower() == "required" else ""
-                options += ["-c", f"{key}={value}"]
-        return tuple(options)
+    def git(self) -> Git | None:
+        """Core's runner, pinned to the ``.git`` found at the workspace or above it; None
+        when there is none (every command then fails as git would: not a repository)."""
+        found = find_repository(self.root)
+        return None if found is None else Git(found, cwd=self.root, read_only=self.read_only)
+
+    @property
+    def top(self) -> str:
+        """The repository's top folder (the workspace's root when there is none)."""
+        return self.git.repository.top if self.git and self.git.repository else str(self.root)
 
     def run(
         self,
@@ -230,63 +197,37 @@ class Repo:
         input: bytes | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
         """Run ``git args`` in the workspace; raise 1030/1031 on failure unless not ``check``."""
-        options = (
-            [*BASE_OPTIONS, *READ_ONLY_OPTIONS, *self.neutralised]
-            if self.read_only
-            else [*BASE_OPTIONS]
-        )
+        if any("\x00" in part for part in args):  # every tool checks its own fields first
+            raise InvalidInput("an argument for git contains a NUL byte", field="arguments")
         timeout = self.network_timeout if network else self.timeout
-        result = self._spawn([*options, *args], timeout, input, shown=args, network=network)
+        if self.git is None:
+            result = subprocess.CompletedProcess(["git", *args], 128, b"", NO_REPOSITORY.encode())
+        else:
+            result = self._run(args, timeout, input, network=network)
         if check and result.returncode != 0:
             raise self.failure(args, result)
         return result
 
-    def _spawn(
-        self,
-        options: Sequence[str],
-        timeout: float,
-        input: bytes | None,
-        *,
-        shown: Sequence[str] = (),
-        network: bool = False,
+    def _run(
+        self, args: Sequence[str], timeout: float, input: bytes | None, *, network: bool
     ) -> subprocess.CompletedProcess[bytes]:
-        """Run ``git options`` under ``timeout``; 1031 when it runs over."""
-        argv = ["git", *options]
-        if any("\x00" in part for part in argv):  # every tool checks its own fields first
-            raise InvalidInput("an argument for git contains a NUL byte", field="arguments")
-        env = {**os.environ, **QUIET_ENV}
+        assert self.git is not None
         try:
-            process = subprocess.Popen(
-                argv,
-                cwd=self.root,
-                env=env,
-                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                # A session of its own: no controlling terminal, so ssh cannot ask for a
-                # passphrase on /dev/tty either, and the deadline can kill the whole group.
-                start_new_session=True,
-            )
+            return self.git.run(args, timeout=timeout, input=input, memory_bytes=self.memory_bytes)
         except FileNotFoundError:
             raise GitFailed(
                 "the git executable was not found",
                 reason="no_git",
                 help="install git and make sure it is on PATH",
             ) from None
-        try:
-            out, err = process.communicate(input, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            name = (shown or options)[0]
+        except GitTimedOut:
             raise GitTimeout(
-                f"git {name} did not finish within {timeout:g} s and was stopped",
-                command=["git", *shown],
+                f"git {args[0]} did not finish within {timeout:g} s and was stopped",
+                command=["git", *args],
                 timeout_seconds=timeout,
                 help=f"raise [git] {'network_timeout' if network else 'timeout'} if it "
                 "needs longer, or check what it waits for (a hook, the network)",
             ) from None
-        return subprocess.CompletedProcess(argv, process.returncode, out, err)
 
     def text(self, *args: str, network: bool = False) -> str:
         """Standard output of ``git args`` as text."""
@@ -317,6 +258,17 @@ class Repo:
     def prefix(self) -> str:
         """The workspace's folder inside the repository (``""`` at its top)."""
         return self.text("rev-parse", "--show-prefix").strip()
+
+    def readable(self, path: str) -> bool:
+        """Whether a tool may read the repository-relative ``path`` (the workspace's read
+        boundary; a path outside the workspace by its name alone)."""
+        local = self.local(path)
+        if local is not None:
+            return self.workspace.read_refusal(local) is None
+        places = self.workspace.places
+        return protection(path, write=False, places=places) is None and not (
+            self.workspace.denied(path)
+        )
 
     def local(self, path: str) -> str | None:
         """A repository-relative path as workspace-relative, or None when outside it."""

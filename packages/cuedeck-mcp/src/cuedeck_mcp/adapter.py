@@ -9,7 +9,6 @@ conversation. The server still validates every argument against the full signatu
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -20,7 +19,7 @@ from mcp_types import TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
 from pydantic import PrivateAttr
 
-from cuedeck.watch.reflects import reply_line
+from cuedeck.serving.reply import compact_json, reply_text
 
 if TYPE_CHECKING:
     from cuedeck.plugins.tools import Tool
@@ -399,11 +398,12 @@ class ServedTool(FastMCPTool):
         tool = super().to_mcp_tool(**overrides)
         tool.meta = None  # FastMCP's tag list: the category is in get_tool_categories
         tool.title = None  # FastMCP derives it from the name, which says the same
-        if tool.output_schema is not None and tool.output_schema.get(WRAP_KEY):
-            # Every wrapped reply says so in its own meta (``fastmcp.wrap_result``, which
-            # FastMCP's client reads first); the marker and the ``required`` that only
-            # constrains the server need not be paid for in every conversation.
-            tool.output_schema = {"type": "object", "properties": tool.output_schema["properties"]}
+        if self._replies != "spec":
+            # Every reply carries its structured content anyway, and a wrapped one says
+            # so in its own meta (``fastmcp.wrap_result``, which FastMCP's client reads):
+            # field names would be paid for in every conversation to tell a model what
+            # the reply's text shows it (get_tool_docs has the typed reference).
+            tool.output_schema = None
         return tool
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
@@ -420,13 +420,11 @@ class ServedTool(FastMCPTool):
 
             value = spec_value(self.name, value)  # an object, lists as {"success", "result"}
             wrapped = False
-        # The reflects block reaches a model as one line of text (cuedeck.watch.reflects).
-        line = reply_line(value)
-        shown = {k: v for k, v in value.items() if k != "reflects"} if line else value
-        text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+            text = compact_json(value)  # the specification's clients read the JSON
+        else:
+            # Code and text as they are, not JSON-escaped; a reflects block as its line.
+            text = reply_text(value)
         content = [TextContent(type="text", text=text)]
-        if line:
-            content.append(TextContent(type="text", text=line))
         if wrapped:
             return ToolResult(
                 content=content,

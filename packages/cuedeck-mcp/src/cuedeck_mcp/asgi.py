@@ -359,7 +359,7 @@ def serve_workspaces(
     from cuedeck.serving.ports import check_free
     from cuedeck.workspace import open_workspace
     from cuedeck_mcp.server import TOKEN_ENV
-    from cuedeck_mcp.settings import McpSettings
+    from cuedeck_mcp.settings import McpSettings, proxy_options
 
     first = team if team is not None else next(iter(workspaces.values()))
     settings = open_workspace(first).config.section("mcp", McpSettings)
@@ -385,6 +385,7 @@ def serve_workspaces(
         port=deployment.port,
         log_level="warning",
         http=guarded_http_protocol(),  # a deadline for every request's headers
+        **proxy_options(settings),
     )
 
 

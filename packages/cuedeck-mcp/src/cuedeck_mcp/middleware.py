@@ -249,8 +249,19 @@ class CueDeckMiddleware(Middleware):
                 self.limiter.check(client_key(), name)
             except CueError as exc:
                 raise await self._refuse(exc, arguments) from None
+        from fastmcp.exceptions import NotFoundError
+
         try:
             return await call_next(context)
+        except NotFoundError:
+            # No such tool: a protocol error (JSON-RPC -32602, as the MCP specification
+            # says), not a tool's failed result; the name it echoes leaves masked.
+            shown = await self.runtime.run(self.runtime.masked_input, name)
+            raise MCPError(
+                code=-32602,
+                message=f"Unknown tool: {shown!r} (tools/list names the tools served)",
+                data={"tool": shown},
+            ) from None
         finally:
             await self._announce_card_changes(context.fastmcp_context)
 

@@ -165,12 +165,15 @@ def start(root: Path, name: str, tools: Sequence[str] | None) -> bool:
 
     folder = registry()
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    argv = [sys.executable, "-m", "cuedeck_cli", "-C", str(root), "mcp"]
+    from cuedeck.system.spawn import start_python
+
+    args = ["-C", str(root), "mcp"]
     if tools is not None:
-        argv += ["--tools", ",".join(tools)]
+        args += ["--tools", ",".join(tools)]
     with open(os.path.join(folder, f"{name}.log"), "ab") as log:
-        process = subprocess.Popen(
-            argv,
+        process = start_python(
+            "cuedeck_cli",
+            *args,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=log,

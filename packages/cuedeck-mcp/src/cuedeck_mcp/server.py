@@ -28,7 +28,7 @@ from cuedeck_mcp.resources import WorkspaceResources
 from cuedeck_mcp.roles import Grant, check_role, find_grant, load_grants
 from cuedeck_mcp.runtime import WorkspaceRuntime
 from cuedeck_mcp.session_state import CueDeckFastMCP
-from cuedeck_mcp.settings import McpSettings, rate_limits
+from cuedeck_mcp.settings import McpSettings, proxy_options, rate_limits
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -407,5 +407,6 @@ def serve(
         port=port,
         middleware=[guard, *gate, Middleware(EnvelopeGuard)],
         host_origin_protection=False,  # HostOriginGuard does it, exactly as documented
-        uvicorn_config={"http": guarded_http_protocol()},  # a deadline for headers
+        # a deadline for headers; forwarded headers believed from trusted proxies only
+        uvicorn_config={"http": guarded_http_protocol(), **proxy_options(settings)},
     )

@@ -34,6 +34,13 @@ class McpSettings:
         "Browser origins (`scheme://host:port`) allowed to call the HTTP transport, beyond "
         "the server's own.",
     )
+    trusted_proxies: list[str] = setting(
+        [],
+        "Addresses or networks (`10.0.0.5`, `10.0.0.0/8`) of reverse proxies whose "
+        "`X-Forwarded-For` and `X-Forwarded-Proto` the HTTP transport believes: the client's "
+        "address (its rate-limit bucket, its logs) is then the one they forward. Empty (the "
+        "default): no such header is believed, from anyone, loopback included.",
+    )
     local_role: str = setting(
         "write",
         "Role of clients without a token: stdio, and HTTP on loopback when no token is "
@@ -111,3 +118,12 @@ def rate_limits(workspace: Workspace) -> dict[str, RateLimit]:
     ``[rate_limits.<tool>]``."""
     configured = workspace.config.section("rate_limits", RateLimitSettings).limits
     return {**declared_rate_limits(workspace.plugins), **configured}
+
+
+def proxy_options(settings: McpSettings) -> dict[str, Any]:
+    """uvicorn's options for forwarded headers: believed only from ``trusted_proxies``
+    (uvicorn itself believes them from loopback by default, so a local client could
+    claim any address and get a fresh rate-limit bucket with each)."""
+    if not settings.trusted_proxies:
+        return {"proxy_headers": False}
+    return {"proxy_headers": True, "forwarded_allow_ips": list(settings.trusted_proxies)}

@@ -9,6 +9,7 @@ and what every GC run updates (generation, survival count, last touch).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -110,13 +111,34 @@ def card_of(ref: str) -> str | None:
 
 
 def check_project(project_id: str) -> str:
-    """``project_id`` if it can name a folder, else InvalidInput (1004)."""
+    """``project_id`` if it can name a folder and holds no secret, else InvalidInput (1004).
+
+    A project id is a key, written as it is to the store and to export folders' names,
+    where masking cannot reach; so one that a masking rule recognises (a token pasted as
+    a name) is refused rather than kept."""
     if not isinstance(project_id, str) or not _PROJECT.match(project_id):
         raise InvalidInput(
             f"{project_id!r} is not a project id (letters, digits, '.', '_', '-'; up to 64)",
             field="project_id",
         )
+    rule = _secret_in(project_id)
+    if rule is not None:
+        raise InvalidInput(
+            f"the project id holds what masking recognises as a secret ({rule}): it would be "
+            "stored as it is",
+            field="project_id",
+            help="name the project after the work, not a credential",
+        )
     return project_id
+
+
+@functools.lru_cache(maxsize=256)
+def _secret_in(project_id: str) -> str | None:
+    """The masking rule that finds a secret in ``project_id`` (the built-in rules), or None."""
+    from cuedeck.masking.session import MaskSession
+
+    found = MaskSession().find(project_id)
+    return found[0].rule if found else None
 
 
 def valid_segment_id(segment_id: str) -> bool:

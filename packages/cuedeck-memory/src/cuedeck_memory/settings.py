@@ -31,7 +31,7 @@ class MemorySettings:
     )
     max_tokens: int = setting(
         8000,
-        "Default reply budget of the memory tools, in tokens; longer replies page.",
+        "Default budget of a memory tool's whole reply, in tokens; longer replies page.",
         minimum=100,
     )
     search_mode: str = setting(

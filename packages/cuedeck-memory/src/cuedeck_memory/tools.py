@@ -14,6 +14,7 @@ from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 from cuedeck.errors import InvalidInput
+from cuedeck.serving.reply import fit_reply
 from cuedeck_memory import gc, ranking, replies, usage
 from cuedeck_memory.capture import capture_segments
 from cuedeck_memory.listing import page_hits, page_segments, task_rows
@@ -95,18 +96,23 @@ def context_analyze_usage(
     store = _store(workspace)
     project = store.project(project_id)
     described = usage.ingest(store, project, context_descriptors, task_id)
-    reply = usage.report(
-        store,
-        project,
-        task_id=task_id,
-        token_limit=token_limit,
-        descriptors=described,
-        max_tokens=_budget(store, max_tokens),
-        reserved=8 * len(described.captured),  # their ids are added below
-    )
-    if described.captured:
-        reply["captured_segments"] = list(described.captured)
-    return cast("replies.UsageReport", reply)
+
+    def made(budget: int) -> replies.UsageReport:
+        reply = usage.report(
+            store,
+            project,
+            task_id=task_id,
+            token_limit=token_limit,
+            descriptors=described,
+            max_tokens=budget,
+            reserved=8 * len(described.captured),  # their ids are added below
+        )
+        if described.captured:
+            reply["captured_segments"] = list(described.captured)
+        return cast("replies.UsageReport", reply)
+
+    # What was captured is always said: its ids come whole, beyond max_tokens if need be.
+    return fit_reply(workspace, _budget(store, max_tokens), made, written=True)
 
 
 def context_get_working_set(
@@ -122,23 +128,26 @@ def context_get_working_set(
     task = task_id or store.current_task(project)
     found = task_rows(store, project, task, stashed=False, pinned=True)
     table = store.table
-    segments, page = page_segments(store, found, _budget(store, max_tokens), cursor, used=60)
     total = int(table.tokens[found].sum()) if found else 0
     last = float(table.touched[found].max()) if found else None
     from cuedeck_memory.segments import iso
 
-    return {
-        "working_set": {
-            "project_id": project,
-            "task_id": task,
+    def made(budget: int) -> replies.WorkingSet:
+        segments, page = page_segments(store, found, budget, cursor, used=60)
+        return {
+            "working_set": {
+                "project_id": project,
+                "task_id": task,
+                "total_tokens": total,
+                "last_updated": iso(last) if last else None,
+            },
+            "segments": segments,
             "total_tokens": total,
-            "last_updated": iso(last) if last else None,
-        },
-        "segments": segments,
-        "total_tokens": total,
-        "segment_count": len(found),
-        "page": page,
-    }
+            "segment_count": len(found),
+            "page": page,
+        }
+
+    return fit_reply(workspace, _budget(store, max_tokens), made)
 
 
 def context_get_task_context(
@@ -159,30 +168,33 @@ def context_get_task_context(
     if task is None:
         raise InvalidInput("no task_id given and the project has no current task", field="task_id")
     found = task_rows(store, project, task, stashed=None)
-    budget = _budget(store, max_tokens)
-    segments, page = page_segments(store, found, budget, cursor, used=30)
     from cuedeck_memory.touched import delta_since
 
     latest = next((r for r in reversed(store.snapshots(project)) if r.get("task_id") == task), None)
     files: dict[str, str] = dict((latest or {}).get("files") or {})
-    delta: list[dict[str, Any]] = []
-    left_out = False
-    if latest is not None and files and cursor is None:
-        # What changed in the task's files since its latest snapshot, in what the
-        # segments leave of the budget.
-        used = sum(workspace.count_tokens(json.dumps(s, ensure_ascii=False)) for s in segments)
-        delta, left_out = delta_since(workspace, latest, max(budget - used, 0))
-    return {
-        "task_id": task,
-        "segments": segments,
-        "total_tokens": int(store.table.tokens[found].sum()) if found else 0,
-        "segment_count": len(found),
-        "page": page,
-        "snapshot_id": latest.get("snapshot_id") if latest is not None else None,
-        "files": files,
-        "delta": delta,
-        "delta_truncated": left_out,
-    }
+
+    def made(budget: int) -> replies.TaskContext:
+        segments, page = page_segments(store, found, budget, cursor, used=30)
+        delta: list[dict[str, Any]] = []
+        left_out = False
+        if latest is not None and files and cursor is None:
+            # What changed in the task's files since its latest snapshot, in what the
+            # segments leave of the budget.
+            used = sum(workspace.count_tokens(json.dumps(s, ensure_ascii=False)) for s in segments)
+            delta, left_out = delta_since(workspace, latest, max(budget - used, 0))
+        return {
+            "task_id": task,
+            "segments": segments,
+            "total_tokens": int(store.table.tokens[found].sum()) if found else 0,
+            "segment_count": len(found),
+            "page": page,
+            "snapshot_id": latest.get("snapshot_id") if latest is not None else None,
+            "files": files,
+            "delta": delta,
+            "delta_truncated": left_out,
+        }
+
+    return fit_reply(workspace, _budget(store, max_tokens), made)
 
 
 def context_list_projects(workspace: Workspace) -> replies.Projects:
@@ -212,35 +224,39 @@ def context_gc_analyze(
     project = store.project(project_id)
     described = usage.ingest(store, project, context_descriptors, task_id)
     analysis = gc.analyze(store, project, task_id=task_id, current_file=described.current_file)
-    budget = _budget(store, max_tokens)
-    reply: dict[str, Any] = {
-        "total_candidates": len(analysis.candidates),
-        "estimated_tokens_freed": int(analysis.candidate_tokens.sum()),
-        "roots": len(analysis.roots),
-        "reachable": len(analysis.reached),
-        "working_tokens": analysis.working_tokens,
-    }
     count = store.workspace.token_counter.count
     from cuedeck_memory.fitting import fit_ids, measure, page
 
-    if target_tokens is not None:
-        proposal = gc.plan(analysis, target_tokens, ids_at_most=budget)
-        reply["pruning_plan"] = proposal
-        # The plan's ids are its first candidates_count candidates, best first: when
-        # they do not all fit (half the budget), the pages of candidates hold the rest.
-        kept = fit_ids(reply, proposal["stash_segments"], budget // 2, count)
-        if kept < proposal["candidates_count"]:
-            proposal["stash_segments_complete"] = False
-    reply["page"] = {"returned": 0, "total": 0, "offset": 0, "next_cursor": None, "max_tokens": 0}
-    reply["pruning_candidates"], reply["page"] = page(
-        len(analysis.candidates),
-        analysis.candidate,
-        count,
-        budget,
-        cursor,
-        used=measure(reply, count),
-    )
-    return cast("replies.GcAnalysis", reply)
+    def made(budget: int) -> replies.GcAnalysis:
+        reply: dict[str, Any] = {
+            "total_candidates": len(analysis.candidates),
+            "estimated_tokens_freed": int(analysis.candidate_tokens.sum()),
+            "roots": len(analysis.roots),
+            "reachable": len(analysis.reached),
+            "working_tokens": analysis.working_tokens,
+        }
+        if target_tokens is not None:
+            proposal = gc.plan(analysis, target_tokens, ids_at_most=budget)
+            reply["pruning_plan"] = proposal
+            # The plan's ids are its first candidates_count candidates, best first: when
+            # they do not all fit (half the budget), the pages of candidates hold the rest.
+            kept = fit_ids(reply, proposal["stash_segments"], budget // 2, count)
+            if kept < proposal["candidates_count"]:
+                proposal["stash_segments_complete"] = False
+        reply["page"] = {
+            "returned": 0, "total": 0, "offset": 0, "next_cursor": None, "max_tokens": 0
+        }  # fmt: skip
+        reply["pruning_candidates"], reply["page"] = page(
+            len(analysis.candidates),
+            analysis.candidate,
+            count,
+            budget,
+            cursor,
+            used=measure(reply, count),
+        )
+        return cast("replies.GcAnalysis", reply)
+
+    return fit_reply(workspace, _budget(store, max_tokens), made)
 
 
 def context_gc_prune(
@@ -337,17 +353,21 @@ def context_search_stashed(
     parsed = ranking.parse_filters(filters)
     project = check_project(project_id) if project_id else None
     found = ranking.find(store, project, query, parsed, stashed=True, limit=limit)
-    segments, page = page_hits(
-        store, found.rowids, _budget(store, max_tokens), cursor, scores=found.scores, used=40
-    )
-    return {
-        "segments": segments,
-        "total_matches": found.total,
-        "query": query,
-        "ranking": found.ranking,
-        "filters_applied": parsed.given,
-        "page": page,
-    }
+
+    def made(budget: int) -> replies.StashSearch:
+        segments, page = page_hits(
+            store, found.rowids, budget, cursor, scores=found.scores, used=40
+        )
+        return {
+            "segments": segments,
+            "total_matches": found.total,
+            "query": query,
+            "ranking": found.ranking,
+            "filters_applied": parsed.given,
+            "page": page,
+        }
+
+    return fit_reply(workspace, _budget(store, max_tokens), made)
 
 
 def context_retrieve_stashed(
@@ -364,22 +384,29 @@ def context_retrieve_stashed(
     project = store.project(project_id)
     parsed = ranking.parse_filters(filters)
     found = ranking.find(store, project, query, parsed, stashed=True, limit=1000)
-    items, page = page_segments(
-        store, found.rowids, _budget(store, max_tokens), cursor, scores=found.scores, used=40
-    )
-    reply: replies.Retrieved = {
-        "retrieved_segments": items,
-        "segments_found": found.total,
-        "ranking": found.ranking,
-        "page": page,
-    }
+    table = store.table
+    ids = [table.segment_id(r) for r in found.rowids] if move_to_active else []
+
+    def made(budget: int) -> replies.Retrieved:
+        items, page = page_segments(
+            store, found.rowids, budget, cursor, scores=found.scores, used=40
+        )
+        reply: replies.Retrieved = {
+            "retrieved_segments": items,
+            "segments_found": found.total,
+            "ranking": found.ranking,
+            "page": page,
+        }
+        if move_to_active:
+            reply["moved_to_active"] = ids  # room for all of them; those moved, below
+        return reply
+
+    fitted = fit_reply(workspace, _budget(store, max_tokens), made)
     if move_to_active:
         from cuedeck_memory.pruning import move_to_working
 
-        table = store.table
-        ids = [table.segment_id(r) for r in found.rowids]
-        reply["moved_to_active"] = move_to_working(store, project, ids)
-    return reply
+        fitted["moved_to_active"] = move_to_working(store, project, ids)
+    return fitted
 
 
 # --- tasks -------------------------------------------------------------------------------
@@ -438,24 +465,29 @@ def context_capture(
     store = _store(workspace)
     project = store.project(project_id)
     captured = capture_segments(store, project, cast("list[dict[str, Any]]", segments), task_id)
-    # Every new id is returned; the advice gets what the budget leaves.
-    after = usage.report(
-        store,
-        project,
-        task_id=task_id,
-        token_limit=token_limit,
-        max_tokens=_budget(store, max_tokens),
-        reserved=8 * len(captured),
-    )
-    return {
-        "segment_ids": [s.id for s in captured],
-        "captured": len(captured),
-        "tokens": sum(s.tokens for s in captured),
-        "usage_metrics": after["usage_metrics"],
-        "health_score": after["health_score"],
-        "warnings": after["warnings"],
-        "suggested_actions": after["suggested_actions"],
-    }
+
+    def made(budget: int) -> replies.Captured:
+        # Every new id is returned; the advice gets what the budget leaves.
+        after = usage.report(
+            store,
+            project,
+            task_id=task_id,
+            token_limit=token_limit,
+            max_tokens=budget,
+            reserved=8 * len(captured),
+        )
+        return {
+            "segment_ids": [s.id for s in captured],
+            "captured": len(captured),
+            "tokens": sum(s.tokens for s in captured),
+            "usage_metrics": after["usage_metrics"],
+            "health_score": after["health_score"],
+            "warnings": after["warnings"],
+            "suggested_actions": after["suggested_actions"],
+        }
+
+    # What was captured is always said: its ids come whole, beyond max_tokens if need be.
+    return fit_reply(workspace, _budget(store, max_tokens), made, written=True)
 
 
 def context_restore(
@@ -470,7 +502,11 @@ def context_restore(
     """
     store = _store(workspace)
     project = store.project(project_id)
-    return restore(store, project, task_id, _budget(store, max_tokens))
+    return fit_reply(
+        workspace,
+        _budget(store, max_tokens),
+        lambda budget: restore(store, project, task_id, budget),
+    )
 
 
 __all__ = [

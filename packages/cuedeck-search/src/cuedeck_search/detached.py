@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.layout import CACHE_DIR
+from cuedeck.system.spawn import start_python
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -135,8 +136,9 @@ def start(root: Path) -> int | None:
     log = root / LOG
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "cuedeck_search.detached", str(root)],
+        process = start_python(
+            "cuedeck_search.detached",
+            str(root),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,

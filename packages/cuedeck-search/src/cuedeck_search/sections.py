@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 _INCLUDE = re.compile(r"^\s*\{\*.*\*\}\s*$")
 _ATTR_LIST = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
 _MARKUP = re.compile(r"<[^>]+>")
+#: A line of one punctuation character repeated: a reStructuredText or setext title's
+#: underline (or overline), or a rule; no prose.
+_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}")
 #: Where a code fence could open (cuedeck.markdown.blocks decides whether one does).
 _FENCE_MARK = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 
@@ -59,6 +62,9 @@ class Section:
     kind: str | None = None
     #: What the model embeds of a code section (signature, docstring, body head).
     summary: str | None = None
+    #: Whether its code is fenced as markdown fences it (prose in another format, such
+    #: as reStructuredText, whose ``~~~~`` underlines a title, is read without).
+    fenced: bool = True
 
     @functools.cached_property
     def prose(self) -> str:
@@ -67,7 +73,7 @@ class Section:
         if self.summary is not None:
             return self.summary
         lines = self.text.split("\n") if self.text else []  # the lines it was joined from
-        return _prose(lines[1:] if self.anchor is not None else lines)
+        return _prose(lines[1:] if self.anchor is not None else lines, fenced=self.fenced)
 
     @property
     def context(self) -> str:
@@ -86,15 +92,18 @@ def embedding_text(heading_path: Sequence[str], prose: str) -> str:
     return f"{context}\n{prose}".strip()
 
 
-def _prose(lines: Sequence[str]) -> str:
+def _prose(lines: Sequence[str], *, fenced: bool = True) -> str:
     kept: list[str] = []
     # Every line of every file passes here on a cold index: the regular expressions run
     # only on lines holding the character each one needs.
-    for line in outside_fences(lines) if _FENCE_MARK.search("\n".join(lines)) else lines:
+    fences = fenced and _FENCE_MARK.search("\n".join(lines))
+    for line in outside_fences(lines) if fences else lines:
         stripped = line.strip()
         if not stripped or stripped.startswith("///"):
             continue  # blank, or an admonition marker of mkdocs (/// tip ... ///)
         if stripped[0] == "{" and _INCLUDE.match(line):
+            continue
+        if not stripped[0].isalnum() and _ADORNMENT.fullmatch(stripped):
             continue
         if "{" in stripped:
             stripped = _ATTR_LIST.sub("", stripped)
@@ -155,8 +164,9 @@ def section_of(document: Document, lines: Sequence[str], span: Span) -> Section:
     """The section of ``document`` at ``span`` (its text, prose or summary, and hash)."""
     chunk = lines[span.first - 1 : span.last]
     summary = None
+    fenced = document.language in (None, "markdown") or not document.prose
     if span.kind is None:
-        prose = _prose(chunk[1:] if span.anchor is not None else chunk)
+        prose = _prose(chunk[1:] if span.anchor is not None else chunk, fenced=fenced)
     elif span.symbol is not None:
         body = chunk[span.symbol.line - span.first + 1 :]
         prose = summary = _summary(span.symbol.signature, span.symbol.docstring, body)
@@ -173,6 +183,7 @@ def section_of(document: Document, lines: Sequence[str], span: Span) -> Section:
         hash=digest,
         kind=span.kind,
         summary=summary,
+        fenced=fenced,
     )
 
 

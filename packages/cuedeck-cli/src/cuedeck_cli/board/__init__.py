@@ -46,6 +46,7 @@ def board(port: int, no_open: bool) -> None:
             log_level="warning",
             timeout_graceful_shutdown=1,
             http=guarded_http_protocol(),  # a deadline for every request's headers
+            proxy_headers=False,  # loopback only: no proxy, so no forwarded address
         )
         server = uvicorn.Server(config)
         click.echo(f"board of {workspace.root} at {url}  (Ctrl-C to stop)", err=True)

@@ -119,7 +119,11 @@ def build_app(api: BoardApi, token: str, *, host: str, port: int, stop: anyio.Ev
         )
 
     async def scene(request: Request) -> Any:
-        arguments: dict[str, Any] = {"card_id": request.query_params.get("card") or None}
+        # The page draws the JSON manifest as a table: it asks for it (beyond the budget).
+        arguments: dict[str, Any] = {
+            "card_id": request.query_params.get("card") or None,
+            "manifest": True,
+        }
         if request.query_params.get("budget"):
             arguments["token_limit"] = _integer(request.query_params["budget"], "budget")
         return await in_thread(api.call, "build_scene", {k: v for k, v in arguments.items() if v})

@@ -1,4 +1,6 @@
-"""Core's parser: ``markdown`` (frontmatter, headings and references of ``*.md`` files)."""
+"""Core's parsers: ``markdown`` (frontmatter, headings and references of ``*.md`` files),
+``rst`` (reStructuredText), ``asciidoc`` and ``text`` (plain text, paragraphs as
+sections)."""
 
 from __future__ import annotations
 
@@ -13,5 +15,11 @@ if TYPE_CHECKING:
 @hookimpl
 def register_parsers(register: RegisterParser) -> None:
     from cuedeck.markdown.document import parse_markdown
+    from cuedeck.prose.asciidoc import parse_asciidoc
+    from cuedeck.prose.plaintext import parse_text
+    from cuedeck.prose.rst import parse_rst
 
     register("markdown", parse_markdown, patterns=["*.md"], deferred_counts=True)
+    register("rst", parse_rst, patterns=["*.rst", "*.rest"], deferred_counts=True)
+    register("asciidoc", parse_asciidoc, patterns=["*.adoc", "*.asciidoc"], deferred_counts=True)
+    register("text", parse_text, patterns=["*.txt"], deferred_counts=True)

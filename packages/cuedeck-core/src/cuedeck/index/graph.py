@@ -23,14 +23,35 @@ import rustworkx as rx
 
 from cuedeck.errors import did_you_mean, suggestion_text
 from cuedeck.layout import CARDS_DIR, DOCS_DIR
-from cuedeck.models import Document, Problem, Reference
+from cuedeck.models import Document, Problem, Reference, names_path
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
+
+    from cuedeck.index.coverage import Exclusion
+
+    #: Why a path is not indexed (None: there is no such file): Index.why_not.
+    Explain = Callable[[str], Exclusion | None]
+
+#: What to do about a reference to a file the index left out, by the reason.
+_NOT_INDEXED_HELP = {
+    "": "see `cue doctor`'s list of what is not indexed and why",
+    "no parser": "an @ reference or a refs: entry includes any text file, as plain lines; "
+    "a link does not",
+    "ignored": "remove the .gitignore rule that ignores it, or set [index] gitignore = false",
+    "excluded": "change [index] include or exclude in .cuedeck/config.toml",
+    "too large": "raise [index] max_file_mb in .cuedeck/config.toml, or cite a smaller file",
+    "denied": "[files] deny in .cuedeck/config.toml lists it: no tool reads it",
+    "protected": "cite a file outside git's directories and CueDeck's private files",
+    "binary": "cite a text file",
+    "hard-linked": "replace the hard link with a copy",
+    "outside the workspace": "copy the file into the workspace, or remove the link",
+    "pending": "run `cue index`",
+}
 
 
 #: Reference kinds that include their target in a scene (the rest are "see also").
-INCLUDING = frozenset({"at", "frontmatter", "depends_on"})
+INCLUDING = frozenset({"at", "frontmatter", "depends_on", "include"})
 
 
 @attrs.frozen
@@ -53,12 +74,18 @@ class ReferenceGraph:
     ``a#x -> b#y`` and ``b#z -> a#w`` are not a cycle.
     """
 
-    def __init__(self, documents: Mapping[str, Document]) -> None:
+    def __init__(self, documents: Mapping[str, Document], explain: Explain | None = None) -> None:
         self.documents = documents
+        self.explain = explain
         self.links: dict[str, list[Link]] = {path: [] for path in documents}
         #: path -> the indexed files it imports, in file order (each once).
         self.import_links: dict[str, list[str]] = {}
         self.problems: list[Problem] = []
+        #: Paths the including references name: those indexed, and those not (whether
+        #: or not such a file exists), which a workspace may index (Index.adopt).
+        self.included: set[str] = set()
+        self.unindexed: set[str] = set()
+        self._labels: dict[str, tuple[str, str]] | None = None
         by_stem: dict[str, list[str]] = {}
         for path in documents:
             stem = posixpath.splitext(posixpath.basename(path))[0].lower()
@@ -89,10 +116,22 @@ class ReferenceGraph:
             if reference.target in self.documents and reference.target not in found:
                 found.append(reference.target)
             return
+        if reference.kind == "label":
+            labelled = self.labels.get(reference.target)
+            if labelled is None:
+                self.problems.append(self._dead_label(source, reference))
+            else:
+                self.links[source].append(Link(source, *labelled, reference, False))
+            return
         target = self.resolve_target(reference)
+        including = reference.kind in INCLUDING
         if target is None:
+            if including and reference.kind != "depends_on":
+                self.unindexed.add(reference.target)
             self.problems.append(self._dead(source, reference))
             return
+        if including:
+            self.included.add(target)
         anchor = reference.anchor
         if anchor is not None and self.documents[target].find_section(anchor) is None:
             self.problems.append(self._dead_anchor(source, reference, target))
@@ -144,7 +183,7 @@ class ReferenceGraph:
         """The indexed path a reference names, or None."""
         if reference.kind != "wiki" and not (
             reference.kind == "frontmatter"
-            and not reference.target.endswith(".md")
+            and not names_path(reference.target)
             and not reference.cites_code
         ):
             return reference.target if reference.target in self.documents else None
@@ -163,6 +202,17 @@ class ReferenceGraph:
             )
             matches = did_you_mean(wanted, pool)
         else:
+            why = self.explain(wanted) if self.explain is not None else None
+            if why is not None:
+                return Problem(
+                    severity="error",
+                    code=1001,
+                    path=source,
+                    line=reference.line,
+                    message=f"reference {reference.raw!r} points at {wanted}, which is not "
+                    f"indexed: {why.detail}",
+                    help=_NOT_INDEXED_HELP.get(why.reason, _NOT_INDEXED_HELP[""]),
+                )
             matches = self._near(wanted, source)
         return Problem(
             severity="error",
@@ -171,6 +221,38 @@ class ReferenceGraph:
             line=reference.line,
             message=f"reference {reference.raw!r} points at {wanted}, which does not exist",
             help=suggestion_text(matches) or "create the file or fix the reference",
+        )
+
+    @property
+    def labels(self) -> dict[str, tuple[str, str]]:
+        """Sphinx labels (lower case) -> ``(path, slug)`` of the section they name: the
+        explicit targets of reStructuredText documents (a heading's slug, or one of its
+        aliases), then their titles (as Sphinx's ``autosectionlabel`` names them), first
+        by path."""
+        if self._labels is None:
+            found: dict[str, tuple[str, str]] = {}
+            prose = [(p, d) for p, d in sorted(self.documents.items()) if d.language == "rst"]
+            for path, document in prose:
+                for heading in document.headings:
+                    for alias in (heading.slug, *heading.aliases):
+                        found.setdefault(alias, (path, heading.slug))
+            for path, document in prose:
+                for heading in document.headings:
+                    found.setdefault(" ".join(heading.text.split()).lower(), (path, heading.slug))
+            self._labels = found
+        return self._labels
+
+    def _dead_label(self, source: str, reference: Reference) -> Problem:
+        # A warning: Sphinx extensions CueDeck does not run define labels too.
+        matches = did_you_mean(reference.target, self.labels)
+        return Problem(
+            severity="warning",
+            code=1001,
+            path=source,
+            line=reference.line,
+            message=f"reference {reference.raw!r} names label {reference.target!r}, which "
+            "no reStructuredText file defines",
+            help=suggestion_text(matches) or "add the target (.. _label:) above the section",
         )
 
     def _near(self, wanted: str, source: str) -> list[str]:
@@ -190,12 +272,14 @@ class ReferenceGraph:
     def _dead_anchor(self, source: str, reference: Reference, target: str) -> Problem:
         document = self.documents[target]
         matches = did_you_mean(reference.anchor or "", document.anchors)
-        code = document.language is not None
+        code = not document.prose
         what = "symbol or line range" if code else "heading"
         if matches:
             hint = suggestion_text(matches)
         elif document.headings or document.symbols:
             hint = f"check the {'symbols' if code else 'headings'} of {target}"
+        elif document.language == "text":  # no parser reads its kind, or it did not parse
+            hint = f"{target} is read as plain lines, without symbols: cite it by its lines"
         else:
             hint = f"{target} has no {'symbols' if code else 'headings'} to point at"
         return Problem(

@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cuedeck.index.coverage import Exclusion, admitted, explain, not_indexed
 from cuedeck.index.parsers import ParseContext, Parsers
 from cuedeck.index.reader import FileReader
 from cuedeck.index.rows import Rows
 from cuedeck.index.store import DEFER_COUNTS, SCHEMA_VERSION, UNCOUNTED, IndexStore, Update, Version
-from cuedeck.index.walk import FileStat, admitted, walk_files
+from cuedeck.index.walk import FileStat, Globs, Unread, left_out_reason, walk_files
 from cuedeck.layout import CORE_PLACES, INDEX_LOCK, Places
 from cuedeck.models import Document, Problem, converter
 from cuedeck.system.parallel import map_chunks
@@ -36,7 +37,7 @@ from cuedeck.writes import locked, sha256_bytes
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
     from pathlib import Path
 
     from cuedeck.settings import Config, IndexSettings
@@ -106,6 +107,8 @@ class Index:
         #: Files a parser's selector or the parser itself passed over, by reason
         #: (``vendored``, ``generated``...), as of the last refresh.
         self.passed_over: dict[str, list[str]] = {}
+        #: What the last walk saw and did not read (no parser, ignored, excluded).
+        self.unread = Unread()
         self._passed: dict[str, tuple[FileStat, str]] = {}  # path -> (stat, reason)
         self._context: ParseContext | None = None
 
@@ -179,6 +182,8 @@ class Index:
             return stats
         left_out: list[Problem] = []
         passed_over: dict[str, list[str]] = {}
+        unread = Unread()
+        rows = self._rows.every()
         files = list(
             walk_files(
                 self.root,
@@ -188,9 +193,11 @@ class Index:
                 selectors=self._selectors(),
                 passed_over=passed_over,
                 places=self.places,
+                known=rows,  # files no parser claims, brought in by references: see adopt
+                unread=unread,
+                deny=self._deny(),
             )
         )
-        rows = self._rows.every()
         stale = [(p, stat) for p, stat in files if (row := rows.get(p)) is None or row[0] != stat]
         reused = len(files) - len(stale)
         known = reused + sum(1 for p, _ in stale if p in rows)
@@ -208,6 +215,7 @@ class Index:
         )  # fmt: skip
         self.left_out = left_out
         self.passed_over = {reason: sorted(paths) for reason, paths in passed_over.items()}
+        self.unread = unread
         if watcher is not None:  # asked before the walk: later changes are told again
             write_stamp(self.root, watcher[0], watcher[1])
             self.followed = watcher[0], watcher[1]
@@ -219,6 +227,12 @@ class Index:
             seconds=time.perf_counter() - started,
             rebuilt=rebuilt,
         )
+
+    def _deny(self) -> Globs | None:
+        """``[files] deny``: what the file tools never read, nor does the index."""
+        if self.config is None or not self.config.files.deny:
+            return None
+        return Globs(list(self.config.files.deny))
 
     def _selectors(self) -> dict[str, Callable[[str, int], str | None]]:
         """Each parser's selector for this refresh (built from the config)."""
@@ -275,7 +289,9 @@ class Index:
             return self.refresh()
         return self._refresh_paths(paths, started)
 
-    def _refresh_paths(self, paths: Iterable[str], started: float) -> RefreshStats:
+    def _refresh_paths(
+        self, paths: Iterable[str], started: float, adopting: Collection[str] = ()
+    ) -> RefreshStats:
         stale: list[tuple[str, FileStat]] = []
         removed: list[str] = []
         reused = 0
@@ -284,8 +300,14 @@ class Index:
         # Built only for paths to judge: the code plugin's selector compiles globs and may
         # ask git, which a refresh the watcher found nothing for need not pay.
         selectors = self._selectors() if wanted else {}
+        known: Collection[str] = self._rows.known
+        if adopting:
+            known = {*known, *adopting}
+        deny = self._deny() if wanted else None
         for path in wanted:
-            stat = admitted(self.root, self.settings, self.parsers, path, selectors, self.places)
+            stat = admitted(
+                self.root, self.settings, self.parsers, path, selectors, known, self.places, deny
+            )
             row = self._rows.known.get(path)
             if stat is None:
                 if row is not None:
@@ -316,6 +338,62 @@ class Index:
             removed=len(removed),
             seconds=time.perf_counter() - started,
             rebuilt=False,
+        )
+
+    # -- files no parser claims, that references include -----------------------------------
+
+    def adopt(self, paths: Iterable[str], deny: Sequence[str] = ()) -> bool:
+        """Index ``paths``, files no parser claims that a reference includes (a ``.cfg``
+        cited by its lines), as plain text; the walk keeps them while they are indexed.
+        Each must pass the walk's rules and not match the ``deny`` globs; True when any
+        was indexed."""
+        with self._data_lock:
+            self._rows.read(paths)
+            wanted = [p for p in paths if p not in self._rows.known and not self.parsers.claim(p)]
+        if deny and wanted:
+            from cuedeck.index.walk import Globs
+
+            denied = Globs(list(deny))
+            wanted = [p for p in wanted if not denied.match(p)]
+        fits = [p for p in wanted if admitted(self.root, self.settings, self.parsers, p, None, {p})]
+        if not fits:
+            return False
+        before = self.generation
+        self._refresh_paths(fits, time.perf_counter(), adopting=set(fits))
+        for path in fits:
+            if path in self:
+                self.unread.file(path, None, -1)
+        return self.generation != before
+
+    def release(self, paths: Iterable[str]) -> None:
+        """Drop ``paths``, files no parser claims that no reference includes any more."""
+        gone = [p for p in paths if p in self and self.parsers.claim(p) is None]
+        if gone:
+            self._apply([], gone, self.left_out, None, rebuilt=False, passed_over={})
+            for path in gone:
+                self.unread.file(path, None)
+
+    def adopted(self) -> list[str]:
+        """The indexed files no parser claims (what :meth:`adopt` brought in)."""
+        return [p for p in self._rows.every() if self.parsers.claim(p) is None]
+
+    def why_not(self, path: str, deny: Sequence[str] = ()) -> Exclusion | None:
+        """Why the file at ``path`` is not indexed (``deny``: the globs no tool reads),
+        or None when it is, or when the workspace has no such file."""
+        if path in self:
+            return None
+        for reason, paths in self.passed_over.items():
+            if path in paths:
+                return Exclusion(reason, f"it was passed over ({reason})")
+        if path in self._passed:
+            reason = self._passed[path][1]
+            return Exclusion(reason, f"its parser passed it over ({reason})")
+        for problem in self.left_out:
+            if problem.path == path:
+                detail = problem.message.removeprefix("not indexed: ")
+                return Exclusion(left_out_reason(problem), detail)
+        return explain(
+            self.root, self.settings, self.parsers, path, self._selectors(), deny, self.places
         )
 
     def _apply(
@@ -416,7 +494,9 @@ class Index:
             self._passed[path] = (stat, reason)
 
     def summary(self) -> dict[str, dict[str, int]]:
-        """Files indexed per language and files passed over per reason (last refresh)."""
+        """Files indexed per language and passed over per reason, then what the last
+        refresh did not index: files per reason (``not_indexed``), those no parser reads
+        per suffix (``no_parser``) and folders the walk did not enter per reason."""
         languages: dict[str, int] = {}
         self._rows.every()
         for language in self._rows.languages.values():
@@ -424,6 +504,7 @@ class Index:
         return {
             "languages": dict(sorted(languages.items())),
             "passed_over": {r: len(p) for r, p in sorted(self.passed_over.items())},
+            **not_indexed(self.unread, self.passed_over, self.left_out),
         }
 
     def language(self, path: str) -> str | None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from cuedeck.index.parsers import ParseContext, Parsers
     from cuedeck.index.walk import FileStat
+    from cuedeck.models import Document
     from cuedeck.system.parallel import Tick
 
 #: What a refresh found of one file: ``(path, stat, kind, detail)``. ``kind`` is
@@ -73,8 +74,10 @@ class FileReader:
         """``(kind, detail)`` of an :data:`Outcome` for a file's bytes (``deferred``: the
         context whose counter leaves counts for the first read)."""
         parser = self.parsers.claim(path)
-        if parser is None:  # only the walk's rules bring a path here
-            return "gone", None
+        if parser is None:  # a file a reference brought in (Index.adopt): plain lines
+            from cuedeck.index.lines import parse_lines
+
+            return _parsed(parse_lines(path, data, deferred or self.context))
         context = deferred if deferred is not None and parser.deferred_counts else self.context
         try:
             document = parser.parse(path, data, context)
@@ -82,9 +85,14 @@ class FileReader:
             return "passed over", skip.reason
         except Exception as exc:  # a plugin's parser must not stop the index
             return "left out", parser_failed(path, parser.name, exc)
-        blob = json.dumps(converter.unstructure(document)).encode("utf-8")
-        language = document.language or "markdown"
-        return "parsed", (document.sha256, language, zlib.compress(blob, 6))
+        return _parsed(document)
+
+
+def _parsed(document: Document) -> tuple[str, Any]:
+    """``(kind, detail)`` of a parsed document: its sha256, language and stored data."""
+    blob = json.dumps(converter.unstructure(document)).encode("utf-8")
+    language = document.language or "markdown"
+    return "parsed", (document.sha256, language, zlib.compress(blob, 6))
 
 
 def parser_failed(path: str, parser: str, error: Exception) -> Problem:

@@ -17,16 +17,19 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import posixpath
 import re
 import stat as stat_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from cuedeck.layout import CARDS_DIR, CORE_PLACES, DOCS_DIR, WORKSPACE_DIR, Places, protection
 from cuedeck.models import Problem
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Collection, Iterator, Mapping
 
     from cuedeck.index.parsers import Parsers
     from cuedeck.settings import IndexSettings
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-_ALWAYS_SKIPPED = {".git", ".hg", ".svn", "__pycache__"}
+ALWAYS_SKIPPED = {".git", ".hg", ".svn", "__pycache__"}
 #: Problem code of a path left out of the index (NotIndexed), and of one that cannot be
 #: read (PermissionDenied); see docs/errors.md.
 NOT_INDEXED = 1011
@@ -45,6 +48,40 @@ UNREADABLE = 1010
 SHARED = 1014
 #: The reason :func:`walk_files` gives for a file over ``[index] max_file_mb``.
 TOO_LARGE = "too large"
+#: Why a walk did not read a file it saw (:class:`Unread`).
+NO_PARSER = "no parser"
+IGNORED = "ignored"
+EXCLUDED = "excluded"
+#: How :class:`Unread` counts a file without a suffix (``Makefile``, ``.gitignore``).
+NO_SUFFIX = "(no suffix)"
+
+
+@attrs.define
+class Unread:
+    """What a walk saw and did not read, counted: files no parser claims, by suffix
+    (``.rst``; ``(no suffix)``), files and folders a ``.gitignore`` leaves out
+    (``ignored``) and those ``[index] include`` and ``exclude`` leave out (``excluded``)."""
+
+    no_parser: dict[str, int] = attrs.Factory(dict)
+    files: dict[str, int] = attrs.Factory(dict)
+    folders: dict[str, int] = attrs.Factory(dict)
+
+    def file(self, path: str, reason: str | None, count: int = 1) -> None:
+        """Count one file no parser claims (``reason``: a rule left it out anyway);
+        ``count=-1`` takes back one the index read after all."""
+        if reason is not None:
+            self.files[reason] = self.files.get(reason, 0) + count
+            return
+        suffix = posixpath.splitext(path)[1].lower() or NO_SUFFIX
+        left = self.no_parser.get(suffix, 0) + count
+        if left > 0:
+            self.no_parser[suffix] = left
+        else:
+            self.no_parser.pop(suffix, None)
+
+
+#: The reason it gives for a file ``[files] deny`` names (the file tools' read boundary).
+DENIED = "denied"
 
 
 #: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
@@ -52,18 +89,55 @@ TOO_LARGE = "too large"
 FileStat = tuple[int, int]
 
 
+#: Most single ``*`` wildcards one pattern may hold. Patterns become regular expressions
+#: that backtrack: each ``*`` more multiplies the time of matching a long file name (a
+#: 255-character name: 26 ms with three, 3.5 s with four, minutes with six). A client can
+#: write a ``.gitignore`` and name a file, so a pattern with more is skipped.
+MAX_WILDCARDS = 3
+#: Problem code of a ``.gitignore`` line skipped (InvalidPattern); see docs/errors.md.
+INVALID_PATTERN = 1017
+_WILDCARD = re.compile(r"(?<![*\\])\*(?!\*)")
+
+
+def pattern_problem(line: str) -> str | None:
+    """Why the gitignore-style ``line`` cannot be used (invalid, or too many wildcards),
+    or None; blank lines and comments are fine."""
+    import pathspec
+
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return None
+    if len(_WILDCARD.findall(text)) > MAX_WILDCARDS:
+        return f"more than {MAX_WILDCARDS} * wildcards (matching it could take minutes)"
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error) as exc:
+        return f"not a valid pattern ({exc})"
+    return None
+
+
 class Globs:
     """Gitignore-style patterns, matched as one regular expression when none negates.
 
     pathspec tries each pattern in turn; one alternation is several times faster, which
-    matters when every refresh matches every path of a large workspace.
+    matters when every refresh matches every path of a large workspace. A line git would
+    not use, or one too slow to match (:func:`pattern_problem`), is skipped and listed in
+    ``invalid`` as ``(line number, line, why)``: one bad ``.gitignore`` line must not
+    break every walk (git skips invalid lines too).
     """
 
     def __init__(self, lines: list[str]) -> None:
         # Imported here: listing cards imports this module (for ``inside``) but no globs.
         import pathspec
 
-        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        self.invalid: list[tuple[int, str, str]] = []
+        if any(_WILDCARD.search(line) for line in lines):
+            lines = self._usable(lines)
+        try:
+            self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        except (ValueError, re.error):
+            lines = self._usable(lines)
+            self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
         rules = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
         #: Every rule names folders only (``dist/``): a walk that pruned those folders
         #: need not test the files it finds (most rules of a large tree are like this).
@@ -76,6 +150,46 @@ class Globs:
             )
             self.regex = re.compile("|".join(f"(?:{a})" for a in alternatives))
 
+    def _usable(self, lines: list[str]) -> list[str]:
+        """``lines`` without those :func:`pattern_problem` refuses (noted in ``invalid``)."""
+        kept = []
+        for number, line in enumerate(lines, 1):
+            why = pattern_problem(line)
+            if why is None:
+                kept.append(line)
+            elif not any(number == seen for seen, _, _ in self.invalid):
+                self.invalid.append((number, line, why))
+        return kept
+
+    @classmethod
+    def of_arguments(cls, globs: list[str], *, field: str) -> Globs:
+        """``globs`` a client passed: InvalidInput (1004) naming the first unusable one."""
+        from cuedeck.errors import InvalidInput
+
+        found = cls(globs)
+        if found.invalid:
+            _, line, why = found.invalid[0]
+            raise InvalidInput(
+                f"{field}: {line!r} is {why}",
+                field=field,
+                help="gitignore syntax: * within a name, ** across folders, [a-z] a class",
+            )
+        return found
+
+    def problems(self, path: str) -> list[Problem]:
+        """Doctor warnings for the lines of the file ``path`` that were skipped."""
+        return [
+            Problem(
+                "warning",
+                INVALID_PATTERN,
+                path,
+                number,
+                f"pattern {line.strip()!r} skipped: {why}",
+                "fix or remove the line (git skips an invalid line as well)",
+            )
+            for number, line, why in self.invalid
+        ]
+
     def match(self, path: str) -> bool:
         """Whether ``path`` (a directory when it ends in ``/``) matches."""
         if self.regex is not None:
@@ -87,7 +201,8 @@ class Globs:
         return not self.folders_only and self.match(path)
 
 
-def _spec(patterns: list[str]) -> Globs | None:
+def globs_of(patterns: list[str]) -> Globs | None:
+    """:class:`Globs` of ``patterns``, or None when there are none."""
     return Globs(patterns) if patterns else None
 
 
@@ -104,22 +219,32 @@ def walk_files(
     selectors: Selectors | None = None,
     passed_over: dict[str, list[str]] | None = None,
     places: Places = CORE_PLACES,
+    known: Collection[str] = (),
+    unread: Unread | None = None,
+    deny: Globs | None = None,
 ) -> Iterator[tuple[str, FileStat]]:
     """Workspace-relative paths the index covers, with their stats, sorted.
 
     Markdown cards and docs under ``.cuedeck/`` always count; other files must be claimed
-    by a parser, match ``include``, not match ``exclude`` and, when ``gitignore`` is
-    on, not be ignored by any ``.gitignore`` between the root and the file. Paths left out
-    because they leave the workspace or cannot be read are appended to ``left_out``
-    (warnings); those a parser's selector or the size cap leave out are listed in
-    ``passed_over`` by reason. ``places`` are what no tool reads (core's and the plugins').
+    by a parser (or be ``known``: indexed already, as a file a reference includes is
+    though no parser claims it), match ``include``, not match ``exclude`` and, when
+    ``gitignore`` is on, not be ignored by any ``.gitignore`` between the root and the
+    file. Paths left out because they leave the workspace or cannot be read are appended
+    to ``left_out`` (warnings); those a parser's selector or the size cap leave out are
+    listed in ``passed_over`` by reason; the rest of what was seen and not read is
+    counted in ``unread``. The read boundary of the file tools holds too: nothing in
+    ``places`` (what no tool reads: core's and the plugins'), in a git directory, or named
+    by ``deny`` (``[files] deny``, listed in ``passed_over`` as ``denied``), whatever link
+    leads there.
     """
+    from cuedeck.system.git import is_git_directory
+
     root = Path(os.path.realpath(root))
     skipped: list[Problem] = [] if left_out is None else left_out
     over: dict[str, list[str]] = {} if passed_over is None else passed_over
     select = selectors or {}
-    include = None if settings.include == EVERYTHING else _spec(settings.include)
-    exclude = _spec(settings.exclude)
+    include = None if settings.include == EVERYTHING else globs_of(settings.include)
+    exclude = globs_of(settings.exclude)
     max_bytes = int(settings.max_file_mb * 1024 * 1024)
     found: list[tuple[str, FileStat]] = []
 
@@ -127,9 +252,12 @@ def walk_files(
         if settings.gitignore:
             try:
                 text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
-                ignores = [*ignores, (rel, Globs(text.splitlines()))]
             except OSError:  # none there; an unreadable folder is reported by its scan below
                 pass
+            else:
+                patterns = Globs(text.splitlines())
+                skipped.extend(patterns.problems(f"{rel}/.gitignore" if rel else ".gitignore"))
+                ignores = [*ignores, (rel, patterns)]
         try:
             entries = list(os.scandir(directory))
         except OSError as exc:
@@ -145,29 +273,53 @@ def walk_files(
                 is_dir = not regular and entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if not is_dir and parser is None:
+            if not is_dir and parser is None and child not in known:
+                if unread is not None:
+                    unread.file(child, rule(child, ignores))
                 continue
             if not regular and entry.is_symlink() and _link_left_out(entry, child):
                 continue
             if is_dir:
-                if entry.name in _ALWAYS_SKIPPED or child == WORKSPACE_DIR:
+                if entry.name in ALWAYS_SKIPPED or child == WORKSPACE_DIR:
                     continue
                 if protection(f"{child}/", write=False, places=places) is not None:
                     continue  # a nested workspace's cache: no tool reads it
+                if is_git_directory(entry.path):
+                    continue  # a bare repository kept here: git's files, like .git
+                if deny is not None and deny.match(child + "/"):
+                    continue
                 if exclude is not None and exclude.match(child + "/"):
+                    if unread is not None:
+                        unread.folders[EXCLUDED] = unread.folders.get(EXCLUDED, 0) + 1
                     continue
                 if _ignored(child + "/", ignores):
+                    if unread is not None:
+                        unread.folders[IGNORED] = unread.folders.get(IGNORED, 0) + 1
                     continue
                 visit(Path(entry.path), child, ignores)
                 continue
-            if include is not None and not include.match(child):
+            left = rule(child, ignores)
+            if left is not None:
+                if unread is not None:
+                    unread.files[left] = unread.files.get(left, 0) + 1
                 continue
-            if exclude is not None and exclude.match_found_file(child):
+            if protection(child, write=False, places=places) is not None:
+                continue  # a nested workspace's token hashes or state
+            if deny is not None and deny.match(child):
+                over.setdefault(DENIED, []).append(child)
                 continue
-            if ignores and _ignored(child, ignores, files=True):
-                continue
-            assert parser is not None
-            _add(entry, child, select.get(parser.name))
+            _add(entry, child, select.get(parser.name) if parser is not None else None)
+
+    def rule(child: str, ignores: list[tuple[str, Globs]]) -> str | None:
+        """Why ``include``, ``exclude`` or a ``.gitignore`` leaves out a file found in a
+        folder they admitted, or None."""
+        if include is not None and not include.match(child):
+            return EXCLUDED
+        if exclude is not None and exclude.match_found_file(child):
+            return EXCLUDED
+        if ignores and _ignored(child, ignores, files=True):
+            return IGNORED
+        return None
 
     def _link_left_out(entry: os.DirEntry[str], child: str) -> bool:
         """Whether a symlink is left out: it leaves the workspace, reaches a protected
@@ -176,6 +328,11 @@ def walk_files(
         if problem is not None:
             skipped.append(problem)
             return True
+        if deny is not None:
+            target = os.path.relpath(os.path.realpath(entry.path), root).replace(os.sep, "/")
+            if deny.match(target):
+                over.setdefault(DENIED, []).append(child)
+                return True
         return os.path.isdir(entry.path)  # linked folders inside are not descended into
 
     def _add(
@@ -233,74 +390,6 @@ def walk_files(
         visit_cuedeck(folder, special)
     found.sort()  # by path: paths are unique, so the stats never decide
     return iter(found)
-
-
-def admitted(
-    root: Path,
-    settings: IndexSettings,
-    parsers: Parsers,
-    rel: str,
-    selectors: Selectors | None = None,
-    places: Places = CORE_PLACES,
-) -> FileStat | None:
-    """The stat of ``rel`` when the index covers it, else None: :func:`walk_files`'s
-    rules for one path, so that a watcher's report can be applied without a walk."""
-    root = Path(os.path.realpath(root))
-    parts = rel.split("/")
-    parser = parsers.claim(rel)
-    if parser is None or ".." in parts or "" in parts:
-        return None
-    for depth in range(1, len(parts)):  # linked folders are never descended into
-        if os.path.islink(root.joinpath(*parts[:depth])) and depth > 2:
-            return None
-    path = root / rel
-    if path.is_symlink() and link_problem(root, str(path), rel, places) is not None:
-        return None
-    special = rel.startswith((CARDS_DIR + "/", DOCS_DIR + "/"))
-    if special:
-        if any(part.startswith(".") for part in parts[2:]) or not rel.endswith(".md"):
-            return None
-    elif not _covered(root, settings, parts):
-        return None
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    if not stat_module.S_ISREG(st.st_mode) or st.st_size > settings.max_file_mb * 1024 * 1024:
-        return None
-    if st.st_nlink > 1:
-        return None
-    selector = None if special else (selectors or {}).get(parser.name)
-    if selector is not None and selector(rel, st.st_size) is not None:
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
-def _covered(root: Path, settings: IndexSettings, parts: list[str]) -> bool:
-    """Whether the include, exclude and .gitignore rules admit a file outside .cuedeck/."""
-    if parts[0] == WORKSPACE_DIR or any(part in _ALWAYS_SKIPPED for part in parts[:-1]):
-        return False
-    if any(os.path.islink(root.joinpath(*parts[:depth])) for depth in range(1, len(parts))):
-        return False
-    include = None if settings.include == EVERYTHING else _spec(settings.include)
-    exclude = _spec(settings.exclude)
-    ignores: list[tuple[str, Globs]] = []
-    for depth in range(len(parts)):
-        base = "/".join(parts[:depth])
-        if depth and (
-            (exclude is not None and exclude.match(base + "/")) or _ignored(base + "/", ignores)
-        ):
-            return False
-        if settings.gitignore:
-            found = _gitignore(root / base / ".gitignore")
-            if found is not None:
-                ignores.append((base, found))
-    rel = "/".join(parts)
-    if include is not None and not include.match(rel):
-        return False
-    if exclude is not None and exclude.match(rel):
-        return False
-    return not _ignored(rel, ignores)
 
 
 def gitignore(path: Path) -> Globs | None:
@@ -417,12 +506,30 @@ def binary(data: bytes) -> bool:
 
 
 def binary_file(child: str) -> Problem:
-    """The warning for a file named like markdown that holds binary data."""
+    """The warning for a file named like text (markdown, say) that holds binary data."""
     return Problem(
         "warning",
         NOT_INDEXED,
         child,
         None,
-        "not indexed: binary content (NUL bytes or mostly undecodable) in a markdown file",
-        "rename it if it is not markdown, or re-save it as UTF-8 text",
+        "not indexed: binary content (NUL bytes or mostly undecodable) in a text file",
+        "rename it if it is not text, or re-save it as UTF-8",
     )
+
+
+#: Words of each warning above and the reason ``cue index`` counts it under.
+_LEFT_OUT = (
+    ("outside the workspace", "outside the workspace"),
+    ("which no tool reads", "protected"),
+    ("binary content", "binary"),
+    ("failed on it", "parser failed"),
+)
+
+
+def left_out_reason(problem: Problem) -> str:
+    """The reason a file left out with a warning is counted under (``binary``...)."""
+    if problem.code == SHARED:
+        return "hard-linked"
+    if problem.code == UNREADABLE:
+        return "unreadable"
+    return next((reason for words, reason in _LEFT_OUT if words in problem.message), "left out")

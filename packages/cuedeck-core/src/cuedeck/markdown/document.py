@@ -17,7 +17,17 @@ from cuedeck.layout import CARD_ID, CARD_ID_PATTERN, CARDS_DIR, DOCS_DIR
 from cuedeck.markdown.anchors import github_slug, heading_anchors
 from cuedeck.markdown.blocks import ENGINES, SCANNERS, Engine
 from cuedeck.markdown.frontmatter import load as read_frontmatter
-from cuedeck.models import Document, DocumentKind, Heading, Problem, Reference
+from cuedeck.models import (
+    DOCUMENT_SUFFIXES,
+    LINE_RANGE,
+    Document,
+    Heading,
+    Problem,
+    Reference,
+    document_kind,
+    names_path,
+    replaced_bytes,
+)
 from cuedeck.text import decode, split_lines
 
 if TYPE_CHECKING:
@@ -145,7 +155,9 @@ def build_headings(found: Iterable[tuple[int, int, str]], line_count: int) -> tu
 
 _INLINE_CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 _AT_REF = re.compile(
-    r"(?<![\w@/.`])@(?:(?P<kind>doc|card|code)/(?P<name>[\w\-./]+?)|(?P<path>[\w\-./]+?\.md))"
+    r"(?<![\w@/.`])@(?:(?P<kind>doc|card|code)/(?P<name>[\w\-./]+?)|(?P<path>"
+    rf"[\w\-./]+?\.(?:{'|'.join(DOCUMENT_SUFFIXES)})"
+    r"|[\w\-.]+(?:/[\w\-.]+)+?\.\w+|[\w\-.]*?\.\w+(?=#L\d)))"
     r"(?:#(?P<anchor>[^\s,;!?()\[\]<>'\"`]+))?(?=$|[\s,;:!?()\[\]<>'\"`]|\.(?:\s|$))"
 )
 _MD_LINK = re.compile(r"\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^()\s<>]+)>?(?:\s+[\"'(][^)]*)?\s*\)")
@@ -179,13 +191,14 @@ def at_target(kind: str | None, name: str | None, path: str | None) -> str:
 
 def parse_ref_spec(spec: str) -> tuple[str, str | None] | None:
     """A frontmatter ``refs:`` entry (``doc/api#Login``, ``@card/abc123``, ``docs/x.md``,
-    ``code/src/shop/cart.py#Cart.add``, ``code/src/shop/cart.py#L120-L180``)."""
+    ``code/src/shop/cart.py#Cart.add``, ``code/src/shop/cart.py#L120-L180``,
+    ``docs/install.rst#payment``, ``setup.cfg#L1-L9``)."""
     spec = spec.strip().removeprefix("@")
     target, _, anchor = spec.partition("#")
     if target.startswith(("doc/", "card/", "code/")):
         kind, _, name = target.partition("/")
         return at_target(kind, name, None), anchor or None
-    if target.endswith(".md"):
+    if names_path(target) or (posixpath.splitext(target)[1] and LINE_RANGE.fullmatch(anchor)):
         return at_target(None, None, target), anchor or None
     if target and not anchor:
         return target, None  # a bare name, resolved like a wiki link
@@ -327,27 +340,6 @@ def frontmatter_references(
 
 
 # --- documents ---------------------------------------------------------------------------
-
-
-def replaced_bytes(path: str) -> Problem:
-    """The warning of a file whose bytes were not all UTF-8 (they were replaced)."""
-    return Problem(
-        "warning",
-        1004,
-        path,
-        None,
-        "file is not valid UTF-8; undecodable bytes were replaced",
-        "save the file as UTF-8",
-    )
-
-
-def document_kind(path: str) -> DocumentKind:
-    """``card`` or ``doc`` for files under ``.cuedeck/``, else ``file``."""
-    if path.startswith(CARDS_DIR + "/"):
-        return "card"
-    if path.startswith(DOCS_DIR + "/"):
-        return "doc"
-    return "file"
 
 
 def parse_document(

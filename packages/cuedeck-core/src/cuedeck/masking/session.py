@@ -11,6 +11,7 @@ values, and adds patterns. Core registers ``builtin``, the rule set of
 from __future__ import annotations
 
 import bisect
+import copy
 import functools
 import re
 from typing import TYPE_CHECKING, Any
@@ -137,6 +138,19 @@ class MaskSession:
     def allowed(self, path: str | None) -> bool:
         """Whether ``path`` is allow-listed (its text is never masked)."""
         return bool(path and self._allow_paths is not None and self._allow_paths.match_file(path))
+
+    def fork(self) -> MaskSession:
+        """A copy that knows what this session knows (its rules, the secrets it learned,
+        the placeholders it issued) and goes on apart: masking a draft of a reply in it
+        says what the reply will be without numbering anything here."""
+        twin = copy.copy(self)
+        twin.counts = dict(self.counts)
+        twin.placeholders = dict(self.placeholders)
+        twin._numbers = dict(self._numbers)
+        twin._next = dict(self._next)
+        twin._learned = dict(self._learned)
+        twin._scanned = set(self._scanned)
+        return twin
 
     def learn(self, text: str) -> None:
         """Remember the secrets in ``text`` (what a request sent) to mask them wherever

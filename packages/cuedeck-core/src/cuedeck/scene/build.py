@@ -62,13 +62,16 @@ def build_scene(
     since: str | None = None,
     stack: str | None = None,
     record: bool = True,
+    measure: Callable[[str], int] | None = None,
 ) -> Scene:
     """The scene of ``card_id`` (default: the active card), fitted to ``token_limit``.
 
     ``since`` (a git ref, a task snapshot) adds the files changed since then as hunks;
     ``stack`` (a traceback, failing test output) points related code at its frames;
     ``record`` records the code references seen for the first time (their drift is
-    measured from then on). Raises CycleDetected (1002) when a reference loop is
+    measured from then on); ``measure`` counts what a scene text costs as sent, when
+    that is more than the text (a tool's reply around it), and the budget bounds that.
+    Raises CycleDetected (1002) when a reference loop is
     reachable from the card, TokenLimitExceeded (1003) when the card alone does not fit,
     FileNotFound (1001) for a missing card or global doc, InvalidInput (1004) for bad
     arguments, UnknownBaseline (1143) for a ``since`` nothing knows.
@@ -107,6 +110,7 @@ def build_scene(
         header,
         session.placeholders,
         workspace.token_counter.count,
+        measure,
     )
     manifest = _manifest(header, placements, text, used, files, session, since_label)
     return Scene(text=text, manifest=manifest, placements=tuple(placements))
@@ -209,6 +213,8 @@ def _items(
         )
         if is_code(document):
             item = code_item(workspace, document, text, entry.lines, entry.anchor, session, item)
+        elif document.language not in (None, "markdown"):
+            item = _prose_item(document, text, entry.lines, item)
         mode = full_mode(item)
         if unmasked and mode == "whole" and renderer.name != "json":
             # The index counted this very text: add the framing instead of recounting.
@@ -222,6 +228,25 @@ def _items(
         return counter.count(renderer.escape(text)) + framing
 
     return items, count, cost
+
+
+def _prose_item(
+    document: Document, text: str, lines: tuple[int, int], base: SceneItem
+) -> SceneItem:
+    """``base`` as prose other than markdown: its language (the block's fence) and its
+    outlines, made from its headings (the outline pruner reads only markdown's)."""
+    from cuedeck.prose.sections import heading_lines
+    from cuedeck.scene.pruners import heading_outlines
+    from cuedeck.text import split_lines
+
+    rows = split_lines(text)
+    first, last = lines
+    spans = [
+        (h.line - first, heading_lines(document.language, rows[h.line - first]))
+        for h in document.headings
+        if first <= h.line <= last and h.line - first < len(rows)
+    ]
+    return attrs.evolve(base, language=document.language, outlines=heading_outlines(rows, spans))
 
 
 def _header(

@@ -138,8 +138,8 @@ def code_item(
 
 
 def is_code(document: Document) -> bool:
-    """Whether a document is code (a parser gave it a language other than markdown)."""
-    return document.language is not None and document.language != "markdown"
+    """Whether a document is code (a parser gave it a language that is not prose)."""
+    return not document.prose
 
 
 # --- related code ------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 A pruner's budget counts only the documents; the header and manifest around them change
 with the placements. So :func:`fit_to_budget` searches for the budget: first on a
 prediction (the scene without its documents, counted, plus each placement's own cost),
-then checked and corrected on the real count of the whole rendered text.
+then checked and corrected on the real count of the whole rendered text, or of what is
+sent around it (a tool's reply: ``measure``).
 """
 
 from __future__ import annotations
@@ -37,13 +38,18 @@ def fit_to_budget(
     header: Header,
     placeholders: Mapping[str, str],
     count_text: Callable[[str], int],
+    measure: Callable[[str], int] | None = None,
 ) -> Fitted:
     """The fullest placements whose rendered scene does not exceed ``limit`` tokens
-    (TokenLimitExceeded, 1003, when the active card alone does not fit)."""
-    budgets = _Budgets(items, limit, pruner, count, renderer, header, placeholders, count_text)
+    (TokenLimitExceeded, 1003, when the active card alone does not fit); ``measure``
+    counts what a scene text costs as sent, when more than the text (default: its count).
+    """
+    budgets = _Budgets(
+        items, limit, pruner, count, renderer, header, placeholders, count_text, measure
+    )
     card_only = budgets.card_alone()
     budgets.real(budgets.search())
-    fitting = [found for found in budgets.measured.values() if found[2] <= limit]
+    fitting = [found for key, found in budgets.measured.items() if budgets.sent[key] <= limit]
     if not fitting:
         return card_only
     return max(fitting, key=lambda found: found[2])
@@ -63,6 +69,7 @@ class _Budgets:
         header: Header,
         placeholders: Mapping[str, str],
         count_text: Callable[[str], int],
+        measure: Callable[[str], int] | None = None,
     ) -> None:
         self.items = items
         self.limit = limit
@@ -72,9 +79,12 @@ class _Budgets:
         self.header = header
         self.placeholders = placeholders
         self.count_text = count_text
+        self.measure = measure or count_text
         self._part_tokens: dict[str, int] = {}
         self._pruned: dict[int, list[Placement]] = {}
         self.measured: dict[Outcome, Fitted] = {}
+        #: What each measured scene costs as sent (its text's count without ``measure``).
+        self.sent: dict[Outcome, int] = {}
         self._predicted: dict[Outcome, int] = {}
         # Lines counted apart add up to a little more than the text counted whole: measure
         # the difference once and take it off every prediction.
@@ -136,8 +146,8 @@ class _Budgets:
         return tuple((p.mode, p.tokens) for p in self.prune(budget))
 
     def real(self, budget: int) -> int:
-        """The real count of the scene at ``budget`` (over the limit once enough full
-        counts were made: the best so far then stands)."""
+        """What the scene at ``budget`` really costs as sent (over the limit once enough
+        full counts were made: the best so far then stands)."""
         key = self._outcome(budget)
         if key not in self.measured:
             if len(self.measured) >= REAL_RENDERS:
@@ -145,7 +155,8 @@ class _Budgets:
             placements = self.prune(budget)
             text, used = self.render(placements)
             self.measured[key] = (placements, text, used)
-        return self.measured[key][2]
+            self.sent[key] = used if self.measure is self.count_text else self.measure(text)
+        return self.sent[key]
 
     def guess(self, budget: int) -> int:
         """The predicted count of the scene at ``budget``."""
@@ -168,21 +179,24 @@ class _Budgets:
             for item in self.items[1:]
         ]
         text, used = self.render(card_only)
-        if used > self.limit:
-            raise self._card_too_large(card_only, used)
+        sent = self.measure(text)
+        if sent > self.limit:
+            raise self._card_too_large(card_only, sent)
         return card_only, text, used
 
     def _card_too_large(self, card_only: list[Placement], used: int) -> TokenLimitExceeded:
         needed = used
         for _ in range(4):  # what it needs when the header states that very budget
-            now = self.render(card_only, attrs.evolve(self.header, token_limit=needed))[1]
+            text = self.render(card_only, attrs.evolve(self.header, token_limit=needed))[0]
+            now = self.measure(text)
             if now == needed:
                 break
             needed = now
         card, limit = self.items[0], self.limit
+        around = "" if self.measure is self.count_text else " and the reply around it"
         return TokenLimitExceeded(
             f"the active card {self.header.card} alone needs {needed} tokens with the "
-            f"scene's header and manifest, {needed - limit} over the budget of {limit}",
+            f"scene's header and manifest{around}, {needed - limit} over the budget of {limit}",
             path=card.path,
             current_size=needed,
             limit=limit,

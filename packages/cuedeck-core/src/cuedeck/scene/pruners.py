@@ -177,7 +177,8 @@ def _shrink(item: SceneItem, left: int, count: Callable[[str], int]) -> Placemen
     if item.signatures:
         return _signatures(item, left, count)
     smallest: int | None = None
-    for paragraphs, text in zip((True, False), outlines(item.text), strict=True):
+    forms = item.outlines or outlines(item.text)
+    for paragraphs, text in zip((True, False), forms, strict=True):
         if not text:
             continue
         tokens = count(text)
@@ -268,6 +269,34 @@ def outlines(text: str) -> tuple[str, str]:
     _close(sections[-1], paragraph)
     full = "\n\n".join("\n".join(section) for section in sections if section)
     return full, "\n".join(headings)
+
+
+def heading_outlines(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> tuple[str, str]:
+    """``(outline, headings only)`` of a text whose headings are ``spans`` of its lines
+    (0-based first line, number of lines): each heading as written, then (in the
+    outline) the first paragraph of its section. For prose that is not markdown."""
+    if not spans:
+        return "", ""
+    full: list[str] = []
+    headings: list[str] = []
+    ends = [first for first, _ in spans[1:]] + [len(lines)]
+    for (first, size), end in zip(spans, ends, strict=True):
+        heading = "\n".join(lines[first : first + size]).strip("\n")
+        headings.append(heading)
+        section = [heading]
+        paragraph: list[str] = []
+        for line in lines[first + size : end]:
+            stripped = line.strip()
+            if not stripped:
+                if paragraph:
+                    break
+                continue
+            if not paragraph and (line[:1] in " \t" or stripped[0] in ".:[|<+=-"):
+                continue  # directives, options, attributes, tables: not what it says
+            paragraph.append(stripped)
+        _close(section, paragraph)
+        full.append("\n".join(section))
+    return "\n\n".join(full), "\n".join(headings)
 
 
 def _close(section: list[str], paragraph: list[str]) -> None:

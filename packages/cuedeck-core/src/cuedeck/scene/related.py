@@ -46,7 +46,7 @@ def card_query(
     for reference in code_references(card):
         if reference.target in documents:
             wanted.append((reference.target, reference.anchor))
-    code = [(p, a) for p, a in dict.fromkeys(wanted) if documents[p].language is not None]
+    code = [(p, a) for p, a in dict.fromkeys(wanted) if not documents[p].prose]
     return CodeQuery(
         text=card_text(workspace, card),
         cited=tuple(code),

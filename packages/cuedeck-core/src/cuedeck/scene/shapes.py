@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NotRequired
 
 import attrs
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
@@ -86,12 +86,17 @@ class SceneManifest(TypedDict):
 
 
 class SceneReply(TypedDict):
-    """What the ``build_scene`` tool returns: the scene's text, its manifest, and what
-    the files it was built from reflect."""
+    """What the ``build_scene`` tool returns: the scene's text (its manifest table
+    included), how it was fitted and what its files reflect; the JSON manifest only when
+    asked for, beyond the budget."""
 
     text: str
-    manifest: SceneManifest
+    card: str
+    tokens: int
+    token_limit: int
+    truncated: bool
     reflects: Reflects
+    manifest: NotRequired[SceneManifest]
 
 
 @attrs.frozen

@@ -13,7 +13,6 @@ path (:func:`cuedeck.writes.rewrite_file`).
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
 from datetime import UTC, datetime
@@ -36,7 +35,6 @@ from cuedeck.writes import read_regular, remove_file, rewrite_file, sha256_bytes
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import pathspec
     import pydantic
 
     from cuedeck.workspace import Workspace
@@ -132,13 +130,6 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@functools.lru_cache(maxsize=16)
-def _deny_spec(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
-    import pathspec
-
-    return pathspec.GitIgnoreSpec.from_lines(globs)
-
-
 def checked_path(workspace: Workspace, file_path: str, *, write: bool = False) -> tuple[str, Path]:
     """``file_path`` as a workspace-relative path and the file it reaches, or the refusal:
     1004 outside the workspace or in ``[files] deny``, 1013 a protected path (see
@@ -147,8 +138,7 @@ def checked_path(workspace: Workspace, file_path: str, *, write: bool = False) -
     rel, real_rel = workspace.locate(file_path, field="file_path", write=write)
     if rel == "." or real_rel == ".":
         raise InvalidInput(f"{file_path!r} is the workspace folder, not a file", field="file_path")
-    deny = workspace.config.files.deny
-    if deny and any(_deny_spec(tuple(deny)).match_file(p) for p in {rel, real_rel}):
+    if workspace.denied(rel) or workspace.denied(real_rel):
         raise InvalidInput(
             f"{rel} matches [files] deny: the file tools neither read nor write it",
             field="file_path",
@@ -194,6 +184,7 @@ def get_file_content(
     Follow pagination_hint while requires_pagination.
     """
     from cuedeck.index.walk import binary
+    from cuedeck.serving.reply import fit_reply
 
     rel, path = checked_path(workspace, file_path)
     data = _bytes(rel, path)
@@ -207,43 +198,53 @@ def get_file_content(
     check_offset(offset, stop - first)
     start = first + offset - 1
     end = stop if limit is None else min(stop, start + limit)
-    budget = workspace.config.files.max_tokens
-    page = page_lines(workspace.count_tokens, lines, start, end, budget)
-    last = start + page.taken  # 0-based end of the page
-    truncated = last < end  # cut by the token budget, not by limit
-    has_more = last < stop
-    hint = None
-    if has_more:
-        why = "Content truncated at the token limit" if truncated else "File has more content"
-        hint = f"{why}. Continue with offset={last - first + 1}"
-        if anchor is not None:
-            hint += f" and the same anchor (its lines {first + 1}-{stop})"
+    limit_tokens = workspace.config.files.max_tokens
     stat = path.stat()
-    return {
-        "success": True,
-        "file_path": rel,
-        "content": page.text,
-        "content_hash": sha256_bytes(data),
-        "metadata": {
-            "path": rel,
-            "size": stat.st_size,
-            "modified_at": datetime.fromtimestamp(stat.st_mtime, UTC).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"
-            ),
-            "language": LANGUAGES.get(posixpath.splitext(rel)[1].lower()),
-            "total_lines": total,
-            "offset": offset,
-            "limit": limit,
-            "returned_lines": page.taken,
-            "has_more": has_more,
-            "estimated_tokens": page.tokens,
-            "max_tokens_per_request": budget,
-            "truncated": truncated,
-            "truncated_at_line": last if truncated else None,
-            "requires_pagination": has_more,
-            "pagination_hint": hint,
-        },
-    }
+
+    def reply(budget: int) -> FileContent:
+        page = page_lines(workspace.count_tokens, lines, start, end, budget)
+        last = start + page.taken  # 0-based end of the page
+        truncated = last < end or page.cut_from is not None  # by the budget, not limit
+        has_more = last < stop
+        hints = []
+        if page.cut_from is not None:
+            hints.append(
+                f"Line {start + 1} alone is {page.cut_from} tokens, over the "
+                f"{limit_tokens}-token limit: only its start is here."
+            )
+        if has_more:
+            why = "Content truncated at the token limit" if last < end else "File has more content"
+            hint = f"{why}. Continue with offset={last - first + 1}"
+            if anchor is not None:
+                hint += f" and the same anchor (its lines {first + 1}-{stop})"
+            hints.append(hint)
+        return {
+            "success": True,
+            "file_path": rel,
+            "content": page.text,
+            "content_hash": sha256_bytes(data),
+            "metadata": {
+                "path": rel,
+                "size": stat.st_size,
+                "modified_at": datetime.fromtimestamp(stat.st_mtime, UTC).strftime(
+                    "%Y-%m-%dT%H:%M:%SZ"
+                ),
+                "language": LANGUAGES.get(posixpath.splitext(rel)[1].lower()),
+                "total_lines": total,
+                "offset": offset,
+                "limit": limit,
+                "returned_lines": page.taken,
+                "has_more": has_more,
+                "estimated_tokens": page.tokens,
+                "max_tokens_per_request": limit_tokens,
+                "truncated": truncated,
+                "truncated_at_line": last if truncated else None,
+                "requires_pagination": has_more,
+                "pagination_hint": " ".join(hints) or None,
+            },
+        }
+
+    return fit_reply(workspace, limit_tokens, reply)
 
 
 def _anchor_lines(workspace: Workspace, rel: str, data: bytes, anchor: str) -> tuple[int, int]:

@@ -1,9 +1,10 @@
 """Pages of a file that end on whole lines and fit a token budget.
 
-The one paging scheme of ``read_doc`` and ``get_file_content``: lines are taken in
-order while they fit, a single line longer than the budget is returned whole (so
-paging always makes progress), and text is decoded from the file's own bytes, line
-endings and all, so joining every page rebuilds the file exactly.
+The one paging scheme of ``read_doc``, ``get_file_content`` and ``git_diff``: lines are
+taken in order while they fit, and text is decoded from the file's own bytes, line
+endings and all, so joining every page rebuilds the file exactly. A single line longer
+than the budget is cut to fit, alone on its page (so paging always makes progress, and
+a budget always holds): the rest of that line is in no page, and the page says so.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ class Page:
     text: str
     tokens: int
     taken: int
-    over_budget: bool  # one line alone is over the budget (and is returned whole)
+    #: The tokens of the page's one line when it alone was over the budget and was cut
+    #: (``text`` holds its start), else None.
+    cut_from: int | None = None
 
 
 def page_lines(
@@ -50,7 +53,23 @@ def page_lines(
         texts.pop()
         content = "".join(texts)
         tokens = count(content)
-    return Page(content, tokens, len(texts), tokens > budget)
+    if tokens > budget:
+        start_of = cut(count, content, budget)
+        return Page(start_of, count(start_of), 1, cut_from=tokens)
+    return Page(content, tokens, len(texts))
+
+
+def cut(count: Callable[[str], int], text: str, budget: int) -> str:
+    """The longest start of ``text`` that fits ``budget`` tokens (a binary search on its
+    length: a line of minified code can be a few hundred kilobytes)."""
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count(text[:middle]) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low]
 
 
 def check_offset(offset: int, total: int) -> None:

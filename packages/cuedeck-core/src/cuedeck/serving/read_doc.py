@@ -3,9 +3,10 @@
 A section is a markdown heading's, or a code symbol's (``Client.send``) when a code
 parser indexed the file: exactly the lines of that definition.
 
-Pages end on whole lines and fit ``max_tokens`` (a single line longer than the budget
-is returned whole, so paging always makes progress). Page contents are decoded from the
-file's own bytes, line endings and all, so joining every page rebuilds the file exactly.
+Pages end on whole lines, and the whole reply fits ``max_tokens`` (a single line
+longer than the budget is cut to fit, alone on its page, so paging always makes
+progress). Page contents are decoded from the file's own bytes, line endings and all,
+so joining every page rebuilds the file exactly (but for a line that was cut).
 """
 
 from __future__ import annotations
@@ -87,17 +88,18 @@ def read_doc(
     ] = 1,
     limit: Annotated[int | None, pydantic.Field(description="Max lines", ge=1)] = None,
     max_tokens: Annotated[
-        int | None, pydantic.Field(description="Page budget; default 5000", ge=1)
+        int | None, pydantic.Field(description="Reply budget; default 5000", ge=1)
     ] = None,
 ) -> DocPage:
     """Read an indexed file, or one section or symbol of it, in whole-line pages.
 
     Follow next_offset while has_more. offset and next_offset are 1-based lines of the
     file, or of the section when anchor is set (0 reads from the first line too);
-    line_range is in file lines.
+    line_range is in file lines. The whole reply fits max_tokens.
     """
-    path = file_path
-    document, data, digest, cached = _load(workspace, path)
+    from cuedeck.serving.reply import fit_reply
+
+    document, data, digest, cached = _load(workspace, file_path)
     lines = data.splitlines(keepends=True)
     first, stop = 0, len(lines)  # the selection, as 0-based [first, stop)
     heading = None
@@ -114,39 +116,42 @@ def read_doc(
             field="offset",
             total_lines=size,
         )
-    budget = max_tokens or workspace.config.docs.max_tokens
+    limit_tokens = max_tokens or workspace.config.docs.max_tokens
     start = first + skip
     end = stop if limit is None else min(stop, start + limit)
 
-    if start == 0 and end == len(lines) and document.tokens <= budget:
-        # The whole file fits: the index already counted it.
-        content, tokens, taken = data.decode("utf-8", errors="replace"), document.tokens, end
-        over_budget = False
-    else:
-        page = page_lines(workspace.count_tokens, lines, start, end, budget)
-        content, tokens, taken, over_budget = page.text, page.tokens, page.taken, page.over_budget
-    page_end = start + taken
-    has_more = page_end < stop
-    truncated = page_end < end
-    overflow = (
-        f"Line {start + 1} alone is {tokens} tokens, over max_tokens={budget}; it is whole here."
-        if over_budget
-        else None
-    )
-    return {
-        "path": document.path,
-        "content": content,
-        "anchor": heading.text if heading is not None else None,
-        "line_range": {"start": start + 1, "end": page_end} if taken else None,
-        "tokens": tokens,
-        "hash": digest,
-        "cached": cached,
-        "total_lines": len(lines),
-        "next_offset": page_end - first + 1 if has_more else None,
-        "has_more": has_more,
-        "truncated": truncated,
-        "hint": _hint(start, page_end, (first, stop), heading is None, overflow),
-    }
+    def page(budget: int) -> DocPage:
+        if start == 0 and end == len(lines) and document.tokens <= budget:
+            # The whole file fits: the index already counted it.
+            content, tokens, taken = data.decode("utf-8", errors="replace"), document.tokens, end
+            cut_from = None
+        else:
+            found = page_lines(workspace.count_tokens, lines, start, end, budget)
+            content, tokens, taken, cut_from = found.text, found.tokens, found.taken, found.cut_from
+        page_end = start + taken
+        has_more = page_end < stop
+        overflow = (
+            f"Line {start + 1} alone is {cut_from} tokens, over max_tokens={limit_tokens}: "
+            "only its start is here."
+            if cut_from is not None
+            else None
+        )
+        return {
+            "path": document.path,
+            "content": content,
+            "anchor": heading.text if heading is not None else None,
+            "line_range": {"start": start + 1, "end": page_end} if taken else None,
+            "tokens": tokens,
+            "hash": digest,
+            "cached": cached,
+            "total_lines": len(lines),
+            "next_offset": page_end - first + 1 if has_more else None,
+            "has_more": has_more,
+            "truncated": page_end < end or cut_from is not None,
+            "hint": _hint(start, page_end, (first, stop), heading is None, overflow),
+        }
+
+    return fit_reply(workspace, limit_tokens, page)
 
 
 def _load(workspace: Workspace, path: str) -> tuple[Document, bytes, str, bool]:

@@ -180,12 +180,16 @@ def start(root: Path, idle: float = IDLE_SECONDS) -> None:
     to leave after ``idle`` seconds without a question."""
     import subprocess
 
+    from cuedeck.system.spawn import start_python
+
     log = root / LOG
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         _STARTED.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "cuedeck.watch.watcher", str(root), str(idle)],
+            start_python(
+                "cuedeck.watch.watcher",
+                str(root),
+                str(idle),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,

@@ -1,16 +1,16 @@
 """The git work of team serving: clone, fetch, branches, ahead/behind.
 
-Run as cuedeck-git runs git for agents (its options and quiet environment: no prompt,
-pager or editor, no ext:: transport, no fsmonitor), plus no hooks at all: the server
-clones repositories it does not trust. A failure is :class:`CloneFailed` (1404) or
-git's own 1030 with credentials removed from every URL it quotes.
+Through core's one git runner (:mod:`cuedeck.system.git`: no prompt, pager or editor, no
+ext:: transport, no fsmonitor, the repository pinned to the working copy's own ``.git``),
+with no hooks at all: the server clones repositories it does not trust. A failure is
+:class:`CloneFailed` (1404) or git's own 1030 with credentials removed from every URL it
+quotes.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 from typing import TYPE_CHECKING
 
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 #: Clones and fetches of whole repositories may take long; local work may not.
 NETWORK_TIMEOUT = 1800.0
 LOCAL_TIMEOUT = 120.0
-#: No hook runs in any repository the team server touches, whatever its config says.
-TEAM_OPTIONS = ("-c", f"core.hooksPath={os.devnull}", "-c", "init.templateDir=")
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
 
 
@@ -37,48 +35,49 @@ def without_credentials(text: str) -> str:
     return _USERINFO.sub(r"\1", text)
 
 
-def _runner() -> tuple[tuple[str, ...], dict[str, str]]:
+def _errors() -> None:
     try:
-        from cuedeck_git.runner import BASE_OPTIONS, QUIET_ENV
+        import cuedeck_git.errors  # noqa: F401
     except ImportError:  # the team server needs cuedeck-git for its working copies
         raise MissingExtra.needs("serving a team's repositories needs cuedeck-git", "git") from None
-    return BASE_OPTIONS, QUIET_ENV
 
 
 def git(
-    cwd: Path, *args: str, timeout: float = LOCAL_TIMEOUT, check: bool = True
+    cwd: Path | None, *args: str, timeout: float = LOCAL_TIMEOUT, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``git args`` in ``cwd`` (text output); 1030 on failure when ``check``, 1031
-    past ``timeout`` (the whole process group is stopped)."""
-    options, quiet = _runner()
+    """Run ``git args`` in the working copy ``cwd`` (its own ``.git``, never one above
+    it; None: a command that needs no repository) with no hook at all; text output.
+    1030 on failure when ``check``, 1031 past ``timeout`` (the whole group is stopped)."""
+    _errors()
+    from cuedeck.system.git import Git, GitTimedOut, find_repository
     from cuedeck_git.errors import GitFailed, GitTimeout
 
-    argv = ["git", *options, *TEAM_OPTIONS, *args]
+    repository = None
+    if cwd is not None:
+        repository = find_repository(cwd, own=True)
+        if repository is None:
+            raise GitFailed(
+                f"{cwd} is not a working copy: it has no .git of its own",
+                command=["git", *(without_credentials(a) for a in args)],
+                reason="not_a_repository",
+            )
+    runner = Git(repository, cwd=cwd, hooks=False)
     try:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env={**os.environ, **quiet},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            start_new_session=True,  # no terminal to prompt on; the deadline kills the group
-        )
+        done = runner.run(args, timeout=timeout)
     except FileNotFoundError:
         raise GitFailed("the git executable was not found", reason="no_git") from None
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+    except GitTimedOut:
         raise GitTimeout(
             f"git {args[0]} did not finish within {timeout:g} s and was stopped",
             command=["git", *(without_credentials(a) for a in args)],
             timeout_seconds=timeout,
         ) from None
-    result = subprocess.CompletedProcess(argv, process.returncode, out, err)
+    result = subprocess.CompletedProcess(
+        done.args,
+        done.returncode,
+        done.stdout.decode("utf-8", "replace"),
+        done.stderr.decode("utf-8", "replace"),
+    )
     if check and result.returncode != 0:
         raise failure(args, result)
     return result
@@ -139,7 +138,8 @@ def clone(
     if not checkout:
         args.append("--no-checkout")
     into.parent.mkdir(parents=True, exist_ok=True)
-    result = git(into.parent, *args, "--", source, str(into), timeout=NETWORK_TIMEOUT, check=False)
+    target = os.path.abspath(into)  # git runs in CueDeck's own folder, not beside it
+    result = git(None, *args, "--", source, target, timeout=NETWORK_TIMEOUT, check=False)
     if result.returncode != 0:
         stderr = without_credentials(result.stderr.strip())
         missing_branch = branch and "not found in upstream" in stderr

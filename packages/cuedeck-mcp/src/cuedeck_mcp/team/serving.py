@@ -2,11 +2,12 @@
 
 ``repository_alias`` ending in ``-global`` names a shared repository (read-only to
 tools); any other names one of the caller's own activations (writable) or composites
-(read-only). The team's own tools (registering, activating, users, ``whoami``) run on
-the team's home and take no alias; the guide tools run on the home when no alias is
-given. Each server worker keeps one runtime (worker thread, file watcher, index) per
-repository it has served, and closes it once the registry no longer lists it (removed,
-or removed and made again: every repository made gets a new generation).
+(read-only). The team's own tools (registering, activating, users) run on the team's
+home and take no alias; ``whoami`` runs on the home and checks an alias it is given; the
+guide tools run on the home when no alias is given. Each server worker keeps one runtime
+(worker thread, file watcher, index) per repository it has served, and closes it once the
+registry no longer lists it (removed, or removed and made again: every repository made
+gets a new generation).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ log = logging.getLogger("cuedeck")
 #: and are served only by a team server.
 TEAM_CATEGORIES = frozenset({"repositories", "users"})
 #: Tools that also run on the home: who is calling.
-HOME_TOOLS = frozenset({"whoami"})
+HOME_TOOLS = frozenset({"whoami"})  # an alias it is given must name a repository
 #: Tools that run on the home when the call names no repository (the guide tools).
 HOME_BY_DEFAULT = frozenset({"guide"})
 #: What tools may write in a composite: its own cards and memory (its components are
@@ -61,8 +62,8 @@ class TeamRepositories:
         team.listeners.append(self._removing)
 
     def takes_alias(self, tool: Tool) -> bool:
-        """Every tool but the team's own."""
-        return tool.category not in TEAM_CATEGORIES and tool.name not in HOME_TOOLS
+        """Every tool but the team's own (``whoami`` too: it answers on the home)."""
+        return tool.category not in TEAM_CATEGORIES
 
     def alias_published(self, tool: Tool) -> Literal["required", "optional"] | None:
         """How ``tools/list`` shows ``repository_alias`` for ``tool``."""
@@ -74,10 +75,18 @@ class TeamRepositories:
         """The repository ``alias`` names for ``caller`` (see the module's docstring)."""
         if not self.takes_alias(tool):
             return self.home
+        if tool.name in HOME_TOOLS:  # about the caller: an alias is checked, not used
+            if alias is not None:
+                self._repository(alias, caller)
+            return self.home
         if alias is None:
             if tool.category in HOME_BY_DEFAULT:
                 return self.home
             alias = self._only(caller)
+        return self._repository(alias, caller)
+
+    def _repository(self, alias: str, caller: Caller) -> Target:
+        """The repository ``alias`` names for ``caller``, or 1400."""
         if is_global(alias):
             record = shared.find(self.team, alias)
             folder, kind, generation = self.team.shared_path(record), "shared", record.generation

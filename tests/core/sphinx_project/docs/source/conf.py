@@ -1,0 +1,3 @@
+project = "Shop"
+extensions = ["sphinx.ext.autosectionlabel"]
+autosectionlabel_prefix_document = True
