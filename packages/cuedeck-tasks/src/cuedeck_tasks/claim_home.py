@@ -8,9 +8,10 @@ nor writes. A workspace in a subfolder of the repository is a ``scope`` of that 
 path from the top of the working tree), so two workspaces of one repository never see
 each other's claims. Outside git, claims live in the workspace's cache folder.
 
-The repository is found by reading files, as git does (``.git`` is a folder, or a file
-``gitdir: PATH`` whose folder holds ``commondir`` for a linked worktree): no git process
-runs on the way to a claim.
+The repository is the one core's git runner finds by path
+(:func:`cuedeck.system.git.find_repository`), and its common directory is read from the
+``commondir`` file of a linked worktree's git directory: no git process runs on the way
+to a claim.
 """
 
 from __future__ import annotations
@@ -39,44 +40,21 @@ class ClaimHome:
 
 def claim_home(root: Path) -> ClaimHome:
     """Where the claims of the workspace at ``root`` live (see the module docstring)."""
+    from cuedeck.system.git import find_repository
+
     real = os.path.realpath(root)
-    here = real
-    while True:
-        git_dir = _git_dir(here)
-        if git_dir is not None:
-            common = _common_dir(git_dir)
-            scope = os.path.relpath(real, here).replace(os.sep, "/")
-            return ClaimHome(
-                Path(common) / GIT_FOLDER / CLAIMS_FILE, "" if scope == "." else scope, Path(common)
-            )
-        parent = os.path.dirname(here)
-        if parent == here:
-            return ClaimHome(Path(real) / CACHE_DIR / CLAIMS_FILE, "", None)
-        here = parent
+    repository = find_repository(real)
+    if repository is None:
+        return ClaimHome(Path(real) / CACHE_DIR / CLAIMS_FILE, "", None)
+    common = common_dir(repository.git_dir)
+    scope = os.path.relpath(real, repository.top).replace(os.sep, "/")
+    return ClaimHome(
+        Path(common) / GIT_FOLDER / CLAIMS_FILE, "" if scope == "." else scope, Path(common)
+    )
 
 
-def _git_dir(folder: str) -> str | None:
-    """The git directory of the working tree at ``folder``, or None when it has none."""
-    entry = os.path.join(folder, ".git")
-    if os.path.isdir(entry):
-        return os.path.realpath(entry) if _is_git_dir(entry) else None
-    try:
-        with open(entry, encoding="utf-8", errors="replace") as handle:
-            line = handle.readline(4096).strip()
-    except OSError:
-        return None
-    if not line.startswith("gitdir:"):
-        return None
-    target = os.path.realpath(os.path.join(folder, line[len("gitdir:") :].strip()))
-    return target if _is_git_dir(target) else None
-
-
-def _is_git_dir(folder: str) -> bool:
-    return os.path.isfile(os.path.join(folder, "HEAD"))
-
-
-def _common_dir(git_dir: str) -> str:
-    """A linked worktree's ``commondir`` (relative to its git directory), else itself."""
+def common_dir(git_dir: str) -> str:
+    """A linked worktree's common git directory (its ``commondir``), else ``git_dir``."""
     try:
         with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
             named = handle.read().strip()

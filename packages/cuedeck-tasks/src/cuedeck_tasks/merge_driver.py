@@ -19,18 +19,20 @@ init --merge-driver`` installs it there.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 import click
 
 from cuedeck.errors import CueError
 from cuedeck.layout import CARDS_DIR
+
+if TYPE_CHECKING:
+    import subprocess
 
 DRIVER = "cuedeck-card"
 ATTRIBUTES = ".gitattributes"
@@ -51,36 +53,37 @@ class DriverState:
     command: str | None
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        env.pop(name, None)  # git hooks run cue with these set
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    """``git args`` in the repository of ``root`` (core's one git runner), or None when
+    ``root`` is in none."""
+    from cuedeck.system.git import Git, GitTimedOut, find_repository
+
+    repository = find_repository(root)
+    if repository is None:
+        return None
     try:
-        return subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Git(repository, cwd=root).run(args, timeout=30)
+    except (OSError, GitTimedOut) as exc:
         raise CueError(f"git could not run: {exc}", help="install git") from None
 
 
 def driver_state(root: Path) -> DriverState:
     """How the merge driver stands in the workspace at ``root``."""
-    inside = _git(root, "rev-parse", "--is-inside-work-tree")
-    if inside.returncode != 0 or inside.stdout.strip() != "true":
+    configured = _git(root, "config", "--local", "--get", f"merge.{DRIVER}.driver")
+    if configured is None:
         return DriverState(False, False, None)
     attributes = root / ATTRIBUTES
     try:
         lines = attributes.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         lines = []
-    configured = _git(root, "config", "--local", "--get", f"merge.{DRIVER}.driver")
-    command = configured.stdout.strip() if configured.returncode == 0 else None
-    return DriverState(True, ATTRIBUTES_LINE in (line.strip() for line in lines), command or None)
+    command = configured.stdout.decode("utf-8", "replace").strip()
+    named = configured.returncode == 0 and bool(command)
+    return DriverState(
+        True,
+        ATTRIBUTES_LINE in (line.strip() for line in lines),
+        command or None if named else None,
+    )
 
 
 def driver_command() -> str:
@@ -116,9 +119,10 @@ def install(root: Path) -> list[str]:
     if state.command is None:
         for key, value in (("name", "CueDeck card merge"), ("driver", driver_command())):
             result = _git(root, "config", "--local", f"merge.{DRIVER}.{key}", value)
-            if result.returncode != 0:
+            if result is None or result.returncode != 0:
+                why = result.stderr.decode("utf-8", "replace").strip() if result else ""
                 raise CueError(
-                    f"git config could not record the merge driver: {result.stderr.strip()}",
+                    f"git config could not record the merge driver: {why}",
                     help=f"run: git config merge.{DRIVER}.driver '{driver_command()}'",
                 )
         done.append(f"recorded the card merge driver in this clone's git config (merge.{DRIVER})")
