@@ -3,6 +3,12 @@
     uv run python benchmarks/code_scenes.py --click-repo GIT_DIR [--sdists DIR]
         [--budgets 4000,8000,16000] [--tune] [--skip-aider] [--skip-django]
         [--skip-coverage] [--work DIR]
+    uv run python benchmarks/code_scenes.py --work DIR --split tune|test|all [--repos a,b]
+        [--budgets 8000] [--skip-aider] [--mirrors DIR]
+
+The second form measures the repositories of benchmarks/code_cases.py (many languages,
+each its own history, split into tuning and test repositories before any tuning):
+benchmarks/code_scenes_repos.py. The first, described here, is Click's set.
 
 The set is benchmarks/localization.py's, built from Click's own history (``--click-repo``:
 a git directory of pallets/click, e.g. the workplace's ``fetch`` snapshot): each case a
@@ -56,6 +62,8 @@ REPO = HERE.parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
 sys.path.insert(0, str(REPO))
 
+import attrs  # noqa: E402
+
 from benchmarks.code import sdist_tree, split_identifiers  # noqa: E402
 from benchmarks.localization import Case, build_cases, git  # noqa: E402
 
@@ -81,6 +89,15 @@ GRID = [
 
 def norm(line: str) -> str:
     return " ".join(line.split())
+
+
+@attrs.frozen
+class Scenario:
+    """A card's text, the files that answer it and the lines the change modified there."""
+
+    query: str
+    answers: tuple[str, ...]
+    lines: dict[str, set[str]]
 
 
 # --- the set -------------------------------------------------------------------------------
@@ -124,20 +141,25 @@ def modified_lines(repo: Path, case: Case, root: Path) -> dict[str, set[str]]:
     return found
 
 
-def shares(
-    cases: list[tuple[Case, dict[str, set[str]]]], shown: list[dict[str, set[str]]]
-) -> dict[str, float]:
+def shares(cases: list[Scenario], shown: list[dict[str, set[str]]]) -> dict[str, float]:
     """Answer-file and modified-line shares of the outputs ``shown`` (path -> lines)."""
     files = files_total = lines = lines_total = 0
-    for (case, wanted), output in zip(cases, shown, strict=True):
+    each: list[float] = []
+    for case, output in zip(cases, shown, strict=True):
         files_total += len(case.answers)
         files += sum(1 for path in case.answers if path in output)
-        for path, targets in wanted.items():
-            lines_total += len(targets)
-            lines += len(targets & output.get(path, set()))
+        held = wanted = 0
+        for path, targets in case.lines.items():
+            wanted += len(targets)
+            held += len(targets & output.get(path, set()))
+        lines_total += wanted
+        lines += held
+        each.append(held / max(wanted, 1))
     return {
         "answer files": round(files / max(files_total, 1), 3),
         "modified lines": round(lines / max(lines_total, 1), 3),
+        # The same per case, then averaged: a case that modified many lines counts once.
+        "modified lines per case": round(statistics.mean(each), 3) if each else 0.0,
     }
 
 
@@ -146,7 +168,7 @@ def shares(
 
 def scene_outputs(
     root: Path,
-    cases: list[tuple[Case, dict[str, set[str]]]],
+    cases: list[Scenario],
     budget: int,
     weights: Any = None,
     uncited: str | None = None,
@@ -163,7 +185,7 @@ def scene_outputs(
         ranker.uncited = uncited or ranker.uncited
     card = root / ".cuedeck" / "cards" / f"{CARD}.md"
     outputs, used, times = [], [], []
-    for case, _ in cases:
+    for case in cases:
         title = case.query.replace('"', "'")
         card.write_text(
             f'---\nid: {CARD}\ntitle: "{title}"\nstatus: active\n---\n# {title}\n', encoding="utf-8"
@@ -188,7 +210,7 @@ def scene_outputs(
 
 
 def bm25s_outputs(
-    root: Path, paths: list[str], cases: list[tuple[Case, dict[str, set[str]]]], budget: int
+    root: Path, paths: list[str], cases: list[Scenario], budget: int, language: str = "python"
 ) -> tuple[list[dict[str, set[str]]], list[int]]:
     import bm25s
 
@@ -200,10 +222,10 @@ def bm25s_outputs(
     corpus = [[t for t in split_identifiers(texts[p]) if t not in stop] for p in paths]
     retriever = bm25s.BM25()
     retriever.index(corpus, show_progress=False)
-    blocks = {path: f"## {path}\n\n```python\n{texts[path]}\n```\n" for path in paths}
+    blocks = {path: f"## {path}\n\n```{language}\n{texts[path]}\n```\n" for path in paths}
     costs = {path: count(block) for path, block in blocks.items()}
     outputs, used = [], []
-    for case, _ in cases:
+    for case in cases:
         tokens = [t for t in split_identifiers(case.query) if t not in stop]
         scores = retriever.get_scores(tokens) if tokens else [0.0] * len(paths)
         order = sorted(range(len(paths)), key=lambda i: (-scores[i], paths[i]))
@@ -295,13 +317,13 @@ def aider_outputs(
     python: Path,
     root: Path,
     paths: list[str],
-    cases: list[tuple[Case, dict[str, set[str]]]],
+    cases: list[Scenario],
     budget: int,
 ) -> tuple[list[dict[str, set[str]]], list[int]]:
     from cuedeck import open_workspace
 
     count = open_workspace(root).count_tokens
-    job = json.dumps({"files": paths, "titles": [case.query for case, _ in cases]})
+    job = json.dumps({"files": paths, "titles": [case.query for case in cases]})
     cache = tiktoken_cache(root.parent)
     done = subprocess.run(
         [str(python), "-c", AIDER_SCRIPT, str(root), str(budget)],
@@ -423,18 +445,32 @@ def django_speed(root: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument(
-        "--click-repo", type=Path, required=True, help="git directory of pallets/click"
-    )
+    parser.add_argument("--click-repo", type=Path, help="git directory of pallets/click")
     parser.add_argument("--sdists", type=Path, help="folder holding the django sdist")
-    parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
+    parser.add_argument(
+        "--budgets", help="comma-separated (default 4000,8000,16000; 8000 with --split)"
+    )
+    parser.add_argument(
+        "--split", choices=("tune", "test", "all"), help="code_cases.py's repositories instead"
+    )
+    parser.add_argument("--repos", help="code_cases.py's repositories by name, comma-separated")
+    parser.add_argument("--mirrors", type=Path, help="where the repositories' git dirs are")
     parser.add_argument("--tune", action="store_true", help="score the grid of weights too")
     parser.add_argument("--skip-aider", action="store_true")
     parser.add_argument("--skip-django", action="store_true")
     parser.add_argument("--skip-coverage", action="store_true", help="signatures and speed only")
     parser.add_argument("--work", type=Path, help="keep the work folder here (reused)")
     args = parser.parse_args()
-    budgets = [int(b) for b in args.budgets.split(",")]
+    if args.split or args.repos:
+        if args.work is None:
+            parser.error("--split and --repos need --work")
+        from benchmarks.code_scenes_repos import main_args
+
+        main_args(args)
+        return
+    if args.click_repo is None:
+        parser.error("--click-repo is needed (or --split/--repos with --work)")
+    budgets = [int(b) for b in (args.budgets or ",".join(map(str, BUDGETS))).split(",")]
     work = args.work or Path(tempfile.mkdtemp(prefix="cuedeck-code-scenes-"))
     work.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"machine": {"cores": os.cpu_count()}}
@@ -450,7 +486,7 @@ def main() -> None:
     workspace.refresh()
     paths = [p for p in workspace.index.paths if p.endswith(".py")]
     cases = [
-        (case, lines)
+        Scenario(case.query, case.answers, lines)
         for case in all_cases
         if (lines := modified_lines(args.click_repo, case, root))
     ]
@@ -458,7 +494,7 @@ def main() -> None:
         "base": base,
         "cases": len(all_cases),
         "cases with modified lines": len(cases),
-        "modified lines": sum(len(v) for _, lines in cases for v in lines.values()),
+        "modified lines": sum(len(v) for case in cases for v in case.lines.values()),
     }
     print(json.dumps(results["set"]), flush=True)
 

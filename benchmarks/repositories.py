@@ -90,8 +90,8 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> str:
 REGISTER = """
 import json, sys
 from pathlib import Path
-from cuedeck_mcp.team.home import Team
-from cuedeck_mcp.team.shared import register
+from cuedeck_team.home import Team
+from cuedeck_team.shared import register
 reply = register(Team(Path(sys.argv[1])), sys.argv[2], sys.argv[3], by="bench",
                  embed=sys.argv[4] == "1")
 print(json.dumps(reply))
@@ -139,9 +139,9 @@ def registration(
 
 def activation(home: Path, names: list[str], first: dict[str, Any]) -> dict[str, Any]:
     """Activations of each shared repository: time and disk, seeded and not."""
-    from cuedeck_mcp.team import activations
-    from cuedeck_mcp.team.disk import footprint, remove_tree
-    from cuedeck_mcp.team.home import Team, index_workspace, prepare_workspace
+    from cuedeck_team import activations
+    from cuedeck_team.disk import footprint, remove_tree
+    from cuedeck_team.home import Team, index_workspace, prepare_workspace
 
     team = Team(home)
     out = {}
@@ -184,8 +184,8 @@ def activation(home: Path, names: list[str], first: dict[str, Any]) -> dict[str,
 
 def composite_search(home: Path, names: list[str], rounds: int = 5) -> dict[str, Any]:
     """p50 of a warm search over a composite of every repository and over one alone."""
-    from cuedeck_mcp.team import composites
-    from cuedeck_mcp.team.home import Team
+    from cuedeck_team import composites
+    from cuedeck_team.home import Team
 
     team = Team(home)
     started = time.perf_counter()
@@ -325,9 +325,9 @@ def concurrent_clients(
     """``clients`` clients, half reading and half writing, against ``workers`` workers."""
     import anyio
 
-    from cuedeck_mcp.team import activations
-    from cuedeck_mcp.team.home import Team
     from cuedeck_tasks.tools import create_task
+    from cuedeck_team import activations
+    from cuedeck_team.home import Team
 
     config = home / ".cuedeck" / "config.toml"
     before = config.read_text(encoding="utf-8") if config.exists() else ""

@@ -34,6 +34,7 @@ OPTIONAL = {
     "cuedeck_git": "git",
     "cuedeck_memory": "memory",
     "cuedeck_code": "code",
+    "cuedeck_team": "team",
 }
 collect_ignore = [
     folder for module, folder in OPTIONAL.items() if importlib.util.find_spec(module) is None

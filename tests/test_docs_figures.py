@@ -65,7 +65,7 @@ ERROR_MODULES = (
     "cuedeck_git.errors",
     "cuedeck_memory.errors",
     "cuedeck_mcp.errors",
-    "cuedeck_mcp.team.errors",
+    "cuedeck_team.errors",
     "cuedeck_mcp.middleware",
     "cuedeck_example_plugin.errors",
 )

@@ -4,7 +4,6 @@ tools are there with the files category."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -97,9 +96,10 @@ async def test_an_outside_edit_to_source_is_searched_within_a_second(code_root: 
         old, new = (r.structured_content["reflects"] for r in (before, after))  # type: ignore[index]
         assert old["tree"] != new["tree"] and old["head"] is None  # not a git repository
         assert (new["watch"], new["pending"]) == ("watcher", [])
-        text, line = (block.text for block in after.content)  # type: ignore[union-attr]
-        assert "reflects" not in json.loads(text)  # said once, as a line, for a model
-        assert line == f"reflects index {new['tree']} (no git HEAD); watched, nothing pending"
+        [text] = (block.text for block in after.content)  # type: ignore[union-attr]
+        # For a model, said once, as the reply's last line.
+        line = f"reflects index {new['tree']} (no git HEAD); watched, nothing pending"
+        assert text.endswith("\n" + line) and "tree:" not in text
         (code_root / "client.py").rename(code_root / "agent.py")
         await paths_within(client, "quokka_payload", {"agent.py"}, 1.0)
         (code_root / "agent.py").unlink()
@@ -119,3 +119,29 @@ async def test_an_outside_edit_to_source_is_searched_within_a_second_over_http(
 
     with http_server(code_root) as (url, _):
         await bearer_session(url, None, work)
+
+
+async def test_find_symbol_over_stdio(code_root: Path) -> None:
+    params = StdioServerParameters(
+        command=CUE, args=["-C", str(code_root), "mcp"], env=environment()
+    )
+    async with Client(params, mode="legacy") as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "find_symbol" in listed  # the core profile serves it
+        schema = listed["find_symbol"].input_schema["properties"]
+        assert {"name", "match", "kind", "path", "language", "limit", "offset"} <= set(schema)
+        found = await use(client, "find_symbol", name="store.Store.Len")
+        assert [(h["path"], h["symbol"], h["line"]) for h in found["results"]] == [
+            ("store/store.go", "Store.Len", 5)
+        ]
+        fuzzy = await use(client, "find_symbol", name="pURL", match="fuzzy", language="typescript")
+        assert fuzzy["results"][0]["symbol"] == "parseURL"
+        name = (await use(client, "whoami"))["workspace"]
+        aliased = await use(client, "find_symbol", name="Cache::new", repository_alias=name)
+        assert aliased["results"][0]["path"] == "lib.rs"
+        with pytest.raises(MCPError) as caught:
+            await use(client, "find_symbol", name="Cache.new", repository_alias="elsewhere")
+        assert caught.value.error.code == 1400
+        with pytest.raises(MCPError) as caught:
+            await use(client, "find_symbol", name="not a name")
+        assert caught.value.error.code == 1004

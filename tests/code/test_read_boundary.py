@@ -44,6 +44,9 @@ def planted(code_root: Path, tmp_path: Path) -> Path:
     # committed with the code: its deny list names what no reply may name
     (deck / "config.toml").write_text('[files]\ndeny = [".env", "private/"]\n', encoding="utf-8")
     _git(root, "init", "--quiet")
+    # the tool commits later with the repository's own identity, not the user's
+    _git(root, "config", "user.name", "Ada")
+    _git(root, "config", "user.email", "ada@example.org")
     _git(root, "add", "--all")
     _git(root, "commit", "--quiet", "-m", "code")
     subprocess.run(

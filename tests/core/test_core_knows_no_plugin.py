@@ -78,6 +78,14 @@ def test_no_core_module_names_a_plugin_tool_in_its_code() -> None:
     tools = make_plugin_host().tools()
     theirs = {name for name, tool in tools.items() if tool.plugin not in DEFAULT_PLUGINS}
     assert {"list_tasks", "read_context", "git_status", "whoami", "word_count"} <= theirs
+    # A function core defines itself is its own, whatever a tool is called
+    # (Document.find_symbol, beside cuedeck-code's find_symbol tool).
+    theirs -= {
+        node.name
+        for path in _modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
     found = {
         f"{path.relative_to(CORE)}: {word}"
         for path in _modules()

@@ -136,7 +136,7 @@ async def test_tools_list_fits_its_token_budget(demo: Path) -> None:
     assert names >= MEMORY_ESSENTIALS  # the core: scene, search, docs, tasks, memory
     assert {"build_scene", "read_context", "read_doc", "list_tasks", "update_task"} <= names
     assert "context_gc_prune" not in names and "edit_file" not in names
-    assert len(names) == 17  # search_code and repo_map (cuedeck-code) among them
+    assert len(names) == 18  # search_code, find_symbol and repo_map (cuedeck-code) among them
     # Every conversation pays for tools/list: the default profile stays under 3,000
     # exact o200k tokens (tests/mcp/test_tools_list.py counts the bytes a real server
     # writes; benchmarks/mcp_teams.py reports the figure per profile and role).

@@ -106,3 +106,40 @@ def test_kinds_keep_one_kind_of_document(workspace) -> None:  # type: ignore[no-
     assert paths("doc") == {".cuedeck/docs/retries.md"}
     in_code = paths("file")
     assert "client.py" in in_code and not any(p.startswith(".cuedeck/") for p in in_code)
+
+
+def test_code_filters_keep_a_kind_a_path_or_a_language(workspace) -> None:  # type: ignore[no-untyped-def]
+    from cuedeck.models import SearchFilters
+
+    def search(query: str, **filters: str) -> list[tuple[str, tuple[str, ...]]]:
+        found = workspace.search(query, mode="keyword", limit=10, filters=SearchFilters(**filters))
+        return [(r.path, r.anchors) for r in found]
+
+    # The class's own section, not its methods, though they say "send" and "retry" too.
+    classes = search("send request retries", kind="class")
+    assert classes[0] == ("client.py", ("Client", "Response"))
+    methods = search("send request retries", kind="method")
+    assert methods[0] == ("client.py", ("Client.send",))
+    assert ".cuedeck/docs/retries.md" not in dict(methods)  # prose has no methods
+    assert search("retried requests", language="markdown") == [
+        (".cuedeck/docs/retries.md", ("Retries",))
+    ]
+    assert {path for path, _ in search("helper", path="util/**")} == {"util/helpers.ts"}
+    assert search("send request retries", kind="macro") == []
+
+
+def test_cue_search_takes_the_code_filters(workspace) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from cuedeck_cli.app import make_cli
+
+    def cue(*args: str) -> list[str]:
+        result = CliRunner().invoke(make_cli(), ["-C", str(workspace.root), "search", *args])
+        assert result.exit_code == 0, result.output
+        return result.stdout.splitlines()
+
+    found = cue("serve http item count", "--mode", "keyword", "--kind", "method", "--lang", "go")
+    assert found[0].startswith(" 1. server.go:31  § Server.ServeHTTP")
+    assert not [line for line in found if line[:3].strip().endswith(".") and ".go:" not in line]
+    scoped = cue("helper", "--mode", "keyword", "--path", "util/**")
+    assert scoped[0].startswith(" 1. util/helpers.ts:1  § helper")

@@ -182,19 +182,26 @@ class GraphService:
         self.workspace = workspace
         self._lock = threading.Lock()
         self._graph: CodeGraph | None = None
+        self._stamp: tuple[int, int] | None = None  # the index and generation it is of
 
     def get(self) -> CodeGraph:
         """The graph of the index as it is now (loaded, or built and saved)."""
+        index = self.workspace.fresh_index()
+        stamp = (id(index), index.generation)
+        with self._lock:
+            if self._graph is not None and self._stamp == stamp:
+                return self._graph  # nothing changed since: no keys to hash
         keys = code_keys(self.workspace)
         key = graph_key(keys)
         with self._lock:
             if self._graph is not None and self._graph.key == key:
+                self._stamp = stamp
                 return self._graph
             graph = _load(self.workspace, key)
             if graph is None:
                 graph = build_graph(self.workspace, keys, key)
                 _save(self.workspace, graph)
-            self._graph = graph
+            self._graph, self._stamp = graph, stamp
             return graph
 
 

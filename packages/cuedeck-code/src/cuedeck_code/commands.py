@@ -1,4 +1,5 @@
-"""``cue map``: the repository map (the ``repo_map`` tool) for people.
+"""``cue map`` and ``cue find``: the repository map (``repo_map``) and definitions by name
+(``find_symbol``), for people.
 
 Loaded by ``cue --help``, so only click is imported at module level.
 """
@@ -59,8 +60,65 @@ def map_command(
         click.echo(json.dumps(reply, indent=2, ensure_ascii=False))
         return
     sys.stdout.write(reply["text"])
+    left_out = ""
+    if reply["left_out"]:
+        from cuedeck.scene.render import left_out_text
+
+        left_out = f"; left out: {left_out_text(sorted(reply['left_out'].items()))}"
     click.echo(
         f"{reply['symbols']} definitions in {reply['files']} files, "
-        f"{reply['tokens']}/{token_limit} tokens",
+        f"{reply['tokens']}/{token_limit} tokens{left_out}",
         err=True,
     )
+
+
+@click.command("find")
+@click.argument("name")
+@click.option("--fuzzy", is_flag=True, help="Also other cases, prefixes, abbreviations, typos.")
+@click.option("--kind", help="Only this kind: class, function, method, struct...")
+@click.option("--path", "glob", help="Only files matching this glob, e.g. 'src/**'.")
+@click.option("--lang", "language", help="Only this language, e.g. python.")
+@click.option("-n", "--limit", type=click.IntRange(1, 100), default=20, show_default=True)
+@click.option("--offset", type=click.IntRange(0, 10_000), default=0, help="Skip this many.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON (docs/code.md).")
+def find_command(
+    name: str,
+    fuzzy: bool,
+    kind: str | None,
+    glob: str | None,
+    language: str | None,
+    limit: int,
+    offset: int,
+    as_json: bool,
+) -> None:
+    """Find definitions by name or qualified name: Text.wrap, wrap, http.Client.Do.
+
+    Exact by default (the qualified name's last parts, case included); --fuzzy also
+    finds other cases, prefixes, substrings, abbreviations and typos. Sources come
+    before tests.
+    """
+    workspace = click.get_current_context().obj.workspace
+    arguments: dict[str, Any] = {
+        "name": name,
+        "match": "fuzzy" if fuzzy else "exact",
+        "limit": limit,
+        "offset": offset,
+    }
+    for key, value in (("kind", kind), ("path", glob), ("language", language)):
+        if value is not None:
+            arguments[key] = value
+    reply = workspace.plugins.tools()["find_symbol"].call(workspace, arguments)
+    if as_json:
+        click.echo(json.dumps(reply, indent=2, ensure_ascii=False))
+        return
+    for hit in reply["results"]:
+        signature = " ".join(hit["signature"].split()) or hit["kind"]
+        click.echo(f"{hit['path']}:{hit['line']}  {hit['kind']}  {hit['symbol']}  {signature}")
+    if reply["hint"]:
+        click.echo(reply["hint"], err=True)
+    elif reply["has_more"]:
+        shown = offset + len(reply["results"])
+        click.echo(
+            f"{shown} of {reply['total']} shown: --offset {reply['next_offset']} for more",
+            err=True,
+        )

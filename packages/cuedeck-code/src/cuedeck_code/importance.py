@@ -5,7 +5,8 @@ weighted by :data:`WEIGHTS` (chosen on the localization benchmark, docs/code.md)
 
 - ``text``: how well the card's words find it (BM25F of the definition in the search
   index, the card's text as the query), or 1 x the name's specificity when the text
-  names it (``parse_url``, ``Client.send``);
+  writes its name as code (``parse_url``; :func:`.related_rules.written_names`), and 1
+  more when it writes its qualified name (``Client.send``);
 - ``graph``: reference-graph importance personalised on the task. A random walk over
   the files (:mod:`cuedeck_code.codegraph`: mentions of definitions and imports)
   restarts at the files the card cites, the error's frames and the files the text
@@ -13,22 +14,26 @@ weighted by :data:`WEIGHTS` (chosen on the localization benchmark, docs/code.md)
   mentions (the definitions those files depend on);
 - ``recent``: how often and how lately git changed its lines (:mod:`.history`);
 - ``stack``: an error's frames (:mod:`.frames`) point into it; the frame where the
-  error was raised counts most, each one further out :data:`FRAME_DECAY` as much.
+  error was raised counts most, each one further out :data:`FRAME_DECAY` as much; a
+  definition calling a frame's counts as a frame one further out.
 
 Definitions the card cites are personalisation, not results; for a task (a text, cited
 code or a stack) a definition none of text, graph and stack points at is not ranked:
-recent changes alone say nothing about the task.
+recent changes alone say nothing about the task. Then :mod:`.related_rules`: tests
+(unless the task asks for them) and generated files are left out and counted, the
+frames come first and their best callers next, and a name is one entry.
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
 
-from cuedeck.models import RankedSymbol
+from cuedeck.models import CodeRanking, RankedSymbol
+from cuedeck_code.related_rules import MAX_CALLERS, left_out, one_per_symbol, written_names
+from cuedeck_code.related_rules import callers as find_callers
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -70,7 +75,6 @@ FRAME_DECAY = 0.6
 TEXT_HITS = 100
 #: Longest query taken from a card's text, in characters.
 QUERY_CHARS = 1000
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 class ImportanceRanker:
@@ -83,52 +87,101 @@ class ImportanceRanker:
         self.search_mode = search_mode
         self.uncited = uncited
 
-    def rank(self, workspace: Workspace, query: CodeQuery) -> list[RankedSymbol]:
-        """Up to ``query.limit`` definitions, best first (see the module docstring)."""
+    def rank(self, workspace: Workspace, query: CodeQuery) -> CodeRanking:
+        """Up to ``query.limit`` definitions, best first (see the module docstring), and
+        the tests and generated ones left out (:mod:`.related_rules`)."""
         graph = workspace.service("code_graph").get()
         if not graph.names:
-            return []
+            return CodeRanking()
         candidates = self._candidates(graph, query)
-        parts = self.parts(workspace, graph, query, candidates)
+        parts, callers = self._parts(workspace, graph, query, candidates)
         if query.text.strip() or query.cited or query.stack.strip():
             # For a task, only what the task points at: recent changes alone say nothing
             # about it.
             task = parts["text"] + parts["graph"] + parts["stack"]
             candidates = candidates[task[candidates] > 0]
+        candidates, left_out = self._leave_out(workspace, graph, query, candidates)
         score = sum(
             (parts[name] * weight for name, weight in self.weights.items()),
             np.zeros(len(graph.names)),
         )
-        chosen = candidates[np.lexsort((candidates, -score[candidates]))][: query.limit]
+        # An error's frames, then their best callers, come before what the words find.
+        tier = np.zeros(len(graph.names), dtype=np.int8)
+        tier[list(callers)] = 2
+        for found in callers.values():
+            best = sorted(found, key=lambda n: -score[n])[:MAX_CALLERS]
+            tier[best] = np.maximum(tier[best], 1)
+        order = candidates[np.lexsort((candidates, -score[candidates], -tier[candidates]))]
         index = workspace.fresh_index()
-        ranked = []
-        for number in chosen.tolist():
+        ranked = CodeRanking(left_out=left_out)
+        for number, line, end in one_per_symbol(graph, order[: query.limit * 2].tolist()):
+            if len(ranked) == query.limit:
+                break
             path = graph.paths[graph.files[number]]
             document = index.get(path)
-            line, name = int(graph.lines[number]), graph.names[number]
+            name = graph.names[number]
+            first = int(graph.lines[number])
             symbol = (
-                next((s for s in document.symbols if s.line == line and s.name == name), None)
+                next((s for s in document.symbols if s.line == first and s.name == name), None)
                 if document
                 else None
             )
+            tokens = int(graph.tokens[number])
+            if (line, end) != (first, int(graph.ends[number])):
+                tokens = int(
+                    sum(
+                        graph.tokens[s]
+                        for s in graph.by_file[graph.files[number]].tolist()
+                        if graph.names[s] == name and line <= graph.lines[s] <= end
+                    )
+                )
             ranked.append(
                 RankedSymbol(
                     path=path,
-                    name=graph.names[number],
+                    name=name,
                     kind=graph.kinds[number],
-                    line=int(graph.lines[number]),
-                    end_line=int(graph.ends[number]),
-                    tokens=int(graph.tokens[number]),
+                    line=line,
+                    end_line=end,
+                    tokens=tokens,
                     score=round(float(score[number]), 6),
                     parts=tuple(
-                        (name, round(float(parts[name][number] * weight), 6))
-                        for name, weight in self.weights.items()
+                        (part, round(float(parts[part][number] * weight), 6))
+                        for part, weight in self.weights.items()
                     ),
                     signature=symbol.signature if symbol else "",
                     docstring=symbol.docstring if symbol else "",
                 )
             )
         return ranked
+
+    def _leave_out(
+        self,
+        workspace: Workspace,
+        graph: CodeGraph,
+        query: CodeQuery,
+        candidates: NDArray[np.int64],
+    ) -> tuple[NDArray[np.int64], dict[str, int]]:
+        """``candidates`` less tests (unless the task asks for them) and generated
+        files' definitions, and how many of each were left out."""
+        from cuedeck_code.file_kinds import asks_for_tests, is_test_path
+        from cuedeck_code.frames import frames, paths_by_name, resolve
+
+        tests, generated = left_out(workspace, graph)
+        by_name = paths_by_name(graph.paths)
+        ran = [
+            path
+            for frame in frames(f"{query.stack}\n{query.text}")
+            if (path := resolve(frame, graph.file_index, by_name)) is not None
+        ]
+        cited = [path for path, _ in query.cited]
+        folder = f"{query.folder.strip('/')}/x" if query.folder else ""
+        wanted = asks_for_tests(query.text, cited, ran) or bool(folder and is_test_path(folder))
+        drop_tests = np.zeros(len(candidates), dtype=bool)
+        if not wanted:
+            drop_tests = tests[candidates] & ~generated[candidates]
+        drop_generated = generated[candidates]
+        counts = {"tests": int(drop_tests.sum()), "generated": int(drop_generated.sum())}
+        return candidates[~(drop_tests | drop_generated)], counts
 
     def parts(
         self,
@@ -139,11 +192,22 @@ class ImportanceRanker:
     ) -> dict[str, NDArray[np.float64]]:
         """Each part of the score per symbol of ``graph``, scaled so the best of the
         ``candidates`` (default: every symbol) has 1."""
+        return self._parts(workspace, graph, query, candidates)[0]
+
+    def _parts(
+        self,
+        workspace: Workspace,
+        graph: CodeGraph,
+        query: CodeQuery,
+        candidates: NDArray[np.int64] | None = None,
+    ) -> tuple[dict[str, NDArray[np.float64]], dict[int, list[int]]]:
+        """:meth:`parts`, and each frame's definition with its callers."""
         from cuedeck_code.frames import frames, paths_by_name, resolve
 
         files = graph.file_index
         seeds = np.zeros(len(graph.paths), dtype=np.float64)
         stack = np.zeros(len(graph.names), dtype=np.float64)
+        depths: dict[int, int] = {}  # frame's definition -> its depth nearest the error
         by_name = paths_by_name(graph.paths)
         for frame in frames(f"{query.stack}\n{query.text}"):
             path = resolve(frame, files, by_name)
@@ -155,6 +219,17 @@ class ImportanceRanker:
             symbol = graph.symbol_at(file, frame.line)
             if symbol >= 0:
                 stack[symbol] += weight
+                depths[symbol] = min(depths.get(symbol, frame.depth), frame.depth)
+        # Each frame's callers count as a frame one further out (the frames themselves
+        # keep what they have: a caller is often the next frame).
+        callers: dict[int, list[int]] = {}
+        for symbol, depth in depths.items():
+            callers[symbol] = []
+            if graph.kinds[symbol] == "module":
+                continue
+            callers[symbol] = [c for c in find_callers(workspace, graph, symbol) if c not in depths]
+            for caller in callers[symbol]:
+                stack[caller] = max(stack[caller], FRAME_DECAY ** (depth + 1))
         for path, _ in query.cited:
             if path in files:
                 seeds[files[path]] += 1.0
@@ -167,12 +242,13 @@ class ImportanceRanker:
             np.maximum.at(per_file, graph.files, text)
             walk = flow(graph, per_file)
         among = np.arange(len(graph.names)) if candidates is None else candidates
-        return {
+        parts = {
             "text": _scaled(text, among),
             "graph": _scaled(walk, among),
             "recent": _scaled(self._recent(workspace, graph), among),
             "stack": _scaled(stack, among),
         }
+        return parts, callers
 
     def _text(self, workspace: Workspace, graph: CodeGraph, text: str) -> NDArray[np.float64]:
         """The ``text`` part before scaling: search scores, and names the text writes."""
@@ -205,10 +281,14 @@ class ImportanceRanker:
 
         short = graph.by_short_name
         qualified = _qualified(graph)
-        for written in set(_NAME.findall(text)):
-            if len(written) < 4:
+        for written in written_names(text):
+            if written in qualified:
+                # A qualified name written out is the most direct pointer there is: above
+                # whatever the words merely find.
+                for number in qualified[written]:
+                    scores[number] = 1.0 + scores[number]
                 continue
-            numbers = qualified.get(written) or short.get(written.rpartition(".")[2], [])
+            numbers = short.get(written.rpartition(".")[2], [])
             if not numbers or len(numbers) > 10:
                 continue
             weight = specificity(written.rpartition(".")[2])

@@ -54,9 +54,13 @@ def register_parsers(register: RegisterParser) -> None:
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
-    # search_code is a search tool (and in the MCP core profile); the others navigate files.
+    # search_code and find_symbol are search tools (in the MCP core profile); the others
+    # navigate files.
     register(
         "cuedeck_code.search_tool:search_code", category="search", read_only=True, idempotent=True
+    )
+    register(
+        "cuedeck_code.symbol_tool:find_symbol", category="search", read_only=True, idempotent=True
     )
     files = "cuedeck_code.navigation_tools"
     register(f"{files}:list_files", category="files", read_only=True, idempotent=True)
@@ -75,6 +79,11 @@ def register_commands(register: RegisterCommand) -> None:
         "cuedeck_code.commands:map_command",
         name="map",
         help="Print the repository's most important definitions within a token budget.",
+    )
+    register(
+        "cuedeck_code.commands:find_command",
+        name="find",
+        help="Find definitions by name or qualified name: Text.wrap, wrap, http.Client.Do.",
     )
 
 

@@ -45,6 +45,9 @@ class RepoMap(TypedDict):
     symbols: int
     personalised_on: list[str]
     reflects: Reflects
+    #: Definitions left out by rule, per reason: ``tests`` (unless the card or query asks
+    #: for them, or the folder holds tests) and ``generated`` (generated files, data tables).
+    left_out: dict[str, int]
 
 
 def repo_map(
@@ -61,9 +64,11 @@ def repo_map(
     """Map the repository: its most important definitions as signatures, within a budget.
 
     Ranked by the reference graph and recent changes, or for a card or a query; each
-    line is a definition with its lines (an anchor for read_doc). Nothing is written.
+    line is a definition with its lines (an anchor for read_doc). Tests and generated
+    files are left out (counted in left_out) unless the card or query asks for tests or
+    the folder holds them. Nothing is written.
     """
-    from cuedeck.models import CodeQuery
+    from cuedeck.models import CodeQuery, left_out_of
     from cuedeck.scene.related import card_query, code_ranker
 
     ranker = code_ranker(workspace)
@@ -97,6 +102,7 @@ def repo_map(
             "files": len({entry.path for entry in shown}),
             "symbols": len(shown),
             "personalised_on": reasons,
+            "left_out": left_out_of(ranked),
             "reflects": state,
         }
 

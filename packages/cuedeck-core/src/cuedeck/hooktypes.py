@@ -112,7 +112,8 @@ class CodeRanker(Protocol):
     """Ranks a repository's definitions by how much a task needs them (importance)."""
 
     def rank(self, workspace: WorkspaceArg, query: CodeQuery) -> list[RankedSymbol]:
-        """Up to ``query.limit`` definitions, best first, each with its score's parts."""
+        """Up to ``query.limit`` definitions, best first, each with its score's parts (a
+        :class:`~cuedeck.models.CodeRanking` also says what was left out by rule)."""
         ...
 
 

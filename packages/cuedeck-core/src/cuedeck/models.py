@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import cattrs
 
 from cuedeck.layout import CARDS_DIR, DOCS_DIR
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 Severity = Literal["error", "warning"]
 ReferenceKind = Literal[
@@ -263,22 +266,33 @@ class Document:
 
 @attrs.frozen
 class SearchFilters:
-    """Filters of a search: any tag, priority and assignee (frontmatter, case-insensitive)
-    and, with ``kinds``, only documents of those kinds (``card``, ``doc``, ``file``)."""
+    """Filters of a search: frontmatter (any tag, priority and assignee, case-insensitive),
+    the kinds of document (``card``, ``doc``, ``file``) and code (a file's ``language``, a
+    ``path`` glob, and a symbol ``kind``: only the sections of definitions of that kind
+    count)."""
 
     tags: tuple[str, ...] = ()
     priority: str | None = None
     assignee: str | None = None
     kinds: tuple[DocumentKind, ...] = ()
+    language: str | None = None
+    path: str | None = None
+    kind: str | None = None
+
+    @property
+    def frontmatter(self) -> bool:
+        """Whether any frontmatter filter is set."""
+        return bool(self.tags) or self.priority is not None or self.assignee is not None
 
     def admits(self, document: Document) -> bool:
-        """Whether ``document`` passes the filters: its kind, then its frontmatter."""
+        """Whether ``document`` passes the kind and frontmatter filters (the code filters
+        are the searcher's: it knows each file's language and definitions)."""
         if self.kinds and document.kind not in self.kinds:
             return False
         return self.accepts(document.frontmatter)
 
     def accepts(self, frontmatter: dict[str, Any]) -> bool:
-        """Whether a file with this frontmatter passes the filters."""
+        """Whether a file with this frontmatter passes the frontmatter filters."""
         if self.tags:
             tags = frontmatter.get("tags") or []
             if isinstance(tags, str):
@@ -427,6 +441,23 @@ class RankedSymbol:
             if value >= 0.005
         ]
         return " · ".join(shown) or "score 0"
+
+
+class CodeRanking(list[RankedSymbol]):
+    """What a :class:`~cuedeck.hooktypes.CodeRanker` may return instead of a plain list:
+    the ranked definitions, best first, and how many the ranker left out by rule, per
+    reason (``{"tests": 20, "generated": 3}``), for the scene's manifest and the map."""
+
+    def __init__(
+        self, ranked: Iterable[RankedSymbol] = (), left_out: Mapping[str, int] | None = None
+    ) -> None:
+        super().__init__(ranked)
+        self.left_out: dict[str, int] = {k: v for k, v in (left_out or {}).items() if v}
+
+
+def left_out_of(ranked: list[RankedSymbol]) -> dict[str, int]:
+    """What a ranker's answer says it left out ({} for a plain list)."""
+    return dict(ranked.left_out) if isinstance(ranked, CodeRanking) else {}
 
 
 @attrs.frozen

@@ -307,12 +307,10 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
 
     dispatcher: Any
     if deployment.team is not None:
-        home_root = deployment.team
-        dispatcher = TeamEndpoint(
-            http_app(open_workspace(home_root), "/mcp", name="team", team=True)
-        )
+        home = open_workspace(deployment.team)
+        dispatcher = TeamEndpoint(http_app(home, "/mcp", name="team", team=True))
         routes = {"/mcp"}
-        problems = lambda: service.team_problems(home_root)  # noqa: E731
+        problems = lambda: service.team_problems(home)  # noqa: E731
     else:
         apps = {
             name: http_app(open_workspace(root), f"/mcp/{name}", name=name)

@@ -363,7 +363,7 @@ def _forbidden(tool: Tool, caller: Caller) -> Forbidden:
 
 
 def _read_only(tool: Tool, target: Target) -> CueError:
-    from cuedeck_mcp.team.errors import ReadOnlyRepository
+    from cuedeck_mcp.errors import ReadOnlyRepository
 
     what = "a shared repository" if target.kind == "shared" else f"a {target.kind}"
     only = (

@@ -8,10 +8,6 @@ from cuedeck.layout import CACHE_DIR, WORKSPACE_DIR
 #: Hashes and roles of the MCP bearer tokens (never the tokens): `cue mcp token add`.
 ACCESS_FILE = "access.toml"
 ACCESS_PATH = f"{WORKSPACE_DIR}/{ACCESS_FILE}"
-#: A team server's home: its registry and its members' copies, reached only through the
-#: repositories it serves.
-TEAM_FOLDER = "team"
-TEAM_DIR = f"{WORKSPACE_DIR}/{TEAM_FOLDER}"
 #: The rate-limit buckets of the local (stdio) client, kept across server restarts
 #: (under core's cache folder, private already).
 RATE_LIMITS_DB = f"{CACHE_DIR}/ratelimits.sqlite3"

@@ -10,8 +10,8 @@ the tool on the target's runtime (:data:`TARGET`).
 A server of one workspace (:class:`OneWorkspace`) accepts the alias without publishing
 it: leaving it out, or naming the workspace, is the same, so today's clients do not
 change and a client written against the specification still works. A team server
-(:mod:`cuedeck_mcp.team.serving`) publishes it and resolves shared repositories,
-activations and composites.
+publishes it and resolves shared repositories, activations and composites through the
+team plugin's :class:`TeamService` (cuedeck-team).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from cuedeck.errors import InvalidInput
 
 if TYPE_CHECKING:
     from cuedeck.plugins.tools import Tool
+    from cuedeck.workspace import Workspace
     from cuedeck_mcp.roles import Caller
     from cuedeck_mcp.runtime import WorkspaceRuntime
 
@@ -79,6 +80,36 @@ class Repositories(Protocol):
         ...
 
 
+class TeamService(Protocol):
+    """What a team server needs of the team whose home it serves: the ``team`` service
+    the team plugin (cuedeck-team) registers."""
+
+    def repositories(self, home: WorkspaceRuntime, served: frozenset[str]) -> Repositories:
+        """The team's repositories for a server whose home runtime is ``home`` and whose
+        tool profile is ``served``."""
+        ...
+
+    def problems(self) -> list[str]:
+        """What keeps the team from being served (readiness), named without paths."""
+        ...
+
+
+#: The service a team plugin registers.
+TEAM_SERVICE = "team"
+
+
+def team_service(workspace: Workspace) -> TeamService:
+    """The team whose home is ``workspace``; 1008 with the install hint when no plugin
+    serves teams."""
+    from cuedeck.errors import MissingExtra
+    from cuedeck.plugins.host import get_services
+
+    if TEAM_SERVICE not in get_services(workspace.plugins):
+        raise MissingExtra.needs("serving a team needs cuedeck-team", "team")
+    found: TeamService = workspace.service(TEAM_SERVICE)
+    return found
+
+
 def alias_argument(arguments: dict[str, object]) -> str | None:
     """Take ``repository_alias`` out of ``arguments``: the alias, or None; 1004 when it is
     not a string."""
@@ -109,7 +140,7 @@ class OneWorkspace:
         """The workspace, when ``alias`` is left out or names it; else 1400."""
         if alias is None or alias == self.name:
             return self.target
-        from cuedeck_mcp.team.errors import UnknownRepository
+        from cuedeck_mcp.errors import UnknownRepository
 
         raise UnknownRepository(
             f"this server serves one repository, {self.name!r}, not {alias!r}",

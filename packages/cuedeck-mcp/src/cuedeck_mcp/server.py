@@ -195,7 +195,7 @@ def _instructions(tools: list[str]) -> str:
 #: cards matter only when several agents share a backlog (add ``claims``).
 OPT_IN_CATEGORIES = frozenset({"files", "git", "memory", "reference", "claims"})
 #: Categories only a team server serves: they act on a team's repositories and members
-#: (cuedeck_mcp.team.serving.TEAM_CATEGORIES).
+#: (the team plugin's tools, cuedeck-team).
 TEAM_ONLY = frozenset({"repositories", "users"})
 #: What a team server serves on top of its profile.
 TEAM_PROFILE = ("repositories", "users", "cidx_quick_reference")
@@ -305,11 +305,9 @@ def build_server(
 
         repositories: Repositories = OneWorkspace(label, runtime)
         if team:
-            from cuedeck_mcp.team.serving import TeamRepositories
+            from cuedeck_mcp.repositories import team_service
 
-            repositories = TeamRepositories(
-                workspace.service("team"), runtime, frozenset(tools_served)
-            )
+            repositories = team_service(workspace).repositories(runtime, frozenset(tools_served))
         counted = limiter or RateLimiter(
             rate_limits(workspace), store=workspace.root / RATE_LIMITS_DB
         )

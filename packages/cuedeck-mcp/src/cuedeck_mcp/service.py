@@ -10,7 +10,6 @@ load balancer probes by address) and say nothing a caller could use.
 from __future__ import annotations
 
 import json
-import shutil
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,6 +17,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from cuedeck.workspace import Workspace
 
 HEALTH = "/healthz"
 READY = "/readyz"
@@ -73,19 +74,9 @@ def workspace_problems(workspaces: Mapping[str, Path]) -> list[str]:
     return found
 
 
-def team_problems(home: Path) -> list[str]:
+def team_problems(home: Workspace) -> list[str]:
     """What keeps the team whose home is ``home`` from being served."""
-    import sqlite3
+    from cuedeck_mcp.repositories import team_service
 
-    from cuedeck_mcp.team.home import Team
-
-    found = workspace_problems({"team home": home})
-    if found:
-        return found
-    if shutil.which("git") is None:
-        found.append("git is not installed")
-    try:
-        Team(home).registry.generations()
-    except (sqlite3.Error, OSError) as exc:
-        found.append(f"the team's registry cannot be read ({type(exc).__name__})")
-    return found
+    found = workspace_problems({"team home": home.root})
+    return found or team_service(home).problems()

@@ -357,6 +357,26 @@ class Catalog:
             self._made.popitem(last=False)
         return made
 
+    def section_anchors(self, doc: int) -> list[str | None]:
+        """The anchor of each section of document ``doc`` (None for one without), from
+        its spans: no section's text is made."""
+        key = self.keys[doc]
+        known = self._fresh.get(key)
+        found = known[1] if known is not None else self._sections.get(key)
+        if found is not None:
+            return [section.anchor for section in found]
+        document = self.workspace.index.get(key[0], counted=False)
+        if document is None:
+            return []
+        spans = self._spans.get(key)
+        if spans is None:
+            spans = self._spans[key] = section_spans(document, self._file_lines(key))
+            if len(self._spans) > SECTION_CACHE:
+                self._spans.popitem(last=False)
+        if not spans:
+            return [section.anchor for section in self._split(key)]
+        return [span.anchor for span in spans]
+
     def sections_of(self, doc: int) -> list[Section]:
         """The sections of document ``doc`` (split from the file, a few kept)."""
         return self._split(self.keys[doc])

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 @click.option("--tag", "tags", multiple=True, help="Only files tagged T (repeat: any of them).")
 @click.option("--priority", default=None, help="Only files of this priority (any case).")
 @click.option("--assignee", default=None, help="Only files assigned to A (any case).")
+@click.option("--kind", default=None, help="Only code definitions of this kind (method...).")
+@click.option("--path", "glob", default=None, help="Only files matching this glob ('src/**').")
+@click.option("--lang", "language", default=None, help="Only files of this language (python...).")
 @click.option("--wait", is_flag=True, help="Embed everything not embedded yet first, however long.")
 @click.option("--no-embed", is_flag=True, help="Answer from the vectors there are; embed nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
@@ -41,6 +44,9 @@ def search(
     tags: tuple[str, ...],
     priority: str | None,
     assignee: str | None,
+    kind: str | None,
+    glob: str | None,
+    language: str | None,
     wait: bool,
     no_embed: bool,
     as_json: bool,
@@ -48,7 +54,8 @@ def search(
     """Search docs, cards, markdown and code: best files first, with the matching sections.
 
     Hybrid (the default) fuses keyword ranking (BM25F, stemmed, headings and file names
-    weighted) with semantic similarity (all-MiniLM-L6-v2, run locally). Sections not
+    weighted) with semantic similarity (all-MiniLM-L6-v2, run locally). --kind, --path
+    and --lang keep code of that kind of definition, path glob or language. Sections not
     embedded yet are embedded first when that takes a few seconds; otherwise a background
     process embeds them (`cue doctor` shows it) and the answer says which side ranked it.
     """
@@ -57,7 +64,9 @@ def search(
 
     workspace = click.get_current_context().obj.workspace
     workspace.index.watch = True  # what changed, from the workspace's watcher: no walk
-    filters = SearchFilters(tags=tags, priority=priority, assignee=assignee)
+    filters = SearchFilters(
+        tags=tags, priority=priority, assignee=assignee, language=language, path=glob, kind=kind
+    )
     chosen = mode or workspace.config.section("search", SearchSettings).mode
     answer = _quick(workspace, query, chosen, limit, filters, counted=as_json)
     if answer is None:

@@ -13,6 +13,7 @@ keyword hits as semantic ones.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -449,9 +450,11 @@ class SearchEngine:
             if not self.catalog.live_docs.any():
                 answered = "keyword" if mode == "keyword" else mode
                 return Answer([], mode, answered, None if mode == "keyword" else 1.0)
-            allowed = self._allowed(filters or SearchFilters())
+            filters = filters or SearchFilters()
+            allowed = self._allowed(filters)
+            kind = filters.kind.strip().lower() if filters.kind else None
             if mode == "keyword":
-                return Answer(self._keyword(query, allowed, limit), mode, "keyword", None)
+                return Answer(self._keyword(query, allowed, limit, kind), mode, "keyword", None)
             if settings.wait:
                 self.embed_all()
             coverage = self.vectors.coverage()
@@ -462,38 +465,69 @@ class SearchEngine:
             if not (allowed & embedded).any() or (mode == "hybrid" and share < 1):
                 # Nothing to rank by meaning yet, or only part: fusing part of the files
                 # pushes that part up, so keyword answers alone until all have vectors.
-                found = self._keyword(query, allowed, limit)
+                found = self._keyword(query, allowed, limit, kind)
                 answered = "keyword"
             elif mode == "semantic":
                 scores = np.where(embedded, semantic.files, np.float32(-1.0)).astype(np.float32)
                 found = self._results(
-                    query, scores, semantic.sections, allowed, limit, semantic_part=scores
+                    query,
+                    scores,
+                    semantic.sections,
+                    allowed,
+                    limit,
+                    semantic_part=scores,
+                    kind=kind,
                 )
                 answered = "semantic"
             else:
                 keyword = self.keyword_scores(query)
-                found = self._hybrid(query, keyword, semantic, allowed, limit, fusion)
+                found = self._hybrid(query, keyword, semantic, allowed, limit, fusion, kind)
                 answered = "hybrid"
             found = [attrs.evolve(r, semantic_coverage=share, answered_by=answered) for r in found]
             return Answer(found, mode, answered, share, missing)
 
-    def _keyword(self, query: str, allowed: NDArray[np.bool_], limit: int) -> list[SearchResult]:
+    def _keyword(
+        self, query: str, allowed: NDArray[np.bool_], limit: int, kind: str | None = None
+    ) -> list[SearchResult]:
         keyword = self.keyword_scores(query)
         found = self._results(
-            query, keyword.files, keyword.sections, allowed, limit, keyword_part=keyword.files
+            query,
+            keyword.files,
+            keyword.sections,
+            allowed,
+            limit,
+            keyword_part=keyword.files,
+            kind=kind,
         )
         return [attrs.evolve(r, answered_by="keyword") for r in found]
 
     def _allowed(self, filters: SearchFilters) -> NDArray[np.bool_]:
+        """Per document: whether it is live and passes the filters (a ``kind`` filter
+        keeps the files defining something of that kind)."""
         live = self.catalog.live_docs
         if filters == SearchFilters():
             return live
+        from cuedeck.index.walk import Globs
+
         index = self.workspace.index
+        spec = Globs([filters.path.strip()]) if filters.path else None
+        language = filters.language.strip().lower() if filters.language else None
+        kind = filters.kind.strip().lower() if filters.kind else None
+
+        def accepts(path: str) -> bool:
+            if spec is not None and not spec.match(path):
+                return False
+            if language is not None and index.language(path) != language:
+                return False
+            if not filters.frontmatter and not filters.kinds and kind is None:
+                return True
+            document = index.get(path, counted=False)
+            if document is None or not filters.admits(document):
+                return False
+            return kind is None or any(s.kind == kind for s in document.symbols)
+
         accepted = (
-            bool(live[i])
-            and (d := index.get(path, counted=False)) is not None
-            and filters.admits(d)
-            for i, (path, _) in enumerate(self.catalog.keys)
+            bool(live[i]) and accepts(path) for i, (path, _) in enumerate(self.catalog.keys)
         )
         return np.fromiter(accepted, dtype=bool, count=len(live))
 
@@ -536,6 +570,7 @@ class SearchEngine:
         allowed: NDArray[np.bool_],
         limit: int,
         fusion: str | None,
+        kind: str | None = None,
     ) -> list[SearchResult]:
         from cuedeck_search.fusion import fuse
 
@@ -551,6 +586,7 @@ class SearchEngine:
             limit,
             keyword_part=fused.keyword_part,
             semantic_part=fused.semantic_part,
+            kind=kind,
         )
 
     def _results(
@@ -563,30 +599,37 @@ class SearchEngine:
         *,
         keyword_part: Scores | None = None,
         semantic_part: Scores | None = None,
+        kind: str | None = None,
     ) -> list[SearchResult]:
         """The best ``limit`` allowed files scoring above 0, ties broken by path; when the
         query names definitions (:mod:`cuedeck_search.names`), their files first, each
-        with its definition as the best section."""
+        with its definition as the best section. With a ``kind``, only sections of
+        definitions of that kind count (and show), and a file none of whose such
+        sections matched is passed over."""
         named = [
             sid for sid in self.named_sections(query) if allowed[self.catalog.section_doc[sid]]
         ]
         first_docs = list(dict.fromkeys(int(self.catalog.section_doc[sid]) for sid in named))
         candidates = np.flatnonzero(allowed & (file_scores > 0))
-        if len(candidates) > limit:
+        if len(candidates) > limit and kind is None:
             candidates = candidates[np.argpartition(-file_scores[candidates], limit - 1)[:limit]]
         keys = self.catalog.keys
         rest = sorted(
             set(candidates.tolist()).difference(first_docs),
             key=lambda d: (-file_scores[d], keys[d][0]),
         )
-        ranked = [*first_docs, *rest][:limit]
+        ranked = [*first_docs, *rest]
 
-        def item(doc: int) -> Ranked:
+        def item(doc: int) -> Ranked | None:
             first, end = int(self.catalog.starts[doc]), int(self.catalog.ends[doc])
             local = section_scores[first:end].tolist()
             best = max(local, default=0.0)
             for rank, sid in enumerate(s for s in named if first <= s < end):
                 local[sid - first] = max(best, 0.0) + 1.0 + len(named) - rank
+            if kind is not None:
+                local = self._of_kind(doc, local, kind)
+                if max(local, default=0.0) <= 0:
+                    return None
             return Ranked(
                 path=keys[doc][0],
                 score=float(file_scores[doc]),
@@ -596,4 +639,19 @@ class SearchEngine:
                 semantic=None if semantic_part is None else float(semantic_part[doc]),
             )
 
-        return results(self.workspace, query, (item(doc) for doc in ranked))
+        found = (made for doc in ranked if (made := item(doc)) is not None)
+        return results(self.workspace, query, itertools.islice(found, limit))
+
+    def _of_kind(self, doc: int, scores: list[float], kind: str) -> list[float]:
+        """``scores`` of document ``doc``'s sections, 0 for those that are not of a
+        definition of ``kind`` (code outside any definition is its module's)."""
+        document = self.workspace.index.get(self.catalog.keys[doc][0], counted=False)
+        if document is None:
+            return [0.0] * len(scores)
+        kinds = {symbol.name: symbol.kind for symbol in document.symbols}
+        module = "module" if any(s.kind == "module" for s in document.symbols) else None
+        anchors = self.catalog.section_anchors(doc)
+        return [
+            score if at < len(anchors) and (kinds.get(anchors[at] or "", module) == kind) else 0.0
+            for at, score in enumerate(scores)
+        ]

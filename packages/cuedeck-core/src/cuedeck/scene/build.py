@@ -89,7 +89,7 @@ def build_scene(
         workspace, entries, texts, files, options.renderer, labels, session, recorded=record
     )
     extras = _extras(workspace, header_card_id(card.path), session, options.renderer)
-    since_label, code = _code(
+    since_label, code, left_out = _code(
         workspace, card, entries, [*items, *(e for e, _ in extras)], session, cost, options,
         since=since, stack=stack,
     )  # fmt: skip
@@ -100,7 +100,10 @@ def build_scene(
                 files[extra_item.path] = (extra_item.text, digest)
         # A stable sort: each extra joins the end of its priority level, the card stays first.
         items = sorted([*items, *(extra for extra, _ in extras)], key=lambda item: -item.priority)
-    header = _header(workspace, card, entries, session, options, labels)
+    header = attrs.evolve(
+        _header(workspace, card, entries, session, options, labels),
+        left_out=tuple(sorted(left_out.items())),
+    )
     placements, text, used = fit_to_budget(
         items,
         options.limit,
@@ -343,6 +346,7 @@ def _manifest(
         "inputs": dict(sorted(inputs.items())),
         "secrets": secret_counts(text, session.placeholders),
         "since": since,
+        "left_out": dict(header.left_out),
     }
 
 
@@ -357,10 +361,11 @@ def _code(
     *,
     since: str | None,
     stack: str | None,
-) -> tuple[str | None, list[tuple[SceneItem, str]]]:
+) -> tuple[str | None, list[tuple[SceneItem, str]], dict[str, int]]:
     """The changes since ``since`` (and its label) and the related code, as extras with
-    their files' hashes. Related code takes its share of what the rest leaves: the
-    documents ``held`` already and, roughly, their manifest rows and the header."""
+    their files' hashes, and what the code ranker left out by rule. Related code takes
+    its share of what the rest leaves: the documents ``held`` already and, roughly,
+    their manifest rows and the header."""
     found: list[tuple[SceneItem, str]] = []
     label = None
     if since is not None:
@@ -370,7 +375,7 @@ def _code(
     taken = [*held, *(item for item, _ in found)]
     room = options.limit - sum(item.tokens + _row(counter, item) for item in taken) - SHELL_TOKENS
     share = min(int(workspace.config.scene.code_share * options.limit), room)
-    related = related_items(
+    related, left_out = related_items(
         workspace,
         card,
         [(e.path, e.anchor, e.lines) for e in entries],
@@ -381,7 +386,7 @@ def _code(
         row=lambda item: _row(counter, item),
     )
     found.extend((item, item.sha256) for item in related)
-    return label, found
+    return label, found, left_out
 
 
 #: The scene's header, truncation note and manifest's head and foot, roughly, in tokens.

@@ -5,8 +5,9 @@ a baseline, and the labels of the code references a scene includes.
 an item's lines, each on one line with its line range and docstring summary, then the
 outermost one alone, each under a pointer (``path:L120-180``) to the full text.
 :func:`related_items` asks the code ranker what the card needs beyond what it cites and
-keeps the best within ``[scene] code_share`` of the budget, whole while they fit, then
-as signatures. :func:`delta_items` holds the files changed since ``since`` as hunks.
+keeps the best within ``[scene] code_share`` of the budget, whole while they fit (the
+files of the first few, whole, when they are small enough), then as signatures.
+:func:`delta_items` holds the files changed since ``since`` as hunks.
 :func:`code_labels` labels each included ``@code/`` reference (fresh, moved, drifted,
 orphaned) and records the ones seen for the first time.
 """
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cuedeck.models import SceneItem, Symbol
+from cuedeck.models import RankedSymbol, SceneItem, Symbol
 from cuedeck.scene.shapes import PRIORITIES
 
 if TYPE_CHECKING:
@@ -44,6 +45,13 @@ RANKED = 300
 MAX_RELATED = 150
 #: Definitions too large for what is left that are tried as signatures before giving up.
 MAX_MISSES = 12
+#: A file none of whose lines the scene holds yet comes whole, in place of its best
+#: definition, when it costs at most this share of related code's budget and is one of
+#: the first WHOLE_FILES files the ranking meets. Chosen on the tuning repositories of
+#: benchmarks/code_cases.py (docs/code.md, "Related code: importance"): shares 0.35 to
+#: 1.0 and 1 to 5 files measured; 0.7 and 3 showed the most modified lines.
+WHOLE_FILE_SHARE = 0.7
+WHOLE_FILES = 3
 #: Markdown fence language of a delta block.
 DELTA_LANGUAGE = "diff"
 
@@ -155,23 +163,28 @@ def related_items(
     session: MaskSession,
     cost: Callable[[SceneItem, str, str], int],
     row: Callable[[SceneItem], int],
-) -> list[SceneItem]:
+) -> tuple[list[SceneItem], dict[str, int]]:
     """The code the ranker finds for ``card`` beyond ``included`` (``(path, anchor,
     lines)`` of what the scene holds already), best first, within ``share`` tokens
     (each item's block and manifest ``row``): each whole while it fits, else as its
-    signatures, else left out; at most :data:`MAX_RELATED`."""
+    signatures, else left out, the file of one of the first definitions whole in its
+    place when it is small enough (:data:`WHOLE_FILE_SHARE`); at most
+    :data:`MAX_RELATED`. And what the ranker left out by rule, per reason (tests,
+    generated)."""
     from cuedeck.errors import CueError
+    from cuedeck.models import left_out_of
     from cuedeck.scene.related import card_query, code_ranker
     from cuedeck.text import split_lines
 
     ranker = code_ranker(workspace) if share > 0 else None
     if ranker is None:
-        return []
+        return [], {}
     documents = workspace.documents
     cited = [(p, a) for p, a, _ in included if p in documents and is_code(documents[p])]
     ranked = ranker.rank(
         workspace, card_query(workspace, card, cited=cited, stack=stack, limit=RANKED)
     )
+    left_out = left_out_of(ranked)
     taken: dict[str, list[tuple[int, int]]] = {}  # spans shown whole
     outlined: dict[str, list[tuple[int, int]]] = {}  # spans shown as signatures
     for path, _, lines in included:
@@ -180,6 +193,7 @@ def related_items(
     found: list[SceneItem] = []
     left = share
     misses = 0
+    met: list[str] = []  # files in the order their first definition came
     for entry in ranked:
         if len(found) >= MAX_RELATED or left <= 0:
             break
@@ -194,6 +208,29 @@ def related_items(
             try:
                 texts[entry.path] = split_lines(workspace.snapshot(entry.path).text)
             except CueError:
+                continue
+        # An error's frames and their callers come as they are: precise, and first.
+        pointed = dict(entry.parts).get("stack", 0.0) > 0
+        if entry.path not in met and not pointed:
+            met.append(entry.path)
+        if (
+            not spans
+            and not pointed
+            and is_code(document)
+            and len(met) <= WHOLE_FILES
+            and document.tokens <= WHOLE_FILE_SHARE * share
+        ):
+            whole_file = _whole_file(document, texts[entry.path], entry, session, cost, row)
+            need = whole_file.tokens + row(whole_file)
+            if need <= left:
+                found.append(
+                    code_item(
+                        workspace, document, whole_file.text, whole_file.lines or (1, 1),
+                        None, session, whole_file,
+                    )
+                )  # fmt: skip
+                left -= need
+                spans.append(whole_file.lines or (1, 1))
                 continue
         text = "\n".join(texts[entry.path][entry.line - 1 : entry.end_line]).rstrip()
         item = SceneItem(
@@ -256,7 +293,34 @@ def related_items(
         )
         left -= need
         spans.append((entry.line, entry.end_line))
-    return found
+    return found, left_out
+
+
+def _whole_file(
+    document: Document,
+    lines: list[str],
+    entry: RankedSymbol,
+    session: MaskSession,
+    cost: Callable[[SceneItem, str, str], int],
+    row: Callable[[SceneItem], int],
+) -> SceneItem:
+    """The whole file of ``entry`` as a related item, masked, with its cost."""
+    text = session.mask("\n".join(lines).rstrip(), path=document.path)
+    item = SceneItem(
+        document.path,
+        None,
+        PRIORITIES["related"],
+        -1,
+        text,
+        0,
+        document.sha256,
+        role="related",
+        title=document.title,
+        language=document.language,
+        lines=(1, max(len(lines), 1)),
+        note=f"related: the file of {entry.name}, {entry.why()}",
+    )
+    return attrs.evolve(item, tokens=cost(item, "section", text))
 
 
 # --- changes since a baseline ------------------------------------------------------------

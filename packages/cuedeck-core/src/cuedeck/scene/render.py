@@ -31,6 +31,26 @@ class Header:
     config: tuple[str, str] | None  # (path, sha256) of config.toml when it exists
     #: Dead references and anchors of included files: (path, line, message), masked.
     missing: tuple[tuple[str, int | None, str], ...] = ()
+    #: Definitions the code ranker left out of related code by rule: (reason, count).
+    left_out: tuple[tuple[str, int], ...] = ()
+
+
+def left_out_text(left_out: Sequence[tuple[str, int]]) -> str:
+    """What a code ranker left out by rule, in words: ``20 definitions in tests, 3 in
+    generated files``."""
+    where = {"tests": "in tests", "generated": "in generated files"}
+    parts = [f"{count} {where.get(reason, reason)}" for reason, count in left_out]
+    if parts:
+        parts[0] = parts[0].replace(" ", " definitions ", 1)
+    return ", ".join(parts)
+
+
+def left_out_line(left_out: Sequence[tuple[str, int]]) -> str:
+    """The manifest's line counting what related code left out by rule."""
+    hint = (
+        " (a card that names tests or cites one gets them)" if dict(left_out).get("tests") else ""
+    )
+    return f"Related code left out: {left_out_text(left_out)}{hint}."
 
 
 def _short(digest: str) -> str:
@@ -249,6 +269,8 @@ class MarkdownRenderer:
             if rest:
                 out.append(f"- {rest}")
             out.append("")
+        if header.left_out:
+            out.extend([left_out_line(header.left_out), ""])
         if header.config is not None:
             out.append(f"Config: `{header.config[0]}` {_short(header.config[1])}")
         masked = ", ".join(f"{rule} {n}" for rule, n in secrets.items()) or "none"
@@ -328,6 +350,8 @@ class XmlRenderer:
             out.append(f"<missing {where}>{_xml_text(message)}</missing>")
         if rest:
             out.append(f"<more>{_xml_text(rest)}</more>")
+        for reason, count in header.left_out:
+            out.append(f"<left-out {_attributes(reason=reason, count=count)}/>")
         if header.config is not None:
             out.append(
                 f"<config {_attributes(path=header.config[0], sha256=_short(header.config[1]))}/>"
@@ -417,6 +441,8 @@ class JsonRenderer:
             ]
             if rest:
                 manifest["more_missing"] = rest
+        if header.left_out:
+            manifest["left_out"] = dict(header.left_out)
         if header.config is not None:
             manifest["config"] = {"path": header.config[0], "sha256": _short(header.config[1])}
         manifest["secrets"] = dict(secrets)

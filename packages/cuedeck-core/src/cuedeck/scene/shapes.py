@@ -83,6 +83,9 @@ class SceneManifest(TypedDict):
     inputs: dict[str, str]
     secrets: dict[str, int]
     since: str | None
+    #: Definitions the code ranker left out of related code by rule, per reason
+    #: (``tests``, ``generated``); empty when none were.
+    left_out: dict[str, int]
 
 
 class SceneReply(TypedDict):

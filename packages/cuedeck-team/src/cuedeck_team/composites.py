@@ -20,18 +20,19 @@ from typing import TYPE_CHECKING, Any, Literal
 from cuedeck.config import render_default_config
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import CACHE_DIR, CARDS_DIR, CONFIG_PATH, DOCS_DIR
-from cuedeck_mcp.team import gitops
-from cuedeck_mcp.team.activations import check_user_alias, making
-from cuedeck_mcp.team.activations import find as find_activation
-from cuedeck_mcp.team.disk import remove_tree
-from cuedeck_mcp.team.errors import AliasTaken, UnknownRepository, WrongRepositoryKind
-from cuedeck_mcp.team.home import index_workspace
-from cuedeck_mcp.team.registry import is_global
-from cuedeck_mcp.team.shared import find as find_shared
+from cuedeck_mcp.errors import UnknownRepository
+from cuedeck_team import gitops
+from cuedeck_team.activations import check_user_alias, making
+from cuedeck_team.activations import find as find_activation
+from cuedeck_team.disk import remove_tree
+from cuedeck_team.errors import AliasTaken, WrongRepositoryKind
+from cuedeck_team.home import index_workspace
+from cuedeck_team.registry import is_global
+from cuedeck_team.shared import find as find_shared
 
 if TYPE_CHECKING:
-    from cuedeck_mcp.team.home import Team
-    from cuedeck_mcp.team.registry import Activation, Shared
+    from cuedeck_team.home import Team
+    from cuedeck_team.registry import Activation, Shared
 
 Operation = Literal["add", "remove", "list"]
 

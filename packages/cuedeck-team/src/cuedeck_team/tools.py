@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pydantic
 
     from cuedeck.workspace import Workspace
-    from cuedeck_mcp.team.home import Team
+    from cuedeck_team.home import Team
 else:
     from cuedeck.plugins.tools import lazy_pydantic as pydantic
 
@@ -208,10 +208,11 @@ class User(TypedDict):
 
 
 def _team(workspace: Workspace) -> Team:
-    from cuedeck_mcp.team.home import Team
+    from cuedeck_team.home import Team
+    from cuedeck_team.serving import TeamServing
 
     service = workspace.service("team")
-    return service if isinstance(service, Team) else Team.of(workspace)
+    return service.team if isinstance(service, TeamServing) else Team.of(workspace)
 
 
 def _user() -> str:
@@ -227,7 +228,7 @@ def list_global_repos(workspace: Workspace) -> list[GlobalRepo]:
     Each has its alias, source (credentials removed), branch, head commit and when it
     was indexed. Pass an alias as repository_alias to any search, file or git history tool.
     """
-    from cuedeck_mcp.team.shared import describe
+    from cuedeck_team.shared import describe
 
     team = _team(workspace)
     return [describe(team, record) for record in team.registry.shared()]  # type: ignore[misc]
@@ -235,7 +236,7 @@ def list_global_repos(workspace: Workspace) -> list[GlobalRepo]:
 
 def global_repo_status(workspace: Workspace, repository_alias: Alias) -> GlobalRepoStatus:
     """Show one shared repository: source, branch, head, files indexed, disk use, branches."""
-    from cuedeck_mcp.team.shared import describe, find
+    from cuedeck_team.shared import describe, find
 
     team = _team(workspace)
     return describe(team, find(team, repository_alias), detail=True)  # type: ignore[return-value]
@@ -265,7 +266,7 @@ def add_golden_repo(
 
     Its docs, code and vectors are indexed once; every member then searches and reads it.
     """
-    from cuedeck_mcp.team.shared import register
+    from cuedeck_team.shared import register
 
     return register(  # type: ignore[return-value]
         _team(workspace), repo_url, alias, branch=branch, by=_user(), embed=embed
@@ -278,7 +279,7 @@ def refresh_golden_repo(
     embed: Annotated[bool, pydantic.Field(description="Embed new sections now")] = True,
 ) -> GoldenRepoRefreshed:
     """Bring a shared repository up to date with its source and re-index what changed (admin)."""
-    from cuedeck_mcp.team.shared import refresh
+    from cuedeck_team.shared import refresh
 
     return refresh(_team(workspace), repository_alias, embed=embed)  # type: ignore[return-value]
 
@@ -291,7 +292,7 @@ def remove_golden_repo(
     Activations and composites made from it are copies of their own and stay.
     """
     from cuedeck.serving.confirmation import confirm
-    from cuedeck_mcp.team.shared import find, remove
+    from cuedeck_team.shared import find, remove
 
     team = _team(workspace)
     record = find(team, repository_alias)
@@ -338,7 +339,7 @@ def activate_repository(
     Needs the write role (the specification's power_user).
     """
     from cuedeck.errors import InvalidInput
-    from cuedeck_mcp.team import activations, composites
+    from cuedeck_team import activations, composites
 
     team = _team(workspace)
     goldens = [*([golden_repo_alias] if golden_repo_alias else []), *(golden_repo_aliases or [])]
@@ -360,7 +361,7 @@ def activate_repository(
 
 def list_activated_repos(workspace: Workspace) -> list[ActivatedRepo]:
     """List your activated repositories and composites, with their branch and head."""
-    from cuedeck_mcp.team.activations import describe
+    from cuedeck_team.activations import describe
 
     team = _team(workspace)
     return [describe(team, record) for record in team.registry.activations(_user())]  # type: ignore[misc]
@@ -376,7 +377,7 @@ def deactivate_repository(
     a confirmation token and a warning naming it.
     """
     from cuedeck.serving.confirmation import confirm
-    from cuedeck_mcp.team.activations import deactivate, find, unsaved_work
+    from cuedeck_team.activations import deactivate, find, unsaved_work
 
     team = _team(workspace)
     owner = _user()
@@ -413,8 +414,8 @@ def sync_repository(
     Ahead and behind are counted against the branch's upstream; your files are not touched.
     A composite instead moves its components to their shared repositories' heads.
     """
-    from cuedeck_mcp.team.activations import find, sync
-    from cuedeck_mcp.team.composites import follow
+    from cuedeck_team.activations import find, sync
+    from cuedeck_team.composites import follow
 
     team = _team(workspace)
     record = find(team, _user(), repository_alias)
@@ -432,7 +433,7 @@ def manage_composite_repository(
     ] = None,
 ) -> CompositeComponents:
     """Add a shared repository to one of your composites, remove one, or list them."""
-    from cuedeck_mcp.team.composites import manage
+    from cuedeck_team.composites import manage
 
     return manage(  # type: ignore[return-value]
         _team(workspace), _user(), composite_alias, operation, component_repo

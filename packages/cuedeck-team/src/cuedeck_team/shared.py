@@ -11,15 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.progress import report
-from cuedeck_mcp.team import gitops
-from cuedeck_mcp.team.disk import footprint, remove_tree
-from cuedeck_mcp.team.errors import UnknownRepository
-from cuedeck_mcp.team.home import index_workspace, prepare_workspace
-from cuedeck_mcp.team.registry import global_alias, now
+from cuedeck_mcp.errors import UnknownRepository
+from cuedeck_team import gitops
+from cuedeck_team.disk import footprint, remove_tree
+from cuedeck_team.home import index_workspace, prepare_workspace
+from cuedeck_team.registry import global_alias, now
 
 if TYPE_CHECKING:
-    from cuedeck_mcp.team.home import Team
-    from cuedeck_mcp.team.registry import Shared
+    from cuedeck_team.home import Team
+    from cuedeck_team.registry import Shared
 
 
 def find(team: Team, alias: str) -> Shared:

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import LockError
 from cuedeck.layout import WORKSPACE_DIR
-from cuedeck_mcp.paths import TEAM_DIR
-from cuedeck_mcp.team.disk import remove_tree
-from cuedeck_mcp.team.errors import RepositoryBusy
-from cuedeck_mcp.team.registry import Activation, Registry, Shared
+from cuedeck_team.disk import remove_tree
+from cuedeck_team.errors import RepositoryBusy
+from cuedeck_team.paths import TEAM_DIR
+from cuedeck_team.registry import Activation, Registry, Shared
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from cuedeck.plugins.host import PluginHost
     from cuedeck.workspace import Workspace
 
-#: The team's folder, relative to its home.
 #: How long a change waits for another one on the same repository before it is 1406.
 LOCK_WAIT = 5.0
 
@@ -53,6 +52,20 @@ class Team:
         """The team whose home is ``workspace`` (its plugins shared): its ``team``
         service, one per workspace object, which the server and the tools share."""
         return cls(workspace.root, plugins=workspace.plugins)
+
+    def problems(self) -> list[str]:
+        """What keeps the team from being served: git missing, the registry unreadable."""
+        import shutil
+        import sqlite3
+
+        found = []
+        if shutil.which("git") is None:
+            found.append("git is not installed")
+        try:
+            self.registry.generations()
+        except (sqlite3.Error, OSError) as exc:
+            found.append(f"the team's registry cannot be read ({type(exc).__name__})")
+        return found
 
     def removing(self, generation: str) -> None:
         """Tell the listeners that the repository of ``generation`` is about to go."""
@@ -126,7 +139,7 @@ def prepare_workspace(root: Path, *, config_from: Path | None = None) -> None:
     from cuedeck.config import render_default_config
     from cuedeck.layout import CACHE_DIR, CONFIG_PATH
     from cuedeck.plugins.host import get_places, make_plugin_host
-    from cuedeck_mcp.team.gitops import exclude_locally
+    from cuedeck_team.gitops import exclude_locally
 
     own = root / WORKSPACE_DIR
     if not own.is_dir():

@@ -10,22 +10,17 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cuedeck.errors import InvalidInput
-from cuedeck_mcp.team import activations, shared
-from cuedeck_mcp.team.disk import footprint
-from cuedeck_mcp.team.errors import (
-    AliasTaken,
-    NoRemote,
-    RepositoryBusy,
-    UnknownRepository,
-    WrongRepositoryKind,
-)
-from tests.mcp.team.conftest import BACKEND, git, push_from, write
+from cuedeck_mcp.errors import UnknownRepository
+from cuedeck_team import activations, shared
+from cuedeck_team.disk import footprint
+from cuedeck_team.errors import AliasTaken, NoRemote, RepositoryBusy, WrongRepositoryKind
+from tests.team.conftest import BACKEND, git, push_from, write
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from cuedeck_mcp.team.home import Team
+    from cuedeck_team.home import Team
 
 FEATURE = {
     "docs/auth.md": "# Auth\n\n## Login\n\nLogin uses passkeys now.\n",

@@ -1,24 +1,10 @@
-"""The errors of team serving (codes 1400-1419, docs/errors.md)."""
+"""The errors of a team's repositories (codes 1402-1419, docs/errors.md). A
+``repository_alias`` naming nothing (1400) or a read-only repository (1401) is the MCP
+server's error (:mod:`cuedeck_mcp.errors`): a server of one workspace answers them too."""
 
 from __future__ import annotations
 
 from cuedeck.errors import CueError
-
-
-class UnknownRepository(CueError):
-    """A ``repository_alias`` that names no repository this caller can reach (1400);
-    ``repository_alias``, ``suggestion`` and ``candidates`` say what exists."""
-
-    code = 1400
-    title = "Unknown Repository"
-
-
-class ReadOnlyRepository(CueError):
-    """A writing tool aimed at a shared repository or a composite (1401); ``permission``
-    is ``repository:write``, which only an activation grants."""
-
-    code = 1401
-    title = "Read-Only Repository"
 
 
 class AliasTaken(CueError):

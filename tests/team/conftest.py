@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("cuedeck_git")
 
-from cuedeck_mcp.team.home import Team
+from cuedeck_team.home import Team
 from tests.mcp.conftest import environment, free_port, wait_until_listening
 
 if TYPE_CHECKING:

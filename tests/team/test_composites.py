@@ -8,15 +8,16 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cuedeck.workspace import Workspace
-from cuedeck_mcp.team import activations, composites, shared
-from cuedeck_mcp.team.errors import AliasTaken, UnknownRepository, WrongRepositoryKind
-from tests.mcp.team.conftest import BACKEND, FRONTEND
+from cuedeck_mcp.errors import UnknownRepository
+from cuedeck_team import activations, composites, shared
+from cuedeck_team.errors import AliasTaken, WrongRepositoryKind
+from tests.team.conftest import BACKEND, FRONTEND
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from cuedeck_mcp.team.home import Team
+    from cuedeck_team.home import Team
 
 #: "token" is everywhere in backend and in one frontend file: its weight (IDF) depends on
 #: which documents count as the corpus.
@@ -154,7 +155,7 @@ def test_deactivating_a_composite_frees_every_component(
 def test_syncing_a_composite_follows_its_shared_repositories(
     team: Team, both: dict[str, object], tmp_path: Path
 ) -> None:
-    from tests.mcp.team.conftest import push_from
+    from tests.team.conftest import push_from
 
     bare = tmp_path / "upstreams" / "frontend.git"
     pushed = push_from(bare, tmp_path, {"docs/new-page.md": "# New page\n"}, "new page")

@@ -18,19 +18,20 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.errors import InvalidInput
 from cuedeck.layout import CACHE_DIR
 from cuedeck.progress import report
-from cuedeck_mcp.team import gitops
-from cuedeck_mcp.team.disk import footprint, remove_tree, seed_cache
-from cuedeck_mcp.team.errors import NoRemote, UnknownRepository, WrongRepositoryKind
-from cuedeck_mcp.team.home import index_workspace, prepare_workspace
-from cuedeck_mcp.team.registry import check_alias, is_global
-from cuedeck_mcp.team.shared import find as find_shared
+from cuedeck_mcp.errors import UnknownRepository
+from cuedeck_team import gitops
+from cuedeck_team.disk import footprint, remove_tree, seed_cache
+from cuedeck_team.errors import NoRemote, WrongRepositoryKind
+from cuedeck_team.home import index_workspace, prepare_workspace
+from cuedeck_team.registry import check_alias, is_global
+from cuedeck_team.shared import find as find_shared
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from cuedeck_mcp.team.home import Team
-    from cuedeck_mcp.team.registry import Activation, Kind
+    from cuedeck_team.home import Team
+    from cuedeck_team.registry import Activation, Kind
 
 
 def find(team: Team, owner: str, alias: str, *, what: str = "activated") -> Activation:
@@ -238,7 +239,7 @@ def sync(team: Team, owner: str, alias: str, *, prune: bool = False) -> dict[str
         raise WrongRepositoryKind(
             f"{alias} is a composite: it follows its shared repositories",
             repository_alias=alias,
-            help="cuedeck_mcp.team.composites.follow moves its components",
+            help="cuedeck_team.composites.follow moves its components",
         )
     folder = team.user_path(record)
     if gitops.remote_url(folder) is None:

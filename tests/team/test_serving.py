@@ -14,9 +14,9 @@ from mcp.client import Client
 
 from cuedeck.plugins.host import make_plugin_host
 from cuedeck_mcp.server import TEAM_ONLY
-from cuedeck_mcp.team.home import Team
+from cuedeck_team.home import Team
 from tests.mcp.conftest import add_token
-from tests.mcp.team.conftest import BACKEND, FRONTEND, call, git, refusal, session, team_server
+from tests.team.conftest import BACKEND, FRONTEND, call, git, refusal, session, team_server
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -160,7 +160,7 @@ async def test_each_role_may_do_what_its_permissions_say(
 async def test_no_tool_writes_a_shared_repository(
     home: Path, tokens: dict[str, str], upstream: Callable[..., Path]
 ) -> None:
-    from cuedeck_mcp.team import shared
+    from cuedeck_team import shared
 
     team = Team(home)
     shared.register(team, str(upstream("backend", BACKEND)), "backend", by="admin", embed=False)
@@ -207,7 +207,7 @@ async def test_no_tool_writes_a_shared_repository(
 async def test_a_composite_search_and_scene_cover_every_component(
     home: Path, tokens: dict[str, str], upstream: Callable[..., Path]
 ) -> None:
-    from cuedeck_mcp.team import shared
+    from cuedeck_team import shared
 
     team = Team(home)
     for name, files in (("backend", BACKEND), ("frontend", FRONTEND)):
@@ -320,9 +320,9 @@ async def test_two_workers_share_tokens_and_rate_limits(
 async def test_two_members_work_apart_then_sync_and_deactivate(
     home: Path, tmp_path: Path, upstream: Callable[..., Path]
 ) -> None:
-    from cuedeck_mcp.team import shared
-    from cuedeck_mcp.team.disk import footprint
-    from tests.mcp.team.conftest import push_from
+    from cuedeck_team import shared
+    from cuedeck_team.disk import footprint
+    from tests.team.conftest import push_from
 
     alice, bob = add_token(home, "alice", "write"), add_token(home, "bob", "write")
     config = home / ".cuedeck" / "config.toml"
@@ -406,7 +406,7 @@ async def test_cue_mcp_serves_a_team_from_one_process(home: Path) -> None:
 async def test_a_repositorys_own_control_files_grant_nothing(
     home: Path, tokens: dict[str, str], upstream: Callable[..., Path], tmp_path: Path
 ) -> None:
-    from cuedeck_mcp.team import shared
+    from cuedeck_team import shared
 
     # A repository that carries CueDeck control files of its own: a token of its own, and
     # a local_role of admin. Neither may count on the team's server.

@@ -20,7 +20,7 @@ import attrs
 
 from cuedeck.errors import InvalidInput
 from cuedeck.system.cache_db import write_ahead
-from cuedeck_mcp.team.errors import AliasTaken, RepositoryBusy
+from cuedeck_team.errors import AliasTaken, RepositoryBusy
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

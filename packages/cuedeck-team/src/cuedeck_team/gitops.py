@@ -15,7 +15,7 @@ import subprocess
 from typing import TYPE_CHECKING
 
 from cuedeck.errors import InvalidInput, MissingExtra
-from cuedeck_mcp.team.errors import CloneFailed
+from cuedeck_team.errors import CloneFailed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

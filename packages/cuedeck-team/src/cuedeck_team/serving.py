@@ -18,15 +18,15 @@ import time
 from typing import TYPE_CHECKING, Literal
 
 from cuedeck_mcp.repositories import Target
-from cuedeck_mcp.team import activations, shared
-from cuedeck_mcp.team.errors import RepositoryRequired
-from cuedeck_mcp.team.registry import is_global
+from cuedeck_team import activations, shared
+from cuedeck_team.errors import RepositoryRequired
+from cuedeck_team.registry import is_global
 
 if TYPE_CHECKING:
     from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.roles import Caller
     from cuedeck_mcp.runtime import WorkspaceRuntime
-    from cuedeck_mcp.team.home import Team
+    from cuedeck_team.home import Team
 
 log = logging.getLogger("cuedeck")
 
@@ -42,6 +42,23 @@ HOME_BY_DEFAULT = frozenset({"guide"})
 COMPOSITE_OWN = frozenset({"tasks", "memory"})
 #: How often a worker checks the registry for repositories removed by another worker.
 STALE_CHECK_SECONDS = 2.0
+
+
+class TeamServing:
+    """The ``team`` service: the team of a home, as a team server serves it
+    (:class:`cuedeck_mcp.repositories.TeamService`)."""
+
+    def __init__(self, team: Team) -> None:
+        self.team = team
+
+    def repositories(self, home: WorkspaceRuntime, served: frozenset[str]) -> TeamRepositories:
+        """The team's repositories for a server whose home runtime is ``home`` and whose
+        tool profile is ``served``."""
+        return TeamRepositories(self.team, home, served)
+
+    def problems(self) -> list[str]:
+        """What keeps the team from being served."""
+        return self.team.problems()
 
 
 class TeamRepositories:

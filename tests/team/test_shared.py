@@ -9,15 +9,16 @@ import pytest
 
 from cuedeck.errors import InvalidInput
 from cuedeck_git.errors import GitFailed
-from cuedeck_mcp.team import shared
-from cuedeck_mcp.team.errors import AliasTaken, CloneFailed, UnknownRepository
-from tests.mcp.team.conftest import BACKEND, push_from
+from cuedeck_mcp.errors import UnknownRepository
+from cuedeck_team import shared
+from cuedeck_team.errors import AliasTaken, CloneFailed
+from tests.team.conftest import BACKEND, push_from
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from cuedeck_mcp.team.home import Team
+    from cuedeck_team.home import Team
 
 
 def test_register_by_path_and_by_url_indexes_once(
