@@ -144,17 +144,18 @@ def direct(root: Path, processes: int) -> dict[str, Any]:
         )
         for n in range(processes)
     ]
-    for process in started:
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == b"ready"
-    begin = time.time()
-    for process in started:
-        _go(process)
-    for process in started:
-        process.wait(600)
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                stream.close()
+    try:
+        for process in started:
+            assert process.stdout is not None
+            assert process.stdout.readline().strip() == b"ready"
+        begin = time.time()
+        for process in started:
+            _go(process)
+        for process in started:
+            process.wait(600)
+    finally:
+        for process in started:
+            _stop(process, terminate=True)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     timings = sorted(ms for r in records for ms in r["ms"][:-1])  # the last found none
     end = max(r["end"] for r in records)
@@ -209,10 +210,25 @@ def _serve_http(root: Path, workers: int) -> tuple[subprocess.Popen[bytes], str]
             return process, f"http://127.0.0.1:{port}/mcp/race"
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    process.stderr.read().decode() if process.stderr else ""
-                ) from None
+                process.kill()
+                _, err = process.communicate()
+                raise RuntimeError(err.decode()) from None
             time.sleep(0.05)  # polling a port: no event to wait on
+
+
+def _stop(process: subprocess.Popen[bytes], *, terminate: bool = False) -> None:
+    """Wait for ``process`` to end (``terminate`` it first), killing it after 30 s, and
+    close its pipes: no child of the race outlives it."""
+    if terminate and process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def race(
@@ -284,18 +300,9 @@ def race(
             if process.poll() is None:
                 process.terminate()
         for process in started:
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            for stream in (process.stdin, process.stdout, process.stderr):
-                if stream is not None:
-                    stream.close()
+            _stop(process)
         if server is not None:
-            server.terminate()
-            server.wait(30)
-            if server.stderr is not None:
-                server.stderr.close()
+            _stop(server, terminate=True)
     records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return {"records": records, "begin": begin, "end": time.time(), "agents_started": count}
 
@@ -377,7 +384,7 @@ def figures(run: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
     """Claims per second, next_task latency (p50, p95) and what happened."""
     calls = [r for r in run["records"] if r["event"] == "next"]
     latencies = sorted(r["ms"] for r in calls)
-    first = {}
+    first: dict[str, int] = {}
     for number, record in enumerate(calls):
         first.setdefault(record["agent"], number)
     finishing = sorted(r["ms"] for r in run["records"] if r["event"] == "done")

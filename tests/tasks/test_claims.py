@@ -224,17 +224,23 @@ def test_exactly_one_of_racing_processes_wins_each_card(
         )
         for n in range(6)
     ]
-    for racer in racers:
-        assert racer.stdout is not None and racer.stdout.readline() == "ready\n"
-    for racer in racers:  # all loaded; now they race
-        assert racer.stdin is not None
-        racer.stdin.write("go\n")
-        racer.stdin.flush()
     reports = {}
-    for n, racer in enumerate(racers):
-        out, err = racer.communicate(timeout=120)
-        assert racer.returncode == 0, err
-        reports[f"agent{n}"] = json.loads(out.strip().splitlines()[-1])
+    try:
+        for racer in racers:
+            assert racer.stdout is not None and racer.stdout.readline() == "ready\n"
+        for racer in racers:  # all loaded; now they race
+            assert racer.stdin is not None
+            racer.stdin.write("go\n")
+            racer.stdin.flush()
+        for n, racer in enumerate(racers):
+            out, err = racer.communicate(timeout=120)
+            assert racer.returncode == 0, err
+            reports[f"agent{n}"] = json.loads(out.strip().splitlines()[-1])
+    finally:  # a failed check leaves no racer running
+        for racer in racers:
+            if racer.poll() is None:
+                racer.kill()
+            racer.communicate()
     winners = {card: [a for a, r in reports.items() if card in r["won"]] for card in cards}
     assert all(len(agents) == 1 for agents in winners.values()), winners
     for agent, report in reports.items():
