@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -157,6 +158,7 @@ def direct(root: Path, processes: int) -> dict[str, Any]:
         for process in started:
             _stop(process, terminate=True)
     records = [json.loads(line) for line in log.read_text().splitlines()]
+    shutil.rmtree(folder, ignore_errors=True)
     timings = sorted(ms for r in records for ms in r["ms"][:-1])  # the last found none
     end = max(r["end"] for r in records)
     return {
@@ -304,6 +306,7 @@ def race(
         if server is not None:
             _stop(server, terminate=True)
     records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    shutil.rmtree(folder, ignore_errors=True)
     return {"records": records, "begin": begin, "end": time.time(), "agents_started": count}
 
 
