@@ -19,9 +19,11 @@ the driver starts a new agent in its place. The run ends when every card is done
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -199,23 +201,39 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _serve_http(root: Path, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+def _serve_http(root: Path, workers: int, folder: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``uvicorn`` serving ``root`` in a process group of its own (its workers with it),
+    its errors in ``folder``; once it accepts connections, the process and the URL."""
     port = _free_port()
     env = {**os.environ, "CUEDECK_MCP_WORKSPACES": f"race={root}", "CUEDECK_MCP_PORT": str(port)}
     argv = [sys.executable, "-m", "uvicorn", "cuedeck_mcp.asgi:app", "--workers", str(workers),
             "--port", str(port), "--log-level", "warning"]  # fmt: skip
-    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
+    errors = folder / "server.err"
+    with errors.open("wb") as err:  # a file: workers outliving the server hold no pipe open
+        process = subprocess.Popen(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True
+        )
+    deadline = time.monotonic() + 300  # a loaded machine imports slowly
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return process, f"http://127.0.0.1:{port}/mcp/race"
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                _, err = process.communicate()
-                raise RuntimeError(err.decode()) from None
+                _stop_group(process)
+                raise RuntimeError(errors.read_text(errors="replace")[-2000:]) from None
             time.sleep(0.05)  # polling a port: no event to wait on
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop the server ``process`` and every process of its group (uvicorn's workers)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(30)
+    with contextlib.suppress(ProcessLookupError):  # what is left of the group, itself too
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def _stop(process: subprocess.Popen[bytes], *, terminate: bool = False) -> None:
@@ -253,7 +271,7 @@ def race(
     server = None
     target = str(root)
     if transport == "http":
-        server, target = _serve_http(root, workers=2)
+        server, target = _serve_http(root, workers=2, folder=folder)
     env = {k: v for k, v in os.environ.items() if k != "CUEDECK_AGENT"}
     started: list[subprocess.Popen[bytes]] = []
     count = 0
@@ -304,7 +322,7 @@ def race(
         for process in started:
             _stop(process)
         if server is not None:
-            _stop(server, terminate=True)
+            _stop_group(server)
     records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     shutil.rmtree(folder, ignore_errors=True)
     return {"records": records, "begin": begin, "end": time.time(), "agents_started": count}
