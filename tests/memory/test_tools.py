@@ -456,3 +456,20 @@ def test_a_page_taken_uncounted_while_its_bytes_fit_is_the_counted_page(
         return page(len(texts), item, count, max_tokens, used=10, **bound)
 
     assert taken(bytes_bound=True) == taken()
+
+
+def test_a_snapshot_of_a_task_records_who_held_its_card(workspace: Workspace) -> None:
+    pytest.importorskip("cuedeck_tasks")
+    card = workspace.root / ".cuedeck" / "cards" / "c1a1m1.md"
+    card.parent.mkdir(parents=True, exist_ok=True)
+    card.write_text("---\nid: c1a1m1\ntitle: Held\nstatus: todo\n---\n# Held\n")
+    claim = call(workspace, "claim_task", id="c1a1m1", agent="ann")
+    held = call(workspace, "context_create_task_snapshot", project_id="p", task_id="c1a1m1")
+    assert held["held_by"] == {"agent": "ann", "since": claim["since"], "until": claim["until"]}
+    call(workspace, "release_task", id="c1a1m1", agent="ann")
+    free = call(workspace, "context_create_task_snapshot", project_id="p", task_id="c1a1m1")
+    assert free["held_by"] is None
+    from cuedeck_memory.task_state import list_snapshots
+
+    listed = list_snapshots(store_of(workspace), "p")
+    assert [s["held_by"] and s["held_by"]["agent"] for s in listed] == [None, "ann"]

@@ -32,6 +32,7 @@ CARD_KEYS = {
     "updated",
     "path",
     "sha256",
+    "conflict_lines",
 }
 
 
@@ -99,7 +100,7 @@ def test_list_table_and_json_with_filters(chain: Workspace) -> None:
     assert [row.split()[0] for row in rows if row[:1].strip()] == ["a1a1a1", "b2b2b2", "c3c3c3"]
     listed = cue_json(chain, "card", "list")
     assert [card["id"] for card in listed] == ["a1a1a1", "b2b2b2", "c3c3c3"]
-    assert all(set(card) == CARD_KEYS for card in listed)
+    assert all(set(card) == CARD_KEYS | {"claim"} for card in listed)
     filtered = cue_json(
         chain,
         "card",
@@ -132,7 +133,7 @@ def test_show(chain: Workspace) -> None:
     assert re.search(r"dependents\s+c3c3c3", out)
     assert out.rstrip().endswith("# Create the users table")
     shown = cue_json(chain, "card", "show", "b2b2b2")
-    assert set(shown) == CARD_KEYS | {"dependents", "problems", "body"}
+    assert set(shown) == CARD_KEYS | {"claim", "dependents", "problems", "body"}
     assert shown["dependents"] == ["c3c3c3"] and shown["problems"] == []
     assert shown["body"] == "# Create the users table"
     code, _out, err = cue(chain, "card", "show", "zzzzzz")
@@ -215,7 +216,7 @@ def test_ready(chain: Workspace) -> None:
     code, out, _ = cue(chain, "card", "ready")
     assert code == 0 and "b2b2b2" in out and "c3c3c3" not in out
     ready = cue_json(chain, "card", "ready")
-    assert [card["id"] for card in ready] == ["b2b2b2"] and set(ready[0]) == CARD_KEYS
+    assert [card["id"] for card in ready] == ["b2b2b2"] and set(ready[0]) == CARD_KEYS | {"claim"}
 
 
 def test_validate_exits_1_on_a_cycle_or_missing_card(chain: Workspace) -> None:

@@ -15,11 +15,13 @@ def test_the_plugin_registers_the_service_tools_and_commands() -> None:
     assert info.hooks == (
         "register_checks",
         "register_commands",
+        "register_init_steps",
+        "register_scene_sources",
         "register_services",
         "register_settings",
         "register_tools",
     )
-    assert "cards" in get_services(pm)
+    assert {"cards", "claims"} <= set(get_services(pm))
     assert pm.source_of("register_settings", "tasks") == "tasks"
     assert pm.source_of("register_services", "cards") == "tasks"
 

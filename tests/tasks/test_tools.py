@@ -132,6 +132,7 @@ def test_list_tasks(chain: Workspace) -> None:
         "assignee": None,
         "tags": [],
         "depends_on": [],
+        "claim": None,
     }
     assert [t["id"] for t in call(chain, "list_tasks", status="todo")] == ["b2b2b2", "c3c3c3"]
     assert call(chain, "list_tasks", created=">2026-01-10", priority="medium") == []

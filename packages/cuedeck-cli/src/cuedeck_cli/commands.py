@@ -23,14 +23,36 @@ from cuedeck.plugins.host import get_places, get_services
 from cuedeck.serving.background import background_processes, describe, process_json
 from cuedeck.system import spawn
 from cuedeck.text import counted
-from cuedeck_cli.context import current_state
+from cuedeck_cli.context import CliState, current_state
 from cuedeck_cli.output import console, emit_json, render_problem
 
 
-@click.command()
+class InitCommand(click.Command):
+    """``cue init``, with ``--NAME/--no-NAME`` for each step a plugin registers
+    (``register_init_steps``)."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        from cuedeck.plugins.host import get_init_steps
+
+        params = super().get_params(ctx)
+        state = ctx.find_object(CliState)
+        if state is None:
+            return params
+        steps = [
+            click.Option(
+                [f"--{name}/--no-{name}"],
+                default=None,
+                help=f"{step.question} (asked when not given)",
+            )
+            for name, step in sorted(get_init_steps(state.plugins).items())
+        ]
+        return [*params[:-1], *steps, params[-1]]  # --help stays last
+
+
+@click.command(cls=InitCommand)
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Rewrite config.toml (the old one is kept as .bak).")
-def init(directory: Path | None, force: bool) -> None:
+def init(directory: Path | None, force: bool, **steps: bool | None) -> None:
     """Create .cuedeck/ (cards, docs, cache, config.toml) and update .gitignore.
 
     In DIRECTORY (made if missing, as `git init DIR` does), else in -C DIR or here.
@@ -71,12 +93,39 @@ def init(directory: Path | None, force: bool) -> None:
         block = prefix + "# CueDeck cache and generated scene\n" + "\n".join(missing) + "\n"
         write_file(root, gitignore, existing + block)
         created.append(".gitignore entries")
-    if created:
+    created = [f"created {item}" for item in created]
+    done, left = _init_steps(state, root, steps)
+    if created or done:
         click.echo(f"Initialised CueDeck workspace in {root}")
-        for item in created:
-            click.echo(f"  created {item}")
+        for item in [*created, *done]:
+            click.echo(f"  {item}")
     else:
         click.echo(f"CueDeck workspace already initialised in {root} (nothing changed)")
+    for name, question in left:
+        click.echo(f"  not asked without a terminal: {question} (`cue init --{name}`)")
+
+
+def _init_steps(
+    state: CliState, root: Path, wanted: dict[str, bool | None]
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Run the plugins' init steps, each as its option says, else asked (at a terminal,
+    when needed): what was done, and the steps (name, question) left unasked."""
+    from cuedeck.plugins.host import get_init_steps
+
+    done: list[str] = []
+    left: list[tuple[str, str]] = []
+    for name, step in sorted(get_init_steps(state.plugins).items()):
+        chosen = wanted.get(name.replace("-", "_"))
+        if chosen is None:
+            if not step.needed(root):
+                continue
+            if not (sys.stdin.isatty() and sys.stdout.isatty()):
+                left.append((name, step.question))
+                continue
+            chosen = click.confirm(step.question, default=True)
+        if chosen:
+            done.extend(step.run(root))
+    return done, left
 
 
 @click.command()

@@ -27,6 +27,7 @@ from cuedeck.hooktypes import (
     CommandContext,
     Embedder,
     GraphExtractor,
+    InitStep,
     Masker,
     PathKind,
     Pruner,
@@ -54,6 +55,7 @@ __all__ = [
     "CommandContext",
     "Embedder",
     "GraphExtractor",
+    "InitStep",
     "Masker",
     "PathKind",
     "Pruner",
@@ -162,14 +164,18 @@ def register_tools(register: RegisterTool) -> None:
     :class:`Workspace`, supplied by the caller) and whose other parameters are typed,
     optionally with ``Annotated[..., pydantic.Field(...)]`` constraints. Its docstring's
     first line is the summary. ``register(func, name=..., category=..., read_only=...,
-    destructive=..., idempotent=..., rate_limit=..., permission=...)`` records it; the
+    destructive=..., idempotent=..., rate_limit=..., permission=..., writes=...)`` records it; the
     flags become MCP annotations. The flags also say the permission a caller needs
     (read-only: ``query_repos``, the ``read`` role; destructive: ``destructive_operations``,
     ``admin``; else ``repository:write``, ``write``); ``permission`` names another of
     :data:`cuedeck.plugins.tools.PERMISSIONS` (``manage_users``: ``admin``). ``rate_limit``
     (a :class:`~cuedeck.settings.RateLimit`: ``per_minute`` and ``burst``) limits each MCP
     client's calls of the tool; ``[rate_limits.<tool>]`` in config.toml overrides it, and
-    ``cue init`` shows it.
+    ``cue init`` shows it. ``writes`` names the argument
+    holding the path (or list of paths; None meaning the whole workspace) the tool
+    changes: the tool then takes ``force`` too, and a call on paths another agent's claim
+    holds is refused before the tool runs unless forced
+    (:func:`cuedeck.plugins.claims.guard_writes`).
 
     ``func`` is the function or its import path, ``"package.module:function"`` (the
     name defaults to the part after ``:``). A path is imported when the tool is first
@@ -187,6 +193,8 @@ def register_tools(register: RegisterTool) -> None:
             register(line_count, category="docs", read_only=True)  # a function works too
             # At most 20 calls a minute per MCP client, 30 in a burst.
             register("my_plugin.tools:reindex", rate_limit=RateLimit(per_minute=20, burst=30))
+            # Its calls on files another agent claimed are refused unless forced.
+            register("my_plugin.tools:rename_file", writes="file_path")
     """
 
 
@@ -475,4 +483,23 @@ def register_code_indexers(register: RegisterNamed) -> None:
         @hookimpl
         def register_code_indexers(register):
             register("scip-ruby", ScipRuby())  # languages={"ruby"}, install="gem install ..."
+    """
+
+
+@hookspec
+def register_init_steps(register: RegisterNamed) -> None:
+    """Register steps of ``cue init``: setup a plugin offers a workspace, asked first.
+
+    Called by ``cue init``. ``register(name, step)`` takes a name (``cue init`` gets the
+    options ``--NAME`` and ``--no-NAME`` for scripts) and an :class:`InitStep`: its
+    ``question``, ``needed(root)`` (is anything missing?) and ``run(root)`` (set it up,
+    returning what was done). Without an option, ``cue init`` asks the question when the
+    step is needed and a person is at the terminal, and otherwise leaves it and says how
+    to run it. The tasks plugin registers ``merge-driver`` (git's merge driver for cards).
+
+    Example::
+
+        @hookimpl
+        def register_init_steps(register):
+            register("pre-commit", PreCommitStep())  # cue init --pre-commit
     """

@@ -158,6 +158,21 @@ class ScipIndexer(Protocol):
         ...
 
 
+@runtime_checkable
+class InitStep(Protocol):
+    """A step ``cue init`` offers (a plugin's setup of the workspace, asked first)."""
+
+    question: str
+
+    def needed(self, root: Path) -> bool:
+        """Whether the workspace at ``root`` lacks what the step sets up."""
+        ...
+
+    def run(self, root: Path) -> list[str]:
+        """Set it up; what was done, one line each (``[]``: nothing was needed)."""
+        ...
+
+
 class RegisterNamed(Protocol):
     """The callback of the hooks that register named items (pruners, maskers, embedders...)."""
 
@@ -257,5 +272,6 @@ class RegisterTool(Protocol):
         idempotent: bool = False,
         rate_limit: RateLimit | None = None,
         permission: str | None = None,
+        writes: str | None = None,
         replace: bool = False,
     ) -> None: ...

@@ -40,8 +40,11 @@ def register_tools(register: RegisterTool) -> None:
     )
     for reader in readers:
         register(reader, category="git", read_only=True, idempotent=True)
-    register("cuedeck_git.commits:git_stage", category="git", idempotent=True)
-    register("cuedeck_git.commits:git_unstage", category="git", idempotent=True)
+    # writes: a call on files another agent's claim holds (no paths: every file) is
+    # refused unless forced.
+    paths = "file_paths"
+    register("cuedeck_git.commits:git_stage", category="git", idempotent=True, writes=paths)
+    register("cuedeck_git.commits:git_unstage", category="git", idempotent=True, writes=paths)
     register("cuedeck_git.commits:git_commit", category="git")
     register("cuedeck_git.remote:git_fetch", category="git", idempotent=True)
     register("cuedeck_git.remote:git_pull", category="git")
@@ -50,8 +53,13 @@ def register_tools(register: RegisterTool) -> None:
     register("cuedeck_git.branches:git_branch_switch", category="git", idempotent=True)
     register("cuedeck_git.commits:git_merge_abort", category="git")
     register("cuedeck_git.destructive:git_reset", category="git", destructive=True)
-    register("cuedeck_git.destructive:git_clean", category="git", destructive=True)
-    register("cuedeck_git.destructive:git_checkout_file", category="git", destructive=True)
+    register("cuedeck_git.destructive:git_clean", category="git", destructive=True, writes=paths)
+    register(
+        "cuedeck_git.destructive:git_checkout_file",
+        category="git",
+        destructive=True,
+        writes="file_path",
+    )
     register("cuedeck_git.branches:git_branch_delete", category="git", destructive=True)
 
 

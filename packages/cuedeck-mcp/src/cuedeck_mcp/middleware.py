@@ -19,6 +19,7 @@ from mcp import MCPError
 from pydantic import PrivateAttr
 
 from cuedeck.errors import CueError, Forbidden
+from cuedeck.plugins.claims import act_as
 from cuedeck_mcp.repositories import TARGET, alias_argument
 from cuedeck_mcp.roles import CALLER, Caller, allows
 from cuedeck_mcp.runtime import CueFailure
@@ -95,6 +96,14 @@ def current_caller(local_role: Role, workspace: str) -> Caller:
     if token is None or not token.scopes:
         return Caller("local", local_role, transport, workspace)
     return Caller(token.client_id, token.scopes[0], transport, workspace)  # type: ignore[arg-type]
+
+
+def _by_token() -> bool:
+    """Whether this request's caller was named by a bearer token (else it is ``local``)."""
+    from fastmcp.server.dependencies import get_access_token
+
+    token = get_access_token()
+    return token is not None and bool(token.scopes)
 
 
 class MaskedUriResult(ResourceResultBase):
@@ -222,6 +231,9 @@ class CueDeckMiddleware(Middleware):
             # tool by name without listing, and must hear why it may not.
             raise await self._refuse(_forbidden(tool, caller), None)
         CALLER.set(caller)
+        # Core's view of the caller (claims): a token's member acts as itself, whatever
+        # name a call gives; a caller without one ("local") may name its agent.
+        act_as(caller.name, verified=_by_token())
         arguments = dict(context.message.arguments or {})
         if tool is not None:
             target = await self._target(tool, arguments, caller)

@@ -190,10 +190,11 @@ def _instructions(tools: list[str]) -> str:
 
 
 #: Tool categories the ``core`` profile leaves out: every tool listed costs tokens in every
-#: conversation, only agents without a shell need to edit files or commit over MCP, and
-#: all fifteen memory tools would double the default's size (add ``memory``); the ten
+#: conversation, only agents without a shell need to edit files or commit over MCP, all
+#: fifteen memory tools would double the default's size (add ``memory``), claims on
+#: cards matter only when several agents share a backlog (add ``claims``), and the ten
 #: code-intelligence tools (``scip``) are for agents that ask for them.
-OPT_IN_CATEGORIES = frozenset({"files", "git", "memory", "reference", "scip"})
+OPT_IN_CATEGORIES = frozenset({"files", "git", "memory", "reference", "claims", "scip"})
 #: Categories only a team server serves: they act on a team's repositories and members
 #: (the team plugin's tools, cuedeck-team).
 TEAM_ONLY = frozenset({"repositories", "users"})

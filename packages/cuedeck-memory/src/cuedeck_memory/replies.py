@@ -343,6 +343,15 @@ class Snapshot(TypedDict):
     tokens_snapshot: int
     files: dict[str, str]  # the files the task touched then (masked path: sha256)
     commit: str | None  # git's HEAD then (None outside git)
+    held_by: Holder | None  # the live claim on the task's card then (None: nobody held it)
+
+
+class Holder(TypedDict):
+    """Who held a task's card when it was snapshot: agent, since and until when."""
+
+    agent: str
+    since: str
+    until: str
 
 
 class Captured(TypedDict):

@@ -14,7 +14,7 @@ from cuedeck_memory.listing import page_restored, task_rows
 from cuedeck_memory.segments import check_project, iso
 
 if TYPE_CHECKING:
-    from cuedeck_memory.replies import CurrentTask, Restored, Snapshot
+    from cuedeck_memory.replies import CurrentTask, Holder, Restored, Snapshot
     from cuedeck_memory.store import MemoryStore
 
 
@@ -67,6 +67,7 @@ def snapshot(
     rows = task_rows(store, project, task, stashed=None, pinned=task is not None)
     table = store.table
     now = store.clock()
+    held_by = _holder(store, task)
     record = store.save_snapshot(
         project,
         {
@@ -78,6 +79,7 @@ def snapshot(
             "tokens": int(table.tokens[rows].sum()) if rows else 0,
             "files": dict(files or {}),
             "commit": commit,
+            "held_by": held_by,
         },
     )
     return {
@@ -89,7 +91,21 @@ def snapshot(
         "tokens_snapshot": record["tokens"],
         "files": record["files"],
         "commit": record["commit"],
+        "held_by": record["held_by"],
     }
+
+
+def _holder(store: MemoryStore, task: str | None) -> Holder | None:
+    """Who holds card ``task`` now (through core's claims contract), or None."""
+    from cuedeck.plugins.claims import holder_of
+
+    if task is None or not CARD_ID.match(task):
+        return None
+    hold = holder_of(store.workspace, task)
+    if hold is None:
+        return None
+    record = hold.to_record()
+    return {"agent": record["agent"], "since": record["since"], "until": record["until"]}
 
 
 def list_snapshots(store: MemoryStore, project: str) -> list[Snapshot]:
@@ -104,6 +120,7 @@ def list_snapshots(store: MemoryStore, project: str) -> list[Snapshot]:
             "tokens_snapshot": int(r.get("tokens", 0)),
             "files": dict(r.get("files") or {}),
             "commit": r.get("commit"),
+            "held_by": r.get("held_by"),
         }
         for r in reversed(store.snapshots(project))
     ]

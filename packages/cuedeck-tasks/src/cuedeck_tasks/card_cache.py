@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 
 #: Bumped whenever :class:`Card` changes shape or how it is read (3: ``malformed``;
-#: 4: a card without a title takes its first heading's; 5: ``refs``).
-CACHE_SCHEMA = "5"
+#: 4: a card without a title takes its first heading's; 5: ``refs``; 6: ``conflicted``).
+CACHE_SCHEMA = "6"
 FileKey = tuple[int, int, int]  # inode, mtime_ns, size
 
 

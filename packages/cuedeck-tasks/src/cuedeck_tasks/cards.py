@@ -64,6 +64,9 @@ class Card:
     malformed: tuple[str, ...] = ()
     #: ``refs:`` entries as written (``doc/api#Login``, ``code/src/cart.py#Cart.add``).
     refs: tuple[str, ...] = ()
+    #: Lines where a merge conflict starts (``<<<<<<<``): the card is broken until they
+    #: are resolved (:mod:`cuedeck_tasks.cardmerge`).
+    conflicted: tuple[int, ...] = ()
 
     @classmethod
     def from_frontmatter(
@@ -74,6 +77,7 @@ class Card:
         sha256: str,
         problems: Iterable[str] = (),
         heading: str | None = None,
+        conflicted: tuple[int, ...] = (),
     ) -> Card:
         """The card of file ``<card_id>.md`` with this (already parsed) frontmatter.
 
@@ -127,6 +131,7 @@ class Card:
             problems=tuple(found),
             malformed=tuple(malformed),
             refs=tuple(item.strip() for item in texts("refs")),
+            conflicted=conflicted,
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -144,6 +149,7 @@ class Card:
             "updated": self.updated,
             "path": self.path,
             "sha256": self.sha256,
+            "conflict_lines": list(self.conflicted),
         }
 
 

@@ -17,7 +17,7 @@ import click
 from rich.cells import cell_len
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from cuedeck_tasks.cards import Card
 
@@ -92,34 +92,38 @@ def render_columns(
 PIPED_WIDTH = 160
 
 
-def print_cards(cards: list[Card], *, empty: str) -> None:
-    """Cards as aligned columns (plain text: thousands of rows print in milliseconds)."""
+def print_cards(cards: list[Card], *, empty: str, holders: Mapping[str, str] | None = None) -> None:
+    """Cards as aligned columns (plain text: thousands of rows print in milliseconds);
+    ``holders`` (agent by card) adds a HELD BY column when any of ``cards`` is held.
+    A card holding conflict markers shows as ``broken``."""
     if not cards:
         click.echo(empty, err=True)
         return
     terminal = sys.stdout.isatty()  # rich's console is not needed (nor its import time)
     width = shutil.get_terminal_size().columns if terminal else PIPED_WIDTH
     dated = width >= 100  # room for the update day beside the title
+    held = {card.id: holders[card.id] for card in cards if holders and card.id in holders}
     headers = ["ID", "STATUS", "PRIORITY", "TITLE", "ASSIGNEE", "TAGS", "DEPS"]
     rows = [
         [
             card.id,
-            card.status,
+            "broken" if card.conflicted else card.status,
             card.priority,
             " ".join(card.title.split()),
             card.assignee or "",
             ", ".join(card.tags),
             ", ".join(card.depends_on),
+            *([held.get(card.id, "")] if held else []),
             *([(card.updated or "")[:10]] if dated else []),
         ]
         for card in cards
     ]
     text = render_columns(
-        [*headers, *(["UPDATED"] if dated else [])],
+        [*headers, *(["HELD BY"] if held else []), *(["UPDATED"] if dated else [])],
         rows,
         width=width,
         wrap="TITLE",
-        clip=("ASSIGNEE", "TAGS"),
+        clip=("ASSIGNEE", "TAGS", "HELD BY"),
         bold_header=terminal,
     )
     sys.stdout.write(text)

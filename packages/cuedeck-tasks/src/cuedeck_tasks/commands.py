@@ -7,14 +7,11 @@ takes ``--json`` where it prints data; the shapes are documented in docs/tasks.m
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-if TYPE_CHECKING:
-    from cuedeck.hookspecs import CommandContext
-    from cuedeck.workspace import Workspace
-    from cuedeck_tasks.store import CardStore
+from cuedeck_tasks import card_cli
 
 # Spelled out here (not imported from cuedeck_tasks.cards) to keep `cue --help` light;
 # tests/tasks/test_commands.py checks they agree.
@@ -22,36 +19,12 @@ STATUS_CHOICES = ("todo", "active", "done", "archived")
 PRIORITY_CHOICES = ("low", "medium", "high", "critical")
 FORMAT_CHOICES = ("mermaid", "dot", "json")
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/tasks.md).")
-
-
-def _context() -> CommandContext:
-    """What the CLI hands every command: the workspace, JSON and console output."""
-    context: CommandContext = click.get_current_context().obj
-    return context
-
-
-def _workspace() -> Workspace:
-    workspace: Workspace = _context().workspace  # the contract names no class (hooktypes)
-    return workspace
-
-
-def _store() -> CardStore:
-    from cuedeck_tasks.store import CardStore
-
-    return CardStore.of(_workspace())
-
-
-def _call(tool: str, **arguments: Any) -> Any:
-    """Run the registered tool ``tool`` exactly as MCP clients do (validation included)."""
-
-    workspace = _workspace()
-    given = {name: value for name, value in arguments.items() if value is not None}
-    return workspace.plugins.tools()[tool].call(workspace, given)
-
-
-def _emit_json(value: Any) -> None:
-    _context().emit_json(value)
+json_option = card_cli.json_option
+_context = card_cli.context
+_workspace = card_cli.workspace
+_store = card_cli.card_store
+_call = card_cli.call
+_emit_json = card_cli.emit_json
 
 
 def _table(*columns: str, wrap: str | None = None, clip: tuple[str, ...] = ()) -> Any:
@@ -156,6 +129,11 @@ def new(
 @click.option("-t", "--tag", "tags", multiple=True, help="Cards with any of these tags.")
 @click.option("--created", help="2024-01-01, >2024-01-01, <2w, >3d (units d, w, m, y).")
 @click.option("--updated", help="Same forms as --created.")
+@click.option(
+    "--claimed/--unclaimed",
+    default=None,
+    help="Only cards an agent holds, or only cards nobody holds.",
+)
 @json_option
 def list_cards(
     status: tuple[str, ...],
@@ -164,9 +142,10 @@ def list_cards(
     tags: tuple[str, ...],
     created: str | None,
     updated: str | None,
+    claimed: bool | None,
     as_json: bool,
 ) -> None:
-    """List cards, filtered (filters combine)."""
+    """List cards, filtered (filters combine); broken ones (conflict markers) say so."""
     summaries = _call(
         "list_tasks",
         status=list(status) or None,
@@ -175,16 +154,31 @@ def list_cards(
         tags=list(tags) or None,
         created=created,
         updated=updated,
+        claimed=claimed,
     )
     from cuedeck_tasks.columns import print_cards, warn_problems
 
     store = _store()
     cards = [store.get(item["id"]) for item in summaries]
+    held = {item["id"]: item["claim"] for item in summaries if item["claim"]}
     if as_json:
-        _emit_json([c.to_record() for c in cards])
+        _emit_json([{**c.to_record(), "claim": held.get(c.id)} for c in cards])
     else:
-        print_cards(cards, empty="no cards match")
+        print_cards(cards, empty="no cards match", holders=_holders(held))
     warn_problems(cards)  # a broken card read with defaults must not pass for a healthy one
+
+
+def _holders(held: dict[str, Any]) -> dict[str, str]:
+    """``agent`` by card, for the HELD BY column."""
+    return {card: claim["agent"] for card, claim in held.items()}
+
+
+def _held() -> dict[str, Any]:
+    """The live claims by card, as JSON records (``{agent, since, until, paths}``)."""
+    from cuedeck_tasks.claims import ClaimStore
+
+    live = _workspace().service("claims", ClaimStore).live()
+    return {card: claim.hold().to_record() for card, claim in live.items()}
 
 
 @card.command("show")
@@ -203,11 +197,13 @@ def show(card_id: str, as_json: bool) -> None:
     title = masking.mask(found.title, path=found.path)
     body = masking.mask("\n".join(lines[body_start(lines) :]).strip("\n"), path=found.path)
     dependents = store.graph().dependents(found.id)
+    claim = _held().get(found.id)
     if as_json:
         _emit_json(
             {
                 **found.to_record(),
                 "title": title,
+                "claim": claim,
                 "dependents": dependents,
                 "problems": list(found.problems),
                 "body": body,
@@ -221,7 +217,7 @@ def show(card_id: str, as_json: bool) -> None:
     rows = [
         ("id", found.id),
         ("title", title),
-        ("status", found.status),
+        ("status", "broken (merge conflict)" if found.conflicted else found.status),
         ("priority", found.priority),
         ("assignee", found.assignee or "-"),
         ("tags", ", ".join(found.tags) or "-"),
@@ -231,6 +227,11 @@ def show(card_id: str, as_json: bool) -> None:
         ("updated", found.updated or "-"),
         ("path", found.path),
     ]
+    if claim is not None:
+        held_by = f"{claim['agent']} since {claim['since']}, until {claim['until']}"
+        rows.insert(3, ("held by", held_by))
+        if claim["paths"]:
+            rows.insert(4, ("claimed paths", ", ".join(claim["paths"])))
     for name, value in rows:
         table.add_row(f"[bold]{name}[/]", escape(value))
     _print(table)
@@ -360,16 +361,18 @@ def deps(card_id: str, reverse: bool, as_json: bool) -> None:
 
 
 @card.command("ready")
+@click.option("--unclaimed", is_flag=True, help="Leave out the cards an agent holds.")
 @json_option
-def ready(as_json: bool) -> None:
+def ready(unclaimed: bool, as_json: bool) -> None:
     """Todo and active cards whose dependencies are all done, most urgent first."""
-    cards = _store().graph().ready()
+    held = _held()
+    cards = [c for c in _store().graph().ready() if not (unclaimed and c.id in held)]
     if as_json:
-        _emit_json([c.to_record() for c in cards])
+        _emit_json([{**c.to_record(), "claim": held.get(c.id)} for c in cards])
     else:
         from cuedeck_tasks.columns import print_cards
 
-        print_cards(cards, empty="no card is ready")
+        print_cards(cards, empty="no card is ready", holders=_holders(held))
 
 
 @card.command("validate")
@@ -463,3 +466,14 @@ def open_command(query: tuple[str, ...], print_only: bool) -> None:
         click.echo(f"{path}:{chosen.line or 1}")
         return
     open_in_editor(path, chosen.line)
+
+
+def _add_claim_commands() -> None:
+    from cuedeck_tasks.claim_commands import COMMANDS
+    from cuedeck_tasks.merge_driver import merge_driver
+
+    for command in (*COMMANDS, merge_driver):
+        card.add_command(command)
+
+
+_add_claim_commands()

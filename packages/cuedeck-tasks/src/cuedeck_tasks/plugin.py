@@ -1,7 +1,9 @@
 """The CueDeck plugin of cuedeck-tasks (entry point ``cuedeck = tasks``).
 
 Registers the ``[tasks]`` config section, the ``cards`` service (the card store), the
-five task tools and the ``cue card`` and ``cue open`` commands. Kept import-light: ``cue
+``claims`` service (claims on cards, core's ClaimRegistry), the task and claim tools, the
+``cue card`` and ``cue open`` commands, ``cue init``'s ``merge-driver`` step and the
+``claims`` scene source. Kept import-light: ``cue
 --help`` loads every plugin module, so the store, pydantic and prompt_toolkit load only
 when used.
 """
@@ -13,9 +15,15 @@ from typing import TYPE_CHECKING
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterTool
+    from cuedeck.hookspecs import (
+        RegisterCommand,
+        RegisterNamed,
+        RegisterSceneSource,
+        RegisterTool,
+    )
     from cuedeck.plugins.services import CardService
     from cuedeck.workspace import Workspace
+    from cuedeck_tasks.claims import ClaimStore
 
 
 def card_store(workspace: Workspace) -> CardService:
@@ -28,14 +36,37 @@ def card_store(workspace: Workspace) -> CardService:
 
 @hookimpl
 def register_checks(register: RegisterNamed) -> None:
-    from cuedeck_tasks.reports import card_problems
+    from cuedeck_tasks.reports import card_problems, merge_driver_problems
 
     register("cards", card_problems)
+    register("merge-driver", merge_driver_problems)
+
+
+def claim_store(workspace: Workspace) -> ClaimStore:
+    """The ``claims`` service: the workspace's claims on cards (core's ClaimRegistry)."""
+    from cuedeck_tasks.claims import ClaimStore
+
+    return ClaimStore(workspace.root)
 
 
 @hookimpl
 def register_services(register: RegisterNamed) -> None:
     register("cards", card_store)
+    register("claims", claim_store)
+
+
+@hookimpl
+def register_init_steps(register: RegisterNamed) -> None:
+    from cuedeck_tasks.merge_driver import MergeDriverStep
+
+    register("merge-driver", MergeDriverStep())
+
+
+@hookimpl
+def register_scene_sources(register: RegisterSceneSource) -> None:
+    from cuedeck_tasks.claim_scene import claims_in_scene
+
+    register("claims", claims_in_scene)
 
 
 @hookimpl
@@ -62,6 +93,10 @@ def register_tools(register: RegisterTool) -> None:
     register(f"{tools}:update_task", category="tasks", rate_limit=RateLimit(10, 15))
     register(f"{tools}:get_task_dependencies", category="tasks", read_only=True, idempotent=True)
     register(f"{tools}:validate_task_graph", category="tasks", read_only=True, idempotent=True)
+    # Category "claims": several agents sharing a backlog opt in (cue mcp --tools core,claims).
+    claims = "cuedeck_tasks.claim_tools"
+    for name in ("claim_task", "renew_task", "release_task", "next_task"):
+        register(f"{claims}:{name}", category="claims")
 
 
 @hookimpl

@@ -11,6 +11,11 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.text import counted
 from cuedeck_tasks.graph import ARROW
 
+#: ``cue doctor``'s codes for cards that merged badly: conflict markers in a card, and a
+#: clone whose git config lacks the card merge driver ``.gitattributes`` names.
+MERGE_CONFLICT = 1503
+DRIVER_MISSING = 1504
+
 if TYPE_CHECKING:
     from cuedeck.models import Problem
     from cuedeck.workspace import Workspace
@@ -88,6 +93,21 @@ def card_problems(workspace: Workspace) -> list[Problem]:
     from cuedeck_tasks.store import CardStore
 
     for card in CardStore.of(workspace).all().values():
+        if card.conflicted:  # what else is wrong with the file follows from the markers
+            found.extend(
+                Problem(
+                    "error",
+                    MERGE_CONFLICT,
+                    card.path,
+                    line,
+                    "merge conflict: the card holds conflict markers (<<<<<<<, =======, "
+                    ">>>>>>>); its fields cannot be read until they are resolved",
+                    "keep the right side of each conflict, delete the marker lines, then "
+                    "`git add` the card",
+                )
+                for line in card.conflicted
+            )
+            continue
         for message in card.problems:
             wrong_type = message.startswith(card.malformed) if card.malformed else False
             found.append(
@@ -101,3 +121,26 @@ def card_problems(workspace: Workspace) -> list[Problem]:
                 )
             )
     return found
+
+
+def merge_driver_problems(workspace: Workspace) -> list[Problem]:
+    """``cue doctor``'s check of the card merge driver: ``.gitattributes`` names it but
+    this clone's git config does not say how to run it (cards then merge line by line)."""
+    from cuedeck.models import Problem
+    from cuedeck_tasks.merge_driver import ATTRIBUTES, driver_state
+
+    state = driver_state(workspace.root)
+    if not (state.in_git and state.attributes) or state.command:
+        return []
+    return [
+        Problem(
+            "warning",
+            DRIVER_MISSING,
+            ATTRIBUTES,
+            None,
+            "the card merge driver is named in .gitattributes but not in this clone's git "
+            "config (a clone does not copy it): cards changed on two branches merge line by "
+            "line and conflict",
+            "run `cue init --merge-driver`",
+        )
+    ]

@@ -45,6 +45,7 @@ from cuedeck_tasks.cardfile import (
     first_title,
     render_frontmatter,
 )
+from cuedeck_tasks.cardmerge import CONFLICT_PROBLEM, conflict_lines
 from cuedeck_tasks.cards import (
     PRIORITIES,
     Card,
@@ -244,8 +245,10 @@ class CardStore:
     def _parse(card_id: str, data: bytes) -> Card:
         text, replaced = decode(data)
         lines = split_lines(text)
+        conflicted = conflict_lines(lines) if b"<<<<<<<" in data else ()
         values, problems = frontmatter.read(lines, card_path(card_id))
-        messages = [f"line {p.line}: {p.message}" for p in problems]
+        messages = [f"line {line}: {CONFLICT_PROBLEM}" for line in conflicted]
+        messages += [f"line {p.line}: {p.message}" for p in problems]
         if replaced:
             messages.append("the file is not valid UTF-8")
         return Card.from_frontmatter(
@@ -254,6 +257,7 @@ class CardStore:
             sha256=sha256_bytes(data),
             problems=messages,
             heading=None if values.get("title") else first_title(lines),
+            conflicted=conflicted,
         )
 
     # -- writing ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from cuedeck_tasks.store import CardChanges, CardStore, Updated
 
 if TYPE_CHECKING:
     # cuedeck.plugins.tools.Tool supplies Workspace when it reads the signatures.
+    from cuedeck.plugins.claims import Hold
     from cuedeck.workspace import Workspace
 
 CardId = Annotated[str, Field(pattern=ID_PATTERN)]
@@ -38,6 +39,15 @@ DateFilterText = Annotated[
 # --- outputs -----------------------------------------------------------------------------
 
 
+class ClaimSummary(TypedDict):
+    """Who holds a card: the agent, since and until when (ISO 8601 UTC), its paths."""
+
+    agent: str
+    since: str
+    until: str
+    paths: list[str]
+
+
 class TaskSummary(TypedDict):
     """A card as ``list_tasks`` returns it: what an agent picks work by. The file is
     ``.cuedeck/cards/<id>.md``; dates are left out to keep the reply small."""
@@ -49,6 +59,7 @@ class TaskSummary(TypedDict):
     assignee: str | None
     tags: list[str]
     depends_on: list[str]
+    claim: Annotated[ClaimSummary | None, Field(description="Who holds it, if anyone")]
 
 
 class TaskMetadata(TypedDict):
@@ -156,8 +167,8 @@ def _store(workspace: Workspace) -> CardStore:
     return CardStore.of(workspace)
 
 
-def summary(card: Card) -> TaskSummary:
-    """The ``list_tasks`` item of ``card``."""
+def summary(card: Card, hold: Hold | None = None) -> TaskSummary:
+    """The ``list_tasks`` item of ``card``, held by ``hold`` (None: free)."""
     return {
         "id": card.id,
         "title": card.title,
@@ -166,7 +177,15 @@ def summary(card: Card) -> TaskSummary:
         "assignee": card.assignee,
         "tags": list(card.tags),
         "depends_on": list(card.depends_on),
+        "claim": None if hold is None else cast("ClaimSummary", hold.to_record()),
     }
+
+
+def holds(workspace: Workspace) -> dict[str, Hold]:
+    """The live claims of the workspace's cards, by card."""
+    from cuedeck_tasks.claim_tools import ledger
+
+    return {card: claim.hold() for card, claim in ledger(workspace).live().items()}
 
 
 def list_tasks(
@@ -177,10 +196,15 @@ def list_tasks(
     priority: Priority | list[Priority] | None = None,
     created: DateFilterText | None = None,
     updated: DateFilterText | None = None,
+    claimed: Annotated[
+        bool | None,
+        Field(description="true: held cards only; false: free ones only"),
+    ] = None,
 ) -> list[TaskSummary]:
-    """List task cards by status, assignee, tags, priority and dates, sorted by id.
+    """List task cards by status, assignee, tags, priority, dates and claims, sorted by id.
 
     Filters combine; tags, statuses and priorities match any; assignee ignores case.
+    claim names the agent holding a card, since and until when.
     """
     filters = CardFilter.build(
         status=status,
@@ -190,7 +214,12 @@ def list_tasks(
         created=created,
         updated=updated,
     )
-    return [summary(card) for card in _store(workspace).select(filters)]
+    held = holds(workspace)
+    return [
+        summary(card, held.get(card.id))
+        for card in _store(workspace).select(filters)
+        if claimed is None or (card.id in held) == claimed
+    ]
 
 
 def create_task(
@@ -283,7 +312,8 @@ def update_task(
 
     Nothing else changes. A code reference added (code/PATH#Symbol) must exist; its
     current text is recorded, so scenes and doctor notice when it drifts. With
-    content_hash, a card changed since it was read is refused (1005).
+    content_hash, a card changed since it was read is refused (1005). Status done ends
+    the caller's claim on the card; another agent's live claim refuses it (1500).
     """
     changes = CardChanges(
         title=updates.get("title"),
@@ -311,6 +341,11 @@ def update_task(
         changes = attrs.evolve(changes, add_refs=adding)
     if changes == CardChanges():  # nothing but references to record again
         result = Updated(store.get(id), ())
+    elif changes.status == "done":  # through the claims: the holder's claim ends with it
+        from cuedeck.plugins.claims import acting_agent
+        from cuedeck_tasks.claim_tools import finish
+
+        result = finish(workspace, store, id, acting_agent(), changes, content_hash=content_hash)
     else:
         result = store.update(id, changes, content_hash=content_hash)
     card = result.card

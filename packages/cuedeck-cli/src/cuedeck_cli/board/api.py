@@ -47,6 +47,14 @@ class BoardApi:
             self.workspace.invalidate()  # the files are the truth: see every edit on disk
             return serve(tool, self.workspace, arguments)
 
+    def claims_version(self) -> str:
+        """A stamp that changes whenever an agent's claim on a card does (core's claims
+        contract; ``""`` when no plugin keeps claims)."""
+        from cuedeck.plugins.claims import claims_version
+
+        with self._lock:
+            return claims_version(self.workspace)
+
     def failure(self, error: CueError) -> dict[str, Any]:
         """The JSON body of ``error``, masked."""
         return {"error": self.masked(error.to_dict())}

@@ -197,7 +197,10 @@ def _integer(value: str, field: str) -> int:
 
 async def _changes(api: BoardApi, stop: anyio.Event) -> AsyncIterator[str]:
     """Server-sent events: ``changed`` whenever a card, doc or the config changes on disk
-    (the filter ``cue watch`` uses), and a comment every 15 s to keep the line open."""
+    (the filter ``cue watch`` uses) or an agent's claim on a card does (its paths then
+    ``["claims"]``: claims are kept outside the workspace, looked at every second), and a
+    comment every 15 s to keep the line open."""
+    import anyio.to_thread
     from watchfiles import awatch
 
     from cuedeck.scene import output_path
@@ -205,18 +208,28 @@ async def _changes(api: BoardApi, stop: anyio.Event) -> AsyncIterator[str]:
 
     root = api.workspace.root
     yield "retry: 1000\n\n"
+    claims = await anyio.to_thread.run_sync(api.claims_version)
+    quiet = 0
     async for changes in awatch(
         root,
         watch_filter=relevant_changes(root, output_path(api.workspace)),
         stop_event=stop,
         step=50,
-        rust_timeout=15_000,
+        rust_timeout=1_000,
         yield_on_timeout=True,
     ):
-        if not changes:
-            yield ": still here\n\n"
+        now = await anyio.to_thread.run_sync(api.claims_version)
+        rel = []
+        if changes:
+            paths = sorted({str(path) for _, path in changes})
+            rel = [path.removeprefix(str(root)).lstrip("/") for path in paths]
+        if now != claims:
+            claims = now
+            rel.append("claims")
+        if not rel:
+            quiet += 1
+            if quiet % 15 == 0:
+                yield ": still here\n\n"
             continue
-        paths = sorted({str(path) for _, path in changes})
-        rel = [path.removeprefix(str(root)).lstrip("/") for path in paths]
         data = json.dumps(api.masked({"paths": rel[:20]}))
         yield f"event: changed\ndata: {data}\n\n"

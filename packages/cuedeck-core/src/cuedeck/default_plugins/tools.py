@@ -32,9 +32,10 @@ def register_tools(register: RegisterTool) -> None:
     )
     files = "cuedeck.serving.file_tools"
     register(f"{files}:get_file_content", category="files", read_only=True, idempotent=True)
-    register(f"{files}:create_file", category="files")
-    register(f"{files}:edit_file", category="files")
-    register(f"{files}:delete_file", category="files", destructive=True)
+    # writes: a call on files another agent's claim holds is refused unless forced.
+    register(f"{files}:create_file", category="files", writes="file_path")
+    register(f"{files}:edit_file", category="files", writes="file_path")
+    register(f"{files}:delete_file", category="files", destructive=True, writes="file_path")
     guide = "cuedeck.serving.guide"
     register(f"{guide}:get_tool_categories", category="guide", read_only=True, idempotent=True)
     register(f"{guide}:get_tool_docs", category="guide", read_only=True, idempotent=True)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         CodeRanker,
         Embedder,
         GraphExtractor,
+        InitStep,
         Masker,
         SceneSource,
         ScipIndexer,
@@ -452,6 +453,11 @@ def get_processes(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
 def get_services(host: PluginHost) -> dict[str, Callable[[Any], Any]]:
     """Workspace service factories by name."""
     return host.items("register_services")
+
+
+def get_init_steps(host: PluginHost) -> dict[str, InitStep]:
+    """Steps ``cue init`` offers by name (``--NAME`` / ``--no-NAME``)."""
+    return host.items("register_init_steps")
 
 
 def get_scene_sources(host: PluginHost) -> dict[str, SceneSource]:

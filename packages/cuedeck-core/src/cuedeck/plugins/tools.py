@@ -68,6 +68,21 @@ _VALIDATED: ContextVar[tuple[Tool, Mapping[str, Any], dict[str, Any]] | None] = 
 ARGUMENT_ALIASES: dict[str, tuple[str, ...]] = {"confirmation_token": ("confirmed_token",)}
 
 
+#: The argument every tool registered with ``writes=`` takes beside its own.
+FORCE = "force"
+
+
+def _force_annotation() -> Any:
+    import pydantic
+
+    return typing.Annotated[
+        bool,
+        pydantic.Field(
+            description="Write even where another agent's claim holds these paths (recorded)"
+        ),
+    ]
+
+
 #: Caps on every argument, whatever its annotation says (which may set tighter ones):
 #: characters of a string, items of a list or object, and nesting depth.
 MAX_TEXT = 1_000_000
@@ -167,6 +182,7 @@ class Tool:
         idempotent: bool = False,
         rate_limit: RateLimit | None = None,
         permission: str | None = None,
+        writes: str | None = None,
     ) -> None:
         if permission is not None and permission not in PERMISSIONS:
             raise InvalidInput(
@@ -184,6 +200,10 @@ class Tool:
         #: Calls per MCP client the plugin allows (``[rate_limits]`` in config overrides it).
         self.rate_limit = rate_limit
         self._permission = permission
+        #: The argument naming the path (or list of paths; None: the whole workspace)
+        #: the tool changes: such a tool takes ``force`` too, and its calls pass
+        #: :func:`cuedeck.plugins.claims.guard_writes` before it runs.
+        self.writes = writes
         if not isinstance(target, str):
             self.check()
         elif not IMPORT_PATH.fullmatch(target):
@@ -215,6 +235,13 @@ class Tool:
             raise InvalidInput(
                 f"tool {self.name!r} from {self.plugin!r}: the first parameter must be 'workspace'",
                 field="signature",
+            )
+        names = {param.name for param in params[1:]}
+        if self.writes is not None and (self.writes not in names or FORCE in names):
+            raise InvalidInput(
+                f"tool {self.name!r} from {self.plugin!r}: writes={self.writes!r} must name "
+                f"one of its parameters, and {FORCE!r} must not be one",
+                field="writes",
             )
         return func, doc, params[1:]
 
@@ -311,6 +338,8 @@ class Tool:
                 choices = pydantic.AliasChoices(param.name, *aliases)
                 annotation = typing.Annotated[annotation, pydantic.Field(validation_alias=choices)]
             fields[param.name] = (annotation, default)
+        if self.writes is not None:
+            fields[FORCE] = (_force_annotation(), False)
         config = pydantic.ConfigDict(extra="forbid", strict=True)
         model_name = "".join(part.title() for part in self.name.split("_")) + "Input"
         return pydantic.create_model(model_name, __config__=config, **fields)
@@ -358,7 +387,10 @@ class Tool:
                 field=field,
                 tool=self.name,
             ) from None
-        return {param.name: getattr(model, param.name) for param in self.parameters}
+        names = [param.name for param in self.parameters]
+        if self.writes is not None:
+            names.append(FORCE)
+        return {name: getattr(model, name) for name in names}
 
     def call(self, workspace: WorkspaceArg, arguments: Mapping[str, Any] | None = None) -> Any:
         """Validate ``arguments`` and run the tool on ``workspace`` (as :data:`CURRENT_CALL`)."""
@@ -373,9 +405,23 @@ class Tool:
             validated = self._validate(arguments)
         running = CURRENT_CALL.set(ToolCall(self.name, dict(validated)))
         try:
-            return self.func(workspace, **validated)
+            if self.writes is None:
+                return self.func(workspace, **validated)
+            arguments = dict(validated)
+            force = bool(arguments.pop(FORCE, False))
+            self._guard(workspace, arguments, force)
+            return self.func(workspace, **arguments)
         finally:
             CURRENT_CALL.reset(running)
+
+    def _guard(self, workspace: WorkspaceArg, arguments: Mapping[str, Any], force: bool) -> None:
+        """Refuse a write to paths another agent's claim holds (unless ``force``)."""
+        from cuedeck.plugins.claims import guard_writes
+
+        assert self.writes is not None
+        value = arguments.get(self.writes)
+        paths: list[str | None] = list(value) if isinstance(value, list | tuple) else [value]
+        guard_writes(workspace, self.name, paths, force=force)
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r}, plugin={self.plugin!r})"

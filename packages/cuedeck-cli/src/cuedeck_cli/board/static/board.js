@@ -93,6 +93,7 @@ function renderCards() {
     return column;
   });
   $("#columns").replaceChildren(...columns);
+  refreshAtExpiry();
 }
 
 function cardElement(card) {
@@ -102,6 +103,7 @@ function cardElement(card) {
     "aria-label": `${card.title}, ${card.status}, ${card.priority} priority`,
   },
   el("div", { class: "title" }, card.title),
+  card.claim ? claimElement(card.claim) : null,
   el("div", { class: "meta" },
     el("span", {}, card.id), el("span", {}, card.priority),
     card.assignee ? el("span", {}, `@${card.assignee}`) : null,
@@ -120,6 +122,25 @@ function cardElement(card) {
     event.preventDefault();
   });
   return node;
+}
+
+// An agent's claim on a card: who, since and until when (local times; ISO in the tooltip).
+function claimElement(claim) {
+  const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  const paths = claim.paths.length ? `; files: ${claim.paths.join(", ")}` : "";
+  return el("div", {
+    class: "claim", "data-agent": claim.agent, "data-until": claim.until,
+    title: `held by ${claim.agent} since ${claim.since} until ${claim.until}${paths}`,
+  }, `held by ${claim.agent} · since ${clock(claim.since)} · until ${clock(claim.until)}`);
+}
+
+// Refresh when the first claim shown runs out: the card is free again.
+function refreshAtExpiry() {
+  clearTimeout(state.claimTimer);
+  const ends = state.data.cards.filter((card) => card.claim).map((card) => Date.parse(card.claim.until));
+  if (!ends.length) return;
+  const wait = Math.max(0, Math.min(...ends) - Date.now()) + 250;
+  state.claimTimer = setTimeout(refresh, Math.min(wait, 2 ** 31 - 1));
 }
 
 function cardById(id) {
