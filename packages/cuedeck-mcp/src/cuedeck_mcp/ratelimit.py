@@ -128,6 +128,12 @@ class RateLimiter:
             if len(self._buckets) > _PRUNE_AT:
                 self._prune()
 
+    def spend(self, client: str, tool: str, limit: RateLimit) -> None:
+        """Spend one call of ``tool`` by ``client`` from the bucket kept in :attr:`store`
+        under ``limit`` (a team's embedded store); RateLimited when it is empty."""
+        with self._lock:
+            self._check_kept(client, tool, limit)
+
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
             assert self.store is not None

@@ -35,6 +35,13 @@ def register_tools(register: RegisterTool) -> None:
 
 
 @hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_team.settings import TeamSettings
+
+    register("team", TeamSettings)
+
+
+@hookimpl
 def register_paths(register: RegisterPath) -> None:
     from cuedeck_team.paths import TEAM_FOLDER
 
