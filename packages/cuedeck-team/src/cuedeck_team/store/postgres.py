@@ -101,7 +101,11 @@ class PostgresStore:
             open=True,
             name="cuedeck-team",
         )
-        self.migrate()
+        try:
+            self.migrate()
+        except BaseException:
+            self.pool.close()  # its worker threads would outlive a store never returned
+            raise
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:

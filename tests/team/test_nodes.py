@@ -1,0 +1,122 @@
+"""Several nodes serve one team on one PostgreSQL: separate server processes, each with a
+home and caches of its own, share members, rate limits and confirmation tokens; a member
+removed through one is refused by all; a PostgreSQL restart is a clear error, then calls
+work again without restarting a node."""
+
+from __future__ import annotations
+
+import time
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx2
+import pytest
+
+from cuedeck_mcp.errors import RateLimited
+from cuedeck_team.store import open_store
+from tests.team.conftest import UNLIMITED, call, session, team_server
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+LIMIT = 5
+
+
+def node_home(root: Path) -> Path:
+    """A node's own home: an empty workspace whose config limits list_global_repos."""
+    (root / ".cuedeck").mkdir(parents=True)
+    (root / ".cuedeck" / "config.toml").write_text(
+        UNLIMITED + f"[rate_limits.list_global_repos]\nper_minute = {LIMIT}\nburst = {LIMIT}\n",
+        encoding="utf-8",
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def database(postgres: Any) -> str:
+    return str(postgres.url())
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory: pytest.TempPathFactory, database: str) -> Iterator[list[str]]:
+    """Three nodes (uvicorn processes, homes of their own) on one database: their URLs
+    (one set for the module: each test signs in members of its own)."""
+    folder = tmp_path_factory.mktemp("nodes")
+    with ExitStack() as stack:
+        urls = []
+        for number in (1, 2, 3):
+            home = node_home(folder / f"node{number}")
+            url, _ = stack.enter_context(team_server(home, CUEDECK_TEAM_DATABASE=database))
+            urls.append(url + "/mcp")
+        yield urls
+
+
+def status(url: str, token: str) -> int:
+    """The HTTP status of an MCP initialize request carrying ``token``."""
+    body = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "probe", "version": "1"}},
+    }  # fmt: skip
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    return httpx2.post(url, json=body, headers=headers, timeout=10).status_code
+
+
+async def test_a_rate_limit_holds_across_every_node(database: str, nodes: list[str]) -> None:
+    from mcp import MCPError
+
+    with member("alice", "read", database) as token:
+        outcomes = []
+        for number in range(LIMIT + 4):
+
+            async def work(client: Any) -> str:
+                try:
+                    await client.call_tool("list_global_repos", {})
+                except MCPError as refused:
+                    return str(refused.error.code)
+                return "ok"
+
+            # Round robin over the nodes, as a load balancer would spread the calls.
+            outcomes.append(await session(nodes[number % 3], token, work))
+    assert outcomes == ["ok"] * LIMIT + [str(RateLimited.code)] * 4
+
+
+@contextmanager
+def member(name: str, role: str, database: str) -> Iterator[str]:
+    """A member added straight into the team's database; their token."""
+    store = open_store(Path("unused"), database)  # a home matters to the embedded store only
+    try:
+        yield store.add_member(name, role)
+    finally:
+        store.close()
+
+
+async def test_a_removed_member_is_refused_by_every_node_within_a_second(
+    database: str, nodes: list[str]
+) -> None:
+    store = open_store(Path("unused"), database)
+    try:
+        token = store.add_member("bob", "write")
+        assert [status(url, token) for url in nodes] == [200, 200, 200]
+        store.remove_member("bob")
+        removed = time.monotonic()
+        refused_after = []
+        for url in nodes:
+            code = status(url, token)
+            refused_after.append(time.monotonic() - removed)
+            assert code == 401
+        assert max(refused_after) < 1.0
+    finally:
+        store.close()
+
+
+async def test_a_member_signs_in_on_every_node(database: str, nodes: list[str]) -> None:
+    async def who(client: Any) -> Any:
+        return await call(client, "whoami", {})
+
+    with member("carol", "read", database) as token:
+        answers = [await session(url, token, who) for url in nodes]
+    assert [(a["name"], a["role"]) for a in answers] == [("carol", "read")] * 3
