@@ -15,10 +15,10 @@ import pytest
 
 from cuedeck_mcp.errors import RateLimited
 from cuedeck_team.store import open_store
-from tests.team.conftest import UNLIMITED, call, session, team_server
+from tests.team.conftest import BACKEND, UNLIMITED, call, session, team_server
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -120,3 +120,87 @@ async def test_a_member_signs_in_on_every_node(database: str, nodes: list[str]) 
     with member("carol", "read", database) as token:
         answers = [await session(url, token, who) for url in nodes]
     assert [(a["name"], a["role"]) for a in answers] == [("carol", "read")] * 3
+
+
+async def test_a_postgres_restart_is_a_clear_error_then_calls_work_again(
+    postgres: Any, database: str, nodes: list[str]
+) -> None:
+    with member("erin", "read", database) as token:
+        assert [status(url, token) for url in nodes] == [200, 200, 200]
+        postgres.stop()
+        try:
+            down = httpx2.post(nodes[0], json={}, headers={"Authorization": f"Bearer {token}"},
+                               timeout=30)  # fmt: skip
+        finally:
+            postgres.start()
+        assert down.status_code == 503
+        assert down.json()["code"] == 1408
+        assert "cannot be reached" in down.json()["error_description"]
+        # No node restarts: each pool replaces its broken connections on the next call.
+        assert [status(url, token) for url in nodes] == [200, 200, 200]
+
+
+async def test_nodes_on_one_shared_home_share_activations_and_confirmations(
+    tmp_path: Path, postgres: Any, upstream: Callable[..., Path]
+) -> None:
+    """The registry and working copies on storage every node mounts (here: one folder),
+    members, confirmations and the audit trail in PostgreSQL."""
+    import psycopg
+
+    database = postgres.url()
+    home = node_home(tmp_path / "mounted" / "home")
+    bare = upstream("backend", BACKEND)
+    with (
+        member("root", "admin", database) as admin,
+        member("alice", "write", database) as alice,
+        ExitStack() as stack,
+    ):
+        one, two, three = (
+            stack.enter_context(team_server(home, CUEDECK_TEAM_DATABASE=database))[0] + "/mcp"
+            for _ in range(3)
+        )
+
+        async def register(client: Any) -> Any:
+            arguments = {"repo_url": str(bare), "alias": "backend", "embed": False}
+            return await call(client, "add_golden_repo", arguments)
+
+        await session(one, admin, register)
+
+        async def activate(client: Any) -> Any:
+            arguments = {"golden_repo_alias": "backend-global", "user_alias": "backend"}
+            return await call(client, "activate_repository", arguments)
+
+        await session(one, alice, activate)
+
+        async def read(client: Any) -> Any:
+            arguments = {"repository_alias": "backend", "query": "refresh token"}
+            return await call(client, "read_context", arguments)
+
+        found = await session(two, alice, read)  # the copy node 1 made, through node 2
+        assert {"docs/auth.md", "src/app.py"} & {hit["path"] for hit in found["results"]}
+
+        async def remove(client: Any, token: str | None = None) -> Any:
+            arguments = {"repository_alias": "backend-global", "confirmation_token": token}
+            return await call(client, "remove_golden_repo", arguments)
+
+        asked = await session(one, admin, remove)
+        assert asked["requires_confirmation"] is True
+        with psycopg.connect(database) as conn:
+            kept = conn.execute("SELECT count(*) FROM confirmations").fetchone()
+        assert kept == (1,)
+        assert not (home / ".cuedeck" / ".cache" / "confirmations.json").exists()
+        token = asked["confirmation_token"]
+        removed = await session(three, admin, lambda client: remove(client, token))
+        assert removed.get("requires_confirmation") is not True
+
+    store = open_store(Path("unused"), database)
+    try:
+        written = [(e.member, e.tool, e.repository, e.outcome) for e in reversed(store.audit())]
+    finally:
+        store.close()
+    assert written == [
+        ("root", "add_golden_repo", "team", "ok"),
+        ("alice", "activate_repository", "team", "ok"),
+        ("root", "remove_golden_repo", "team", "ok"),
+        ("root", "remove_golden_repo", "team", "ok"),
+    ]
