@@ -142,3 +142,71 @@ def test_an_unreachable_database_is_a_clear_error(postgres: Any) -> None:
         PostgresStore(f"postgresql://cuedeck@127.0.0.1:{free_port()}/none", timeout=1.0)
     assert refused.value.code == 1408
     assert refused.value.data["retryable"] is True
+
+
+@pytest.mark.slow  # four `cue` processes
+def test_cue_team_migrate_moves_an_embedded_team_without_losing_anything(
+    home: Path, postgres: Any
+) -> None:
+    import json
+    import subprocess
+
+    from tests.mcp.conftest import CUE, add_token, environment
+
+    tokens = {name: add_token(home, name, role) for name, role in (("root", "admin"),
+                                                                  ("alice", "write"))}  # fmt: skip
+    embedded = open_store(home, "")
+    try:
+        embedded.record("root", "add_golden_repo", "team", "ok")
+        embedded.record("alice", "edit_file", "backend", "ok")
+        before = embedded.audit()
+    finally:
+        embedded.close()
+    url = postgres.url()
+
+    def migrate() -> dict[str, Any]:
+        done = subprocess.run(
+            [CUE, "-C", str(home), "team", "migrate", "--database", url, "--json"],
+            capture_output=True, text=True, env=environment(), check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    assert migrate() == {"members": 2, "audit": 2, "skipped": 0}
+    assert migrate() == {"members": 0, "audit": 0, "skipped": 2}  # nothing moved twice
+    moved = open_store(home, url)
+    try:
+        for name, token in tokens.items():
+            found = moved.member_of(token)  # every token keeps working
+            assert found is not None and found.name == name
+        assert [(e.member, e.tool, e.repository, e.at) for e in moved.audit()] == [
+            (e.member, e.tool, e.repository, e.at) for e in before
+        ]
+    finally:
+        moved.close()
+
+
+@pytest.mark.slow  # four `cue` processes
+def test_cue_team_members_live_in_the_configured_store(home: Path, postgres: Any) -> None:
+    import subprocess
+
+    from tests.mcp.conftest import CUE, environment
+
+    env = environment(CUEDECK_TEAM_DATABASE=postgres.url())
+
+    def cue(*args: str) -> str:
+        done = subprocess.run([CUE, "-C", str(home), "team", *args],
+                              capture_output=True, text=True, env=env, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    token = cue("member", "add", "dana", "--role", "write").strip()
+    assert '"name": "dana"' in cue("member", "list", "--json")
+    assert not (home / ".cuedeck" / "access.toml").exists()
+    store = open_store(home, env["CUEDECK_TEAM_DATABASE"])
+    try:
+        assert store.member_of(token) is not None
+        cue("member", "remove", "dana")
+        assert store.member_of(token) is None
+    finally:
+        store.close()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterNamed, RegisterPath, RegisterTool
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterPath, RegisterTool
     from cuedeck.workspace import Workspace
 
 
@@ -32,6 +32,14 @@ def register_tools(register: RegisterTool) -> None:
     register(team + "manage_composite_repository", category="repositories")
     register(team + "deactivate_repository", category="repositories", destructive=True)
     register(team + "list_users", category="users", read_only=True, idempotent=True)
+
+
+@hookimpl
+def register_commands(register: RegisterCommand) -> None:
+    register(
+        "cuedeck_team.commands:team",
+        help="A team's members, audit trail and store (moving it to PostgreSQL).",
+    )
 
 
 @hookimpl

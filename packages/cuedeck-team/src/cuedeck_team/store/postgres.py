@@ -269,6 +269,15 @@ class PostgresStore:
                 (member, tool, repository, outcome),
             )
 
+    def import_audit(self, entries: list[AuditEntry]) -> None:
+        """Add ``entries`` (oldest first) with their own times: a team moved here."""
+        with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO audit (at, member, tool, repository, outcome) "
+                "VALUES (%s, %s, %s, %s, %s)",
+                [(e.at, e.member, e.tool, e.repository, e.outcome) for e in entries],
+            )
+
     def audit(self, limit: int = 100) -> list[AuditEntry]:
         """The latest writes, newest first."""
         with self._connection() as conn:
