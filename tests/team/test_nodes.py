@@ -131,11 +131,13 @@ async def test_a_postgres_restart_is_a_clear_error_then_calls_work_again(
         try:
             down = httpx2.post(nodes[0], json={}, headers={"Authorization": f"Bearer {token}"},
                                timeout=30)  # fmt: skip
+            unready = httpx2.get(nodes[1].removesuffix("/mcp") + "/readyz", timeout=30)
         finally:
             postgres.start()
         assert down.status_code == 503
         assert down.json()["code"] == 1408
         assert "cannot be reached" in down.json()["error_description"]
+        assert unready.status_code == 503 and "store" in unready.text
         # No node restarts: each pool replaces its broken connections on the next call.
         assert [status(url, token) for url in nodes] == [200, 200, 200]
 
