@@ -5,6 +5,10 @@ work again without restarting a node."""
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -12,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 import pytest
+import yaml
 
 from cuedeck_mcp.errors import RateLimited
 from cuedeck_team.store import open_store
+from tests.mcp.conftest import environment, free_port, wait_until_listening
 from tests.team.conftest import BACKEND, UNLIMITED, call, session, team_server
 
 if TYPE_CHECKING:
@@ -206,3 +212,175 @@ async def test_nodes_on_one_shared_home_share_activations_and_confirmations(
         ("root", "remove_golden_repo", "team", "ok"),
         ("root", "remove_golden_repo", "team", "ok"),
     ]
+
+
+#: How long the clients of the chaos test run, and how many there are.
+CHAOS_SECONDS = 60.0
+CHAOS_CLIENTS = 30
+
+
+class Node:
+    """A node as a process on a fixed port, so that it can be killed and started again at
+    the same address (as a load balancer knows it)."""
+
+    def __init__(self, home: Path, database: str) -> None:
+        self.home = home
+        self.database = database
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.start()
+
+    def start(self) -> None:
+        errors = self.home.parent / f"node-{self.port}.err"
+        argv = [sys.executable, "-m", "uvicorn", "cuedeck_mcp.asgi:app", "--port",
+                str(self.port), "--log-level", "warning", "--no-access-log"]  # fmt: skip
+        with errors.open("ab") as sink:
+            self.process = subprocess.Popen(
+                argv, stdout=subprocess.DEVNULL, stderr=sink,
+                env=environment(CUEDECK_MCP_TEAM=str(self.home), CUEDECK_MCP_PORT=str(self.port),
+                                CUEDECK_TEAM_DATABASE=self.database),
+            )  # fmt: skip
+        wait_until_listening(self.port, self.process, errors.read_text, timeout=60)
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+def _reply(text: str) -> dict[str, Any]:
+    """The JSON-RPC message of a reply (plain JSON or one server-sent event)."""
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            return dict(json.loads(line[5:]))
+    return dict(json.loads(text))
+
+
+async def test_thirty_clients_lose_no_acknowledged_write_when_a_node_is_killed(
+    tmp_path: Path, postgres: Any, upstream: Callable[..., Path]
+) -> None:
+    import anyio
+
+    database = postgres.url()
+    home = node_home(tmp_path / "mounted" / "home")
+    config = home / ".cuedeck" / "config.toml"
+    config.write_text(
+        config.read_text() + "[rate_limits.create_task]\nper_minute = 0\n"
+        '\n[mcp]\ntools = ["all"]\n',
+        encoding="utf-8",
+    )
+    bare = upstream("backend", BACKEND)
+    nodes: list[Node] = []
+    with member("root", "admin", database) as admin, member("ann", "write", database) as ann:
+        try:
+            nodes.extend(Node(home, database) for _ in range(3))
+
+            async def prepare(client: Any, token: str) -> None:
+                await call(
+                    client,
+                    "add_golden_repo",
+                    {"repo_url": str(bare), "alias": "backend", "embed": False},
+                )
+
+            await session(nodes[0].url, admin, lambda c: prepare(c, admin))
+            await session(
+                nodes[1].url,
+                ann,
+                lambda c: call(
+                    c,
+                    "activate_repository",
+                    {"golden_repo_alias": "backend-global", "user_alias": "backend"},
+                ),
+            )
+
+            acknowledged: dict[str, str] = {}  # card path -> title
+            answered_after_kill = [0] * CHAOS_CLIENTS
+            failures = [0] * CHAOS_CLIENTS
+            killed_at: list[float] = []
+            headers = {
+                "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": "2025-06-18",
+                "authorization": f"Bearer {ann}",
+            }
+            deadline = time.monotonic() + CHAOS_SECONDS
+
+            async def client(number: int, http: httpx2.AsyncClient) -> None:
+                calls = 0
+                while time.monotonic() < deadline:
+                    calls += 1
+                    title = f"client {number} call {calls}"
+                    name, arguments = (
+                        ("create_task", {"title": title})
+                        if calls % 2
+                        else ("list_tasks", {"status": "blocked"})
+                    )
+                    body = {
+                        "jsonrpc": "2.0",
+                        "id": calls,
+                        "method": "tools/call",
+                        "params": {
+                            "name": name,
+                            "arguments": {**arguments, "repository_alias": "backend"},
+                        },
+                    }
+                    node = nodes[(number + failures[number]) % 3]  # the balancer's next choice
+                    try:
+                        reply = await http.post(node.url, json=body, headers=headers)
+                    except httpx2.HTTPError:
+                        failures[number] += 1  # a node down: the next call goes elsewhere
+                        continue
+                    if reply.status_code >= 500:
+                        failures[number] += 1
+                        continue
+                    message = _reply(reply.text)
+                    assert "result" in message, message  # no call refused
+                    result = message["result"]
+                    assert not result["isError"], result
+                    if name == "create_task":
+                        acknowledged[result["structuredContent"]["path"]] = title
+                    if killed_at:
+                        answered_after_kill[number] += 1
+
+            async def chaos() -> None:
+                await anyio.sleep(CHAOS_SECONDS / 3)
+                nodes[2].kill()
+                killed_at.append(time.monotonic())
+                await anyio.sleep(CHAOS_SECONDS / 3)
+                await anyio.to_thread.run_sync(nodes[2].start)  # the same address again
+
+            limits = httpx2.Limits(max_connections=CHAOS_CLIENTS)
+            async with (
+                httpx2.AsyncClient(timeout=120, limits=limits) as http,
+                anyio.create_task_group() as group,
+            ):
+                group.start_soon(chaos)
+                for number in range(CHAOS_CLIENTS):
+                    group.start_soon(client, number, http)
+
+            copy = home / ".cuedeck" / "team" / "users" / "ann" / "backend"
+            cards = sorted((copy / ".cuedeck" / "cards").glob("*.md"))
+            titles = {}
+            for card in cards:  # every card whole: frontmatter that parses, a title
+                text = card.read_text(encoding="utf-8")
+                assert text.startswith("---\n") and "\n---\n" in text[4:], card
+                front = yaml.safe_load(text[4 : text.index("\n---\n", 4)])
+                titles[card.relative_to(copy).as_posix()] = front["title"]
+            lost = {
+                path: title for path, title in acknowledged.items() if titles.get(path) != title
+            }
+            assert not lost, f"{len(lost)} acknowledged writes lost"
+            assert len(acknowledged) > CHAOS_CLIENTS  # the run did write
+            assert all(answered_after_kill), answered_after_kill
+            for node in nodes:  # the restarted node serves again
+                assert status(node.url, ann) == 200
+        finally:
+            for node in nodes:
+                node.stop()

@@ -3,6 +3,7 @@ confirmations, audit) and sign-in with an identity provider's tokens."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from cuedeck_team.signin import JwtSignIn, looks_like_jwt
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from cuedeck.settings import RateLimit
     from cuedeck_mcp.shared_state import SignedIn
     from cuedeck_team.store import TeamStore
+
+log = logging.getLogger("cuedeck")
 
 
 class TeamState:
@@ -35,9 +38,15 @@ class TeamState:
 
     def member_of(self, token: str) -> SignedIn | None:
         """A member's token, else a JWT access token when sign-in is configured."""
+        from cuedeck.errors import InvalidInput
+
         if self.signin is not None and looks_like_jwt(token):
             return self.signin.verify(token)
-        return self.store.member_of(token)
+        try:
+            return self.store.member_of(token)
+        except InvalidInput as exc:  # access.toml broken: fail closed, say why in the log
+            log.error("error[1015] refused a bearer request: %s", exc.message)
+            return None
 
     def spend(self, client: str, tool: str, limit: RateLimit) -> None:
         """From the store's bucket."""
