@@ -320,7 +320,7 @@ async def test_thirty_clients_lose_no_acknowledged_write_when_a_node_is_killed(
                     name, arguments = (
                         ("create_task", {"title": title})
                         if calls % 2
-                        else ("list_tasks", {"status": "blocked"})
+                        else ("list_tasks", {"status": "archived"})
                     )
                     body = {
                         "jsonrpc": "2.0",
