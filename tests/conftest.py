@@ -133,6 +133,20 @@ SHADOWED = {
 }
 
 
+def wait_ended(pid: int, timeout: float = 300) -> None:
+    """Wait until the process ``pid`` (started detached: not our child) has ended."""
+    import select
+
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return  # ended already
+    try:
+        assert select.select([handle], [], [], timeout)[0], f"process {pid} still runs"
+    finally:
+        os.close(handle)
+
+
 def plant_shadows(folder: Path, marker: Path) -> None:
     """Modules in ``folder`` that shadow :data:`SHADOWED` and, if imported, append their
     name to ``marker`` (a file outside ``folder``) and stop the process."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -200,15 +202,35 @@ def test_the_watcher_runs_nothing_planted_where_it_is_started(
     marker = tmp_path / "planted-code-ran"
     plant_shadows(root, marker)
     monkeypatch.chdir(root)
-    freshness.start(root)
-    watcher = freshness._STARTED[-1]
+    watcher = os.pidfd_open(freshness.start(root))  # not our child: followed by its pidfd
     try:
         deadline = time.monotonic() + 60
         while freshness.status(root) is None:  # polling a socket: no event says it listens
-            assert watcher.poll() is None, (root / freshness.LOG).read_text()
+            assert not select.select([watcher], [], [], 0)[0], (root / freshness.LOG).read_text()
             assert time.monotonic() < deadline, "the watcher never answered"
             time.sleep(0.05)
     finally:
-        watcher.terminate()
-        watcher.wait()
+        signal.pidfd_send_signal(watcher, signal.SIGTERM)
+        assert select.select([watcher], [], [], 30)[0], "the watcher did not end"
+        os.close(watcher)
     assert not marker.exists(), marker.read_text()
+
+
+def test_a_started_watcher_is_nobodys_child(make_workspace: MakeWorkspace) -> None:
+    """A server starts watchers all day: each runs in a session of its own, not as a
+    child of the process that started it (no zombie when it ends, none reported as left
+    running at exit), and it leaves when told to."""
+    root = make_workspace(FILES)
+    pid = freshness.start(root, idle=60)
+    watcher = os.pidfd_open(pid)
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        assert int(fields[1]) != os.getpid()  # its parent is not this process
+        assert os.getsid(pid) == pid  # it leads a session of its own
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+    finally:
+        signal.pidfd_send_signal(watcher, signal.SIGTERM)
+        assert select.select([watcher], [], [], 30)[0], "the watcher did not end"
+        os.close(watcher)

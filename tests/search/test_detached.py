@@ -15,7 +15,7 @@ import pytest
 from cuedeck import open_workspace
 from cuedeck.doctor import diagnose
 from cuedeck_search import detached
-from tests.conftest import MakeWorkspace, plant_shadows
+from tests.conftest import MakeWorkspace, plant_shadows, wait_ended
 
 pytestmark = pytest.mark.slow  # embeds with the real model
 
@@ -55,8 +55,7 @@ def test_start_embeds_everything_and_reports_it(make_workspace: MakeWorkspace) -
     assert diagnose(open_workspace(root)) == []
     pid = detached.start(root)
     assert pid is not None
-    _, code = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(code) == 0
+    wait_ended(pid)
     found = detached.status(root)
     assert (found.state, found.running, found.pid) == ("finished", False, pid)
     assert found.done == found.total > 0
@@ -73,9 +72,8 @@ def test_the_embedder_runs_nothing_planted_where_it_is_started(
     monkeypatch.chdir(root)  # where `cue search` ran
     pid = detached.start(root)
     assert pid is not None
-    _, code = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(code) == 0, (root / detached.LOG).read_text()
-    assert detached.status(root).state == "finished"
+    wait_ended(pid)
+    assert detached.status(root).state == "finished", (root / detached.LOG).read_text()
     assert not marker.exists(), marker.read_text()
 
 

@@ -161,37 +161,27 @@ def attach(name: str, *, timeout: float) -> socket.socket | None:
 def start(root: Path, name: str, tools: Sequence[str] | None) -> bool:
     """Start the resident server ``name`` for ``root``; whether it came up (it says so
     on its stdout once its socket listens; a second one for the same name exits)."""
-    import subprocess
-
     folder = registry()
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    from cuedeck.system.spawn import start_python
+    import select
+
+    from cuedeck.system.spawn import start_detached
 
     args = ["-C", str(root), "mcp"]
     if tools is not None:
         args += ["--tools", ",".join(tools)]
-    with open(os.path.join(folder, f"{name}.log"), "ab") as log:
-        process = start_python(
-            "cuedeck_cli",
-            *args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            env={**os.environ, SERVE_ENV: name},
-            start_new_session=True,
-            close_fds=True,
-        )
-    import select
-
-    _STARTED.append(process)
-    assert process.stdout is not None  # stdout=PIPE above
-    with process.stdout:  # its line, or its end: either makes the pipe readable
-        if not select.select([process.stdout], [], [], START_TIMEOUT)[0]:
+    said, told = os.pipe()  # it says "listening" there once its socket listens
+    try:
+        with open(os.path.join(folder, f"{name}.log"), "ab") as log:
+            start_detached(
+                "cuedeck_cli", *args, stdout=told, stderr=log, env={**os.environ, SERVE_ENV: name}
+            )
+    finally:
+        os.close(told)
+    with os.fdopen(said, "rb") as line:  # its line, or its end: either makes it readable
+        if not select.select([line], [], [], START_TIMEOUT)[0]:
             return False
-        return process.stdout.readline() == b"listening\n"
-
-
-_STARTED: list[Any] = []  # servers started (Popen objects kept: they outlive the relay)
+        return line.readline() == b"listening\n"
 
 
 def connect(root: Path, tools: Sequence[str] | None) -> socket.socket | None:

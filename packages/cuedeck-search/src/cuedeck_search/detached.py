@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck.layout import CACHE_DIR
-from cuedeck.system.spawn import start_python
+from cuedeck.system.spawn import start_detached
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,8 +42,6 @@ STATE = f"{CACHE_DIR}/embedder.json"
 LOG = f"{CACHE_DIR}/embedder.log"
 #: Problem code of the embedder's line in ``cue doctor`` (docs/errors.md).
 EMBEDDER_CODE = 1201
-#: Embedders this process started: kept, as the process runs on after ``start`` returns.
-_STARTED: list[subprocess.Popen[bytes]] = []
 
 
 @attrs.frozen
@@ -135,18 +132,8 @@ def start(root: Path) -> int | None:
         return None
     log = root / LOG
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
-        process = start_python(
-            "cuedeck_search.detached",
-            str(root),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,  # not stopped by the terminal's Ctrl-C or hang-up
-            close_fds=True,
-        )
-    _STARTED.append(process)
-    return process.pid
+    with log.open("ab") as out:  # in a session of its own: not stopped by Ctrl-C or hang-up
+        return start_detached("cuedeck_search.detached", str(root), stdout=out, stderr=out)
 
 
 def embedding_note(answer: Answer, estimate: Estimate, *, where: str) -> str:

@@ -19,6 +19,7 @@ bytes of UTF-8, answered ``{"skipped", "spans", "more"}`` or ``{"error"}``, and
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -59,6 +60,26 @@ class WorkerFailed(Exception):
 KEPT = 2
 _IDLE: list[subprocess.Popen[bytes]] = []
 _IDLE_LOCK = threading.Lock()
+
+
+def _stop_idle() -> None:
+    """At exit, end the kept workers: each leaves when its input closes."""
+    import subprocess
+
+    with _IDLE_LOCK:
+        kept, _IDLE[:] = list(_IDLE), []
+    for process in kept:
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+        try:
+            process.wait(timeout=1)
+        except subprocess.TimeoutExpired:  # it must not outlive us, whatever it is doing
+            process.kill()
+            process.wait()
+
+
+atexit.register(_stop_idle)
 
 
 class Worker:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import IO, Any
 
 #: Where children run: a folder of the user cache that nothing else writes into.
 RUN_DIR = "run"
@@ -62,6 +62,48 @@ def start_python(module: str, *args: str, **options: Any) -> subprocess.Popen[by
     if "cwd" in options:
         raise TypeError("children run in CueDeck's own folder; cwd cannot be chosen")
     return subprocess.Popen(python_command(module, *args), cwd=owned_directory(), **options)
+
+
+#: Run by :func:`start_detached` in a small isolated interpreter: start the program in a
+#: session of its own, write its pid to the pipe named by the first argument, and leave
+#: (``os._exit``: nothing of this interpreter's is cleaned up or reported).
+_LAUNCH = (
+    "import os, subprocess, sys; w = int(sys.argv[1]); "
+    "p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, start_new_session=True); "
+    "os.write(w, str(p.pid).encode()); os._exit(0)"
+)
+
+
+def start_detached(
+    module: str, *args: str, stdout: IO[bytes] | int, stderr: IO[bytes] | int, **options: Any
+) -> int:
+    """Start ``python -P -m module args`` in :func:`owned_directory` to outlive this
+    process, and return its pid. A launcher starts it and exits at once, so the program
+    is nobody's child here: a server that starts watchers all day keeps no zombie of
+    the ones that ended and no handle to them, and its own exit reports none as left
+    running. ``stdout`` and ``stderr`` are the program's (a file, or a pipe whose read end
+    sees what it prints); ``options`` go to the launcher's :class:`subprocess.Popen`
+    (``env``)."""
+    if "cwd" in options:
+        raise TypeError("children run in CueDeck's own folder; cwd cannot be chosen")
+    read, write = os.pipe()
+    try:
+        launcher = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _LAUNCH, str(write), *python_command(module, *args)],
+            cwd=owned_directory(),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            pass_fds=(write,),
+            **options,
+        )
+    finally:
+        os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        said = pipe.read()
+    if launcher.wait() != 0 or not said.isdigit():
+        raise OSError(f"could not start {module} in the background (exit {launcher.returncode})")
+    return int(said)
 
 
 def run(argv: list[str], **options: Any) -> subprocess.CompletedProcess[Any]:

@@ -175,31 +175,15 @@ def write_stamp(root: Path, watcher: str, seq: int) -> None:
         atomic_write(root / STAMP, json.dumps({"id": watcher, "seq": seq}).encode())
 
 
-def start(root: Path, idle: float = IDLE_SECONDS) -> None:
+def start(root: Path, idle: float = IDLE_SECONDS) -> int:
     """Start the workspace's watcher in the background (it exits at once if one runs),
-    to leave after ``idle`` seconds without a question."""
-    import subprocess
-
-    from cuedeck.system.spawn import start_python
+    to leave after ``idle`` seconds without a question; its pid."""
+    from cuedeck.system.spawn import start_detached
 
     log = root / LOG
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
-        _STARTED.append(
-            start_python(
-                "cuedeck.watch.watcher",
-                str(root),
-                str(idle),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=out,
-                start_new_session=True,
-                close_fds=True,
-            )
-        )
-
-
-_STARTED: list[Any] = []  # watchers started (Popen objects kept: they outlive the call)
+        return start_detached("cuedeck.watch.watcher", str(root), str(idle), stdout=out, stderr=out)
 
 
 # -- the watcher -----------------------------------------------------------------------------
