@@ -33,7 +33,10 @@ sys.path.insert(0, str(HERE.parent))  # tests.team.postgres: the tests' own clus
 import anyio  # noqa: E402
 import httpx2  # noqa: E402
 
-LIMIT = "[rate_limits.list_global_repos]\nper_minute = 100000000\nburst = 100000000\n"
+#: A limit no client of the run reaches. Kept buckets remember the calls of the last
+#: minute, so the cost of a spend grows with the calls a client makes a minute: each client
+#: is a member of its own, at a rate a busy agent reaches.
+LIMIT = "[rate_limits.list_global_repos]\nper_minute = 1200\nburst = 1200\n"
 
 
 def _free_port() -> int:
@@ -55,7 +58,7 @@ def store_operations(home: Path, database: str, rounds: int) -> dict[str, dict[s
     from cuedeck.settings import RateLimit
     from cuedeck_team.store import open_store
 
-    limit = RateLimit(per_minute=100_000_000, burst=100_000_000)
+    limit = RateLimit(per_minute=60, burst=60)
     out = {}
     for kind, url in (("embedded", ""), ("postgresql", database)):
         store = open_store(home, url)
@@ -67,10 +70,14 @@ def store_operations(home: Path, database: str, rounds: int) -> dict[str, dict[s
 
 
 def _time_store(kind: str, store: Any, limit: Any, rounds: int) -> dict[str, dict[str, float]]:
+    import itertools
+
     token = store.add_member(f"bench-{kind}", "write")
+    clients = itertools.cycle(range(1000))
     operations = {
         "member lookup": lambda: store.member_of(token),
-        "bucket spend": lambda: store.spend("token:bench", "list_global_repos", limit),
+        # A typical bucket: one of many clients', a few calls in its last minute.
+        "bucket spend": lambda: store.spend(f"token:{next(clients)}", "list_global_repos", limit),
         "audit insert": lambda: store.record("bench", "edit_file", "backend", "ok"),
     }
     out = {}
@@ -116,19 +123,19 @@ def _home(folder: Path) -> Path:
     return folder
 
 
-async def _load(urls: list[str], token: str, clients: int, seconds: float) -> list[float]:
+async def _load(urls: list[str], tokens: list[str], clients: int, seconds: float) -> list[float]:
     """Latencies (ms) of every call ``clients`` loops made over ``urls`` in ``seconds``."""
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "list_global_repos", "arguments": {}}}  # fmt: skip
-    headers = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-06-18",
-        "authorization": f"Bearer {token}",
-    }
     times: list[float] = []
     deadline = time.monotonic() + seconds
 
-    async def client(http: httpx2.AsyncClient, url: str) -> None:
+    async def client(http: httpx2.AsyncClient, url: str, token: str) -> None:
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18",
+            "authorization": f"Bearer {token}",
+        }
         while time.monotonic() < deadline:
             started = time.perf_counter()
             reply = await http.post(url, json=body, headers=headers)
@@ -142,7 +149,7 @@ async def _load(urls: list[str], token: str, clients: int, seconds: float) -> li
         anyio.create_task_group() as group,
     ):
         for number in range(clients):
-            group.start_soon(client, http, urls[number % len(urls)])
+            group.start_soon(client, http, urls[number % len(urls)], tokens[number])
     return times
 
 
@@ -153,14 +160,14 @@ def serve(folder: Path, database: str, nodes: int, clients: int, seconds: float)
     homes = [_home(folder / f"node{n}") for n in range(nodes)]
     store = open_store(homes[0], database)
     try:
-        token = store.add_member("bench", "read")
+        tokens = [store.add_member(f"agent{n}", "read") for n in range(clients)]
     finally:
         store.close()
     started = [_start_node(home, database) for home in homes]
     try:
         urls = [f"http://127.0.0.1:{port}/mcp" for _, port in started]
-        anyio.run(_load, urls, token, clients, 2.0)  # warm every node
-        times = anyio.run(_load, urls, token, clients, seconds)
+        anyio.run(_load, urls, tokens, clients, 2.0)  # warm every node
+        times = anyio.run(_load, urls, tokens, clients, seconds)
         return {"calls_per_second": round(len(times) / seconds, 1), **_percentiles(times)}
     finally:
         for process, _ in started:
@@ -181,6 +188,11 @@ def run(seconds: float, clients: int, rounds: int) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             results["store_ms"] = store_operations(_home(root / "ops"), cluster.url(), rounds)
+            # One client alone: what the store adds to a call, with no queueing.
+            results["one_client"] = {
+                label: serve(root / f"alone-{n}", url, 1, 1, seconds)
+                for n, (label, url) in enumerate((("embedded", ""), ("postgresql", cluster.url())))
+            }
             runs = {"embedded, 1 node": ("", 1)}
             for nodes in (1, 2, 3):
                 runs[f"postgresql, {nodes} node{'s' if nodes > 1 else ''}"] = (cluster.url(), nodes)
@@ -195,6 +207,10 @@ def run(seconds: float, clients: int, rounds: int) -> dict[str, Any]:
     print("store operations (ms):               p50      p95")
     for label, figures in results["store_ms"].items():
         print(f"  {label:32} {figures['p50_ms']:8.3f} {figures['p95_ms']:8.3f}")
+    print(f"list_global_repos, 1 client, {seconds:.0f} s:    calls/s   p50 ms   p95 ms")
+    for label, figures in results["one_client"].items():
+        print(f"  {label:32} {figures['calls_per_second']:8.1f} {figures['p50_ms']:8.1f} "
+              f"{figures['p95_ms']:8.1f}")  # fmt: skip
     print(f"list_global_repos, {clients} clients, {seconds:.0f} s:  calls/s   p50 ms   p95 ms")
     for label, figures in results["calls"].items():
         print(f"  {label:32} {figures['calls_per_second']:8.1f} {figures['p50_ms']:8.1f} "

@@ -39,6 +39,8 @@ class EmbeddedStore:
         self._buckets = RateLimiter({}, store=root / RATE_LIMITS_DB, every_client=True)
         self._audit: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._seen: tuple[int, int] | None = None  # access.toml's (mtime, size) when read
+        self._grants: list[Any] = []
 
     def members(self) -> list[Member]:
         """``access.toml``'s tokens."""
@@ -59,10 +61,22 @@ class EmbeddedStore:
         return remove_grant(self.root, name)
 
     def member_of(self, token: str) -> Member | None:
-        """The member whose hash matches (every hash compared, in constant time)."""
+        """The member whose hash matches (every hash compared, in constant time);
+        ``access.toml`` is read again only when it changed."""
+        from cuedeck_mcp.paths import ACCESS_PATH
         from cuedeck_mcp.roles import find_grant, load_grants
 
-        grant = find_grant(load_grants(self.root), token)
+        try:
+            stat = (self.root / ACCESS_PATH).stat()
+            seen = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            seen = (0, 0)
+        with self._lock:
+            if seen != self._seen:
+                self._grants = load_grants(self.root) if seen != (0, 0) else []
+                self._seen = seen
+            grants = self._grants
+        grant = find_grant(grants, token)
         return (
             None if grant is None else Member(grant.name, grant.role, grant.sha256, grant.created)
         )
