@@ -31,7 +31,7 @@ def _store(database: str | None = None) -> TeamStore:
 
 @click.group("team")
 def team() -> None:
-    """The team this workspace is the home of: members, audit trail, its store."""
+    """A team's members, audit trail and store (moving it to PostgreSQL)."""
 
 
 @team.group("member")
