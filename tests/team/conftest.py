@@ -184,3 +184,29 @@ async def refusal(client: Any, tool: str, arguments: dict[str, Any]) -> Any:
     with pytest.raises(MCPError) as caught:
         await client.call_tool(tool, arguments)
     return caught.value.error
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """The session's PostgreSQL cluster (tests/team/postgres.py)."""
+    from tests.team.postgres import start_cluster
+
+    cluster = start_cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture(params=["embedded", "postgresql"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Each store a team may keep its shared state in."""
+    return str(request.param)
+
+
+@pytest.fixture
+def team_database(store_kind: str, request: pytest.FixtureRequest) -> str:
+    """The database URL for ``store_kind`` (empty: the embedded store)."""
+    if store_kind == "embedded":
+        return ""
+    return str(request.getfixturevalue("postgres").url())

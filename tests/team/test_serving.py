@@ -1,5 +1,5 @@
 """A team server for real: uvicorn, tokens of three roles, the official MCP client, real
-git repositories."""
+git repositories; every test on both stores (the embedded one and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from mcp.client import Client
 from cuedeck.plugins.host import make_plugin_host
 from cuedeck_mcp.server import TEAM_ONLY
 from cuedeck_team.home import Team
+from cuedeck_team.store import open_store
 from tests.mcp.conftest import add_token
 from tests.team.conftest import BACKEND, FRONTEND, call, git, refusal, session, team_server
 
@@ -29,13 +30,32 @@ TEAM_TOOLS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _store(home: Path, team_database: str) -> None:
+    """The home's store: the embedded one, or PostgreSQL named in its config.toml."""
+    if team_database:
+        config = home / ".cuedeck" / "config.toml"
+        config.write_text(
+            config.read_text() + f'\n[team]\ndatabase = "{team_database}"\n', encoding="utf-8"
+        )
+
+
+def member_token(home: Path, name: str, role: str) -> str:
+    """A new member of the team at ``home``, in its store; their token."""
+    store = open_store(home)
+    try:
+        return store.add_member(name, role)
+    finally:
+        store.close()
+
+
 @pytest.fixture
 def tokens(home: Path) -> dict[str, str]:
     """A token per role: admin, power (write) and reader (read)."""
     config = home / ".cuedeck" / "config.toml"
     config.write_text(config.read_text() + '\n[mcp]\ntools = ["all"]\n', encoding="utf-8")
     return {
-        name: add_token(home, name, role)
+        name: member_token(home, name, role)
         for name, role in (("admin", "admin"), ("power", "write"), ("reader", "read"))
     }
 
@@ -282,7 +302,7 @@ async def test_two_workers_share_tokens_and_rate_limits(
             return 0
 
         outcomes = [await session(url, tokens["reader"], listing) for _ in range(10)]
-        late = add_token(home, "late", "read")  # made while both workers run
+        late = member_token(home, "late", "read")  # made while both workers run
 
         async def who(client: Client) -> str:
             return str((await call(client, "whoami", {}))["name"])
@@ -293,7 +313,7 @@ async def test_two_workers_share_tokens_and_rate_limits(
         from tests.mcp.conftest import CUE, environment
 
         subprocess.run(
-            [CUE, "-C", str(home), "mcp", "token", "remove", "late"],
+            [CUE, "-C", str(home), "team", "member", "remove", "late"],
             check=True,
             capture_output=True,
             env=environment(),
@@ -324,7 +344,7 @@ async def test_two_members_work_apart_then_sync_and_deactivate(
     from cuedeck_team.disk import footprint
     from tests.team.conftest import push_from
 
-    alice, bob = add_token(home, "alice", "write"), add_token(home, "bob", "write")
+    alice, bob = member_token(home, "alice", "write"), member_token(home, "bob", "write")
     config = home / ".cuedeck" / "config.toml"
     config.write_text(config.read_text() + '\n[mcp]\ntools = ["all"]\n', encoding="utf-8")
     team = Team(home)
@@ -395,7 +415,7 @@ async def test_two_members_work_apart_then_sync_and_deactivate(
 async def test_cue_mcp_serves_a_team_from_one_process(home: Path) -> None:
     from tests.mcp.conftest import http_server
 
-    admin = add_token(home, "root", "admin")
+    admin = member_token(home, "root", "admin")
     with http_server(home, "--team", str(home)) as (url, _port):
         who = await session(url, admin, lambda client: call(client, "whoami", {}))
         listed = await session(url, admin, lambda client: call(client, "list_global_repos", {}))

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from cuedeck.workspace import Workspace
+    from cuedeck_mcp.shared_state import SharedState
 
 WORKSPACES_ENV = "CUEDECK_MCP_WORKSPACES"
 CONFIG_ENV = "CUEDECK_MCP_CONFIG"
@@ -224,16 +225,26 @@ class Workspaces:
 
 class TeamEndpoint:
     """The dispatcher of a team: ``/mcp`` to the team's server, which serves every
-    repository by ``repository_alias``."""
+    repository by ``repository_alias``; the OAuth protected resource metadata (RFC 9728)
+    when members sign in with an identity provider's tokens."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, metadata: dict[str, Any] | None = None) -> None:
         self.app = app
+        self.metadata = metadata
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from cuedeck_mcp.server import PROTECTED_RESOURCE_PATH
+
+        path = scope.get("path", "").rstrip("/")
         if scope["type"] == "lifespan":
             await _lifespans([self.app], receive, send)
-        elif scope.get("path", "").rstrip("/") == "/mcp":
+        elif path == "/mcp":
             await self.app(scope, receive, send)
+        elif self.metadata is not None and path in (
+            PROTECTED_RESOURCE_PATH,
+            PROTECTED_RESOURCE_PATH + "/mcp",
+        ):
+            await _json(send, 200, self.metadata)
         else:
             await _json(send, 404, {"error": "not found", "team": "/mcp"})
 
@@ -280,18 +291,23 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
     check_exposure(deployment.host, token, deployment.insecure, roots)
     local_without_token = is_loopback(deployment.host) or deployment.insecure
 
-    def http_app(workspace: Workspace, path: str, **build: Any) -> Any:
-        # Every worker of the app spends from the same buckets: they are kept in SQLite.
+    def http_app(
+        workspace: Workspace, path: str, state: SharedState | None = None, **build: Any
+    ) -> Any:
+        # Every worker of the app spends from the same buckets: they are kept in SQLite,
+        # or in the team's shared store that every node reaches.
         limiter = RateLimiter(
             rate_limits(workspace),
             store=workspace.root / RATE_LIMITS_DB,
             every_client=True,
+            shared=state,
         )
         server = build_server(
             workspace,
             profile=deployment.tools,
             limiter=limiter,
             replies=deployment.replies,
+            state=state,
             **build,
         )
         return server.http_app(
@@ -301,15 +317,21 @@ def build_app(deployment: Deployment, *, token: str | None = None) -> ASGIApp:
             # Tokens are checked per request on access.toml as it is then: the team's
             # home's for a team (its members), each workspace's own otherwise.
             middleware=access_middleware(
-                workspace.root, token, local_without_token=local_without_token
+                workspace.root, token, local_without_token=local_without_token, state=state
             ),
         )
 
     dispatcher: Any
     if deployment.team is not None:
+        from cuedeck_mcp.repositories import team_service
+        from cuedeck_mcp.server import PROTECTED_RESOURCE_PATH
+
         home = open_workspace(deployment.team)
-        dispatcher = TeamEndpoint(http_app(home, "/mcp", name="team", team=True))
-        routes = {"/mcp"}
+        state = team_service(home).shared_state()
+        dispatcher = TeamEndpoint(
+            http_app(home, "/mcp", state, name="team", team=True), state.resource_metadata()
+        )
+        routes = {"/mcp", PROTECTED_RESOURCE_PATH}
         problems = lambda: service.team_problems(home)  # noqa: E731
     else:
         apps = {

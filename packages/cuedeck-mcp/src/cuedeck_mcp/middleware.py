@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from cuedeck_mcp.replies import Replies
     from cuedeck_mcp.repositories import Repositories, Target
     from cuedeck_mcp.runtime import WorkspaceRuntime
+    from cuedeck_mcp.shared_state import SharedState
 
 log = logging.getLogger("cuedeck")
 
@@ -140,8 +141,11 @@ class CueDeckMiddleware(Middleware):
         workspace: str = "",
         profile: Sequence[str] = (),
         replies: Replies = "cuedeck",
+        state: SharedState | None = None,
     ) -> None:
         self.local_role = local_role
+        #: A team's shared state: confirmation tokens kept there, writes audited there.
+        self.state = state
         self.workspace = workspace
         self.profile = tuple(profile)
         self.replies = replies
@@ -203,16 +207,38 @@ class CueDeckMiddleware(Middleware):
 
         name = context.message.name
         caller = current_caller(self.local_role, self.workspace)
-        with logged_call(name, caller) as record:
-            try:
-                return await self._call(context, call_next, caller, record)
-            except CueFailure as failure:
-                if self.replies == "spec":  # the specification's failure reply, not an error
-                    from cuedeck_mcp.replies import spec_failure
+        seen: dict[str, Any] = {}
+        try:
+            with logged_call(name, caller) as record:
+                seen = record
+                try:
+                    return await self._call(context, call_next, caller, record)
+                except CueFailure as failure:
+                    if self.replies == "spec":  # the specification's reply, not an error
+                        from cuedeck_mcp.replies import spec_failure
 
-                    record["outcome"] = failure.code
-                    return spec_failure(failure)
-                raise wire_error(failure) from None
+                        record["outcome"] = failure.code
+                        return spec_failure(failure)
+                    raise wire_error(failure) from None
+        finally:
+            tool = self.tools.get(name) if hasattr(self, "tools") else None
+            if self.state is not None and tool is not None and not tool.read_only:
+                await self._audit(caller, name, seen)
+
+    async def _audit(self, caller: Caller, tool: str, record: dict[str, Any]) -> None:
+        """The write in the team's audit trail (who, tool, repository, outcome); a store
+        that cannot take it is logged, and the call's answer stands."""
+        import anyio
+
+        assert self.state is not None
+        outcome = str(record.get("outcome", "error"))
+        try:
+            await anyio.to_thread.run_sync(
+                self.state.record, caller.name, tool, record.get("repository"), outcome
+            )
+        except CueError as exc:
+            log.error("error[%s] the audit trail missed %s by %s: %s",
+                      exc.code, tool, caller.name, exc.message)  # fmt: skip
 
     async def _call(
         self,
@@ -234,6 +260,10 @@ class CueDeckMiddleware(Middleware):
         # Core's view of the caller (claims): a token's member acts as itself, whatever
         # name a call gives; a caller without one ("local") may name its agent.
         act_as(caller.name, verified=_by_token())
+        if self.state is not None and self.state.confirmations is not None:
+            from cuedeck.serving.confirmation import CONFIRMATION_STORE
+
+            CONFIRMATION_STORE.set(self.state.confirmations)
         arguments = dict(context.message.arguments or {})
         if tool is not None:
             target = await self._target(tool, arguments, caller)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cuedeck.settings import RateLimit
+    from cuedeck_mcp.shared_state import SharedState
 
 WINDOW_SECONDS = 60
 _PRUNE_AT = 1024
@@ -97,6 +98,7 @@ class RateLimiter:
         store: Path | None = None,
         every_client: bool = False,
         wall_clock: Callable[[], float] = time.time,
+        shared: SharedState | None = None,
     ) -> None:
         self.limits = {tool: limit for tool, limit in limits.items() if limit.per_minute > 0}
         self.clock = clock
@@ -105,6 +107,8 @@ class RateLimiter:
         #: Whether every client's buckets are kept in :attr:`store` (several workers).
         self.every_client = every_client and store is not None
         self.wall_clock = wall_clock
+        #: A team's shared state: every client's buckets are kept there, for every node.
+        self.shared = shared
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
@@ -114,6 +118,9 @@ class RateLimiter:
         """Count one call of ``tool`` by ``client``; RateLimited when over the limit."""
         limit = self.limits.get(tool)
         if limit is None:
+            return
+        if self.shared is not None:
+            self.shared.spend(client, tool, limit)
             return
         if self.every_client or (client == LOCAL and self.store is not None):
             with self._lock:
@@ -127,6 +134,12 @@ class RateLimiter:
 
             if len(self._buckets) > _PRUNE_AT:
                 self._prune()
+
+    def spend(self, client: str, tool: str, limit: RateLimit) -> None:
+        """Spend one call of ``tool`` by ``client`` from the bucket kept in :attr:`store`
+        under ``limit`` (a team's embedded store); RateLimited when it is empty."""
+        with self._lock:
+            self._check_kept(client, tool, limit)
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from cuedeck.workspace import Workspace
     from cuedeck_mcp.roles import Caller
     from cuedeck_mcp.runtime import WorkspaceRuntime
+    from cuedeck_mcp.shared_state import SharedState
 
 #: The argument that names the repository a tool runs on.
 REPOSITORY_ALIAS = "repository_alias"
@@ -91,6 +92,10 @@ class TeamService(Protocol):
 
     def problems(self) -> list[str]:
         """What keeps the team from being served (readiness), named without paths."""
+        ...
+
+    def shared_state(self) -> SharedState:
+        """What the team's nodes share: members, buckets, confirmations, audit."""
         ...
 
 

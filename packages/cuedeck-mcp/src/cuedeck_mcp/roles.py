@@ -138,14 +138,25 @@ def _render(grants: list[Grant]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def add_grant(root: Path, name: str, role: str) -> str:
-    """Record a new token for ``name`` with ``role``; return the token (shown once)."""
+def check_name(name: str) -> str:
+    """``name`` as a token's name, or 1004."""
     if not _NAME.match(name):
         raise InvalidInput(
             f"{name!r} is not a token name (letters, digits, _ . @ -; up to 64)", field="name"
         )
+    return name
+
+
+def new_token() -> str:
+    """A fresh bearer token (shown once, kept as its hash)."""
+    return "cdk_" + secrets.token_urlsafe(32)
+
+
+def add_grant(root: Path, name: str, role: str) -> str:
+    """Record a new token for ``name`` with ``role``; return the token (shown once)."""
+    check_name(name)
     checked = check_role(role)
-    token = "cdk_" + secrets.token_urlsafe(32)
+    token = new_token()
     with locked(root / LOCKS_DIR / "access.lock"):
         grants = load_grants(root)
         if any(grant.name == name for grant in grants):

@@ -10,6 +10,7 @@ it over stdio (stdout carries only JSON-RPC) or streamable HTTP.
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import os
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,7 +20,7 @@ from fastmcp.server.auth.auth import AccessToken
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from starlette.authentication import AuthCredentials
 
-from cuedeck.errors import InvalidInput
+from cuedeck.errors import CueError, InvalidInput
 from cuedeck_mcp.adapter import ServedTool
 from cuedeck_mcp.middleware import CueDeckMiddleware
 from cuedeck_mcp.paths import ACCESS_PATH, RATE_LIMITS_DB
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
     from cuedeck_mcp.repositories import Repositories
+    from cuedeck_mcp.shared_state import SharedState
 
 log = logging.getLogger("cuedeck")
 
@@ -56,17 +58,22 @@ class RoleTokens(TokenVerifier):
     bearer request is refused, and each refusal logs why (error 1015), until it is fixed.
     """
 
-    def __init__(self, root: Path, shared: str | None) -> None:
+    def __init__(self, root: Path, shared: str | None, state: SharedState | None = None) -> None:
         super().__init__()
         self._root = root
         self._shared = shared.encode() if shared else None
+        #: A team's shared state: members (and JWT sign-in) are checked there instead.
+        self.state = state
         self._seen: tuple[int, int] | None = None
         self._grants: list[Grant] = []
         self._broken: str | None = None
 
     def required(self) -> bool:
         """Whether a request must carry a token now (:func:`needs_tokens`)."""
-        return needs_tokens(self._root, self._shared.decode() if self._shared else None)
+        shared = self._shared.decode() if self._shared else None
+        return needs_tokens(self._root, shared) or (
+            self.state is not None and self.state.requires_tokens()
+        )
 
     def grants(self) -> list[Grant]:
         """The grants on disk now (re-read only when the file changed); none while the
@@ -96,6 +103,13 @@ class RoleTokens(TokenVerifier):
     async def verify_token(self, token: str) -> AccessToken | None:
         if self._shared is not None and hmac.compare_digest(token.encode(), self._shared):
             return AccessToken(token=token, client_id="shared", scopes=["admin"])
+        if self.state is not None:
+            import anyio
+
+            found = await anyio.to_thread.run_sync(self.state.member_of, token)
+            if found is None:
+                return None
+            return AccessToken(token=token, client_id=found.name, scopes=[found.role])
         grant = find_grant(self.grants(), token)
         if self._broken is not None:
             log.warning(
@@ -126,15 +140,33 @@ class TokenGate:
             await self.app(scope, receive, send)
             return
         credential = _bearer(scope)
-        access = await self.tokens.verify_token(credential) if credential else None
+        try:
+            access = await self.tokens.verify_token(credential) if credential else None
+        except CueError as refused:  # a token refused for a nameable reason, or no store
+            await _refused(send, refused, self._metadata_url(scope))
+            return
         if access is None:
             if self.tokens.required() or not self.local_without_token:
-                await _unauthorized(send, presented=credential is not None)
+                await _unauthorized(
+                    send, presented=credential is not None, metadata=self._metadata_url(scope)
+                )
                 return
             access = AccessToken(token="", client_id="local", scopes=[])  # no scope: local
         scope["user"] = AuthenticatedUser(access)
         scope["auth"] = AuthCredentials(access.scopes)
         await self.app(scope, receive, send)
+
+    def _metadata_url(self, scope: Any) -> str | None:
+        """Where this server's protected resource metadata is, when it has some."""
+        state = self.tokens.state
+        if state is None or state.resource_metadata() is None:
+            return None
+        host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")
+        return f"{scope.get('scheme', 'http')}://{host}{PROTECTED_RESOURCE_PATH}"
+
+
+#: Where a server that accepts JWT access tokens publishes its metadata (RFC 9728).
+PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 
 
 def _bearer(scope: Any) -> str | None:
@@ -144,20 +176,53 @@ def _bearer(scope: Any) -> str | None:
     return None
 
 
-async def _unauthorized(send: Any, *, presented: bool) -> None:
-    # RFC 6750: a request with no credentials gets a bare challenge, a bad one the error.
-    challenge = b'Bearer error="invalid_token"' if presented else b"Bearer"
-    body = b'{"error": "invalid_token", "error_description": "Authentication required"}'
+async def _unauthorized(
+    send: Any,
+    *,
+    presented: bool,
+    metadata: str | None = None,
+    status: int = 401,
+    description: str = "Authentication required",
+    extra: dict[str, Any] | None = None,
+) -> None:
+    # RFC 6750: a request with no credentials gets a bare challenge, a bad one the error;
+    # RFC 9728: the challenge names the protected resource metadata when there is some.
+    parts = ['error="invalid_token"'] if presented else []
+    if metadata:
+        parts.append(f'resource_metadata="{metadata}"')
+    challenge = ("Bearer " + ", ".join(parts)).strip().encode()
+    body = json.dumps(
+        {"error": "invalid_token", "error_description": description, **(extra or {})}
+    ).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
         (b"www-authenticate", challenge),
     ]
-    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-def access_middleware(root: Path, token: str | None, *, local_without_token: bool) -> list[Any]:
+async def _refused(send: Any, error: CueError, metadata: str | None) -> None:
+    """A token refused with a reason (401), or the shared store unreachable (503)."""
+    retryable = bool(error.data.get("retryable"))
+    await _unauthorized(
+        send,
+        presented=True,
+        metadata=metadata,
+        status=503 if retryable else 401,
+        description=f"error[{error.code}] {error.message}",
+        extra={"code": error.code, **{k: v for k, v in error.data.items() if k == "reason"}},
+    )
+
+
+def access_middleware(
+    root: Path,
+    token: str | None,
+    *,
+    local_without_token: bool,
+    state: SharedState | None = None,
+) -> list[Any]:
     """The middleware that checks bearer tokens for the HTTP app of the workspace at
     ``root`` (``token``: ``CUEDECK_MCP_TOKEN``), and makes the caller known to tools."""
     from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
@@ -166,7 +231,7 @@ def access_middleware(root: Path, token: str | None, *, local_without_token: boo
     return [
         Middleware(
             TokenGate,
-            tokens=RoleTokens(root, token),
+            tokens=RoleTokens(root, token, state),
             local_without_token=local_without_token,
         ),
         Middleware(AuthContextMiddleware),
@@ -244,6 +309,7 @@ def build_server(
     limiter: RateLimiter | None = None,
     replies: str | None = None,
     defer: bool = False,
+    state: SharedState | None = None,
 ) -> FastMCP:
     """A FastMCP server for ``workspace`` serving the tool ``profile`` (default ``[mcp]
     tools``), known to clients as ``name`` (its endpoint's name when one process serves
@@ -281,6 +347,7 @@ def build_server(
         workspace=label,
         profile=chosen,
         replies=shapes,
+        state=state,
     )
     server = CueDeckFastMCP(
         "CueDeck",

@@ -1,6 +1,7 @@
-"""The errors of a team's repositories (codes 1402-1419, docs/errors.md). A
-``repository_alias`` naming nothing (1400) or a read-only repository (1401) is the MCP
-server's error (:mod:`cuedeck_mcp.errors`): a server of one workspace answers them too."""
+"""The errors of a team (codes 1402-1419, docs/errors.md): its repositories, its shared
+store and sign-in. A ``repository_alias`` naming nothing (1400) or a read-only repository
+(1401) is the MCP server's error (:mod:`cuedeck_mcp.errors`): a server of one workspace
+answers them too."""
 
 from __future__ import annotations
 
@@ -52,3 +53,37 @@ class RepositoryRequired(CueError):
 
     code = 1407
     title = "Repository Required"
+
+
+class StoreUnavailable(CueError):
+    """The team's shared store cannot be reached or answered with an error (1408): the
+    PostgreSQL server is down, restarting or refuses the connection. Nothing was changed;
+    the call may be retried (``retryable``)."""
+
+    code = 1408
+    title = "Store Unavailable"
+
+
+class StoreTooNew(CueError):
+    """The team's database holds a schema newer than this CueDeck knows (1409): another
+    node runs a newer version. Upgrade this node."""
+
+    code = 1409
+    title = "Store Too New"
+
+
+class SignInRefused(CueError):
+    """A JWT access token refused (1410): ``reason`` is one of ``expired``,
+    ``wrong_audience``, ``wrong_issuer``, ``unknown_key``, ``no_role``, ``bad_signature``,
+    ``malformed``."""
+
+    code = 1410
+    title = "Sign-In Refused"
+
+
+class SignInMisconfigured(CueError):
+    """Sign-in with JWTs is configured but cannot work (1411): the JWKS file is missing or
+    unreadable, or ``[team]`` names an issuer without an audience."""
+
+    code = 1411
+    title = "Sign-In Misconfigured"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterNamed, RegisterPath, RegisterTool
+    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterPath, RegisterTool
     from cuedeck.workspace import Workspace
 
 
@@ -48,6 +48,21 @@ def register_tools(register: RegisterTool) -> None:
         idempotent=True,
         permission="manage_users",
     )
+
+
+@hookimpl
+def register_commands(register: RegisterCommand) -> None:
+    register(
+        "cuedeck_team.commands:team",
+        help="A team's members, audit trail and store (moving it to PostgreSQL).",
+    )
+
+
+@hookimpl
+def register_settings(register: RegisterNamed) -> None:
+    from cuedeck_team.settings import TeamSettings
+
+    register("team", TeamSettings)
 
 
 @hookimpl

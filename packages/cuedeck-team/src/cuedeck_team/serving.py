@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from cuedeck_mcp.roles import Caller
     from cuedeck_mcp.runtime import WorkspaceRuntime
     from cuedeck_team.home import Team
+    from cuedeck_team.state import TeamState
 
 log = logging.getLogger("cuedeck")
 
@@ -50,6 +51,16 @@ class TeamServing:
 
     def __init__(self, team: Team) -> None:
         self.team = team
+        self._state: TeamState | None = None
+
+    def shared_state(self) -> TeamState:
+        """What the team's nodes share (its store, opened once; sign-in)."""
+        if self._state is None:
+            from cuedeck_team.state import TeamState
+            from cuedeck_team.store import open_store
+
+            self._state = TeamState(self.team.root, open_store(self.team.root))
+        return self._state
 
     def repositories(self, home: WorkspaceRuntime, served: frozenset[str]) -> TeamRepositories:
         """The team's repositories for a server whose home runtime is ``home`` and whose
@@ -57,8 +68,17 @@ class TeamServing:
         return TeamRepositories(self.team, home, served)
 
     def problems(self) -> list[str]:
-        """What keeps the team from being served."""
-        return self.team.problems()
+        """What keeps the team from being served: the team's own, and a shared store
+        that cannot be reached."""
+        from cuedeck.errors import CueError
+
+        found = self.team.problems()
+        if self._state is not None:
+            try:
+                self._state.store.members()
+            except CueError as exc:
+                found.append(f"the team's store cannot be reached (error {exc.code})")
+        return found
 
 
 class TeamRepositories:

@@ -448,17 +448,29 @@ def list_users(workspace: Workspace) -> list[User]:
     """
     from collections import Counter
 
-    from cuedeck_mcp.roles import SPEC_ROLES, load_grants
+    from cuedeck_mcp.roles import SPEC_ROLES
+    from cuedeck_team.serving import TeamServing
 
     team = _team(workspace)
     counts = Counter(record.owner for record in team.registry.activations())
+    service = workspace.service("team")
+    if isinstance(service, TeamServing):  # the members in the team's store, as served
+        members = service.shared_state().store.members()
+    else:
+        from cuedeck_team.store import open_store
+
+        store = open_store(workspace.root)
+        try:
+            members = store.members()
+        finally:
+            store.close()
     return [
         {
-            "name": grant.name,
-            "role": grant.role,
-            "spec_role": SPEC_ROLES[grant.role],
-            "created": grant.created,
-            "activations": counts.get(grant.name, 0),
+            "name": member.name,
+            "role": member.role,
+            "spec_role": SPEC_ROLES[member.role],
+            "created": member.created,
+            "activations": counts.get(member.name, 0),
         }
-        for grant in load_grants(workspace.root)
+        for member in members
     ]

@@ -5,7 +5,9 @@ single-use, expires after five minutes and is bound to the operation, its exact
 arguments and a digest of the state the operation would destroy (for example the files
 ``git clean`` would remove), so it cannot confirm anything else, or the same call after
 the state moved on. Tokens are kept hashed in the workspace cache, under a lock, so a
-second process (a CLI call, another server worker) can redeem what the first issued.
+second process (a CLI call, another server worker) can redeem what the first issued. A
+server whose nodes share a store elsewhere (a team on PostgreSQL) sets
+:data:`CONFIRMATION_STORE` for the call, and tokens are kept there instead.
 
 Tools use :func:`confirm`, which binds the tool's name and every validated argument of
 the call by itself (a tool cannot forget one), plus what the tool says those arguments
@@ -19,7 +21,8 @@ import hashlib
 import json
 import secrets
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts on 3.11
 
@@ -41,6 +44,24 @@ else:
 ALPHABET = "34679ACDEFGHJKMNPQRTUVWXY"
 TOKEN_LENGTH = 12
 TTL_SECONDS = 300.0
+
+
+class ConfirmationStore(Protocol):
+    """Where pending tokens are kept, by the sha256 of the token."""
+
+    def put_confirmation(self, key: str, entry: dict[str, Any]) -> None:
+        """Keep ``entry`` (binding, operation, expires) under ``key``."""
+        ...
+
+    def take_confirmation(self, key: str) -> dict[str, Any] | None:
+        """Remove and return the entry of ``key`` (None: unknown or already taken)."""
+        ...
+
+
+#: The store of the call being served, when not the workspace's own file (a team's nodes).
+CONFIRMATION_STORE: ContextVar[ConfirmationStore | None] = ContextVar(
+    "cuedeck_confirmation_store", default=None
+)
 
 
 #: The argument of a destructive tool that carries the token (``confirmed_token`` is
@@ -95,7 +116,7 @@ def confirm(
     if unknown:
         raise CueError(f"{call.tool}: normalised names no argument of the call: {sorted(unknown)}")
     bound = {"arguments": {**arguments, **(normalised or {})}, "resolved": dict(resolved or {})}
-    confirmations = Confirmations(workspace.root)
+    confirmations = Confirmations(workspace.root, store=CONFIRMATION_STORE.get())
     if token is None:
         return {
             "requires_confirmation": True,
@@ -122,7 +143,8 @@ def _token_key(token: str) -> str:
 
 
 class Confirmations:
-    """Issues and redeems the confirmation tokens of one workspace."""
+    """Issues and redeems the confirmation tokens of one workspace (kept in its cache, or
+    in ``store``)."""
 
     def __init__(
         self,
@@ -130,23 +152,23 @@ class Confirmations:
         *,
         ttl: float = TTL_SECONDS,
         clock: Callable[[], float] = time.time,
+        store: ConfirmationStore | None = None,
     ) -> None:
         self.root = root
-        self.path = root / CONFIRMATIONS_PATH
-        self.lock_path = root / CONFIRMATIONS_LOCK
         self.ttl = ttl
         self.clock = clock
+        self.store: ConfirmationStore = store or FileConfirmations(root, clock=clock)
 
     def issue(self, operation: str, arguments: Mapping[str, Any], state: str = "") -> str:
         """A new token for exactly this operation, these arguments and this state."""
         raw = "".join(secrets.choice(ALPHABET) for _ in range(TOKEN_LENGTH))
         token = f"{raw[:4]}-{raw[4:8]}-{raw[8:]}"
-        with self._locked() as pending:
-            pending[_token_key(token)] = {
-                "binding": binding(operation, arguments, state),
-                "operation": operation,
-                "expires": self.clock() + self.ttl,
-            }
+        entry = {
+            "binding": binding(operation, arguments, state),
+            "operation": operation,
+            "expires": self.clock() + self.ttl,
+        }
+        self.store.put_confirmation(_token_key(token), entry)
         return token
 
     def redeem(
@@ -164,8 +186,7 @@ class Confirmations:
         be lost), so a client can show it and ask again. A token is spent even when it
         does not match, so a guessed or leaked token works at most once.
         """
-        with self._locked() as pending:
-            entry = pending.pop(_token_key(token), None)
+        entry = self.store.take_confirmation(_token_key(token))
         if entry is None:
             reason = "unknown or already used"
         elif entry["expires"] < self.clock():
@@ -186,6 +207,28 @@ class Confirmations:
             reason=reason,
             help="check the warning, then call again with the new confirmation_token",
         )
+
+
+class FileConfirmations:
+    """Pending tokens in the workspace's cache (a JSON file under a lock): shared by the
+    processes of one machine."""
+
+    def __init__(self, root: Path, *, clock: Callable[[], float] = time.time) -> None:
+        self.root = root
+        self.path = root / CONFIRMATIONS_PATH
+        self.lock_path = root / CONFIRMATIONS_LOCK
+        self.clock = clock
+
+    def put_confirmation(self, key: str, entry: dict[str, Any]) -> None:
+        """Keep ``entry`` under ``key``."""
+        with self._locked() as pending:
+            pending[key] = entry
+
+    def take_confirmation(self, key: str) -> dict[str, Any] | None:
+        """Remove and return the entry of ``key``."""
+        with self._locked() as pending:
+            found: dict[str, Any] | None = pending.pop(key, None)
+        return found
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:
