@@ -247,7 +247,10 @@ def pick(
         output=output,
     )
     app.ttimeoutlen = 0.05  # Esc alone should quit at once, not wait for a sequence
-    return app.run()
+    # An error of something else on the event loop (a transport collected meanwhile) is
+    # logged by asyncio, not shown by the picker with "Press ENTER to continue", which
+    # would wait for a key the person did not mean for it (or forever, without a terminal).
+    return app.run(set_exception_handler=False)
 
 
 def numbered_choice(
