@@ -170,3 +170,20 @@ def test_replies_name_what_was_reported_and_not_read_yet(workspace: Workspace, d
     finally:
         freshness.close()
     assert workspace.freshness is None
+
+
+def test_a_dropped_watcher_ends_with_its_workspace(demo: Path) -> None:
+    """A server a Python caller builds and drops (a test, a script serving many
+    repositories) takes its file watcher with it: the watch thread holds it weakly and
+    ends once it is collected, releasing its inotify instance."""
+    import gc
+
+    workspace = open_workspace(demo)
+    freshness = Freshness(workspace)
+    assert freshness.watching
+    thread = freshness._thread
+    assert thread is not None and thread.is_alive()
+    del workspace, freshness
+    gc.collect()
+    thread.join(10)  # it looks at its owner at every wake-up (50 ms)
+    assert not thread.is_alive()

@@ -16,11 +16,13 @@ full refresh every ``full_every`` seconds for files appearing in folders it neve
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import posixpath
 import threading
 import time
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from cuedeck.layout import CACHE_DIR, CARDS_DIR, CONFIG_PATH, DOCS_DIR, WORKSPACE_DIR
@@ -74,7 +76,14 @@ class Freshness:
         workspace.freshness = self  # replies say what they reflect (cuedeck.watch.reflects)
         if watch:
             # Not waited for here: the watch is put in place while the server starts.
-            self._thread = threading.Thread(target=self._watch, name="cuedeck-watch", daemon=True)
+            # The thread holds the watcher weakly: a server dropped by the code that built
+            # it (a Python caller, a test) is collected, and its watch ends with it.
+            self._thread = threading.Thread(
+                target=_watch,
+                args=(weakref.ref(self), str(workspace.root), self._stop, self._ready),
+                name="cuedeck-watch",
+                daemon=True,
+            )
             self._thread.start()
 
     @property
@@ -137,39 +146,6 @@ class Freshness:
 
     # -- the watcher -------------------------------------------------------------------
 
-    def _watch(self) -> None:
-        try:
-            from watchfiles import watch
-
-            for changes in watch(
-                self.workspace.root,
-                watch_filter=self._wanted,
-                stop_event=self._stop,
-                step=20,
-                # The first (empty) yield says the watch is in place, and the first call
-                # waits for it: 50 ms, not the 200 it waited, for an idle loop of 20
-                # wake-ups a second.
-                rust_timeout=50,
-                yield_on_timeout=True,
-                raise_interrupt=False,
-            ):
-                self._ready.set()  # the first (empty) yield: the watch is in place
-                if changes:
-                    self._note([path for _, path in changes])
-        except Exception as exc:  # no inotify watches left, an odd file system...
-            log.warning("file watcher stopped (%s); checking stamps instead", exc)
-        finally:
-            if not self._stop.is_set():
-                self._failed = True
-            self._ready.set()
-
-    def _wanted(self, change: Any, path: str) -> bool:
-        rel = os.path.relpath(path, self.workspace.root).replace(os.sep, "/")
-        parts = rel.split("/")
-        if rel.startswith((CACHE_DIR + "/", "../")) or any(p in _SKIPPED_DIRS for p in parts):
-            return False
-        return not parts[-1].startswith(".") or parts[-1] == ".gitignore"
-
     def _note(self, paths: list[str]) -> None:
         root = self.workspace.root
         claim = self.workspace.parsers.claim  # a file no parser reads is never indexed
@@ -219,3 +195,49 @@ class Freshness:
     def _changed(self) -> bool:
         assert self._stamps is not None
         return any(_stamp(path) != stamp for path, stamp in self._stamps.items())
+
+
+def _watch(
+    owner: weakref.ref[Freshness], root: str, stop: threading.Event, ready: threading.Event
+) -> None:
+    """Report the files changed under ``root`` to ``owner`` until ``stop`` is set or the
+    owner is gone (checked at every wake-up: at least every 50 ms)."""
+    try:
+        from watchfiles import watch
+
+        for changes in watch(
+            root,
+            watch_filter=functools.partial(_wanted, root),
+            stop_event=stop,
+            step=20,
+            # The first (empty) yield says the watch is in place, and the first call
+            # waits for it: 50 ms, not the 200 it waited, for an idle loop of 20
+            # wake-ups a second.
+            rust_timeout=50,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+        ):
+            ready.set()  # the first (empty) yield: the watch is in place
+            freshness = owner()
+            if freshness is None:
+                return
+            if changes:
+                freshness._note([path for _, path in changes])
+            del freshness
+    except Exception as exc:  # no inotify watches left, an odd file system...
+        log.warning("file watcher stopped (%s); checking stamps instead", exc)
+    finally:
+        freshness = owner()
+        if freshness is not None and not stop.is_set():
+            freshness._failed = True
+        ready.set()
+
+
+def _wanted(root: str, change: Any, path: str) -> bool:
+    """Whether a change to ``path`` may matter to the index (not the cache, not a
+    version-control or environment folder, not a hidden file but .gitignore)."""
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    parts = rel.split("/")
+    if rel.startswith((CACHE_DIR + "/", "../")) or any(p in _SKIPPED_DIRS for p in parts):
+        return False
+    return not parts[-1].startswith(".") or parts[-1] == ".gitignore"

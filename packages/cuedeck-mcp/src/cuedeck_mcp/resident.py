@@ -163,8 +163,7 @@ def start(root: Path, name: str, tools: Sequence[str] | None) -> bool:
     on its stdout once its socket listens; a second one for the same name exits)."""
     folder = registry()
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    import select
-
+    from cuedeck.system.readable import readable
     from cuedeck.system.spawn import start_detached
 
     args = ["-C", str(root), "mcp"]
@@ -179,7 +178,7 @@ def start(root: Path, name: str, tools: Sequence[str] | None) -> bool:
     finally:
         os.close(told)
     with os.fdopen(said, "rb") as line:  # its line, or its end: either makes it readable
-        if not select.select([line], [], [], START_TIMEOUT)[0]:
+        if not readable([line], START_TIMEOUT):
             return False
         return line.readline() == b"listening\n"
 
@@ -485,7 +484,7 @@ def _alive(pid: int) -> int | None:
 def stop_servers(root: Path, *, timeout: float = 10.0) -> list[dict[str, Any]]:
     """Stop the resident servers of ``root`` and wait for them to end; what was stopped
     (``server``: its name, ``pid``)."""
-    import select
+    from cuedeck.system.readable import readable
 
     stopped: list[dict[str, Any]] = []
     for file_name, entry in _entries(root):
@@ -495,7 +494,7 @@ def stop_servers(root: Path, *, timeout: float = 10.0) -> list[dict[str, Any]]:
         if ending is not None:
             try:
                 os.kill(pid, signal.SIGTERM)
-                select.select([ending], [], [], timeout)  # the process's end, not a sleep
+                readable([ending], timeout)  # the process's end, not a sleep
             finally:
                 os.close(ending)
             stopped.append({"server": file_name.removesuffix(".json"), "pid": pid})

@@ -22,11 +22,12 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import select
 import sys
 import threading
 import time
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
+
+from cuedeck.system.readable import readable
 
 if TYPE_CHECKING:
     import subprocess
@@ -137,7 +138,7 @@ class Worker:
         assert self.process is not None
         assert self.process.stdout is not None
         remaining = self.deadline - time.monotonic()
-        ready = remaining > 0 and select.select([self.process.stdout], [], [], remaining)[0]
+        ready = remaining > 0 and readable([self.process.stdout], remaining)
         if not ready:
             raise WorkerFailed("timeout")
         line = self.process.stdout.readline()

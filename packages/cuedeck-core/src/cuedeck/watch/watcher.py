@@ -307,9 +307,10 @@ def serve(root: Path, idle: float = IDLE_SECONDS) -> int:
 
 
 def _serve(root: Path, idle: float) -> int:
-    import select
     import socket
     import time
+
+    from cuedeck.system.readable import readable
 
     watcher = Watcher(root)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -321,7 +322,7 @@ def _serve(root: Path, idle: float) -> int:
     print(f"watching {root} (pid {os.getpid()}, {len(watcher.folders)} folders)", flush=True)
     started, last = time.time(), time.monotonic()
     while (left := idle - (time.monotonic() - last)) > 0:
-        ready, _, _ = select.select([watcher.fd, server], [], [], left)
+        ready = readable([watcher.fd, server], left)
         if watcher.fd in ready:
             watcher.drain()
         if server not in ready:
