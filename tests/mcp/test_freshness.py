@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -185,5 +186,36 @@ def test_a_dropped_watcher_ends_with_its_workspace(demo: Path) -> None:
     assert thread is not None and thread.is_alive()
     del workspace, freshness
     gc.collect()
+    thread.join(10)  # it looks at its owner at every wake-up (50 ms)
+    assert not thread.is_alive()
+
+
+def test_a_dropped_server_lets_its_workspace_go(demo: Path) -> None:
+    """A script that builds a server, serves a client and drops it (one repository after
+    another) keeps nothing of it: its workspace, databases and file watcher are collected
+    with it, although FastMCP keeps its resource templates' functions."""
+    import asyncio
+    import gc
+    import weakref
+
+    from fastmcp import Client
+
+    from cuedeck_mcp.server import build_server
+
+    def serve_once() -> tuple[weakref.ref[Workspace], Any]:
+        workspace = open_workspace(demo)
+
+        async def session() -> None:
+            async with Client(build_server(workspace)) as client:
+                names = {template.name for template in await client.list_resource_templates()}
+                assert names >= {"card", "doc"}
+
+        asyncio.run(session())
+        assert isinstance(workspace.freshness, Freshness)
+        return weakref.ref(workspace), workspace.freshness._thread
+
+    gone, thread = serve_once()
+    gc.collect()
+    assert gone() is None
     thread.join(10)  # it looks at its owner at every wake-up (50 ms)
     assert not thread.is_alive()

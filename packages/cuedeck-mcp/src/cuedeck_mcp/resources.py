@@ -10,6 +10,7 @@ active card's scene, listed when a ``build_scene`` tool is registered.
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from fastmcp.resources.base import Resource
@@ -58,11 +59,24 @@ class WorkspaceResources(Provider):
         self.runtime = runtime
         self.scene = scene
 
+        # FastMCP caches a type adapter per template function for as long as it runs, so
+        # the functions hold the runtime weakly: a dropped server's workspace (its file
+        # watcher, its databases) is collected with it.
+        held = weakref.ref(runtime)
+
+        def alive() -> WorkspaceRuntime:
+            found = held()
+            if found is None:
+                raise RuntimeError("this server was closed")
+            return found
+
         async def card(id: str) -> str:
-            return await runtime.run(runtime.card_text, id)
+            found = alive()
+            return await found.run(found.card_text, id)
 
         async def doc(path: str) -> str:
-            return await runtime.run(runtime.doc_text, path)
+            found = alive()
+            return await found.run(found.doc_text, path)
 
         self.templates = [
             ResourceTemplate.from_function(
