@@ -8,14 +8,21 @@
 from __future__ import annotations
 
 import selectors
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from _typeshed import FileDescriptorLike
 
-Readable = TypeVar("Readable", bound="FileDescriptorLike")
+class HasFileno(Protocol):
+    """A file or socket: anything with a descriptor."""
+
+    def fileno(self) -> int:
+        """Its descriptor."""
+        ...
+
+
+Readable = TypeVar("Readable", bound="int | HasFileno")
 
 
 def readable(objects: Sequence[Readable], timeout: float | None) -> list[Readable]:
