@@ -38,8 +38,9 @@ def scip_context(
     limit: Annotated[int, pydantic.Field(description="Most files", ge=1, le=100)] = 20,
     exact: Exact = False,
 ) -> Context:
-    """Get the files to read to understand a symbol: where it is defined, what uses it
-    and what it uses, ranked by relevance."""
+    """Get the files to read to understand a symbol, ranked by relevance.
+
+    Where it is defined, what uses it and what it uses."""
     graph = _graph(workspace)
     targets = _matches(graph, symbol, exact)
     ids = [t.id for t in targets]
