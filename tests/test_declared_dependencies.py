@@ -122,6 +122,13 @@ def undeclared(folder: Path) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("folder", PACKAGES, ids=[folder.name for folder in PACKAGES])
 def test_each_distribution_declares_what_it_imports(folder: Path) -> None:
+    # Import names map to distributions through installed metadata: a distribution that is
+    # not installed here (an extra's tox environment) has its requirements missing too.
+    name = str(_project(folder)["name"])
+    try:
+        metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        pytest.skip(f"{name} is not installed here")
     assert undeclared(folder) == {}
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cuedeck import open_workspace
 from cuedeck.scene import build_scene
+from tests.conftest import needs
 
 PROJECT = Path(__file__).parents[1] / "core" / "sphinx_project"
 CARD = """---
@@ -40,6 +41,7 @@ def test_literalinclude_pyobject_places_the_definition(tmp_path: Path) -> None:
     assert len(workspace.graph.problems) == 1
 
 
+@needs("cuedeck_search")
 def test_search_code_finds_code_not_docs(tmp_path: Path) -> None:
     workspace = open_workspace(_workspace(tmp_path))
     tool = workspace.plugins.tools()["search_code"]

@@ -16,9 +16,12 @@ from typing import Any
 import pytest
 
 from cuedeck import open_workspace
+from tests.conftest import needs
 from tests.mcp.conftest import CUE, environment
 
 MARKER = "BOUNDARY_MARKER"
+#: Access tokens (the MCP server) and git_stage (the git tools) are planted and called.
+pytestmark = needs("cuedeck_mcp", "cuedeck_git")
 
 
 def caller(root: Path) -> Any:

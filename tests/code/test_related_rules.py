@@ -26,6 +26,7 @@ from cuedeck.scene import build_scene
 from cuedeck.workspace import Workspace
 from cuedeck_code.related_rules import MAX_CALLERS
 from tests.code.conftest import Repo, git
+from tests.conftest import needs
 
 #: Our tests of rich's code (rich's wheel ships none): they call what they test.
 RICH_TESTS = {
@@ -119,6 +120,7 @@ def related(workspace: Workspace, card_id: str, budget: int = 16000, stack: str 
     ]
 
 
+@needs("cuedeck_search")
 def test_tests_are_left_out_unless_the_card_asks_for_them(rich_repo: Path) -> None:
     title = "Hyphenated compound words break apart"
     workspace = card(rich_repo, "wrap01", title, "Text.wrap splits them at a narrow width.")
@@ -179,6 +181,7 @@ GENERATED = {
 }
 
 
+@needs("cuedeck_search")
 def test_generated_files_the_index_keeps_stay_out_of_maps(
     make_repo: Callable[[dict[str, str]], Repo],
 ) -> None:
@@ -323,6 +326,7 @@ mod tests {
 }
 
 
+@needs("cuedeck_search")
 def test_tests_of_go_typescript_and_rust_are_left_out_unless_asked_for(
     make_repo: Callable[[dict[str, str]], Repo],
 ) -> None:
@@ -420,6 +424,7 @@ export function priceOfQuantity(quantity: number, discount: number): number {
 }
 
 
+@needs("cuedeck_search")
 def test_overloads_are_one_entry_in_java_and_typescript(
     make_repo: Callable[[dict[str, str]], Repo],
 ) -> None:
@@ -431,6 +436,7 @@ def test_overloads_are_one_entry_in_java_and_typescript(
     assert spans[("ts/parse.ts", "parseQuantity")] == (1, 5)
 
 
+@needs("cuedeck_search")
 def test_a_node_stack_puts_the_frame_then_its_callers_first(
     make_repo: Callable[[dict[str, str]], Repo],
 ) -> None:

@@ -19,7 +19,7 @@ from cuedeck.errors import (
 )
 from cuedeck.workspace import open_workspace
 from cuedeck.writes import sha256_bytes, write_files
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, needs
 
 
 def _tools(root: Path) -> tuple[Any, dict[str, Any]]:
@@ -186,6 +186,7 @@ def test_create_refuses_an_existing_file_and_delete_checks_the_hash(
     assert (open_workspace(root).plugins).tools()["delete_file"].destructive
 
 
+@needs("cuedeck_search")  # the budget is counted with its tokenizer
 def test_pages_stop_at_the_token_budget_on_whole_lines(make_workspace: MakeWorkspace) -> None:
     text = "".join(f"line {n} with a few words in it\n" for n in range(1, 401))
     root = make_workspace({"big.txt": text}, config="[files]\nmax_tokens = 200\n")

@@ -24,6 +24,7 @@ from cuedeck.prose.sections import nest
 from cuedeck.scene import build_scene
 from cuedeck.serving.read_doc import read_doc
 from cuedeck.text import split_lines
+from tests.conftest import needs
 
 PROJECT = Path(__file__).parent / "sphinx_project"
 SOURCE = "docs/source"
@@ -202,6 +203,7 @@ def test_a_sphinx_section_is_cited_in_a_scene_with_the_lines_it_includes(sphinx:
     assert "setup.cfg" not in workspace.index.summary()["no_parser"]
 
 
+@needs("cuedeck_search")  # the budget is counted with its tokenizer
 def test_an_rst_document_too_large_is_outlined_from_its_headings(sphinx: Path) -> None:
     card = sphinx / ".cuedeck" / "cards" / "refund.md"
     card.write_text(CARD.replace("#refund-policy", ""), encoding="utf-8")

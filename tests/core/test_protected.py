@@ -13,7 +13,7 @@ from cuedeck.layout import protection
 from cuedeck.serving.read_doc import read_doc
 from cuedeck.workspace import open_workspace
 from cuedeck.writes import sha256_bytes
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, needs
 
 ACCESS = '[[token]]\nname = "bot"\nrole = "write"\nsha256 = "' + "a" * 64 + '"\n'
 CONFIG = '[masking]\nenabled = true\n\n[files]\ndeny = [".env"]\n'
@@ -52,25 +52,30 @@ def protected_workspace(make_workspace: MakeWorkspace) -> Path:
 
 
 #: (path, reason) a writer is refused with; readers are refused the same except control.
+def _of(plugin: str, path: str, reason: str) -> Any:
+    """A protected path a plugin declares (its extra's tox environment has no other)."""
+    return pytest.param(path, reason, marks=needs(plugin))
+
+
 REFUSED = [
     (".git/config", "git"),
     ("sub/.git/config", "git"),
     ("docs/gitdir/config", "git"),
     ("docs/gitdir/hooks/pre-commit", "git"),
     ("docs/gitconfig.md", "git"),
-    (".cuedeck/access.toml", "private"),
-    ("docs/access.toml", "private"),
-    ("docs/deck/access.toml", "private"),
+    _of("cuedeck_mcp", ".cuedeck/access.toml", "private"),
+    _of("cuedeck_mcp", "docs/access.toml", "private"),
+    _of("cuedeck_mcp", "docs/deck/access.toml", "private"),
     (".cuedeck/state.json", "private"),
     (".cuedeck/.cache/index.sqlite3", "private"),
     ("docs/cache/index.sqlite3", "private"),
     ("docs/cache/new.txt", "private"),
-    (".cuedeck/team/registry.json", "private"),
-    ("docs/deck/team/registry.json", "private"),
+    _of("cuedeck_team", ".cuedeck/team/registry.json", "private"),
+    _of("cuedeck_team", "docs/deck/team/registry.json", "private"),
     (".cuedeck/config.toml", "control"),
     ("docs/settings.toml", "control"),
     ("docs/deck/config.toml", "control"),
-    (".cuedeck/memory/default/project.json", "control"),
+    _of("cuedeck_memory", ".cuedeck/memory/default/project.json", "control"),
 ]
 
 

@@ -15,7 +15,6 @@ from cuedeck import hookimpl
 from cuedeck.plugins.host import PluginHost
 from cuedeck.workspace import open_workspace
 from cuedeck_cli.app import make_cli
-from cuedeck_mcp.paths import RATE_LIMITS_DB
 from tests.conftest import REPO, MakeWorkspace, needs_extras
 
 pytestmark = needs_extras
@@ -81,6 +80,7 @@ def test_its_error_has_its_own_code_in_the_cli_python_and_mcp(
 async def test_its_tool_is_rate_limited_as_registered_and_config_overrides_it(
     demo: Path,
 ) -> None:
+    from cuedeck_mcp.paths import RATE_LIMITS_DB
     from cuedeck_mcp.server import build_server
 
     arguments = {"path": "docs/deployment.md"}

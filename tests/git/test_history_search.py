@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from cuedeck.errors import PatternTooLarge
+from tests.conftest import needs
 from tests.git.conftest import Call, git
 
 TOKEN = "ghp_R4nd0mT0k3nV4lu3F0rTh3Fuzz3rT3st1ngX"
@@ -55,6 +56,7 @@ def test_a_guessed_prefix_of_a_secret_confirms_nothing(history: Path, call: Call
     assert len(rotated["commits"]) == 1
 
 
+@needs("cuedeck_mcp")
 def test_denied_and_private_files_are_left_out_of_history(history: Path, call: Call) -> None:
     assert call("git_search_diffs", text=PASSWORD)["commits"] == []
     assert call("git_search_diffs", text="DB_PASSWORD", match="regex")["commits"] == []

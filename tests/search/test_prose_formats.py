@@ -12,6 +12,7 @@ import pytest
 from cuedeck import open_workspace
 from cuedeck.text import split_lines
 from cuedeck_search.sections import split_sections
+from tests.conftest import needs
 
 PROJECT = Path(__file__).parents[1] / "core" / "sphinx_project"
 
@@ -33,6 +34,7 @@ def docs(tmp_path: Path) -> Path:
     return root
 
 
+@needs("cuedeck_code")
 def test_rst_sections_are_found_by_what_they_say(docs: Path) -> None:
     results = open_workspace(docs).search("refunds settled nightly", mode="keyword")
     # The project holds code: the module, with whole-file evidence, ranks first and the

@@ -15,7 +15,7 @@ from cuedeck.workspace import Workspace, open_workspace
 from cuedeck.writes import sha256_bytes
 from cuedeck_tasks.claims import ClaimStore
 from cuedeck_tasks.errors import PathsClaimed
-from tests.conftest import MakeWorkspace
+from tests.conftest import MakeWorkspace, needs
 from tests.tasks.conftest import card_text
 
 
@@ -109,6 +109,7 @@ def test_a_link_to_a_claimed_file_is_refused_too(shop: Workspace) -> None:
         _edit(shop, "src/alias.py")
 
 
+@needs("cuedeck_git")
 def test_git_tools_on_claimed_paths_are_refused(shop: Workspace) -> None:
     root = shop.root
     for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t",

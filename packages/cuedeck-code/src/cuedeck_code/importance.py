@@ -408,9 +408,11 @@ def flow(graph: CodeGraph, seeds: NDArray[np.float64]) -> NDArray[np.float64]:
         lost = rank[walk.dangling].sum()
         rank = (1 - DAMPING) * restart + DAMPING * (moved + lost * restart)
     size = len(graph.names)
+    # float from the start: bincount of no references (a workspace whose files mention
+    # no definition) gives integers, and adding the imports' weights would fail
     symbols = np.bincount(
         graph.ref_dst, weights=rank[graph.ref_src] * walk.ref_share, minlength=size
-    )
+    ).astype(np.float64)
     imported = graph.modules[graph.import_dst]
     has_module = imported >= 0
     symbols += np.bincount(
@@ -418,4 +420,4 @@ def flow(graph: CodeGraph, seeds: NDArray[np.float64]) -> NDArray[np.float64]:
         weights=(rank[graph.import_src] * walk.import_share)[has_module],
         minlength=size,
     )
-    return symbols.astype(np.float64)
+    return symbols
