@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cuedeck_code.intel.facts import Chain, Facts, empty
 from cuedeck_code.intel.walk_python_modules import PythonModules
 
 if TYPE_CHECKING:
     from cuedeck_code.imports import PathIndex
+    from cuedeck_code.intel.facts import Chain, Facts
 
 #: Decorators that make a method read like an attribute.
 PROPERTIES = frozenset({"property", "cached_property", "cachedproperty", "cached"})
@@ -45,32 +45,6 @@ def python_facts(root: Any, data: bytes, path: str, index: PathIndex) -> Facts:
 
 
 class _Walker(PythonModules):
-    def __init__(self, data: bytes, path: str, index: PathIndex) -> None:
-        self.data = data
-        self.path = path
-        self.index = index
-        self.facts = empty(path)
-        self.kinds: dict[str, str] = {"": "module"}
-
-    # -- helpers ---------------------------------------------------------------------------
-
-    def text(self, node: Any) -> str:
-        return self.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
-
-    def part(self, node: Any, name: str | None = None) -> list[Any]:
-        return [
-            self.text(node) if name is None else name,
-            node.start_point[0] + 1,
-            node.start_point[1],
-        ]
-
-    def ref(self, scope: str, owner: str, role: str, chain: Chain) -> None:
-        if chain and any(p[0] not in ("()", "[]", "?") for p in chain):
-            self.facts["refs"].append([scope, owner, role, chain])
-
-    def var(self, scope: str, name: str, how: str, chain: Chain | None = None) -> None:
-        self.facts["vars"].append([scope, name, how, chain or []])
-
     # -- statements ------------------------------------------------------------------------
 
     def block(self, node: Any, scope: str, owner: str, in_class: bool) -> None:

@@ -5,24 +5,13 @@ nearest the importing file first (a ``src/`` layout's package from ``tests/``)."
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from cuedeck_code.imports import PathIndex
-    from cuedeck_code.intel.facts import Chain, Facts
+from cuedeck_code.intel.walk_base import FactWalker
 
 
-class PythonModules:
+class PythonModules(FactWalker):
     """The import statements of the Python walker, which provides the rest."""
-
-    path: str
-    index: PathIndex
-    facts: Facts
-
-    if TYPE_CHECKING:
-
-        def text(self, node: Any) -> str: ...
-        def var(self, scope: str, name: str, how: str, chain: Chain | None = None) -> None: ...
 
     def imports(self, node: Any, scope: str) -> None:
         binds = self.facts["binds"]

@@ -7,27 +7,17 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from cuedeck_code.imports import PathIndex
-    from cuedeck_code.intel.facts import Chain, Facts
+from cuedeck_code.intel.walk_base import FactWalker
 
 #: What a relative specifier may leave off.
 SUFFIXES = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 
 
-class ScriptModules:
+class ScriptModules(FactWalker):
     """The module statements of the script walker, which provides the rest."""
-
-    path: str
-    index: PathIndex
-    facts: Facts
 
     if TYPE_CHECKING:
 
-        def text(self, node: Any) -> str: ...
-        def part(self, node: Any, name: str | None = None) -> list[Any]: ...
-        def var(self, scope: str, name: str, how: str, chain: Chain | None = None) -> None: ...
-        def ref(self, scope: str, owner: str, role: str, chain: Chain) -> None: ...
         def node(self, node: Any, scope: str, owner: str) -> None: ...
 
     def source(self, node: Any) -> str | None:
