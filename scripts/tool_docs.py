@@ -96,6 +96,8 @@ def fresh_replies() -> dict[str, Any]:
         home = Path(tmp) / "home"
         home.mkdir()
         os.environ["GIT_CONFIG_GLOBAL"] = str(home / "gitconfig")
+        # The user's embedding cache would give examples vectors this machine made earlier.
+        os.environ["XDG_CACHE_HOME"] = str(home / "cache")
         return run_examples(demo_copy(Path(tmp)))
 
 

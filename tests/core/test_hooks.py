@@ -650,6 +650,40 @@ def test_hook_register_processes(
     assert "listing broken processes failed: ZeroDivisionError: a bug in a lister" in caplog.text
 
 
+class IndexReports:
+    @hookimpl
+    def register_index_reports(self, register: Any) -> None:
+        def tags(workspace: Any) -> dict[str, Any]:
+            count = len(workspace.documents)
+            return {"name": "tags", "ready": True, "summary": f"{count} tags", "details": {}}
+
+        def broken(workspace: Any) -> None:
+            raise ZeroDivisionError("a bug in a reporter")
+
+        register("tags", tags)
+        register("broken", broken)
+        register("none here", lambda workspace: None)
+
+
+def test_hook_register_index_reports(
+    make_workspace: MakeWorkspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    from cuedeck.serving.indexes import index_reports
+
+    pm = make_plugin_host(entry_points=False)
+    pm.register(IndexReports(), name="reports")
+    workspace = open_workspace(make_workspace(FILES), plugins=pm)
+    with caplog.at_level("WARNING", logger="cuedeck"):
+        found = index_reports(workspace)
+    # Core's document index first, then each plugin's by name; None is no index there.
+    assert [(r["name"], r["summary"]) for r in found] == [
+        ("documents", "2 files (markdown 2)"),
+        ("tags", "2 tags"),
+    ]
+    assert found[0]["details"] == {"files": 2, "languages": {"markdown": 2}}
+    assert "reporting broken's index failed: ZeroDivisionError: a bug in a reporter" in caplog.text
+
+
 def parse_calc(path: str, data: bytes, context: ParseContext) -> Document:
     text = data.decode()
     return Document(

@@ -152,3 +152,10 @@ def register_code_rankers(register: RegisterNamed) -> None:
     from cuedeck_code.importance import ImportanceRanker
 
     register("importance", ImportanceRanker())
+
+
+@hookimpl
+def register_index_reports(register: RegisterNamed) -> None:
+    from cuedeck_code.intel.report import graph_report
+
+    register("code graph", graph_report)

@@ -503,3 +503,25 @@ def register_init_steps(register: RegisterNamed) -> None:
         def register_init_steps(register):
             register("pre-commit", PreCommitStep())  # cue init --pre-commit
     """
+
+
+@hookspec
+def register_index_reports(register: RegisterNamed) -> None:
+    """Register reporters of the indexes a plugin keeps for a workspace.
+
+    Called when a team server describes a shared repository (``global_repo_status``, the
+    ``cidx-meta-global`` catalog). ``register(name, reporter)`` takes
+    ``reporter(workspace) -> IndexReport | None`` (:class:`cuedeck.serving.indexes.IndexReport`:
+    whether the index is ready, a one-line summary and its figures); None when the
+    plugin keeps no such index there. A reporter must not build anything: it says what
+    is there. One that raises is logged and skipped. Core reports the document index,
+    the search package its keyword postings and vectors, the code package its graph and
+    SCIP indexes.
+
+    Example::
+
+        @hookimpl
+        def register_index_reports(register):
+            register("ctags", lambda workspace: {"name": "ctags", "ready": True,
+                                                 "summary": "1,204 tags", "details": {}})
+    """

@@ -100,3 +100,10 @@ def register_commands(register: RegisterCommand) -> None:
         "cuedeck_search.command:search",
         help="Search docs, cards, markdown and code: best files first, with the matching sections.",
     )
+
+
+@hookimpl
+def register_index_reports(register: RegisterNamed) -> None:
+    from cuedeck_search.report import search_report
+
+    register("search", search_report)

@@ -30,6 +30,12 @@ def register_tools(register: RegisterTool) -> None:
         team + "refresh_golden_repo", category="repositories", idempotent=True, permission=admin
     )
     register(
+        team + "set_global_repo_description",
+        category="repositories",
+        idempotent=True,
+        permission=admin,
+    )
+    register(
         team + "remove_golden_repo", category="repositories", destructive=True, permission=admin
     )
     register(team + "activate_repository", category="repositories", permission=own)

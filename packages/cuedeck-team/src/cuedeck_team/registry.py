@@ -65,6 +65,12 @@ CREATE TABLE IF NOT EXISTS components (
     added TEXT NOT NULL,
     PRIMARY KEY (owner, alias, golden)
 );
+CREATE TABLE IF NOT EXISTS descriptions (
+    alias TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    set_by TEXT NOT NULL,
+    set_at TEXT NOT NULL
+);
 """
 
 
@@ -112,6 +118,15 @@ class Shared:
     created_by: str
     indexed: str
     generation: str
+
+
+@attrs.frozen
+class Description:
+    """What an admin wrote about a shared repository, who and when."""
+
+    text: str
+    set_by: str
+    set_at: str
 
 
 @attrs.frozen
@@ -196,9 +211,26 @@ class Registry:
         _update(self, "shared", "alias = ?", (alias,), changes)
 
     def drop_shared(self, alias: str) -> None:
-        """Forget the shared repository ``alias``."""
+        """Forget the shared repository ``alias`` (and the description an admin gave it)."""
         with self.connect(write=True) as db:
             db.execute("DELETE FROM shared WHERE alias = ?", (alias,))
+            db.execute("DELETE FROM descriptions WHERE alias = ?", (alias,))
+
+    def descriptions(self) -> dict[str, Description]:
+        """The descriptions admins gave shared repositories, by alias."""
+        with self.connect() as db:
+            rows = db.execute("SELECT alias, text, set_by, set_at FROM descriptions").fetchall()
+        return {row[0]: Description(*row[1:]) for row in rows}
+
+    def describe_shared(self, alias: str, text: str, by: str) -> None:
+        """Give the shared repository ``alias`` the description ``text`` (empty: none)."""
+        with self.connect(write=True) as db:
+            db.execute("DELETE FROM descriptions WHERE alias = ?", (alias,))
+            if text:
+                db.execute(
+                    "INSERT INTO descriptions (alias, text, set_by, set_at) VALUES (?, ?, ?, ?)",
+                    (alias, text, by, now()),
+                )
 
     # -- activations and composites ---------------------------------------------------------
 

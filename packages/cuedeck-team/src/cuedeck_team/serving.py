@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, Literal
 
 from cuedeck_mcp.repositories import Target
-from cuedeck_team import activations, shared
+from cuedeck_team import activations, catalog, shared
 from cuedeck_team.errors import RepositoryRequired
 from cuedeck_team.registry import is_global
 
@@ -124,7 +124,10 @@ class TeamRepositories:
 
     def _repository(self, alias: str, caller: Caller) -> Target:
         """The repository ``alias`` names for ``caller``, or 1400."""
-        if is_global(alias):
+        if alias == catalog.CATALOG_ALIAS:
+            folder, kind = catalog.ensure(self.team), "shared"
+            generation = catalog.CATALOG_GENERATION
+        elif is_global(alias):
             record = shared.find(self.team, alias)
             folder, kind, generation = self.team.shared_path(record), "shared", record.generation
         else:
@@ -190,7 +193,7 @@ class TeamRepositories:
         if not self._runtimes or (not force and now - self._checked < STALE_CHECK_SECONDS):
             return
         self._checked = now
-        live = self.team.registry.generations()
+        live = self.team.registry.generations() | {catalog.CATALOG_GENERATION}
         for generation in [g for g in self._runtimes if g not in live]:
             self._runtimes.pop(generation).close()
 

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.progress import report
 from cuedeck_mcp.errors import UnknownRepository
 from cuedeck_team import gitops
+from cuedeck_team.catalog import CATALOG_ALIAS
 from cuedeck_team.disk import footprint, remove_tree
 from cuedeck_team.home import index_workspace, prepare_workspace
 from cuedeck_team.registry import global_alias, now
 
 if TYPE_CHECKING:
     from cuedeck_team.home import Team
-    from cuedeck_team.registry import Shared
+    from cuedeck_team.registry import Description, Shared
 
 
 def find(team: Team, alias: str) -> Shared:
@@ -51,6 +52,12 @@ def register(
 ) -> dict[str, Any]:
     """Clone ``source`` as the shared repository ``<alias>-global`` and index it."""
     name = global_alias(alias)
+    if name == CATALOG_ALIAS:
+        from cuedeck.errors import InvalidInput
+
+        raise InvalidInput(
+            f"{name} is the catalog of shared repositories: pick another alias", field="alias"
+        )
     url = gitops.check_source(source, team.root)
     if branch is not None:
         from cuedeck_git.refs import check_ref_name
@@ -131,9 +138,11 @@ def remove(team: Team, alias: str) -> dict[str, Any]:
     }
 
 
-def describe(team: Team, record: Shared, *, detail: bool = False) -> dict[str, Any]:
+def describe(
+    team: Team, record: Shared, *, detail: bool = False, described: Description | None = None
+) -> dict[str, Any]:
     """What ``list_global_repos`` (and, with ``detail``, ``global_repo_status``) says of a
-    shared repository."""
+    shared repository; ``described`` is what an admin wrote of it."""
     folder = team.shared_path(record)
     entry: dict[str, Any] = {
         "alias": record.alias,
@@ -143,12 +152,16 @@ def describe(team: Team, record: Shared, *, detail: bool = False) -> dict[str, A
         "indexed_at": record.indexed,
         "registered_at": record.created,
         "registered_by": record.created_by,
+        "description": described.text if described is not None else "",
     }
     if detail:
+        from cuedeck.serving.indexes import index_reports
+
         with team.open(folder) as workspace:
             index = workspace.index
             index.refresh()  # the files on disk are the truth; cheap when nothing changed
             entry["files"] = len(index.paths)
+            entry["indexes"] = index_reports(workspace)
         size = footprint(folder)
         entry["disk_bytes"] = size.total
         entry["branches"] = sorted(
@@ -156,3 +169,11 @@ def describe(team: Team, record: Shared, *, detail: bool = False) -> dict[str, A
             for ref in gitops.refs(folder, "refs/remotes/origin/")
         )
     return entry
+
+
+def set_description(team: Team, alias: str, text: str, *, by: str) -> dict[str, Any]:
+    """Give the shared repository ``alias`` the description ``text`` (empty: remove it);
+    the catalog shows it from the next read."""
+    record = find(team, alias)
+    team.registry.describe_shared(record.alias, text.strip(), by)
+    return {"success": True, "alias": record.alias, "description": text.strip()}

@@ -18,6 +18,7 @@ from typing import (
 from typing_extensions import TypedDict
 
 from cuedeck.serving.confirmation import ConfirmationAsked, ConfirmationToken
+from cuedeck.serving.indexes import IndexReport  # noqa: TC001 (pydantic reads the schema)
 
 if TYPE_CHECKING:
     import pydantic
@@ -48,14 +49,24 @@ class GlobalRepo(TypedDict):
     indexed_at: str
     registered_at: str
     registered_by: str
+    description: str
 
 
 class GlobalRepoStatus(GlobalRepo):
-    """A shared repository with its index and branches (``global_repo_status``)."""
+    """A shared repository with its indexes and branches (``global_repo_status``)."""
 
     files: int
     disk_bytes: int
     branches: list[str]
+    indexes: list[IndexReport]
+
+
+class RepoDescribed(TypedDict):
+    """The reply of ``set_global_repo_description``."""
+
+    success: bool
+    alias: str
+    description: str
 
 
 class Indexed(TypedDict):
@@ -231,15 +242,47 @@ def list_global_repos(workspace: Workspace) -> list[GlobalRepo]:
     from cuedeck_team.shared import describe
 
     team = _team(workspace)
-    return [describe(team, record) for record in team.registry.shared()]  # type: ignore[misc]
+    described = team.registry.descriptions()
+    return [
+        describe(team, record, described=described.get(record.alias))  # type: ignore[misc]
+        for record in team.registry.shared()
+    ]
 
 
 def global_repo_status(workspace: Workspace, repository_alias: Alias) -> GlobalRepoStatus:
-    """Show one shared repository: source, branch, head, files indexed, disk use, branches."""
+    """Show one shared repository: source, head, files, disk use, branches, indexes.
+
+    The indexes are those that exist: documents, keyword and semantic search (how many
+    sections are embedded), the code graph and each SCIP index loaded.
+    """
     from cuedeck_team.shared import describe, find
 
     team = _team(workspace)
-    return describe(team, find(team, repository_alias), detail=True)  # type: ignore[return-value]
+    record = find(team, repository_alias)
+    described = team.registry.descriptions().get(record.alias)
+    return describe(team, record, detail=True, described=described)  # type: ignore[return-value]
+
+
+def set_global_repo_description(
+    workspace: Workspace,
+    repository_alias: Alias,
+    description: Annotated[
+        str,
+        pydantic.Field(
+            description="What the repository is, for members (empty: remove)", max_length=2000
+        ),
+    ],
+) -> RepoDescribed:
+    """Describe a shared repository for members (admin), in its catalog entry.
+
+    Shown by list_global_repos and in the cidx-meta-global catalog
+    (get_file_content('cidx-meta-global', 'NAME-global.md')); an empty text removes it.
+    """
+    from cuedeck_team.shared import set_description
+
+    return set_description(  # type: ignore[return-value]
+        _team(workspace), repository_alias, description, by=_user()
+    )
 
 
 def add_golden_repo(
