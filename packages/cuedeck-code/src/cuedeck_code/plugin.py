@@ -158,4 +158,4 @@ def register_code_rankers(register: RegisterNamed) -> None:
 def register_index_reports(register: RegisterNamed) -> None:
     from cuedeck_code.intel.report import graph_report
 
-    register("code graph", graph_report)
+    register("code_graph", graph_report)
