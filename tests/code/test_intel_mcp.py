@@ -60,8 +60,11 @@ async def test_every_scip_tool_over_stdio(make_workspace: MakeWorkspace) -> None
         found = result.structured_content
         assert found["results"][0]["symbol"] == "shop.base/Store#price()"
         assert found["text"] == "method shop.base/Store#price() (shop/base.py:6)"
-        # The model reads the compact line in the reply's text.
-        assert "method shop.base/Store#price() (shop/base.py:6)" in result.content[0].text
+        # The model reads the compact line in the reply's text, once: the results the
+        # line already says are not drawn again as a table (reads_as="text").
+        text = result.content[0].text
+        assert text.count("shop/base.py") == 1, text
+        assert "method shop.base/Store#price() (shop/base.py:6)" in text
         # repository_alias naming the one workspace is the same call (a team server
         # resolves it to one of its repositories).
         alias = await use(

@@ -27,6 +27,23 @@ def test_text_and_code_come_as_they_are_after_the_short_fields() -> None:
     assert structured(page) is page and json.loads(compact_json(page)) == page
 
 
+def test_a_reply_read_as_its_text_leaves_out_the_lists_it_says() -> None:
+    value = {
+        "symbol": "Store.price",
+        "results": [{"file_path": "shop/base.py", "line": 6}, {"file_path": "app.py", "line": 3}],
+        "has_more": False,
+        "next_offset": None,
+        "text": "shop/base.py:6 method Store.price\napp.py:3 call in main()",
+    }
+    assert reply_text(value, "text") == (
+        "symbol: Store.price\nhas_more: false\n"
+        "shop/base.py:6 method Store.price\napp.py:3 call in main()"
+    )
+    # Without it (or when the field is no text), every field is drawn.
+    assert "file_path | line" in reply_text(value)
+    assert "file_path | line" in reply_text({**value, "text": None}, "text")
+
+
 def test_a_fence_is_longer_than_any_inside_the_text() -> None:
     scene = "# Scene\n\n```python\nx = 1\n```\n\n````text\nnested\n````\n"
     lines = reply_text({"text": scene}).splitlines()

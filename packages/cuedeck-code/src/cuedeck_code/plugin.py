@@ -79,11 +79,16 @@ def register_tools(register: RegisterTool) -> None:
     intel = "cuedeck_code.intel.tools"
     for name in ("scip_definition", "scip_references", "scip_dependencies", "scip_dependents",
                  "scip_impact", "scip_callchain"):  # fmt: skip
-        register(f"{intel}:{name}", category="scip", read_only=True, idempotent=True)
+        register(
+            f"{intel}:{name}", category="scip", read_only=True, idempotent=True, reads_as="text"
+        )
     overview = "cuedeck_code.intel.overview"
     for name in ("scip_context", "scip_call_graph", "scip_status"):
-        register(f"{overview}:{name}", category="scip", read_only=True, idempotent=True)
-    register(f"{overview}:scip_generate", category="scip")
+        register(
+            f"{overview}:{name}", category="scip", read_only=True, idempotent=True, reads_as="text"
+        )
+    # Its reply's lists say which indexers ran and how: the text covers them too.
+    register(f"{overview}:scip_generate", category="scip", reads_as="text")
     # The map is what an agent reads first: a scene tool, in the core profile.
     register("cuedeck_code.repomap:repo_map", category="scene", read_only=True, idempotent=True)
 

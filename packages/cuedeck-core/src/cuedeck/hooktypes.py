@@ -273,5 +273,6 @@ class RegisterTool(Protocol):
         rate_limit: RateLimit | None = None,
         permission: str | None = None,
         writes: str | None = None,
+        reads_as: str | None = None,
         replace: bool = False,
     ) -> None: ...

@@ -423,7 +423,7 @@ class ServedTool(FastMCPTool):
             text = compact_json(value)  # the specification's clients read the JSON
         else:
             # Code and text as they are, not JSON-escaped; a reflects block as its line.
-            text = reply_text(value)
+            text = reply_text(value, self._tool.reads_as)
         content = [TextContent(type="text", text=text)]
         if wrapped:
             return ToolResult(

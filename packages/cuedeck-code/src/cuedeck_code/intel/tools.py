@@ -156,7 +156,7 @@ def scip_references(
         )
     return {
         "symbol": symbol,
-        "matched": [t.display for t in targets],
+        "matched": list(dict.fromkeys(t.display for t in targets)),  # overloads: one each
         "total_results": len(edges),
         "results": results,
         "has_more": more,
@@ -241,7 +241,7 @@ def _related(
     ]
     return {
         "symbol": symbol,
-        "matched": [t.display for t in targets],
+        "matched": list(dict.fromkeys(t.display for t in targets)),  # overloads: one each
         "total_results": len(ordered),
         "results": results,
         "has_more": more,
@@ -307,7 +307,7 @@ def scip_impact(
     ]
     return {
         "target_symbol": targets[0].display,
-        "matched": [t.display for t in targets],
+        "matched": list(dict.fromkeys(t.display for t in targets)),  # overloads: one each
         "depth_analyzed": depth,
         "total_affected": len(rows),
         "truncated": truncated or len(rows) > limit,

@@ -183,6 +183,7 @@ class Tool:
         rate_limit: RateLimit | None = None,
         permission: str | None = None,
         writes: str | None = None,
+        reads_as: str | None = None,
     ) -> None:
         if permission is not None and permission not in PERMISSIONS:
             raise InvalidInput(
@@ -204,6 +205,10 @@ class Tool:
         #: the tool changes: such a tool takes ``force`` too, and its calls pass
         #: :func:`cuedeck.plugins.claims.guard_writes` before it runs.
         self.writes = writes
+        #: The reply field that already says, in lines for a model, what its lists hold:
+        #: the model reads it (with the reply's short fields) instead of every list
+        #: drawn again as a table; programs still get every field.
+        self.reads_as = reads_as
         if not isinstance(target, str):
             self.check()
         elif not IMPORT_PATH.fullmatch(target):

@@ -50,8 +50,12 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def reply_text(value: Any) -> str:
+def reply_text(value: Any, reads_as: str | None = None) -> str:
     """``value`` (JSON-like) as a model reads it.
+
+    ``reads_as`` names a field of a tool's reply that already says in lines for a model
+    what its lists hold (a tool registered with ``reads_as=``): the model reads that
+    text after the reply's short fields, and the lists are not drawn again.
 
     An object is one ``key: value`` line a field, ``null`` fields left out (a reply's
     structured content still has them); what holds no text of several lines and no list
@@ -66,6 +70,8 @@ def reply_text(value: Any) -> str:
 
     if isinstance(value, str):
         return value
+    if reads_as is not None and isinstance(value, dict) and isinstance(value.get(reads_as), str):
+        return _read_as(value, reads_as)
     lines: list[str] = []
     if isinstance(value, dict):
         line = reply_line(value)
@@ -76,6 +82,23 @@ def reply_text(value: Any) -> str:
         _items(value, lines, "")
     else:
         lines.append(_inline(value))
+    return "\n".join(lines)
+
+
+def _read_as(value: dict[str, Any], field: str) -> str:
+    """The short fields of ``value`` (paging, counts, notes), then its ``field`` text as it
+    is, then its ``reflects`` line: what lists and tables hold, the text already says."""
+    from cuedeck.watch.reflects import reply_line
+
+    line = reply_line(value)
+    lines = [
+        f"{key}: {_inline(item)}"
+        for key, item in value.items()
+        if key not in (field, "reflects") and item is not None and not _is_block(item)
+    ]
+    lines.append(value[field])
+    if line:
+        lines.append(line)
     return "\n".join(lines)
 
 
