@@ -33,7 +33,13 @@ class TeamSettings:
     jwks_file: str = setting(
         "",
         "The identity provider's JSON Web Key Set, a file the operator keeps current "
-        "(re-read when it changes); nothing is downloaded.",
+        "(re-read when it changes). Set this or `jwks_url`.",
+    )
+    jwks_url: str = setting(
+        "",
+        "The identity provider's `jwks_uri` (https; http only on a loopback address): "
+        "fetched when first needed, again after its max-age (an hour at most) or when a "
+        "token names a key it lacks, at most every 30 s.",
     )
     role_claim: str = setting(
         "cuedeck_role",

@@ -3,25 +3,25 @@ MCP authorization specification describes (docs/teams.md, "Sign-in").
 
 A client gets a JWT access token from the team's identity provider and sends it as its
 bearer token. The server checks its signature against the provider's JSON Web Key Set (a
-file the operator keeps current: re-read when it changes, nothing downloaded), the key id
-it names, its issuer, its audience (this server) and its expiry; the member is the token's
-subject and their role the configured claim (or a ``cuedeck:<role>`` scope). Every refusal
-is :class:`~cuedeck_team.errors.SignInRefused` (1410) with its reason.
+file the operator keeps current, or the provider's URL: :mod:`cuedeck_team.key_sets`),
+the key id it names, its issuer, its audience (this server) and its expiry; the member is
+the token's subject and their role the configured claim (or a ``cuedeck:<role>`` scope).
+Every refusal is :class:`~cuedeck_team.errors.SignInRefused` (1410) with its reason.
 """
 
 from __future__ import annotations
 
-import json
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from cuedeck_team.errors import SignInMisconfigured, SignInRefused
+from cuedeck_team.key_sets import FileKeys, UrlKeys
 
 if TYPE_CHECKING:
     from cuedeck.plugins.tools import Role
+    from cuedeck_team.key_sets import KeySource
     from cuedeck_team.settings import TeamSettings
 
 #: Signature algorithms accepted (asymmetric only: a shared secret is no key set).
@@ -45,23 +45,29 @@ def looks_like_jwt(token: str) -> bool:
 
 class JwtSignIn:
     """Checks access tokens of the issuer ``[team] jwt_issuer`` for the audience
-    ``[team] jwt_audience`` against the key set in ``[team] jwks_file``."""
+    ``[team] jwt_audience`` against the key set of ``[team] jwks_file`` or ``jwks_url``."""
 
     def __init__(self, settings: TeamSettings, home: Path) -> None:
-        if not settings.jwt_audience or not settings.jwks_file:
+        if not settings.jwt_audience or not (settings.jwks_file or settings.jwks_url):
             raise SignInMisconfigured(
-                "[team] jwt_issuer is set without jwt_audience and jwks_file",
-                help="set [team] jwt_audience (this server's URL) and jwks_file (the "
-                "identity provider's key set)",
+                "[team] jwt_issuer is set without jwt_audience and a key set",
+                help="set [team] jwt_audience (this server's URL) and jwks_url (the identity "
+                "provider's jwks_uri) or jwks_file (its key set, kept current by you)",
+            )
+        if settings.jwks_file and settings.jwks_url:
+            raise SignInMisconfigured(
+                "[team] jwks_file and jwks_url are both set: the keys must come from one",
+                help="keep one of them",
             )
         self.issuer = settings.jwt_issuer
         self.audience = settings.jwt_audience
         self.role_claim = settings.role_claim
-        jwks = Path(settings.jwks_file).expanduser()
-        self.jwks_path = jwks if jwks.is_absolute() else home / jwks
-        self._keys: dict[str, Any] = {}
-        self._seen: tuple[int, int] | None = None
-        self._lock = threading.Lock()
+        self.key_set: KeySource
+        if settings.jwks_url:
+            self.key_set = UrlKeys(settings.jwks_url)
+        else:
+            jwks = Path(settings.jwks_file).expanduser()
+            self.key_set = FileKeys(jwks if jwks.is_absolute() else home / jwks)
 
     def metadata(self) -> dict[str, Any]:
         """The protected resource metadata (RFC 9728)."""
@@ -73,27 +79,9 @@ class JwtSignIn:
             "resource_name": "CueDeck team server",
         }
 
-    def keys(self) -> dict[str, Any]:
-        """Key id -> key, from the key set file (re-read when it changed); 1411 when it
-        cannot be read."""
-        import jwt
-
-        try:
-            stat = self.jwks_path.stat()
-            seen = (stat.st_mtime_ns, stat.st_size)
-            with self._lock:
-                if seen != self._seen:
-                    data = json.loads(self.jwks_path.read_text(encoding="utf-8"))
-                    found = jwt.PyJWKSet.from_dict(data)
-                    self._keys = {key.key_id: key for key in found.keys if key.key_id}
-                    self._seen = seen
-                return self._keys
-        except (OSError, ValueError, jwt.PyJWTError) as exc:
-            raise SignInMisconfigured(
-                f"the identity provider's key set cannot be read ({type(exc).__name__}: {exc})",
-                path=str(self.jwks_path),
-                help="point [team] jwks_file at the provider's JWKS document (a JSON file)",
-            ) from None
+    def keys(self, wanted: str | None = None) -> dict[str, Any]:
+        """Key id -> key of the provider's key set; 1411 when it cannot be had."""
+        return self.key_set.keys(wanted=wanted)
 
     def verify(self, token: str) -> SignedInMember:
         """The member ``token`` names, or 1410 with the reason it is refused."""
@@ -103,13 +91,16 @@ class JwtSignIn:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
             raise _refused("malformed", "the access token is not a JWT") from None
-        key = self.keys().get(str(header.get("kid", "")))
+        kid = str(header.get("kid", ""))
+        key = self.keys(kid).get(kid)
         if key is None:
             raise _refused(
                 "unknown_key",
                 "the access token is signed with a key the identity provider's key set "
                 "does not hold",
-                help="the provider rotated its keys: update [team] jwks_file",
+                help="the provider rotated its keys: update [team] jwks_file"
+                if isinstance(self.key_set, FileKeys)
+                else "the provider's key set, fetched again for it (at most every 30 s), lacks it",
             )
         try:
             claims = jwt.decode(
