@@ -296,23 +296,21 @@ class CodeIntel:
         names = NameLookup(fetch, paths)
         ids = symbol_ids(self.store) if cold else LazyIds(self.store)
         rows: list[tuple[int, int, int, int]] = []
-        resolved: list[int] = []
         for path, found in facts.items():
-            if found is None or path in precise:
+            if found is None or path in precise or ids.get(path) is None:
                 continue
-            file_ids = ids.get(path)
-            if file_ids is None:
-                continue
-            resolved.append(file_ids[""])
             edges = FileResolver(path, languages.get(path, ""), found, names).edges()
             rows.extend(edge_rows(edges, ids))
+        if cold:
+            rows.sort()  # in the table's order: appended, not scattered, pages full
         with self.store.transaction() as db:
-            files = [(path,) for path in facts if path not in precise]
-            db.executemany(
-                "DELETE FROM edges WHERE source = 0 AND src IN "
-                "(SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE f.path = ?)",
-                files,
-            )
+            if not cold:
+                files = [(path,) for path in facts if path not in precise]
+                db.executemany(
+                    "DELETE FROM edges WHERE source = 0 AND src IN "
+                    "(SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE f.path = ?)",
+                    files,
+                )
             db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, 0)", rows)
         return len(rows)
 
@@ -337,15 +335,15 @@ class CodeIntel:
         return fetch
 
     def _memory_fetch(self) -> Callable[[str, str], list[Row]]:
-        table: dict[tuple[str, str], list[Row]] = {}
+        table: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
         for row in self.store.query(
             "SELECT COALESCE(s.ns, f2.path), n.name, n.kind, f.path, n.line, n.end_line, "
             "n.target_ns, n.target_name, n.extra FROM names n JOIN files f ON f.id = n.file "
             "LEFT JOIN spaces s ON s.id = -n.space LEFT JOIN files f2 ON f2.id = n.space"
         ):
-            table.setdefault((row[0], row[1]), []).append(decoded_row(row[2:]))
+            table.setdefault((row[0], row[1]), []).append(row[2:])
 
-        def fetch(ns: str, name: str) -> list[Row]:
-            return table.get((ns, name), [])
+        def fetch(ns: str, name: str) -> list[Row]:  # decoded when first asked (memoised)
+            return [decoded_row(row) for row in table.get((ns, name), ())]
 
         return fetch
