@@ -29,6 +29,11 @@ class Spaces:
         self.store = store
         self.known: dict[str, int | None] = {}
 
+    def forget(self, namespaces: set[str]) -> None:
+        """Look ``namespaces`` up again (their files were just written)."""
+        for ns in namespaces:
+            self.known.pop(ns, None)
+
     def get(self, ns: str) -> int | None:
         if ns not in self.known:
             found = self.store.query("SELECT id FROM files WHERE path = ?", (ns,))
@@ -106,8 +111,8 @@ def drop_file(db: Any, file_id: int) -> None:
     db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
 
-def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: str) -> None:
-    """Write a file's names, keeping the ids of the definitions it still has."""
+def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: str) -> int:
+    """Write a file's names, keeping the ids of the definitions it still has; its id."""
     row = db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
     if row is None:
         file_id = db.execute(
@@ -179,6 +184,7 @@ def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: 
         "target_name, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         insert,
     )
+    return int(file_id)
 
 
 def symbol_ids(store: GraphStore) -> dict[str, dict[str, int]]:

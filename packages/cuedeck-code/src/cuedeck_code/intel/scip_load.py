@@ -57,6 +57,7 @@ def load_index(workspace: Workspace, indexer: str, path: Path) -> dict[str, Any]
                 f"{index.tool} {index.version}".strip(),
             ),
         )
+    intel.forget()  # the files' source changed on the graph's own connection
     return {"documents": len(files), "edges": len(edges)}
 
 

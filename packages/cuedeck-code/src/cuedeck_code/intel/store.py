@@ -68,6 +68,7 @@ class GraphStore:
         self.path = root / FILE
         self.lock = threading.RLock()
         self._connection: sqlite3.Connection | None = None
+        self._opened = 0  # connections opened so far
 
     def db(self) -> sqlite3.Connection:
         if self._connection is None or not self.path.exists():
@@ -85,6 +86,7 @@ class GraphStore:
             connection.executescript(_TABLES)
             connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA,))
             self._connection = connection
+            self._opened += 1
         return self._connection
 
     def close(self) -> None:
@@ -107,6 +109,13 @@ class GraphStore:
     def query(self, sql: str, parameters: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
         with self.lock:
             return self.db().execute(sql, parameters).fetchall()
+
+    def data_version(self) -> tuple[int, int]:
+        """Changes when another connection (another process) commits to the database,
+        or this store opens it again: what was read from it may be stale."""
+        with self.lock:
+            version = self.db().execute("PRAGMA data_version").fetchone()[0]
+            return (self._opened, int(version))
 
     def files(self) -> dict[str, tuple[int, str, str, str, str]]:
         """Path -> ``(id, sha256, interface, source, ns)`` of every file held."""
