@@ -153,6 +153,4 @@ def test_a_graph_another_process_wrote_is_read_again(make_workspace: MakeWorkspa
     names = intel.store.query("SELECT n.name FROM names n JOIN files f ON f.id = n.file "
                               "WHERE f.path = 'shop/base.py'")  # fmt: skip
     assert ("Store.checkout",) in names and ("Store.pay",) not in names
-    assert ("app.py", "main", "shop/base.py", "Store.checkout") in {
-        row[:4] for row in graph(root)
-    }
+    assert ("app.py", "main", "shop/base.py", "Store.checkout") in {row[:4] for row in graph(root)}

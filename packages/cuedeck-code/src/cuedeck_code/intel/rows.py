@@ -161,11 +161,11 @@ def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: 
             reused.add(number)
         else:
             number = None
-        name = entry[2]
-        rows.append(
-            (number, entry[1], name_key(name), name, name.rpartition(".")[2], entry[3], file_id,
-             *entry[4:])
-        )  # fmt: skip
+        name, kind = entry[2], entry[3]
+        short = (
+            name_key(name.rpartition(".")[2]) if kind not in ("import", "var", "module") else None
+        )
+        rows.append((number, entry[1], name_key(name), name, short, kind, file_id, *entry[4:]))
     gone = [number for number in kept.values() if number not in reused]
     if gone:
         marks = ",".join("?" * len(gone))
@@ -175,12 +175,12 @@ def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: 
     update = [r for r in rows if r[0] is not None]
     insert = [r[1:] for r in rows if r[0] is None]
     db.executemany(
-        "UPDATE names SET space = ?, key = ?, name = ?, short = ?, kind = ?, file = ?, line = ?, "
-        "end_line = ?, target_ns = ?, target_name = ?, extra = ? WHERE id = ?",
+        "UPDATE names SET space = ?, key = ?, name = ?, short_key = ?, kind = ?, file = ?, "
+        "line = ?, end_line = ?, target_ns = ?, target_name = ?, extra = ? WHERE id = ?",
         [(*r[1:], r[0]) for r in update],
     )
     db.executemany(
-        "INSERT INTO names (space, key, name, short, kind, file, line, end_line, target_ns, "
+        "INSERT INTO names (space, key, name, short_key, kind, file, line, end_line, target_ns, "
         "target_name, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         insert,
     )
