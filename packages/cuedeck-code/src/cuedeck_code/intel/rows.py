@@ -45,6 +45,43 @@ class Spaces:
         return self.known[ns]
 
 
+class Importers:
+    """The files that import each namespace (their module-level ``import`` rows), kept
+    in memory between refreshes: the names table has no index by an import's target,
+    and one would cost its size."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self.by_target: dict[str, set[str]] | None = None
+        self.of: dict[str, set[str]] = {}
+
+    def users(self, namespaces: set[str]) -> set[str]:
+        if self.by_target is None:
+            self.by_target, self.of = {}, {}
+            for path, target in self.store.query(
+                "SELECT f.path, n.target_ns FROM names n JOIN files f ON f.id = n.file "
+                "WHERE n.kind = 'import' AND n.target_ns IS NOT NULL"
+            ):
+                self.by_target.setdefault(target, set()).add(path)
+                self.of.setdefault(path, set()).add(target)
+        return {path for ns in namespaces for path in self.by_target.get(ns, ())}
+
+    def wrote(self, path: str, facts: Facts | None) -> None:
+        """``path``'s import rows were written as :func:`write_file` does (None: dropped)."""
+        if self.by_target is None:
+            return
+        for target in self.of.pop(path, ()):
+            self.by_target[target].discard(path)
+        if facts is not None:
+            targets = {b[2] for b in facts["binds"] if b[0] == "" and b[2] is not None}
+            self.of[path] = targets
+            for target in targets:
+                self.by_target.setdefault(target, set()).add(path)
+
+    def forget(self) -> None:
+        self.by_target = None
+
+
 def decoded_row(row: Any) -> Row:
     """A names row with its extra decoded (chains unpacked)."""
     kind, path, line, end_line, target_ns, target_name, extra = row

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck_code.intel.rows import (
+    Importers,
     LazyIds,
     Spaces,
     decoded_row,
@@ -77,6 +78,7 @@ class CodeIntel:
         self._extractors: dict[str, GraphExtractor] | None = None
         self._names: NameLookup | None = None  # kept between refreshes (see _resolve)
         self._spaces = Spaces(self.store)
+        self._importers = Importers(self.store)
         self.last: SyncStats | None = None
 
     def extractors(self) -> dict[str, GraphExtractor]:
@@ -149,6 +151,8 @@ class CodeIntel:
                     continue
                 number = write_file(db, path, keys[path], languages[path], found, faces[path])
                 written[path] = (number, keys[path], faces[path], "syntactic", found["ns"])
+        for path in written:
+            self._importers.wrote(path, facts.get(path))
         dependents = self._dependents(moved, held) - set(changed)
         dependents &= set(keys)
         dependents = {p for p in dependents if mentions(self.workspace.root / p, words)}
@@ -220,12 +224,14 @@ class CodeIntel:
             self._files = self.store.files()
             self._version = version
             self._names = None
+            self._importers.forget()
         return self._files
 
     def forget(self) -> None:
         """Read the graph's files and names again (another writer may have changed them)."""
         self._files = None
         self._names = None
+        self._importers.forget()
 
     def _stats(
         self, files: int, read: int, resolved: int, removed: int, edges: int, started: float
@@ -325,18 +331,11 @@ class CodeIntel:
                     chunk,
                 )
             )
+        found |= self._importers.users(namespaces)
         spaces = sorted(namespaces)
         for start in range(0, len(spaces), 500):
             names = spaces[start : start + 500]
             marks = ",".join("?" * len(names))
-            found.update(
-                p
-                for (p,) in self.store.query(
-                    "SELECT DISTINCT f.path FROM names n JOIN files f ON f.id = n.file "
-                    f"WHERE n.kind = 'import' AND n.target_ns IN ({marks})",
-                    names,
-                )
-            )
             found.update(
                 p
                 for (p,) in self.store.query(
