@@ -252,7 +252,16 @@ async def _serve_and_ask(root: Path, rounds: int) -> dict[str, Any]:
     }
 
 
-def speed(sdist: Path, rounds: int) -> dict[str, Any]:
+def _cpu(*, children: bool) -> float:
+    """CPU seconds of this process, or of its waited-for children (``cue``, workers)."""
+    import resource
+
+    who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def speed(sdist: Path, rounds: int, *, mcp: bool = True) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         root = django_tree(sdist, Path(folder))
         import cuedeck
@@ -261,9 +270,11 @@ def speed(sdist: Path, rounds: int) -> dict[str, Any]:
         # the code graph (its own seconds in the reply).
         cue = str(Path(sys.executable).with_name("cue"))
         started = time.perf_counter()
+        children = _cpu(children=True)
         done = subprocess.run([cue, "-C", str(root), "index", "--json"], capture_output=True,
                               text=True, check=True)  # fmt: skip
         command_seconds = time.perf_counter() - started
+        command_cpu = _cpu(children=True) - children
         reply = json.loads(done.stdout)
         graph_seconds = reply["code_graph"]["seconds"]
         index_seconds = command_seconds - graph_seconds
@@ -271,6 +282,16 @@ def speed(sdist: Path, rounds: int) -> dict[str, Any]:
         stats = workspace.refresh()
         intel = workspace.service("code_intel")
         synced = intel.sync()
+        # The graph's cold build again, here, for its CPU (forked workers included).
+        intel.store.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{intel.store.path}{suffix}").unlink(missing_ok=True)
+        intel.forget()
+        cpu = _cpu(children=True) + _cpu(children=False)
+        started = time.perf_counter()
+        rebuilt = intel.sync()
+        graph_wall = time.perf_counter() - started
+        graph_cpu = _cpu(children=True) + _cpu(children=False) - cpu
         edges = reply["code_graph"]["edges"]
         cache = root / ".cuedeck" / ".cache"
         intel.store.close()
@@ -286,15 +307,16 @@ def speed(sdist: Path, rounds: int) -> dict[str, Any]:
             p.stat().st_size for p in cache.rglob("*") if p.is_file() and "code-intel" not in p.name
         )
         target = root / "django/utils/text.py"
-        refreshes = []
+        refreshes, refreshes_cpu = [], []
         original = target.read_text()
         for n in range(5):
             target.write_text(original + f"\n\ndef _bench_{n}():\n    return slugify('x')\n")
             workspace.index.refresh_paths(["django/utils/text.py"])
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             intel.sync()
             refreshes.append((time.perf_counter() - started) * 1000)
-        body = []
+            refreshes_cpu.append((time.process_time() - cpu) * 1000)
+        body, body_cpu = [], []
         for n in range(5):  # an edit inside a body: its interface stays the same
             target.write_text(
                 original.replace(
@@ -303,9 +325,18 @@ def speed(sdist: Path, rounds: int) -> dict[str, Any]:
                 )
             )
             workspace.index.refresh_paths(["django/utils/text.py"])
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             intel.sync()
             body.append((time.perf_counter() - started) * 1000)
+            body_cpu.append((time.process_time() - cpu) * 1000)
+        renamed, renamed_cpu = [], []
+        for n in range(5):  # a definition renamed: the files that use it are read again
+            target.write_text(original.replace("def slugify(", f"def slugify_{n}("))
+            workspace.index.refresh_paths(["django/utils/text.py"])
+            started, cpu = time.perf_counter(), time.process_time()
+            intel.sync()
+            renamed.append((time.perf_counter() - started) * 1000)
+            renamed_cpu.append((time.process_time() - cpu) * 1000)
         target.write_text(original)
         workspace.index.refresh_paths(["django/utils/text.py"])
         intel.sync()
@@ -316,16 +347,27 @@ def speed(sdist: Path, rounds: int) -> dict[str, Any]:
             "cold_index_without_graph_seconds": round(index_seconds, 1),
             "graph_seconds": round(graph_seconds, 1),
             "graph_share_of_index": round(graph_seconds / index_seconds, 3),
+            "cue_index_cpu_seconds": round(command_cpu, 1),
+            "graph_rebuilt_seconds": round(graph_wall, 1),
+            "graph_rebuilt_cpu_seconds": round(graph_cpu, 1),
+            "graph_rebuilt_edges": rebuilt.edges,
             "edges": edges,
             "edges_now": synced.edges,
             "one_file_refresh_ms_new_function": round(statistics.median(refreshes), 1),
             "one_file_refresh_ms_body_edit": round(statistics.median(body), 1),
+            "one_file_refresh_ms_rename": round(statistics.median(renamed), 1),
+            "one_file_refresh_cpu_ms": {
+                "new_function": round(statistics.median(refreshes_cpu), 1),
+                "body_edit": round(statistics.median(body_cpu), 1),
+                "rename": round(statistics.median(renamed_cpu), 1),
+            },
             "index_sqlite_bytes": sizes.get("index.sqlite3"),
             "graph_sqlite_bytes": sizes.get("code-intel.sqlite3"),
             "cache_without_graph_bytes": others,
         }
         print(json.dumps(found), flush=True)
-        found["mcp"] = asyncio.run(_serve_and_ask(root, rounds))
+        if mcp:
+            found["mcp"] = asyncio.run(_serve_and_ask(root, rounds))
         return found
 
 
@@ -338,6 +380,7 @@ def main() -> int:
     s = sub.add_parser("speed")
     s.add_argument("--django-sdist", type=Path, required=True)
     s.add_argument("--rounds", type=int, default=3)
+    s.add_argument("--no-mcp", action="store_true", help="the cost figures only")
     arguments = parser.parse_args()
     if arguments.what == "quality":
         rows = []
@@ -356,7 +399,8 @@ def main() -> int:
                 json.dumps({"mean_recall": round(recall, 3), "mean_precision": round(precision, 3)})
             )
         return 0
-    print(json.dumps(speed(arguments.django_sdist, arguments.rounds), indent=1))
+    found = speed(arguments.django_sdist, arguments.rounds, mcp=not arguments.no_mcp)
+    print(json.dumps(found, indent=1))
     return 0
 
 

@@ -167,18 +167,23 @@ class Graph:
             f"AND n.kind NOT IN ('import', 'var') {where_kind} "
         )
         short = text.rpartition(".")[2]
+        # A short name is found by its CRC-32 (short_key), then checked against the name.
+        by_short = "AND n.short_key = ? AND (n.name = ? OR substr(n.name, ?) = ?) "
+        shorts = (name_key(short), short, -len(short) - 1, "." + short)
         tries: list[tuple[str, tuple[Any, ...]]] = []
         if path is not None:
             tries.append((base + "AND f.path = ? AND n.name = ?", (*params, path, text)))
-            tries.append((base + "AND f.path = ? AND n.short = ?", (*params, path, short)))
+            tries.append((base + "AND f.path = ? " + by_short, (*params, path, *shorts)))
         else:
             tries.append((base + "AND n.key = ? AND n.name = ?", (*params, name_key(text), text)))
             if "." in text:
-                tries.append((base + "AND n.short = ? AND n.name LIKE ? ESCAPE '\\'",
-                              (*params, short, "%." + _like(text))))  # fmt: skip
-            tries.append((base + "AND n.short = ?", (*params, short)))
+                tries.append((base + by_short + "AND n.name LIKE ? ESCAPE '\\'",
+                              (*params, *shorts, "%." + _like(text))))  # fmt: skip
+            tries.append((base + by_short, (*params, *shorts)))
             if not exact:
-                tries.append((base + "AND n.short LIKE ? ESCAPE '\\'", (*params, _like(text))))
+                if "." not in text:  # the short name, in any case
+                    either = "AND (n.name LIKE ? ESCAPE '\\' OR n.name LIKE ? ESCAPE '\\')"
+                    tries.append((base + either, (*params, _like(text), "%." + _like(text))))
                 tries.append((base + "AND n.name LIKE ? ESCAPE '\\'",
                               (*params, "%" + _like(text) + "%")))  # fmt: skip
         for sql, values in tries:

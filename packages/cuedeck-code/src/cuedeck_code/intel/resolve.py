@@ -64,8 +64,13 @@ class NameLookup:
             found = self._memo[key] = self.fetch(ns, name)
         return found
 
-    def forget(self) -> None:
-        self._memo.clear()
+    def forget(self, namespaces: set[str] | None = None) -> None:
+        """Look the names of ``namespaces`` (None: all) up again."""
+        if namespaces is None:
+            self._memo.clear()
+            return
+        for key in [key for key in self._memo if key[0] in namespaces]:
+            del self._memo[key]
 
 
 @functools.lru_cache(maxsize=4)

@@ -29,6 +29,11 @@ class Spaces:
         self.store = store
         self.known: dict[str, int | None] = {}
 
+    def forget(self, namespaces: set[str]) -> None:
+        """Look ``namespaces`` up again (their files were just written)."""
+        for ns in namespaces:
+            self.known.pop(ns, None)
+
     def get(self, ns: str) -> int | None:
         if ns not in self.known:
             found = self.store.query("SELECT id FROM files WHERE path = ?", (ns,))
@@ -38,6 +43,43 @@ class Spaces:
                 shared = self.store.query("SELECT id FROM spaces WHERE ns = ?", (ns,))
                 self.known[ns] = -shared[0][0] if shared else None
         return self.known[ns]
+
+
+class Importers:
+    """The files that import each namespace (their module-level ``import`` rows), kept
+    in memory between refreshes: the names table has no index by an import's target,
+    and one would cost its size."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self.by_target: dict[str, set[str]] | None = None
+        self.of: dict[str, set[str]] = {}
+
+    def users(self, namespaces: set[str]) -> set[str]:
+        if self.by_target is None:
+            self.by_target, self.of = {}, {}
+            for path, target in self.store.query(
+                "SELECT f.path, n.target_ns FROM names n JOIN files f ON f.id = n.file "
+                "WHERE n.kind = 'import' AND n.target_ns IS NOT NULL"
+            ):
+                self.by_target.setdefault(target, set()).add(path)
+                self.of.setdefault(path, set()).add(target)
+        return {path for ns in namespaces for path in self.by_target.get(ns, ())}
+
+    def wrote(self, path: str, facts: Facts | None) -> None:
+        """``path``'s import rows were written as :func:`write_file` does (None: dropped)."""
+        if self.by_target is None:
+            return
+        for target in self.of.pop(path, ()):
+            self.by_target[target].discard(path)
+        if facts is not None:
+            targets = {b[2] for b in facts["binds"] if b[0] == "" and b[2] is not None}
+            self.of[path] = targets
+            for target in targets:
+                self.by_target.setdefault(target, set()).add(path)
+
+    def forget(self) -> None:
+        self.by_target = None
 
 
 def decoded_row(row: Any) -> Row:
@@ -106,8 +148,8 @@ def drop_file(db: Any, file_id: int) -> None:
     db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
 
-def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: str) -> None:
-    """Write a file's names, keeping the ids of the definitions it still has."""
+def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: str) -> int:
+    """Write a file's names, keeping the ids of the definitions it still has; its id."""
     row = db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
     if row is None:
         file_id = db.execute(
@@ -156,11 +198,11 @@ def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: 
             reused.add(number)
         else:
             number = None
-        name = entry[2]
-        rows.append(
-            (number, entry[1], name_key(name), name, name.rpartition(".")[2], entry[3], file_id,
-             *entry[4:])
-        )  # fmt: skip
+        name, kind = entry[2], entry[3]
+        short = (
+            name_key(name.rpartition(".")[2]) if kind not in ("import", "var", "module") else None
+        )
+        rows.append((number, entry[1], name_key(name), name, short, kind, file_id, *entry[4:]))
     gone = [number for number in kept.values() if number not in reused]
     if gone:
         marks = ",".join("?" * len(gone))
@@ -170,15 +212,16 @@ def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: 
     update = [r for r in rows if r[0] is not None]
     insert = [r[1:] for r in rows if r[0] is None]
     db.executemany(
-        "UPDATE names SET space = ?, key = ?, name = ?, short = ?, kind = ?, file = ?, line = ?, "
-        "end_line = ?, target_ns = ?, target_name = ?, extra = ? WHERE id = ?",
+        "UPDATE names SET space = ?, key = ?, name = ?, short_key = ?, kind = ?, file = ?, "
+        "line = ?, end_line = ?, target_ns = ?, target_name = ?, extra = ? WHERE id = ?",
         [(*r[1:], r[0]) for r in update],
     )
     db.executemany(
-        "INSERT INTO names (space, key, name, short, kind, file, line, end_line, target_ns, "
+        "INSERT INTO names (space, key, name, short_key, kind, file, line, end_line, target_ns, "
         "target_name, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         insert,
     )
+    return int(file_id)
 
 
 def symbol_ids(store: GraphStore) -> dict[str, dict[str, int]]:

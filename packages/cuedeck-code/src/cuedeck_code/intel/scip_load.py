@@ -57,6 +57,7 @@ def load_index(workspace: Workspace, indexer: str, path: Path) -> dict[str, Any]
                 f"{index.tool} {index.version}".strip(),
             ),
         )
+    intel.forget()  # the files' source changed on the graph's own connection
     return {"documents": len(files), "edges": len(edges)}
 
 
@@ -67,10 +68,11 @@ def scip_edges(
     (those the graph holds, as they are now)."""
     held = {path: row for path, row in store.files().items()}
     by_file: dict[int, list[tuple[int, str, str, int, int]]] = {}
-    for number, name, short, kind, file_id, line, end in store.query(
-        "SELECT id, name, short, kind, file, line, end_line FROM names "
+    for number, name, kind, file_id, line, end in store.query(
+        "SELECT id, name, kind, file, line, end_line FROM names "
         "WHERE target_ns IS NULL AND kind NOT IN ('import', 'var')"
     ):
+        short = name.rpartition(".")[2]
         by_file.setdefault(file_id, []).append(
             (number, name, short, line, end if kind != "module" else 1 << 30)
         )

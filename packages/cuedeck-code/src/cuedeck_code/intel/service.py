@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck_code.intel.rows import (
+    Importers,
     LazyIds,
     Spaces,
     decoded_row,
@@ -39,9 +40,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from cuedeck.hookspecs import GraphExtractor
+    from cuedeck.index.parsed import Index
     from cuedeck.workspace import Workspace
     from cuedeck_code.intel.facts import Facts
-    from cuedeck_code.intel.resolve import Row
+    from cuedeck_code.intel.resolve import NameLookup, Row
 
 log = logging.getLogger("cuedeck")
 #: Languages that are not code.
@@ -69,6 +71,14 @@ class CodeIntel:
         self._lock = threading.Lock()
         self._synced: tuple[int, int] | None = None
         self._files: dict[str, tuple[int, str, str, str, str]] | None = None
+        self._version = (-1, -1)  # the store's data_version when _files was read
+        # The index's code files as the last sync saw them: (index, generation, sha256 by
+        # path, language by path, the paths), brought up to date by what changed since.
+        self._code: tuple[Index, int, dict[str, str], dict[str, str], frozenset[str]] | None = None
+        self._extractors: dict[str, GraphExtractor] | None = None
+        self._names: NameLookup | None = None  # kept between refreshes (see _resolve)
+        self._spaces = Spaces(self.store)
+        self._importers = Importers(self.store)
         self.last: SyncStats | None = None
 
     def extractors(self) -> dict[str, GraphExtractor]:
@@ -109,58 +119,119 @@ class CodeIntel:
         """Bring the graph in step with the index (see the module docstring)."""
         started = time.perf_counter()
         index = self.workspace.fresh_index()
-        extractors = self.extractors()
-        pairs = index.keys()
-        keys = {
-            path: sha
-            for path, sha in pairs
-            if (language := index.language(path)) not in (None, *NOT_CODE)
-            and language in extractors
-        }
-        languages = {path: index.language(path) or "" for path in keys}
+        if self._extractors is None:
+            self._extractors = self.extractors()
+        extractors = self._extractors
+        keys, languages, paths = self._code_files(index, extractors)
         held = self._held()
         changed = sorted(p for p, sha in keys.items() if held.get(p, (0, ""))[1] != sha)
         removed = sorted(p for p in held if p not in keys)
         if not changed and not removed:
             return self._stats(len(keys), 0, 0, 0, 0, started)
-        paths = frozenset(keys)
         facts = self._read(changed, languages, paths, extractors, progress)
         from cuedeck_code.intel.extract import interface
 
         faces = {path: interface(found) for path, found in facts.items() if found is not None}
         moved = [p for p in changed if p in held and held[p][2] != faces.get(p)] + removed
         words = self._changed_names(moved, facts, held) if moved else set()
+        # What other files see of these namespaces may change: looked up again.
+        touched = {*changed, *removed} | {held[p][4] for p in (*changed, *removed) if p in held}
+        touched |= {found["ns"] for found in facts.values() if found is not None}
+        written: dict[str, tuple[int, str, str, str, str] | None] = {}
         with self.store.transaction() as db:
             for path in removed:
                 drop_file(db, held[path][0])
+                written[path] = None
             for path in changed:
                 found = facts.get(path)
                 if found is None:
                     if path in held:
                         drop_file(db, held[path][0])
+                    written[path] = None
                     continue
-                write_file(db, path, keys[path], languages[path], found, faces[path])
+                number = write_file(db, path, keys[path], languages[path], found, faces[path])
+                written[path] = (number, keys[path], faces[path], "syntactic", found["ns"])
+        for path in written:
+            self._importers.wrote(path, facts.get(path))
         dependents = self._dependents(moved, held) - set(changed)
         dependents &= set(keys)
         dependents = {p for p in dependents if mentions(self.workspace.root / p, words)}
+        if held:  # a new file: any file may have named what it defines, maybe through
+            # re-exports, and named nothing then; those that mention it are read again
+            fresh: set[bytes] = set()
+            for path in changed:
+                found = facts.get(path)
+                if path not in held and found is not None:
+                    fresh |= {d[0].rpartition(".")[2].encode() for d in found["defs"]}
+            if fresh:
+                root = self.workspace.root
+                dependents |= {p for p in keys if p not in facts and mentions(root / p, fresh)}
         more = self._read(sorted(dependents), languages, paths, extractors, None)
         facts.update(more)
         # Files a SCIP index answers keep its edges; one just read again no longer does.
         precise = {p for p, row in held.items() if row[3] == "scip"} - set(changed)
-        edges = self._resolve(facts, languages, paths, precise, cold=not held)
-        self._files = None  # read again when next needed: ids and interfaces changed
+        edges = self._resolve(facts, languages, paths, precise, touched, cold=not held)
+        for path, row in written.items():  # held as written, not read back
+            if row is None:
+                held.pop(path, None)
+            else:
+                held[path] = row
         return self._stats(len(keys), len(changed), len(facts), len(removed), edges, started)
 
+    def _code_files(
+        self, index: Index, extractors: dict[str, GraphExtractor]
+    ) -> tuple[dict[str, str], dict[str, str], frozenset[str]]:
+        """The index's code files: sha256 and language by path, and the paths; only
+        those changed since the last sync are looked at when the index can tell."""
+        cached = self._code
+        changed = None
+        if cached is not None and cached[0] is index:
+            changed = index.changed_since(cached[1])
+        if cached is None or changed is None:
+            keys: dict[str, str] = {}
+            languages: dict[str, str] = {}
+            pairs = index.keys()  # (path, sha256), sorted
+            for path, sha in pairs:
+                language = index.language(path)
+                if language is not None and language not in NOT_CODE and language in extractors:
+                    keys[path] = sha
+                    languages[path] = language
+            paths = frozenset(keys)
+        else:
+            keys, languages, paths = cached[2], cached[3], cached[4]
+            before = len(keys)
+            for path in changed:
+                now = index.sha(path)
+                language = index.language(path)
+                if now is None or language in (None, *NOT_CODE) or language not in extractors:
+                    if keys.pop(path, None) is not None:
+                        languages.pop(path, None)
+                        before = -1
+                else:
+                    before = before if path in keys else -1
+                    keys[path] = now
+                    languages[path] = language
+            if before != len(keys):  # a file came or went
+                paths = frozenset(keys)
+        self._code = (index, index.generation, keys, languages, paths)
+        return keys, languages, paths
+
     def _held(self) -> dict[str, tuple[int, str, str, str, str]]:
-        """The files the graph holds (:meth:`GraphStore.files`), kept between syncs that
-        change nothing."""
-        if self._files is None or not self.store.path.exists():
+        """The files the graph holds (:meth:`GraphStore.files`), kept in this process
+        while no other connection writes the database."""
+        version = self.store.data_version()
+        if self._files is None or version != self._version or not self.store.path.exists():
             self._files = self.store.files()
+            self._version = version
+            self._names = None
+            self._importers.forget()
         return self._files
 
     def forget(self) -> None:
-        """Read the files the graph holds again (another process may have written)."""
+        """Read the graph's files and names again (another writer may have changed them)."""
         self._files = None
+        self._names = None
+        self._importers.forget()
 
     def _stats(
         self, files: int, read: int, resolved: int, removed: int, edges: int, started: float
@@ -260,18 +331,11 @@ class CodeIntel:
                     chunk,
                 )
             )
+        found |= self._importers.users(namespaces)
         spaces = sorted(namespaces)
         for start in range(0, len(spaces), 500):
             names = spaces[start : start + 500]
             marks = ",".join("?" * len(names))
-            found.update(
-                p
-                for (p,) in self.store.query(
-                    "SELECT DISTINCT f.path FROM names n JOIN files f ON f.id = n.file "
-                    f"WHERE n.kind = 'import' AND n.target_ns IN ({marks})",
-                    names,
-                )
-            )
             found.update(
                 p
                 for (p,) in self.store.query(
@@ -286,39 +350,47 @@ class CodeIntel:
         languages: dict[str, str],
         paths: frozenset[str],
         precise: set[str],
+        touched: set[str],
         *,
         cold: bool,
     ) -> int:
-        """Resolve the chains of ``facts`` and write their edges; how many were written."""
+        """Resolve the chains of ``facts`` and write their edges; how many were written.
+        ``touched``: the namespaces (and paths) whose names were just written."""
         from cuedeck_code.intel.resolve import FileResolver, NameLookup
 
-        fetch = self._memory_fetch() if cold else self._sql_fetch()
-        names = NameLookup(fetch, paths)
+        if cold:
+            names = NameLookup(self._memory_fetch(), paths)
+        else:  # a refresh: what earlier refreshes looked up stays, but what was written
+            kept = self._names
+            if kept is None or kept.paths is not paths:
+                self._spaces = Spaces(self.store)
+                kept = self._names = NameLookup(self._sql_fetch(self._spaces), paths)
+            else:
+                kept.forget(touched)
+                self._spaces.forget(touched)
+            names = kept
         ids = symbol_ids(self.store) if cold else LazyIds(self.store)
         rows: list[tuple[int, int, int, int]] = []
-        resolved: list[int] = []
         for path, found in facts.items():
-            if found is None or path in precise:
+            if found is None or path in precise or ids.get(path) is None:
                 continue
-            file_ids = ids.get(path)
-            if file_ids is None:
-                continue
-            resolved.append(file_ids[""])
             edges = FileResolver(path, languages.get(path, ""), found, names).edges()
             rows.extend(edge_rows(edges, ids))
+        if cold:
+            rows.sort()  # in the table's order: appended, not scattered, pages full
         with self.store.transaction() as db:
-            files = [(path,) for path in facts if path not in precise]
-            db.executemany(
-                "DELETE FROM edges WHERE source = 0 AND src IN "
-                "(SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE f.path = ?)",
-                files,
-            )
+            if not cold:
+                files = [(path,) for path in facts if path not in precise]
+                db.executemany(
+                    "DELETE FROM edges WHERE source = 0 AND src IN "
+                    "(SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE f.path = ?)",
+                    files,
+                )
             db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, 0)", rows)
         return len(rows)
 
-    def _sql_fetch(self) -> Callable[[str, str], list[Row]]:
+    def _sql_fetch(self, spaces: Spaces) -> Callable[[str, str], list[Row]]:
         store = self.store
-        spaces = Spaces(store)
 
         def fetch(ns: str, name: str) -> list[Row]:
             space = spaces.get(ns)
@@ -337,15 +409,15 @@ class CodeIntel:
         return fetch
 
     def _memory_fetch(self) -> Callable[[str, str], list[Row]]:
-        table: dict[tuple[str, str], list[Row]] = {}
+        table: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
         for row in self.store.query(
             "SELECT COALESCE(s.ns, f2.path), n.name, n.kind, f.path, n.line, n.end_line, "
             "n.target_ns, n.target_name, n.extra FROM names n JOIN files f ON f.id = n.file "
             "LEFT JOIN spaces s ON s.id = -n.space LEFT JOIN files f2 ON f2.id = n.space"
         ):
-            table.setdefault((row[0], row[1]), []).append(decoded_row(row[2:]))
+            table.setdefault((row[0], row[1]), []).append(row[2:])
 
-        def fetch(ns: str, name: str) -> list[Row]:
-            return table.get((ns, name), [])
+        def fetch(ns: str, name: str) -> list[Row]:  # decoded when first asked (memoised)
+            return [decoded_row(row) for row in table.get((ns, name), ())]
 
         return fetch

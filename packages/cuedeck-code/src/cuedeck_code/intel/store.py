@@ -5,10 +5,11 @@
   from (``syntactic``, or ``scip`` when a SCIP index of the same content was loaded);
 - ``names``: every name resolution needs, by namespace (``space``: the file's id for a
   file that is its own namespace, minus the id of ``spaces`` for a shared one; ``key``:
-  the name's CRC-32, what the index holds): definitions (their row id is
-  the symbol's id: edges point at it, and it is kept while the definition is), a file's
-  ``module`` row (the code outside any definition), module-level imports and the typed
-  names of modules and classes;
+  the name's CRC-32, what the index holds; ``short_key``: a definition's last part's
+  CRC-32, for the tools' look-up by short name, checked against the name): definitions
+  (their row id is the symbol's id: edges point at it, and it is kept while the
+  definition is), a file's ``module`` row (the code outside any definition),
+  module-level imports and the typed names of modules and classes;
 - ``edges``: symbol to symbol, with the position of the reference
   (``line * 4096 + column``), its relation and its source, kept by target;
 - ``scip``: each SCIP index loaded, and when.
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 FILE = f"{CACHE_DIR}/code-intel.sqlite3"
-SCHEMA = "4"
+SCHEMA = "5"
 RELATIONS = ("reference", "call", "import", "inherit", "type", "decorator", "export")
 SOURCES = ("syntactic", "scip")
 COLUMN = 4096
@@ -44,12 +45,12 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE TABLE IF NOT EXISTS spaces (id INTEGER PRIMARY KEY, ns TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS names (
     id INTEGER PRIMARY KEY, space INTEGER NOT NULL, key INTEGER NOT NULL, name TEXT NOT NULL,
-    short TEXT NOT NULL,
+    short_key INTEGER,
     kind TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,
     end_line INTEGER NOT NULL, target_ns TEXT, target_name TEXT, extra TEXT);
 CREATE INDEX IF NOT EXISTS names_key ON names (key, space);
 CREATE INDEX IF NOT EXISTS names_file ON names (file);
-CREATE INDEX IF NOT EXISTS names_short ON names (short) WHERE kind NOT IN ('import', 'var');
+CREATE INDEX IF NOT EXISTS names_short ON names (short_key) WHERE short_key IS NOT NULL;
 CREATE TABLE IF NOT EXISTS edges (
     dst INTEGER NOT NULL, src INTEGER NOT NULL, pos INTEGER NOT NULL,
     relation INTEGER NOT NULL, source INTEGER NOT NULL, PRIMARY KEY (dst, src, pos)
@@ -68,6 +69,7 @@ class GraphStore:
         self.path = root / FILE
         self.lock = threading.RLock()
         self._connection: sqlite3.Connection | None = None
+        self._opened = 0  # connections opened so far
 
     def db(self) -> sqlite3.Connection:
         if self._connection is None or not self.path.exists():
@@ -85,6 +87,7 @@ class GraphStore:
             connection.executescript(_TABLES)
             connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA,))
             self._connection = connection
+            self._opened += 1
         return self._connection
 
     def close(self) -> None:
@@ -107,6 +110,13 @@ class GraphStore:
     def query(self, sql: str, parameters: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
         with self.lock:
             return self.db().execute(sql, parameters).fetchall()
+
+    def data_version(self) -> tuple[int, int]:
+        """Changes when another connection (another process) commits to the database,
+        or this store opens it again: what was read from it may be stale."""
+        with self.lock:
+            version = self.db().execute("PRAGMA data_version").fetchone()[0]
+            return (self._opened, int(version))
 
     def files(self) -> dict[str, tuple[int, str, str, str, str]]:
         """Path -> ``(id, sha256, interface, source, ns)`` of every file held."""

@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from cuedeck_code.intel.facts import Chain
 
 
+#: Chain parts that name nothing: a call, an item, an expression not followed.
+_NAMELESS = frozenset({"()", "[]", "?"})
+
+
 class FactWalker:
     """A walker of one file's tree, collecting its facts (:mod:`.facts`)."""
 
@@ -27,16 +31,17 @@ class FactWalker:
 
     def part(self, node: Any, name: str | None = None) -> list[Any]:
         """A chain part: the node's text (or ``name``), line and column."""
-        return [
-            self.text(node) if name is None else name,
-            node.start_point[0] + 1,
-            node.start_point[1],
-        ]
+        row, column = node.start_point  # read once: each read makes a new tuple
+        if name is None:
+            name = self.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+        return [name, row + 1, column]
 
     def ref(self, scope: str, owner: str, role: str, chain: Chain) -> None:
         """Record a reference, unless its chain names nothing (calls and items only)."""
-        if chain and any(p[0] not in ("()", "[]", "?") for p in chain):
-            self.facts["refs"].append([scope, owner, role, chain])
+        for part in chain:
+            if part[0] not in _NAMELESS:
+                self.facts["refs"].append([scope, owner, role, chain])
+                return
 
     def var(self, scope: str, name: str, how: str, chain: Chain | None = None) -> None:
         self.facts["vars"].append([scope, name, how, chain or []])
