@@ -113,8 +113,11 @@ def measure(
     started = time.perf_counter()
     workspace = open_workspace(root)
     workspace.refresh(rebuild=rebuild)
-    if rebuild:  # search's saved sections are keyed by the file's bytes
+    if rebuild:  # search's saved sections and the code graph are keyed by the files' bytes
+        from cuedeck_code.codegraph import GRAPH_FILE
+
         workspace.service("search").sync(rebuild=True)
+        (root / GRAPH_FILE).unlink(missing_ok=True)
     indexed = time.perf_counter() - started
     paths = source_paths(root, repo)
     result: dict[str, Any] = {
