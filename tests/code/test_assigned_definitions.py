@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from cuedeck import open_workspace
+from tests.conftest import needs
 
 RESPONSE = """\
 'use strict';
@@ -159,9 +160,7 @@ def test_their_signatures_and_documentation(workspace: Any) -> None:
     assert lookup.docstring == "Find the file of a view by its name."
 
 
-def test_find_symbol_and_search_code_find_them(workspace: Any) -> None:
-    from cuedeck_code.search_tool import search_code
-
+def test_find_symbol_finds_them(workspace: Any) -> None:
     find = workspace.plugins.tools()["find_symbol"]
     hits = find.call(workspace, {"name": "res.send"})["results"]
     assert [(h["path"], h["symbol"], h["kind"]) for h in hits[:1]] == [
@@ -171,5 +170,11 @@ def test_find_symbol_and_search_code_find_them(workspace: Any) -> None:
     assert [(h["path"], h["symbol"], h["kind"]) for h in hits] == [
         ("lib/view.js", "View.lookup", "method")
     ]
+
+
+@needs("cuedeck_search")
+def test_search_code_finds_them(workspace: Any) -> None:
+    from cuedeck_code.search_tool import search_code
+
     first = search_code(workspace, "res.send", mode="keyword", limit=1)["results"][0]
     assert (first["path"], first["symbol"]) == ("lib/response.js", "res.send")
