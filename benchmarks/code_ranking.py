@@ -1,7 +1,7 @@
 """Code ranking on many repositories' own histories, against bm25s, in the same run.
 
     uv run python benchmarks/code_ranking.py --work DIR [--split tune|test|all]
-        [--repos a,b] [--skip-semantic] [--mirrors DIR] [--out FILE]
+        [--repos a,b] [--skip-semantic] [--rebuild] [--mirrors DIR] [--out FILE]
 
 The cases are benchmarks/code_cases.py's (mined once into ``DIR/cases``, base trees
 written into ``DIR/trees``; ``DIR`` outside this repository). For each repository, in
@@ -153,7 +153,9 @@ def function_metrics(results: list[tuple[list[int], int]]) -> dict[str, float]:
 # --- one repository --------------------------------------------------------------------------
 
 
-def measure(repo: Repository, work: Path, mirrors: Path, semantic: bool) -> dict[str, Any]:
+def measure(
+    repo: Repository, work: Path, mirrors: Path, semantic: bool, rebuild: bool = False
+) -> dict[str, Any]:
     from cuedeck import open_workspace
     from cuedeck_code.search_tool import search_code
 
@@ -162,9 +164,9 @@ def measure(repo: Repository, work: Path, mirrors: Path, semantic: bool) -> dict
     root = base_tree(repo, found, work, mirrors)
     started = time.perf_counter()
     workspace = open_workspace(root)
-    workspace.refresh()
+    workspace.refresh(rebuild=rebuild)
     engine = workspace.service("search")
-    engine.sync()
+    engine.sync(rebuild=rebuild)  # its saved sections are keyed by the file's bytes
     engine.keyword_scores("warm")
     row: dict[str, Any] = {
         "repository": repo.name,
@@ -312,6 +314,13 @@ def main() -> None:
     parser.add_argument("--split", choices=("tune", "test", "all"), default="all")
     parser.add_argument("--repos", default="", help="comma-separated names (overrides --split)")
     parser.add_argument("--skip-semantic", action="store_true", help="keyword only (no model)")
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="parse and split every file again (the index and search keep a file's parse while "
+        "its bytes and the parsers' names and patterns are unchanged: a parser's code change "
+        "needs this)",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "code_ranking.json")
     args = parser.parse_args()
     if args.repos:
@@ -321,7 +330,7 @@ def main() -> None:
     rows = []
     for repo in chosen:
         print(f"== {repo.name} ({repo.split})", flush=True)
-        row = measure(repo, args.work, args.mirrors, not args.skip_semantic)
+        row = measure(repo, args.work, args.mirrors, not args.skip_semantic, args.rebuild)
         rows.append(row)
         summary = {k: v for k, v in row.items() if k not in ("per case",)}
         summary["exact names"] = {k: v for k, v in row["exact names"].items() if k != "missed"}

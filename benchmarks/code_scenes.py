@@ -460,6 +460,9 @@ def main() -> None:
     parser.add_argument("--skip-django", action="store_true")
     parser.add_argument("--skip-coverage", action="store_true", help="signatures and speed only")
     parser.add_argument("--work", type=Path, help="keep the work folder here (reused)")
+    parser.add_argument(
+        "--rebuild", action="store_true", help="with --split/--repos: parse every file again"
+    )
     args = parser.parse_args()
     if args.split or args.repos:
         if args.work is None:

@@ -1,7 +1,7 @@
 """Scenes that carry code on many repositories' own histories, against bm25s packing.
 
     uv run python benchmarks/code_scenes.py --work DIR [--split tune|test|all]
-        [--repos a,b] [--budgets 8000] [--skip-aider] [--mirrors DIR]
+        [--repos a,b] [--budgets 8000] [--skip-aider] [--rebuild] [--mirrors DIR]
 
 The repositories, their tuning/test split and their cases are benchmarks/code_cases.py's
 (``DIR/cases/<owner>+<name>.json``, mined when missing): each case a change on the
@@ -97,7 +97,12 @@ def source_paths(root: Path, repo: Repository) -> list[str]:
 
 
 def measure(
-    repo: Repository, work: Path, mirrors: Path, budgets: list[int], python: Path | None
+    repo: Repository,
+    work: Path,
+    mirrors: Path,
+    budgets: list[int],
+    python: Path | None,
+    rebuild: bool = False,
 ) -> dict[str, Any]:
     """Every peer's shares on ``repo`` at each budget."""
     from cuedeck import open_workspace
@@ -107,7 +112,12 @@ def measure(
     root = checkout(repo, found["base"], work, mirrors)
     started = time.perf_counter()
     workspace = open_workspace(root)
-    workspace.refresh()
+    workspace.refresh(rebuild=rebuild)
+    if rebuild:  # search's saved sections and the code graph are keyed by the files' bytes
+        from cuedeck_code.codegraph import GRAPH_FILE
+
+        workspace.service("search").sync(rebuild=True)
+        (root / GRAPH_FILE).unlink(missing_ok=True)
     indexed = time.perf_counter() - started
     paths = source_paths(root, repo)
     result: dict[str, Any] = {
@@ -176,7 +186,13 @@ def table(results: dict[str, Any], budget: int) -> str:
 
 
 def run(
-    work: Path, mirrors: Path, split: str, names: str, budgets: list[int], skip_aider: bool
+    work: Path,
+    mirrors: Path,
+    split: str,
+    names: str,
+    budgets: list[int],
+    skip_aider: bool,
+    rebuild: bool = False,
 ) -> None:
     """Measure the chosen repositories, print the table, write the results."""
     chosen = [repository(n) for n in names.split(",") if n] or [
@@ -191,7 +207,7 @@ def run(
     results: dict[str, Any] = {}
     for repo in chosen:
         print(f"== {repo.name} ({repo.split})", flush=True)
-        results[repo.name] = measure(repo, work, mirrors, budgets, python)
+        results[repo.name] = measure(repo, work, mirrors, budgets, python, rebuild)
         print(json.dumps(results[repo.name]["budgets"]), flush=True)
         saved[repo.name] = results[repo.name]
         out.parent.mkdir(exist_ok=True)
@@ -209,4 +225,4 @@ def main_args(args: Any) -> None:
     """Run from code_scenes.py's parsed arguments."""
     budgets = [int(b) for b in args.budgets.split(",")] if args.budgets else [TARGET_BUDGET]
     run(args.work, args.mirrors or MIRRORS, args.split or "all", args.repos or "", budgets,
-        args.skip_aider)  # fmt: skip
+        args.skip_aider, args.rebuild)  # fmt: skip

@@ -163,7 +163,8 @@ class ImportanceRanker:
     ) -> tuple[NDArray[np.int64], dict[str, int]]:
         """``candidates`` less tests (unless the task asks for them) and generated
         files' definitions, and how many of each were left out."""
-        from cuedeck_code.file_kinds import asks_for_tests, is_test_path
+        from cuedeck.index.file_kinds import is_test_path
+        from cuedeck_code.file_kinds import asks_for_tests
         from cuedeck_code.frames import frames, paths_by_name, resolve
 
         tests, generated = left_out(workspace, graph)

@@ -54,7 +54,14 @@ LANGUAGES: dict[str, Language] = {
             "language",
             "javascript",
             (".js", ".jsx", ".mjs", ".cjs"),
-            wrappers=frozenset({"export_statement", "lexical_declaration", "variable_declaration"}),
+            wrappers=frozenset(
+                {
+                    "export_statement",
+                    "lexical_declaration",
+                    "variable_declaration",
+                    "expression_statement",
+                }
+            ),
         ),
         Language(
             "typescript",
@@ -68,6 +75,7 @@ LANGUAGES: dict[str, Language] = {
                     "lexical_declaration",
                     "variable_declaration",
                     "ambient_declaration",
+                    "expression_statement",
                 }
             ),
         ),
@@ -83,6 +91,7 @@ LANGUAGES: dict[str, Language] = {
                     "lexical_declaration",
                     "variable_declaration",
                     "ambient_declaration",
+                    "expression_statement",
                 }
             ),
         ),

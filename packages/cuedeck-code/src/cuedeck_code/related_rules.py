@@ -59,8 +59,9 @@ def left_out(workspace: Workspace, graph: CodeGraph) -> tuple[NDArray[np.bool_],
 
 def tests_of(graph: CodeGraph) -> NDArray[np.bool_]:
     """Per definition of ``graph``: whether it is a test (kept with the graph)."""
+    from cuedeck.index.file_kinds import is_test_path
     from cuedeck_code.codegraph import _memo
-    from cuedeck_code.file_kinds import is_test, is_test_path
+    from cuedeck_code.file_kinds import is_test
 
     def build() -> NDArray[np.bool_]:
         files = np.array([is_test_path(path) for path in graph.paths], dtype=bool)

@@ -3,10 +3,13 @@
 The language's query marks each definition (``@definition.<kind>``) and its name
 (``@name``). A definition's qualified name joins the names of the definitions around
 it (``Client.send``); a Go method is qualified by its receiver's type, a C++ function
-written ``Client::send`` by its scope. A function inside a class-like definition is a
-``method``. Lines run from the first decorator, ``export`` or ``template<>`` to the end
-of the body; the signature is the text before the body on one line; the docstring is
-Python's first string, else the comment block right above.
+written ``Client::send`` by its scope, a JavaScript function assigned to a member by
+that member (``res.send = function send()`` is ``res.send``, ``Foo.prototype.bar = ...``
+the method ``Foo.bar``; ``this.``, ``exports.`` and ``module.exports.`` dropped, and
+``module.exports = function app()`` named by the function). A function inside a
+class-like definition is a ``method``. Lines run from the first decorator, ``export``
+or ``template<>`` to the end of the body; the signature is the text before the body on
+one line; the docstring is Python's first string, else the comment block right above.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ CONTAINERS = frozenset({"class", "struct", "interface", "trait", "impl", "enum",
 SIGNATURE_LIMIT = 240
 _SPACE = re.compile(r"\s+")
 _GENERIC = re.compile(r"<.*>$", re.DOTALL)
+_MEMBER = re.compile(r"[\w$#]+")
 
 
 @attrs.frozen
@@ -76,7 +80,9 @@ def definitions(grammar: Grammar, matches: list[Any], data: bytes) -> list[Found
             scope.extend(parts)
         containers = CONTAINERS | {"module"} if language.name == "ruby" else CONTAINERS
         inside = bool(outer) and outer[-1][3] in containers
-        member = node_id in receivers or inside
+        # A function assigned to a prototype's member is a method of what it names.
+        assigned_method = kind == "method" and node.type == "assignment_expression"
+        member = node_id in receivers or inside or assigned_method
         if kind == "function" and scoped and not member and language.name == "cpp":
             kind = "scoped"  # a method when its scope is a class of this file (see below)
         elif kind == "function" and member:
@@ -130,12 +136,31 @@ def _name(language: Language, node: Any, name_node: Any, data: bytes) -> str:
         name_node = _declarator_name(node)
         if name_node is None:
             return ""
+    if node.type == "assignment_expression":
+        return _assigned_name(node, name_node, data)
     name = _text(name_node, data).strip()
     if language.name in ("c", "cpp", "rust", "ruby"):
         name = name.replace("::", ".")
     name = _GENERIC.sub("", name) if "<" in name else name
     name = name.strip("'\"`")
     return _SPACE.sub(" ", name)
+
+
+def _assigned_name(node: Any, member: Any, data: bytes) -> str:
+    """The name of a function or class assigned to ``member`` (``res.send``, ``Foo.bar``
+    for ``Foo.prototype.bar``), or ``""`` when the member is not a plain dotted name."""
+    parts = _text(member, data).split(".")
+    if parts[0] == "this":
+        parts = parts[1:]
+    if parts[:2] == ["module", "exports"]:
+        parts = parts[2:]
+    elif parts[:1] == ["exports"]:
+        parts = parts[1:]
+    parts = [part.strip() for part in parts if part.strip() != "prototype"]
+    if not parts:  # module.exports = function app() {...}: the function's own name
+        own = node.child_by_field_name("right").child_by_field_name("name")
+        return _text(own, data) if own is not None else ""
+    return ".".join(parts) if all(_MEMBER.fullmatch(part) for part in parts) else ""
 
 
 def _declarator_name(node: Any) -> Any:
@@ -178,6 +203,9 @@ def _end_line(node: Any) -> int:
 def _signature(node: Any, data: bytes) -> str:
     """The definition up to its body, on one line (its first line when it has no body)."""
     body = node.child_by_field_name("body")
+    value = node.child_by_field_name("right")  # a function assigned to a member
+    if body is None and value is not None:
+        body = value.child_by_field_name("body")
     if body is not None and body.start_byte > node.start_byte:
         text = data[node.start_byte : body.start_byte].decode("utf-8", errors="replace")
     else:

@@ -15,8 +15,9 @@ score alone, so in a repository its pages rank below the code a query's words ar
 spread through (on the tuning repositories, giving them the evidence too cost 0.07
 MRR: they are never a change's answer, but often match its title). Then **tests and
 examples are demoted** (their score times ``TEST_FACTOR`` or ``EXAMPLE_FACTOR``, judged
-by the path) unless the query says ``test``: they mention what they exercise as often
-as the code that defines it. The semantic side demotes them by the same factors.
+by the path: tests by core's rule, :func:`cuedeck.index.file_kinds.is_test_path`) unless
+the query says ``test``: they mention what they exercise as often as the code that
+defines it. The semantic side demotes them by the same factors.
 
 Measured on the five tuning repositories of benchmarks/code_cases.py (file-level MRR;
 benchmarks/README.md, "Code ranking"). A workspace without code ranks as before, to the
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cuedeck.index.file_kinds import is_test_path
 from cuedeck.layout import WORKSPACE_DIR
 from cuedeck_search.bm25 import idf
 
@@ -57,11 +59,6 @@ CODE_SEMANTIC_WEIGHT_WITH_HISTORY = 0.1
 #: Prose that gets whole-file evidence too: CueDeck's own docs and cards.
 OWN_DOCS = f"{WORKSPACE_DIR}/"
 
-_TEST = re.compile(
-    r"(?:^|/)(?:tests?|__tests__|testing|testdata|spec|specs|fixtures|e2e)/"
-    r"|(?:^|/)(?:test_[^/]*\.py|[^/]*_test\.(?:py|go)|conftest\.py|[^/]*\.(?:test|spec)\.[cm]?[jt]sx?"
-    r"|[^/]*Tests?\.(?:java|kt|cs)|[^/]*_spec\.rb)$"
-)
 _EXAMPLE = re.compile(r"(?:^|/)(?:examples?|_examples|benches|bench|benchmarks?|docs_src)/")
 #: Query terms that ask for tests (analysed, as :func:`cuedeck_search.analysis.terms` gives).
 _ASKS_FOR_TESTS = frozenset({"test", "tests", "spec", "fixtur", "pytest", "unittest"})
@@ -69,7 +66,7 @@ _ASKS_FOR_TESTS = frozenset({"test", "tests", "spec", "fixtur", "pytest", "unitt
 
 def path_factor(path: str) -> float:
     """What a code file's keyword score is multiplied by: tests and examples less."""
-    if _TEST.search(path):
+    if is_test_path(path):
         return TEST_FACTOR
     if _EXAMPLE.search(path):
         return EXAMPLE_FACTOR

@@ -20,6 +20,21 @@
   name: (identifier) @name
   value: (class)) @definition.class
 
+; Functions and classes assigned to a member (`res.send = function send(...)`,
+; `exports.parse = ...`, `Foo.prototype.bar = ...`): named by the member, less `this`,
+; `exports` and `prototype` (cuedeck_code.symbols); a prototype's member is a method.
+(assignment_expression
+  left: (member_expression
+    object: (member_expression property: (property_identifier) @prototype)
+    (#eq? @prototype "prototype")) @name
+  right: [(arrow_function) (function_expression) (generator_function)]) @definition.method
+(assignment_expression
+  left: (member_expression) @name
+  right: [(arrow_function) (function_expression) (generator_function)]) @definition.function
+(assignment_expression
+  left: (member_expression) @name
+  right: (class)) @definition.class
+
 (import_statement source: (string) @import)
 (export_statement source: (string) @import)
 (call_expression
