@@ -273,6 +273,35 @@ def test_hook_register_parsers(make_workspace: MakeWorkspace, plugins: Any) -> N
     assert [p.path for p in again.index.left_out] == ["bad.ini"]  # tried again, fails again
 
 
+class CalcRevision:
+    """The calc parser at a given revision (what a plugin says its output depends on)."""
+
+    def __init__(self, revision: str) -> None:
+        self.revision = revision
+
+    @hookimpl
+    def register_parsers(self, register: Any) -> None:
+        register("calc", parse_calc, patterns=["*.calc"], revision=self.revision)
+
+
+def test_a_parsers_new_revision_parses_its_files_again(make_workspace: MakeWorkspace) -> None:
+    def host(revision: str) -> Any:
+        pm = make_plugin_host(entry_points=False)
+        pm.register(CalcRevision(revision), name="calc")
+        return pm
+
+    root = make_workspace({**FILES, "a.calc": "def a\n", "b.calc": "def b\n"})
+    first = open_workspace(root, plugins=host("1"))
+    assert first.refresh().parsed == 4
+    key = first.index.parsers.key()
+    assert open_workspace(root, plugins=host("1")).refresh().parsed == 0
+    again = open_workspace(root, plugins=host("2"))
+    assert again.refresh().parsed == 4  # the cache was made by another revision
+    # Caches made from parsed documents (search's sections, the code graph) key on it.
+    assert again.index.parsers.key() != key
+    assert "calc=*.calc@calc#2" in again.index.parsers.fingerprint()
+
+
 def test_a_parser_without_patterns_is_refused(make_workspace: MakeWorkspace) -> None:
     class NoPatterns:
         @hookimpl

@@ -166,9 +166,11 @@ def code_keys(workspace: Workspace) -> list[tuple[str, str]]:
     return [(p, sha) for p, sha in every if index.language(p) not in (None, *NOT_CODE)]
 
 
-def graph_key(keys: Iterable[tuple[str, str]]) -> str:
-    """The cache key of a graph over these files."""
-    digest = hashlib.sha256(f"code-graph {SCHEMA} {MAX_DEFINERS} {IMPORT_WEIGHT}\n".encode())
+def graph_key(keys: Iterable[tuple[str, str]], parsers: str = "") -> str:
+    """The cache key of a graph over these files, parsed by parsers of key ``parsers``."""
+    digest = hashlib.sha256(
+        f"code-graph {SCHEMA} {MAX_DEFINERS} {IMPORT_WEIGHT} {parsers}\n".encode()
+    )
     for path, sha in keys:
         digest.update(f"{path}\0{sha}\n".encode())
     return digest.hexdigest()
@@ -192,7 +194,7 @@ class GraphService:
             if self._graph is not None and self._stamp == stamp:
                 return self._graph  # nothing changed since: no keys to hash
         keys = code_keys(self.workspace)
-        key = graph_key(keys)
+        key = graph_key(keys, index.parsers.key())
         with self._lock:
             if self._graph is not None and self._graph.key == key:
                 self._stamp = stamp

@@ -55,7 +55,9 @@ def register_parsers(register: RegisterParser) -> None:
 
     # The parser and the selector load when a refresh has files to judge or parse: a
     # command that finds the index in step (`cue search`) imports neither.
-    register("code", _parse, patterns=patterns(), select=_select)
+    from cuedeck_code.revision import parser_revision
+
+    register("code", _parse, patterns=patterns(), select=_select, revision=parser_revision())
 
 
 @hookimpl

@@ -203,6 +203,7 @@ class RegisterParser(Protocol):
         patterns: Sequence[str],
         select: Callable[..., Any] | None = None,
         deferred_counts: bool = False,
+        revision: str = "",
         replace: bool = False,
     ) -> None: ...
 

@@ -54,9 +54,10 @@ class KeywordSettings:
     name_weight: float = 2.0
 
 
-def fingerprint(settings: KeywordSettings) -> str:
-    """What saved postings must have been built with to be reused."""
-    text = json.dumps([ANALYSIS_VERSION, attrs.asdict(settings)], sort_keys=True)
+def fingerprint(settings: KeywordSettings, parsers: str = "") -> str:
+    """What saved postings must have been built with to be reused: the analysis, the
+    settings and the index's parsers (their :meth:`~cuedeck.index.parsers.Parsers.key`)."""
+    text = json.dumps([ANALYSIS_VERSION, attrs.asdict(settings), parsers], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

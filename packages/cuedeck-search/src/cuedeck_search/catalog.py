@@ -79,7 +79,8 @@ class Catalog:
     def __init__(self, workspace: Workspace, settings: KeywordSettings) -> None:
         self.workspace = workspace
         self.keyword = KeywordIndex(settings)
-        self.fingerprint = fingerprint(settings)
+        # Sections come from parsed documents: a parser's new revision splits them again.
+        self.fingerprint = fingerprint(settings, workspace.index.parsers.key())
         self.path = workspace.root / POSTINGS_FILE
         self.stats = CatalogStats()
         self.keys: list[Key] = []

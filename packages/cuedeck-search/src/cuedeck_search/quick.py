@@ -144,7 +144,7 @@ def keyword_search(
         with (workspace.root / POSTINGS_FILE).open("rb") as handle:
             found = os.fstat(handle.fileno())
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        saved = _Saved(mapped, fingerprint(settings))
+        saved = _Saved(mapped, fingerprint(settings, workspace.index.parsers.key()))
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
     identity = [found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from cuedeck.layout import CACHE_DIR
 from cuedeck.system.databases import open_db
+from cuedeck_code.revision import graph_revision
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -76,16 +77,17 @@ class GraphStore:
             self.close()
             connection = open_db(self.path, threads=True)  # one thread at a time: the lock
             found = None
+            revision = f"{SCHEMA}/{graph_revision()}"  # a new walker builds the graph again
             with contextlib.suppress(sqlite3.Error):
                 found = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if found is not None and found[0] != SCHEMA:
+            if found is not None and found[0] != revision:
                 connection.executescript(
                     "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS names; "
                     "DROP TABLE IF EXISTS spaces; DROP TABLE IF EXISTS edges; "
                     "DROP TABLE IF EXISTS scip; DROP TABLE meta;"
                 )
             connection.executescript(_TABLES)
-            connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA,))
+            connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (revision,))
             self._connection = connection
             self._opened += 1
         return self._connection

@@ -10,6 +10,7 @@ must build any heavy object (a tree-sitter parser, say) on first use in its proc
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import re
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -70,6 +71,9 @@ class Parser:
     plugin: str = ""
     select: Callable[[Path, Config], Callable[[str, int], str | None]] | None = None
     deferred_counts: bool = False
+    #: What the parser's output depends on besides the file (its code, its grammars), as
+    #: the plugin states it: a new revision parses every file it claims again.
+    revision: str = ""
 
 
 def _by_suffix(pattern: str) -> str | None:
@@ -119,12 +123,18 @@ class Parsers:
         return None
 
     def fingerprint(self) -> str:
-        """Names and patterns of every parser, as the index records them: a change
-        rebuilds the cache."""
+        """Names, patterns and revisions of every parser, as the index records them: a
+        change rebuilds the cache."""
         return ";".join(
             f"{name}={','.join(sorted(p.patterns))}@{p.plugin}"
+            + (f"#{p.revision}" if p.revision else "")
             for name, p in sorted(self.all.items())
         )
+
+    def key(self) -> str:
+        """A short digest of :meth:`fingerprint`: caches made from parsed documents (search's
+        sections, the code graph) record it and are made again when it changes."""
+        return hashlib.sha256(self.fingerprint().encode()).hexdigest()[:16]
 
 
 def build_parsers(registered: Mapping[str, Any]) -> Parsers:
@@ -156,6 +166,7 @@ def build_parsers(registered: Mapping[str, Any]) -> Parsers:
                 plugin=entry.plugin,
                 select=entry.options.get("select"),
                 deferred_counts=bool(entry.options.get("deferred_counts", False)),
+                revision=str(entry.options.get("revision") or ""),
             )
         )
     return Parsers(found)
