@@ -57,9 +57,8 @@ class TeamServing:
         """What the team's nodes share (its store, opened once; sign-in)."""
         if self._state is None:
             from cuedeck_team.state import TeamState
-            from cuedeck_team.store import open_store
 
-            self._state = TeamState(self.team.root, open_store(self.team.root))
+            self._state = TeamState(self.team.root, self.team.store)
         return self._state
 
     def repositories(self, home: WorkspaceRuntime, served: frozenset[str]) -> TeamRepositories:
