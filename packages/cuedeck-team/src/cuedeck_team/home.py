@@ -69,6 +69,13 @@ class Team:
         return database_of(self.root)
 
     @cached_property
+    def node_cache(self) -> Path | None:
+        """This node's own folder for shared repositories' clones (None: the home's)."""
+        from cuedeck_team.nodecache import node_cache_of
+
+        return node_cache_of(self.root)
+
+    @cached_property
     def store(self) -> TeamStore:
         """The team's store (opened on first use; the server's shared state uses it too)."""
         from cuedeck_team.store import open_store
@@ -123,7 +130,13 @@ class Team:
     # -- where things are ------------------------------------------------------------------
 
     def shared_path(self, record: Shared | str) -> Path:
-        """The folder of a shared repository."""
+        """The folder of a shared repository's clone: in this node's cache, a folder per
+        generation (:mod:`cuedeck_team.nodecache`), else in the home."""
+        if self.node_cache is not None:
+            found = self.registry.find_shared(record) if isinstance(record, str) else record
+            generation = found.generation if found is not None else "none"
+            name = record if isinstance(record, str) else record.folder
+            return self.node_cache / "shared" / generation / name
         folder = record if isinstance(record, str) else record.folder
         return self.folder / "shared" / folder
 

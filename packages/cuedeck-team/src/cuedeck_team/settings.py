@@ -22,6 +22,13 @@ class TeamSettings:
         "needs the `postgres` extra); `CUEDECK_TEAM_DATABASE` overrides it. Empty (the "
         "default): the embedded store, files under the home, for one machine.",
     )
+    node_cache: str = setting(
+        "",
+        "Where this node keeps its own clones and indexes of the shared repositories, "
+        "rebuilt from their sources at the registered head on first use (a folder on the "
+        "node's own disk; `CUEDECK_TEAM_NODE_CACHE` overrides it). Empty (the default): "
+        "in the home, shared by the nodes that mount it.",
+    )
     jwt_issuer: str = setting(
         "",
         "Sign-in with an identity provider: the `iss` its access tokens carry. Empty: only "
