@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import httpx2
 import jwt
@@ -18,9 +19,6 @@ from cuedeck_team.errors import SignInMisconfigured, SignInRefused
 from cuedeck_team.settings import TeamSettings
 from cuedeck_team.signin import JwtSignIn
 from tests.team.conftest import call, session, team_server
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 ISSUER = "https://id.example.org/"
 AUDIENCE = "https://cuedeck.example.org/mcp"
@@ -137,3 +135,105 @@ async def test_a_team_server_takes_access_tokens(provider: Provider, home: Path)
         assert 'resource_metadata="' in refused.headers["www-authenticate"]
         anonymous = httpx2.post(url + "/mcp", json={})
         assert anonymous.status_code == 401  # sign-in configured: a token is required
+
+
+class KeySetServer:
+    """The identity provider's JWKS URL: a local HTTP server answering with ``document``
+    (changed by the test: a key rotation) and counting the fetches."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.document = document
+        self.fetches = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.fetches += 1
+                body = json.dumps(outer.document).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/jwks.json"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def key_server(provider: Provider) -> Any:
+    served = KeySetServer(json.loads(provider.jwks.read_text()))
+    try:
+        yield served
+    finally:
+        served.close()
+
+
+def url_sign_in(served: KeySetServer, floor: float) -> JwtSignIn:
+    settings = TeamSettings(
+        jwt_issuer=ISSUER, jwt_audience=AUDIENCE, jwks_url=served.url, jwks_refetch_seconds=floor
+    )
+    return JwtSignIn(settings, Path("unused"))
+
+
+def rotated(provider: Provider) -> dict[str, Any]:
+    """The key set after the provider rotated to its other key (kid k2)."""
+    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(provider.other.public_key()))
+    return {"keys": [{**public, "kid": "k2", "alg": "RS256"}]}
+
+
+def test_the_key_set_is_fetched_once_and_again_after_a_rotation(
+    provider: Provider, key_server: KeySetServer
+) -> None:
+    signin = url_sign_in(key_server, floor=0.0)
+    assert key_server.fetches == 0  # nothing fetched before a token needs it
+    assert signin.verify(provider.token()).name == "dana"
+    assert signin.verify(provider.token(sub="erin")).name == "erin"
+    assert key_server.fetches == 1  # kept: one fetch for any number of tokens
+    key_server.document = rotated(provider)
+    assert signin.verify(provider.token(kid="k2", signer=provider.other)).name == "dana"
+    assert key_server.fetches == 2  # an unknown kid fetched the set again
+
+
+def test_unknown_key_ids_fetch_no_more_often_than_the_floor(
+    provider: Provider, key_server: KeySetServer
+) -> None:
+    signin = url_sign_in(key_server, floor=3600.0)
+    assert signin.verify(provider.token()).name == "dana"
+    for n in range(5):  # forged tokens naming keys that do not exist
+        with pytest.raises(SignInRefused) as refused:
+            signin.verify(provider.token(kid=f"forged{n}", signer=provider.other))
+        assert refused.value.data["reason"] == "unknown_key"
+    assert key_server.fetches == 1
+
+
+def test_an_unreachable_or_plain_http_key_set_url_is_a_clear_error(provider: Provider) -> None:
+    from tests.mcp.conftest import free_port
+
+    settings = TeamSettings(
+        jwt_issuer=ISSUER,
+        jwt_audience=AUDIENCE,
+        jwks_url=f"http://127.0.0.1:{free_port()}/jwks.json",
+    )
+    with pytest.raises(SignInMisconfigured) as failed:
+        JwtSignIn(settings, Path("unused")).verify(provider.token())
+    assert failed.value.code == 1411
+    with pytest.raises(SignInMisconfigured):
+        JwtSignIn(
+            TeamSettings(
+                jwt_issuer=ISSUER, jwt_audience=AUDIENCE, jwks_url="http://id.example.org/k"
+            ),
+            Path("unused"),
+        )

@@ -42,6 +42,17 @@ class TeamSettings:
         "The identity provider's JSON Web Key Set, a file the operator keeps current "
         "(re-read when it changes); nothing is downloaded.",
     )
+    jwks_url: str = setting(
+        "",
+        "Instead of `jwks_file`: the identity provider's JWKS URL (`https://`; `http://` only "
+        "on a loopback address). Fetched when first needed, kept in memory, and fetched "
+        "again when a token names a key it lacks, at most once per `jwks_refetch_seconds`.",
+    )
+    jwks_refetch_seconds: float = setting(
+        60.0,
+        "The least time between two fetches of `jwks_url` set off by unknown key ids (a "
+        "flood of forged tokens must not become a flood of fetches).",
+    )
     role_claim: str = setting(
         "cuedeck_role",
         "The claim naming the member's role (`read`, `write` or `admin`); `scope` reads "

@@ -3,9 +3,11 @@ MCP authorization specification describes (docs/teams.md, "Sign-in").
 
 A client gets a JWT access token from the team's identity provider and sends it as its
 bearer token. The server checks its signature against the provider's JSON Web Key Set (a
-file the operator keeps current: re-read when it changes, nothing downloaded), the key id
-it names, its issuer, its audience (this server) and its expiry; the member is the token's
-subject and their role the configured claim (or a ``cuedeck:<role>`` scope). Every refusal
+file the operator keeps current, re-read when it changes; or the provider's JWKS URL,
+fetched when first needed and again when a token names an unknown key, no more often
+than a floor interval), the key id it names, its issuer, its audience (this server) and
+its expiry; the member is the token's subject and their role the configured claim (or a
+``cuedeck:<role>`` scope). Every refusal
 is :class:`~cuedeck_team.errors.SignInRefused` (1410) with its reason.
 """
 
@@ -48,12 +50,17 @@ class JwtSignIn:
     ``[team] jwt_audience`` against the key set in ``[team] jwks_file``."""
 
     def __init__(self, settings: TeamSettings, home: Path) -> None:
-        if not settings.jwt_audience or not settings.jwks_file:
+        if not settings.jwt_audience or not (settings.jwks_file or settings.jwks_url):
             raise SignInMisconfigured(
-                "[team] jwt_issuer is set without jwt_audience and jwks_file",
-                help="set [team] jwt_audience (this server's URL) and jwks_file (the "
-                "identity provider's key set)",
+                "[team] jwt_issuer is set without jwt_audience and jwks_file or jwks_url",
+                help="set [team] jwt_audience (this server's URL) and jwks_file or jwks_url "
+                "(the identity provider's key set)",
             )
+        self.fetcher = (
+            KeySetFetcher(settings.jwks_url, settings.jwks_refetch_seconds)
+            if settings.jwks_url
+            else None
+        )
         self.issuer = settings.jwt_issuer
         self.audience = settings.jwt_audience
         self.role_claim = settings.role_claim
@@ -73,19 +80,21 @@ class JwtSignIn:
             "resource_name": "CueDeck team server",
         }
 
-    def keys(self) -> dict[str, Any]:
-        """Key id -> key, from the key set file (re-read when it changed); 1411 when it
+    def keys(self, *, wanted: str | None = None) -> dict[str, Any]:
+        """Key id -> key, from the key set file (re-read when it changed) or URL (fetched
+        again when ``wanted`` is missing, at most once per floor interval); 1411 when it
         cannot be read."""
         import jwt
 
+        if self.fetcher is not None:
+            return self.fetcher.keys(wanted)
         try:
             stat = self.jwks_path.stat()
             seen = (stat.st_mtime_ns, stat.st_size)
             with self._lock:
                 if seen != self._seen:
                     data = json.loads(self.jwks_path.read_text(encoding="utf-8"))
-                    found = jwt.PyJWKSet.from_dict(data)
-                    self._keys = {key.key_id: key for key in found.keys if key.key_id}
+                    self._keys = parse_key_set(data)
                     self._seen = seen
                 return self._keys
         except (OSError, ValueError, jwt.PyJWTError) as exc:
@@ -103,13 +112,15 @@ class JwtSignIn:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
             raise _refused("malformed", "the access token is not a JWT") from None
-        key = self.keys().get(str(header.get("kid", "")))
+        kid = str(header.get("kid", ""))
+        key = self.keys(wanted=kid).get(kid)
         if key is None:
             raise _refused(
                 "unknown_key",
                 "the access token is signed with a key the identity provider's key set "
                 "does not hold",
-                help="the provider rotated its keys: update [team] jwks_file",
+                help="the provider rotated its keys: update [team] jwks_file (a jwks_url "
+                "is fetched again by itself)",
             )
         try:
             claims = jwt.decode(
@@ -152,3 +163,78 @@ class JwtSignIn:
 
 def _refused(reason: str, message: str, **data: Any) -> SignInRefused:
     return SignInRefused(message, reason=reason, **data)
+
+
+def parse_key_set(data: Any) -> dict[str, Any]:
+    """Key id -> key of a JWKS document (keys without an id are left out)."""
+    import jwt
+
+    found = jwt.PyJWKSet.from_dict(data)
+    return {key.key_id: key for key in found.keys if key.key_id}
+
+
+class KeySetFetcher:
+    """The key set at ``url``: fetched when first needed, kept, and fetched again when a
+    token names a key it lacks, no sooner than ``floor`` seconds after the last fetch.
+    A failed fetch keeps the keys already known (1411 when there are none)."""
+
+    def __init__(self, url: str, floor: float, *, timeout: float = 5.0) -> None:
+        self.url = _check_url(url)
+        self.floor = floor
+        self.timeout = timeout
+        self.fetches = 0
+        self._keys: dict[str, Any] | None = None
+        self._fetched = 0.0
+        self._lock = threading.Lock()
+
+    def keys(self, wanted: str | None) -> dict[str, Any]:
+        """The keys known, fetched first when none are, or when ``wanted`` is missing and
+        the floor interval has passed."""
+        import time
+
+        with self._lock:
+            now = time.monotonic()
+            stale = wanted is not None and self._keys is not None and wanted not in self._keys
+            if self._keys is None or (stale and now - self._fetched >= self.floor):
+                self._fetch(now)
+            assert self._keys is not None
+            return self._keys
+
+    def _fetch(self, now: float) -> None:
+        import logging
+        import urllib.request
+
+        import jwt
+
+        self._fetched = now
+        self.fetches += 1
+        request = urllib.request.Request(self.url, headers={"Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                self._keys = parse_key_set(json.loads(response.read(1 << 20)))
+        except (OSError, ValueError, jwt.PyJWTError) as exc:
+            if self._keys is not None:  # keep serving the keys known; try again later
+                logging.getLogger("cuedeck").error(
+                    "error[1411] the identity provider's key set could not be fetched: %s", exc
+                )
+                return
+            raise SignInMisconfigured(
+                f"the identity provider's key set cannot be fetched ({type(exc).__name__}: {exc})",
+                url=self.url,
+                retryable=True,
+                help="check [team] jwks_url and that this node reaches the identity provider",
+            ) from None
+
+
+def _check_url(url: str) -> str:
+    """``url`` if it may be fetched: https, or http on a loopback address; else 1411."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    loopback = parts.hostname in ("127.0.0.1", "::1", "localhost")
+    if parts.scheme == "https" or (parts.scheme == "http" and loopback):
+        return url
+    raise SignInMisconfigured(
+        f"[team] jwks_url must be an https:// URL (http:// only on a loopback address): {url!r}",
+        help="give the identity provider's JWKS URL over https",
+    )
