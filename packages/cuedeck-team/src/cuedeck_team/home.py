@@ -43,11 +43,18 @@ class Team:
     """The team whose home is the workspace at ``root``."""
 
     def __init__(
-        self, root: Path, *, plugins: PluginHost | None = None, database: str | None = None
+        self,
+        root: Path,
+        *,
+        plugins: PluginHost | None = None,
+        database: str | None = None,
+        node_cache: Path | None = None,
     ) -> None:
         self.root = root
         self.folder = root / TEAM_DIR
         self._database = database
+        if node_cache is not None:  # else read from the settings when first needed
+            self.node_cache = node_cache
         self._plugins = plugins
         #: Called with a repository's generation just before its folder is deleted, so
         #: that a server closes what it keeps open there (its runtime, file watcher).
@@ -70,7 +77,8 @@ class Team:
 
     @cached_property
     def node_cache(self) -> Path | None:
-        """This node's own folder for shared repositories' clones (None: the home's)."""
+        """This node's own folder for shared repositories' clones (None: the home's):
+        ``node_cache`` given, else ``CUEDECK_TEAM_NODE_CACHE`` or ``[team] node_cache``."""
         from cuedeck_team.nodecache import node_cache_of
 
         return node_cache_of(self.root)

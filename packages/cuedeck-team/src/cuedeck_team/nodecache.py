@@ -15,6 +15,7 @@ nodes mounting one home) and nothing here runs.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -25,6 +26,7 @@ from cuedeck_team import gitops
 from cuedeck_team.disk import remove_tree
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from cuedeck_team.home import Team
@@ -76,18 +78,45 @@ def note_head(folder: Path, head: str) -> None:
     os.replace(temporary, target)
 
 
+def current(record: Shared, folder: Path) -> bool:
+    """Whether this node's clone at ``folder`` serves ``record``'s registered head (a record
+    made before heads were registered: whatever the clone holds, until its next refresh)."""
+    served = served_head(folder)
+    return served is not None and (served == record.head or not record.head)
+
+
 def ensure(team: Team, record: Shared) -> Path:
     """The folder of this node's clone of ``record`` at its registered head, cloned or
     fetched, checked out and indexed first when it is not there yet."""
     folder = team.shared_path(record)
-    cache = team.node_cache
-    if cache is None or (record.head and served_head(folder) == record.head):
+    if team.node_cache is None or current(record, folder):
         return folder
+    with node_lock(team, record):
+        return ensure_locked(team, record)
+
+
+@contextlib.contextmanager
+def node_lock(team: Team, record: Shared) -> Iterator[None]:
+    """Hold this node's lock of its clone of ``record`` (nothing without a node cache):
+    one request at a time brings it up to date or refreshes it."""
+    if team.node_cache is None:
+        yield
+        return
     from cuedeck.writes import locked
 
-    with locked(cache / "locks" / f"{record.generation}.lock", timeout=CATCH_UP_WAIT):
-        if record.head and served_head(folder) == record.head:
-            return folder  # another request of this node did it meanwhile
+    lock = team.node_cache / "locks" / f"{record.generation}.lock"
+    with locked(lock, timeout=CATCH_UP_WAIT, display=record.alias):
+        yield
+
+
+def ensure_locked(team: Team, record: Shared) -> Path:
+    """:func:`ensure` under :func:`node_lock`: the record read again first (another node
+    may have moved the head while this one waited)."""
+    fresh = team.registry.find_shared(record.alias)
+    if fresh is not None and fresh.generation == record.generation:
+        record = fresh
+    folder = team.shared_path(record)
+    if team.node_cache is not None and not current(record, folder):
         bring(team, record, folder)
     return folder
 
@@ -132,6 +161,7 @@ def prune(team: Team) -> list[str]:
         if entry.is_dir() and entry.name not in live:
             team.removing(entry.name)
             remove_tree(entry)
+            (cache / "locks" / f"{entry.name}.lock").unlink(missing_ok=True)
             gone.append(entry.name)
     return gone
 

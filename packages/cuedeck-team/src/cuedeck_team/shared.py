@@ -17,7 +17,7 @@ from cuedeck_mcp.errors import UnknownRepository
 from cuedeck_team import gitops
 from cuedeck_team.disk import footprint, remove_tree
 from cuedeck_team.home import index_workspace, prepare_workspace
-from cuedeck_team.nodecache import ensure, head_file, note_head
+from cuedeck_team.nodecache import ensure, ensure_locked, head_file, node_lock, note_head
 from cuedeck_team.registry import global_alias, now
 
 if TYPE_CHECKING:
@@ -95,9 +95,8 @@ def refresh(team: Team, alias: str, *, embed: bool = True) -> dict[str, Any]:
     """Fetch the shared repository ``alias`` from its source, move it to the source's
     branch head, and bring its index up to date (only changed files are parsed)."""
     record = find(team, alias)
-    with team.changing(f"shared-{record.alias}", record.alias):
-        record = find(team, alias)  # as the last change on any node left it
-        folder = ensure(team, record)
+    with team.changing(f"shared-{record.alias}", record.alias), node_lock(team, record):
+        folder = ensure_locked(team, record)  # at the head the last change on any node left
         before = gitops.head(folder)
         gitops.git(folder, "fetch", "--quiet", "--prune", "origin", timeout=gitops.NETWORK_TIMEOUT)
         target = f"refs/remotes/origin/{record.branch}"
@@ -125,7 +124,7 @@ def remove(team: Team, alias: str) -> dict[str, Any]:
     """
     record = find(team, alias)
     folder = team.shared_path(record)
-    with team.changing(f"shared-{record.alias}", record.alias):
+    with team.changing(f"shared-{record.alias}", record.alias), node_lock(team, record):
         team.registry.update_shared(record.alias, state="removing")
         size = footprint(folder)
         team.removing(record.generation)
