@@ -79,7 +79,7 @@ class Team:
     def node_cache(self) -> Path | None:
         """This node's own folder for shared repositories' clones (None: the home's):
         ``node_cache`` given, else ``CUEDECK_TEAM_NODE_CACHE`` or ``[team] node_cache``."""
-        from cuedeck_team.nodecache import node_cache_of
+        from cuedeck_team.settings import node_cache_of
 
         return node_cache_of(self.root)
 

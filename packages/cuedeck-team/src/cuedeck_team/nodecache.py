@@ -34,26 +34,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-#: The environment variable that names this node's cache (over ``[team] node_cache``).
-NODE_CACHE_ENV = "CUEDECK_TEAM_NODE_CACHE"
 #: How long a request waits for another one bringing the same repository up to date.
 CATCH_UP_WAIT = 1800.0
-
-
-def node_cache_of(root: Path, environ: dict[str, str] | None = None) -> Path | None:
-    """This node's cache folder (``CUEDECK_TEAM_NODE_CACHE``, else ``[team] node_cache``,
-    relative to the home), or None: clones in the home."""
-    from pathlib import Path
-
-    env = os.environ if environ is None else environ
-    chosen = env.get(NODE_CACHE_ENV, "").strip()
-    if not chosen:
-        from cuedeck_team.settings import team_settings
-
-        chosen = team_settings(root).node_cache.strip()
-    if not chosen:
-        return None
-    return (root / Path(chosen).expanduser()).resolve()
 
 
 def head_file(folder: Path) -> Path:

@@ -9,7 +9,7 @@ claiming one alias at once get one row and one 1402/1406.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -26,7 +26,18 @@ from cuedeck_team.registry import (
 )
 
 if TYPE_CHECKING:
-    from cuedeck_team.store.postgres import PostgresStore
+    from contextlib import AbstractContextManager
+
+    import psycopg
+
+
+class Connections(Protocol):
+    """Where the registry gets a database connection (the PostgreSQL store's pool)."""
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        """A pooled connection for one operation; 1408 when the database is unreachable."""
+        ...
+
 
 #: The registry's tables (schema version 2 of :data:`~cuedeck_team.store.postgres.MIGRATIONS`).
 SCHEMA = """
@@ -73,7 +84,7 @@ def _marks(cls: type) -> str:
 class PostgresRegistry:
     """The :class:`~cuedeck_team.registry.RegistryStore` in ``store``'s database."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: Connections) -> None:
         self.store = store
 
     # -- shared repositories ---------------------------------------------------------------
