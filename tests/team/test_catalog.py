@@ -67,10 +67,10 @@ def test_the_catalog_follows_the_registry(team: Team, upstream: Callable[..., Pa
     stamp = catalog.fingerprint(team)
     assert catalog.ensure(team) == folder and catalog.fingerprint(team) == stamp
 
-    shared.set_description(team, "backend-global", "Payments: cards, refunds.", by="root")
+    shared.set_description(team, "backend-global", "Payments: cards, refunds.")
     catalog.ensure(team)
     entry = (folder / "backend-global.md").read_text(encoding="utf-8")
-    assert entry.startswith("# backend-global\n\nPayments: cards, refunds.\n\n(described by root,")
+    assert entry.startswith("# backend-global\n\nPayments: cards, refunds.\n\nFrom its README:")
     assert "[backend-global](backend-global.md): Payments: cards, refunds." in (
         folder / "README.md"
     ).read_text(encoding="utf-8")
@@ -81,7 +81,7 @@ def test_the_catalog_follows_the_registry(team: Team, upstream: Callable[..., Pa
     assert sorted(p.name for p in folder.glob("*.md")) == ["README.md", "frontend-global.md"]
     # A repository registered again under the alias starts without the old description.
     shared.register(team, str(upstream("backend2", CODE)), "backend", by="admin", embed=False)
-    assert team.registry.descriptions() == {}
+    assert team.registry.find_shared("backend-global").description == ""
 
 
 def test_the_catalogs_alias_is_reserved(team: Team, upstream: Callable[..., Path]) -> None:
@@ -138,7 +138,7 @@ async def test_a_reader_reads_the_catalog_over_mcp(
     assert [found["name"] for found in status["indexes"]] == REPORTED
     assert denied.code and written.code  # a reader cannot describe; nobody writes the catalog
     assert described["description"] == "Payments."
-    assert "Payments.\n\n(described by root," in entry["content"]
+    assert entry["content"].startswith("# backend-global\n\nPayments.\n")
 
 
 @pytest.fixture

@@ -155,41 +155,82 @@ async def test_a_postgres_restart_is_a_clear_error_then_calls_work_again(
 async def test_nodes_on_one_shared_home_share_activations_and_confirmations(
     tmp_path: Path, postgres: Any, upstream: Callable[..., Path]
 ) -> None:
-    """The registry and working copies on storage every node mounts (here: one folder),
-    members, confirmations and the audit trail in PostgreSQL."""
+    """Working copies on storage every node mounts (here: one folder); the registry,
+    members, confirmations and the audit trail in PostgreSQL; shared repositories' clones
+    in each node's own cache, caught up with the registered head."""
     import psycopg
+
+    from tests.team.conftest import push_from
 
     database = postgres.url()
     home = node_home(tmp_path / "mounted" / "home")
     bare = upstream("backend", BACKEND)
+    caches = [tmp_path / f"node{n}-cache" for n in (1, 2, 3, 4)]
     with (
         member("root", "admin", database) as admin,
         member("alice", "write", database) as alice,
         ExitStack() as stack,
     ):
         one, two, three = (
-            stack.enter_context(team_server(home, CUEDECK_TEAM_DATABASE=database))[0] + "/mcp"
-            for _ in range(3)
+            stack.enter_context(
+                team_server(home, CUEDECK_TEAM_DATABASE=database, CUEDECK_TEAM_NODE_CACHE=str(c))
+            )[0]
+            + "/mcp"
+            for c in caches[:3]
         )
 
         async def register(client: Any) -> Any:
             arguments = {"repo_url": str(bare), "alias": "backend", "embed": False}
             return await call(client, "add_golden_repo", arguments)
 
-        await session(one, admin, register)
+        first = (await session(one, admin, register))["head"]
+        assert clones(caches[0]) == {first}  # node 1's own clone; no other node made one yet
+        assert clones(caches[1]) == clones(caches[2]) == set()
+        assert not (home / ".cuedeck" / "team" / "shared").exists()
 
         async def activate(client: Any) -> Any:
             arguments = {"golden_repo_alias": "backend-global", "user_alias": "backend"}
             return await call(client, "activate_repository", arguments)
 
         await session(one, alice, activate)
+        assert (home / ".cuedeck" / "team" / "users" / "alice" / "backend" / ".git").is_dir()
 
-        async def read(client: Any) -> Any:
-            arguments = {"repository_alias": "backend", "query": "refresh token"}
+        async def read(client: Any, alias: str = "backend", query: str = "refresh token") -> Any:
+            arguments = {"repository_alias": alias, "query": query}
             return await call(client, "read_context", arguments)
 
         found = await session(two, alice, read)  # the copy node 1 made, through node 2
         assert {"docs/auth.md", "src/app.py"} & {hit["path"] for hit in found["results"]}
+
+        # Refreshed through node 1; node 3 serves the new head at its next call.
+        second = push_from(bare, tmp_path, {"docs/rotation.md": ROTATION}, "rotation")
+
+        async def refresh(client: Any) -> Any:
+            arguments = {"repository_alias": "backend-global", "embed": False}
+            return await call(client, "refresh_golden_repo", arguments)
+
+        refreshed = await session(one, admin, refresh)
+        assert (refreshed["previous_head"], refreshed["head"]) == (first, second)
+        found = await session(three, alice, lambda c: read(c, "backend-global", "quarterly"))
+        assert "docs/rotation.md" in {hit["path"] for hit in found["results"]}
+        assert clones(caches[2]) == {second}
+
+        # A node started late catches up before it says it is ready, then serves at once.
+        late = stack.enter_context(
+            team_server(
+                home, CUEDECK_TEAM_DATABASE=database, CUEDECK_TEAM_NODE_CACHE=str(caches[3])
+            )
+        )[0]
+        deadline = time.monotonic() + 120
+        while (ready := httpx2.get(late + "/readyz", timeout=10)).status_code != 200:
+            assert ready.status_code == 503 and time.monotonic() < deadline, ready.text
+            assert "catching up" in ready.text
+            time.sleep(0.2)
+        assert clones(caches[3]) == {second}  # before any call
+        found = await session(
+            late + "/mcp", alice, lambda c: read(c, "backend-global", "quarterly")
+        )
+        assert "docs/rotation.md" in {hit["path"] for hit in found["results"]}
 
         async def remove(client: Any, token: str | None = None) -> Any:
             arguments = {"repository_alias": "backend-global", "confirmation_token": token}
@@ -204,6 +245,7 @@ async def test_nodes_on_one_shared_home_share_activations_and_confirmations(
         token = asked["confirmation_token"]
         removed = await session(three, admin, lambda client: remove(client, token))
         assert removed.get("requires_confirmation") is not True
+        assert clones(caches[2]) == set()  # the node that removed it deleted its clone
 
     store = open_store(Path("unused"), database)
     try:
@@ -211,11 +253,22 @@ async def test_nodes_on_one_shared_home_share_activations_and_confirmations(
     finally:
         store.close()
     assert written == [
-        ("root", "add_golden_repo", "team", "ok"),
-        ("alice", "activate_repository", "team", "ok"),
-        ("root", "remove_golden_repo", "team", "ok"),
-        ("root", "remove_golden_repo", "team", "ok"),
+        ("root", "add_golden_repo", "backend-global", "ok"),
+        ("alice", "activate_repository", "backend", "ok"),
+        ("root", "refresh_golden_repo", "backend-global", "ok"),
+        ("root", "remove_golden_repo", "backend-global", "ok"),
+        ("root", "remove_golden_repo", "backend-global", "ok"),
     ]
+
+
+ROTATION = "# Rotation\n\nKeys are rotated quarterly by the platform team.\n"
+
+
+def clones(cache: Path) -> set[str]:
+    """The heads of the shared repositories' clones a node keeps in ``cache``."""
+    return {
+        path.read_text(encoding="utf-8").strip() for path in (cache / "shared").glob("*/*.head")
+    }
 
 
 #: How long the clients of the chaos test run, and how many there are.

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import httpx2
 import jwt
@@ -18,9 +19,6 @@ from cuedeck_team.errors import SignInMisconfigured, SignInRefused
 from cuedeck_team.settings import TeamSettings
 from cuedeck_team.signin import JwtSignIn
 from tests.team.conftest import call, session, team_server
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 ISSUER = "https://id.example.org/"
 AUDIENCE = "https://cuedeck.example.org/mcp"

@@ -14,7 +14,7 @@ from cuedeck_team.errors import StoreUnavailable
 from cuedeck_team.store import open_store
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from cuedeck_team.store import TeamStore
@@ -146,12 +146,22 @@ def test_an_unreachable_database_is_a_clear_error(postgres: Any) -> None:
 
 @pytest.mark.slow  # four `cue` processes
 def test_cue_team_migrate_moves_an_embedded_team_without_losing_anything(
-    home: Path, postgres: Any
+    home: Path, postgres: Any, upstream: Callable[..., Path]
 ) -> None:
     import json
     import subprocess
 
+    from cuedeck_team import activations, composites, shared
+    from cuedeck_team.home import Team
     from tests.mcp.conftest import CUE, add_token, environment
+    from tests.team.conftest import BACKEND, FRONTEND
+
+    team = Team(home, database="")
+    shared.register(team, str(upstream("backend", BACKEND)), "backend", by="root", embed=False)
+    shared.register(team, str(upstream("frontend", FRONTEND)), "frontend", by="root", embed=False)
+    activations.activate(team, "alice", "backend-global", None, None)
+    composites.create(team, "alice", "both", ["backend-global", "frontend-global"])
+    registry = team.registry
 
     tokens = {name: add_token(home, name, role) for name, role in (("root", "admin"),
                                                                   ("alice", "write"))}  # fmt: skip
@@ -172,10 +182,17 @@ def test_cue_team_migrate_moves_an_embedded_team_without_losing_anything(
         assert done.returncode == 0, done.stderr
         return dict(json.loads(done.stdout))
 
-    assert migrate() == {"members": 2, "audit": 2, "skipped": 0}
-    assert migrate() == {"members": 0, "audit": 0, "skipped": 2}  # nothing moved twice
+    assert migrate() == {"members": 2, "audit": 2, "skipped": 0,
+                         "repositories": 2, "activations": 2, "components": 2}  # fmt: skip
+    assert migrate() == {"members": 0, "audit": 0, "skipped": 2,
+                         "repositories": 0, "activations": 0, "components": 0}  # fmt: skip
     moved = open_store(home, url)
     try:
+        there = moved.registry()
+        assert there.shared() == registry.shared()  # heads, generations, dates: the same
+        assert there.activations() == registry.activations()
+        assert there.components("alice", "both") == registry.components("alice", "both")
+        assert there.generations() == registry.generations()
         for name, token in tokens.items():
             found = moved.member_of(token)  # every token keeps working
             assert found is not None and found.name == name

@@ -267,7 +267,7 @@ class CueDeckMiddleware(Middleware):
         arguments = dict(context.message.arguments or {})
         if tool is not None:
             target = await self._target(tool, arguments, caller)
-            record["repository"] = target.alias
+            record["repository"] = self.repositories.acts_on(tool, arguments) or target.alias
             TARGET.set(target)
             context = context.copy(
                 message=context.message.model_copy(update={"arguments": arguments})

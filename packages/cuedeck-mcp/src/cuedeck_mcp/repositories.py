@@ -76,6 +76,12 @@ class Repositories(Protocol):
         out). May block (it reads the registry and opens workspaces)."""
         ...
 
+    def acts_on(self, tool: Tool, arguments: dict[str, object]) -> str | None:
+        """The repository a call of ``tool`` with ``arguments`` acts on when that is not
+        where it runs (a team's own tools run on its home), for the audit trail; None:
+        where it runs. Reads only the arguments."""
+        ...
+
     def close(self) -> None:
         """Release what resolving opened."""
         ...
@@ -153,6 +159,10 @@ class OneWorkspace:
             candidates=[self.name],
             help=f"leave repository_alias out, or pass {self.name!r} (whoami names it)",
         )
+
+    def acts_on(self, tool: Tool, arguments: dict[str, object]) -> None:
+        """Always where it runs: the one workspace."""
+        return None
 
     def close(self) -> None:
         """Nothing: the server owns the runtime."""

@@ -23,6 +23,7 @@ from cuedeck_team import gitops
 from cuedeck_team.disk import footprint, remove_tree, seed_cache
 from cuedeck_team.errors import NoRemote, WrongRepositoryKind
 from cuedeck_team.home import index_workspace, prepare_workspace
+from cuedeck_team.nodecache import ensure
 from cuedeck_team.registry import check_alias, is_global
 from cuedeck_team.shared import find as find_shared
 
@@ -83,7 +84,7 @@ def activate(
     from cuedeck_git.refs import check_ref_name
 
     check_ref_name(wanted, field="branch_name")
-    source = team.shared_path(shared)
+    source = ensure(team, shared)  # this node's clone at the registered head
     with making(team, owner, name, "activation", shared.alias, wanted) as (_record, folder):
         report(0, 3, "Activating a repository")
         checkout(source, folder, wanted)
@@ -128,7 +129,9 @@ def checkout(source: Path, folder: Path, branch: str) -> None:
     """A local clone of the shared repository at ``source`` into ``folder``, with every
     branch its source has as ``origin/*``, ``origin`` pointing at that source, and
     ``branch`` checked out tracking ``origin/<branch>``."""
-    gitops.clone(str(source), folder, local=True, checkout=False)
+    # Hard links when both are on one file system, a copy otherwise (a node's cache and
+    # the mounted home): git's own choice for a local path.
+    gitops.clone(str(source), folder, checkout=False)
     gitops.git(
         folder,
         "fetch", "--quiet", "--no-tags", str(source),

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from cuedeck.serving.indexes import IndexReport
     from cuedeck.workspace import Workspace
     from cuedeck_team.home import Team
-    from cuedeck_team.registry import Description, Shared
+    from cuedeck_team.registry import Shared
 
 log = logging.getLogger("cuedeck")
 
@@ -44,8 +44,8 @@ _README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
 
 
 def catalog_path(team: Team) -> Path:
-    """The folder of this node's catalog."""
-    return team.folder / "catalog"
+    """The folder of this node's catalog (in its node cache when it has one)."""
+    return (team.node_cache or team.folder) / "catalog"
 
 
 def entry_name(alias: str) -> str:
@@ -54,15 +54,14 @@ def entry_name(alias: str) -> str:
 
 
 def fingerprint(team: Team) -> str:
-    """What the catalog is written from: every ready shared repository (its generation and
-    when it was indexed) and every description. A change means it is out of date."""
+    """What the catalog is written from: every ready shared repository (its generation,
+    head, description and when it was indexed). A change means it is out of date."""
     state = {
         "layout": LAYOUT,
-        "shared": [[r.alias, r.generation, r.indexed, r.branch] for r in team.registry.shared()],
-        "descriptions": {
-            alias: [d.text, d.set_by, d.set_at]
-            for alias, d in sorted(team.registry.descriptions().items())
-        },
+        "shared": [
+            [r.alias, r.generation, r.indexed, r.branch, r.head, r.description]
+            for r in team.registry.shared()
+        ],
     }
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -92,12 +91,10 @@ def write(team: Team, folder: Path) -> None:
     if not (folder / CONFIG_PATH).is_file():
         _write(folder, folder / CONFIG_PATH, render_default_config().encode())
     records = team.registry.shared()
-    descriptions = team.registry.descriptions()
     lines: list[str] = []
     for done, record in enumerate(records):
         report(done, len(records), "Writing the repository catalog")
-        described = descriptions.get(record.alias)
-        text, summary = entry(team, record, described)
+        text, summary = entry(team, record)
         _write(folder, folder / entry_name(record.alias), text.encode())
         lines.append(f"- [{record.alias}]({entry_name(record.alias)}): {summary}")
     report(len(records), len(records), "Writing the repository catalog")
@@ -118,12 +115,13 @@ def write(team: Team, folder: Path) -> None:
     _write(folder, folder / "README.md", "\n".join(readme).encode())
 
 
-def entry(team: Team, record: Shared, described: Description | None) -> tuple[str, str]:
+def entry(team: Team, record: Shared) -> tuple[str, str]:
     """The catalog file of the shared repository ``record`` and its one-line summary."""
     from cuedeck.serving.indexes import index_reports
     from cuedeck_team.disk import footprint
+    from cuedeck_team.nodecache import ensure
 
-    folder = team.shared_path(record)
+    folder = ensure(team, record)  # this node's clone at the registered head
     with team.open(folder) as workspace:
         reports = index_reports(workspace)
         opening = readme_opening(workspace)
@@ -131,12 +129,11 @@ def entry(team: Team, record: Shared, described: Description | None) -> tuple[st
     languages = reports[0]["details"].get("languages", {}) if reports else {}
     files = sum(languages.values())
     size = footprint(folder).total
-    summary = (described.text if described else opening).split("\n", 1)[0].strip()
+    summary = (record.description or opening).split("\n", 1)[0].strip()
     summary = _shorten(summary or "no description", 160)
     out = [f"# {record.alias}", ""]
-    if described is not None:
-        by = f"(described by {described.set_by}, {described.set_at})"
-        out += [described.text, "", by, ""]
+    if record.description:
+        out += [record.description, ""]
     if opening:
         out += [
             "From its README:",
@@ -149,7 +146,7 @@ def entry(team: Team, record: Shared, described: Description | None) -> tuple[st
         "| --- | --- |",
         f"| source | {record.source} |",
         f"| branch | {record.branch} |",
-        f"| head | {gitops.head(folder)} |",
+        f"| head | {record.head or gitops.head(folder)} |",
         f"| registered | {record.created} by {record.created_by} |",
         f"| indexed | {record.indexed} |",
         f"| files indexed | {files:,} |",

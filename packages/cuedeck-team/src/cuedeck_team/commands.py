@@ -101,13 +101,15 @@ def audit(limit: int, as_json: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def migrate(database: str, as_json: bool) -> None:
-    """Copy this embedded team's members (their token hashes: tokens keep working) and
-    audit trail into DATABASE, then point the nodes at it ([team] database)."""
+    """Copy this embedded team's members (their token hashes: tokens keep working), audit
+    trail and registry into DATABASE, then point the nodes at it ([team] database)."""
     from cuedeck_team.migrate import to_postgres
 
     moved = to_postgres(_home(), database)
     _print(moved, as_json, [moved],
-           "moved {members} members and {audit} audit rows; {skipped} already there")  # fmt: skip
+           "moved {members} members, {audit} audit rows, {repositories} shared repositories, "
+           "{activations} activations and {components} components; {skipped} members "
+           "already there")  # fmt: skip
 
 
 def _print(payload: dict[str, Any], as_json: bool, rows: list[dict[str, Any]], line: str) -> None:

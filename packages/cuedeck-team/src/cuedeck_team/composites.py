@@ -27,6 +27,7 @@ from cuedeck_team.activations import find as find_activation
 from cuedeck_team.disk import remove_tree
 from cuedeck_team.errors import AliasTaken, WrongRepositoryKind
 from cuedeck_team.home import index_workspace
+from cuedeck_team.nodecache import ensure
 from cuedeck_team.registry import is_global
 from cuedeck_team.shared import find as find_shared
 
@@ -136,7 +137,7 @@ def _clone_component(team: Team, record: Activation, shared: Shared) -> None:
         folder, n = f"{name}-{n}", n + 1
     target = team.user_path(record) / folder
     remove_tree(target)
-    gitops.clone(str(team.shared_path(shared)), target, local=True)
+    gitops.clone(str(ensure(team, shared)), target)
     team.registry.add_component(record.owner, record.alias, shared.alias, folder)
 
 
@@ -163,6 +164,9 @@ def follow(team: Team, record: Activation) -> dict[str, Any]:
         for component in team.registry.components(record.owner, record.alias):
             target = folder / component.folder
             before = gitops.head(target)
+            found = team.registry.find_shared(component.golden)
+            if found is not None and found.state == "ready":  # this node's clone of it
+                gitops.git(target, "remote", "set-url", "origin", str(ensure(team, found)))
             gitops.git(target, "fetch", "--quiet", "--no-write-fetch-head", "origin")
             gitops.git(target, "reset", "--quiet", "--hard", "@{upstream}")
             after = gitops.head(target)

@@ -83,7 +83,8 @@ class SignInRefused(CueError):
 
 class SignInMisconfigured(CueError):
     """Sign-in with JWTs is configured but cannot work (1411): the JWKS file is missing or
-    unreadable, or ``[team]`` names an issuer without an audience."""
+    unreadable, the JWKS URL is not https or cannot be fetched while no key is known, or
+    ``[team]`` names an issuer without an audience."""
 
     code = 1411
     title = "Sign-In Misconfigured"

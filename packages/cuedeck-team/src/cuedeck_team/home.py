@@ -5,8 +5,10 @@ The home's own ``access.toml`` lists the team's members (``cue -C HOME mcp token
 and its ``config.toml`` the server's tool profile and rate limits. Nothing under
 ``.cuedeck/`` is indexed or reachable by a tool, so the home never serves its own files.
 
-Every change to one repository holds that repository's lock (a file lock, so it holds
-across server workers) for its whole duration; a registry row left ``creating`` or
+The registry and the repositories' locks are the team store's (:mod:`cuedeck_team.store`):
+a SQLite file and file locks under the home (embedded), or tables and advisory locks in
+PostgreSQL. Every change to one repository holds that repository's lock for its whole
+duration, across every worker and node; a registry row left ``creating`` or
 ``removing`` by a process that died is cleaned up by the next one that takes the lock.
 """
 
@@ -17,12 +19,12 @@ import time
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from cuedeck.errors import LockError
 from cuedeck.layout import WORKSPACE_DIR
 from cuedeck_team.disk import remove_tree
 from cuedeck_team.errors import RepositoryBusy
 from cuedeck_team.paths import TEAM_DIR
 from cuedeck_team.registry import Activation, Registry, Shared
+from cuedeck_team.store.embedded import REGISTRY_DB
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
 
     from cuedeck.plugins.host import PluginHost
     from cuedeck.workspace import Workspace
+    from cuedeck_team.registry import RegistryStore
+    from cuedeck_team.store import TeamStore
 
 #: How long a change waits for another one on the same repository before it is 1406.
 LOCK_WAIT = 5.0
@@ -38,10 +42,19 @@ LOCK_WAIT = 5.0
 class Team:
     """The team whose home is the workspace at ``root``."""
 
-    def __init__(self, root: Path, *, plugins: PluginHost | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        plugins: PluginHost | None = None,
+        database: str | None = None,
+        node_cache: Path | None = None,
+    ) -> None:
         self.root = root
         self.folder = root / TEAM_DIR
-        self.registry = Registry(self.folder / "registry.sqlite3")
+        self._database = database
+        if node_cache is not None:  # else read from the settings when first needed
+            self.node_cache = node_cache
         self._plugins = plugins
         #: Called with a repository's generation just before its folder is deleted, so
         #: that a server closes what it keeps open there (its runtime, file watcher).
@@ -53,6 +66,45 @@ class Team:
         service, one per workspace object, which the server and the tools share."""
         return cls(workspace.root, plugins=workspace.plugins)
 
+    @cached_property
+    def database(self) -> str:
+        """The team's database URL (empty: the embedded store)."""
+        if self._database is not None:
+            return self._database
+        from cuedeck_team.store import database_of
+
+        return database_of(self.root)
+
+    @cached_property
+    def node_cache(self) -> Path | None:
+        """This node's own folder for shared repositories' clones (None: the home's):
+        ``node_cache`` given, else ``CUEDECK_TEAM_NODE_CACHE`` or ``[team] node_cache``."""
+        from cuedeck_team.settings import node_cache_of
+
+        return node_cache_of(self.root)
+
+    @cached_property
+    def store(self) -> TeamStore:
+        """The team's store (opened on first use; the server's shared state uses it too)."""
+        from cuedeck_team.store import open_store
+
+        return open_store(self.root, self.database)
+
+    @cached_property
+    def registry(self) -> RegistryStore:
+        """The team's registry: the home's SQLite file for the embedded store (opened
+        without the rest of the store), else the store's."""
+        if not self.database:
+            return Registry(self.root / REGISTRY_DB)
+        return self.store.registry()
+
+    def close(self) -> None:
+        """Close the store, when it was opened."""
+        store = self.__dict__.pop("store", None)
+        if store is not None:
+            store.close()
+        self.__dict__.pop("registry", None)
+
     def problems(self) -> list[str]:
         """What keeps the team from being served: git missing, the registry unreadable."""
         import shutil
@@ -61,9 +113,11 @@ class Team:
         found = []
         if shutil.which("git") is None:
             found.append("git is not installed")
+        from cuedeck.errors import CueError
+
         try:
             self.registry.generations()
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, CueError) as exc:
             found.append(f"the team's registry cannot be read ({type(exc).__name__})")
         return found
 
@@ -84,7 +138,13 @@ class Team:
     # -- where things are ------------------------------------------------------------------
 
     def shared_path(self, record: Shared | str) -> Path:
-        """The folder of a shared repository."""
+        """The folder of a shared repository's clone: in this node's cache, a folder per
+        generation (:mod:`cuedeck_team.nodecache`), else in the home."""
+        if self.node_cache is not None:
+            found = self.registry.find_shared(record) if isinstance(record, str) else record
+            generation = found.generation if found is not None else "none"
+            name = record if isinstance(record, str) else record.folder
+            return self.node_cache / "shared" / generation / name
         folder = record if isinstance(record, str) else record.folder
         return self.folder / "shared" / folder
 
@@ -104,13 +164,16 @@ class Team:
     def changing(self, key: str, alias: str) -> Iterator[None]:
         """Hold the lock of the repository ``key`` while changing it; 1406 when another
         request holds it for longer than :data:`LOCK_WAIT`."""
-        from cuedeck.writes import locked
+        if self.database:
+            held = self.store.lock(key, LOCK_WAIT)
+        else:  # the embedded store's file lock, without opening the rest of the store
+            from cuedeck_team.store.embedded import lock
 
-        safe = key.replace("/", "_")
+            held = lock(self.root, key, LOCK_WAIT)
         try:
-            with locked(self.folder / "locks" / f"{safe}.lock", timeout=LOCK_WAIT, display=alias):
+            with held:
                 yield
-        except LockError:
+        except TimeoutError:
             raise RepositoryBusy(
                 f"{alias} is being changed by another request",
                 repository_alias=alias,

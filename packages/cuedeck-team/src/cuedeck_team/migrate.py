@@ -1,8 +1,9 @@
 """Moving an embedded team to PostgreSQL (``cue team migrate``): members with their token
-hashes (every token keeps working) and the audit trail. Rate-limit buckets and pending
-confirmation tokens are not moved: a bucket starts full and a pending token is asked for
-again, which loses no work. The registry and working copies stay under the home, on the
-storage every node mounts (docs/teams.md)."""
+hashes (every token keeps working), the audit trail, and the registry (shared
+repositories, activations, composites' components: their ready rows). Rate-limit buckets
+and pending confirmation tokens are not moved: a bucket starts full and a pending token is
+asked for again, which loses no work. Working copies stay under the home, on the storage
+every node mounts; shared repositories' clones are rebuilt by each node (docs/teams.md)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ if TYPE_CHECKING:
 
 
 def to_postgres(home: Path, database: str) -> dict[str, int]:
-    """Copy the embedded team at ``home`` into ``database``; what was moved. Run again, it
-    moves nothing twice; a name that holds another token there is 1004."""
+    """Copy the embedded team at ``home`` into ``database``; how many of each were moved.
+    Run again, it moves nothing twice (a registry row already there is kept); a name that
+    holds another token there is 1004."""
     from cuedeck_team.store.embedded import EmbeddedStore
     from cuedeck_team.store.postgres import PostgresStore
 
@@ -40,7 +42,14 @@ def to_postgres(home: Path, database: str) -> dict[str, int]:
             moved += 1
         entries = [] if target.audit(1) else list(reversed(source.audit(limit=10**9)))
         target.import_audit(entries)
-        return {"members": moved, "audit": len(entries), "skipped": skipped}
+        registry = source.registry()
+        activations = registry.activations()
+        added = target.registry().import_records(
+            registry.shared(),
+            activations,
+            {(a.owner, a.alias): registry.components(a.owner, a.alias) for a in activations},
+        )
+        return {"members": moved, "audit": len(entries), "skipped": skipped, **added}
     finally:
         source.close()
         target.close()

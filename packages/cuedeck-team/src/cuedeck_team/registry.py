@@ -1,6 +1,9 @@
 """The team's registry: shared repositories, activations and composite components.
 
-One SQLite file (WAL) under the team's folder, so that every server worker sees the same
+:class:`RegistryStore` is what a team's code asks of it; two implementations: :class:`Registry`,
+one SQLite file (WAL) under the team's folder for the nodes of one machine (the embedded
+store), and :class:`~cuedeck_team.store.registry_pg.PostgresRegistry`, tables in the team's
+PostgreSQL database for nodes on many machines. In both, every node sees the same
 repositories at once: a row is written before the folder it describes is made (state
 ``creating``) and marked ``ready`` after, so two workers never build one alias twice and
 a reader never serves a half-made working copy. Every operation opens its own short
@@ -12,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import re
 import secrets
+import sqlite3
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import attrs
 
@@ -22,7 +26,6 @@ from cuedeck.system.databases import open_db
 from cuedeck_team.errors import AliasTaken, RepositoryBusy
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Iterator
     from pathlib import Path
 
@@ -43,7 +46,9 @@ CREATE TABLE IF NOT EXISTS shared (
     created TEXT NOT NULL,
     created_by TEXT NOT NULL,
     indexed TEXT NOT NULL DEFAULT '',
-    generation TEXT NOT NULL
+    generation TEXT NOT NULL,
+    head TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS activations (
     owner TEXT NOT NULL,
@@ -65,13 +70,9 @@ CREATE TABLE IF NOT EXISTS components (
     added TEXT NOT NULL,
     PRIMARY KEY (owner, alias, golden)
 );
-CREATE TABLE IF NOT EXISTS descriptions (
-    alias TEXT PRIMARY KEY,
-    text TEXT NOT NULL,
-    set_by TEXT NOT NULL,
-    set_at TEXT NOT NULL
-);
 """
+#: Columns added since the first release: a home made before them gets them on first use.
+_ADDED = {"head": "TEXT NOT NULL DEFAULT ''", "description": "TEXT NOT NULL DEFAULT ''"}
 
 
 def now() -> str:
@@ -106,8 +107,9 @@ def is_global(alias: str) -> bool:
 
 @attrs.frozen
 class Shared:
-    """A shared repository: its alias, where it came from, its folder (relative to the
-    team folder) and when it was last indexed."""
+    """A shared repository: its alias, where it came from (credentials removed), its
+    folder, who registered it and when, when it was last indexed, and the commit every
+    node serves (``head``: the registered head)."""
 
     alias: str
     source: str
@@ -118,15 +120,8 @@ class Shared:
     created_by: str
     indexed: str
     generation: str
-
-
-@attrs.frozen
-class Description:
-    """What an admin wrote about a shared repository, who and when."""
-
-    text: str
-    set_by: str
-    set_at: str
+    head: str = ""
+    description: str = ""
 
 
 @attrs.frozen
@@ -153,11 +148,74 @@ class Component:
     added: str
 
 
+class RegistryStore(Protocol):
+    """The registry of a team, wherever it is kept (see the module's docstring)."""
+
+    def shared(self, *, ready_only: bool = True) -> list[Shared]:
+        """Every shared repository, by alias."""
+        ...
+
+    def find_shared(self, alias: str) -> Shared | None:
+        """The shared repository ``alias`` in any state, or None."""
+        ...
+
+    def begin_shared(self, alias: str, source: str, branch: str, by: str) -> Shared:
+        """Claim ``alias`` for a repository being registered (state ``creating``)."""
+        ...
+
+    def update_shared(self, alias: str, **changes: str) -> None:
+        """Set fields of the shared repository ``alias``."""
+        ...
+
+    def drop_shared(self, alias: str) -> None:
+        """Forget the shared repository ``alias``."""
+        ...
+
+    def activations(self, owner: str | None = None, *, ready_only: bool = True) -> list[Activation]:
+        """The activations of ``owner`` (everyone's when None), by owner and alias."""
+        ...
+
+    def find_activation(self, owner: str, alias: str) -> Activation | None:
+        """``owner``'s activation ``alias`` in any state, or None."""
+        ...
+
+    def begin_activation(
+        self, owner: str, alias: str, kind: Kind, golden: str, branch: str, folder: str
+    ) -> Activation:
+        """Claim ``owner``'s ``alias`` for a working copy being made (state ``creating``)."""
+        ...
+
+    def update_activation(self, owner: str, alias: str, **changes: str) -> None:
+        """Set fields of ``owner``'s activation ``alias``."""
+        ...
+
+    def drop_activation(self, owner: str, alias: str) -> None:
+        """Forget ``owner``'s activation ``alias`` and its components."""
+        ...
+
+    def components(self, owner: str, alias: str) -> list[Component]:
+        """The components of ``owner``'s composite ``alias``, by folder."""
+        ...
+
+    def add_component(self, owner: str, alias: str, golden: str, folder: str) -> None:
+        """Record ``golden`` as a component of ``owner``'s composite ``alias``."""
+        ...
+
+    def remove_component(self, owner: str, alias: str, golden: str) -> None:
+        """Forget ``golden`` as a component of ``owner``'s composite ``alias``."""
+        ...
+
+    def generations(self) -> set[str]:
+        """The generation of every ready repository."""
+        ...
+
+
 class Registry:
-    """The registry file at ``path``."""
+    """The registry file at ``path`` (the embedded store's)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._upgraded = False
 
     @contextlib.contextmanager
     def connect(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
@@ -166,6 +224,13 @@ class Registry:
         connection = open_db(self.path)
         try:
             connection.executescript(_SCHEMA)
+            if not self._upgraded:
+                have = {row[1] for row in connection.execute("PRAGMA table_info(shared)")}
+                for column, kind in _ADDED.items():
+                    if column not in have:
+                        with contextlib.suppress(sqlite3.OperationalError):  # another did it
+                            connection.execute(f"ALTER TABLE shared ADD COLUMN {column} {kind}")
+                self._upgraded = True
             connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield connection
@@ -181,7 +246,7 @@ class Registry:
     def shared(self, *, ready_only: bool = True) -> list[Shared]:
         """Every shared repository, by alias."""
         with self.connect() as db:
-            rows = db.execute(f"SELECT {_fields(Shared)} FROM shared ORDER BY alias").fetchall()
+            rows = db.execute(f"SELECT {fields_of(Shared)} FROM shared ORDER BY alias").fetchall()
         found = [Shared(*row) for row in rows]
         return [s for s in found if s.state == "ready"] if ready_only else found
 
@@ -189,7 +254,7 @@ class Registry:
         """The shared repository ``alias`` in any state, or None."""
         with self.connect() as db:
             row = db.execute(
-                f"SELECT {_fields(Shared)} FROM shared WHERE alias = ?", (alias,)
+                f"SELECT {fields_of(Shared)} FROM shared WHERE alias = ?", (alias,)
             ).fetchone()
         return Shared(*row) if row else None
 
@@ -198,10 +263,12 @@ class Registry:
         with self.connect(write=True) as db:
             taken = db.execute("SELECT state FROM shared WHERE alias = ?", (alias,)).fetchone()
             if taken is not None:
-                raise _taken(alias, taken[0], "a shared repository")
-            record = Shared(alias, source, branch, alias, "creating", now(), by, "", _gen())
+                raise refusal(alias, taken[0], "a shared repository")
+            record = Shared(
+                alias, source, branch, alias, "creating", now(), by, "", new_generation()
+            )
             db.execute(
-                f"INSERT INTO shared ({_fields(Shared)}) VALUES ({_marks(Shared)})",
+                f"INSERT INTO shared ({fields_of(Shared)}) VALUES ({_marks(Shared)})",
                 attrs.astuple(record),
             )
         return record
@@ -211,32 +278,15 @@ class Registry:
         _update(self, "shared", "alias = ?", (alias,), changes)
 
     def drop_shared(self, alias: str) -> None:
-        """Forget the shared repository ``alias`` (and the description an admin gave it)."""
+        """Forget the shared repository ``alias``."""
         with self.connect(write=True) as db:
             db.execute("DELETE FROM shared WHERE alias = ?", (alias,))
-            db.execute("DELETE FROM descriptions WHERE alias = ?", (alias,))
-
-    def descriptions(self) -> dict[str, Description]:
-        """The descriptions admins gave shared repositories, by alias."""
-        with self.connect() as db:
-            rows = db.execute("SELECT alias, text, set_by, set_at FROM descriptions").fetchall()
-        return {row[0]: Description(*row[1:]) for row in rows}
-
-    def describe_shared(self, alias: str, text: str, by: str) -> None:
-        """Give the shared repository ``alias`` the description ``text`` (empty: none)."""
-        with self.connect(write=True) as db:
-            db.execute("DELETE FROM descriptions WHERE alias = ?", (alias,))
-            if text:
-                db.execute(
-                    "INSERT INTO descriptions (alias, text, set_by, set_at) VALUES (?, ?, ?, ?)",
-                    (alias, text, by, now()),
-                )
 
     # -- activations and composites ---------------------------------------------------------
 
     def activations(self, owner: str | None = None, *, ready_only: bool = True) -> list[Activation]:
         """The activations of ``owner`` (everyone's when None), by owner and alias."""
-        query = f"SELECT {_fields(Activation)} FROM activations"
+        query = f"SELECT {fields_of(Activation)} FROM activations"
         args: tuple[str, ...] = ()
         if owner is not None:
             query, args = query + " WHERE owner = ?", (owner,)
@@ -249,7 +299,7 @@ class Registry:
         """``owner``'s activation ``alias`` in any state, or None."""
         with self.connect() as db:
             row = db.execute(
-                f"SELECT {_fields(Activation)} FROM activations WHERE owner = ? AND alias = ?",
+                f"SELECT {fields_of(Activation)} FROM activations WHERE owner = ? AND alias = ?",
                 (owner, alias),
             ).fetchone()
         return Activation(*row) if row else None
@@ -263,12 +313,12 @@ class Registry:
                 "SELECT state FROM activations WHERE owner = ? AND alias = ?", (owner, alias)
             ).fetchone()
             if taken is not None:
-                raise _taken(alias, taken[0], "one of your repositories")
+                raise refusal(alias, taken[0], "one of your repositories")
             record = Activation(
-                owner, alias, kind, golden, branch, folder, "creating", now(), _gen()
+                owner, alias, kind, golden, branch, folder, "creating", now(), new_generation()
             )
             db.execute(
-                f"INSERT INTO activations ({_fields(Activation)}) VALUES ({_marks(Activation)})",
+                f"INSERT INTO activations ({fields_of(Activation)}) VALUES ({_marks(Activation)})",
                 attrs.astuple(record),
             )
         return record
@@ -321,11 +371,13 @@ class Registry:
         return {row[0] for row in rows}
 
 
-def _gen() -> str:
+def new_generation() -> str:
+    """A new repository's generation (every repository made gets its own)."""
     return secrets.token_hex(8)
 
 
-def _fields(cls: type) -> str:
+def fields_of(cls: type) -> str:
+    """The columns of a record class, in order, comma-separated."""
     return ", ".join(field.name for field in attrs.fields(cls))
 
 
@@ -336,16 +388,22 @@ def _marks(cls: type) -> str:
 def _update(
     registry: Registry, table: str, where: str, key: tuple[str, ...], changes: dict[str, str]
 ) -> None:
-    allowed = {field.name for field in attrs.fields(Shared if table == "shared" else Activation)}
-    unknown = set(changes) - allowed
-    if unknown:
-        raise ValueError(f"no such field: {sorted(unknown)}")
+    check_changes(Shared if table == "shared" else Activation, changes)
     assignments = ", ".join(f"{name} = ?" for name in changes)
     with registry.connect(write=True) as db:
         db.execute(f"UPDATE {table} SET {assignments} WHERE {where}", (*changes.values(), *key))
 
 
-def _taken(alias: str, state: str, what: str) -> Exception:
+def check_changes(cls: type, changes: dict[str, str]) -> None:
+    """Refuse a change to a field ``cls`` does not have (a programming error)."""
+    unknown = set(changes) - {field.name for field in attrs.fields(cls)}
+    if unknown:
+        raise ValueError(f"no such field: {sorted(unknown)}")
+
+
+def refusal(alias: str, state: str, what: str) -> Exception:
+    """The error of claiming ``alias`` in ``state``: 1406 while being made or removed, else
+    1402."""
     if state != "ready":
         return RepositoryBusy(
             f"{alias} is being {'made' if state == 'creating' else 'removed'} by another request",

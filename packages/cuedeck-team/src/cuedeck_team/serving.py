@@ -20,13 +20,15 @@ from typing import TYPE_CHECKING, Literal
 from cuedeck_mcp.repositories import Target
 from cuedeck_team import activations, catalog, shared
 from cuedeck_team.errors import RepositoryRequired
-from cuedeck_team.registry import is_global
+from cuedeck_team.nodecache import ensure, prune
+from cuedeck_team.registry import GLOBAL_SUFFIX, is_global
 
 if TYPE_CHECKING:
     from cuedeck.plugins.tools import Tool
     from cuedeck_mcp.roles import Caller
     from cuedeck_mcp.runtime import WorkspaceRuntime
     from cuedeck_team.home import Team
+    from cuedeck_team.nodecache import CatchUp
     from cuedeck_team.state import TeamState
 
 log = logging.getLogger("cuedeck")
@@ -52,20 +54,30 @@ class TeamServing:
     def __init__(self, team: Team) -> None:
         self.team = team
         self._state: TeamState | None = None
+        self._catch_up: CatchUp | None = None
 
     def shared_state(self) -> TeamState:
         """What the team's nodes share (its store, opened once; sign-in)."""
         if self._state is None:
             from cuedeck_team.state import TeamState
-            from cuedeck_team.store import open_store
 
-            self._state = TeamState(self.team.root, open_store(self.team.root))
+            self._state = TeamState(self.team.root, self.team.store)
+            self.catch_up()
         return self._state
 
     def repositories(self, home: WorkspaceRuntime, served: frozenset[str]) -> TeamRepositories:
         """The team's repositories for a server whose home runtime is ``home`` and whose
         tool profile is ``served``."""
+        self.catch_up()
         return TeamRepositories(self.team, home, served)
+
+    def catch_up(self) -> None:
+        """With a node cache, start bringing this node's clones to the registry's heads
+        (once; :mod:`cuedeck_team.nodecache`): a server does when it starts."""
+        if self.team.node_cache is not None and self._catch_up is None:
+            from cuedeck_team.nodecache import CatchUp
+
+            self._catch_up = CatchUp(self.team)
 
     def problems(self) -> list[str]:
         """What keeps the team from being served: the team's own, and a shared store
@@ -73,6 +85,8 @@ class TeamServing:
         from cuedeck.errors import CueError
 
         found = self.team.problems()
+        if self._catch_up is not None:
+            found += self._catch_up.problems()
         if self._state is not None:
             try:
                 self._state.store.members()
@@ -122,6 +136,29 @@ class TeamRepositories:
             alias = self._only(caller)
         return self._repository(alias, caller)
 
+    def acts_on(self, tool: Tool, arguments: dict[str, object]) -> str | None:
+        """The repository a team tool names (the one it registers, refreshes, removes,
+        activates, syncs or changes), for the audit trail; None for the others."""
+        if tool.category not in TEAM_CATEGORIES:
+            return None
+
+        def text(name: str) -> str:
+            value = arguments.get(name)
+            return value if isinstance(value, str) else ""
+
+        if tool.name == "add_golden_repo":
+            alias = text("alias")
+            return alias.removesuffix(GLOBAL_SUFFIX) + GLOBAL_SUFFIX if alias else None
+        if tool.name == "activate_repository":  # the working copy made, named as tools.py does
+            many = arguments.get("golden_repo_aliases")
+            listed = many if isinstance(many, list) else []
+            goldens = [g for g in [text("golden_repo_alias"), *listed] if isinstance(g, str) and g]
+            if text("user_alias") or not goldens:
+                return text("user_alias") or None
+            composite = arguments.get("composite") is True or len(goldens) > 1
+            return goldens[0].removesuffix(GLOBAL_SUFFIX) + ("-composite" if composite else "")
+        return text("repository_alias") or text("composite_alias") or None
+
     def _repository(self, alias: str, caller: Caller) -> Target:
         """The repository ``alias`` names for ``caller``, or 1400."""
         if alias == catalog.CATALOG_ALIAS:
@@ -129,7 +166,7 @@ class TeamRepositories:
             generation = catalog.CATALOG_GENERATION
         elif is_global(alias):
             record = shared.find(self.team, alias)
-            folder, kind, generation = self.team.shared_path(record), "shared", record.generation
+            folder, kind, generation = ensure(self.team, record), "shared", record.generation
         else:
             found = activations.find(self.team, caller.name, alias, what="one of your repositories")
             folder, kind, generation = self.team.user_path(found), found.kind, found.generation
@@ -185,6 +222,7 @@ class TeamRepositories:
             try:
                 with self._lock:
                     self._close_stale(force=True)
+                prune(self.team)  # this node's clones of repositories removed elsewhere
             except Exception:  # the registry briefly unreadable: try again next time
                 log.debug("could not check for removed repositories", exc_info=True)
 

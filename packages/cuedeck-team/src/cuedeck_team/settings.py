@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import attrs
@@ -21,6 +22,13 @@ class TeamSettings:
         "The PostgreSQL database every node of the team shares (`postgresql://user@host/db`; "
         "needs the `postgres` extra); `CUEDECK_TEAM_DATABASE` overrides it. Empty (the "
         "default): the embedded store, files under the home, for one machine.",
+    )
+    node_cache: str = setting(
+        "",
+        "Where this node keeps its own clones and indexes of the shared repositories, "
+        "rebuilt from their sources at the registered head on first use (a folder on the "
+        "node's own disk; `CUEDECK_TEAM_NODE_CACHE` overrides it). Empty (the default): "
+        "in the home, shared by the nodes that mount it.",
     )
     jwt_issuer: str = setting(
         "",
@@ -46,6 +54,24 @@ class TeamSettings:
         "The claim naming the member's role (`read`, `write` or `admin`); `scope` reads "
         "`cuedeck:read`, `cuedeck:write` or `cuedeck:admin` among the token's scopes.",
     )
+
+
+#: The environment variable that names this node's cache (over ``[team] node_cache``).
+NODE_CACHE_ENV = "CUEDECK_TEAM_NODE_CACHE"
+
+
+def node_cache_of(root: Path, environ: dict[str, str] | None = None) -> Path | None:
+    """This node's cache folder (``CUEDECK_TEAM_NODE_CACHE``, else ``[team] node_cache``,
+    relative to the home), or None: clones in the home."""
+    from pathlib import Path
+
+    env = os.environ if environ is None else environ
+    chosen = env.get(NODE_CACHE_ENV, "").strip()
+    if not chosen:
+        chosen = team_settings(root).node_cache.strip()
+    if not chosen:
+        return None
+    return (root / Path(chosen).expanduser()).resolve()
 
 
 def team_settings(root: Path) -> TeamSettings:

@@ -1,9 +1,11 @@
 """Shared repositories: registered by an admin, cloned and indexed once, read by all.
 
 A shared repository is the server's own clone of the source (a path or URL the server
-can reach), checked out on one branch, with a CueDeck index of its docs and code and a
-vector for every section. No tool writes it (the MCP server refuses every writing tool
-aimed at it); an admin refreshes it from its source.
+can reach), checked out on one branch at the head the registry records, with a CueDeck
+index of its docs and code and a vector for every section. With a node cache each node
+has its own clone, rebuilt at the registered head (:mod:`cuedeck_team.nodecache`). No
+tool writes it (the MCP server refuses every writing tool aimed at it); an admin refreshes
+it from its source.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from cuedeck_team import gitops
 from cuedeck_team.catalog import CATALOG_ALIAS
 from cuedeck_team.disk import footprint, remove_tree
 from cuedeck_team.home import index_workspace, prepare_workspace
+from cuedeck_team.nodecache import ensure, ensure_locked, head_file, node_lock, note_head
 from cuedeck_team.registry import global_alias, now
 
 if TYPE_CHECKING:
     from cuedeck_team.home import Team
-    from cuedeck_team.registry import Description, Shared
+    from cuedeck_team.registry import Shared
 
 
 def find(team: Team, alias: str) -> Shared:
@@ -76,8 +79,11 @@ def register(
             with team.open(folder) as workspace:
                 indexed = index_workspace(workspace, embed=embed)
             report(2, 3, "Registering a repository")
-            checked_out = gitops.current_branch(folder)
-            team.registry.update_shared(name, state="ready", branch=checked_out, indexed=now())
+            checked_out, head = gitops.current_branch(folder), gitops.head(folder)
+            note_head(folder, head)
+            team.registry.update_shared(
+                name, state="ready", branch=checked_out, indexed=now(), head=head
+            )
             report(3, 3, "Registering a repository")
         except BaseException:
             remove_tree(folder)
@@ -96,16 +102,17 @@ def refresh(team: Team, alias: str, *, embed: bool = True) -> dict[str, Any]:
     """Fetch the shared repository ``alias`` from its source, move it to the source's
     branch head, and bring its index up to date (only changed files are parsed)."""
     record = find(team, alias)
-    folder = team.shared_path(record)
-    with team.changing(f"shared-{record.alias}", record.alias):
+    with team.changing(f"shared-{record.alias}", record.alias), node_lock(team, record):
+        folder = ensure_locked(team, record)  # at the head the last change on any node left
         before = gitops.head(folder)
         gitops.git(folder, "fetch", "--quiet", "--prune", "origin", timeout=gitops.NETWORK_TIMEOUT)
         target = f"refs/remotes/origin/{record.branch}"
         gitops.git(folder, "reset", "--quiet", "--hard", target)
         with team.open(folder) as workspace:
             indexed = index_workspace(workspace, embed=embed)
-        team.registry.update_shared(record.alias, indexed=now())
-    after = gitops.head(folder)
+        after = gitops.head(folder)
+        note_head(folder, after)
+        team.registry.update_shared(record.alias, indexed=now(), head=after)
     return {
         "success": True,
         "alias": record.alias,
@@ -124,11 +131,12 @@ def remove(team: Team, alias: str) -> dict[str, Any]:
     """
     record = find(team, alias)
     folder = team.shared_path(record)
-    with team.changing(f"shared-{record.alias}", record.alias):
+    with team.changing(f"shared-{record.alias}", record.alias), node_lock(team, record):
         team.registry.update_shared(record.alias, state="removing")
         size = footprint(folder)
         team.removing(record.generation)
         remove_tree(folder)
+        head_file(folder).unlink(missing_ok=True)
         team.registry.drop_shared(record.alias)
     return {
         "success": True,
@@ -138,21 +146,20 @@ def remove(team: Team, alias: str) -> dict[str, Any]:
     }
 
 
-def describe(
-    team: Team, record: Shared, *, detail: bool = False, described: Description | None = None
-) -> dict[str, Any]:
+def describe(team: Team, record: Shared, *, detail: bool = False) -> dict[str, Any]:
     """What ``list_global_repos`` (and, with ``detail``, ``global_repo_status``) says of a
-    shared repository; ``described`` is what an admin wrote of it."""
-    folder = team.shared_path(record)
+    shared repository."""
+    # The registered head: what every node serves (this node may not have cloned it yet).
+    folder = ensure(team, record) if detail else team.shared_path(record)
     entry: dict[str, Any] = {
         "alias": record.alias,
         "source": record.source,
         "branch": record.branch,
-        "head": gitops.head(folder),
+        "head": record.head or gitops.head(folder),
         "indexed_at": record.indexed,
         "registered_at": record.created,
         "registered_by": record.created_by,
-        "description": described.text if described is not None else "",
+        "description": record.description,
     }
     if detail:
         from cuedeck.serving.indexes import index_reports
@@ -171,9 +178,9 @@ def describe(
     return entry
 
 
-def set_description(team: Team, alias: str, text: str, *, by: str) -> dict[str, Any]:
+def set_description(team: Team, alias: str, text: str) -> dict[str, Any]:
     """Give the shared repository ``alias`` the description ``text`` (empty: remove it);
     the catalog shows it from the next read."""
     record = find(team, alias)
-    team.registry.describe_shared(record.alias, text.strip(), by)
+    team.registry.update_shared(record.alias, description=text.strip())
     return {"success": True, "alias": record.alias, "description": text.strip()}

@@ -242,11 +242,7 @@ def list_global_repos(workspace: Workspace) -> list[GlobalRepo]:
     from cuedeck_team.shared import describe
 
     team = _team(workspace)
-    described = team.registry.descriptions()
-    return [
-        describe(team, record, described=described.get(record.alias))  # type: ignore[misc]
-        for record in team.registry.shared()
-    ]
+    return [describe(team, record) for record in team.registry.shared()]  # type: ignore[misc]
 
 
 def global_repo_status(workspace: Workspace, repository_alias: Alias) -> GlobalRepoStatus:
@@ -258,9 +254,7 @@ def global_repo_status(workspace: Workspace, repository_alias: Alias) -> GlobalR
     from cuedeck_team.shared import describe, find
 
     team = _team(workspace)
-    record = find(team, repository_alias)
-    described = team.registry.descriptions().get(record.alias)
-    return describe(team, record, detail=True, described=described)  # type: ignore[return-value]
+    return describe(team, find(team, repository_alias), detail=True)  # type: ignore[return-value]
 
 
 def set_global_repo_description(
@@ -280,9 +274,7 @@ def set_global_repo_description(
     """
     from cuedeck_team.shared import set_description
 
-    return set_description(  # type: ignore[return-value]
-        _team(workspace), repository_alias, description, by=_user()
-    )
+    return set_description(_team(workspace), repository_alias, description)  # type: ignore[return-value]
 
 
 def add_golden_repo(

@@ -1,12 +1,13 @@
 """What every node of a team shares, behind one interface (docs/teams.md, "Several nodes").
 
 :class:`TeamStore` holds the team's members (token hashes and roles), pending confirmation
-tokens, rate-limit buckets and the audit trail of writes. Two implementations, chosen by
+tokens, rate-limit buckets, the audit trail of writes, the registry (shared repositories,
+activations, composites' components) and the repositories' locks. Two implementations, chosen by
 ``[team] database`` in the home's config.toml or ``CUEDECK_TEAM_DATABASE``:
 
 * :class:`~cuedeck_team.store.embedded.EmbeddedStore` (the default): today's files under
-  the home (``access.toml``, the cache's SQLite buckets and confirmations), shared by the
-  workers of one machine;
+  the home (``access.toml``, the cache's SQLite buckets and confirmations, the registry's
+  SQLite file, file locks), shared by the workers of one machine;
 * :class:`~cuedeck_team.store.postgres.PostgresStore` (``postgresql://...``, the
   ``postgres`` extra): one PostgreSQL database every node on every machine reaches.
 

@@ -7,8 +7,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from cuedeck.plugins.tools import Role
     from cuedeck.settings import RateLimit
+    from cuedeck_team.registry import RegistryStore
 
 
 @attrs.frozen
@@ -34,7 +37,8 @@ class AuditEntry:
 
 
 class TeamStore(Protocol):
-    """Everything the nodes of one team share."""
+    """Everything the nodes of one team share: members, confirmations, buckets, the audit
+    trail, the registry and repositories' locks."""
 
     #: ``embedded`` or ``postgresql``.
     kind: str
@@ -75,6 +79,15 @@ class TeamStore(Protocol):
 
     def audit(self, limit: int = 100) -> list[AuditEntry]:
         """The latest writes, newest first."""
+        ...
+
+    def registry(self) -> RegistryStore:
+        """The team's registry: shared repositories, activations, components."""
+        ...
+
+    def lock(self, key: str, wait: float) -> AbstractContextManager[None]:
+        """Hold the lock of the repository ``key`` (every node's) for a block; TimeoutError
+        when another holds it for longer than ``wait`` seconds. A holder that dies frees it."""
         ...
 
     def close(self) -> None:

@@ -2,12 +2,14 @@
 of one machine (the default; nothing to install or run).
 
 Members are ``access.toml``'s tokens, confirmation tokens the home cache's JSON file,
-rate-limit buckets the cache's SQLite file that every worker spends from, and the audit
-trail a SQLite file in the team's folder.
+rate-limit buckets the cache's SQLite file that every worker spends from, the audit
+trail and the registry SQLite files in the team's folder, and a repository's lock a file
+lock there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -17,11 +19,15 @@ from cuedeck_team.store.base import AuditEntry, Member
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Iterator
     from pathlib import Path
 
     from cuedeck.settings import RateLimit
+    from cuedeck_team.registry import Registry
 
 AUDIT_DB = f"{TEAM_DIR}/audit.sqlite3"
+REGISTRY_DB = f"{TEAM_DIR}/registry.sqlite3"
+LOCKS_DIR = f"{TEAM_DIR}/locks"
 
 
 class EmbeddedStore:
@@ -123,6 +129,16 @@ class EmbeddedStore:
             self._audit = db
         return self._audit
 
+    def registry(self) -> Registry:
+        """The registry file in the team's folder."""
+        from cuedeck_team.registry import Registry
+
+        return Registry(self.root / REGISTRY_DB)
+
+    def lock(self, key: str, wait: float) -> contextlib.AbstractContextManager[None]:
+        """A file lock in the team's folder (see :func:`lock`)."""
+        return lock(self.root, key, wait)
+
     def close(self) -> None:
         """Close the audit file and the buckets' file."""
         self._buckets.close()
@@ -130,3 +146,19 @@ class EmbeddedStore:
             if self._audit is not None:
                 self._audit.close()
                 self._audit = None
+
+
+@contextlib.contextmanager
+def lock(root: Path, key: str, wait: float) -> Iterator[None]:
+    """Hold the file lock of the repository ``key`` in the team's folder at ``root`` (it
+    holds across the processes of one machine; the kernel frees it when its holder dies);
+    TimeoutError after ``wait`` seconds."""
+    from cuedeck.errors import LockError
+    from cuedeck.writes import locked
+
+    safe = key.replace("/", "_")
+    try:
+        with locked(root / LOCKS_DIR / f"{safe}.lock", timeout=wait, display=key):
+            yield
+    except LockError:
+        raise TimeoutError(key) from None

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from cuedeck_team.errors import StoreTooNew, StoreUnavailable
 from cuedeck_team.store.base import AuditEntry, Member
+from cuedeck_team.store.registry_pg import SCHEMA as REGISTRY_SCHEMA
+from cuedeck_team.store.registry_pg import PostgresRegistry
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -65,11 +67,14 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         CREATE INDEX audit_member ON audit (member, id);
         """,
     ),
+    (2, REGISTRY_SCHEMA),  # shared repositories, activations, components
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 #: The advisory lock nodes take while migrating (any constant the team's database uses
 #: for nothing else).
 _MIGRATION_LOCK = 0x43554544  # "CUED"
+#: The first key of every repository's advisory lock (the second: a hash of its key).
+_REPOSITORY_LOCKS = 0x4344  # "CD"
 #: Expired confirmation tokens stay this long so that their refusal can say "expired".
 _EXPIRED_KEPT = 3600.0
 
@@ -108,7 +113,7 @@ class PostgresStore:
             raise
 
     @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection; unreachable or failing: 1408."""
         import psycopg
         import psycopg_pool
@@ -127,7 +132,7 @@ class PostgresStore:
 
     def migrate(self) -> int:
         """Apply the versions the database lacks; the version it is at now."""
-        with self._connection() as conn, conn.transaction():
+        with self.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS cuedeck_schema "
@@ -151,7 +156,7 @@ class PostgresStore:
 
     def members(self) -> list[Member]:
         """Every member, by name."""
-        with self._connection() as conn:
+        with self.connection() as conn:
             rows = conn.execute("SELECT name, role, sha256, created FROM members ORDER BY name")
             return [Member(*row) for row in rows]
 
@@ -168,7 +173,7 @@ class PostgresStore:
         token = "" if sha256 is not None else new_token()
         created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         try:
-            with self._connection() as conn:
+            with self.connection() as conn:
                 conn.execute(
                     "INSERT INTO members (name, role, sha256, created) VALUES (%s, %s, %s, %s)",
                     (name, checked, sha256 or token_hash(token), created),
@@ -184,7 +189,7 @@ class PostgresStore:
         """Forget ``name``; how many members are left (1004 when there is none such)."""
         from cuedeck.errors import InvalidInput
 
-        with self._connection() as conn, conn.transaction():
+        with self.connection() as conn, conn.transaction():
             gone = conn.execute("DELETE FROM members WHERE name = %s", (name,)).rowcount
             if not gone:
                 raise InvalidInput(f"there is no token named {name!r}", field="name")
@@ -195,7 +200,7 @@ class PostgresStore:
         """The member whose token hashes to the same sha256."""
         from cuedeck_mcp.roles import token_hash
 
-        with self._connection() as conn:
+        with self.connection() as conn:
             row = conn.execute(
                 "SELECT name, role, sha256, created FROM members WHERE sha256 = %s",
                 (token_hash(token),),
@@ -206,7 +211,7 @@ class PostgresStore:
         """Keep a pending token; drop those expired an hour ago."""
         from psycopg.types.json import Jsonb
 
-        with self._connection() as conn, conn.transaction():
+        with self.connection() as conn, conn.transaction():
             conn.execute(
                 "DELETE FROM confirmations WHERE expires < %s",
                 (float(entry["expires"]) - 300.0 - _EXPIRED_KEPT,),
@@ -218,7 +223,7 @@ class PostgresStore:
 
     def take_confirmation(self, key: str) -> dict[str, Any] | None:
         """The pending token ``key``, removed: one node takes it, the others find none."""
-        with self._connection() as conn:
+        with self.connection() as conn:
             row = conn.execute(
                 "DELETE FROM confirmations WHERE key = %s RETURNING entry", (key,)
             ).fetchone()
@@ -233,7 +238,7 @@ class PostgresStore:
 
         bucket = TokenBucket(limit, time.time)
         refused: RateLimited | None = None
-        with self._connection() as conn, conn.transaction():
+        with self.connection() as conn, conn.transaction():
             conn.execute(
                 "INSERT INTO buckets (client, tool, tokens, updated, calls) "
                 "VALUES (%s, %s, %s, %s, '[]') ON CONFLICT DO NOTHING",
@@ -263,7 +268,7 @@ class PostgresStore:
 
     def record(self, member: str, tool: str, repository: str | None, outcome: str) -> None:
         """One row of the audit trail."""
-        with self._connection() as conn:
+        with self.connection() as conn:
             conn.execute(
                 "INSERT INTO audit (member, tool, repository, outcome) VALUES (%s, %s, %s, %s)",
                 (member, tool, repository, outcome),
@@ -271,7 +276,7 @@ class PostgresStore:
 
     def import_audit(self, entries: list[AuditEntry]) -> None:
         """Add ``entries`` (oldest first) with their own times: a team moved here."""
-        with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
+        with self.connection() as conn, conn.transaction(), conn.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO audit (at, member, tool, repository, outcome) "
                 "VALUES (%s, %s, %s, %s, %s)",
@@ -280,7 +285,7 @@ class PostgresStore:
 
     def audit(self, limit: int = 100) -> list[AuditEntry]:
         """The latest writes, newest first."""
-        with self._connection() as conn:
+        with self.connection() as conn:
             rows = conn.execute(
                 "SELECT at, member, tool, repository, outcome FROM audit ORDER BY id DESC LIMIT %s",
                 (limit,),
@@ -295,6 +300,35 @@ class PostgresStore:
             )
             for at, member, tool, repository, outcome in rows
         ]
+
+    def registry(self) -> PostgresRegistry:
+        """The team's registry, in this database."""
+        return PostgresRegistry(self)
+
+    @contextmanager
+    def lock(self, key: str, wait: float) -> Iterator[None]:
+        """Hold the advisory lock of the repository ``key`` for the block, on a pooled
+        connection kept for it (session-level: a node killed mid-change loses its
+        connection, and PostgreSQL frees the lock at once); TimeoutError after ``wait``
+        seconds held by another node."""
+        import psycopg
+
+        with self.connection() as conn:
+            try:
+                conn.execute(
+                    "SELECT set_config('lock_timeout', %s, false)", (f"{int(wait * 1000)}ms",)
+                )
+                conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_REPOSITORY_LOCKS, key))
+            except psycopg.errors.LockNotAvailable:
+                raise TimeoutError(key) from None
+            finally:
+                conn.execute("RESET lock_timeout")
+            try:
+                yield
+            finally:
+                conn.execute(
+                    "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_REPOSITORY_LOCKS, key)
+                )
 
     def close(self) -> None:
         """Close the pool."""
