@@ -150,17 +150,19 @@ def index(rebuild: bool, semantic: bool, scip: bool, as_json: bool) -> None:
     from cuedeck.plugins.services import SearchService
 
     workspace = current_state().workspace
+    engine = None
+    if "search" in get_services(workspace.plugins):
+        # Built first, the engine follows the refresh (cuedeck_after_refresh): the
+        # keyword postings are written too, so searches start warm.
+        engine = workspace.service(SearchService)
+    elif semantic:  # a MissingExtra (1008) without cuedeck-search
+        workspace.service(SearchService)
     stats = workspace.refresh(rebuild=rebuild)  # progress is reported (cuedeck.progress)
     graph = _code_graph(workspace, scip=scip, quiet=as_json)
     embedded = None
-    if "search" in get_services(workspace.plugins):
-        engine = workspace.service(SearchService)
-        engine.sync(rebuild=rebuild)  # the keyword postings too, so searches start warm
-        if semantic:
-            engine.background = False
-            embedded = engine.embed_all()
-    elif semantic:  # a MissingExtra (1008) without cuedeck-search
-        workspace.service(SearchService)
+    if engine is not None and semantic:
+        engine.background = False
+        embedded = engine.embed_all()
     result = {
         "seen": stats.seen,
         "parsed": stats.parsed,

@@ -62,6 +62,7 @@ from cuedeck_tasks.graph import TaskGraph
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from cuedeck.hookspecs import CardChange
     from cuedeck.workspace import Workspace
     from cuedeck_tasks.filters import CardFilter
 
@@ -325,7 +326,9 @@ class CardStore:
                     )
                 except Conflict:
                     continue  # another writer took this id a moment ago
-                return self._remember(card_id)
+                found = self._remember(card_id)
+                self._tell(card_id, "created")
+                return found
         raise CueError(f"could not find a free card id in {_ID_ATTEMPTS} attempts")
 
     def update(
@@ -379,7 +382,9 @@ class CardStore:
             rewrite_file(self.root, self._path(card_id), change, display=shown)
         if unchanged:
             return Updated(unchanged[0], ())
-        return Updated(self._remember(card_id), written[0])
+        found = self._remember(card_id)
+        self._tell(card_id, "updated", written[0])
+        return Updated(found, written[0])
 
     def activate(self, card_id: str) -> Card:
         """Make ``card_id`` the active card (what scenes pack and memory's current task
@@ -390,6 +395,7 @@ class CardStore:
         if found.status == "todo":
             found = self.update(found.id, CardChanges(status="active")).card
         set_active_card(self.root, found.id)
+        self._tell(found.id, "activated")
         return found
 
     def _check_overlap(
@@ -505,6 +511,17 @@ class CardStore:
         if self.workspace is not None:
             self.workspace.invalidate([card_path(card_id)])
         return loaded[1]
+
+    def _tell(self, card_id: str, change: CardChange, fields: tuple[str, ...] = ()) -> None:
+        """Tell the plugins a card changed (``cuedeck_card_changed``), after the write."""
+        if self.workspace is None:
+            return
+        from cuedeck.hookspecs import CardChanged
+
+        changed = CardChanged(card_id, change, fields)
+        self.workspace.plugins.call(
+            "cuedeck_card_changed", workspace=self.workspace, changed=changed
+        )
 
     def _default_priority(self) -> str:
         if self.workspace is None:
