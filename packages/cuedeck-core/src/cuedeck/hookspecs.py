@@ -534,7 +534,7 @@ def cuedeck_after_refresh(workspace: WorkspaceArg, refreshed: Refreshed) -> None
 @hookspec
 def cuedeck_card_changed(workspace: WorkspaceArg, changed: CardChanged) -> None:
     """A card was created, updated or made the active card through the card store (its
-    one write path, in cuedeck-tasks), after the write.
+    one write path, in the plugin that keeps cards), after the write.
 
     Cards edited outside the store are files like any other: ``cuedeck_after_refresh``
     reports them.
