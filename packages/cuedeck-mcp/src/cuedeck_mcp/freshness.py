@@ -80,7 +80,8 @@ class Freshness:
         if watch:
             from cuedeck.watch.files import FileWatch
 
-            found = FileWatch(workspace.root, accept=_wanted)
+            # 50 ms of quiet make a batch: a file's creation and its writes are one report.
+            found = FileWatch(workspace.root, accept=_wanted, debounce=0.05)
             if found.method == "inotify":  # stamps are compared here, at each call
                 self._watch = found
                 # The watch's thread holds this object weakly: a server dropped by the
