@@ -26,17 +26,19 @@ def _tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _until(watch: FileWatch, wanted: set[str], timeout: float = 10.0) -> Changes:
-    """The batches the watch delivers, merged until they name every path ``wanted``."""
-    inbox: queue.Queue[Changes] = queue.Queue()
-    unsubscribe = watch.subscribe(inbox.put)
-    seen = Changes()
-    try:
+class Inbox:
+    """The batches a watch delivers from now on (subscribed before the files change)."""
+
+    def __init__(self, watch: FileWatch) -> None:
+        self.batches: queue.Queue[Changes] = queue.Queue()
+        self.unsubscribe = watch.subscribe(self.batches.put)
+
+    def until(self, wanted: set[str], timeout: float = 10.0) -> Changes:
+        """The batches merged until they name every path ``wanted``."""
+        seen = Changes()
         while not wanted <= seen.paths:
-            seen = seen | inbox.get(timeout=timeout)
-    finally:
-        unsubscribe()
-    return seen
+            seen = seen | self.batches.get(timeout=timeout)
+        return seen
 
 
 @pytest.mark.parametrize("polling", METHODS)
@@ -63,19 +65,21 @@ def test_edits_creations_deletions_and_renames_are_reported(tmp_path: Path, poll
 def test_the_cache_and_version_control_are_not_watched(tmp_path: Path, polling: bool) -> None:
     root = _tree(tmp_path)
     with FileWatch(root, polling=polling, poll=0.05) as watch:
+        inbox = Inbox(watch)
         (root / ".cuedeck" / ".cache" / "index.db").write_text("rows")
         (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
         (root / "after.md").write_text("# After\n")  # written last: its report ends the wait
-        seen = _until(watch, {"after.md"})
+        seen = inbox.until({"after.md"})
     assert seen.paths == {"after.md"}
 
 
 def test_accept_narrows_what_is_reported(tmp_path: Path) -> None:
     root = _tree(tmp_path)
     with FileWatch(root, accept=lambda rel: rel.endswith(".md")) as watch:
+        inbox = Inbox(watch)
         (root / "docs" / "skip.txt").write_text("x")
         (root / "docs" / "take.md").write_text("# Take\n")
-        seen = _until(watch, {"docs/take.md"})
+        seen = inbox.until({"docs/take.md"})
     assert seen.paths == {"docs/take.md"}
 
 
@@ -113,10 +117,11 @@ def test_a_failing_subscriber_does_not_stop_the_others(tmp_path: Path) -> None:
 
     with FileWatch(root) as watch:
         watch.subscribe(broken)
+        inbox = Inbox(watch)
         (root / "one.md").write_text("1")
-        _until(watch, {"one.md"})
+        inbox.until({"one.md"})  # the broken one was called first, and dropped
         (root / "two.md").write_text("2")
-        assert "two.md" in _until(watch, {"two.md"}).paths
+        assert "two.md" in inbox.until({"two.md"}).paths
 
 
 def test_a_thread_iterates_and_ends_when_the_watch_closes(tmp_path: Path) -> None:
