@@ -39,6 +39,7 @@ HEAVY = (
 #: The modules of CueDeck's own commands, registered by path: one loads when it runs.
 COMMAND_MODULES = (
     "cuedeck_cli.commands",
+    "cuedeck_cli.installation",
     "cuedeck_cli.scene_commands",
     "cuedeck_cli.board",
     "cuedeck_search.command",

@@ -771,3 +771,48 @@ def test_hook_register_code_indexers(make_workspace: MakeWorkspace) -> None:
     assert [
         (r["file_path"], r["line"], r["relationship"], r["from_symbol"]) for r in found["results"]
     ] == [("a.calc", 2, "call", "a.calc/total()")]
+
+
+class RefreshListener:
+    def __init__(self) -> None:
+        self.told: list[Any] = []
+
+    @hookimpl
+    def cuedeck_after_refresh(self, workspace: Any, refreshed: Any) -> None:
+        self.told.append(refreshed)
+
+
+class BrokenListener:
+    @hookimpl
+    def cuedeck_after_refresh(self, workspace: Any, refreshed: Any) -> None:
+        raise RuntimeError("a listener's bug")
+
+
+def test_hook_cuedeck_after_refresh(make_workspace: MakeWorkspace) -> None:
+    """Told once per change of the index, after it, with the paths added or changed and
+    those removed; everything on the first read; nothing when nothing changed; a failing
+    listener is skipped and recorded, the others still told."""
+    pm = make_plugin_host(entry_points=False)
+    listener = RefreshListener()
+    pm.register(BrokenListener(), name="broken")
+    pm.register(listener, name="listener")
+    root = make_workspace({"docs/a.md": "# A\n", "docs/b.md": "# B\n", "docs/c.md": "# C\n"})
+    workspace = open_workspace(root, plugins=pm)
+    workspace.refresh()
+    (first,) = listener.told
+    assert first.everything and not first.rebuilt
+    workspace.refresh()
+    assert len(listener.told) == 1  # nothing changed: nothing told
+    (root / "docs" / "a.md").write_text("# A, edited\n")
+    (root / "docs" / "new.md").write_text("# New\n")
+    (root / "docs" / "b.md").unlink()
+    workspace.refresh()
+    walked = listener.told[-1]
+    assert (walked.changed, walked.removed) == ({"docs/a.md", "docs/new.md"}, {"docs/b.md"})
+    assert not walked.everything and walked.generation == workspace.index.generation
+    (root / "docs" / "c.md").write_text("# C, edited\n")
+    workspace.refresh_paths(["docs/c.md"])  # as a file watcher reports it
+    assert listener.told[-1].changed == {"docs/c.md"}
+    workspace.refresh(rebuild=True)
+    assert listener.told[-1].everything and listener.told[-1].rebuilt
+    assert "broken" in {failure.name for failure in pm.failures}

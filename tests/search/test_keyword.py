@@ -301,3 +301,22 @@ def test_a_large_file_is_not_split_again_to_show_a_result(make_workspace: MakeWo
     assert found.snippet == "A zanzibar appears here once."
     stats = workspace.service("search").stats.catalog
     assert (stats.documents_split, stats.files_split) == (0, 0)  # one section made, no split
+
+
+def test_a_built_engine_follows_the_index_without_a_search(make_workspace: MakeWorkspace) -> None:
+    """cuedeck_after_refresh: an engine the workspace built learns of a file the index
+    read (a watcher's report) before any search; a workspace that built none builds
+    none."""
+    from cuedeck.plugins.services import SearchService
+
+    root = make_workspace({"a.md": "# A\n\nalpha\n"})
+    bare = open_workspace(root)
+    bare.refresh()
+    assert bare.built_service(SearchService) is None  # a refresh builds no engine
+    workspace = open_workspace(root)
+    engine = workspace.service(SearchService)
+    workspace.refresh()
+    assert "a.md" in engine.paths  # type: ignore[attr-defined]
+    (root / "b.md").write_text("# B\n\nbeta\n")
+    workspace.refresh_paths(["b.md"])
+    assert "b.md" in engine.paths  # type: ignore[attr-defined]

@@ -44,11 +44,11 @@ COMMANDS = (
         "Rebuild the scene whenever a card, doc, indexed file or the config changes.",
     ),
     (
-        "cuedeck_cli.commands:plugins",
+        "cuedeck_cli.installation:plugins",
         "List loaded plugins, their versions, hooks and what they register.",
     ),
     (
-        "cuedeck_cli.commands:upgrade",
+        "cuedeck_cli.installation:upgrade",
         "Upgrade CueDeck with the tool that installed it (uv tool, pipx or pip).",
     ),
     (

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from cuedeck.errors import CueError, FileNotFound
-from cuedeck.layout import CACHE_DIR, CONFIG_PATH, STATE_PATH
+from cuedeck.layout import CONFIG_PATH, STATE_PATH
 from cuedeck_cli.context import current_state
 from cuedeck_cli.output import emit_json, print_error
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
     from cuedeck.scene import Scene
     from cuedeck.workspace import Workspace
 
@@ -191,30 +193,23 @@ def scene(
     click.echo(f"{verb} {output}: {built.summary()}{note}")
 
 
-def relevant_changes(root: Path, output: Path, indexed: frozenset[str] = frozenset()) -> Any:
-    """A watchfiles filter: markdown, config, the active-card state and the ``indexed``
-    files (source files a scene may cite or relate); never our output."""
-    from watchfiles import DefaultFilter
+def relevant_changes(
+    root: Path, output: Path, indexed: frozenset[str] = frozenset()
+) -> Callable[[str], bool]:
+    """Whether a changed workspace-relative path matters to a scene: markdown, config, the
+    active-card state and the ``indexed`` files (source files a scene may cite or
+    relate); never our output nor a hidden file (atomic writes' and editors' temporary
+    files). The watch itself skips the cache and version-control folders."""
+    try:
+        ours = output.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        ours = None
 
-    ignored_dirs = DefaultFilter.ignore_dirs
-
-    def accept(change: Any, path: str) -> bool:
-        try:
-            rel = Path(path).relative_to(root)
-        except ValueError:
+    def accept(rel: str) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        if rel == ours or name.startswith("."):
             return False
-        parts = rel.parts
-        if not parts or any(part in ignored_dirs for part in parts[:-1]):
-            return False
-        posix = rel.as_posix()
-        if posix.startswith(CACHE_DIR + "/") or Path(path) == output:
-            return False
-        name = parts[-1]
-        if name.startswith("."):
-            return False  # temporary files of atomic writes and editors
-        if posix in (CONFIG_PATH, STATE_PATH):
-            return True
-        return name.endswith(".md") or posix in indexed
+        return rel in (CONFIG_PATH, STATE_PATH) or name.endswith(".md") or rel in indexed
 
     return accept
 
@@ -236,9 +231,8 @@ def watch(
     last of them. Prints one line per rebuild; errors are reported and watching goes
     on. Stop with Ctrl-C.
     """
-    from watchfiles import watch as watch_files
-
     from cuedeck.scene import output_path
+    from cuedeck.watch.files import FileWatch
     from cuedeck.workspace import open_workspace
 
     state = current_state()
@@ -278,33 +272,15 @@ def watch(
         )
 
     click.echo(f"watching {root} (debounce {debounce * 1000:.0f} ms); Ctrl-C to stop", err=True)
-    pending: set[str] = set()
-    first_change = last_change = 0.0
-    started = False
+    accept = relevant_changes(root, output, frozenset(first.fresh_index().paths))
     try:
-        for changes in watch_files(
-            root,
-            watch_filter=relevant_changes(root, output, frozenset(first.fresh_index().paths)),
-            step=50,
-            rust_timeout=100,
-            yield_on_timeout=True,
-            raise_interrupt=True,  # caught below; otherwise watchfiles logs its own line
-        ):
-            if not started:
-                # Build only once the watch is in place, so that no change slips by.
-                started = True
-                rebuild("start")
-            now = time.monotonic()
-            if changes:
-                if not pending:
-                    first_change = now
-                pending.update(str(Path(path).relative_to(root)) for _, path in changes)
-                last_change = now
-            # Trailing edge: after the last change of a burst; never starve under a storm.
-            quiet = now - last_change >= debounce
-            if pending and (quiet or now - first_change >= 10 * max(debounce, 0.1)):
-                names = sorted(pending)
-                pending.clear()
+        # In place once built: the first scene is built after, so no change slips by.
+        with FileWatch(root, accept=accept, debounce=debounce) as files:
+            rebuild("start")
+            for changes in files.batches(tick=0.2):  # ticks: Ctrl-C is heard
+                if not changes:
+                    continue
+                names = sorted(changes.paths) or ["a folder"]
                 more = f" and {len(names) - 1} more" if len(names) > 1 else ""
                 rebuild(f"{names[0]} changed{more}")
     except KeyboardInterrupt:

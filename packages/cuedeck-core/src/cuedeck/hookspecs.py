@@ -10,7 +10,8 @@ Every ``register_*`` hook receives a ``register`` callback. Names must be unique
 plugins: a second plugin registering a taken name is an error naming both plugins,
 unless it passes ``replace=True`` to take the name over on purpose. ``resolve_baseline``
 is a question instead: implementations are asked in turn until one answers (pluggy's
-``firstresult``). docs/plugin-hooks.md
+``firstresult``). ``cuedeck_after_refresh`` and ``cuedeck_card_changed`` are events:
+told to every implementation after the change. docs/plugin-hooks.md
 has a section per hook. The types the hooks exchange (what ``register`` accepts, and the
 protocols of what is registered) are defined in :mod:`cuedeck.hooktypes` and imported
 from here.
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from cuedeck.hooktypes import (
+    CardChange,
+    CardChanged,
     CodeRanker,
     CommandContext,
     Embedder,
@@ -31,6 +34,7 @@ from cuedeck.hooktypes import (
     Masker,
     PathKind,
     Pruner,
+    Refreshed,
     RegisterCommand,
     RegisterNamed,
     RegisterParser,
@@ -51,6 +55,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROJECT",
+    "CardChange",
+    "CardChanged",
     "CodeRanker",
     "CommandContext",
     "Embedder",
@@ -59,6 +65,7 @@ __all__ = [
     "Masker",
     "PathKind",
     "Pruner",
+    "Refreshed",
     "RegisterCommand",
     "RegisterNamed",
     "RegisterParser",
@@ -524,4 +531,40 @@ def register_index_reports(register: RegisterNamed) -> None:
         def register_index_reports(register):
             register("ctags", lambda workspace: {"name": "ctags", "ready": True,
                                                  "summary": "1,204 tags", "details": {}})
+    """
+
+
+@hookspec
+def cuedeck_after_refresh(workspace: WorkspaceArg, refreshed: Refreshed) -> None:
+    """The index changed: ``refreshed`` says what (paths added or changed, removed, or
+    ``everything``).
+
+    Told by the workspace, the one place that changes its index (a walk, a watcher's
+    paths, a file a tool wrote), once its lock is released: an implementation may use the
+    workspace and its services. Not told when nothing changed. Keep it cheap: it runs on
+    the path of the command or call that refreshed (search brings an engine already built
+    in step here; it builds none).
+
+    Example::
+
+        @hookimpl
+        def cuedeck_after_refresh(workspace, refreshed):
+            stale.update(refreshed.changed | refreshed.removed)
+    """
+
+
+@hookspec
+def cuedeck_card_changed(workspace: WorkspaceArg, changed: CardChanged) -> None:
+    """A card was created, updated or made the active card through the card store (its
+    one write path, in the plugin that keeps cards), after the write.
+
+    Cards edited outside the store are files like any other: ``cuedeck_after_refresh``
+    reports them.
+
+    Example::
+
+        @hookimpl
+        def cuedeck_card_changed(workspace, changed):
+            if changed.change == "activated":
+                follow(changed.card_id)
     """

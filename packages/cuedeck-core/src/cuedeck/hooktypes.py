@@ -9,6 +9,7 @@ hooks alone.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 # The masker protocol lives beside the span it finds (masking sits below the contract).
@@ -35,6 +36,37 @@ if TYPE_CHECKING:
 #: workspace reads what plugins register; docs/architecture.md), so a callback is typed
 #: loosely here and annotates its own parameter with the class.
 WorkspaceArg: TypeAlias = Any
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """What one change of the index changed (``cuedeck_after_refresh``)."""
+
+    #: The index's generation after the change.
+    generation: int
+    #: Paths added or changed, indexed now (workspace-relative, posix).
+    changed: frozenset[str] = frozenset()
+    #: Paths no longer indexed.
+    removed: frozenset[str] = frozenset()
+    #: True when the index cannot list them (rebuilt, read for the first time in this
+    #: process, or more changes than it remembers): anything may have changed.
+    everything: bool = False
+    #: True when a rebuild was asked for (``cue index --rebuild``): rebuild yours too.
+    rebuilt: bool = False
+
+
+#: How a card changed (``cuedeck_card_changed``).
+CardChange = Literal["created", "updated", "activated"]
+
+
+@dataclass(frozen=True)
+class CardChanged:
+    """One card written by the card store (``cuedeck_card_changed``)."""
+
+    card_id: str
+    change: CardChange
+    #: The fields the write set (``status``, ``tags``, ``notes``...); empty when created.
+    fields: tuple[str, ...] = ()
 
 
 @runtime_checkable

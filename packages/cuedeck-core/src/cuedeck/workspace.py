@@ -8,6 +8,7 @@ server and the tools all go through this one object.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import threading
@@ -40,9 +41,10 @@ from cuedeck.plugins.host import (
 from cuedeck.token_counts import CachedCounter
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from cuedeck.hookspecs import Searcher, SearcherFactory
+    from cuedeck.hooktypes import Refreshed
     from cuedeck.index.coverage import Exclusion
     from cuedeck.index.graph import ReferenceGraph
     from cuedeck.index.parsers import Parsers
@@ -135,6 +137,9 @@ class Workspace:
         self.root = root
         self._plugins = plugins
         self._lock = threading.RLock()
+        self._depth = 0  # how deep this thread holds the lock (see _locked)
+        self._rebuilt = False  # a rebuild was asked for while the lock was held
+        self._unread = True  # the index was never brought in step in this process
         self._graph: tuple[int, ReferenceGraph] | None = None
         self._services: dict[str, Any] = {}
         self._searchers: dict[str, Searcher] = {}
@@ -221,16 +226,17 @@ class Workspace:
         self, *, rebuild: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> RefreshStats:
         """Re-read what changed on disk; cheap when nothing did."""
-        with self._lock:
+        with self._locked():
             checked = time.time()
             stats = self.index.refresh(rebuild=rebuild, progress=progress)
+            self._rebuilt = self._rebuilt or rebuild
             self._fresh, self.checked = True, checked
             self.watched = self.index.followed is not None
             return stats
 
     def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
         """Re-read just ``paths`` (workspace-relative), as a file watcher reported them."""
-        with self._lock:
+        with self._locked():
             stats = self.index.refresh_paths(paths)
             self._fresh = True
             return stats
@@ -241,7 +247,7 @@ class Workspace:
         (a server's file watcher), else what the workspace's watcher process saw, when
         one runs (``cue search`` starts one). Without either the index stays as it was,
         and :func:`~cuedeck.watch.reflects.reflects` says since when."""
-        with self._lock:
+        with self._locked():
             if self.freshness is not None:
                 self.freshness.ensure()
                 return
@@ -255,11 +261,60 @@ class Workspace:
         """Note that files changed. Named ``paths`` are re-read at once when the index is
         in step (cheap, whatever the workspace's size); otherwise the next read of
         documents or the graph refreshes everything."""
-        with self._lock:
+        with self._locked():
             if paths is not None and self._fresh and "index" in self.__dict__:
                 self.index.refresh_paths(paths)
             else:
                 self._fresh = False
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The workspace's lock. What the index changed while it was held is told to the
+        plugins (``cuedeck_after_refresh``) once the outermost holder releases it, so
+        that they may use the workspace (and its services' own locks) freely."""
+        refreshed: Refreshed | None = None
+        with self._lock:
+            outer = self._depth == 0
+            if outer:
+                index = self.__dict__.get("index")
+                start, self._rebuilt = (index.generation if index is not None else 0), False
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if outer:
+                    first = self._unread and self._fresh  # read for the first time
+                    self._unread = self._unread and not first
+                    refreshed = self._refreshed_since(start, first=first)
+        if refreshed is not None:
+            self.plugins.call("cuedeck_after_refresh", workspace=self, refreshed=refreshed)
+
+    def _refreshed_since(self, start: int, *, first: bool) -> Refreshed | None:
+        """What the index changed since generation ``start`` (everything, when it was
+        ``first`` read in this process: what changed before is not known here); None when
+        nothing did or no plugin listens (then nothing is worked out)."""
+        from cuedeck.hooktypes import Refreshed
+
+        index = self.__dict__.get("index")
+        if index is None or (index.generation == start and not first):
+            return None
+        if not self.plugins.implementers("cuedeck_after_refresh"):
+            return None
+        paths = None if first else index.changed_since(start)
+        if paths is None:
+            return Refreshed(index.generation, everything=True, rebuilt=self._rebuilt)
+        removed = frozenset(path for path in paths if path not in index)
+        return Refreshed(index.generation, frozenset(paths) - removed, removed)
+
+    def built_service(self, contract: type[T], /) -> T | None:
+        """The service of ``contract`` if this workspace built it already, else None
+        (builds nothing): for a hook that keeps an existing service in step."""
+        from cuedeck.plugins.services import SERVICE_NAMES
+
+        with self._lock:
+            found: T | None = self._services.get(SERVICE_NAMES[contract])
+            return found
 
     def _ensure_fresh(self) -> None:
         if not self._fresh:
@@ -289,7 +344,7 @@ class Workspace:
         """The reference graph of the current index."""
         from cuedeck.index.graph import ReferenceGraph
 
-        with self._lock:
+        with self._locked():
             self._ensure_fresh()
             index = self.index
             if self._graph is not None and self._graph[0] == index.generation:
@@ -441,7 +496,7 @@ class Workspace:
         """The searcher registered as ``mode``, made by its factory once per workspace;
         InvalidInput (1004) for a mode no plugin registers, MissingExtra (1008) when
         none registers any."""
-        with self._lock:
+        with self._locked():
             found = self._searchers.get(mode)
             if found is None:
                 factories = self._searcher_factories()
@@ -524,7 +579,7 @@ class Workspace:
         return found
 
     def _service(self, name: str) -> Any:
-        with self._lock:
+        with self._locked():
             if name not in self._services:
                 factories = get_services(self.plugins)
                 if name not in factories:

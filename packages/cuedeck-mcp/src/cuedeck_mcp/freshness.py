@@ -1,6 +1,7 @@
 """Keeping the index in step with the files between calls, without walking the tree.
 
-A file watcher (watchfiles, the one ``cue watch`` uses) runs beside the server and
+A file watch (:class:`cuedeck.watch.files.FileWatch`, the one every watcher uses) runs
+beside the server and
 notes every file a registered parser reads (markdown, code, whatever plugins add)
 that is created, changed, deleted or renamed. Before a call,
 :meth:`Freshness.ensure` re-reads just those files (:meth:`Workspace.refresh_paths`);
@@ -8,8 +9,8 @@ with nothing reported it touches no file at all, however large the workspace. On
 change that can move many files at once (a folder renamed or deleted, a .gitignore or
 the config edited) costs a full refresh.
 
-When the watcher cannot run (no inotify watches left, a file system without events),
-the server falls back to stamps: it stats what the last refresh saw (every indexed file,
+When the watch cannot use events (no inotify, no inotify instances left), the server falls
+back to stamps: it stats what the last refresh saw (every indexed file,
 their folders, the config and .gitignore files) and refreshes when one moved, with a
 full refresh every ``full_every`` seconds for files appearing in folders it never saw.
 """
@@ -23,13 +24,14 @@ import posixpath
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from cuedeck.layout import CACHE_DIR, CARDS_DIR, CONFIG_PATH, DOCS_DIR, WORKSPACE_DIR
+from cuedeck.layout import CARDS_DIR, CONFIG_PATH, DOCS_DIR, WORKSPACE_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from cuedeck.watch.files import Changes, FileWatch
     from cuedeck.workspace import Workspace
 
 log = logging.getLogger("cuedeck")
@@ -67,34 +69,34 @@ class Freshness:
         self._structural = False
         self._refreshed = False
         self.reported = threading.Condition(self._lock)  # notified with every report
-        self._ready = threading.Event()
         self._stop = threading.Event()
         self._failed = not watch
+        self._watch: FileWatch | None = None
+        #: The thread that reports changes (ends when this object is collected), or None.
         self._thread: threading.Thread | None = None
         #: When the files were last brought in step (``time.time()``), or None.
         self.checked: float | None = None
         workspace.freshness = self  # replies say what they reflect (cuedeck.watch.reflects)
         if watch:
-            # Not waited for here: the watch is put in place while the server starts.
-            # The thread holds the watcher weakly: a server dropped by the code that built
-            # it (a Python caller, a test) is collected, and its watch ends with it.
-            self._thread = threading.Thread(
-                target=_watch,
-                args=(weakref.ref(self), str(workspace.root), self._stop, self._ready),
-                name="cuedeck-watch",
-                daemon=True,
-            )
-            self._thread.start()
+            from cuedeck.watch.files import FileWatch
+
+            # 50 ms of quiet make a batch: a file's creation and its writes are one report.
+            found = FileWatch(workspace.root, accept=_wanted, debounce=0.05)
+            if found.method == "inotify":  # stamps are compared here, at each call
+                self._watch = found
+                # The watch's thread holds this object weakly: a server dropped by the
+                # code that built it (a Python caller, a test) is collected, and its
+                # watch ends with it.
+                found.subscribe(functools.partial(_report, weakref.ref(self)))
+                weakref.finalize(self, found.close)
+                self._thread = found.thread
+            else:
+                found.close()
+                self._failed = True
 
     @property
     def watching(self) -> bool:
-        """Whether changes come from the watcher (else from stamps); asked first, it waits
-        until the watch is in place (or has failed)."""
-        # The watch must be in place before the first read, or a change made meanwhile
-        # would be missed.
-        if self._thread is not None and not self._failed and not self._ready.wait(5.0):
-            log.warning("the file watcher did not start in time; checking stamps instead")
-            self._failed = True
+        """Whether changes come from the watch (else from stamps)."""
         return not self._failed
 
     def ensure(self) -> bool:
@@ -141,17 +143,19 @@ class Freshness:
         if self.workspace.freshness is self:
             self.workspace.freshness = None
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5.0)
+        if self._watch is not None:
+            self._watch.close()
 
     # -- the watcher -------------------------------------------------------------------
 
-    def _note(self, paths: list[str]) -> None:
+    def _note(self, changes: Changes) -> None:
         root = self.workspace.root
         claim = self.workspace.parsers.claim  # a file no parser reads is never indexed
         with self._lock:
-            for path in paths:
-                rel = os.path.relpath(path, root).replace(os.sep, "/")
+            if changes.unknown:
+                self._structural = True  # a folder came or went
+            for rel in changes.paths:
+                path = os.path.join(root, rel)
                 name = rel.rsplit("/", 1)[-1]
                 self._reported.add(rel)
                 if name == ".gitignore" or rel == CONFIG_PATH or os.path.isdir(path):
@@ -197,47 +201,15 @@ class Freshness:
         return any(_stamp(path) != stamp for path, stamp in self._stamps.items())
 
 
-def _watch(
-    owner: weakref.ref[Freshness], root: str, stop: threading.Event, ready: threading.Event
-) -> None:
-    """Report the files changed under ``root`` to ``owner`` until ``stop`` is set or the
-    owner is gone (checked at every wake-up: at least every 50 ms)."""
-    try:
-        from watchfiles import watch
-
-        for changes in watch(
-            root,
-            watch_filter=functools.partial(_wanted, root),
-            stop_event=stop,
-            step=20,
-            # The first (empty) yield says the watch is in place, and the first call
-            # waits for it: 50 ms, not the 200 it waited, for an idle loop of 20
-            # wake-ups a second.
-            rust_timeout=50,
-            yield_on_timeout=True,
-            raise_interrupt=False,
-        ):
-            ready.set()  # the first (empty) yield: the watch is in place
-            freshness = owner()
-            if freshness is None:
-                return
-            if changes:
-                freshness._note([path for _, path in changes])
-            del freshness
-    except Exception as exc:  # no inotify watches left, an odd file system...
-        log.warning("file watcher stopped (%s); checking stamps instead", exc)
-    finally:
-        freshness = owner()
-        if freshness is not None and not stop.is_set():
-            freshness._failed = True
-        ready.set()
+def _report(owner: weakref.ref[Freshness], changes: Changes) -> None:
+    """Tell ``owner`` what changed, if it is still there."""
+    freshness = owner()
+    if freshness is not None:
+        freshness._note(changes)
 
 
-def _wanted(root: str, change: Any, path: str) -> bool:
-    """Whether a change to ``path`` may matter to the index (not the cache, not a
-    version-control or environment folder, not a hidden file but .gitignore)."""
-    rel = os.path.relpath(path, root).replace(os.sep, "/")
-    parts = rel.split("/")
-    if rel.startswith((CACHE_DIR + "/", "../")) or any(p in _SKIPPED_DIRS for p in parts):
-        return False
-    return not parts[-1].startswith(".") or parts[-1] == ".gitignore"
+def _wanted(rel: str) -> bool:
+    """Whether a change to ``rel`` may matter to the index (not a hidden file but
+    .gitignore; the watch skips the cache and version-control folders itself)."""
+    name = rel.rsplit("/", 1)[-1]
+    return not name.startswith(".") or name == ".gitignore"

@@ -86,9 +86,10 @@ def register_tools(register: RegisterTool) -> None:
     register(f"{tools}:context_gc_prune", category="memory", destructive=True)
     register(f"{tools}:context_gc_pin", category="memory", idempotent=True)
     register(f"{tools}:context_gc_unpin", category="memory", idempotent=True)
-    register(f"{tools}:context_stash", category="memory")
-    register(f"{tools}:context_search_stashed", category="memory", read_only=True, idempotent=True)
-    register(f"{tools}:context_retrieve_stashed", category="memory")
+    stash = "cuedeck_memory.stash_tools"
+    register(f"{stash}:context_stash", category="memory")
+    register(f"{stash}:context_search_stashed", category="memory", read_only=True, idempotent=True)
+    register(f"{stash}:context_retrieve_stashed", category="memory")
     register(f"{tools}:context_list_projects", category="memory", read_only=True, idempotent=True)
     register(f"{tools}:context_set_current_task", category="memory", idempotent=True)
     register(

@@ -15,17 +15,16 @@ from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 from cuedeck.errors import InvalidInput
 from cuedeck.serving.reply import fit_reply
-from cuedeck_memory import gc, ranking, replies, usage
+from cuedeck_memory import gc, replies, usage
 from cuedeck_memory.capture import capture_segments
-from cuedeck_memory.listing import page_hits, page_segments, task_rows
+from cuedeck_memory.listing import page_segments, task_rows
 from cuedeck_memory.pruning import prune, set_pinned
-from cuedeck_memory.segments import PROJECT_PATTERN, check_project
+from cuedeck_memory.segments import PROJECT_PATTERN
 from cuedeck_memory.task_state import restore, set_current_task, snapshot
 
 if TYPE_CHECKING:
     # cuedeck.plugins.tools.Tool supplies Workspace when it reads the signatures.
     from cuedeck.workspace import Workspace
-    from cuedeck_memory.replies import ItemError
     from cuedeck_memory.store import MemoryStore
 
 ProjectId = Annotated[
@@ -42,7 +41,7 @@ FiltersArg = Annotated[
     Field(description="file_path, task_id, tags, type, created_after, created_before"),
 ]
 #: Replies are paged, never unbounded: a budget above the cap is refused (1004; checked
-#: in :func:`_budget` rather than published, as every guard cap).
+#: in :func:`reply_budget` rather than published, as every guard cap).
 MAX_REPLY_TOKENS = 100_000
 MaxTokens = Annotated[int | None, Field(ge=100, description="Reply budget in tokens")]
 Cursor = Annotated[str | None, Field(description="next_cursor of the previous page")]
@@ -63,11 +62,11 @@ class SegmentInput(TypedDict, total=False):
     pinned: bool
 
 
-def _store(workspace: Workspace) -> MemoryStore:
+def store_of(workspace: Workspace) -> MemoryStore:
     return cast("MemoryStore", workspace.service("memory"))
 
 
-def _budget(store: MemoryStore, max_tokens: int | None) -> int:
+def reply_budget(store: MemoryStore, max_tokens: int | None) -> int:
     if max_tokens is not None and max_tokens > MAX_REPLY_TOKENS:
         raise InvalidInput(
             f"max_tokens is at most {MAX_REPLY_TOKENS:,}: replies are paged (pass cursor)",
@@ -93,7 +92,7 @@ def context_analyze_usage(
     recent_messages are captured (deduplicated), current_file becomes a GC root and
     token_usage overrides the measured usage. token_limit defaults to [memory] token_limit.
     """
-    store = _store(workspace)
+    store = store_of(workspace)
     project = store.project(project_id)
     described = usage.ingest(store, project, context_descriptors, task_id)
 
@@ -112,7 +111,7 @@ def context_analyze_usage(
         return cast("replies.UsageReport", reply)
 
     # What was captured is always said: its ids come whole, beyond max_tokens if need be.
-    return fit_reply(workspace, _budget(store, max_tokens), made, written=True)
+    return fit_reply(workspace, reply_budget(store, max_tokens), made, written=True)
 
 
 def context_get_working_set(
@@ -123,7 +122,7 @@ def context_get_working_set(
     cursor: Cursor = None,
 ) -> replies.WorkingSet:
     """Get the working set: the current task's working segments (and pinned ones)."""
-    store = _store(workspace)
+    store = store_of(workspace)
     project = store.project(project_id)
     task = task_id or store.current_task(project)
     found = task_rows(store, project, task, stashed=False, pinned=True)
@@ -147,7 +146,7 @@ def context_get_working_set(
             "page": page,
         }
 
-    return fit_reply(workspace, _budget(store, max_tokens), made)
+    return fit_reply(workspace, reply_budget(store, max_tokens), made)
 
 
 def context_get_task_context(
@@ -162,7 +161,7 @@ def context_get_task_context(
     With a snapshot of the task: the hashes of the files it touched then, and what
     changed in them since, as hunks (delta).
     """
-    store = _store(workspace)
+    store = store_of(workspace)
     project = store.project(project_id)
     task = task_id or store.current_task(project)
     if task is None:
@@ -194,12 +193,12 @@ def context_get_task_context(
             "delta_truncated": left_out,
         }
 
-    return fit_reply(workspace, _budget(store, max_tokens), made)
+    return fit_reply(workspace, reply_budget(store, max_tokens), made)
 
 
 def context_list_projects(workspace: Workspace) -> replies.Projects:
     """List every project id with memory in this workspace."""
-    return {"projects": _store(workspace).projects()}
+    return {"projects": store_of(workspace).projects()}
 
 
 # --- pruning -----------------------------------------------------------------------------
@@ -220,7 +219,7 @@ def context_gc_analyze(
     segments, pinned ones, the active card's and its dependencies') and what they reach
     are never candidates. The plan says whether the target is met or only partly.
     """
-    store = _store(workspace)
+    store = store_of(workspace)
     project = store.project(project_id)
     described = usage.ingest(store, project, context_descriptors, task_id)
     analysis = gc.analyze(store, project, task_id=task_id, current_file=described.current_file)
@@ -256,7 +255,7 @@ def context_gc_analyze(
         )
         return cast("replies.GcAnalysis", reply)
 
-    return fit_reply(workspace, _budget(store, max_tokens), made)
+    return fit_reply(workspace, reply_budget(store, max_tokens), made)
 
 
 def context_gc_prune(
@@ -275,7 +274,7 @@ def context_gc_prune(
     and a single-use token (5 minutes, bound to the project, action and these exact
     ids); the second, with that token, deletes. Each prune counts as a GC run.
     """
-    store = _store(workspace)
+    store = store_of(workspace)
     project = store.project(project_id)
     return prune(store, project, segment_ids, action, confirm, confirmation_token)
 
@@ -284,7 +283,7 @@ def context_gc_pin(
     workspace: Workspace, segment_ids: SegmentIds, project_id: ProjectId = None
 ) -> replies.Pinned:
     """Pin segments: GC never prunes them, and a card's pinned segments join its scene."""
-    store = _store(workspace)
+    store = store_of(workspace)
     done, errors = set_pinned(store, store.project(project_id), segment_ids, True)
     return {"pinned_segments": done, "errors": errors}
 
@@ -293,123 +292,12 @@ def context_gc_unpin(
     workspace: Workspace, segment_ids: SegmentIds, project_id: ProjectId = None
 ) -> replies.Unpinned:
     """Unpin segments so that GC may prune them again."""
-    store = _store(workspace)
+    store = store_of(workspace)
     done, errors = set_pinned(store, store.project(project_id), segment_ids, False)
     return {"unpinned_segments": done, "errors": errors}
 
 
 # --- stashing ----------------------------------------------------------------------------
-
-
-def context_stash(
-    workspace: Workspace,
-    project_id: ProjectId = None,
-    query: Annotated[str | None, Field(description="Ranked match on segment text")] = None,
-    filters: FiltersArg = None,
-) -> replies.Stashed:
-    """Move working segments matching a query and filters to the stash (pinned ones stay)."""
-    store = _store(workspace)
-    project = store.project(project_id)
-    parsed = ranking.parse_filters(filters)
-    if not query and not parsed.given:
-        raise InvalidInput(
-            "give a query or filters: stashing everything is not a filter", field="query"
-        )
-    # Every match is stashed, not a page of them.
-    found = ranking.find(store, project, query, parsed, stashed=False, limit=2**31)
-    table = store.table
-    pinned = [table.segment_id(r) for r in found.rowids if table.pinned[r]]
-    wanted = [table.segment_id(r) for r in found.rowids if not table.pinned[r]]
-    reply = prune(store, project, wanted, "stash", False, None) if wanted else None
-    errors: list[ItemError] = [
-        {"segment_id": i, "error": "pinned", "message": "pinned segments are not stashed"}
-        for i in pinned
-    ]
-    return {
-        "stashed_segments": reply["pruned_segments"] if reply else [],
-        "tokens_stashed": reply["tokens_freed"] if reply else 0,
-        "segments_matched": found.total,
-        "errors": errors + (reply["errors"] if reply else []),
-    }
-
-
-def context_search_stashed(
-    workspace: Workspace,
-    project_id: Annotated[str | None, Field(pattern=PROJECT_PATTERN)] = None,
-    query: Annotated[str | None, Field(description="Ranked search of segment text")] = None,
-    filters: FiltersArg = None,
-    limit: Annotated[int, Field(ge=1, le=1000)] = 50,
-    max_tokens: MaxTokens = None,
-    cursor: Cursor = None,
-) -> replies.StashSearch:
-    """Search stashed segments (read-only), ranked by query through the searchers.
-
-    Without project_id every project is searched. total_matches counts every match;
-    at most limit come back, paged to max_tokens. A hit carries its id, text, type,
-    project, task, creation time, tags, file, tokens and score; context_retrieve_stashed
-    returns segments whole.
-    """
-    store = _store(workspace)
-    parsed = ranking.parse_filters(filters)
-    project = check_project(project_id) if project_id else None
-    found = ranking.find(store, project, query, parsed, stashed=True, limit=limit)
-
-    def made(budget: int) -> replies.StashSearch:
-        segments, page = page_hits(
-            store, found.rowids, budget, cursor, scores=found.scores, used=40
-        )
-        return {
-            "segments": segments,
-            "total_matches": found.total,
-            "query": query,
-            "ranking": found.ranking,
-            "filters_applied": parsed.given,
-            "page": page,
-        }
-
-    return fit_reply(workspace, _budget(store, max_tokens), made)
-
-
-def context_retrieve_stashed(
-    workspace: Workspace,
-    project_id: ProjectId = None,
-    query: Annotated[str | None, Field(description="Ranked search of segment text")] = None,
-    filters: FiltersArg = None,
-    move_to_active: bool = False,
-    max_tokens: MaxTokens = None,
-    cursor: Cursor = None,
-) -> replies.Retrieved:
-    """Fetch stashed segments by query and filters; move_to_active restores them."""
-    store = _store(workspace)
-    project = store.project(project_id)
-    parsed = ranking.parse_filters(filters)
-    found = ranking.find(store, project, query, parsed, stashed=True, limit=1000)
-    table = store.table
-    ids = [table.segment_id(r) for r in found.rowids] if move_to_active else []
-
-    def made(budget: int) -> replies.Retrieved:
-        items, page = page_segments(
-            store, found.rowids, budget, cursor, scores=found.scores, used=40
-        )
-        reply: replies.Retrieved = {
-            "retrieved_segments": items,
-            "segments_found": found.total,
-            "ranking": found.ranking,
-            "page": page,
-        }
-        if move_to_active:
-            reply["moved_to_active"] = ids  # room for all of them; those moved, below
-        return reply
-
-    fitted = fit_reply(workspace, _budget(store, max_tokens), made)
-    if move_to_active:
-        from cuedeck_memory.pruning import move_to_working
-
-        fitted["moved_to_active"] = move_to_working(store, project, ids)
-    return fitted
-
-
-# --- tasks -------------------------------------------------------------------------------
 
 
 def context_set_current_task(
@@ -418,7 +306,7 @@ def context_set_current_task(
     task_id: Annotated[str | None, Field(max_length=200, description="None clears it")] = None,
 ) -> replies.CurrentTask:
     """Set the project's current task; a card id also activates that card (cue card activate)."""
-    store = _store(workspace)
+    store = store_of(workspace)
     return set_current_task(store, store.project(project_id), task_id)
 
 
@@ -443,7 +331,7 @@ def context_create_task_snapshot(
     """
     from cuedeck_memory.touched import touched_files
 
-    store = _store(workspace)
+    store = store_of(workspace)
     project = store.project(project_id)
     task = task_id or store.current_task(project)
     hashes, commit = touched_files(workspace, task, files)
@@ -462,7 +350,7 @@ def context_capture(
 
     Secrets are masked before anything is written ([memory] mask_on_capture).
     """
-    store = _store(workspace)
+    store = store_of(workspace)
     project = store.project(project_id)
     captured = capture_segments(store, project, cast("list[dict[str, Any]]", segments), task_id)
 
@@ -487,7 +375,7 @@ def context_capture(
         }
 
     # What was captured is always said: its ids come whole, beyond max_tokens if need be.
-    return fit_reply(workspace, _budget(store, max_tokens), made, written=True)
+    return fit_reply(workspace, reply_budget(store, max_tokens), made, written=True)
 
 
 def context_restore(
@@ -500,11 +388,11 @@ def context_restore(
 
     What to call at session start or when the working set is empty.
     """
-    store = _store(workspace)
+    store = store_of(workspace)
     project = store.project(project_id)
     return fit_reply(
         workspace,
-        _budget(store, max_tokens),
+        reply_budget(store, max_tokens),
         lambda budget: restore(store, project, task_id, budget),
     )
 
@@ -521,8 +409,5 @@ __all__ = [
     "context_get_working_set",
     "context_list_projects",
     "context_restore",
-    "context_retrieve_stashed",
-    "context_search_stashed",
     "context_set_current_task",
-    "context_stash",
 ]

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 from cuedeck.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cuedeck.hookspecs import RegisterCommand, RegisterNamed, RegisterSearcher, RegisterTool
+    from cuedeck.hookspecs import (
+        Refreshed,
+        RegisterCommand,
+        RegisterNamed,
+        RegisterSearcher,
+        RegisterTool,
+    )
     from cuedeck.models import BackgroundProcess, Problem
     from cuedeck.plugins.services import SearchService
     from cuedeck.workspace import Workspace
@@ -33,6 +39,18 @@ def _embedder_check(workspace: Workspace) -> list[Problem]:
     from cuedeck_search.detached import doctor_check
 
     return doctor_check(workspace)
+
+
+@hookimpl
+def cuedeck_after_refresh(workspace: Workspace, refreshed: Refreshed) -> None:
+    # An engine this workspace built follows the index now, not at its next search (and
+    # `cue index` leaves the postings warm); none is built here: a command that never
+    # searches pays nothing.
+    from cuedeck.plugins.services import SearchService
+
+    engine = workspace.built_service(SearchService)
+    if engine is not None:
+        engine.sync(rebuild=refreshed.rebuilt)
 
 
 @hookimpl

@@ -1,10 +1,15 @@
-"""What an update of a card changes, and what it did."""
+"""What an update of a card changes, what it did, and the card's text edited by it."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import attrs
 
-from cuedeck.errors import InvalidInput
+from cuedeck.errors import Conflict, InvalidInput
+from cuedeck.layout import card_path
+from cuedeck.text import decode, split_lines
+from cuedeck_tasks.cardfile import DELETE, append_note, edit_frontmatter
 from cuedeck_tasks.cards import (
     PRIORITIES,
     STATUSES,
@@ -13,7 +18,13 @@ from cuedeck_tasks.cards import (
     check_choice,
     check_id,
     check_text,
+    utc_now,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cuedeck_tasks.graph import TaskGraph
 
 
 @attrs.frozen
@@ -90,3 +101,115 @@ class Updated:
 
     card: Card
     fields: tuple[str, ...]
+
+
+def check_overlap(card_id: str, changes: CardChanges, base: Card, current: Card, sha: str) -> None:
+    """Conflict (1005) when a field ``changes`` sets was changed by someone else since
+    ``base`` was read (``current``, whose sha256 is ``sha``), to another value."""
+    clashing = []
+    for name in CardChanges.SCALARS:
+        wanted = getattr(changes, name)
+        if name == "assignee" and wanted == "":
+            wanted = None  # unassigning: the card has no assignee afterwards
+        elif wanted is None:
+            continue
+        theirs = getattr(current, name)
+        # A field someone else changed clashes, unless they set what we want anyway.
+        if theirs != getattr(base, name) and theirs != wanted:
+            clashing.append(name)
+    if clashing:
+        raise Conflict(
+            f"{card_path(card_id)} changed since it was read: "
+            f"{', '.join(clashing)} {'was' if len(clashing) == 1 else 'were'} "
+            "set by someone else",
+            path=card_path(card_id),
+            expected_hash=base.sha256,
+            current_hash=sha,
+            fields=clashing,
+            help="read the card again and retry",
+        )
+
+
+def edited_text(
+    card_id: str,
+    data: bytes,
+    current: Card,
+    changes: CardChanges,
+    graph: Callable[[], TaskGraph],
+) -> tuple[str, tuple[str, ...]] | None:
+    """The card file ``data`` (parsed: ``current``) with ``changes`` applied, and the
+    fields they set; None when they change nothing. ``graph`` checks new dependencies."""
+    text, replaced = decode(data)
+    if replaced:
+        raise InvalidInput(
+            f"{card_path(card_id)} is not valid UTF-8; fix it before updating the card",
+            path=card_path(card_id),
+            field="card",
+        )
+    if data.startswith(b"\xef\xbb\xbf"):
+        text = "\ufeff" + text
+    touched = [name for name in CardChanges.SCALARS if getattr(changes, name) is not None]
+    touched += ["tags"] * bool(changes.add_tags or changes.remove_tags)
+    touched += ["depends_on"] * bool(changes.add_depends_on or changes.remove_depends_on)
+    touched += ["refs"] * bool(changes.add_refs or changes.remove_refs)
+    broken = [name for name in touched if name in current.malformed]
+    if broken:
+        lines = split_lines(text)
+        where = next(
+            (n for n, line in enumerate(lines, 1) if line.startswith(f"{broken[0]}:")), None
+        )
+        raise InvalidInput(
+            f"{', '.join(broken)} has a value of the wrong type in the file",
+            path=card_path(card_id),
+            line=where,
+            field=broken[0],
+            problems=[p for p in current.problems if p.startswith(tuple(broken))],
+            help=f"fix {broken[0]} in the file by hand, then update the card",
+        )
+    frontmatter: dict[str, Any] = {}
+    fields: list[str] = []
+    for name in CardChanges.SCALARS:
+        wanted = getattr(changes, name)
+        if wanted is None:
+            continue
+        if name == "assignee" and not wanted:
+            if current.assignee is not None:
+                frontmatter[name] = DELETE
+                fields.append(name)
+        elif getattr(current, name) != wanted:
+            frontmatter[name] = wanted
+            fields.append(name)
+    tags = [t for t in current.tags if t not in changes.remove_tags]
+    tags += [t for t in changes.add_tags if t not in tags]
+    if tags != list(current.tags):
+        frontmatter["tags"] = tags
+        fields.append("tags")
+    deps = [d for d in current.depends_on if d not in changes.remove_depends_on]
+    added = [d for d in dict.fromkeys(changes.add_depends_on) if d not in deps]
+    if added:
+        graph().check_new_dependencies(card_id, added, writing=card_path(card_id))
+    deps += added
+    if deps != list(current.depends_on):
+        frontmatter["depends_on"] = deps
+        fields.append("depends_on")
+    # "@code/x" and "code/x" are one reference: compare them without the "@".
+    dropped = {ref.strip().removeprefix("@") for ref in changes.remove_refs}
+    refs = [r for r in current.refs if r.removeprefix("@") not in dropped]
+    have = {r.removeprefix("@") for r in refs}
+    for ref in changes.add_refs:
+        if ref.strip().removeprefix("@") not in have:
+            refs.append(ref.strip())
+            have.add(ref.strip().removeprefix("@"))
+    if refs != list(current.refs):
+        frontmatter["refs"] = refs if refs else DELETE
+        fields.append("refs")
+    if not fields and changes.note is None:
+        return None
+    now = utc_now()
+    frontmatter["updated"] = now
+    edited = edit_frontmatter(text, frontmatter, path=card_path(card_id))
+    if changes.note is not None:
+        newline = "\r\n" if text.split("\n", 1)[0].endswith("\r") else "\n"
+        edited = append_note(edited, changes.note, now, newline=newline)
+        fields.append("notes")
+    return edited, tuple(fields)

@@ -38,10 +38,8 @@ from cuedeck.writes import locked, rewrite_file, sha256_bytes, write_file
 from cuedeck_tasks.card_cache import CardCache, FileKey
 from cuedeck_tasks.card_updates import CardChanges as CardChanges  # re-exported: public API
 from cuedeck_tasks.card_updates import Updated as Updated
+from cuedeck_tasks.card_updates import check_overlap, edited_text
 from cuedeck_tasks.cardfile import (
-    DELETE,
-    append_note,
-    edit_frontmatter,
     first_title,
     render_frontmatter,
 )
@@ -62,6 +60,7 @@ from cuedeck_tasks.graph import TaskGraph
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from cuedeck.hookspecs import CardChange
     from cuedeck.workspace import Workspace
     from cuedeck_tasks.filters import CardFilter
 
@@ -325,7 +324,9 @@ class CardStore:
                     )
                 except Conflict:
                     continue  # another writer took this id a moment ago
-                return self._remember(card_id)
+                found = self._remember(card_id)
+                self._tell(card_id, "created")
+                return found
         raise CueError(f"could not find a free card id in {_ID_ATTEMPTS} attempts")
 
     def update(
@@ -367,8 +368,8 @@ class CardStore:
                 )
             current = self._parse(card_id, data)
             if base is not None and base.sha256 != sha:
-                self._check_overlap(card_id, changes, base, current, sha)
-            edit = self._edit(card_id, data, current, changes)
+                check_overlap(card_id, changes, base, current, sha)
+            edit = edited_text(card_id, data, current, changes, self.graph)
             if edit is None:
                 unchanged.append(current)
                 return None
@@ -379,7 +380,9 @@ class CardStore:
             rewrite_file(self.root, self._path(card_id), change, display=shown)
         if unchanged:
             return Updated(unchanged[0], ())
-        return Updated(self._remember(card_id), written[0])
+        found = self._remember(card_id)
+        self._tell(card_id, "updated", written[0])
+        return Updated(found, written[0])
 
     def activate(self, card_id: str) -> Card:
         """Make ``card_id`` the active card (what scenes pack and memory's current task
@@ -390,111 +393,8 @@ class CardStore:
         if found.status == "todo":
             found = self.update(found.id, CardChanges(status="active")).card
         set_active_card(self.root, found.id)
+        self._tell(found.id, "activated")
         return found
-
-    def _check_overlap(
-        self, card_id: str, changes: CardChanges, base: Card, current: Card, sha: str
-    ) -> None:
-        clashing = []
-        for name in CardChanges.SCALARS:
-            wanted = getattr(changes, name)
-            if name == "assignee" and wanted == "":
-                wanted = None  # unassigning: the card has no assignee afterwards
-            elif wanted is None:
-                continue
-            theirs = getattr(current, name)
-            # A field someone else changed clashes, unless they set what we want anyway.
-            if theirs != getattr(base, name) and theirs != wanted:
-                clashing.append(name)
-        if clashing:
-            raise Conflict(
-                f"{card_path(card_id)} changed since it was read: "
-                f"{', '.join(clashing)} {'was' if len(clashing) == 1 else 'were'} "
-                "set by someone else",
-                path=card_path(card_id),
-                expected_hash=base.sha256,
-                current_hash=sha,
-                fields=clashing,
-                help="read the card again and retry",
-            )
-
-    def _edit(
-        self, card_id: str, data: bytes, current: Card, changes: CardChanges
-    ) -> tuple[str, tuple[str, ...]] | None:
-        text, replaced = decode(data)
-        if replaced:
-            raise InvalidInput(
-                f"{card_path(card_id)} is not valid UTF-8; fix it before updating the card",
-                path=card_path(card_id),
-                field="card",
-            )
-        if data.startswith(b"\xef\xbb\xbf"):
-            text = "\ufeff" + text
-        touched = [name for name in CardChanges.SCALARS if getattr(changes, name) is not None]
-        touched += ["tags"] * bool(changes.add_tags or changes.remove_tags)
-        touched += ["depends_on"] * bool(changes.add_depends_on or changes.remove_depends_on)
-        touched += ["refs"] * bool(changes.add_refs or changes.remove_refs)
-        broken = [name for name in touched if name in current.malformed]
-        if broken:
-            lines = split_lines(text)
-            where = next(
-                (n for n, line in enumerate(lines, 1) if line.startswith(f"{broken[0]}:")), None
-            )
-            raise InvalidInput(
-                f"{', '.join(broken)} has a value of the wrong type in the file",
-                path=card_path(card_id),
-                line=where,
-                field=broken[0],
-                problems=[p for p in current.problems if p.startswith(tuple(broken))],
-                help=f"fix {broken[0]} in the file by hand, then update the card",
-            )
-        frontmatter: dict[str, Any] = {}
-        fields: list[str] = []
-        for name in CardChanges.SCALARS:
-            wanted = getattr(changes, name)
-            if wanted is None:
-                continue
-            if name == "assignee" and not wanted:
-                if current.assignee is not None:
-                    frontmatter[name] = DELETE
-                    fields.append(name)
-            elif getattr(current, name) != wanted:
-                frontmatter[name] = wanted
-                fields.append(name)
-        tags = [t for t in current.tags if t not in changes.remove_tags]
-        tags += [t for t in changes.add_tags if t not in tags]
-        if tags != list(current.tags):
-            frontmatter["tags"] = tags
-            fields.append("tags")
-        deps = [d for d in current.depends_on if d not in changes.remove_depends_on]
-        added = [d for d in dict.fromkeys(changes.add_depends_on) if d not in deps]
-        if added:
-            self.graph().check_new_dependencies(card_id, added, writing=card_path(card_id))
-        deps += added
-        if deps != list(current.depends_on):
-            frontmatter["depends_on"] = deps
-            fields.append("depends_on")
-        # "@code/x" and "code/x" are one reference: compare them without the "@".
-        dropped = {ref.strip().removeprefix("@") for ref in changes.remove_refs}
-        refs = [r for r in current.refs if r.removeprefix("@") not in dropped]
-        have = {r.removeprefix("@") for r in refs}
-        for ref in changes.add_refs:
-            if ref.strip().removeprefix("@") not in have:
-                refs.append(ref.strip())
-                have.add(ref.strip().removeprefix("@"))
-        if refs != list(current.refs):
-            frontmatter["refs"] = refs if refs else DELETE
-            fields.append("refs")
-        if not fields and changes.note is None:
-            return None
-        now = utc_now()
-        frontmatter["updated"] = now
-        edited = edit_frontmatter(text, frontmatter, path=card_path(card_id))
-        if changes.note is not None:
-            newline = "\r\n" if text.split("\n", 1)[0].endswith("\r") else "\n"
-            edited = append_note(edited, changes.note, now, newline=newline)
-            fields.append("notes")
-        return edited, tuple(fields)
 
     def _remember(self, card_id: str) -> Card:
         """Re-read a card just written, and tell the workspace its index is stale."""
@@ -505,6 +405,17 @@ class CardStore:
         if self.workspace is not None:
             self.workspace.invalidate([card_path(card_id)])
         return loaded[1]
+
+    def _tell(self, card_id: str, change: CardChange, fields: tuple[str, ...] = ()) -> None:
+        """Tell the plugins a card changed (``cuedeck_card_changed``), after the write."""
+        if self.workspace is None:
+            return
+        from cuedeck.hookspecs import CardChanged
+
+        changed = CardChanged(card_id, change, fields)
+        self.workspace.plugins.call(
+            "cuedeck_card_changed", workspace=self.workspace, changed=changed
+        )
 
     def _default_priority(self) -> str:
         if self.workspace is None:

@@ -9,6 +9,7 @@ cookie. Assets ship in the package (``static/``); nothing is fetched from the ne
 
 from __future__ import annotations
 
+import functools
 import hmac
 import importlib.resources
 import json
@@ -201,35 +202,31 @@ async def _changes(api: BoardApi, stop: anyio.Event) -> AsyncIterator[str]:
     ``["claims"]``: claims are kept outside the workspace, looked at every second), and a
     comment every 15 s to keep the line open."""
     import anyio.to_thread
-    from watchfiles import awatch
 
     from cuedeck.scene import output_path
+    from cuedeck.watch.files import FileWatch
     from cuedeck_cli.scene_commands import relevant_changes
 
     root = api.workspace.root
     yield "retry: 1000\n\n"
     claims = await anyio.to_thread.run_sync(api.claims_version)
     quiet = 0
-    async for changes in awatch(
-        root,
-        watch_filter=relevant_changes(root, output_path(api.workspace)),
-        stop_event=stop,
-        step=50,
-        rust_timeout=1_000,
-        yield_on_timeout=True,
-    ):
-        now = await anyio.to_thread.run_sync(api.claims_version)
-        rel = []
-        if changes:
-            paths = sorted({str(path) for _, path in changes})
-            rel = [path.removeprefix(str(root)).lstrip("/") for path in paths]
-        if now != claims:
-            claims = now
-            rel.append("claims")
-        if not rel:
-            quiet += 1
-            if quiet % 15 == 0:
-                yield ": still here\n\n"
-            continue
-        data = json.dumps(api.masked({"paths": rel[:20]}))
-        yield f"event: changed\ndata: {data}\n\n"
+    accept = relevant_changes(root, output_path(api.workspace))
+    # Built in a thread: the watch lists every folder before it is in place.
+    watch = functools.partial(FileWatch, root, accept=accept, debounce=0.05)
+    with await anyio.to_thread.run_sync(watch) as files:
+        async for changes in files.changes(tick=1.0):
+            if stop.is_set():
+                return
+            now = await anyio.to_thread.run_sync(api.claims_version)
+            rel = sorted(changes.paths)
+            if now != claims:
+                claims = now
+                rel.append("claims")
+            if not rel:
+                quiet += 1
+                if quiet % 15 == 0:
+                    yield ": still here\n\n"
+                continue
+            data = json.dumps(api.masked({"paths": rel[:20]}))
+            yield f"event: changed\ndata: {data}\n\n"

@@ -18,8 +18,6 @@ recorded as a failure of its plugin and skipped.
 
 from __future__ import annotations
 
-import contextvars
-import functools
 import importlib
 import inspect
 import logging
@@ -33,10 +31,11 @@ from cuedeck import hookspecs
 from cuedeck.errors import CueError, InvalidInput
 from cuedeck.layout import CORE_PLACES, WORKSPACE_DIR, Places, place_name
 from cuedeck.plugins.entry_points import PluginEntry, entry_points
+from cuedeck.plugins.isolation import CALLING, GUARDED, guard
 from cuedeck.plugins.registrations import Registered, Registry
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterable
+    from collections.abc import Callable, Iterable
 
     from cuedeck.hookspecs import (
         CodeRanker,
@@ -70,12 +69,6 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "cuedeck.default_plugins.processes",
 )
 
-#: The plugin whose hook implementation is running (the ``register`` callback's owner).
-_CALLING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "cuedeck_calling_plugin", default=None
-)
-#: Marks a hook implementation's function once the host has wrapped it.
-_GUARDED = "__cuedeck_guarded__"
 #: Hookimpl options that change how pluggy calls an implementation, as ``cue plugins`` lists them.
 _MARKERS = ("tryfirst", "trylast", "wrapper", "hookwrapper")
 
@@ -188,43 +181,14 @@ class PluginHost:
     def _guarded(self, hook_name: str) -> pluggy.HookCaller:
         caller: pluggy.HookCaller = getattr(self.pluggy.hook, hook_name)
         for impl in caller.get_hookimpls():
-            if not getattr(impl.function, _GUARDED, False):
+            if not getattr(impl.function, GUARDED, False):
                 # HookImpl.function is Final to type checkers only; pluggy calls whatever
                 # it holds, so the wrapper runs exactly where the implementation would.
-                setattr(impl, "function", self._guard(impl, hook_name))  # noqa: B010
+                setattr(impl, "function", guard(self, impl, hook_name))  # noqa: B010
         return caller
 
-    def _guard(self, impl: pluggy.HookImpl, hook_name: str) -> Callable[..., Any]:
-        """``impl``'s function, run under its plugin's name with its failures isolated."""
-        function = impl.function
-        plugin = impl.plugin_name
-        if impl.wrapper or impl.hookwrapper:
-            guarded = _guard_wrapper(self, function, plugin, hook_name)
-        else:
-
-            @functools.wraps(function)
-            def guarded(*args: Any, **kwargs: Any) -> Any:
-                return self._run_as(plugin, hook_name, lambda: function(*args, **kwargs))[1]
-
-        setattr(guarded, _GUARDED, True)
-        return guarded
-
-    def _run_as(self, plugin: str, hook_name: str, step: Callable[[], T]) -> tuple[bool, T | None]:
-        """``(True, step())`` run as ``plugin``, or ``(False, None)`` once its failure is
-        recorded; a CueError (a real configuration error, such as a name registered
-        twice) propagates."""
-        token = _CALLING.set(plugin)
-        try:
-            return True, step()
-        except CueError:
-            raise
-        except Exception as exc:
-            self._hook_failed(plugin, hook_name, exc)
-            return False, None
-        finally:
-            _CALLING.reset(token)
-
-    def _hook_failed(self, plugin: str, hook_name: str, exc: Exception) -> None:
+    def hook_failed(self, plugin: str, hook_name: str, exc: Exception) -> None:
+        """Record that ``plugin``'s implementation of ``hook_name`` raised ``exc``."""
         self._failed(plugin, exc)
         log.warning("plugin %r failed in %s and was skipped: %s", plugin, hook_name, exc)
 
@@ -239,7 +203,7 @@ class PluginHost:
             registry = Registry(hook_name)
 
             def register(*args: Any, **kwargs: Any) -> None:
-                plugin = _CALLING.get()
+                plugin = CALLING.get()
                 if plugin is None:
                     raise InvalidInput(
                         f"{hook_name}: register was called outside a hook implementation",
@@ -346,57 +310,6 @@ class PluginHost:
             source = dist.distribution if dist else None
             infos.append(PluginInfo(name, source, version, hooks, markers))
         return infos
-
-
-def _guard_wrapper(
-    host: PluginHost, function: Callable[..., Any], plugin: str, hook_name: str
-) -> Callable[..., Any]:
-    """A wrapper hook implementation (``wrapper=True`` or ``hookwrapper=True``) driven
-    step by step, each step under its plugin's name: one that fails before its ``yield``
-    lets the call through untouched; one that fails after it leaves the outcome as it was.
-    """
-
-    @functools.wraps(function)
-    def guarded(*args: Any, **kwargs: Any) -> Generator[None, Any, Any]:
-        ok, teardown = host._run_as(plugin, hook_name, lambda: _started(function(*args, **kwargs)))
-        if not ok or teardown is None:
-            return (yield)
-        try:
-            outcome = yield
-        except BaseException as exc:  # pluggy hands the call's error to new-style wrappers
-            token = _CALLING.set(plugin)
-            try:
-                return _finished(teardown.throw, exc)
-            except Exception as raised:
-                if raised is exc or isinstance(raised, CueError):
-                    raise
-                host._hook_failed(plugin, hook_name, raised)
-                raise exc from None
-            finally:
-                _CALLING.reset(token)
-        ok, value = host._run_as(plugin, hook_name, lambda: _finished(teardown.send, outcome))
-        return value if ok else outcome
-
-    return guarded
-
-
-def _started(teardown: Generator[None, Any, Any]) -> Generator[None, Any, Any]:
-    """``teardown`` run up to its ``yield``."""
-    try:
-        next(teardown)
-    except StopIteration:
-        name = getattr(teardown, "__qualname__", "a wrapper")
-        raise RuntimeError(f"{name} did not yield") from None
-    return teardown
-
-
-def _finished(step: Callable[[Any], Any], value: Any) -> Any:
-    """What a wrapper returns once ``step`` (send or throw) resumes it after its ``yield``."""
-    try:
-        step(value)
-    except StopIteration as stop:
-        return stop.value
-    raise RuntimeError("a wrapper yielded twice")
 
 
 def _core_version() -> str | None:

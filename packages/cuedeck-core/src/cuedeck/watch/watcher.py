@@ -2,16 +2,17 @@
 
 A short-lived command (``cue search``) must see every edit, creation, deletion and rename
 made since the last one, but stat-ing 40,000 files costs half a second. On Linux a small
-process per workspace (``python -m cuedeck.watch.watcher ROOT``) watches every folder with
-inotify and logs the paths that changed, numbered. A command asks it, over a local
-socket, what changed since the number it last saw (kept in ``.cuedeck/.cache/
-freshness.json``), and re-reads just those paths (:meth:`cuedeck.index.parsed.Index.
-refresh_paths`). The watcher drains its inotify queue before it answers: the kernel
-queues an event when the write returns, so an edit that finished before the question is
-in the answer. Edits in place are seen (``IN_CLOSE_WRITE``, ``IN_MODIFY``), and so are
-files created, deleted or renamed; a folder created, removed or renamed, a lost event
-(queue overflow), or a number the watcher no longer knows makes the answer "unknown",
-and the command walks the whole tree as before.
+process per workspace (``python -m cuedeck.watch.watcher ROOT``) watches the files
+(:mod:`cuedeck.watch.files`, inotify) and logs the paths that changed, numbered. A command
+asks it, over a local socket, what changed since the number it last saw (kept in
+``.cuedeck/.cache/freshness.json``), and re-reads just those paths
+(:meth:`cuedeck.index.parsed.Index.refresh_paths`). The watcher drains its inotify queue
+before it answers: the kernel queues an event when the write returns, so an edit that
+finished before the question is in the answer. Edits in place are seen
+(``IN_CLOSE_WRITE``, ``IN_MODIFY``), and so are files created, deleted or renamed; a
+folder created, removed or renamed, a lost event (queue overflow), or a number the watcher
+no longer knows makes the answer "unknown", and the command walks the whole tree as
+before.
 
 The watcher holds ``.cuedeck/.cache/freshness.lock`` (one per workspace), exits after
 ``[watch] watcher_idle_seconds`` (:data:`IDLE_SECONDS`) without a question, and is
@@ -28,16 +29,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from cuedeck.layout import CACHE_DIR, WORKSPACE_DIR
+from cuedeck.layout import CACHE_DIR
 
-if TYPE_CHECKING:
-    import ctypes
-    from collections.abc import Iterator
-
-# ctypes, socket, select and subprocess are imported where used: the index imports this
-# module for its stamp, and most commands never ask a watcher.
+# The watch, socket and subprocess are imported where used: the index imports this module
+# for its stamp, and most commands never ask a watcher.
 
 #: A watcher exits after this long without a question (the default of ``[watch]
 #: watcher_idle_seconds``).
@@ -47,35 +44,11 @@ LOCK = f"{CACHE_DIR}/freshness.lock"
 LOG = f"{CACHE_DIR}/freshness.log"
 MAX_LOG = 20_000  # changes remembered; a question from before them is "unknown"
 ANSWER_TIMEOUT = 2.0
-_SKIPPED = {".git", ".hg", ".svn", "__pycache__", "node_modules"}
-
-# inotify (linux/inotify.h)
-_IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
-_IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
-_IN_DELETE_SELF, _IN_MOVE_SELF, _IN_Q_OVERFLOW, _IN_IGNORED = 0x400, 0x800, 0x4000, 0x8000
-_IN_ONLYDIR, _IN_ISDIR = 0x01000000, 0x40000000
-_IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
-_WATCHED = (
-    _IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE
-    | _IN_DELETE | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_ONLYDIR
-)  # fmt: skip
-_EVENT_SIZE = 16  # struct inotify_event without its name: int wd; uint32 mask, cookie, len
 
 
 def supported() -> bool:
-    """Whether this system has inotify (Linux)."""
-    return sys.platform.startswith("linux")  # the watcher finds inotify in libc
-
-
-def _libc() -> ctypes.CDLL | None:
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.inotify_init1  # noqa: B018 (present?)
-    except (OSError, AttributeError):
-        return None
-    return libc
+    """Whether this system has inotify (Linux): elsewhere no watcher process starts."""
+    return sys.platform.startswith("linux")  # the watch finds inotify in libc
 
 
 def address(root: Path) -> str:
@@ -190,93 +163,39 @@ def start(root: Path, idle: float = IDLE_SECONDS) -> int:
 
 
 class Watcher:
-    """Folders watched with inotify, and the numbered log of paths that changed."""
+    """The workspace's files watched (:class:`~cuedeck.watch.files.FileWatch`, inotify),
+    and the numbered log of paths that changed."""
 
     def __init__(self, root: Path) -> None:
         import uuid
 
-        libc = _libc()
-        if libc is None:
+        from cuedeck.watch.files import FileWatch
+
+        self.watch = FileWatch(root)
+        if self.watch.method != "inotify":
+            self.watch.close()
             raise OSError("no inotify on this system")
-        self.libc = libc
-        self.root = Path(os.path.realpath(root))
-        self.fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
-        if self.fd < 0:
-            raise OSError("inotify_init1 failed")
         self.id = uuid.uuid4().hex
         self.seq = 0
         self.unknown_until = 0  # a question from before this number gets "unknown"
         self.log: list[tuple[int, str]] = []
-        self.folders: dict[int, str] = {}  # watch descriptor -> folder ("" for the root)
-        self.add_tree("")
-
-    def add_tree(self, rel: str) -> None:
-        """Watch the folder ``rel`` and every folder below it (links not followed)."""
-        for folder in self._folders(rel):
-            wd = self.libc.inotify_add_watch(
-                self.fd, os.fsencode(self.root / folder if folder else self.root), _WATCHED
-            )
-            if wd >= 0:
-                self.folders[wd] = folder
-
-    def _folders(self, rel: str) -> Iterator[str]:
-        yield rel
-        try:
-            entries = list(os.scandir(self.root / rel if rel else self.root))
-        except OSError:
-            return
-        for entry in entries:
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.name in _SKIPPED or child == f"{WORKSPACE_DIR}/.cache":
-                continue
-            with contextlib.suppress(OSError):
-                if entry.is_dir(follow_symlinks=False):
-                    yield from self._folders(child)
 
     def drain(self) -> None:
-        """Read every event queued so far into the log."""
-        while True:
-            try:
-                data = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return
-            offset = 0
-            while offset < len(data):
-                wd, mask, _cookie, size = _unpack(data, offset)
-                raw = data[offset + _EVENT_SIZE : offset + _EVENT_SIZE + size]
-                offset += _EVENT_SIZE + size
-                self._event(wd, mask, raw.rstrip(b"\0").decode("utf-8", "surrogateescape"))
-
-    def _event(self, wd: int, mask: int, name: str) -> None:
-        if mask & _IN_Q_OVERFLOW:
-            self._unknown()
-            return
-        if mask & _IN_IGNORED:
-            self.folders.pop(wd, None)
-            return
-        folder = self.folders.get(wd)
-        if folder is None:
-            return
-        if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
-            if not folder:  # the workspace itself went away
-                raise SystemExit(0)
-            return  # its parent reports it (a folder event: unknown)
-        path = f"{folder}/{name}" if folder else name
-        if mask & _IN_ISDIR:
-            if mask & (_IN_CREATE | _IN_MOVED_TO):
-                self.add_tree(path)
-            if mask & (_IN_CREATE | _IN_MOVED_TO | _IN_MOVED_FROM | _IN_DELETE):
-                self._unknown()  # what the folder holds was never listed: walk
-            return
-        self.seq += 1
-        self.log.append((self.seq, path))
+        """Read every change queued so far into the log."""
+        changes = self.watch.take()
+        if self.watch.gone:
+            raise SystemExit(0)  # the workspace itself went away
+        for path in sorted(changes.paths):
+            if changes.unknown and os.path.isdir(self.watch.root / path):
+                continue  # the folder's report: "unknown" below says it
+            self.seq += 1
+            self.log.append((self.seq, path))
         if len(self.log) > MAX_LOG:
             del self.log[: MAX_LOG // 2]
             self.unknown_until = self.log[0][0] - 1
-
-    def _unknown(self) -> None:
-        self.seq += 1
-        self.unknown_until = self.seq
+        if changes.unknown:
+            self.seq += 1
+            self.unknown_until = self.seq
 
     def answer(self, question: str) -> dict[str, object]:
         """The reply to ``changes ID SEQ``: the paths changed after SEQ, or None."""
@@ -288,13 +207,6 @@ class Watcher:
         if known and since >= self.unknown_until:
             paths = sorted({path for seq, path in self.log if seq > since})
         return {"id": self.id, "seq": self.seq, "paths": paths}
-
-
-def _unpack(data: bytes, offset: int) -> tuple[int, int, int, int]:
-    import struct
-
-    wd, mask, cookie, size = struct.unpack_from("iIII", data, offset)
-    return int(wd), int(mask), int(cookie), int(size)
 
 
 def serve(root: Path, idle: float = IDLE_SECONDS) -> int:
@@ -313,19 +225,21 @@ def _serve(root: Path, idle: float) -> int:
     from cuedeck.system.readable import readable
 
     watcher = Watcher(root)
+    events = watcher.watch.fileno()
+    assert events is not None  # inotify's descriptor
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         server.bind(address(root))
     except OSError:  # another watcher of the same folder answers already
         return 0
     server.listen(16)
-    print(f"watching {root} (pid {os.getpid()}, {len(watcher.folders)} folders)", flush=True)
+    print(f"watching {root} (pid {os.getpid()})", flush=True)
     started, last = time.time(), time.monotonic()
     while (left := idle - (time.monotonic() - last)) > 0:
-        ready = readable([watcher.fd, server], left)
-        if watcher.fd in ready:
+        ready = readable([events, server.fileno()], left)
+        if events in ready:
             watcher.drain()
-        if server not in ready:
+        if server.fileno() not in ready:
             continue
         connection, _ = server.accept()
         with connection, contextlib.suppress(OSError, ValueError):
