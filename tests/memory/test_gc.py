@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cuedeck.workspace import Workspace
@@ -135,6 +135,7 @@ _project = iter(range(1_000_000))
 
 
 @settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(segments=[("log", 123, 0)])  # hours from seconds: 123 min must not floor to 122
 @given(
     st.lists(
         st.tuples(

@@ -54,10 +54,12 @@ def score_factors(
     counted in whole minutes, so a segment less than a minute old has none; generations
     are those of ``segments.GENERATIONS``, as ``segments.generation_of`` names them."""
     hours = np.maximum(0.0, np.asarray(age_hours, dtype=np.float64))
+    # Whole minutes: hours made from seconds are not exact (123 min can be 122.99999...).
+    minutes = np.floor(hours * 60.0 + 1e-6)
     survived = np.asarray(survived)
     young, mature = GENERATIONS[0][0], GENERATIONS[1][0]
     return {
-        "age": np.minimum(1.0, np.log1p(np.floor(hours * 60.0)) / _AGE_SCALE),
+        "age": np.minimum(1.0, np.log1p(minutes) / _AGE_SCALE),
         "type": np.asarray(type_weights, dtype=np.float64),
         "refcount": 1.0 / (1.0 + np.maximum(0, np.asarray(refcounts))),
         "generation": np.where(
