@@ -288,8 +288,10 @@ class FileWatch:
         with self._lock:
             self._subscribers.append(callback)
             if self.thread is None and not self._closed:
-                self.thread = threading.Thread(target=self._run, name="cuedeck-watch", daemon=True)
-                self.thread.start()
+                thread = threading.Thread(target=self._run, name="cuedeck-watch", daemon=True)
+                # Kept once started: a Ctrl-C may land while start() waits for the thread.
+                thread.start()
+                self.thread = thread
 
         def unsubscribe() -> None:
             with self._lock, contextlib.suppress(ValueError):
@@ -358,8 +360,13 @@ class FileWatch:
         self._ended()
         with contextlib.suppress(OSError):
             os.write(self._wake_w, b"x")
-        if self.thread is not None and self.thread is not threading.current_thread():
-            self.thread.join(5.0)
+        thread = self.thread
+        if (
+            thread is not None
+            and thread.ident is not None
+            and thread is not threading.current_thread()
+        ):
+            thread.join(5.0)
         self._source.close()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
