@@ -46,9 +46,9 @@ if TYPE_CHECKING:
     from cuedeck.hookspecs import Searcher, SearcherFactory
     from cuedeck.hooktypes import Refreshed
     from cuedeck.index.coverage import Exclusion
+    from cuedeck.index.globs import Globs
     from cuedeck.index.graph import ReferenceGraph
     from cuedeck.index.parsers import Parsers
-    from cuedeck.index.walk import Globs
     from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
     from cuedeck.watch.reflects import ChangeFeed
@@ -436,7 +436,7 @@ class Workspace:
 
     @cached_property
     def _deny_spec(self) -> Globs | None:
-        from cuedeck.index.walk import Globs
+        from cuedeck.index.globs import Globs
 
         globs = self.config.files.deny
         return Globs(list(globs)) if globs else None

@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cuedeck.index.coverage import Exclusion, admitted, explain, not_indexed
+from cuedeck.index.globs import Globs
+from cuedeck.index.left_out import left_out_reason
 from cuedeck.index.parsers import ParseContext, Parsers
 from cuedeck.index.reader import FileReader
 from cuedeck.index.rows import Rows
 from cuedeck.index.store import DEFER_COUNTS, SCHEMA_VERSION, UNCOUNTED, IndexStore, Update, Version
-from cuedeck.index.walk import FileStat, Globs, Unread, left_out_reason, walk_files
+from cuedeck.index.walk import FileStat, Unread, walk_files
 from cuedeck.layout import CORE_PLACES, INDEX_LOCK, Places
 from cuedeck.models import Document, Problem, converter
 from cuedeck.system.parallel import map_chunks
@@ -351,7 +353,7 @@ class Index:
             self._rows.read(paths)
             wanted = [p for p in paths if p not in self._rows.known and not self.parsers.claim(p)]
         if deny and wanted:
-            from cuedeck.index.walk import Globs
+            from cuedeck.index.globs import Globs
 
             denied = Globs(list(deny))
             wanted = [p for p in wanted if not denied.match(p)]
