@@ -167,7 +167,7 @@ LADDER: tuple[tuple[str, ...], ...] = (
     ("errors", "layout", "progress"),  # what every module may need: failures, places
     ("text", "writes", "models"),  # bytes into lines and words; the one write path; shapes
     ("system", "state", "settings"),  # the machine (child processes, git); settings' shapes
-    ("watch",),  # the watcher, a child process started through system's spawn
+    ("watch", "boundary"),  # the watcher (started through system's spawn); the root, paths
     ("token_counts",),
     ("index",),  # files walked, parsed through the parser registry, stored; the graph
     ("markdown", "masking"),  # one parser (registered, not known by the index); secrets
