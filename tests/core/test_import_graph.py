@@ -164,7 +164,7 @@ CORE = REPO / "packages" / "cuedeck-core" / "src"
 #: import from its own room and from any floor below; nothing runs back up, and two
 #: rooms on one floor know nothing of each other. ``cuedeck`` is the package itself.
 LADDER: tuple[tuple[str, ...], ...] = (
-    ("errors", "layout", "progress"),  # what every module may need: failures, places
+    ("errors", "layout", "progress", "shapes"),  # failures, places; shapes without documents
     ("text", "writes", "models"),  # bytes into lines and words; the one write path; shapes
     ("system", "state", "settings"),  # the machine (child processes, git); settings' shapes
     ("watch", "boundary"),  # the watcher (started through system's spawn); the root, paths
