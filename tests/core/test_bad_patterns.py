@@ -13,7 +13,7 @@ import pytest
 
 from cuedeck import open_workspace
 from cuedeck.doctor import diagnose
-from cuedeck.index.walk import Globs, pattern_problem
+from cuedeck.index.globs import Globs, pattern_problem
 from cuedeck.serving.read_doc import read_doc
 from tests.conftest import MakeWorkspace
 

@@ -164,10 +164,10 @@ CORE = REPO / "packages" / "cuedeck-core" / "src"
 #: import from its own room and from any floor below; nothing runs back up, and two
 #: rooms on one floor know nothing of each other. ``cuedeck`` is the package itself.
 LADDER: tuple[tuple[str, ...], ...] = (
-    ("errors", "layout", "progress"),  # what every module may need: failures, places
+    ("errors", "layout", "progress", "shapes"),  # failures, places; shapes without documents
     ("text", "writes", "models"),  # bytes into lines and words; the one write path; shapes
     ("system", "state", "settings"),  # the machine (child processes, git); settings' shapes
-    ("watch",),  # the watcher, a child process started through system's spawn
+    ("watch", "boundary"),  # the watcher (started through system's spawn); the root, paths
     ("token_counts",),
     ("index",),  # files walked, parsed through the parser registry, stored; the graph
     ("markdown", "masking"),  # one parser (registered, not known by the index); secrets

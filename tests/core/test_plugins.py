@@ -221,3 +221,24 @@ def test_register_outside_its_hook_is_refused() -> None:
     get_searchers(pm)
     with pytest.raises(InvalidInput, match="register was called outside a hook implementation"):
         _Hoarder.kept("title", _Keyword())
+
+
+def test_pluggy_holds_a_stand_in_and_nothing_of_pluggy_is_patched() -> None:
+    pm = make_plugin_host(entry_points=False)
+    broken = _Broken()
+    pm.register(_named("plain"), name="plain")
+    pm.register(broken, name="broken")
+    caller = pm.pluggy.hook.register_searchers
+    held = {impl.plugin_name: impl.function for impl in caller.get_hookimpls()}
+    assert held["broken"] != broken.register_searchers  # pluggy holds the guarded one
+    assert list(get_searchers(pm)) == ["plain"]  # it raised: skipped, the others kept
+    assert [(f.name, f.error) for f in pm.failures] == [
+        ("broken", "RuntimeError: plain hook broke")
+    ]
+    after = {impl.plugin_name: impl.function for impl in caller.get_hookimpls()}
+    assert after == held, "calling a hook replaces no HookImpl.function"
+    assert dict(pm.list_name_plugin())["broken"] is broken
+    with pytest.raises(ValueError, match="already registered"):
+        pm.register(broken, name="broken")
+    with pytest.raises(ValueError, match="already registered"):
+        pm.register(broken, name="broken-again")

@@ -13,13 +13,13 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from cuedeck.watch.watcher import supported as watcher_supported
-from cuedeck_mcp import resident
+from cuedeck_mcp import resident_registry, resident_relay
 from tests.conftest import needs, plant_shadows, process_ended
 from tests.mcp.conftest import CUE, environment
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.skipif(not resident.supported(), reason="abstract Unix sockets are Linux's"),
+    pytest.mark.skipif(not resident_relay.supported(), reason="abstract Unix sockets are Linux's"),
 ]
 
 
@@ -28,7 +28,7 @@ def warm(demo: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The demo workspace with resident servers allowed; every one stopped afterwards."""
     monkeypatch.setenv("CUEDECK_MCP_RESIDENT", "1")
     yield demo
-    resident.stop_servers(demo)
+    resident_registry.stop_servers(demo)
 
 
 def params(root: Path, *args: str) -> StdioServerParameters:
@@ -39,7 +39,7 @@ def params(root: Path, *args: str) -> StdioServerParameters:
 
 def servers(root: Path) -> list[dict[str, Any]]:
     """The registered resident servers of ``root``."""
-    folder = Path(resident.registry())
+    folder = Path(resident_registry.registry())
     found = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
     return [entry for entry in found if entry["root"] == str(root)]
 
@@ -67,7 +67,9 @@ async def test_a_client_started_again_is_served_by_the_same_warm_server(warm: Pa
     assert json.loads(result.stdout)["stopped"] == stopped
     assert process_ended(server["pid"], timeout=1.0)  # stop waits for the end
     assert servers(warm) == []
-    assert list(Path(resident.registry()).glob(server["server"] + ".*")) == []  # log was empty
+    assert (
+        list(Path(resident_registry.registry()).glob(server["server"] + ".*")) == []
+    )  # log was empty
 
 
 async def test_the_resident_server_runs_nothing_planted_where_the_client_starts(
@@ -179,12 +181,12 @@ def test_without_resident_servers_each_client_has_its_own_process(
 def test_the_key_follows_what_could_make_two_servers_differ(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = resident.key(tmp_path, None)
-    assert resident.key(tmp_path, None) == first
-    assert resident.key(tmp_path, ["core", "git"]) != first
-    assert resident.key(tmp_path / "other", None) != first
+    first = resident_relay.key(tmp_path, None)
+    assert resident_relay.key(tmp_path, None) == first
+    assert resident_relay.key(tmp_path, ["core", "git"]) != first
+    assert resident_relay.key(tmp_path / "other", None) != first
     monkeypatch.setenv("SOME_TOKEN", "changed")
-    assert resident.key(tmp_path, None) != first
+    assert resident_relay.key(tmp_path, None) != first
 
 
 def cue(root: Path, *args: str) -> str:

@@ -25,7 +25,7 @@ from cuedeck.system.git import is_git_directory
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from cuedeck.index.walk import Globs
+    from cuedeck.index.globs import Globs
     from cuedeck.workspace import Workspace
 
 NEVER = frozenset({".git", ".hg", ".svn"})
@@ -66,7 +66,7 @@ class Walker:
     """Walks folders of one workspace with its ignore, exclude and deny rules."""
 
     def __init__(self, workspace: Workspace, *, gitignore: bool = True) -> None:
-        from cuedeck.index.walk import Globs
+        from cuedeck.index.globs import Globs
 
         self.workspace = workspace
         self.root = os.path.realpath(workspace.root)
@@ -79,7 +79,7 @@ class Walker:
         """The ``.gitignore`` patterns of ``folder`` and every folder above it."""
         from pathlib import Path
 
-        from cuedeck.index.walk import gitignore
+        from cuedeck.index.globs import gitignore
 
         if not self.gitignore:
             return []
@@ -94,7 +94,7 @@ class Walker:
 
     def skipped(self, rel: str, ignores: list[tuple[str, Globs]], *, is_dir: bool) -> bool:
         """Whether ``rel`` is left out by the rules above."""
-        from cuedeck.index.walk import ignored
+        from cuedeck.index.globs import ignored
 
         if _never(rel):
             return True
@@ -113,7 +113,7 @@ class Walker:
     ) -> Iterator[Entry]:
         from pathlib import Path
 
-        from cuedeck.index.walk import gitignore
+        from cuedeck.index.globs import gitignore
 
         directory = os.path.join(self.root, folder)
         try:

@@ -132,7 +132,7 @@ def _globs(globs: list[str] | None) -> object | None:
     kept = [g.strip() for g in globs or [] if g.strip()]
     if not kept:
         return None
-    from cuedeck.index.walk import Globs
+    from cuedeck.index.globs import Globs
 
     return Globs.of_arguments(kept, field="globs")
 
@@ -140,7 +140,7 @@ def _globs(globs: list[str] | None) -> object | None:
 def _measure(workspace: Workspace, entry: Entry) -> tuple[int | None, str | None]:
     """Tokens and sha256 of a file: the index's when it holds the file unchanged, else
     read now (text files up to :data:`MEASURE_BYTES`)."""
-    from cuedeck.index.walk import binary
+    from cuedeck.index.left_out import binary
     from cuedeck.writes import sha256_bytes
 
     index = workspace.index

@@ -27,7 +27,7 @@ from cuedeck_code.errors import RegexTimeout
 if TYPE_CHECKING:
     import pydantic
 
-    from cuedeck.index.walk import Globs
+    from cuedeck.index.globs import Globs
     from cuedeck.system.regex_worker import WorkerFailed
     from cuedeck.workspace import Workspace
 else:
@@ -107,7 +107,7 @@ def regex_search(
     replies show it. Bounded in time, memory, matches and tokens; follow next_offset
     while has_more.
     """
-    from cuedeck.index.walk import binary
+    from cuedeck.index.left_out import binary
     from cuedeck.system.bounds import check_pattern
     from cuedeck.system.regex_worker import Worker, WorkerFailed
     from cuedeck_code.listing import Walker, folder_path
@@ -248,7 +248,7 @@ def _failure(
 def _globs(globs: list[str] | None) -> Globs | None:
     if not globs:
         return None
-    from cuedeck.index.walk import Globs
+    from cuedeck.index.globs import Globs
 
     return Globs.of_arguments([g for g in globs if g.strip()], field="globs")
 

@@ -194,7 +194,7 @@ def _allowed_documents(
     index = workspace.index
     spec = None
     if glob:
-        from cuedeck.index.walk import Globs
+        from cuedeck.index.globs import Globs
 
         spec = Globs.of_arguments([glob.strip()], field="path")
     wanted = language.lower() if language else None

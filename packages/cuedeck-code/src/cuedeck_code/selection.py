@@ -29,7 +29,7 @@ GIT_TIMEOUT = 20.0
 
 def select(root: Path, config: Config) -> Callable[[str, int], str | None]:
     """The selector of one refresh: ``(path, size) -> reason | None``."""
-    from cuedeck.index.walk import Globs
+    from cuedeck.index.globs import Globs
 
     settings = config.section("code", CodeSettings)
     languages = set(settings.languages)

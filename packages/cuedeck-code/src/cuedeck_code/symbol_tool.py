@@ -342,7 +342,7 @@ def find_symbol(
     wanted_language = language.strip().lower() if language else None
     spec = None
     if path:
-        from cuedeck.index.walk import Globs
+        from cuedeck.index.globs import Globs
 
         spec = Globs([path.strip()])
     in_glob: dict[int, bool] = {}

@@ -1,5 +1,8 @@
 """The parsed shapes of a workspace: documents, headings, symbols, references, problems.
 
+The shapes that know no document (scene items, ranked code, baselines) live in
+:mod:`cuedeck.shapes` and are re-exported here, their public home for plugins.
+
 They are frozen attrs classes; :data:`converter` (cattrs) turns them into plain
 dicts and back, for the SQLite index and for JSON output. A markdown document has
 headings; a code document (parsed by a plugin's parser) has symbols, its
@@ -10,15 +13,21 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 import cattrs
 
 from cuedeck.layout import CARDS_DIR, DOCS_DIR
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+from cuedeck.shapes.baseline import Baseline as Baseline
+from cuedeck.shapes.baseline import BaselineFile as BaselineFile
+from cuedeck.shapes.code import CodeQuery as CodeQuery
+from cuedeck.shapes.code import CodeRanking as CodeRanking
+from cuedeck.shapes.code import RankedSymbol as RankedSymbol
+from cuedeck.shapes.code import left_out_of as left_out_of
+from cuedeck.shapes.scene import Placement as Placement
+from cuedeck.shapes.scene import SceneExtra as SceneExtra
+from cuedeck.shapes.scene import SceneItem as SceneItem
 
 Severity = Literal["error", "warning"]
 ReferenceKind = Literal[
@@ -328,173 +337,6 @@ class SearchResult:
     #: The side that ranked the result: keyword, semantic or hybrid (a hybrid search
     #: answers by keyword until every section has a vector).
     answered_by: str | None = None
-
-
-@attrs.frozen
-class SceneItem:
-    """A candidate of a scene: a whole file or one section (``anchor``, a heading slug or
-    a symbol's qualified name).
-
-    ``priority`` is 100 for the active card, 50 for its direct references, 45 for the
-    changes since a baseline, 25 for indirect references, 22 for related code and 10
-    for global docs; ``depth`` is the reference distance from the card (-1 for what
-    nothing refers to); ``role`` names the level (``card``, ``direct``, ``delta``,
-    ``indirect``, ``related``, ``global``...). ``text`` is masked already; ``tokens`` is what
-    it costs in the scene (with its per-document framing); ``sha256`` is of the file.
-    """
-
-    path: str
-    anchor: str | None
-    priority: int
-    depth: int
-    text: str
-    tokens: int
-    sha256: str
-    role: str = "direct"
-    title: str = ""
-    #: The language of a code item (``python``...) or of prose other than markdown
-    #: (``rst``, ``asciidoc``, ``plaintext``: its fence); None for markdown.
-    language: str | None = None
-    #: The lines of the file the text holds (1-based, inclusive), for code and sections.
-    lines: tuple[int, int] | None = None
-    #: Smaller forms of a code item, largest first (its signatures with docstring
-    #: summaries, then its outermost signature), masked: what ``signatures`` places.
-    signatures: tuple[str, ...] = ()
-    #: ``(outline, headings only)`` of prose the outline pruner cannot read as markdown
-    #: (reStructuredText, AsciiDoc, plain text), made from its headings; empty otherwise.
-    outlines: tuple[str, ...] = ()
-    #: How the text is placed when kept as it is: "" for whole or section, else the form
-    #: it already has (``signatures`` for related code compressed to fit its share).
-    form: str = ""
-    #: What the manifest adds about it (a reference's drift label, why related code was
-    #: chosen).
-    note: str = ""
-
-    @property
-    def key(self) -> str:
-        """``path`` or ``path#anchor``: the node label in the reference graph."""
-        return f"{self.path}#{self.anchor}" if self.anchor else self.path
-
-
-@attrs.frozen
-class SceneExtra:
-    """An item a scene source adds to a scene: text from workspace file ``path``, or an
-    item that is no file (a plugin's record), named by ``path`` and hashed by its source.
-
-    ``sha256`` is of the file's bytes, or the source's own hash of an item that is no
-    file (what ``cue scene --check`` compares, asking the sources again); ``text`` is
-    what the scene shows (masked by the scene); ``priority`` orders it among the levels
-    of :class:`SceneItem` (40 unless the source says: between direct references, 50,
-    and indirect ones, 25) and ``role`` names it in the manifest.
-    """
-
-    path: str
-    title: str
-    text: str
-    sha256: str
-    priority: int = 40
-    role: str = "extra"
-
-
-@attrs.frozen
-class CodeQuery:
-    """What related code is ranked for: a card's text, the code it cites, an error stack.
-
-    ``cited`` holds ``(path, anchor)`` pairs (anchor None for a whole file) the ranking
-    is personalised on; ``stack`` is error output (a traceback, a panic, failing tests)
-    beside the text, which is searched for frames too; ``folder`` limits the ranking to
-    the files under it; ``limit`` is how many symbols to return at most.
-    """
-
-    text: str = ""
-    cited: tuple[tuple[str, str | None], ...] = ()
-    stack: str = ""
-    folder: str | None = None
-    limit: int = 50
-
-
-@attrs.frozen
-class RankedSymbol:
-    """A definition a :class:`~cuedeck.hookspecs.CodeRanker` ranked for a query.
-
-    ``name`` is the qualified name (the anchor that reads it); ``parts`` are the score's
-    weighted parts (``text``, ``graph``, ``recent``, ``stack``...), which add up to
-    ``score``; the scene's manifest shows them as the reason it was chosen.
-    """
-
-    path: str
-    name: str
-    kind: str
-    line: int
-    end_line: int
-    tokens: int
-    score: float
-    parts: tuple[tuple[str, float], ...] = ()
-    signature: str = ""
-    docstring: str = ""
-
-    def why(self) -> str:
-        """The parts that count, as ``text .42 · graph .10``."""
-        shown = [
-            f"{name} {value:.2f}".replace(" 0.", " .")
-            for name, value in self.parts
-            if value >= 0.005
-        ]
-        return " · ".join(shown) or "score 0"
-
-
-class CodeRanking(list[RankedSymbol]):
-    """What a :class:`~cuedeck.hooktypes.CodeRanker` may return instead of a plain list:
-    the ranked definitions, best first, and how many the ranker left out by rule, per
-    reason (``{"tests": 20, "generated": 3}``), for the scene's manifest and the map."""
-
-    def __init__(
-        self, ranked: Iterable[RankedSymbol] = (), left_out: Mapping[str, int] | None = None
-    ) -> None:
-        super().__init__(ranked)
-        self.left_out: dict[str, int] = {k: v for k, v in (left_out or {}).items() if v}
-
-
-def left_out_of(ranked: list[RankedSymbol]) -> dict[str, int]:
-    """What a ranker's answer says it left out ({} for a plain list)."""
-    return dict(ranked.left_out) if isinstance(ranked, CodeRanking) else {}
-
-
-@attrs.frozen
-class BaselineFile:
-    """A file as it was at a baseline: its text then (None when it did not exist then,
-    or when ``known`` is False: it changed, but what it held is not known)."""
-
-    text: str | None
-    known: bool = True
-
-
-@attrs.frozen
-class Baseline:
-    """What the workspace's files were at some point a scene is asked about (``since``):
-    ``label`` names it (``HEAD~3 (1a2b3c4d5e6f)``, ``snapshot s8f2...``); ``files`` holds
-    every file that may have changed since, by workspace-relative path (the others did
-    not)."""
-
-    label: str
-    files: dict[str, BaselineFile] = attrs.field(factory=dict)
-    #: The git commit the baseline is, when it is one (what a task snapshot records).
-    commit: str | None = None
-
-
-@attrs.frozen
-class Placement:
-    """What a pruner did with a scene item: ``whole``, ``section``, ``outline`` or ``dropped``.
-
-    ``text`` is what goes into the scene (empty when dropped), ``tokens`` its cost as
-    counted by the pruner's ``count``, ``reason`` why it was not kept in full.
-    """
-
-    item: SceneItem
-    mode: str
-    text: str
-    tokens: int
-    reason: str | None = None
 
 
 #: (De)serialises the models above; cattrs generates fast code per class.

@@ -1,33 +1,30 @@
 """The workspace: a directory holding ``.cuedeck/``, and the Python API over it.
 
-:func:`open_workspace` finds the root (``path``, else ``CUE_WORKSPACE``, else the
-nearest directory upwards holding ``.cuedeck/``) and returns a :class:`Workspace`
-whose config, index, reference graph and token counter load lazily. The CLI, the MCP
-server and the tools all go through this one object.
+:func:`open_workspace` finds the root (:mod:`cuedeck.boundary.roots`) and returns a
+:class:`Workspace` whose config, index, reference graph and token counter load lazily.
+The CLI, the MCP server and the tools all go through this one object.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import posixpath
 import threading
 import time
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from cuedeck.boundary.paths import locate, read_refusal
+from cuedeck.boundary.roots import find_root
 from cuedeck.config import Config, load_config
 from cuedeck.errors import (
     FileNotFound,
     InvalidInput,
     MissingExtra,
-    Protected,
     did_you_mean,
     suggestion_text,
 )
 from cuedeck.index.parsed import Index, RefreshStats
-from cuedeck.layout import WORKSPACE_DIR, Places, protection
 from cuedeck.plugins.host import (
     PluginHost,
     get_maskers,
@@ -42,85 +39,20 @@ from cuedeck.token_counts import CachedCounter
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
+    from pathlib import Path
 
     from cuedeck.hookspecs import Searcher, SearcherFactory
     from cuedeck.hooktypes import Refreshed
     from cuedeck.index.coverage import Exclusion
+    from cuedeck.index.globs import Globs
     from cuedeck.index.graph import ReferenceGraph
     from cuedeck.index.parsers import Parsers
-    from cuedeck.index.walk import Globs
+    from cuedeck.layout import Places
     from cuedeck.masking.session import MaskSession
     from cuedeck.models import Document, SearchFilters, SearchResult, Snapshot
     from cuedeck.watch.reflects import ChangeFeed
 
-ENV_WORKSPACE = "CUE_WORKSPACE"
 T = TypeVar("T")
-
-
-def find_root(start: Path | str | None = None) -> Path:
-    """The workspace root for ``start`` (default: ``CUE_WORKSPACE`` or the cwd)."""
-    if start is None:
-        env = os.environ.get(ENV_WORKSPACE)
-        if env:
-            return _explicit_root(Path(env), ENV_WORKSPACE)
-        here = Path.cwd().resolve()
-        for candidate in (here, *here.parents):
-            if (candidate / WORKSPACE_DIR).is_dir():
-                return candidate
-        raise FileNotFound(
-            f"no {WORKSPACE_DIR}/ directory in {here} or any parent",
-            path=str(here),
-            help="run `cue init` to create a workspace here, or pass -C DIR",
-        )
-    return _explicit_root(Path(start), "path")
-
-
-def _explicit_root(path: Path, source: str) -> Path:
-    path = path.expanduser().resolve()
-    if not path.is_dir():
-        raise FileNotFound(
-            f"workspace directory {path} does not exist", path=str(path), field=source
-        )
-    if not (path / WORKSPACE_DIR).is_dir():
-        raise FileNotFound(
-            f"{path} is not a CueDeck workspace (no {WORKSPACE_DIR}/ directory)",
-            path=str(path),
-            help=f"run `cue init` in {path}",
-        )
-    return path
-
-
-_WHY = {
-    "git": "is inside a .git folder: git's own files (config, hooks) are never read or "
-    "written by a tool",
-    "git_directory": "is in, or would make, a git directory (HEAD with objects/ and "
-    "refs/): git would take that folder as a repository and run what its config names",
-    "private": "is CueDeck's private data (caches, locks, state, or a plugin's own): no "
-    "tool reads or writes it",
-    "control": "is a CueDeck control file (config.toml, or a plugin's own): tools may read "
-    "it but never write it",
-}
-
-
-def _in_git_directory(root: str, rel: str, *, write: bool) -> bool:
-    """Whether ``rel`` is inside a git directory (a bare repository's folder) or, for a
-    write, would make one (see :func:`cuedeck.system.git.makes_git_directory`)."""
-    from cuedeck.system import git
-
-    return (git.makes_git_directory if write else git.inside_git_directory)(root, rel)
-
-
-def _protected(normal: str, real_rel: str, reason: str, *, field: str, write: bool) -> Protected:
-    via = f" (a link to {real_rel})" if real_rel != normal else ""
-    return Protected(
-        f"{normal}{via} {_WHY[reason]}",
-        path=normal,
-        field=field,
-        reason="git" if reason == "git_directory" else reason,
-        target=real_rel,
-        access="write" if write else "read",
-        help="edit CueDeck's settings and git's configuration by hand, outside the tools",
-    )
 
 
 def open_workspace(
@@ -385,49 +317,16 @@ class Workspace:
         return os.path.realpath(self.root)
 
     def locate(self, path: str, *, field: str = "path", write: bool = False) -> tuple[str, str]:
-        """``path`` as asked (normalised) and its resolved real path, both workspace-relative.
-
-        The one decision on what a tool may reach: absolute paths, ``..`` escapes and
-        links leaving the workspace are :class:`InvalidInput` (1004); anything inside a
-        ``.git`` folder or CueDeck's private files, and for ``write`` its control files,
-        is :class:`Protected` (1013), judged on both paths, so no link reaches them.
-        """
-        if "\x00" in path:
-            raise InvalidInput(f"{path!r} contains a NUL byte", field=field)
-        raw = path.replace("\\", "/").strip()
-        if not raw or raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
-            raise InvalidInput(f"{path!r} must be a workspace-relative path", field=field)
-        normal = posixpath.normpath(raw)
-        parts = normal.split("/")
-        if normal.startswith("..") or ".." in parts:
-            raise InvalidInput(f"{path!r} leaves the workspace", field=field)
-        # os.path, not pathlib: every read of every file passes here. realpath does not
-        # fail on a loop or an over-long name; the read or write that follows names them.
-        root = self.real_root
-        real = os.path.realpath(os.path.join(root, normal))
-        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
-            raise InvalidInput(f"{path!r} resolves outside the workspace", field=field)
-        real_rel = "." if real == root else os.path.relpath(real, root).replace(os.sep, "/")
-        for candidate in dict.fromkeys((normal, real_rel)):
-            reason = protection(candidate, write=write, places=self.places)
-            if reason is not None:
-                raise _protected(normal, real_rel, reason, field=field, write=write)
-            if _in_git_directory(root, candidate, write=write):
-                raise _protected(normal, real_rel, "git_directory", field=field, write=write)
-        return normal, real_rel
+        """``path`` as asked (normalised) and its resolved real path, both
+        workspace-relative: :func:`cuedeck.boundary.paths.locate` for this workspace."""
+        return locate(self.real_root, self.places, path, field=field, write=write)
 
     def read_refusal(self, rel: str, *, real_rel: str | None = None, links: int = 1) -> str | None:
         """Why no tool may read the workspace-relative ``rel`` (reached at ``real_rel``
         when it is a link; ``links``: its hard-link count), or None: the decision
         :meth:`locate` and the file tools take, for walkers that know the path is inside
         (``git``, ``private``, ``deny``, ``shared``). Raises nothing, stats nothing."""
-        for candidate in (rel, real_rel or rel):
-            reason = protection(candidate, write=False, places=self.places)
-            if reason is not None:
-                return reason
-            if self.denied(candidate):
-                return "deny"
-        return "shared" if links > 1 else None
+        return read_refusal(self.places, self.denied, rel, real_rel=real_rel, links=links)
 
     def denied(self, rel: str) -> bool:
         """Whether ``[files] deny`` names the workspace-relative ``rel`` (secrets, keys)."""
@@ -436,7 +335,7 @@ class Workspace:
 
     @cached_property
     def _deny_spec(self) -> Globs | None:
-        from cuedeck.index.walk import Globs
+        from cuedeck.index.globs import Globs
 
         globs = self.config.files.deny
         return Globs(list(globs)) if globs else None

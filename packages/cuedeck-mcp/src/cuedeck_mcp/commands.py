@@ -119,7 +119,7 @@ def stop(as_json: bool) -> None:
     next start `cue mcp`)."""
     import json
 
-    from cuedeck_mcp.resident import stop_servers
+    from cuedeck_mcp.resident_registry import stop_servers
 
     stopped = stop_servers(click.get_current_context().obj.workspace.root)
     if as_json:

@@ -45,7 +45,7 @@ def register_paths(register: RegisterPath) -> None:
 
 
 def _residents(workspace: Workspace) -> list[BackgroundProcess]:
-    from cuedeck_mcp.resident import listed
+    from cuedeck_mcp.resident_registry import listed
 
     return listed(workspace)
 

@@ -22,7 +22,7 @@ def allowed_documents(catalog: Catalog, index: Index, filters: SearchFilters) ->
     live = catalog.live_docs
     if filters == SearchFilters():
         return live
-    from cuedeck.index.walk import Globs
+    from cuedeck.index.globs import Globs
 
     spec = Globs([filters.path.strip()]) if filters.path else None
     language = filters.language.strip().lower() if filters.language else None

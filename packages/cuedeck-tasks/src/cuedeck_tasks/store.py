@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from cuedeck.errors import Conflict, CueError, FileNotFound, InvalidInput, did_you_mean
 from cuedeck.errors import suggestion_text as _suggestion_text
-from cuedeck.index.walk import link_problem
+from cuedeck.index.left_out import link_problem
 from cuedeck.layout import (
     CACHE_DIR,
     CARD_ID,

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from cuedeck.index.globs import Globs, gitignore, globs_of, ignored
+from cuedeck.index.left_out import link_problem
 from cuedeck.index.walk import (
     ALWAYS_SKIPPED,
     DENIED,
@@ -24,11 +26,6 @@ from cuedeck.index.walk import (
     IGNORED,
     NO_PARSER,
     TOO_LARGE,
-    Globs,
-    gitignore,
-    globs_of,
-    ignored,
-    link_problem,
 )
 from cuedeck.layout import CARDS_DIR, CORE_PLACES, DOCS_DIR, WORKSPACE_DIR, Places, protection
 
@@ -175,7 +172,8 @@ def explain(
 ) -> Exclusion | None:
     """Why ``rel``, a path the last refresh did not index nor record as left out, is not
     indexed (``deny``: the globs no tool reads), or None when there is no such file."""
-    from cuedeck.index.walk import Globs, binary
+    from cuedeck.index.globs import Globs
+    from cuedeck.index.left_out import binary
 
     if deny and os.path.lexists(root / rel) and Globs(list(deny)).match(rel):
         return Exclusion(DENIED, "[files] deny keeps it from every tool")
@@ -197,7 +195,7 @@ def not_indexed(
     """What a refresh did not index: files per reason (``not_indexed``), those no parser
     reads per suffix (``no_parser``) and folders the walk did not enter per reason
     (``folders_not_entered``), largest first."""
-    from cuedeck.index.walk import left_out_reason
+    from cuedeck.index.left_out import left_out_reason
 
     left: dict[str, int] = {}
 

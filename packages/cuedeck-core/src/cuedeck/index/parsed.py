@@ -7,46 +7,41 @@ while it is unchanged. A refresh re-reads a file only when its mtime or size cha
 re-parses it only when its sha256 changed too. A refresh of many files leaves exact token
 counts of markdown for each document's first read. A cache that is corrupt or from
 another schema, counter or set of parsers is rebuilt, with a warning.
-Rows are read from the cache when first needed (:mod:`cuedeck.index.rows`).
+Reading the stored documents is :class:`~cuedeck.index.documents.IndexDocuments` (its base).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import threading
 import time
-import zlib
 from typing import TYPE_CHECKING
 
 import attrs
 
 from cuedeck.index.coverage import Exclusion, admitted, explain, not_indexed
+from cuedeck.index.documents import IndexDocuments
+from cuedeck.index.globs import Globs
+from cuedeck.index.left_out import left_out_reason
 from cuedeck.index.parsers import ParseContext, Parsers
 from cuedeck.index.reader import FileReader
-from cuedeck.index.rows import Rows
-from cuedeck.index.store import DEFER_COUNTS, SCHEMA_VERSION, UNCOUNTED, IndexStore, Update, Version
-from cuedeck.index.walk import FileStat, Globs, Unread, left_out_reason, walk_files
+from cuedeck.index.store import DEFER_COUNTS, SCHEMA_VERSION, UNCOUNTED, Update
+from cuedeck.index.walk import FileStat, Unread, walk_files
 from cuedeck.layout import CORE_PLACES, INDEX_LOCK, Places
-from cuedeck.models import Document, Problem, converter
 from cuedeck.system.parallel import map_chunks
-from cuedeck.text import decode
 from cuedeck.watch.watcher import IDLE_SECONDS, ask, changes_seen, supported, write_stamp
 from cuedeck.writes import locked, sha256_bytes
 
 if TYPE_CHECKING:
-    import sqlite3
-    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Sequence
     from pathlib import Path
 
+    from cuedeck.models import Problem
     from cuedeck.settings import Config, IndexSettings
 
 log = logging.getLogger("cuedeck")
 
 __all__ = ["DEFER_COUNTS", "SCHEMA_VERSION", "UNCOUNTED", "Index", "RefreshStats"]
-
-CHANGE_LOG = 64  # generations whose changed paths are remembered (see changed_since)
 
 
 @attrs.frozen
@@ -61,7 +56,7 @@ class RefreshStats:
     rebuilt: bool = False
 
 
-class Index:
+class Index(IndexDocuments):
     """The workspace's documents, kept in step with the files by :meth:`refresh`."""
 
     def __init__(
@@ -75,26 +70,14 @@ class Index:
         config: Config | None = None,
         places: Places = CORE_PLACES,
     ) -> None:
-        self.root = root
+        super().__init__(root, count_tokens)
         #: What no tool reads (core's places and the plugins'): left out of the walk.
         self.places = places
         self.settings = settings
         self.counter_name = counter_name
-        self.count_tokens = count_tokens
         self.parsers = parsers
         self.config = config
-        self.store = IndexStore(root)
-        self.cache_dir = self.store.cache_dir
-        self.path = self.store.path
-        self._data_lock = threading.RLock()  # the store's connection
-        # A refresh compares stats only, so the documents stay in the database until asked.
-        self._rows = Rows(self.store, self._data_lock)
-        self._documents: dict[str, Document] = {}
         self._loaded = False
-        self.generation = 0  # bumped whenever the set of documents changes
-        self._keys: tuple[int, list[tuple[str, str]]] | None = None
-        self._tree: tuple[int, str] | None = None
-        self._log: list[tuple[int, frozenset[str]]] = []  # (generation, paths it changed)
         #: What the last refresh left out (links leaving the workspace, binary or
         #: unreadable files), as warnings for ``cue doctor``.
         self.left_out: list[Problem] = []
@@ -113,10 +96,6 @@ class Index:
         self._context: ParseContext | None = None
 
     # -- storage ---------------------------------------------------------------------------
-
-    def connect(self) -> sqlite3.Connection:
-        """A new connection to the cache database (WAL, waits up to 30 s for writers)."""
-        return self.store.connect()
 
     def _expected_meta(self) -> dict[str, str]:
         return {
@@ -141,10 +120,6 @@ class Index:
         self._rows.reset(stored=True)
         self._passed = {path: (stat, reason) for path, stat, reason in passed}
         return True
-
-    def close(self) -> None:
-        """Close the database connection (it reopens on the next refresh)."""
-        self.store.close()
 
     def _discard(self) -> None:
         self.store.discard()
@@ -281,7 +256,7 @@ class Index:
     def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
         """Bring just ``paths`` in step (what a file watcher reported), without a walk.
 
-        Each path is judged by the index's own rules (:func:`~cuedeck.index.walk.admitted`):
+        Each path is judged by the index's own rules (:func:`~cuedeck.index.coverage.admitted`):
         a file the index covers is read when its stat changed, anything else is dropped.
         """
         started = time.perf_counter()
@@ -351,7 +326,7 @@ class Index:
             self._rows.read(paths)
             wanted = [p for p in paths if p not in self._rows.known and not self.parsers.claim(p)]
         if deny and wanted:
-            from cuedeck.index.walk import Globs
+            from cuedeck.index.globs import Globs
 
             denied = Globs(list(deny))
             wanted = [p for p in wanted if not denied.match(p)]
@@ -447,30 +422,6 @@ class Index:
             self._bump(None if rebuilt else [path for path, *_ in updates] + removed)
         return parsed, reused
 
-    def _bump(self, paths: list[str] | None) -> None:
-        """A new generation, in which ``paths`` changed (None: anything may have)."""
-        self.generation += 1
-        if paths is None:
-            self._log.clear()
-        else:
-            self._log.append((self.generation, frozenset(paths)))
-            del self._log[:-CHANGE_LOG]
-
-    def changed_since(self, generation: int) -> set[str] | None:
-        """Paths whose document was added, changed or removed after ``generation``, or
-        None when that is not known (too long ago, or a rebuild since)."""
-        if generation == self.generation:
-            return set()
-        known = [paths for gen, paths in self._log if gen > generation]
-        if len(known) != self.generation - generation:
-            return None
-        return set().union(*known)
-
-    def sha(self, path: str) -> str | None:
-        """The sha256 of the indexed file at ``path``, or None."""
-        row = self._rows.get(path)
-        return row[1] if row is not None else None
-
     def _write(
         self,
         updates: list[Update],
@@ -506,104 +457,3 @@ class Index:
             "passed_over": {r: len(p) for r, p in sorted(self.passed_over.items())},
             **not_indexed(self.unread, self.passed_over, self.left_out),
         }
-
-    def language(self, path: str) -> str | None:
-        """The language of the indexed file at ``path`` (``markdown``...), or None."""
-        return self._rows.languages.get(path) if self._rows.get(path) is not None else None
-
-    # -- access ----------------------------------------------------------------------------
-
-    @property
-    def paths(self) -> list[str]:
-        """Indexed paths, sorted."""
-        return sorted(self._rows.every())
-
-    def keys(self) -> list[tuple[str, str]]:
-        """``(path, sha256)`` of every indexed file, sorted by path; decodes nothing."""
-        if self._keys is None or self._keys[0] != self.generation:
-            rows = self._rows.every()
-            self._keys = (self.generation, sorted((p, row[1]) for p, row in rows.items()))
-        return self._keys[1]
-
-    def tree(self) -> str:
-        """A digest of every indexed path and content hash (12 hex digits): two indexes
-        with the same digest hold the same files."""
-        if self._tree is None or self._tree[0] != self.generation:
-            digest = hashlib.sha256()
-            for path, sha in self.keys():
-                digest.update(f"{path}\0{sha}\n".encode("utf-8", "surrogateescape"))
-            self._tree = (self.generation, digest.hexdigest()[:12])
-        return self._tree[1]
-
-    def get(self, path: str, *, counted: bool = True) -> Document | None:
-        """The document at ``path``, or None. ``counted=False`` leaves a count deferred by a
-        large refresh unknown (:data:`UNCOUNTED`): for readers of headings and text only."""
-        document = self._documents.get(path)
-        if document is None:
-            if self._rows.get(path) is None:
-                return None
-            self.fetch([path])
-            row = self._rows.known.get(path)
-            if row is None or row[2] is None:
-                return None
-            document = converter.structure(json.loads(zlib.decompress(row[2])), Document)
-            self._documents[path] = document
-        if counted and document.tokens == UNCOUNTED:
-            document = attrs.evolve(document, tokens=self._tokens_of(document))
-            self._documents[path] = document
-        return document
-
-    def _tokens_of(self, document: Document) -> int:
-        """The exact token count of a document parsed without one: remembered by content
-        hash, else counted from its file now (and remembered when the file is unchanged)."""
-        with self._data_lock:
-            found = self.store.token_count(document.sha256)
-        if found is not None:
-            return found
-        try:
-            data = (self.root / document.path).read_bytes()
-        except OSError:
-            return 0  # gone: the next refresh drops it
-        tokens = self.count_tokens(decode(data)[0])
-        if sha256_bytes(data) == document.sha256:
-            with self._data_lock:
-                self.store.remember_count(document.sha256, tokens)
-        return tokens
-
-    @property
-    def documents(self) -> Mapping[str, Document]:
-        """Every indexed document by path, sorted by path."""
-        return self.every()
-
-    def every(self, *, counted: bool = True) -> Mapping[str, Document]:
-        """Every indexed document by path, sorted by path (``counted``: see :meth:`get`)."""
-        paths = self.paths
-        self.fetch([p for p in paths if p not in self._documents])
-        return {path: doc for path in paths if (doc := self.get(path, counted=counted))}
-
-    def fetch(self, paths: Iterable[str]) -> None:
-        """Read the stored data of ``paths`` not read yet, in one query for many (also
-        before forking workers, which must not use this process's database connection)."""
-        for path in self._rows.fetch(paths):  # another process changed the row: read
-            self._bump([path])  # the file again at the next refresh
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and self._rows.get(path) is not None
-
-    # -- the stored journal (what another process wrote is seen too) -----------------------
-
-    def stored_version(self) -> Version:
-        """Where the stored documents stand now (:meth:`IndexStore.changes_since`)."""
-        with self._data_lock:
-            return self.store.version()
-
-    def stored_keys(self) -> tuple[Version, list[tuple[str, str]]]:
-        """``(path, sha256)`` of every stored document, and where they stand."""
-        with self._data_lock:
-            return self.store.keys()
-
-    def stored_changes(self, since: Version) -> tuple[Version, dict[str, str | None] | None]:
-        """Where the stored documents stand, and what changed since ``since``
-        (:meth:`IndexStore.changes_since`)."""
-        with self._data_lock:
-            return self.store.changes_since(since)

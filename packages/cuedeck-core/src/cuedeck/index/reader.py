@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from cuedeck.index.left_out import NOT_INDEXED, binary, binary_file, unreadable
 from cuedeck.index.parsers import SkipFile
 from cuedeck.index.store import uncounted
-from cuedeck.index.walk import NOT_INDEXED, binary, binary_file, unreadable
 from cuedeck.models import Problem, converter
 from cuedeck.writes import sha256_bytes
 

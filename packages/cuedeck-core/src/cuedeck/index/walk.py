@@ -14,24 +14,24 @@ that cannot be read are left out too. Each path left out is recorded as a warnin
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import posixpath
-import re
 import stat as stat_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
+from cuedeck.index.globs import Globs, globs_of, ignored
+from cuedeck.index.left_out import link_problem, shared_file, unreadable
 from cuedeck.layout import CARDS_DIR, CORE_PLACES, DOCS_DIR, WORKSPACE_DIR, Places, protection
-from cuedeck.models import Problem
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Mapping
 
     from cuedeck.index.parsers import Parsers
+    from cuedeck.models import Problem
     from cuedeck.settings import IndexSettings
 
     #: Per parser name: ``select(path, size) -> reason | None`` (see Parser.select).
@@ -40,12 +40,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 
 ALWAYS_SKIPPED = {".git", ".hg", ".svn", "__pycache__"}
-#: Problem code of a path left out of the index (NotIndexed), and of one that cannot be
-#: read (PermissionDenied); see docs/errors.md.
-NOT_INDEXED = 1011
-UNREADABLE = 1010
-#: Problem code of a file left out for its hard links (SharedFile).
-SHARED = 1014
 #: The reason :func:`walk_files` gives for a file over ``[index] max_file_mb``.
 TOO_LARGE = "too large"
 #: Why a walk did not read a file it saw (:class:`Unread`).
@@ -87,123 +81,6 @@ DENIED = "denied"
 #: ``(mtime_ns, size)``: the part of a stat result that decides whether a file changed.
 #: A plain tuple: a walk makes one per file, and a large workspace has tens of thousands.
 FileStat = tuple[int, int]
-
-
-#: Most single ``*`` wildcards one pattern may hold. Patterns become regular expressions
-#: that backtrack: each ``*`` more multiplies the time of matching a long file name (a
-#: 255-character name: 26 ms with three, 3.5 s with four, minutes with six). A client can
-#: write a ``.gitignore`` and name a file, so a pattern with more is skipped.
-MAX_WILDCARDS = 3
-#: Problem code of a ``.gitignore`` line skipped (InvalidPattern); see docs/errors.md.
-INVALID_PATTERN = 1017
-_WILDCARD = re.compile(r"(?<![*\\])\*(?!\*)")
-
-
-def pattern_problem(line: str) -> str | None:
-    """Why the gitignore-style ``line`` cannot be used (invalid, or too many wildcards),
-    or None; blank lines and comments are fine."""
-    import pathspec
-
-    text = line.strip()
-    if not text or text.startswith("#"):
-        return None
-    if len(_WILDCARD.findall(text)) > MAX_WILDCARDS:
-        return f"more than {MAX_WILDCARDS} * wildcards (matching it could take minutes)"
-    try:
-        pathspec.GitIgnoreSpec.from_lines([line])
-    except (ValueError, re.error) as exc:
-        return f"not a valid pattern ({exc})"
-    return None
-
-
-class Globs:
-    """Gitignore-style patterns, matched as one regular expression when none negates.
-
-    pathspec tries each pattern in turn; one alternation is several times faster, which
-    matters when every refresh matches every path of a large workspace. A line git would
-    not use, or one too slow to match (:func:`pattern_problem`), is skipped and listed in
-    ``invalid`` as ``(line number, line, why)``: one bad ``.gitignore`` line must not
-    break every walk (git skips invalid lines too).
-    """
-
-    def __init__(self, lines: list[str]) -> None:
-        # Imported here: listing cards imports this module (for ``inside``) but no globs.
-        import pathspec
-
-        self.invalid: list[tuple[int, str, str]] = []
-        if any(_WILDCARD.search(line) for line in lines):
-            lines = self._usable(lines)
-        try:
-            self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        except (ValueError, re.error):
-            lines = self._usable(lines)
-            self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        rules = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-        #: Every rule names folders only (``dist/``): a walk that pruned those folders
-        #: need not test the files it finds (most rules of a large tree are like this).
-        self.folders_only = all(r.endswith("/") and not r.startswith("!") for r in rules)
-        patterns = [p for p in self.spec.patterns if p.include is not None]
-        self.regex: re.Pattern[str] | None = None
-        if patterns and all(p.include and p.regex is not None for p in patterns):
-            alternatives = (
-                p.regex.pattern.replace("(?P<ps_d>", "(?:") for p in patterns if p.regex
-            )
-            self.regex = re.compile("|".join(f"(?:{a})" for a in alternatives))
-
-    def _usable(self, lines: list[str]) -> list[str]:
-        """``lines`` without those :func:`pattern_problem` refuses (noted in ``invalid``)."""
-        kept = []
-        for number, line in enumerate(lines, 1):
-            why = pattern_problem(line)
-            if why is None:
-                kept.append(line)
-            elif not any(number == seen for seen, _, _ in self.invalid):
-                self.invalid.append((number, line, why))
-        return kept
-
-    @classmethod
-    def of_arguments(cls, globs: list[str], *, field: str) -> Globs:
-        """``globs`` a client passed: InvalidInput (1004) naming the first unusable one."""
-        from cuedeck.errors import InvalidInput
-
-        found = cls(globs)
-        if found.invalid:
-            _, line, why = found.invalid[0]
-            raise InvalidInput(
-                f"{field}: {line!r} is {why}",
-                field=field,
-                help="gitignore syntax: * within a name, ** across folders, [a-z] a class",
-            )
-        return found
-
-    def problems(self, path: str) -> list[Problem]:
-        """Doctor warnings for the lines of the file ``path`` that were skipped."""
-        return [
-            Problem(
-                "warning",
-                INVALID_PATTERN,
-                path,
-                number,
-                f"pattern {line.strip()!r} skipped: {why}",
-                "fix or remove the line (git skips an invalid line as well)",
-            )
-            for number, line, why in self.invalid
-        ]
-
-    def match(self, path: str) -> bool:
-        """Whether ``path`` (a directory when it ends in ``/``) matches."""
-        if self.regex is not None:
-            return self.regex.match(path) is not None
-        return self.spec.match_file(path)
-
-    def match_found_file(self, path: str) -> bool:
-        """:meth:`match` for a file whose folders were already tested."""
-        return not self.folders_only and self.match(path)
-
-
-def globs_of(patterns: list[str]) -> Globs | None:
-    """:class:`Globs` of ``patterns``, or None when there are none."""
-    return Globs(patterns) if patterns else None
 
 
 #: The ``include`` that admits every file a parser claims.
@@ -292,7 +169,7 @@ def walk_files(
                     if unread is not None:
                         unread.folders[EXCLUDED] = unread.folders.get(EXCLUDED, 0) + 1
                     continue
-                if _ignored(child + "/", ignores):
+                if ignored(child + "/", ignores):
                     if unread is not None:
                         unread.folders[IGNORED] = unread.folders.get(IGNORED, 0) + 1
                     continue
@@ -317,7 +194,7 @@ def walk_files(
             return EXCLUDED
         if exclude is not None and exclude.match_found_file(child):
             return EXCLUDED
-        if ignores and _ignored(child, ignores, files=True):
+        if ignores and ignored(child, ignores, files=True):
             return IGNORED
         return None
 
@@ -392,144 +269,7 @@ def walk_files(
     return iter(found)
 
 
-def gitignore(path: Path) -> Globs | None:
-    """The patterns of the ``.gitignore`` at ``path`` (cached while unchanged), or None."""
-    return _gitignore(path)
-
-
-def ignored(rel: str, ignores: list[tuple[str, Globs]], *, files: bool = False) -> bool:
-    """Whether one of ``ignores`` (``(folder, patterns)`` of each ``.gitignore`` from the
-    root down) ignores ``rel`` (a folder when it ends in ``/``); ``files``: a file whose
-    folders were tested already."""
-    return _ignored(rel, ignores, files=files)
-
-
-def _gitignore(path: Path) -> Globs | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return _gitignore_globs(str(path), st.st_mtime_ns, st.st_size)
-
-
-@functools.lru_cache(maxsize=256)
-def _gitignore_globs(path: str, mtime_ns: int, size: int) -> Globs | None:
-    """The patterns of one .gitignore, cached while the file is unchanged."""
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return Globs(text.splitlines())
-
-
-def _ignored(rel: str, ignores: list[tuple[str, Globs]], *, files: bool = False) -> bool:
-    """Whether a .gitignore on the way ignores ``rel``; ``files``: a file found by a walk
-    that tested its folders already."""
-    for base, spec in ignores:
-        local = rel[len(base) + 1 :] if base else rel
-        if spec.match_found_file(local) if files else spec.match(local):
-            return True
-    return False
-
-
 def inside(root: Path, path: str | os.PathLike[str]) -> bool:
     """Whether the real path of ``path`` (symlinks resolved) stays under ``root``."""
     real = os.path.realpath(path)
     return real == str(root) or real.startswith(str(root) + os.sep)
-
-
-def link_problem(root: Path, path: str, child: str, places: Places = CORE_PLACES) -> Problem | None:
-    """Why the link at ``path`` is left out (its real path leaves the workspace, or is
-    inside ``.git`` or CueDeck's private files), or None when it may be followed."""
-    real, base = os.path.realpath(path), os.path.realpath(root)
-    if not (real == base or real.startswith(base.rstrip(os.sep) + os.sep)):
-        return excluded_link(child, real)
-    rel = os.path.relpath(real, base).replace(os.sep, "/")
-    if protection(rel, write=False, places=places) is not None:
-        return Problem(
-            "warning",
-            NOT_INDEXED,
-            child,
-            None,
-            f"not indexed: a symlink to {rel}, which no tool reads (.git or CueDeck's "
-            "private files)",
-            "remove the link",
-        )
-    return None
-
-
-def shared_file(child: str) -> Problem:
-    """The warning for a file with several hard links (its content may live outside)."""
-    return Problem(
-        "warning",
-        SHARED,
-        child,
-        None,
-        "not indexed: the file has several hard links, so its content may be a file "
-        "outside the workspace",
-        "replace the hard link with a copy",
-    )
-
-
-def excluded_link(child: str, target: str) -> Problem:
-    """The warning for a symlink whose real path leaves the workspace."""
-    return Problem(
-        "warning",
-        NOT_INDEXED,
-        child,
-        None,
-        f"not indexed: a symlink to {target}, outside the workspace",
-        "CueDeck reads only files whose real path is inside the workspace; "
-        "copy the file in, or remove the link",
-    )
-
-
-def unreadable(child: str, error: OSError) -> Problem:
-    """The warning for a folder or file that cannot be read."""
-    return Problem(
-        "warning",
-        UNREADABLE,
-        child or ".",
-        None,
-        f"not indexed: cannot read it ({error.strerror or error})",
-        "check its permissions",
-    )
-
-
-def binary(data: bytes) -> bool:
-    """Whether ``data`` is not text: a NUL byte, or mostly bytes that are not UTF-8."""
-    if b"\x00" in data:
-        return True
-    sample = data[:65536]
-    text = sample.decode("utf-8", errors="replace")
-    return len(sample) > 0 and text.count("\ufffd") > len(text) * 0.3
-
-
-def binary_file(child: str) -> Problem:
-    """The warning for a file named like text (markdown, say) that holds binary data."""
-    return Problem(
-        "warning",
-        NOT_INDEXED,
-        child,
-        None,
-        "not indexed: binary content (NUL bytes or mostly undecodable) in a text file",
-        "rename it if it is not text, or re-save it as UTF-8",
-    )
-
-
-#: Words of each warning above and the reason ``cue index`` counts it under.
-_LEFT_OUT = (
-    ("outside the workspace", "outside the workspace"),
-    ("which no tool reads", "protected"),
-    ("binary content", "binary"),
-    ("failed on it", "parser failed"),
-)
-
-
-def left_out_reason(problem: Problem) -> str:
-    """The reason a file left out with a warning is counted under (``binary``...)."""
-    if problem.code == SHARED:
-        return "hard-linked"
-    if problem.code == UNREADABLE:
-        return "unreadable"
-    return next((reason for words, reason in _LEFT_OUT if words in problem.message), "left out")

@@ -31,7 +31,7 @@ from cuedeck import hookspecs
 from cuedeck.errors import CueError, InvalidInput
 from cuedeck.layout import CORE_PLACES, WORKSPACE_DIR, Places, place_name
 from cuedeck.plugins.entry_points import PluginEntry, entry_points
-from cuedeck.plugins.isolation import CALLING, GUARDED, guard
+from cuedeck.plugins.isolation import CALLING, StandIn, stand_in
 from cuedeck.plugins.registrations import Registered, Registry
 
 if TYPE_CHECKING:
@@ -119,16 +119,21 @@ class PluginHost:
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register a plugin object or module (see :meth:`pluggy.PluginManager.register`);
-        pluggy calls it before the plugins registered earlier."""
+        pluggy calls it before the plugins registered earlier. Pluggy holds a stand-in
+        of its implementations, each isolated (:mod:`cuedeck.plugins.isolation`)."""
         self._registries.clear()
         self._tools = self._checked_tools = None
         self._places = None
         self._broken.clear()
-        return self.pluggy.register(plugin, name=name)
+        name = name or self.pluggy.get_canonical_name(plugin)
+        for held in self.pluggy.get_plugins():  # registered already: pluggy's error, as before
+            if isinstance(held, StandIn) and held.plugin is plugin:
+                return self.pluggy.register(held, name=name)
+        return self.pluggy.register(stand_in(self.pluggy, self, plugin, name), name=name)
 
     def list_name_plugin(self) -> list[tuple[str, Any]]:
-        """``(name, plugin)`` pairs of every registered plugin."""
-        return self.pluggy.list_name_plugin()
+        """``(name, plugin)`` pairs of every registered plugin (None: a blocked name)."""
+        return [(name, _plugin(held)) for name, held in self.pluggy.list_name_plugin()]
 
     def load_defaults(self) -> None:
         """Register core's own plugins (:data:`DEFAULT_PLUGINS`), last first, so that
@@ -165,26 +170,22 @@ class PluginHost:
     def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a hook through pluggy, each implementation under its plugin's name and
         isolated (see the module); the implementations' results, as pluggy returns them."""
-        results: list[Any] = self._guarded(hook_name)(**kwargs)
+        results: list[Any] = self._caller(hook_name)(**kwargs)
         return results
 
     def first(self, hook_name: str, **kwargs: Any) -> Any:
         """Call a ``firstresult`` hook (see :meth:`call`): the first implementation's
         answer that is not None, or None when none answers; one that fails is skipped."""
-        return self._guarded(hook_name)(**kwargs)
+        return self._caller(hook_name)(**kwargs)
 
     def implementers(self, hook_name: str) -> list[str]:
         """The plugins implementing ``hook_name``, in the order pluggy calls them."""
         caller = getattr(self.pluggy.hook, hook_name)
         return [impl.plugin_name for impl in reversed(caller.get_hookimpls())]
 
-    def _guarded(self, hook_name: str) -> pluggy.HookCaller:
+    def _caller(self, hook_name: str) -> pluggy.HookCaller:
+        """The hook's caller: every implementation it holds is guarded already (a stand-in's)."""
         caller: pluggy.HookCaller = getattr(self.pluggy.hook, hook_name)
-        for impl in caller.get_hookimpls():
-            if not getattr(impl.function, GUARDED, False):
-                # HookImpl.function is Final to type checkers only; pluggy calls whatever
-                # it holds, so the wrapper runs exactly where the implementation would.
-                setattr(impl, "function", guard(self, impl, hook_name))  # noqa: B010
         return caller
 
     def hook_failed(self, plugin: str, hook_name: str, exc: Exception) -> None:
@@ -269,7 +270,7 @@ class PluginHost:
         :class:`~cuedeck.errors.CueError` subclasses of its package's ``errors`` module
         (where a plugin keeps them, codes reserved in docs/errors.md); core's are not a
         plugin's."""
-        plugin = self.pluggy.get_plugin(name)
+        plugin = _plugin(self.pluggy.get_plugin(name))
         module = getattr(plugin, "__module__", None) or getattr(plugin, "__name__", None)
         package = str(module or "").split(".", 1)[0]
         if not package or package == hookspecs.PROJECT:
@@ -310,6 +311,11 @@ class PluginHost:
             source = dist.distribution if dist else None
             infos.append(PluginInfo(name, source, version, hooks, markers))
         return infos
+
+
+def _plugin(held: object) -> object:
+    """The plugin a stand-in pluggy holds stands for (None stays None: a blocked name)."""
+    return held.plugin if isinstance(held, StandIn) else held
 
 
 def _core_version() -> str | None:

@@ -1,10 +1,14 @@
 """Running a hook implementation under its plugin's name, isolated.
 
-The host wraps each implementation (:func:`guard`): while it runs, :data:`CALLING` names
-its plugin (what the ``register`` callbacks record as the owner), and one that raises
-anything but a :class:`~cuedeck.errors.CueError` is recorded as its plugin's failure and
-skipped. A wrapper implementation (``wrapper=True`` or ``hookwrapper=True``) is driven
-step by step, each step so guarded.
+The host registers a :class:`StandIn` in each plugin's place: an object holding the
+plugin's hook implementations, each wrapped (:func:`guard`) under its own attribute name,
+so pluggy calls the wrappers and nothing of pluggy's is patched. ``functools.wraps``
+carries the implementation's marker options (``tryfirst``, ``wrapper``...) and signature
+to its wrapper. While an implementation runs, :data:`CALLING` names its plugin (what the
+``register`` callbacks record as the owner), and one that raises anything but a
+:class:`~cuedeck.errors.CueError` is recorded as its plugin's failure and skipped. A
+wrapper implementation (``wrapper=True`` or ``hookwrapper=True``) is driven step by
+step, each step so guarded.
 """
 
 from __future__ import annotations
@@ -26,8 +30,6 @@ T = TypeVar("T")
 CALLING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "cuedeck_calling_plugin", default=None
 )
-#: Marks a hook implementation's function once the host has wrapped it.
-GUARDED = "__cuedeck_guarded__"
 
 
 class FailureRecord(Protocol):
@@ -38,19 +40,53 @@ class FailureRecord(Protocol):
         ...
 
 
-def guard(record: FailureRecord, impl: pluggy.HookImpl, hook_name: str) -> Callable[..., Any]:
-    """``impl``'s function, run under its plugin's name with its failures isolated."""
-    function = impl.function
-    plugin = impl.plugin_name
-    if impl.wrapper or impl.hookwrapper:
-        guarded = _guard_wrapper(record, function, plugin, hook_name)
-    else:
+class StandIn:
+    """What pluggy registers in ``plugin``'s place: its hook implementations, guarded,
+    as attributes of the same names (``plugin`` is the plugin itself)."""
 
-        @functools.wraps(function)
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            return run_as(record, plugin, hook_name, lambda: function(*args, **kwargs))[1]
+    def __init__(self, plugin: object, implementations: dict[str, Callable[..., Any]]) -> None:
+        self.plugin = plugin
+        for attribute, function in implementations.items():
+            setattr(self, attribute, function)
 
-    setattr(guarded, GUARDED, True)
+    def __repr__(self) -> str:
+        return f"StandIn({self.plugin!r})"
+
+
+def stand_in(
+    manager: pluggy.PluginManager, record: FailureRecord, plugin: object, name: str
+) -> StandIn:
+    """A :class:`StandIn` for ``plugin``, registered as ``name``: each attribute pluggy
+    takes for a hook implementation (``parse_hookimpl_opts``), guarded."""
+    found = {}
+    for attribute in dir(plugin):
+        options = manager.parse_hookimpl_opts(plugin, attribute)
+        if options is None:
+            continue
+        hook_name = options.get("specname") or attribute
+        wrapper = bool(options.get("wrapper") or options.get("hookwrapper"))
+        function = getattr(plugin, attribute)  # bound, as pluggy would bind it
+        found[attribute] = guard(record, function, name, hook_name, wrapper=wrapper)
+    return StandIn(plugin, found)
+
+
+def guard(
+    record: FailureRecord,
+    function: Callable[..., Any],
+    plugin: str,
+    hook_name: str,
+    *,
+    wrapper: bool = False,
+) -> Callable[..., Any]:
+    """``function``, an implementation of ``hook_name``, run under its plugin's name with
+    its failures isolated (``wrapper``: a wrapper implementation)."""
+    if wrapper:
+        return _guard_wrapper(record, function, plugin, hook_name)
+
+    @functools.wraps(function)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        return run_as(record, plugin, hook_name, lambda: function(*args, **kwargs))[1]
+
     return guarded
 
 

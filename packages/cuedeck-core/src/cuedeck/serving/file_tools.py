@@ -183,7 +183,7 @@ def get_file_content(
     content_hash is the sha256 of the raw bytes: pass it to edit_file or delete_file.
     Follow pagination_hint while requires_pagination.
     """
-    from cuedeck.index.walk import binary
+    from cuedeck.index.left_out import binary
     from cuedeck.serving.reply import fit_reply
 
     rel, path = checked_path(workspace, file_path)
