@@ -22,15 +22,17 @@ if TYPE_CHECKING:
         RegisterTool,
     )
     from cuedeck.models import Baseline, Problem, SceneExtra
+    from cuedeck.plugins.services import MemoryService
     from cuedeck.workspace import Workspace
-    from cuedeck_memory.store import MemoryStore
 
 
-def memory_store(workspace: Workspace) -> MemoryStore:
-    """The ``memory`` service: the workspace's :class:`~cuedeck_memory.store.MemoryStore`."""
-    from cuedeck_memory.store import MemoryStore
+def memory_store(workspace: Workspace) -> MemoryService:
+    """The ``memory`` service: the workspace's memory store, keeping the
+    :class:`~cuedeck.plugins.services.MemoryService` contract other packages use (mypy
+    checks it)."""
+    from cuedeck_memory.service import ServedMemory
 
-    return MemoryStore(workspace)
+    return ServedMemory(workspace)
 
 
 def segment_problems(workspace: Workspace) -> Iterable[Problem]:
