@@ -23,6 +23,9 @@ class SearchService(Protocol):
     #: Whether a semantic search may start embedding in the background (an index
     #: command doing the work itself turns it off).
     background: bool
+    #: Whether the engine is refreshing the index itself, within :meth:`sync`: the
+    #: after-refresh event of that refresh is its own work, not to be done again.
+    refreshing: bool
 
     def sync(self, *, rebuild: bool = False) -> None:
         """Bring the catalog and the keyword postings up to date with the index."""
