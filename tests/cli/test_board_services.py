@@ -83,7 +83,7 @@ def test_memory_from_the_board_is_masked_and_a_pin_is_stored(
     assert [s["segment_id"] for s in shown["working_set"]["segments"]] == [segment]
     assert SECRET not in str(shown)
     assert board.pin(None, segment, True)["pinned_segments"] == [segment]
-    stored = open_workspace(root).service("memory").segment(shown["project_id"], segment)
+    stored = open_workspace(root).service("context").segment(shown["project_id"], segment)
     assert stored.pinned
     assert board.pin(None, segment, False)["unpinned_segments"] == [segment]
     with pytest.raises(InvalidInput) as bad:

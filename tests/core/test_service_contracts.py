@@ -29,7 +29,7 @@ def test_a_contract_reaches_the_service_its_plugin_registered(
     cards = workspace.service(CardService)
     assert isinstance(cards, CardStore) and cards is workspace.service("cards")
     memory = workspace.service(MemoryService)
-    assert isinstance(memory, MemoryStore) and memory is workspace.service("memory")
+    assert isinstance(memory, MemoryStore) and memory is workspace.service("context")
     assert set(SERVICE_NAMES) == {SearchService, CardService, MemoryService}
 
 

@@ -1,4 +1,4 @@
-"""The ``memory`` service: the memory store, keeping core's
+"""The ``context`` service: the memory store, keeping core's
 :class:`~cuedeck.plugins.services.MemoryService` contract for other packages (the board).
 
 Each method runs the memory tool's function with its arguments validated as the tool
@@ -22,7 +22,7 @@ def _project(project_id: str | None) -> dict[str, Any]:
 
 
 class ServedMemory(MemoryStore):
-    """The workspace's memory store, as the ``memory`` service other packages use."""
+    """The workspace's memory store, as the ``context`` service other packages use."""
 
     def usage(self, project_id: str | None = None) -> Mapping[str, Any]:
         """Usage, health and advice (``context_analyze_usage``)."""

@@ -123,7 +123,7 @@ class BoardApi:
             "assignees": assignees,
             "priorities": ["critical", "high", "medium", "low"],
             "search": "read_context" in self.tools(),
-            "memory": self.has_service("memory"),
+            "memory": self.has_service("context"),
             "background": self.background(),
             "warnings": self.embedder_warnings(),
             "budget": self.workspace.config.scene.token_limit,  # where the slider starts

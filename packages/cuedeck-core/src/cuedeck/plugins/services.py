@@ -101,5 +101,5 @@ class MemoryService(Protocol):
 SERVICE_NAMES: dict[type[Any], str] = {
     SearchService: "search",
     CardService: "cards",
-    MemoryService: "memory",
+    MemoryService: "context",
 }
