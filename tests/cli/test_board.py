@@ -276,7 +276,7 @@ def memory_demo(demo: Path) -> dict[str, str]:
         "log": capture("GET /refunds 500\n" + "traceback line\n" * 150, "log"),
         "pinned": capture("The refund API takes cents, never floats.", "note", pinned=True),
     }
-    store = workspace.service("memory")
+    store = workspace.service("context")
     store.close()  # type: ignore[attr-defined]
     return ids
 
@@ -314,7 +314,7 @@ def test_memory_tab_shows_health_advice_and_the_working_set(
     def stored_pin(segment_id: str) -> bool:
         from cuedeck.workspace import open_workspace
 
-        store = open_workspace(demo).service("memory")
+        store = open_workspace(demo).service("context")
         return bool(store.segment("default", segment_id).pinned)
 
     tab.locator(f'tr[data-segment="{memory_demo["log"]}"] button.pin').click()

@@ -9,16 +9,17 @@ from cuedeck import open_workspace
 from cuedeck.errors import InvalidInput, MissingExtra
 from cuedeck.hookspecs import TextRanker
 from cuedeck.plugins.host import make_plugin_host
-from cuedeck.plugins.services import SERVICE_NAMES, CardService, SearchService
+from cuedeck.plugins.services import SERVICE_NAMES, CardService, MemoryService, SearchService
 from tests.conftest import MakeWorkspace, needs
 
 FILES = {"notes.md": "# Notes\n\nThe webhook retries with backoff.\n"}
 
 
-@needs("cuedeck_search", "cuedeck_tasks")
+@needs("cuedeck_search", "cuedeck_tasks", "cuedeck_memory")
 def test_a_contract_reaches_the_service_its_plugin_registered(
     make_workspace: MakeWorkspace,
 ) -> None:
+    from cuedeck_memory.store import MemoryStore
     from cuedeck_search.engine import SearchEngine
     from cuedeck_tasks.store import CardStore
 
@@ -27,7 +28,9 @@ def test_a_contract_reaches_the_service_its_plugin_registered(
     assert isinstance(engine, SearchEngine) and engine is workspace.service("search")
     cards = workspace.service(CardService)
     assert isinstance(cards, CardStore) and cards is workspace.service("cards")
-    assert set(SERVICE_NAMES) == {SearchService, CardService}
+    memory = workspace.service(MemoryService)
+    assert isinstance(memory, MemoryStore) and memory is workspace.service("context")
+    assert set(SERVICE_NAMES) == {SearchService, CardService, MemoryService}
 
 
 @needs("cuedeck_search")

@@ -25,7 +25,7 @@ def call(workspace: Workspace, tool: str, **arguments: Any) -> Any:
 
 def store_of(workspace: Workspace) -> MemoryStore:
     """The workspace's memory store, typed."""
-    store = workspace.service("memory")
+    store = workspace.service("context")
     assert isinstance(store, MemoryStore)
     return store
 

@@ -57,7 +57,7 @@ import sys
 from cuedeck_memory.segments import Segment
 from cuedeck.workspace import open_workspace
 
-store = open_workspace(sys.argv[1]).service("memory")
+store = open_workspace(sys.argv[1]).service("context")
 late = [
     Segment(id=f"late{n}", type="note", text=f"late {n}", project_id="p", created_at=1.0,
             last_touched_at=1.0, tokens=2)

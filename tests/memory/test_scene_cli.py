@@ -56,7 +56,7 @@ def test_the_active_cards_pins_and_decisions_join_its_scene(make_workspace: Any)
     write_scene(workspace, scene)
     recorded = read_recorded(workspace)
     assert recorded is not None and changed_inputs(workspace, recorded) == []
-    store = workspace.service("memory")
+    store = workspace.service("context")
     store.change("p", [decision], lambda s: s.__class__(**{**_fields(s), "text": "redis, no"}))
     assert changed_inputs(open_workspace(root), recorded) == [f".cuedeck/memory/p/{decision}"]
 

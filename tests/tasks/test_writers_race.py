@@ -41,7 +41,7 @@ for number in range({ROUNDS}):
     if kind == "card":
         tools["update_task"].call(workspace, {{"id": "r4c3r5", "updates": {{"notes": line}}}})
     elif kind == "board":
-        board.call("update_task", {{"id": "r4c3r5", "updates": {{"notes": line}}}})
+        board.update_card("r4c3r5", {{"notes": line}})
     else:
         while True:  # an agent's loop: read, edit with the hash read, reread on 1005
             read = tools["get_file_content"].call(workspace, {{"file_path": path}})

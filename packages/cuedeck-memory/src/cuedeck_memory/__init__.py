@@ -1,7 +1,7 @@
 """CueDeck memory: context segments, usage and health, garbage collection, stash, snapshots.
 
 Registered with CueDeck through the ``cuedeck`` entry-point group (``memory =
-cuedeck_memory.plugin``); ``workspace.service("memory")`` is the :class:`MemoryStore`.
+cuedeck_memory.plugin``); ``workspace.service("context")`` is the :class:`MemoryStore`.
 The names below load on first use, so that loading the plugin (``cue --help``) stays cheap.
 """
 

@@ -28,7 +28,7 @@ tokens_option = click.option("--max-tokens", type=int, help="Reply budget in tok
 
 
 def _store(workspace: Workspace) -> MemoryStore:
-    return cast("MemoryStore", workspace.service("memory"))
+    return cast("MemoryStore", workspace.service("context"))
 
 
 def _workspace() -> Workspace:

@@ -1,6 +1,6 @@
 """The CueDeck plugin of cuedeck-memory (entry point ``cuedeck = memory``).
 
-Registers the ``[memory]`` config section, the ``memory`` service (the store), the
+Registers the ``[memory]`` config section, the ``context`` service (the store), the
 context tools, ``cue memory``, the doctor check of segment files and the scene source of
 a card's pinned segments and decisions. Kept import-light: ``cue --help`` loads every plugin module.
 """
@@ -22,15 +22,17 @@ if TYPE_CHECKING:
         RegisterTool,
     )
     from cuedeck.models import Baseline, Problem, SceneExtra
+    from cuedeck.plugins.services import MemoryService
     from cuedeck.workspace import Workspace
-    from cuedeck_memory.store import MemoryStore
 
 
-def memory_store(workspace: Workspace) -> MemoryStore:
-    """The ``memory`` service: the workspace's :class:`~cuedeck_memory.store.MemoryStore`."""
-    from cuedeck_memory.store import MemoryStore
+def memory_store(workspace: Workspace) -> MemoryService:
+    """The ``context`` service: the workspace's memory store, keeping the
+    :class:`~cuedeck.plugins.services.MemoryService` contract other packages use (mypy
+    checks it)."""
+    from cuedeck_memory.service import ServedMemory
 
-    return MemoryStore(workspace)
+    return ServedMemory(workspace)
 
 
 def segment_problems(workspace: Workspace) -> Iterable[Problem]:
@@ -63,7 +65,7 @@ def register_paths(register: RegisterPath) -> None:
 
 @hookimpl
 def register_services(register: RegisterNamed) -> None:
-    register("memory", memory_store)
+    register("context", memory_store)
 
 
 @hookimpl

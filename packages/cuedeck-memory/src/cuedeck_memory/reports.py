@@ -20,7 +20,7 @@ SCENE_PRIORITY = 40
 
 
 def _store(workspace: Workspace) -> MemoryStore:
-    return cast("MemoryStore", workspace.service("memory"))
+    return cast("MemoryStore", workspace.service("context"))
 
 
 def segment_problems(workspace: Workspace) -> list[Problem]:

@@ -49,7 +49,7 @@ CLOSE_RESAVE_ROWS = 1000
 
 
 class MemoryStore:
-    """The memory of one workspace (``workspace.service("memory")``)."""
+    """The memory of one workspace (``workspace.service("context")``)."""
 
     def __init__(self, workspace: Workspace, *, clock: Callable[[], float] = time.time) -> None:
         self.workspace = workspace

@@ -63,7 +63,7 @@ class SegmentInput(TypedDict, total=False):
 
 
 def store_of(workspace: Workspace) -> MemoryStore:
-    return cast("MemoryStore", workspace.service("memory"))
+    return cast("MemoryStore", workspace.service("context"))
 
 
 def reply_budget(store: MemoryStore, max_tokens: int | None) -> int:

@@ -91,7 +91,7 @@ def snapshot_baseline(workspace: Workspace, since: str) -> Baseline | None:
     """The ``snapshot`` baseline: a task snapshot's files as they were (see the module)."""
     if not since.startswith("snap-"):
         return None
-    store = workspace.service("memory")
+    store = workspace.service("context")
     record = store.snapshot(since)
     if record is None:
         return None

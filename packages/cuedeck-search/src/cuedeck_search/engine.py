@@ -109,6 +109,10 @@ class SearchEngine(SemanticSide):
         self._last_keyword: tuple[tuple[str, int | None, str | None], Scored] | None = None
         self.history = History(workspace.root)  # past changes' titles (in git)
         self._fusing: tuple[tuple[int, float, bool], SearchSettings] | None = None
+        #: True while :meth:`sync` refreshes the index itself: the after-refresh event
+        #: raised meanwhile (by that refresh, or another thread's it waited for) is left
+        #: to this sync by the plugin's hook, as it reads the index's generation after.
+        self.refreshing = False
 
     # -- keeping in step -------------------------------------------------------------------
 
@@ -119,7 +123,11 @@ class SearchEngine(SemanticSide):
             if rebuild:
                 self.catalog.discard()
                 self._generation = None
-            index = self.workspace.fresh_index()
+            self.refreshing = True
+            try:
+                index = self.workspace.fresh_index()
+            finally:
+                self.refreshing = False
             if index.generation == self._generation:
                 return
             changed = None

@@ -45,11 +45,12 @@ def _embedder_check(workspace: Workspace) -> list[Problem]:
 def cuedeck_after_refresh(workspace: Workspace, refreshed: Refreshed) -> None:
     # An engine this workspace built follows the index now, not at its next search (and
     # `cue index` leaves the postings warm); none is built here: a command that never
-    # searches pays nothing.
+    # searches pays nothing. A refresh the engine's own sync made is followed by that
+    # sync: its query stays inside search rather than re-entering it through core.
     from cuedeck.plugins.services import SearchService
 
     engine = workspace.built_service(SearchService)
-    if engine is not None:
+    if engine is not None and not engine.refreshing:
         engine.sync(rebuild=refreshed.rebuilt)
 
 

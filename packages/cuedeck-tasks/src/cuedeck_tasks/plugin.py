@@ -27,11 +27,12 @@ if TYPE_CHECKING:
 
 
 def card_store(workspace: Workspace) -> CardService:
-    """The ``cards`` service: the workspace's :class:`~cuedeck_tasks.store.CardStore`, the
-    :class:`~cuedeck.plugins.services.CardService` other packages use (mypy checks it)."""
-    from cuedeck_tasks.store import CardStore
+    """The ``cards`` service: the workspace's card store, keeping the
+    :class:`~cuedeck.plugins.services.CardService` contract other packages use (mypy
+    checks it)."""
+    from cuedeck_tasks.service import ServedCards
 
-    return CardStore(workspace)
+    return ServedCards(workspace)
 
 
 @hookimpl

@@ -1,8 +1,10 @@
-"""What the board asks of the workspace: the registered tools, called as MCP calls them.
+"""What the board asks of the workspace: the services of cards and memory, by their
+contracts (:mod:`cuedeck.plugins.services`), and the scene and search tools.
 
-Every answer passes the maskers on its way to the page, and every failure becomes a
-CueDeck error in JSON (``{"error": {...}}``) with the HTTP status that fits it. Calls are
-serialised: the workspace and its cache are used from one thread at a time.
+A service answers as the tool doing the same work replies (the same validation, errors
+and claim checks). Every answer passes the maskers on its way to the page, and every
+failure becomes a CueDeck error in JSON (``{"error": {...}}``). Calls are serialised:
+the workspace and its cache are used from one thread at a time.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from cuedeck.errors import CueError, MissingExtra
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
+    from cuedeck.plugins.services import CardService, MemoryService
     from cuedeck.plugins.tools import Tool
     from cuedeck.workspace import Workspace
 
@@ -47,6 +50,44 @@ class BoardApi:
             self.workspace.invalidate()  # the files are the truth: see every edit on disk
             return serve(tool, self.workspace, arguments)
 
+    def _cards(self) -> CardService:
+        from cuedeck.plugins.services import CardService
+
+        return self.workspace.service(CardService)  # MissingExtra (1008) without tasks
+
+    def _memory(self) -> MemoryService:
+        from cuedeck.plugins.services import MemoryService
+
+        return self.workspace.service(MemoryService)  # MissingExtra (1008) without memory
+
+    def _served(self, work: Callable[[], Any], inputs: Any = None) -> Any:
+        """What ``work()`` answers on fresh files, masked and JSON-ready, as a tool's
+        reply is (knowing the secrets of ``inputs``, what the page sent)."""
+        from cuedeck.serving.calls import served
+
+        with self._lock:
+            self.workspace.invalidate()  # the files are the truth: see every edit on disk
+            return served(self.workspace, work, inputs)
+
+    def has_service(self, name: str) -> bool:
+        """Whether an installed plugin provides the service ``name``."""
+        from cuedeck.plugins.host import get_services
+
+        return name in get_services(self.workspace.plugins)
+
+    def create_card(self, fields: Mapping[str, Any]) -> Any:
+        """A new card (``create_task``'s fields): what create_task replies, masked."""
+        return self._served(lambda: self._cards().create_card(fields), fields)
+
+    def update_card(
+        self, card_id: str, updates: Mapping[str, Any], content_hash: str | None = None
+    ) -> Any:
+        """Change a card (update_task, with the hash the page read): its reply, masked."""
+        given = {"id": card_id, "updates": updates, "content_hash": content_hash}
+        return self._served(
+            lambda: self._cards().update_card(card_id, updates, content_hash), given
+        )
+
     def claims_version(self) -> str:
         """A stamp that changes whenever an agent's claim on a card does (core's claims
         contract; ``""`` when no plugin keeps claims)."""
@@ -68,7 +109,7 @@ class BoardApi:
 
     def cards(self) -> dict[str, Any]:
         """Every card with its content hash, the columns, and what the filters offer."""
-        cards = self.call("list_tasks", {"status": ["todo", "active", "done", "archived"]})
+        cards = self._served(lambda: self._cards().summaries())
         labels = self._code_labels()
         for card in cards:
             card["content_hash"] = self._card_hash(card["id"])
@@ -82,7 +123,7 @@ class BoardApi:
             "assignees": assignees,
             "priorities": ["critical", "high", "medium", "low"],
             "search": "read_context" in self.tools(),
-            "memory": "context_analyze_usage" in self.tools(),
+            "memory": self.has_service("context"),
             "background": self.background(),
             "warnings": self.embedder_warnings(),
             "budget": self.workspace.config.scene.token_limit,  # where the slider starts
@@ -143,8 +184,8 @@ class BoardApi:
 
     def graph(self) -> dict[str, Any]:
         """Nodes (with readiness) and dependency edges; the cycles the graph holds."""
-        cards = self.call("list_tasks", {"status": ["todo", "active", "done", "archived"]})
-        report = self.call("validate_task_graph")
+        cards = self._served(lambda: self._cards().summaries())
+        report = self._served(lambda: self._cards().graph_report())
         status = {card["id"]: card["status"] for card in cards}
         nodes = []
         for card in cards:
@@ -194,13 +235,13 @@ class BoardApi:
     def memory(self, project: str | None = None) -> dict[str, Any]:
         """Usage, health, working set and pins of a project's current task (cuedeck-memory;
         without ``project``, the workspace's)."""
-        given = {"project_id": project} if project else {}
-        usage = self.call("context_analyze_usage", given)
-        working = self.call("context_get_working_set", given)
+        project = project or None
+        usage = self._served(lambda: self._memory().usage(project), project)
+        working = self._served(lambda: self._memory().working_set(project), project)
         return {"project_id": usage["project_id"], "usage": usage, "working_set": working}
 
     def pin(self, project: str | None, segment_id: str, pinned: bool) -> Any:
         """Pin or unpin one segment (context_gc_pin / context_gc_unpin)."""
-        tool = "context_gc_pin" if pinned else "context_gc_unpin"
-        given = {"project_id": project} if project else {}
-        return self.call(tool, {**given, "segment_ids": [segment_id]})
+        project = project or None
+        given = {"project_id": project, "segment_ids": [segment_id]}
+        return self._served(lambda: self._memory().pin([segment_id], pinned, project), given)

@@ -107,17 +107,13 @@ def build_app(api: BoardApi, token: str, *, host: str, port: int, stop: anyio.Ev
         updates = body.get("updates")
         if not isinstance(updates, dict) or not set(updates) <= CARD_FIELDS:
             raise InvalidInput("updates must change card fields", field="updates")
-        arguments = {"id": request.path_params["card"], "updates": updates}
-        if body.get("content_hash"):
-            arguments["content_hash"] = body["content_hash"]
-        return await in_thread(api.call, "update_task", arguments)
+        card, content_hash = request.path_params["card"], body.get("content_hash") or None
+        return await in_thread(api.update_card, card, updates, content_hash)
 
     async def create(request: Request) -> Any:
         body = await _json_body(request)
         allowed = {"title", "tags", "priority", "assignee", "depends_on", "body"}
-        return await in_thread(
-            api.call, "create_task", {k: v for k, v in body.items() if k in allowed}
-        )
+        return await in_thread(api.create_card, {k: v for k, v in body.items() if k in allowed})
 
     async def scene(request: Request) -> Any:
         # The page draws the JSON manifest as a table: it asks for it (beyond the budget).

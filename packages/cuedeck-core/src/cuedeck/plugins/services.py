@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
 
@@ -23,6 +23,9 @@ class SearchService(Protocol):
     #: Whether a semantic search may start embedding in the background (an index
     #: command doing the work itself turns it off).
     background: bool
+    #: Whether the engine is refreshing the index itself, within :meth:`sync`: the
+    #: after-refresh event of that refresh is its own work, not to be done again.
+    refreshing: bool
 
     def sync(self, *, rebuild: bool = False) -> None:
         """Bring the catalog and the keyword postings up to date with the index."""
@@ -47,12 +50,56 @@ class SearchService(Protocol):
 
 
 class CardService(Protocol):
-    """The task cards of the workspace."""
+    """The task cards of the workspace. Reads answer as ``list_tasks`` and
+    ``validate_task_graph`` reply, writes as ``create_task`` and ``update_task`` (their
+    arguments validated alike, the same errors and replies)."""
 
     def activate(self, card_id: str) -> Any:
         """Make ``card_id`` the active card; the card (its ``id``)."""
         ...
 
+    def summaries(self) -> list[Any]:
+        """Every card of every status as ``list_tasks`` lists it (its claim included)."""
+        ...
+
+    def graph_report(self) -> Mapping[str, Any]:
+        """The dependency graph's cycles and missing cards (``validate_task_graph``)."""
+        ...
+
+    def create_card(self, fields: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A new card of ``fields`` (``create_task``'s arguments); what it replies."""
+        ...
+
+    def update_card(
+        self, card_id: str, updates: Mapping[str, Any], content_hash: str | None = None
+    ) -> Mapping[str, Any]:
+        """Change ``card_id`` (``update_task``: refused, 1005, if its file no longer has
+        ``content_hash``; 1500 when another agent's claim holds it); what it replies."""
+        ...
+
+
+class MemoryService(Protocol):
+    """A project's context memory, as the memory tools report and change it (``None``
+    for a project: the workspace's own)."""
+
+    def usage(self, project_id: str | None = None) -> Mapping[str, Any]:
+        """Usage, health and advice (``context_analyze_usage``)."""
+        ...
+
+    def working_set(self, project_id: str | None = None) -> Mapping[str, Any]:
+        """The current task's segments (``context_get_working_set``)."""
+        ...
+
+    def pin(
+        self, segment_ids: Sequence[str], pinned: bool, project_id: str | None = None
+    ) -> Mapping[str, Any]:
+        """Pin (or unpin) segments (``context_gc_pin`` / ``context_gc_unpin``)."""
+        ...
+
 
 #: The name each contract's service is registered under.
-SERVICE_NAMES: dict[type[Any], str] = {SearchService: "search", CardService: "cards"}
+SERVICE_NAMES: dict[type[Any], str] = {
+    SearchService: "search",
+    CardService: "cards",
+    MemoryService: "context",
+}

@@ -9,6 +9,7 @@ imports its module on first use, so a command that runs one tool imports one mod
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
@@ -430,3 +431,16 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r}, plugin={self.plugin!r})"
+
+
+@functools.cache
+def _unregistered(func: Callable[..., Any]) -> Tool:
+    return Tool(func, name=func.__name__, plugin=func.__module__.partition(".")[0])
+
+
+def call_checked(workspace: WorkspaceArg, func: Callable[..., Any], **arguments: Any) -> Any:
+    """Run the tool function ``func`` on ``workspace``, its ``arguments`` validated as
+    its tool validates them (the same InvalidInput, 1004), without the tool registry:
+    for a service method whose work a tool function already does. Guards no writes of
+    its own (``writes=`` is a registration's): ``func`` must guard what it changes."""
+    return _unregistered(func).call(workspace, arguments)

@@ -16,7 +16,7 @@ import contextvars
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping
+    from collections.abc import Callable, Collection, Mapping
 
     from cuedeck.masking.session import MaskSession
     from cuedeck.plugins.tools import Tool
@@ -97,17 +97,26 @@ def serve(
     The reply's session learns the request's secrets once the tool is done: what the
     tool masked with it (:func:`request_masking`) is not scanned again.
     """
+    token = _OFFERED.set(frozenset(offered) if offered is not None else None)
+    try:
+        return served(workspace, lambda: tool.call(workspace, arguments or {}), arguments)
+    finally:
+        _OFFERED.reset(token)
+
+
+def served(workspace: Workspace, work: Callable[[], Any], inputs: Any = None) -> Any:
+    """What ``work()`` returns, JSON-ready, every string masked by a session that knows
+    the secrets of ``inputs`` (what the request sent): a tool's reply (:func:`serve`) or
+    a service's answer handed to someone outside the process (the board)."""
     import pydantic_core
 
     session = workspace.mask_session()
-    token = _OFFERED.set(frozenset(offered) if offered is not None else None)
     reply = _REPLY.set((workspace, session))
     try:
-        value = tool.call(workspace, arguments or {})
+        value = work()
     finally:
         _REPLY.reset(reply)
-        _OFFERED.reset(token)
-    learned(session, arguments)
+    learned(session, inputs)
     # Values JSON has no type for (a date, a path) become their text, as anywhere else.
     plain = pydantic_core.to_jsonable_python(value, fallback=str)
     return session.mask_json(plain)
