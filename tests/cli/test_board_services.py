@@ -89,3 +89,24 @@ def test_memory_from_the_board_is_masked_and_a_pin_is_stored(
     with pytest.raises(InvalidInput) as bad:
         board.memory("no such/project")
     assert bad.value.code == 1004
+
+
+@needs("cuedeck_search")
+def test_a_board_search_is_what_read_context_replies_masked(make_workspace: MakeWorkspace) -> None:
+    from cuedeck_cli.board.api import BoardApi
+
+    root = make_workspace(
+        {
+            ".cuedeck/docs/keys.md": f"# Key rotation of {SECRET}\n\nRotate it weekly.\n",
+            ".cuedeck/docs/other.md": "# Deploys\n\nShip on Tuesdays.\n",
+        },
+        config='[search]\ndefault_mode = "keyword"\n',
+    )
+    found = BoardApi(open_workspace(root)).search("key rotation")
+    tool = open_workspace(root).plugins.tools()["read_context"]
+    replied = tool.call(open_workspace(root), {"query": "key rotation", "limit": 10})
+    assert [hit["path"] for hit in found["results"]] == [hit["path"] for hit in replied["results"]]
+    assert found["results"][0]["path"] == ".cuedeck/docs/keys.md"
+    assert SECRET not in str(found) and "[REDACTED:stripe-secret-key" in str(found)
+    with pytest.raises(InvalidInput):  # validated as the tool validates it
+        BoardApi(open_workspace(root)).search("")

@@ -122,7 +122,7 @@ class BoardApi:
             "tags": tags,
             "assignees": assignees,
             "priorities": ["critical", "high", "medium", "low"],
-            "search": "read_context" in self.tools(),
+            "search": self.has_service("search"),
             "memory": self.has_service("context"),
             "background": self.background(),
             "warnings": self.embedder_warnings(),
@@ -212,8 +212,10 @@ class BoardApi:
         code repository the code fills the first hits)."""
         from cuedeck.layout import CARDS_DIR
         from cuedeck.models import SearchFilters
+        from cuedeck.plugins.services import SearchService
 
-        reply = self.call("read_context", {"query": query, "limit": 10})
+        search = self.workspace.service(SearchService)  # MissingExtra (1008) without search
+        reply = self._served(lambda: search.context(query, 10), {"query": query})
         folder = CARDS_DIR + "/"
         with self._lock:
             count = sum(path.startswith(folder) for path in self.workspace.documents)

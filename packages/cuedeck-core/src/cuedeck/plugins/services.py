@@ -48,6 +48,11 @@ class SearchService(Protocol):
         """Every section's keyword and semantic score for ``query`` in ``mode``."""
         ...
 
+    def context(self, query: str, limit: int) -> Any:
+        """The ``limit`` best sections for ``query`` as ``read_context`` replies (the
+        hits, which side ranked them, what is still embedding)."""
+        ...
+
 
 class CardService(Protocol):
     """The task cards of the workspace. Reads answer as ``list_tasks`` and
