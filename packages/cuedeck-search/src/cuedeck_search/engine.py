@@ -238,14 +238,6 @@ class SearchEngine(SemanticSide):
             files = demoted(files, self._factors(query))
         return Scored(sections, files)
 
-    def context(self, query: str, limit: int) -> Any:
-        """What ``read_context`` replies for ``query`` (its own function, validated as the
-        tool validates it): for a page that shows search without the tool registry."""
-        from cuedeck.plugins.tools import call_checked
-        from cuedeck_search.tool import read_context
-
-        return call_checked(self.workspace, read_context, query=query, limit=limit)
-
     def section_scores(self, query: str, mode: str) -> SectionScores:
         """Each section's scores for ``query`` by ``mode`` (see :class:`SectionScores`);
         a semantic side with missing vectors starts the background embedder, as

@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 
 def _engine(workspace: Workspace) -> SearchService:
     # The engine keeps the contract other packages use (mypy checks it here).
-    from cuedeck_search.engine import SearchEngine
+    from cuedeck_search.service import ServedEngine
 
-    return SearchEngine(workspace)
+    return ServedEngine(workspace)
 
 
 def _embedder_check(workspace: Workspace) -> list[Problem]:
