@@ -305,10 +305,7 @@ class FileWatch:
         import queue
 
         inbox: queue.Queue[Changes | None] = queue.Queue()
-        end = functools.partial(inbox.put, None)
-        self._on_end.append(end)
-        unsubscribe = self.subscribe(inbox.put)
-        try:
+        with self._delivering(inbox.put):
             while not self._closed:
                 try:
                     got = inbox.get(timeout=tick)
@@ -317,10 +314,6 @@ class FileWatch:
                 if got is None:
                     return
                 yield got
-        finally:
-            unsubscribe()
-            with contextlib.suppress(ValueError):
-                self._on_end.remove(end)
 
     async def changes(self, tick: float | None = None) -> AsyncIterator[Changes]:
         """The batches as they come, in asyncio; an empty :class:`Changes` after ``tick``
@@ -334,10 +327,7 @@ class FileWatch:
             with contextlib.suppress(RuntimeError):  # the loop closed first
                 loop.call_soon_threadsafe(inbox.put_nowait, changes)
 
-        end = functools.partial(deliver, None)
-        self._on_end.append(end)
-        unsubscribe = self.subscribe(deliver)
-        try:
+        with self._delivering(deliver):
             while not self._closed:
                 try:
                     got = await asyncio.wait_for(inbox.get(), tick)
@@ -346,6 +336,15 @@ class FileWatch:
                 if got is None:
                     return
                 yield got
+
+    @contextlib.contextmanager
+    def _delivering(self, deliver: Callable[[Changes | None], None]) -> Iterator[None]:
+        """``deliver`` gets every batch while the block runs, and None when the watch ends."""
+        end = functools.partial(deliver, None)
+        self._on_end.append(end)
+        unsubscribe = self.subscribe(deliver)
+        try:
+            yield
         finally:
             unsubscribe()
             with contextlib.suppress(ValueError):
