@@ -350,6 +350,19 @@ def test_tests_of_go_typescript_and_rust_are_left_out_unless_asked_for(
     assert "tests" not in left_out_of(asked)
 
 
+def test_a_file_s_module_is_its_own_not_an_inner_mod(
+    make_repo: Callable[[dict[str, str]], Repo],
+) -> None:
+    # Rust's `mod tests` is a module symbol too: the file's own module (what its
+    # top-level lines and its importers' edges belong to) is still the file's.
+    repo = make_repo(PACKAGES)
+    graph = open_workspace(repo.root).service("code_graph").get()
+    file = graph.file_index["rust/src/cart.rs"]
+    module = int(graph.modules[file])
+    assert graph.kinds[module] == "module" and graph.lines[module] == 1
+    assert graph.names[graph.symbol_at(file, 1)] == graph.names[module] != "tests"
+
+
 def test_small_files_of_the_best_definitions_come_whole(
     make_repo: Callable[[dict[str, str]], Repo],
 ) -> None:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cuedeck")
 
-SCHEMA = "2"
+SCHEMA = "3"
 GRAPH_FILE = f"{CACHE_DIR}/code-graph.npz"
 IDENTIFIERS_FILE = f"{CACHE_DIR}/code-identifiers.sqlite3"
 #: A name defined in more places than this is too common to say anything.
@@ -232,7 +232,7 @@ def build_graph(workspace: Workspace, keys: list[tuple[str, str]], key: str) -> 
         if document is None:
             continue
         for symbol in document.symbols:
-            if symbol.kind == "module":
+            if symbol.kind == "module" and modules[number] < 0:  # the file's, not a `mod`
                 modules[number] = len(names)
             names.append(symbol.name)
             kinds.append(symbol.kind)
