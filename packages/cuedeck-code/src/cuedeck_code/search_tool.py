@@ -145,12 +145,15 @@ def search_code(
             document = index.get(doc_path, counted=False)
             if document is None or section is None:
                 continue
-            symbol = _symbol_of(document, section.anchor)
+            symbol = _symbol_of(document, section.anchor, section.end_line)
+            if symbol is not None and symbol.kind != "module":
+                # A stub's definition stands for its implementation's: one entry.
+                document, symbol = _implementation(index, document, symbol)
             if symbol is None or (kind is not None and symbol.kind != kind.lower()):
                 continue
-            if (doc_path, symbol.name) in seen:
-                continue
-            seen.add((doc_path, symbol.name))
+            if (document.path, symbol.name) in seen:
+                continue  # one entry per qualified name per file (a getter and setter...)
+            seen.add((document.path, symbol.name))
             hits.append(
                 _hit(document, symbol, score[section_id], keyword[section_id], semantic, section_id)
             )
@@ -235,13 +238,49 @@ def _score(mode: str, keyword: Any, semantic: Any, allowed: Any, weight: float) 
     return np.where(allowed, (1.0 - weight) * keyword_part + weight * semantic_part, 0.0)
 
 
-def _symbol_of(document: Document, anchor: str | None) -> Symbol | None:
-    """The symbol a section belongs to (the module for code outside any definition)."""
+def _symbol_of(document: Document, anchor: str | None, line: int) -> Symbol | None:
+    """The symbol a section belongs to: the definition called ``anchor`` around ``line``
+    (the section's last: its first may be a comment above it; a module and a function
+    may share a name, a getter and its setter do), else the first so called; the module
+    for code outside any definition."""
     if anchor is not None:
-        found = next((s for s in document.symbols if s.name == anchor), None)
-        if found is not None:
-            return found
+        named = [s for s in document.symbols if s.name == anchor and s.kind != "module"]
+        around = [s for s in named if s.line <= line <= s.end_line]
+        if around or named:
+            return (around or named)[0]
     return next((s for s in document.symbols if s.kind == "module"), None)
+
+
+def _implementation(index: Any, document: Document, symbol: Symbol) -> tuple[Document, Symbol]:
+    """For a definition of a stub (``x.pyi``, ``x.d.ts``), the same-named definition of
+    the module it describes (``x.py``, ``x.ts`` or ``x.js``) when that is indexed; else
+    the definition itself."""
+    stem, suffixes = _stub_of(document.path)
+    for suffix in suffixes:
+        found = index.get(stem + suffix, counted=False)
+        if found is not None:
+            same = next((s for s in found.symbols if s.name == symbol.name), None)
+            if same is not None and same.kind != "module":
+                return found, same
+    return document, symbol
+
+
+#: A stub's suffix -> the suffixes of the module it describes, in the order looked for.
+STUBS = {
+    ".pyi": (".py",),
+    ".d.ts": (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs"),
+    ".d.mts": (".mts", ".mjs"),
+    ".d.cts": (".cts", ".cjs"),
+}
+
+
+def _stub_of(path: str) -> tuple[str, tuple[str, ...]]:
+    """``path`` less its stub suffix and the suffixes its module may have (none when it
+    is no stub)."""
+    for stub, modules in STUBS.items():
+        if path.endswith(stub):
+            return path[: -len(stub)], modules
+    return path, ()
 
 
 def _hit(
