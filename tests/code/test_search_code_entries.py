@@ -114,3 +114,25 @@ def test_a_stub_s_definition_is_its_module_s(make_workspace: MakeWorkspace) -> N
         named = [(h["path"], h["symbol"], h["line"]) for h in hits if h["symbol"] == where[1]]
         assert named == [where]
     assert not [h for h in search(root, "Backoff delay attempt") if h["path"].endswith(".pyi")]
+
+
+@needs("cuedeck_search")
+def test_a_name_finds_the_module_s_definition_before_its_stub_s(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace(
+        {
+            "lib/retry.py": RETRY_PY,
+            "lib/retry.pyi": RETRY_PYI,
+            "lib/client.js": CLIENT_JS,
+            "lib/client.d.ts": CLIENT_DTS,
+        }
+    )
+    workspace = open_workspace(root)
+    for name, where in (("Backoff.delay", "lib/retry.py"), ("retrySend", "lib/client.js")):
+        first = workspace.search(name, mode="keyword", limit=2)
+        assert [(r.path, r.anchors[0]) for r in first] == [
+            (where, name),
+            (where.rsplit(".", 1)[0] + (".pyi" if where.endswith(".py") else ".d.ts"), name),
+        ]
+        assert search(root, name)[0]["path"] == where

@@ -255,32 +255,15 @@ def _implementation(index: Any, document: Document, symbol: Symbol) -> tuple[Doc
     """For a definition of a stub (``x.pyi``, ``x.d.ts``), the same-named definition of
     the module it describes (``x.py``, ``x.ts`` or ``x.js``) when that is indexed; else
     the definition itself."""
-    stem, suffixes = _stub_of(document.path)
-    for suffix in suffixes:
-        found = index.get(stem + suffix, counted=False)
+    from cuedeck.index.file_kinds import stub_modules
+
+    for path in stub_modules(document.path):
+        found = index.get(path, counted=False)
         if found is not None:
             same = next((s for s in found.symbols if s.name == symbol.name), None)
             if same is not None and same.kind != "module":
                 return found, same
     return document, symbol
-
-
-#: A stub's suffix -> the suffixes of the module it describes, in the order looked for.
-STUBS = {
-    ".pyi": (".py",),
-    ".d.ts": (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs"),
-    ".d.mts": (".mts", ".mjs"),
-    ".d.cts": (".cts", ".cjs"),
-}
-
-
-def _stub_of(path: str) -> tuple[str, tuple[str, ...]]:
-    """``path`` less its stub suffix and the suffixes its module may have (none when it
-    is no stub)."""
-    for stub, modules in STUBS.items():
-        if path.endswith(stub):
-            return path[: -len(stub)], modules
-    return path, ()
 
 
 def _hit(

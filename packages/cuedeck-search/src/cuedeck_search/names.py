@@ -14,8 +14,9 @@ definition's heading, weighted three times) are looked up for a definition calle
    (``http.Client.Do`` finds ``Client.Do`` in ``src/net/http/client.go``);
 
 then the same, ignoring case and leading underscores. The first kind that finds anything
-wins; its definitions come first, in the keyword side's order, each with its own section
-as the file's best anchor.
+wins; its definitions come first, in the keyword side's order (a stub's, ``x.pyi`` or
+``x.d.ts``, after the module's it declares), each with its own section as the file's
+best anchor.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import re
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from cuedeck.index.file_kinds import stub_modules
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -74,7 +77,9 @@ def matches(name: str, documents: Iterable[tuple[int, Document]]) -> list[tuple[
                 if _match(kind, symbol, wanted, path)
             ]
             if hits:
-                return hits
+                # A module's definition before its stub's (x.py before x.pyi), else in order.
+                stubs = {doc for doc, _, _, path in near if stub_modules(path)}
+                return sorted(hits, key=lambda hit: hit[0] in stubs)
     return []
 
 
