@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cuedeck_code.intel.rows import (
+    Bindings,
     Importers,
     LazyIds,
     Spaces,
@@ -26,15 +27,13 @@ from cuedeck_code.intel.rows import (
     edge_rows,
     file_size,
     mentions,
+    pack_bindings,
     packed_extra,
     symbol_ids,
+    unpack_bindings,
     write_file,
 )
-from cuedeck_code.intel.store import (
-    GraphStore,
-    name_key,
-    pack_chain,
-)
+from cuedeck_code.intel.store import GraphStore, name_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -78,7 +77,9 @@ class CodeIntel:
         self._extractors: dict[str, GraphExtractor] | None = None
         self._names: NameLookup | None = None  # kept between refreshes (see _resolve)
         self._spaces = Spaces(self.store)
-        self._importers = Importers(self.store)
+        self._bindings = Bindings(self.store)
+        self._members: dict[str, list[str]] | None = None  # a shared namespace's files
+        self._importers = Importers(self._bindings)
         self.last: SyncStats | None = None
 
     def extractors(self) -> dict[str, GraphExtractor]:
@@ -151,6 +152,7 @@ class CodeIntel:
                     continue
                 number = write_file(db, path, keys[path], languages[path], found, faces[path])
                 written[path] = (number, keys[path], faces[path], "syntactic", found["ns"])
+        self._bindings.forget(written)
         for path in written:
             self._importers.wrote(path, facts.get(path))
         dependents = self._dependents(moved, held) - set(changed)
@@ -170,12 +172,14 @@ class CodeIntel:
         facts.update(more)
         # Files a SCIP index answers keep its edges; one just read again no longer does.
         precise = {p for p, row in held.items() if row[3] == "scip"} - set(changed)
-        edges = self._resolve(facts, languages, paths, precise, touched, cold=not held)
+        cold = not held
         for path, row in written.items():  # held as written, not read back
             if row is None:
                 held.pop(path, None)
             else:
                 held[path] = row
+        self._members = None
+        edges = self._resolve(facts, languages, paths, precise, touched, cold=cold)
         return self._stats(len(keys), len(changed), len(facts), len(removed), edges, started)
 
     def _code_files(
@@ -224,6 +228,8 @@ class CodeIntel:
             self._files = self.store.files()
             self._version = version
             self._names = None
+            self._members = None
+            self._bindings.forget()
             self._importers.forget()
         return self._files
 
@@ -231,6 +237,8 @@ class CodeIntel:
         """Read the graph's files and names again (another writer may have changed them)."""
         self._files = None
         self._names = None
+        self._members = None
+        self._bindings.forget()
         self._importers.forget()
 
     def _stats(
@@ -290,22 +298,19 @@ class CodeIntel:
             if found is None or path not in held or found["ns"] != held[path][4]:
                 return None
             before = {
-                (name, kind, target_ns, target_name, extra)
-                for name, kind, target_ns, target_name, extra in self.store.query(
-                    "SELECT name, kind, target_ns, target_name, extra FROM names WHERE file = ? "
-                    "AND kind != 'module'",
+                (name, kind, None, None, extra)
+                for name, kind, extra in self.store.query(
+                    "SELECT name, kind, extra FROM names WHERE file = ? AND kind != 'module'",
                     (held[path][0],),
                 )
             }
+            imports, typed = self._bindings.of(path)
+            before |= {(i[0], "import", i[2], i[3], None) for i in imports}
+            before |= {(t[0], "var", None, None, t[1]) for t in typed}
             after = {(d[0], d[1], None, None, packed_extra(d[4])) for d in found["defs"]}
-            after |= {(b[1], "import", b[2], b[3], None) for b in found["binds"] if b[0] == ""}
-            classes = {d[0] for d in found["defs"]}
-            after |= {
-                (f"{v[0]}.{v[1]}" if v[0] else v[1], "var", None, None,
-                 f"{v[2]}:{pack_chain(v[3])}")
-                for v in found["vars"]
-                if v[2] in ("new", "alias", "annot", "returns") and (not v[0] or v[0] in classes)
-            }  # fmt: skip
+            imports, typed = unpack_bindings(pack_bindings(found))
+            after |= {(i[0], "import", i[2], i[3], None) for i in imports}
+            after |= {(t[0], "var", None, None, t[1]) for t in typed}
             for row in before ^ after:
                 words.add(row[0].rpartition(".")[2].encode())
         return words
@@ -392,32 +397,58 @@ class CodeIntel:
     def _sql_fetch(self, spaces: Spaces) -> Callable[[str, str], list[Row]]:
         store = self.store
 
-        def fetch(ns: str, name: str) -> list[Row]:
+        def definitions(ns: str, name: str) -> list[Row]:
             space = spaces.get(ns)
             if space is None:
                 return []
             return [
                 decoded_row(row)
                 for row in store.query(
-                    "SELECT n.kind, f.path, n.line, n.end_line, n.target_ns, n.target_name, "
-                    "n.extra FROM names n JOIN files f ON f.id = n.file "
-                    "WHERE n.space = ? AND n.key = ? AND n.name = ?",
+                    "SELECT n.kind, f.path, n.line, n.end_line, n.extra FROM names n "
+                    "JOIN files f ON f.id = n.file WHERE n.space = ? AND n.key = ? AND n.name = ?",
                     (space, name_key(name), name),
                 )
             ]
 
-        return fetch
+        return self._with_bindings(definitions)
 
     def _memory_fetch(self) -> Callable[[str, str], list[Row]]:
         table: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
         for row in self.store.query(
             "SELECT COALESCE(s.ns, f2.path), n.name, n.kind, f.path, n.line, n.end_line, "
-            "n.target_ns, n.target_name, n.extra FROM names n JOIN files f ON f.id = n.file "
+            "n.extra FROM names n JOIN files f ON f.id = n.file "
             "LEFT JOIN spaces s ON s.id = -n.space LEFT JOIN files f2 ON f2.id = n.space"
         ):
             table.setdefault((row[0], row[1]), []).append(row[2:])
 
-        def fetch(ns: str, name: str) -> list[Row]:  # decoded when first asked (memoised)
+        def definitions(ns: str, name: str) -> list[Row]:  # decoded when first asked
             return [decoded_row(row) for row in table.get((ns, name), ())]
+
+        return self._with_bindings(definitions)
+
+    def _with_bindings(
+        self, definitions: Callable[[str, str], list[Row]]
+    ) -> Callable[[str, str], list[Row]]:
+        """The resolver's rows of ``(ns, name)``: the definitions, then the imports of
+        the file ``ns`` is, then the typed names of the namespace's files."""
+        held = self._held()
+        bindings = self._bindings
+
+        def fetch(ns: str, name: str) -> list[Row]:
+            rows = definitions(ns, name)
+            own = held.get(ns)
+            if own is not None:
+                rows += bindings.imports(ns, name)
+                if own[4] == ns:
+                    rows += bindings.typed(ns, name)
+                return rows
+            if self._members is None:
+                self._members = {}
+                for path, row in sorted(held.items()):
+                    if row[4] != path:
+                        self._members.setdefault(row[4], []).append(path)
+            for path in self._members.get(ns, ()):
+                rows += bindings.typed(path, name)
+            return rows
 
         return fetch
