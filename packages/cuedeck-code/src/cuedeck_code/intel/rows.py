@@ -238,8 +238,11 @@ def drop_file(db: Any, file_id: int) -> None:
     db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
 
-def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: str) -> int:
-    """Write a file's names, keeping the ids of the definitions it still has; its id."""
+def write_file(
+    db: Any, path: str, sha: str, language: str, facts: Facts, face: str, digests: dict[str, int]
+) -> int:
+    """Write a file's names (``digests``: :func:`.owners.owner_digests`), keeping the ids
+    of the definitions it still has; its id."""
     row = db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
     if row is None:
         file_id = db.execute(
@@ -257,16 +260,19 @@ def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: 
             "DELETE FROM edges WHERE source = 1 AND src IN (SELECT id FROM names WHERE file = ?)",
             (file_id,),
         )
-    kept = {
-        (name, kind): number
-        for number, name, kind in db.execute(
-            "SELECT id, name, kind FROM names WHERE file = ?", (file_id,)
-        )
-    }
+    kept: dict[tuple[str, str], int] = {}
+    held: dict[int, tuple[Any, ...]] = {}  # what a kept row holds that may change
+    for number, name, kind, *rest in db.execute(
+        "SELECT id, name, kind, space, line, end_line, extra, digest FROM names WHERE file = ?",
+        (file_id,),
+    ):
+        kept[(name, kind)] = number
+        held[number] = tuple(rest)
     ns = space_of(db, facts["ns"], path, file_id)
-    wanted: list[tuple[Any, ...]] = [(file_id, "", "module", 1, 1, None)]  # the file's own
+    # The module row is in the file's own space, whatever its namespace.
+    wanted: list[tuple[Any, ...]] = [(file_id, "", "module", 1, 1, None, digests.get(""))]
     for name, kind, line, end_line, extra in facts["defs"]:
-        wanted.append((ns, name, kind, line, end_line, packed_extra(extra)))
+        wanted.append((ns, name, kind, line, end_line, packed_extra(extra), digests.get(name)))
     reused: set[int] = set()
     rows = []
     for space, name, kind, *rest in wanted:
@@ -280,16 +286,18 @@ def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: 
     gone = [number for number in kept.values() if number not in reused]
     if gone:
         marks = ",".join("?" * len(gone))
-        db.execute(f"DELETE FROM edges WHERE dst IN ({marks})", gone)
+        db.execute(f"DELETE FROM edges WHERE dst IN ({marks}) OR src IN ({marks})", gone * 2)
         db.execute(f"DELETE FROM names WHERE id IN ({marks})", gone)
+    changed = [  # a kept row has the same name, kind and file: the rest may differ
+        (r[1], *r[7:], r[0]) for r in rows if r[0] is not None and held[r[0]] != (r[1], *r[7:])
+    ]
     db.executemany(
-        "UPDATE names SET space = ?, key = ?, name = ?, short_key = ?, kind = ?, file = ?, "
-        "line = ?, end_line = ?, extra = ? WHERE id = ?",
-        [(*r[1:], r[0]) for r in rows if r[0] is not None],
+        "UPDATE names SET space = ?, line = ?, end_line = ?, extra = ?, digest = ? WHERE id = ?",
+        changed,
     )
     db.executemany(
-        "INSERT INTO names (space, key, name, short_key, kind, file, line, end_line, extra) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO names (space, key, name, short_key, kind, file, line, end_line, extra, "
+        "digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [r[1:] for r in rows if r[0] is None],
     )
     db.execute("INSERT OR REPLACE INTO bindings VALUES (?, ?)", (file_id, pack_bindings(facts)))

@@ -8,7 +8,8 @@
   CRC-32, what the index holds; ``short_key``: the last part's CRC-32, for the tools'
   look-up by short name, checked against the name): its row id is the symbol's id
   (edges point at it; kept while the definition is), and a file's ``module`` row (the
-  code outside any definition);
+  code outside any definition); ``digest``: what resolving its chains reads of its file
+  (:mod:`.owners`), so a refresh resolves again only the definitions that changed;
 - ``bindings``: what only resolution reads of a file, its module-level imports and the
   typed names of its module and classes, as one zlib-compressed JSON row per file
   (:mod:`.rows` packs and unpacks it): most of a file's names, a fraction of their size;
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 FILE = f"{CACHE_DIR}/code-intel.sqlite3"
-SCHEMA = "6"  # 6: imports and typed names in ``bindings``, a row per file
+SCHEMA = "7"  # 6: imports and typed names in ``bindings``, a row per file; 7: digest
 RELATIONS = ("reference", "call", "import", "inherit", "type", "decorator", "export")
 SOURCES = ("syntactic", "scip")
 COLUMN = 4096
@@ -49,7 +50,7 @@ CREATE TABLE IF NOT EXISTS spaces (id INTEGER PRIMARY KEY, ns TEXT NOT NULL UNIQ
 CREATE TABLE IF NOT EXISTS names (
     id INTEGER PRIMARY KEY, space INTEGER NOT NULL, key INTEGER NOT NULL, name TEXT NOT NULL,
     short_key INTEGER, kind TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, extra TEXT);
+    end_line INTEGER NOT NULL, extra TEXT, digest INTEGER);
 CREATE INDEX IF NOT EXISTS names_key ON names (key, space);
 CREATE INDEX IF NOT EXISTS names_file ON names (file);
 CREATE INDEX IF NOT EXISTS names_short ON names (short_key) WHERE short_key IS NOT NULL;
