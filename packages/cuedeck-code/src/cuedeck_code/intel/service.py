@@ -60,6 +60,8 @@ class SyncStats:
     removed: int
     edges: int
     seconds: float
+    #: Definitions of a file read again that kept their edges (:mod:`.owners`).
+    kept: int = 0
 
 
 class CodeIntel:
@@ -192,7 +194,8 @@ class CodeIntel:
         self._members = None
         edges = self._resolve(facts, languages, paths, precise, touched, reuse, cold=cold)
         self._steady = held  # in step with the index: the next sync looks at what changed
-        return self._stats(len(keys), len(changed), len(facts), len(removed), edges, started)
+        kept = sum(len(owners) for owners in reuse.values())
+        return self._stats(len(keys), len(changed), len(facts), len(removed), edges, started, kept)
 
     def _code_files(
         self, index: Index, extractors: dict[str, GraphExtractor]
@@ -255,9 +258,17 @@ class CodeIntel:
         self._importers.forget()
 
     def _stats(
-        self, files: int, read: int, resolved: int, removed: int, edges: int, started: float
+        self,
+        files: int,
+        read: int,
+        resolved: int,
+        removed: int,
+        edges: int,
+        started: float,
+        kept: int = 0,
     ) -> SyncStats:
-        self.last = SyncStats(files, read, resolved, removed, edges, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        self.last = SyncStats(files, read, resolved, removed, edges, seconds, kept)
         return self.last
 
     def _read(
