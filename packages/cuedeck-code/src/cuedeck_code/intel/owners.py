@@ -17,8 +17,11 @@ import zlib
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from cuedeck_code.intel.store import COLUMN
+
 if TYPE_CHECKING:
     from cuedeck_code.intel.facts import Facts
+    from cuedeck_code.intel.store import GraphStore
 
 #: Kinds of definitions whose coming or going changes nothing but the lookups of their
 #: own name (a function has no members and, without ``extra``, calling it gives nothing).
@@ -101,3 +104,18 @@ def kept_owners(
             continue
         kept[owner] = lines[owner] - old[1]
     return kept
+
+
+def moved_edges(store: GraphStore, moved: dict[int, int]) -> list[tuple[int, int, int, int]]:
+    """The syntactic edges of the definitions in ``moved`` (id -> lines) as the graph
+    holds them, their positions moved by as many lines."""
+    if not moved:
+        return []
+    marks = ",".join("?" * len(moved))
+    return [
+        (dst, src, pos + moved[src] * COLUMN, relation)
+        for dst, src, pos, relation in store.query(
+            f"SELECT dst, src, pos, relation FROM edges WHERE source = 0 AND src IN ({marks})",
+            list(moved),
+        )
+    ]

@@ -117,9 +117,11 @@ class Bindings:
         self.unpacked: dict[str, Unpacked] = {}
         self.rows: dict[str, tuple[dict[str, list[Row]], dict[str, list[Row]]]] = {}
         self.complete = False  # every file's unpacked
+        self.shared: dict[str, list[str]] | None = None  # a shared namespace's files
 
     def forget(self, paths: Iterable[str] | None = None) -> None:
         """Read the bindings of ``paths`` (None: all) again when next asked."""
+        self.shared = None
         if paths is None:
             self.unpacked.clear()
             self.rows.clear()
@@ -128,6 +130,15 @@ class Bindings:
                 self.unpacked.pop(path, None)
                 self.rows.pop(path, None)
         self.complete = False
+
+    def members(self, held: dict[str, tuple[int, str, str, str, str]], ns: str) -> list[str]:
+        """The files of the shared namespace ``ns`` (``held``: the graph's files)."""
+        if self.shared is None:
+            self.shared = {}
+            for path, row in sorted(held.items()):
+                if row[4] != path:
+                    self.shared.setdefault(row[4], []).append(path)
+        return self.shared.get(ns, [])
 
     def every(self) -> Iterator[tuple[str, Unpacked]]:
         """Every file's bindings (read in one pass when some are not held)."""

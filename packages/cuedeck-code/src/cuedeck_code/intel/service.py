@@ -23,7 +23,6 @@ from cuedeck_code.intel.rows import (
     Importers,
     LazyIds,
     Spaces,
-    decoded_row,
     drop_file,
     edge_rows,
     file_size,
@@ -34,7 +33,7 @@ from cuedeck_code.intel.rows import (
     unpack_bindings,
     write_file,
 )
-from cuedeck_code.intel.store import COLUMN, GraphStore, name_key
+from cuedeck_code.intel.store import GraphStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
     from cuedeck.index.parsed import Index
     from cuedeck.workspace import Workspace
     from cuedeck_code.intel.facts import Facts
-    from cuedeck_code.intel.resolve import NameLookup, Row
+    from cuedeck_code.intel.resolve import NameLookup
 
 log = logging.getLogger("cuedeck")
 #: Languages that are not code.
@@ -81,7 +80,6 @@ class CodeIntel:
         self._names: NameLookup | None = None  # kept between refreshes (see _resolve)
         self._spaces = Spaces(self.store)
         self._bindings = Bindings(self.store)
-        self._members: dict[str, list[str]] | None = None  # a shared namespace's files
         self._steady: object = None  # the held files the last complete sync left in step
         self._importers = Importers(self._bindings)
         self.last: SyncStats | None = None
@@ -191,7 +189,6 @@ class CodeIntel:
                 held.pop(path, None)
             else:
                 held[path] = row
-        self._members = None
         edges = self._resolve(facts, languages, paths, precise, touched, reuse, cold=cold)
         self._steady = held  # in step with the index: the next sync looks at what changed
         kept = sum(len(owners) for owners in reuse.values())
@@ -244,7 +241,6 @@ class CodeIntel:
             self._files = self.store.files()
             self._version = version
             self._names = None
-            self._members = None
             self._bindings.forget()
             self._importers.forget()
         return self._files
@@ -253,7 +249,6 @@ class CodeIntel:
         """Read the graph's files and names again (another writer may have changed them)."""
         self._files = None
         self._names = None
-        self._members = None
         self._bindings.forget()
         self._importers.forget()
 
@@ -430,16 +425,18 @@ class CodeIntel:
         """Resolve the chains of ``facts`` and write their edges; how many were written.
         ``touched``: the namespaces (and paths) whose names were just written; ``reuse``:
         by path, the definitions that keep their edges, moved by as many lines."""
-        from cuedeck_code.intel.owners import owner_key
+        from cuedeck_code.intel.lookup import memory_fetch, sql_fetch
+        from cuedeck_code.intel.owners import moved_edges, owner_key
         from cuedeck_code.intel.resolve import FileResolver, NameLookup
 
         if cold:
-            names = NameLookup(self._memory_fetch(), paths)
+            names = NameLookup(memory_fetch(self.store, self._held(), self._bindings), paths)
         else:  # a refresh: what earlier refreshes looked up stays, but what was written
             lookup = self._names
             if lookup is None or lookup.paths is not paths:
                 self._spaces = Spaces(self.store)
-                lookup = self._names = NameLookup(self._sql_fetch(self._spaces), paths)
+                fetch = sql_fetch(self.store, self._spaces, self._held(), self._bindings)
+                lookup = self._names = NameLookup(fetch, paths)
             else:
                 lookup.forget(touched)
                 self._spaces.forget(touched)
@@ -460,7 +457,7 @@ class CodeIntel:
                 own = ids.get(path) or {}
                 kept = {own[name]: lines for name, lines in keep.items() if name in own}
                 rows.extend(row for row in edge_rows(edges, ids) if row[1] not in kept)
-                rows.extend(self._moved_edges({n: lines for n, lines in kept.items() if lines}))
+                rows.extend(moved_edges(self.store, {n: m for n, m in kept.items() if m}))
                 still[path] = [number for number, lines in kept.items() if not lines]
             else:
                 rows.extend(edge_rows(edges, ids))
@@ -480,79 +477,6 @@ class CodeIntel:
                     )
             db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, 0)", rows)
         return len(rows)
-
-    def _moved_edges(self, moved: dict[int, int]) -> list[tuple[int, int, int, int]]:
-        """The edges of the definitions in ``moved`` as the graph holds them, their
-        positions moved by as many lines as ``moved`` says."""
-        if not moved:
-            return []
-        found = []
-        marks = ",".join("?" * len(moved))
-        for dst, src, pos, relation in self.store.query(
-            f"SELECT dst, src, pos, relation FROM edges WHERE source = 0 AND src IN ({marks})",
-            list(moved),
-        ):
-            found.append((dst, src, pos + moved[src] * COLUMN, relation))
-        return found
-
-    def _sql_fetch(self, spaces: Spaces) -> Callable[[str, str], list[Row]]:
-        store = self.store
-
-        def definitions(ns: str, name: str) -> list[Row]:
-            space = spaces.get(ns)
-            if space is None:
-                return []
-            return [
-                decoded_row(row)
-                for row in store.query(
-                    "SELECT n.kind, f.path, n.line, n.end_line, n.extra FROM names n "
-                    "JOIN files f ON f.id = n.file WHERE n.space = ? AND n.key = ? AND n.name = ?",
-                    (space, name_key(name), name),
-                )
-            ]
-
-        return self._with_bindings(definitions)
-
-    def _memory_fetch(self) -> Callable[[str, str], list[Row]]:
-        table: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
-        for row in self.store.query(
-            "SELECT COALESCE(s.ns, f2.path), n.name, n.kind, f.path, n.line, n.end_line, "
-            "n.extra FROM names n JOIN files f ON f.id = n.file "
-            "LEFT JOIN spaces s ON s.id = -n.space LEFT JOIN files f2 ON f2.id = n.space"
-        ):
-            table.setdefault((row[0], row[1]), []).append(row[2:])
-
-        def definitions(ns: str, name: str) -> list[Row]:  # decoded when first asked
-            return [decoded_row(row) for row in table.get((ns, name), ())]
-
-        return self._with_bindings(definitions)
-
-    def _with_bindings(
-        self, definitions: Callable[[str, str], list[Row]]
-    ) -> Callable[[str, str], list[Row]]:
-        """The resolver's rows of ``(ns, name)``: the definitions, then the imports of
-        the file ``ns`` is, then the typed names of the namespace's files."""
-        held = self._held()
-        bindings = self._bindings
-
-        def fetch(ns: str, name: str) -> list[Row]:
-            rows = definitions(ns, name)
-            own = held.get(ns)
-            if own is not None:
-                rows += bindings.imports(ns, name)
-                if own[4] == ns:
-                    rows += bindings.typed(ns, name)
-                return rows
-            if self._members is None:
-                self._members = {}
-                for path, row in sorted(held.items()):
-                    if row[4] != path:
-                        self._members.setdefault(row[4], []).append(path)
-            for path in self._members.get(ns, ()):
-                rows += bindings.typed(path, name)
-            return rows
-
-        return fetch
 
 
 def _no_tick(done: int) -> None:
