@@ -154,3 +154,127 @@ def test_a_graph_another_process_wrote_is_read_again(make_workspace: MakeWorkspa
                               "WHERE f.path = 'shop/base.py'")  # fmt: skip
     assert ("Store.checkout",) in names and ("Store.pay",) not in names
     assert ("app.py", "main", "shop/base.py", "Store.checkout") in {row[:4] for row in graph(root)}
+
+
+SCOPES = {
+    "shop/base.py": FILES["shop/base.py"],
+    "shop/discount.py": FILES["shop/discount.py"],
+    "shop/__init__.py": FILES["shop/__init__.py"],
+    "orders.py": (
+        "from shop.base import Store\n"
+        "from shop.discount import DiscountStore\n"
+        "\n"
+        "\n"
+        "def first(cart):\n"
+        "    return Store().checkout(cart)\n"
+        "\n"
+        "\n"
+        "def outer(cart):\n"
+        "    shop = Store()\n"
+        "\n"
+        "    def inner():\n"
+        "        return shop.price(cart)\n"
+        "\n"
+        "    return inner()\n"
+        "\n"
+        "\n"
+        "def last(cart):\n"
+        "    return total(cart)\n"
+    ),
+}
+
+
+def test_a_refresh_keeps_only_the_edges_of_definitions_that_resolve_as_before(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    """One file edited again and again: the definitions whose chains and scopes did not
+    change keep their edges (moved with their lines), the others are resolved again,
+    and the graph is the cold build's after every step."""
+    import cuedeck
+
+    root = make_workspace(SCOPES)
+    workspace = cuedeck.open_workspace(root)
+    intel = workspace.service("code_intel")
+    intel.ready()
+    other = tmp_path / "cold"
+    orders = SCOPES["orders.py"]
+
+    def step(text: str) -> set[tuple[Any, ...]]:
+        (root / "orders.py").write_text(text, encoding="utf-8")
+        workspace.refresh()
+        intel.ready()
+        assert intel.last is not None and intel.last.read == 1
+        rows = intel.store.query(
+            "SELECT fs.path, s.name, fd.path, d.name, e.pos, e.relation FROM edges e "
+            "JOIN names s ON s.id = e.src JOIN files fs ON fs.id = s.file "
+            "JOIN names d ON d.id = e.dst JOIN files fd ON fd.id = d.file"
+        )
+        assert set(rows) == cold(root, other)
+        return {row[:4] for row in rows}
+
+    def line_of(edge: tuple[str, str, str, str]) -> set[int]:
+        return {row[4] // 4096 for row in graph(root) if row[:4] == edge}
+
+    first = ("orders.py", "first", "shop/base.py", "Store.checkout")
+    assert line_of(first) == {6}
+    # Lines move above every definition: all keep their edges, one line further down.
+    step("# orders\n" + orders)
+    assert intel.last is not None and intel.last.kept == 4
+    assert line_of(first) == {7}
+    # A local of the enclosing function changes: the nested function's own text did
+    # not, but what its chain names did.
+    edges = step("# orders\n" + orders.replace("shop = Store()", "shop = DiscountStore()"))
+    assert ("orders.py", "outer.inner", "shop/discount.py", "DiscountStore.price") in edges
+    assert ("orders.py", "outer.inner", "shop/base.py", "Store.price") not in edges
+    assert intel.last is not None and intel.last.kept == 3  # first, last, the imports
+    # A function comes that a kept definition named before it existed, then goes.
+    added = orders + "\n\ndef total(cart):\n    return sum(cart)\n"
+    assert ("orders.py", "last", "orders.py", "total") in step(added)
+    assert ("orders.py", "last", "orders.py", "total") not in step(orders)
+    # A function renamed: its own edges go with it, the others stay.
+    edges = step(orders.replace("def first(", "def opening("))
+    assert ("orders.py", "opening", "shop/base.py", "Store.checkout") in edges
+    assert not {edge for edge in edges if edge[1] == "first"}
+
+
+GO = {
+    "go.mod": "module example.com/shop\n\ngo 1.21\n",
+    "store/client.go": (
+        "package store\n"
+        "\n"
+        "type Client struct{}\n"
+        "\n"
+        "func (c *Client) Send() {}\n"
+        "\n"
+        "var Default Client\n"
+    ),
+    "store/run.go": "package store\n\nfunc Run() {\n\tDefault.Send()\n}\n",
+}
+
+
+def test_a_shared_namespace_refreshes_as_a_cold_build_does(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    """Go's package is one namespace for its files: a typed name one file binds is read
+    by another (their bindings rows), and a refresh of either ends as a cold build."""
+    import cuedeck
+
+    root = make_workspace(GO)
+    workspace = cuedeck.open_workspace(root)
+    intel = workspace.service("code_intel")
+    intel.ready()
+    other = tmp_path / "cold"
+    run = ("store/run.go", "Run", "store/client.go", "Client.Send")
+    assert run in {row[:4] for row in graph(root)}
+    for path, text in (
+        ("store/run.go", GO["store/run.go"].replace("func Run", "// run\nfunc Run")),
+        ("store/client.go", GO["store/client.go"].replace("Send", "Post")),
+        ("store/run.go", GO["store/run.go"].replace("Send", "Post")),
+    ):
+        (root / path).write_text(text, encoding="utf-8")
+        workspace.refresh()
+        intel.ready()
+        assert graph(root) == cold(root, other)
+    assert ("store/run.go", "Run", "store/client.go", "Client.Post") in {
+        row[:4] for row in graph(root)
+    }

@@ -174,10 +174,7 @@ def scip_status(workspace: Workspace) -> GraphStatus:
 
     store = workspace.service("code_intel").ready()
     files = store.query("SELECT language, COUNT(*) FROM files GROUP BY language")
-    symbols = store.query(
-        "SELECT COUNT(*) FROM names WHERE target_ns IS NULL AND kind NOT IN "
-        "('import', 'var', 'module')"
-    )[0][0]
+    symbols = store.query("SELECT COUNT(*) FROM names WHERE kind != 'module'")[0][0]
     edges = dict(
         store.query(
             "SELECT CASE source WHEN 1 THEN 'scip' ELSE 'syntactic' END, "

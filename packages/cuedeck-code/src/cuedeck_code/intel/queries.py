@@ -120,7 +120,7 @@ class Graph:
             marks = ",".join("?" * len(chunk))
             for path, name, kind in self.store.query(
                 "SELECT f.path, n.name, n.kind FROM names n JOIN files f ON f.id = n.file "
-                f"WHERE n.key IN ({marks}) AND n.target_ns IS NULL AND n.kind != 'var'",
+                f"WHERE n.key IN ({marks})",
                 chunk,
             ):
                 if (path, name) in wanted:
@@ -149,11 +149,8 @@ class Graph:
         part of a name too (``User`` finds ``UserService``). Best first."""
         text = written.strip()
         kinds = tuple(sorted(LINKED)) if linked else None
-        where_kind = (
-            f"AND n.kind IN ({','.join('?' * len(kinds))})"
-            if kinds
-            else ("AND n.kind NOT IN ('import', 'var')")
-        )
+        # Every row of names is a definition or a module; linked: the kinds edges reach.
+        where_kind = f"n.kind IN ({','.join('?' * len(kinds))})" if kinds else "1"
         params: tuple[Any, ...] = kinds or ()
         path = None
         if "#" in text and "/" in text.split("#", 1)[0] and not text.endswith(("#", ")", ".")):
@@ -162,10 +159,7 @@ class Graph:
             text = _from_display(text)
         from cuedeck_code.intel.store import name_key
 
-        base = (
-            "SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE n.target_ns IS NULL "
-            f"AND n.kind NOT IN ('import', 'var') {where_kind} "
-        )
+        base = f"SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE {where_kind} "
         short = text.rpartition(".")[2]
         # A short name is found by its CRC-32 (short_key), then checked against the name.
         by_short = "AND n.short_key = ? AND (n.name = ? OR substr(n.name, ?) = ?) "

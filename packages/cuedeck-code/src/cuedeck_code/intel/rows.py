@@ -5,6 +5,7 @@ names; :class:`.service.CodeIntel` drives them."""
 from __future__ import annotations
 
 import json
+import zlib
 from typing import TYPE_CHECKING, Any
 
 from cuedeck_code.intel.facts import LINKED
@@ -18,6 +19,8 @@ from cuedeck_code.intel.store import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from cuedeck_code.intel.facts import Facts
     from cuedeck_code.intel.resolve import Edge, Row
 
@@ -46,28 +49,26 @@ class Spaces:
 
 
 class Importers:
-    """The files that import each namespace (their module-level ``import`` rows), kept
-    in memory between refreshes: the names table has no index by an import's target,
-    and one would cost its size."""
+    """The files that import each namespace (their module-level imports), kept in
+    memory between refreshes: read from every file's bindings once, then followed."""
 
-    def __init__(self, store: GraphStore) -> None:
-        self.store = store
+    def __init__(self, bindings: Bindings) -> None:
+        self.bindings = bindings
         self.by_target: dict[str, set[str]] | None = None
         self.of: dict[str, set[str]] = {}
 
     def users(self, namespaces: set[str]) -> set[str]:
         if self.by_target is None:
             self.by_target, self.of = {}, {}
-            for path, target in self.store.query(
-                "SELECT f.path, n.target_ns FROM names n JOIN files f ON f.id = n.file "
-                "WHERE n.kind = 'import' AND n.target_ns IS NOT NULL"
-            ):
-                self.by_target.setdefault(target, set()).add(path)
-                self.of.setdefault(path, set()).add(target)
+            for path, (imports, _typed) in self.bindings.every():
+                targets = {entry[2] for entry in imports if entry[2] is not None}
+                self.of[path] = targets
+                for target in targets:
+                    self.by_target.setdefault(target, set()).add(path)
         return {path for ns in namespaces for path in self.by_target.get(ns, ())}
 
     def wrote(self, path: str, facts: Facts | None) -> None:
-        """``path``'s import rows were written as :func:`write_file` does (None: dropped)."""
+        """``path``'s bindings were written as :func:`write_file` does (None: dropped)."""
         if self.by_target is None:
             return
         for target in self.of.pop(path, ()):
@@ -82,21 +83,120 @@ class Importers:
         self.by_target = None
 
 
+#: A file's bindings unpacked: its imports ``[local, line, target_ns, target_name]`` and
+#: its typed names ``[qualified name, "how:chain"]``.
+Unpacked = tuple[list[list[Any]], list[list[Any]]]
+
+
+def pack_bindings(facts: Facts) -> bytes:
+    """A file's module-level imports and the typed names of its module and classes (the
+    ``new``, ``alias``, ``annot`` and ``returns`` ones), as the bindings table keeps them."""
+    imports = [[b[1], b[4], b[2], b[3]] for b in facts["binds"] if b[0] == ""]
+    classes = {d[0] for d in facts["defs"]}
+    typed = [
+        [f"{scope}.{name}" if scope else name, f"{how}:{pack_chain(chain)}"]
+        for scope, name, how, chain in facts["vars"]
+        if how in ("new", "alias", "annot", "returns") and (scope == "" or scope in classes)
+    ]
+    return zlib.compress(json.dumps([imports, typed], separators=(",", ":")).encode(), 9)
+
+
+def unpack_bindings(data: bytes | None) -> Unpacked:
+    if not data:
+        return [], []
+    imports, typed = json.loads(zlib.decompress(data))
+    return imports, typed
+
+
+class Bindings:
+    """Each file's bindings (:func:`pack_bindings`), unpacked when first asked and kept
+    until the file is written again; as the resolver's rows by name."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self.unpacked: dict[str, Unpacked] = {}
+        self.rows: dict[str, tuple[dict[str, list[Row]], dict[str, list[Row]]]] = {}
+        self.complete = False  # every file's unpacked
+        self.shared: dict[str, list[str]] | None = None  # a shared namespace's files
+
+    def forget(self, paths: Iterable[str] | None = None) -> None:
+        """Read the bindings of ``paths`` (None: all) again when next asked."""
+        self.shared = None
+        if paths is None:
+            self.unpacked.clear()
+            self.rows.clear()
+        else:
+            for path in paths:
+                self.unpacked.pop(path, None)
+                self.rows.pop(path, None)
+        self.complete = False
+
+    def members(self, held: dict[str, tuple[int, str, str, str, str]], ns: str) -> list[str]:
+        """The files of the shared namespace ``ns`` (``held``: the graph's files)."""
+        if self.shared is None:
+            self.shared = {}
+            for path, row in sorted(held.items()):
+                if row[4] != path:
+                    self.shared.setdefault(row[4], []).append(path)
+        return self.shared.get(ns, [])
+
+    def every(self) -> Iterator[tuple[str, Unpacked]]:
+        """Every file's bindings (read in one pass when some are not held)."""
+        if not self.complete:
+            for path, data in self.store.query(
+                "SELECT f.path, b.data FROM bindings b JOIN files f ON f.id = b.file"
+            ):
+                if path not in self.unpacked:
+                    self.unpacked[path] = unpack_bindings(data)
+            self.complete = True
+        yield from self.unpacked.items()
+
+    def of(self, path: str) -> Unpacked:
+        found = self.unpacked.get(path)
+        if found is None:
+            data = self.store.query(
+                "SELECT b.data FROM bindings b JOIN files f ON f.id = b.file WHERE f.path = ?",
+                (path,),
+            )
+            found = self.unpacked[path] = unpack_bindings(data[0][0] if data else None)
+        return found
+
+    def imports(self, path: str, name: str) -> list[Row]:
+        """The resolver's rows of the import ``name`` at the top of the file ``path``."""
+        return self._by_name(path)[0].get(name, [])
+
+    def typed(self, path: str, name: str) -> list[Row]:
+        """The resolver's rows of the typed name ``name`` of the file ``path``."""
+        return self._by_name(path)[1].get(name, [])
+
+    def _by_name(self, path: str) -> tuple[dict[str, list[Row]], dict[str, list[Row]]]:
+        found = self.rows.get(path)
+        if found is None:
+            imports, typed = self.of(path)
+            by_import: dict[str, list[Row]] = {}
+            for local, line, target_ns, target_name in imports:
+                row: Row = ("import", path, line, line, target_ns, target_name, {})
+                by_import.setdefault(local, []).append(row)
+            by_typed: dict[str, list[Row]] = {}
+            for name, value in typed:
+                how, _, chain = value.partition(":")
+                row = ("var", path, 0, 0, None, None, {"how": how, "chain": unpack_chain(chain)})
+                by_typed.setdefault(name, []).append(row)
+            found = self.rows[path] = (by_import, by_typed)
+        return found
+
+
 def decoded_row(row: Any) -> Row:
-    """A names row with its extra decoded (chains unpacked)."""
-    kind, path, line, end_line, target_ns, target_name, extra = row
+    """A definition's row of the names table, its extra decoded (chains unpacked)."""
+    kind, path, line, end_line, extra = row
     data: dict[str, Any] = {}
     if extra:
-        if kind == "var":
-            how, _, chain = extra.partition(":")
-            data = {"how": how, "chain": unpack_chain(chain)}
-        else:
-            data = json.loads(extra)
-            if "bases" in data:
-                data["bases"] = [unpack_chain(b) for b in data["bases"]]
-            if "returns" in data:
-                data["returns"] = unpack_chain(data["returns"])
-    return (kind, path, line, end_line, target_ns, target_name, data)
+        data = json.loads(extra)
+        if "bases" in data:
+            data["bases"] = [unpack_chain(b) for b in data["bases"]]
+        if "returns" in data:
+            data["returns"] = unpack_chain(data["returns"])
+    return (kind, path, line, end_line, None, None, data)
 
 
 def space_of(db: Any, ns: str, path: str, file_id: int) -> int:
@@ -145,11 +245,15 @@ def drop_file(db: Any, file_id: int) -> None:
         (file_id, file_id),
     )
     db.execute("DELETE FROM names WHERE file = ?", (file_id,))
+    db.execute("DELETE FROM bindings WHERE file = ?", (file_id,))
     db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
 
-def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: str) -> int:
-    """Write a file's names, keeping the ids of the definitions it still has; its id."""
+def write_file(
+    db: Any, path: str, sha: str, language: str, facts: Facts, face: str, digests: dict[str, int]
+) -> int:
+    """Write a file's names (``digests``: :func:`.owners.owner_digests`), keeping the ids
+    of the definitions it still has; its id."""
     row = db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
     if row is None:
         file_id = db.execute(
@@ -167,60 +271,47 @@ def write_file(db: Any, path: str, sha: str, language: str, facts: Facts, face: 
             "DELETE FROM edges WHERE source = 1 AND src IN (SELECT id FROM names WHERE file = ?)",
             (file_id,),
         )
-    kept = {
-        (name, kind): number
-        for number, name, kind in db.execute(
-            "SELECT id, name, kind FROM names WHERE file = ? AND target_ns IS NULL "
-            "AND kind != 'var'",
-            (file_id,),
-        )
-    }
+    kept: dict[tuple[str, str], int] = {}
+    held: dict[int, tuple[Any, ...]] = {}  # what a kept row holds that may change
+    for number, name, kind, *rest in db.execute(
+        "SELECT id, name, kind, space, line, end_line, extra, digest FROM names WHERE file = ?",
+        (file_id,),
+    ):
+        kept[(name, kind)] = number
+        held[number] = tuple(rest)
     ns = space_of(db, facts["ns"], path, file_id)
-    own = file_id  # imports belong to the file, whatever its namespace
-    wanted: list[tuple[Any, ...]] = [(None, own, "", "module", 1, 1, None, None, None)]
+    # The module row is in the file's own space, whatever its namespace.
+    wanted: list[tuple[Any, ...]] = [(file_id, "", "module", 1, 1, None, digests.get(""))]
     for name, kind, line, end_line, extra in facts["defs"]:
-        wanted.append((None, ns, name, kind, line, end_line, None, None, packed_extra(extra)))
-    for scope, local, target_ns, target_name, line, _column in facts["binds"]:
-        if scope == "":
-            wanted.append((None, own, local, "import", line, line, target_ns, target_name, None))
-    classes = {d[0] for d in facts["defs"]}
-    for scope, name, how, chain in facts["vars"]:
-        if how in ("new", "alias", "annot", "returns") and (scope == "" or scope in classes):
-            qualified = f"{scope}.{name}" if scope else name
-            value = f"{how}:{pack_chain(chain)}"
-            wanted.append((None, ns, qualified, "var", 0, 0, None, None, value))
+        wanted.append((ns, name, kind, line, end_line, packed_extra(extra), digests.get(name)))
     reused: set[int] = set()
     rows = []
-    for entry in wanted:
-        key = (entry[2], entry[3])
-        number = kept.get(key)
-        if number is not None and number not in reused and entry[3] not in ("import", "var"):
+    for space, name, kind, *rest in wanted:
+        number = kept.get((name, kind))
+        if number is not None and number not in reused:
             reused.add(number)
         else:
             number = None
-        name, kind = entry[2], entry[3]
-        short = (
-            name_key(name.rpartition(".")[2]) if kind not in ("import", "var", "module") else None
-        )
-        rows.append((number, entry[1], name_key(name), name, short, kind, file_id, *entry[4:]))
+        short = name_key(name.rpartition(".")[2]) if kind != "module" else None
+        rows.append((number, space, name_key(name), name, short, kind, file_id, *rest))
     gone = [number for number in kept.values() if number not in reused]
     if gone:
         marks = ",".join("?" * len(gone))
-        db.execute(f"DELETE FROM edges WHERE dst IN ({marks})", gone)
+        db.execute(f"DELETE FROM edges WHERE dst IN ({marks}) OR src IN ({marks})", gone * 2)
         db.execute(f"DELETE FROM names WHERE id IN ({marks})", gone)
-    db.execute("DELETE FROM names WHERE file = ? AND (kind IN ('import', 'var'))", (file_id,))
-    update = [r for r in rows if r[0] is not None]
-    insert = [r[1:] for r in rows if r[0] is None]
+    changed = [  # a kept row has the same name, kind and file: the rest may differ
+        (r[1], *r[7:], r[0]) for r in rows if r[0] is not None and held[r[0]] != (r[1], *r[7:])
+    ]
     db.executemany(
-        "UPDATE names SET space = ?, key = ?, name = ?, short_key = ?, kind = ?, file = ?, "
-        "line = ?, end_line = ?, target_ns = ?, target_name = ?, extra = ? WHERE id = ?",
-        [(*r[1:], r[0]) for r in update],
+        "UPDATE names SET space = ?, line = ?, end_line = ?, extra = ?, digest = ? WHERE id = ?",
+        changed,
     )
     db.executemany(
-        "INSERT INTO names (space, key, name, short_key, kind, file, line, end_line, target_ns, "
-        "target_name, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        insert,
+        "INSERT INTO names (space, key, name, short_key, kind, file, line, end_line, extra, "
+        "digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [r[1:] for r in rows if r[0] is None],
     )
+    db.execute("INSERT OR REPLACE INTO bindings VALUES (?, ?)", (file_id, pack_bindings(facts)))
     return int(file_id)
 
 
@@ -228,8 +319,7 @@ def symbol_ids(store: GraphStore) -> dict[str, dict[str, int]]:
     """Path -> qualified name -> id of every definition (``""``: the module row)."""
     found: dict[str, dict[str, int]] = {}
     for path, name, number, kind in store.query(
-        "SELECT f.path, n.name, n.id, n.kind FROM names n JOIN files f ON f.id = n.file "
-        "WHERE n.target_ns IS NULL AND n.kind NOT IN ('import', 'var')"
+        "SELECT f.path, n.name, n.id, n.kind FROM names n JOIN files f ON f.id = n.file"
     ):
         by_name = found.setdefault(path, {})
         if name not in by_name or kind in LINKED:
@@ -249,7 +339,7 @@ class LazyIds(dict):  # type: ignore[type-arg]
             found: dict[str, int] = {}
             for name, number, kind in self.store.query(
                 "SELECT n.name, n.id, n.kind FROM names n JOIN files f ON f.id = n.file "
-                "WHERE f.path = ? AND n.target_ns IS NULL AND n.kind NOT IN ('import', 'var')",
+                "WHERE f.path = ?",
                 (path,),
             ):
                 if name not in found or kind in LINKED:

@@ -129,10 +129,7 @@ def call_rank(workspace: Workspace) -> dict[tuple[str, str], float]:
     edges = store.query("SELECT src, dst FROM edges")
     if not edges:
         return {}
-    rows = store.query(
-        "SELECT n.id, f.path, n.name FROM names n JOIN files f ON f.id = n.file "
-        "WHERE n.target_ns IS NULL AND n.kind NOT IN ('import', 'var')"
-    )
+    rows = store.query("SELECT n.id, f.path, n.name FROM names n JOIN files f ON f.id = n.file")
     number = {row[0]: position for position, row in enumerate(rows)}
     pairs = np.array([(number[s], number[d]) for s, d in edges if s in number and d in number])
     if not len(pairs):

@@ -69,8 +69,7 @@ def scip_edges(
     held = {path: row for path, row in store.files().items()}
     by_file: dict[int, list[tuple[int, str, str, int, int]]] = {}
     for number, name, kind, file_id, line, end in store.query(
-        "SELECT id, name, kind, file, line, end_line FROM names "
-        "WHERE target_ns IS NULL AND kind NOT IN ('import', 'var')"
+        "SELECT id, name, kind, file, line, end_line FROM names"
     ):
         short = name.rpartition(".")[2]
         by_file.setdefault(file_id, []).append(

@@ -13,28 +13,27 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from cuedeck_code.intel.rows import (
+    Bindings,
     Importers,
     LazyIds,
     Spaces,
-    decoded_row,
     drop_file,
     edge_rows,
     file_size,
     mentions,
+    pack_bindings,
     packed_extra,
     symbol_ids,
+    unpack_bindings,
     write_file,
 )
-from cuedeck_code.intel.store import (
-    GraphStore,
-    name_key,
-    pack_chain,
-)
+from cuedeck_code.intel.store import GraphStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
     from cuedeck.index.parsed import Index
     from cuedeck.workspace import Workspace
     from cuedeck_code.intel.facts import Facts
-    from cuedeck_code.intel.resolve import NameLookup, Row
+    from cuedeck_code.intel.resolve import NameLookup
 
 log = logging.getLogger("cuedeck")
 #: Languages that are not code.
@@ -60,6 +59,8 @@ class SyncStats:
     removed: int
     edges: int
     seconds: float
+    #: Definitions of a file read again that kept their edges (:mod:`.owners`).
+    kept: int = 0
 
 
 class CodeIntel:
@@ -78,7 +79,9 @@ class CodeIntel:
         self._extractors: dict[str, GraphExtractor] | None = None
         self._names: NameLookup | None = None  # kept between refreshes (see _resolve)
         self._spaces = Spaces(self.store)
-        self._importers = Importers(self.store)
+        self._bindings = Bindings(self.store)
+        self._steady: object = None  # the held files the last complete sync left in step
+        self._importers = Importers(self._bindings)
         self.last: SyncStats | None = None
 
     def extractors(self) -> dict[str, GraphExtractor]:
@@ -122,18 +125,26 @@ class CodeIntel:
         if self._extractors is None:
             self._extractors = self.extractors()
         extractors = self._extractors
-        keys, languages, paths = self._code_files(index, extractors)
+        keys, languages, paths, candidates = self._code_files(index, extractors)
         held = self._held()
-        changed = sorted(p for p, sha in keys.items() if held.get(p, (0, ""))[1] != sha)
-        removed = sorted(p for p in held if p not in keys)
+        steady, self._steady = self._steady is held, None  # set again once in step
+        if candidates is None or not steady:  # every file compared
+            candidates = {*keys, *held}
+        changed = sorted(p for p in candidates if p in keys and held.get(p, (0, ""))[1] != keys[p])
+        removed = sorted(p for p in candidates if p in held and p not in keys)
         if not changed and not removed:
+            self._steady = held
             return self._stats(len(keys), 0, 0, 0, 0, started)
-        facts = self._read(changed, languages, paths, extractors, progress)
+        digests: dict[str, dict[str, int]] = {}
+        facts = self._read(changed, languages, paths, extractors, progress, digests)
         from cuedeck_code.intel.extract import interface
 
         faces = {path: interface(found) for path, found in facts.items() if found is not None}
         moved = [p for p in changed if p in held and held[p][2] != faces.get(p)] + removed
-        words = self._changed_names(moved, facts, held) if moved else set()
+        words, plain = self._changed_names(moved, facts, held) if moved else (set(), True)
+        reuse = {}  # one file read again alone: its unchanged definitions keep their edges
+        if len(changed) == 1 and not removed and (plain or not moved):
+            reuse = self._reusable(changed[0], facts, digests, held, words)
         # What other files see of these namespaces may change: looked up again.
         touched = {*changed, *removed} | {held[p][4] for p in (*changed, *removed) if p in held}
         touched |= {found["ns"] for found in facts.values() if found is not None}
@@ -149,8 +160,10 @@ class CodeIntel:
                         drop_file(db, held[path][0])
                     written[path] = None
                     continue
-                number = write_file(db, path, keys[path], languages[path], found, faces[path])
+                face, digest = faces[path], digests.get(path, {})
+                number = write_file(db, path, keys[path], languages[path], found, face, digest)
                 written[path] = (number, keys[path], faces[path], "syntactic", found["ns"])
+        self._bindings.forget(written)
         for path in written:
             self._importers.wrote(path, facts.get(path))
         dependents = self._dependents(moved, held) - set(changed)
@@ -170,19 +183,23 @@ class CodeIntel:
         facts.update(more)
         # Files a SCIP index answers keep its edges; one just read again no longer does.
         precise = {p for p, row in held.items() if row[3] == "scip"} - set(changed)
-        edges = self._resolve(facts, languages, paths, precise, touched, cold=not held)
+        cold = not held
         for path, row in written.items():  # held as written, not read back
             if row is None:
                 held.pop(path, None)
             else:
                 held[path] = row
-        return self._stats(len(keys), len(changed), len(facts), len(removed), edges, started)
+        edges = self._resolve(facts, languages, paths, precise, touched, reuse, cold=cold)
+        self._steady = held  # in step with the index: the next sync looks at what changed
+        kept = sum(len(owners) for owners in reuse.values())
+        return self._stats(len(keys), len(changed), len(facts), len(removed), edges, started, kept)
 
     def _code_files(
         self, index: Index, extractors: dict[str, GraphExtractor]
-    ) -> tuple[dict[str, str], dict[str, str], frozenset[str]]:
-        """The index's code files: sha256 and language by path, and the paths; only
-        those changed since the last sync are looked at when the index can tell."""
+    ) -> tuple[dict[str, str], dict[str, str], frozenset[str], set[str] | None]:
+        """The index's code files: sha256 and language by path, the paths, and those
+        changed since the last sync when the index can tell (None: it cannot); only
+        those are looked at then."""
         cached = self._code
         changed = None
         if cached is not None and cached[0] is index:
@@ -214,7 +231,7 @@ class CodeIntel:
             if before != len(keys):  # a file came or went
                 paths = frozenset(keys)
         self._code = (index, index.generation, keys, languages, paths)
-        return keys, languages, paths
+        return keys, languages, paths, None if changed is None else set(changed)
 
     def _held(self) -> dict[str, tuple[int, str, str, str, str]]:
         """The files the graph holds (:meth:`GraphStore.files`), kept in this process
@@ -224,6 +241,7 @@ class CodeIntel:
             self._files = self.store.files()
             self._version = version
             self._names = None
+            self._bindings.forget()
             self._importers.forget()
         return self._files
 
@@ -231,12 +249,21 @@ class CodeIntel:
         """Read the graph's files and names again (another writer may have changed them)."""
         self._files = None
         self._names = None
+        self._bindings.forget()
         self._importers.forget()
 
     def _stats(
-        self, files: int, read: int, resolved: int, removed: int, edges: int, started: float
+        self,
+        files: int,
+        read: int,
+        resolved: int,
+        removed: int,
+        edges: int,
+        started: float,
+        kept: int = 0,
     ) -> SyncStats:
-        self.last = SyncStats(files, read, resolved, removed, edges, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        self.last = SyncStats(files, read, resolved, removed, edges, seconds, kept)
         return self.last
 
     def _read(
@@ -246,15 +273,18 @@ class CodeIntel:
         every: frozenset[str],
         extractors: dict[str, GraphExtractor],
         progress: Callable[[int, int], None] | None,
+        digests: dict[str, dict[str, int]] | None = None,
     ) -> dict[str, Facts | None]:
-        """The facts of ``paths``, read in forked workers when there are many."""
+        """The facts of ``paths``, read in forked workers when there are many; with
+        ``digests``, their definitions' digests (:func:`.owners.owner_digests`) too."""
         if not paths:
             return {}
         from cuedeck.system.parallel import map_chunks
+        from cuedeck_code.intel.owners import owner_digests
 
         root = self.workspace.root
 
-        def job(chunk: Sequence[str], tick: Callable[[int], None]) -> list[tuple[str, Any]]:
+        def job(chunk: Sequence[str], tick: Callable[[int], None]) -> list[tuple[str, Any, Any]]:
             out = []
             for done, path in enumerate(chunk, start=1):
                 extractor = extractors.get(languages.get(path, ""))
@@ -264,16 +294,19 @@ class CodeIntel:
                         found = extractor.facts(path, (root / path).read_bytes(), every)
                     except (OSError, ValueError, RecursionError) as exc:
                         log.debug("code graph: %s not read: %s", path, exc)
-                out.append((path, found))
+                digest = owner_digests(found) if found and digests is not None else None
+                out.append((path, found, digest))
                 tick(done)
             return out
 
+        if len(paths) == 1:  # a refresh's one file: no workers to weigh
+            return {path: facts for path, facts, _ in _fill(job(paths, _no_tick), digests)}
         size = sum(file_size(root / p) for p in paths[:200]) * max(1, len(paths) // 200)
         found: dict[str, Facts | None] = {}
         for chunk in map_chunks(
             job, list(paths), message="Reading the code graph", progress=progress, size=size
         ):
-            found.update(chunk)
+            found.update((path, facts) for path, facts, _ in _fill(chunk, digests))
         return found
 
     def _changed_names(
@@ -281,34 +314,68 @@ class CodeIntel:
         moved: list[str],
         facts: dict[str, Facts | None],
         held: dict[str, tuple[int, str, str, str, str]],
-    ) -> set[bytes] | None:
+    ) -> tuple[set[bytes] | None, bool]:
         """The short names ``moved`` files define or export differently now (None:
-        anything, when a file went away or its namespace changed)."""
+        anything, when a file went away or its namespace changed), and whether all of
+        them are plain functions or methods (:data:`.owners.PLAIN`) that came or went."""
+        from cuedeck_code.intel.owners import PLAIN
+
         words: set[bytes] = set()
+        plain = True
         for path in moved:
             found = facts.get(path)
             if found is None or path not in held or found["ns"] != held[path][4]:
-                return None
+                return None, False
             before = {
-                (name, kind, target_ns, target_name, extra)
-                for name, kind, target_ns, target_name, extra in self.store.query(
-                    "SELECT name, kind, target_ns, target_name, extra FROM names WHERE file = ? "
-                    "AND kind != 'module'",
+                (name, kind, None, None, extra)
+                for name, kind, extra in self.store.query(
+                    "SELECT name, kind, extra FROM names WHERE file = ? AND kind != 'module'",
                     (held[path][0],),
                 )
             }
+            imports, typed = self._bindings.of(path)
+            before |= {(i[0], "import", i[2], i[3], None) for i in imports}
+            before |= {(t[0], "var", None, None, t[1]) for t in typed}
             after = {(d[0], d[1], None, None, packed_extra(d[4])) for d in found["defs"]}
-            after |= {(b[1], "import", b[2], b[3], None) for b in found["binds"] if b[0] == ""}
-            classes = {d[0] for d in found["defs"]}
-            after |= {
-                (f"{v[0]}.{v[1]}" if v[0] else v[1], "var", None, None,
-                 f"{v[2]}:{pack_chain(v[3])}")
-                for v in found["vars"]
-                if v[2] in ("new", "alias", "annot", "returns") and (not v[0] or v[0] in classes)
-            }  # fmt: skip
+            imports, typed = unpack_bindings(pack_bindings(found))
+            after |= {(i[0], "import", i[2], i[3], None) for i in imports}
+            after |= {(t[0], "var", None, None, t[1]) for t in typed}
             for row in before ^ after:
                 words.add(row[0].rpartition(".")[2].encode())
-        return words
+                plain = plain and row[1] in PLAIN and not row[4]
+        return words, plain
+
+    def _reusable(
+        self,
+        path: str,
+        facts: dict[str, Facts | None],
+        digests: dict[str, dict[str, int]],
+        held: dict[str, tuple[int, str, str, str, str]],
+        words: set[bytes] | None,
+    ) -> dict[str, dict[str, int]]:
+        """``{path: owner -> lines moved}`` of the definitions of ``path`` (the one file
+        read again) that keep their edges (:func:`.owners.kept_owners`)."""
+        from cuedeck_code.intel.owners import kept_owners
+
+        found = facts.get(path)
+        row = held.get(path)
+        if found is None or row is None or row[3] != "syntactic" or row[4] != found["ns"]:
+            return {}
+        if words is None or path not in digests:
+            return {}
+        before: dict[str, tuple[int, int, int | None]] = {}
+        seen: set[str] = set()
+        for number, name, line, digest in self.store.query(
+            "SELECT id, name, line, digest FROM names WHERE file = ?", (row[0],)
+        ):
+            if name in seen:  # defined twice: resolved again
+                before.pop(name, None)
+            else:
+                before[name] = (number, line, digest)
+            seen.add(name)
+        changed = {word.decode() for word in words}
+        kept = kept_owners(found, digests[path], before, changed)
+        return {path: kept} if kept else {}
 
     def _dependents(
         self, moved: list[str], held: dict[str, tuple[int, str, str, str, str]]
@@ -351,73 +418,75 @@ class CodeIntel:
         paths: frozenset[str],
         precise: set[str],
         touched: set[str],
+        reuse: dict[str, dict[str, int]],
         *,
         cold: bool,
     ) -> int:
         """Resolve the chains of ``facts`` and write their edges; how many were written.
-        ``touched``: the namespaces (and paths) whose names were just written."""
+        ``touched``: the namespaces (and paths) whose names were just written; ``reuse``:
+        by path, the definitions that keep their edges, moved by as many lines."""
+        from cuedeck_code.intel.lookup import memory_fetch, sql_fetch
+        from cuedeck_code.intel.owners import moved_edges, owner_key
         from cuedeck_code.intel.resolve import FileResolver, NameLookup
 
         if cold:
-            names = NameLookup(self._memory_fetch(), paths)
+            names = NameLookup(memory_fetch(self.store, self._held(), self._bindings), paths)
         else:  # a refresh: what earlier refreshes looked up stays, but what was written
-            kept = self._names
-            if kept is None or kept.paths is not paths:
+            lookup = self._names
+            if lookup is None or lookup.paths is not paths:
                 self._spaces = Spaces(self.store)
-                kept = self._names = NameLookup(self._sql_fetch(self._spaces), paths)
+                fetch = sql_fetch(self.store, self._spaces, self._held(), self._bindings)
+                lookup = self._names = NameLookup(fetch, paths)
             else:
-                kept.forget(touched)
+                lookup.forget(touched)
                 self._spaces.forget(touched)
-            names = kept
+            names = lookup
         ids = symbol_ids(self.store) if cold else LazyIds(self.store)
         rows: list[tuple[int, int, int, int]] = []
+        still: dict[str, list[int]] = {}  # by path: definitions whose edges stay as they are
         for path, found in facts.items():
             if found is None or path in precise or ids.get(path) is None:
                 continue
+            keep = reuse.get(path)
+            if keep:  # only the chains of the other definitions are resolved
+                defined = Counter(d[0] for d in found["defs"])
+                chains = [r for r in found["refs"] if owner_key(r[1], defined) not in keep]
+                found = {**found, "refs": chains}
             edges = FileResolver(path, languages.get(path, ""), found, names).edges()
-            rows.extend(edge_rows(edges, ids))
+            if keep:
+                own = ids.get(path) or {}
+                kept = {own[name]: lines for name, lines in keep.items() if name in own}
+                rows.extend(row for row in edge_rows(edges, ids) if row[1] not in kept)
+                rows.extend(moved_edges(self.store, {n: m for n, m in kept.items() if m}))
+                still[path] = [number for number, lines in kept.items() if not lines]
+            else:
+                rows.extend(edge_rows(edges, ids))
         if cold:
             rows.sort()  # in the table's order: appended, not scattered, pages full
         with self.store.transaction() as db:
             if not cold:
-                files = [(path,) for path in facts if path not in precise]
-                db.executemany(
-                    "DELETE FROM edges WHERE source = 0 AND src IN "
-                    "(SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE f.path = ?)",
-                    files,
-                )
+                files = [(path,) for path in facts if path not in precise and path not in still]
+                mine = "SELECT n.id FROM names n JOIN files f ON f.id = n.file WHERE f.path = ?"
+                db.executemany(f"DELETE FROM edges WHERE source = 0 AND src IN ({mine})", files)
+                for path, numbers in still.items():
+                    marks = ",".join("?" * len(numbers))
+                    db.execute(
+                        f"DELETE FROM edges WHERE source = 0 AND src IN ({mine}) "
+                        f"AND src NOT IN ({marks})",
+                        (path, *numbers),
+                    )
             db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, 0)", rows)
         return len(rows)
 
-    def _sql_fetch(self, spaces: Spaces) -> Callable[[str, str], list[Row]]:
-        store = self.store
 
-        def fetch(ns: str, name: str) -> list[Row]:
-            space = spaces.get(ns)
-            if space is None:
-                return []
-            return [
-                decoded_row(row)
-                for row in store.query(
-                    "SELECT n.kind, f.path, n.line, n.end_line, n.target_ns, n.target_name, "
-                    "n.extra FROM names n JOIN files f ON f.id = n.file "
-                    "WHERE n.space = ? AND n.key = ? AND n.name = ?",
-                    (space, name_key(name), name),
-                )
-            ]
+def _no_tick(done: int) -> None:
+    """Progress of a refresh's one file: not told."""
 
-        return fetch
 
-    def _memory_fetch(self) -> Callable[[str, str], list[Row]]:
-        table: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
-        for row in self.store.query(
-            "SELECT COALESCE(s.ns, f2.path), n.name, n.kind, f.path, n.line, n.end_line, "
-            "n.target_ns, n.target_name, n.extra FROM names n JOIN files f ON f.id = n.file "
-            "LEFT JOIN spaces s ON s.id = -n.space LEFT JOIN files f2 ON f2.id = n.space"
-        ):
-            table.setdefault((row[0], row[1]), []).append(row[2:])
-
-        def fetch(ns: str, name: str) -> list[Row]:  # decoded when first asked (memoised)
-            return [decoded_row(row) for row in table.get((ns, name), ())]
-
-        return fetch
+def _fill(
+    read: list[tuple[str, Any, Any]], digests: dict[str, dict[str, int]] | None
+) -> list[tuple[str, Any, Any]]:
+    """``read`` as it is, its digests kept in ``digests``."""
+    if digests is not None:
+        digests.update((path, digest) for path, _, digest in read if digest is not None)
+    return read

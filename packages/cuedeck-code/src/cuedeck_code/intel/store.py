@@ -3,13 +3,16 @@
 - ``files``: each code file the graph holds, its sha256, language, namespace, the digest
   of what other files see of it (:func:`.extract.interface`) and where its edges come
   from (``syntactic``, or ``scip`` when a SCIP index of the same content was loaded);
-- ``names``: every name resolution needs, by namespace (``space``: the file's id for a
-  file that is its own namespace, minus the id of ``spaces`` for a shared one; ``key``:
-  the name's CRC-32, what the index holds; ``short_key``: a definition's last part's
-  CRC-32, for the tools' look-up by short name, checked against the name): definitions
-  (their row id is the symbol's id: edges point at it, and it is kept while the
-  definition is), a file's ``module`` row (the code outside any definition),
-  module-level imports and the typed names of modules and classes;
+- ``names``: every definition, by namespace (``space``: the file's id for a file that
+  is its own namespace, minus the id of ``spaces`` for a shared one; ``key``: the name's
+  CRC-32, what the index holds; ``short_key``: the last part's CRC-32, for the tools'
+  look-up by short name, checked against the name): its row id is the symbol's id
+  (edges point at it; kept while the definition is), and a file's ``module`` row (the
+  code outside any definition); ``digest``: what resolving its chains reads of its file
+  (:mod:`.owners`), so a refresh resolves again only the definitions that changed;
+- ``bindings``: what only resolution reads of a file, its module-level imports and the
+  typed names of its module and classes, as one zlib-compressed JSON row per file
+  (:mod:`.rows` packs and unpacks it): most of a file's names, a fraction of their size;
 - ``edges``: symbol to symbol, with the position of the reference
   (``line * 4096 + column``), its relation and its source, kept by target;
 - ``scip``: each SCIP index loaded, and when.
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 FILE = f"{CACHE_DIR}/code-intel.sqlite3"
-SCHEMA = "5"
+SCHEMA = "7"  # 6: imports and typed names in ``bindings``, a row per file; 7: digest
 RELATIONS = ("reference", "call", "import", "inherit", "type", "decorator", "export")
 SOURCES = ("syntactic", "scip")
 COLUMN = 4096
@@ -46,12 +49,12 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE TABLE IF NOT EXISTS spaces (id INTEGER PRIMARY KEY, ns TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS names (
     id INTEGER PRIMARY KEY, space INTEGER NOT NULL, key INTEGER NOT NULL, name TEXT NOT NULL,
-    short_key INTEGER,
-    kind TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, target_ns TEXT, target_name TEXT, extra TEXT);
+    short_key INTEGER, kind TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, extra TEXT, digest INTEGER);
 CREATE INDEX IF NOT EXISTS names_key ON names (key, space);
 CREATE INDEX IF NOT EXISTS names_file ON names (file);
 CREATE INDEX IF NOT EXISTS names_short ON names (short_key) WHERE short_key IS NOT NULL;
+CREATE TABLE IF NOT EXISTS bindings (file INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS edges (
     dst INTEGER NOT NULL, src INTEGER NOT NULL, pos INTEGER NOT NULL,
     relation INTEGER NOT NULL, source INTEGER NOT NULL, PRIMARY KEY (dst, src, pos)
@@ -84,8 +87,11 @@ class GraphStore:
                 connection.executescript(
                     "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS names; "
                     "DROP TABLE IF EXISTS spaces; DROP TABLE IF EXISTS edges; "
+                    "DROP TABLE IF EXISTS bindings; "
                     "DROP TABLE IF EXISTS scip; DROP TABLE meta;"
                 )
+                with contextlib.suppress(sqlite3.Error):  # the old pages given back
+                    connection.execute("VACUUM")
             connection.executescript(_TABLES)
             connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (revision,))
             self._connection = connection
