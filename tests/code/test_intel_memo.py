@@ -19,8 +19,8 @@ DEPTH = 16
 
 def _chains() -> dict[str, str]:
     """``m0.Target`` re-exported by ``m1`` ... ``m15``, each ``mK`` importing the one
-    before; ``use.py`` reaches ``Target.run`` through each, in scopes of different
-    depths, so one lookup is made with many step counts before it."""
+    before; ``use.py`` reaches ``Target.run`` through each (and subclasses it), in
+    scopes of different depths, so one lookup is made with many step counts before it."""
     files = {"m0.py": "class Target:\n    def run(self):\n        return 1\n"}
     for k in range(1, DEPTH):
         files[f"m{k}.py"] = f"from m{k - 1} import Target\n"
@@ -36,6 +36,9 @@ def _chains() -> dict[str, str]:
             "    def go(self):",
             "        self.kept.run()",
             f"        m{k}.Target.run(self.kept)",
+            f"class Sub{k}(m{k}.Target):",
+            "    def again(self):",
+            "        return self.run()",
         ]
     files["use.py"] = "\n".join(lines) + "\n"
     return files
@@ -85,6 +88,8 @@ def test_memoised_lookups_give_the_graph_fresh_lookups_give(
         if row[0] == "use.py" and row[1].startswith("top_") and row[3] == "Target.run"
     }
     assert 0 in through and DEPTH - 1 not in through
+    inherited = {row[1] for row in fresh if row[0] == "use.py" and row[3] == "Target.run"}
+    assert "Sub0.again" in inherited and f"Sub{DEPTH - 1}.again" not in inherited
     # Real code resolves across its files (an edge into another module's class).
     assert any(
         row[0].startswith("cuedeck_code/intel/") and row[2] == "cuedeck_code/intel/resolve.py"

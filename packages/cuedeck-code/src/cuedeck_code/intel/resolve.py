@@ -52,9 +52,9 @@ class NameLookup:
         self.fetch = fetch
         self.paths = paths
         self._memo: dict[tuple[str, str], list[Row]] = {}
-        #: What a member lookup gave and how many steps it took, shared by every file
-        #: (see :meth:`FileResolver.member`); forgotten whenever any name is.
-        self.members: dict[tuple[Any, ...], tuple[Entity | None, int]] = {}
+        #: What a member or bases lookup gave and how many steps it took, shared by
+        #: every file (see :meth:`FileResolver.shared`); forgotten whenever any name is.
+        self.members: dict[tuple[Any, ...], tuple[Any, int]] = {}
 
     @property
     def folders(self) -> frozenset[str]:
@@ -312,15 +312,19 @@ class FileResolver:
         # A definition or an instance is told apart by its extra too (two of one name
         # in a file); an empty one reads as none.
         key = (name, *entity) if kind == "mod" else (name, *entity[:-1], id(entity[-1] or 0))
-        members = self.names.members
-        kept = members.get(key)
+        return self.shared(key, self.find_member, entity, name)  # type: ignore[no-any-return]
+
+    def shared(self, key: tuple[Any, ...], find: Callable[..., Any], *arguments: Any) -> Any:
+        """``find(*arguments)``, kept for every file under ``key`` unless it read this
+        file's own scopes (see :meth:`start` for the steps)."""
+        kept = self.names.members.get(key)
         if kept is not None and self.steps + kept[1] <= MAX_STEPS:
             self.steps += kept[1]
             return kept[0]
         before, reads = self.steps, self.local_reads
-        found = self.find_member(entity, name)
+        found = find(*arguments)
         if self.steps <= MAX_STEPS and self.local_reads == reads:
-            members[key] = (found, self.steps - before)
+            self.names.members[key] = (found, self.steps - before)
         return found
 
     def find_member(self, entity: Entity, name: str) -> Entity | None:
@@ -375,6 +379,16 @@ class FileResolver:
         return None
 
     def bases(self, cls: Entity) -> list[Entity]:
+        """The classes ``cls`` names as its bases (memoised like :meth:`member`)."""
+        extra = cls[5] if len(cls) > 5 else {}
+        if not extra or not extra.get("bases"):
+            return []
+        if not self.memoise:
+            return self.find_bases(cls)
+        key = ("bases", *cls[:-1], id(extra))
+        return self.shared(key, self.find_bases, cls)  # type: ignore[no-any-return]
+
+    def find_bases(self, cls: Entity) -> list[Entity]:
         extra = cls[5] if len(cls) > 5 else {}
         found = []
         for chain in (extra or {}).get("bases", []):
