@@ -12,6 +12,7 @@ import json
 from typing import TYPE_CHECKING
 
 from cuedeck_code.intel.facts import file_namespace
+from cuedeck_code.intel.walk_base import collector_paused
 from cuedeck_code.languages import LANGUAGES, grammar, language_of
 
 if TYPE_CHECKING:
@@ -29,17 +30,20 @@ class SyntacticExtractor:
     def facts(self, path: str, data: bytes, paths: Collection[str]) -> Facts | None:
         """The facts of the file at ``path`` (None: a language it does not read). A
         file with a syntax error gives what its tree holds around the error."""
+        language = language_of(path)
+        if language is None:
+            return None
+        with collector_paused():
+            return self._facts(language.name, path, data, paths)
+
+    def _facts(self, name: str, path: str, data: bytes, paths: Collection[str]) -> Facts:
         import tree_sitter
 
         from cuedeck_code.imports import path_index
 
-        language = language_of(path)
-        if language is None:
-            return None
-        found_grammar = grammar(language.name)
+        found_grammar = grammar(name)
         tree = found_grammar.parser.parse(data)
         index = path_index(paths if isinstance(paths, frozenset) else frozenset(paths))
-        name = language.name
         if name == "python":
             from cuedeck_code.intel.walk_python import python_facts
 

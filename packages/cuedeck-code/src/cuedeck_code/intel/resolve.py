@@ -22,6 +22,7 @@ import posixpath
 from typing import TYPE_CHECKING, Any
 
 from cuedeck_code.intel.facts import CONTAINERS, LINKED
+from cuedeck_code.intel.walk_base import collector_paused
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,6 +52,9 @@ class NameLookup:
         self.fetch = fetch
         self.paths = paths
         self._memo: dict[tuple[str, str], list[Row]] = {}
+        #: What a member or bases lookup gave and how many steps it took, shared by
+        #: every file (see :meth:`FileResolver.shared`); forgotten whenever any name is.
+        self.members: dict[tuple[Any, ...], tuple[Any, int]] = {}
 
     @property
     def folders(self) -> frozenset[str]:
@@ -66,6 +70,7 @@ class NameLookup:
 
     def forget(self, namespaces: set[str] | None = None) -> None:
         """Look the names of ``namespaces`` (None: all) up again."""
+        self.members.clear()
         if namespaces is None:
             self._memo.clear()
             return
@@ -80,6 +85,10 @@ def _folders(paths: frozenset[str]) -> frozenset[str]:
 
 class FileResolver:
     """Resolves the chains of one file (its ``facts``) against ``names``."""
+
+    #: Whether lookups are memoised (off: each looked up afresh, the reference the
+    #: memo is held to in tests).
+    memoise = True
 
     def __init__(self, path: str, language: str, facts: Facts, names: NameLookup) -> None:
         self.path = path
@@ -104,11 +113,19 @@ class FileResolver:
                 self.binds[(scope, local)] = (target_ns, target_name)
         self.steps = 0
         self.active: set[tuple[str, str]] = set()
+        #: Times a lookup read this file's own scopes (its result is this file's only).
+        self.local_reads = 0
+        #: A chain's first name in a scope: what it named, and the steps it took.
+        self.starts: dict[tuple[str, str], tuple[Entity | None, int]] = {}
 
     # -- edges -----------------------------------------------------------------------------
 
     def edges(self) -> list[Edge]:
         """Every edge of the file: its chains' and its imports'."""
+        with collector_paused():
+            return self._edges()
+
+    def _edges(self) -> list[Edge]:
         found: list[Edge] = []
         for scope, owner, role, chain in self.facts["refs"]:
             self.steps = 0
@@ -135,7 +152,7 @@ class FileResolver:
                 continue
             instance = entity is not None and entity[0] in ("inst", "super")
             if position == 0:
-                entity = self.lookup(name, scope)
+                entity = self.start(name, scope)
             elif entity is None:
                 return
             else:
@@ -153,6 +170,27 @@ class FileResolver:
                     entity = self.called(entity)
 
     # -- lookups ---------------------------------------------------------------------------
+
+    # A lookup's result depends on its arguments, the names table and, through
+    # MAX_STEPS, the steps taken before it: it is kept with the steps it took, when it
+    # stayed within the limit (none of the limit's checks cut it short, and steps only
+    # grow), and reused whenever the same steps still fit, which gives what running it
+    # again would.
+
+    def start(self, name: str, scope: str) -> Entity | None:
+        """:meth:`lookup` of a chain's first name (memoised: chains repeat them)."""
+        if not self.memoise:
+            return self.lookup(name, scope)
+        key = (name, scope)
+        kept = self.starts.get(key)
+        if kept is not None and self.steps + kept[1] <= MAX_STEPS:
+            self.steps += kept[1]
+            return kept[0]
+        before = self.steps
+        entity = self.lookup(name, scope)
+        if self.steps <= MAX_STEPS and not self.active:
+            self.starts[key] = (entity, self.steps - before)
+        return entity
 
     def lookup(self, name: str, scope: str) -> Entity | None:
         """What the bare ``name`` names in ``scope`` of this file."""
@@ -266,7 +304,30 @@ class FileResolver:
         return self.member(("mod", target_ns), target_name)
 
     def member(self, entity: Entity, name: str) -> Entity | None:
-        """``name`` looked up in what ``entity`` is."""
+        """``name`` looked up in what ``entity`` is (memoised for every file, unless
+        the lookup read this file's own scopes)."""
+        kind = entity[0]
+        if kind == "super" or kind == "fn" or not self.memoise:
+            return self.find_member(entity, name)
+        # A definition or an instance is told apart by its extra too (two of one name
+        # in a file); an empty one reads as none.
+        key = (name, *entity) if kind == "mod" else (name, *entity[:-1], id(entity[-1] or 0))
+        return self.shared(key, self.find_member, entity, name)  # type: ignore[no-any-return]
+
+    def shared(self, key: tuple[Any, ...], find: Callable[..., Any], *arguments: Any) -> Any:
+        """``find(*arguments)``, kept for every file under ``key`` unless it read this
+        file's own scopes (see :meth:`start` for the steps)."""
+        kept = self.names.members.get(key)
+        if kept is not None and self.steps + kept[1] <= MAX_STEPS:
+            self.steps += kept[1]
+            return kept[0]
+        before, reads = self.steps, self.local_reads
+        found = find(*arguments)
+        if self.steps <= MAX_STEPS and self.local_reads == reads:
+            self.names.members[key] = (found, self.steps - before)
+        return found
+
+    def find_member(self, entity: Entity, name: str) -> Entity | None:
         self.steps += 1
         if self.steps > MAX_STEPS:
             return None
@@ -318,6 +379,16 @@ class FileResolver:
         return None
 
     def bases(self, cls: Entity) -> list[Entity]:
+        """The classes ``cls`` names as its bases (memoised like :meth:`member`)."""
+        extra = cls[5] if len(cls) > 5 else {}
+        if not extra or not extra.get("bases"):
+            return []
+        if not self.memoise:
+            return self.find_bases(cls)
+        key = ("bases", *cls[:-1], id(extra))
+        return self.shared(key, self.find_bases, cls)  # type: ignore[no-any-return]
+
+    def find_bases(self, cls: Entity) -> list[Entity]:
         extra = cls[5] if len(cls) > 5 else {}
         found = []
         for chain in (extra or {}).get("bases", []):
@@ -405,6 +476,7 @@ class FileResolver:
     def foreign_chain(self, chain: Chain, ns: str, path: str) -> Entity | None:
         """``chain`` resolved at the top of the file ``path`` (namespace ``ns``)."""
         if path == self.path:
+            self.local_reads += 1
             start = self.lookup(chain[0][0], "")
         else:
             start = None

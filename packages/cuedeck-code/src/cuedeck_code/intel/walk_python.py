@@ -45,6 +45,35 @@ def python_facts(root: Any, data: bytes, path: str, index: PathIndex) -> Facts:
 
 
 class _Walker(PythonModules):
+    def __init__(self, data: bytes, path: str, index: PathIndex) -> None:
+        super().__init__(data, path, index)
+        #: The handler of each node type that is not walked as a plain block.
+        self.handlers: dict[str, Any] = {
+            "class_definition": lambda n, s, o: self.definition(n, [], s, o),
+            "function_definition": lambda n, s, o: self.definition(n, [], s, o),
+            "decorated_definition": self.decorated,
+            "import_statement": lambda n, s, o: self.imports(n, s),
+            "import_from_statement": lambda n, s, o: self.imports(n, s),
+            "assignment": self.assignment,
+            "augmented_assignment": self.assignment,
+            "for_statement": self.loop,
+            "for_in_clause": self.loop,
+            "as_pattern": self.as_pattern,
+            "named_expression": self.walrus,
+            "except_clause": self.except_clause,
+            "lambda": self.lambda_,
+            "global_statement": _nothing,
+            "nonlocal_statement": _nothing,
+            "future_import_statement": _nothing,
+            "keyword_argument": self.keyword,
+            "identifier": self.reference,
+            "attribute": self.reference,
+            "call": self.reference,
+            "subscript": self.reference,
+            "type": self.typed,
+            "string": self.string,
+        }
+
     # -- statements ------------------------------------------------------------------------
 
     def block(self, node: Any, scope: str, owner: str, in_class: bool) -> None:
@@ -73,37 +102,6 @@ class _Walker(PythonModules):
             self.block(node, scope, owner, in_class)
         else:
             handler(node, scope, owner)
-
-    @property
-    def handlers(self) -> dict[str, Any]:
-        found = self.__dict__.get("_handlers")
-        if found is None:
-            found = self.__dict__["_handlers"] = {
-                "class_definition": lambda n, s, o: self.definition(n, [], s, o),
-                "function_definition": lambda n, s, o: self.definition(n, [], s, o),
-                "decorated_definition": self.decorated,
-                "import_statement": lambda n, s, o: self.imports(n, s),
-                "import_from_statement": lambda n, s, o: self.imports(n, s),
-                "assignment": self.assignment,
-                "augmented_assignment": self.assignment,
-                "for_statement": self.loop,
-                "for_in_clause": self.loop,
-                "as_pattern": self.as_pattern,
-                "named_expression": self.walrus,
-                "except_clause": self.except_clause,
-                "lambda": self.lambda_,
-                "global_statement": _nothing,
-                "nonlocal_statement": _nothing,
-                "future_import_statement": _nothing,
-                "keyword_argument": self.keyword,
-                "identifier": self.reference,
-                "attribute": self.reference,
-                "call": self.reference,
-                "subscript": self.reference,
-                "type": self.typed,
-                "string": self.string,
-            }
-        return found
 
     def decorated(self, node: Any, scope: str, owner: str) -> None:
         target = node.child_by_field_name("definition")

@@ -5,9 +5,13 @@ nearest the importing file first (a ``src/`` layout's package from ``tests/``)."
 from __future__ import annotations
 
 import posixpath
-from typing import Any
+import weakref
+from typing import TYPE_CHECKING, Any
 
 from cuedeck_code.intel.walk_base import FactWalker
+
+if TYPE_CHECKING:
+    from cuedeck_code.imports import PathIndex
 
 
 class PythonModules(FactWalker):
@@ -100,12 +104,27 @@ class PythonModules(FactWalker):
                 head = hit[: len(hit) - len(suffix)]
                 keep = parts if whole else parts[:1]
                 return "dir:" + head + "/".join(keep)
-        if wanted in self.index.by_folder or any(
-            f.endswith("/" + wanted) for f in self.index.by_folder
-        ):
-            found = [f for f in self.index.by_folder if f == wanted or f.endswith("/" + wanted)]
-            if found:
-                head = found[0][: len(found[0]) - len(wanted)]
-                keep = parts if whole else parts[:1]
-                return "dir:" + head + "/".join(keep)
+        found = _folder_ending(self.index, wanted)
+        if found is not None:
+            head = found[: len(found) - len(wanted)]
+            keep = parts if whole else parts[:1]
+            return "dir:" + head + "/".join(keep)
         return None
+
+
+#: Per path index, the first folder ending in a module's dotted path (a scan of every
+#: folder, asked again by every file importing a module from outside the workspace).
+_ENDINGS: weakref.WeakKeyDictionary[PathIndex, dict[str, str | None]] = weakref.WeakKeyDictionary()
+
+
+def _folder_ending(index: PathIndex, wanted: str) -> str | None:
+    """The first of ``index``'s folders that is ``wanted`` or ends in ``/wanted``."""
+    endings = _ENDINGS.get(index)
+    if endings is None:
+        endings = _ENDINGS[index] = {}
+    if wanted not in endings:
+        tail = "/" + wanted
+        endings[wanted] = next(
+            (f for f in index.by_folder if f == wanted or f.endswith(tail)), None
+        )
+    return endings[wanted]
