@@ -12,6 +12,7 @@ import json
 from typing import TYPE_CHECKING
 
 from cuedeck_code.intel.facts import file_namespace
+from cuedeck_code.intel.reparse import RecentTrees
 from cuedeck_code.intel.walk_base import collector_paused
 from cuedeck_code.languages import LANGUAGES, grammar, language_of
 
@@ -26,6 +27,9 @@ class SyntacticExtractor:
 
     label = "syntactic"
     languages: frozenset[str] = frozenset(LANGUAGES)
+
+    def __init__(self) -> None:
+        self.trees = RecentTrees()
 
     def facts(self, path: str, data: bytes, paths: Collection[str]) -> Facts | None:
         """The facts of the file at ``path`` (None: a language it does not read). A
@@ -42,7 +46,7 @@ class SyntacticExtractor:
         from cuedeck_code.imports import path_index
 
         found_grammar = grammar(name)
-        tree = found_grammar.parser.parse(data)
+        tree = self.trees.parse(found_grammar.parser, (name, path), data)
         index = path_index(paths if isinstance(paths, frozenset) else frozenset(paths))
         if name == "python":
             from cuedeck_code.intel.walk_python import python_facts

@@ -182,7 +182,7 @@ class CodeIntel:
         more = self._read(sorted(dependents), languages, paths, extractors, None)
         facts.update(more)
         # Files a SCIP index answers keep its edges; one just read again no longer does.
-        precise = {p for p, row in held.items() if row[3] == "scip"} - set(changed)
+        precise = {p for p in facts if p in held and held[p][3] == "scip"} - set(changed)
         cold = not held
         for path, row in written.items():  # held as written, not read back
             if row is None:
