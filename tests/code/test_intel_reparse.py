@@ -99,3 +99,26 @@ def test_only_the_last_trees_are_kept() -> None:
     for n in range(4):
         trees.parse(parser, ("python", f"m{n}.py"), b"x = %d\n" % n)
     assert list(trees._trees) == [("python", "m2.py"), ("python", "m3.py")]
+
+
+def test_a_forked_worker_starts_with_its_own_lock_and_no_trees() -> None:
+    import multiprocessing
+
+    parser = grammar("python").parser
+    _INHERITED.parse(parser, ("python", "m.py"), b"x = 1\n")
+    _INHERITED._lock.acquire()  # as if a thread of the parent held it at the fork
+    try:
+        context = multiprocessing.get_context("fork")
+        with context.Pool(1) as pool:  # the worker inherits _INHERITED as it was
+            kept = pool.apply_async(_parse_in_child).get(timeout=60)  # a hang fails
+    finally:
+        _INHERITED._lock.release()
+    assert kept == [("python", "n.py")]
+
+
+_INHERITED = RecentTrees()
+
+
+def _parse_in_child() -> list[tuple[str, str]]:
+    _INHERITED.parse(grammar("python").parser, ("python", "n.py"), b"y = 2\n")
+    return list(_INHERITED._trees)

@@ -10,6 +10,7 @@ parse gives; only the work differs.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -23,12 +24,20 @@ class RecentTrees:
 
     def __init__(self, kept: int = KEPT) -> None:
         self.kept = kept
+        self._forked()
+
+    def _forked(self) -> None:
+        """Start empty with a new lock (also in a forked worker, where the parent's
+        lock may have been copied held by a thread the child does not have)."""
+        self._pid = os.getpid()
         self._trees: OrderedDict[tuple[str, str], tuple[bytes, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
     def parse(self, parser: Any, key: tuple[str, str], data: bytes) -> Any:
         """``data``'s tree from ``parser``, starting from the tree last kept under
         ``key`` when there is one; the new tree is kept in its place."""
+        if self._pid != os.getpid():
+            self._forked()
         with self._lock:  # taken out while it is edited: no other thread sees it
             last = self._trees.pop(key, None)
         if last is None:
