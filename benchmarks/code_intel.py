@@ -146,7 +146,10 @@ def misses(name: str, tree: Path, index_path: Path, count: int) -> None:
     from cuedeck_code.intel.scip_wire import read_index
 
     workspace = _workspace(tree)
-    store = workspace.service("code_intel").ready()
+    workspace.refresh()
+    intel = workspace.service("code_intel")
+    intel.store.path.unlink(missing_ok=True)  # built anew, as quality() does
+    store = intel.ready()
     kinds = dict(store.query("SELECT id, kind FROM names"))
     names = dict(store.query("SELECT id, name FROM names"))
     file_of = dict(store.query("SELECT n.id, f.path FROM names n JOIN files f ON f.id = n.file"))

@@ -51,6 +51,11 @@ def script_facts(root: Any, data: bytes, path: str, index: PathIndex) -> Facts:
 
 
 class _Walker(ScriptModules):
+    def __init__(self, data: bytes, path: str, index: PathIndex) -> None:
+        super().__init__(data, path, index)
+        #: Anonymous functions met so far directly in each scope (their scopes' names).
+        self.anonymous: dict[str, int] = {}
+
     def qualify(self, scope: str, name: str) -> str:
         return f"{scope}.{name}" if scope else name
 
@@ -71,7 +76,7 @@ class _Walker(ScriptModules):
         elif kind == "variable_declarator":
             self.declarator(node, scope, owner)
         elif kind in _ANONYMOUS:
-            self.callable(node, scope, owner, scope)
+            self.callable(node, scope, owner)
         elif kind == "import_statement":
             self.imports(node, scope)
         elif kind == "export_statement":
@@ -197,7 +202,7 @@ class _Walker(ScriptModules):
         name_node = node.child_by_field_name("name")
         name = named or (self.text(name_node) if name_node is not None else None)
         if name is None:
-            self.callable(node, scope, owner, scope)
+            self.callable(node, scope, owner)
             return
         if name_node is not None and name_node.type == "computed_property_name":
             self.block(name_node, scope, owner)
@@ -218,12 +223,15 @@ class _Walker(ScriptModules):
         self.facts["defs"].append([qual, kind, *self.lines(node), flags])
         self.signature(node, qual, qual)
 
-    def callable(self, node: Any, scope: str, owner: str, inner: str) -> None:
-        """An anonymous function: its parameters are locals of ``inner``."""
+    def callable(self, node: Any, scope: str, owner: str) -> None:
+        """An anonymous function: a scope of its own for its parameters and locals,
+        ``<N>`` (the N-th anonymous function directly in ``scope``), so that they hide
+        the names around it there and only there; its chains stay ``owner``'s."""
         returns = node.child_by_field_name("return_type")
         if returns is not None:
             self.annotation(returns, scope, owner)
-        self.signature(node, inner, owner)
+        count = self.anonymous[scope] = self.anonymous.get(scope, 0) + 1
+        self.signature(node, self.qualify(scope, f"<{count}>"), owner)
 
     def signature(self, node: Any, inner: str, owner: str) -> None:
         parameters = node.child_by_field_name("parameters")
