@@ -85,12 +85,7 @@ def quality(name: str, tree: Path, index_path: Path) -> dict[str, Any]:
     hits = len(truth & predicted)
     # Where the indexer named something (it could not resolve what its environment lacks,
     # a package not installed): a prediction elsewhere is neither right nor wrong.
-    named = {
-        (document.path, (o.line + 1) * 4096 + min(o.column, 4095))
-        for document in index.documents
-        for o in document.occurrences
-        if o.symbol and not o.symbol.startswith("local ")
-    }
+    named = _named(index)
     judged = {item for item in predicted if (item[0], item[1]) in named}
     by_kind: dict[str, list[int]] = {}
     for item in truth:
@@ -109,6 +104,16 @@ def quality(name: str, tree: Path, index_path: Path) -> dict[str, Any]:
         "recall_by_kind": {k: round(v[1] / v[0], 3) for k, v in sorted(by_kind.items()) if v[0]},
         "graph_seconds": round(built, 2),
         "indexer": f"{index.tool} {index.version}",
+    }
+
+
+def _named(index: Any) -> set[tuple[str, int]]:
+    """``(path, position)`` of each place where the index names a symbol not local."""
+    return {
+        (document.path, (o.line + 1) * 4096 + min(o.column, 4095))
+        for document in index.documents
+        for o in document.occurrences
+        if o.symbol and not o.symbol.startswith("local ")
     }
 
 
@@ -153,7 +158,8 @@ def misses(name: str, tree: Path, index_path: Path, count: int) -> None:
     kinds = dict(store.query("SELECT id, kind FROM names"))
     names = dict(store.query("SELECT id, name FROM names"))
     file_of = dict(store.query("SELECT n.id, f.path FROM names n JOIN files f ON f.id = n.file"))
-    truth_edges, covered = scip_edges(workspace, store, read_index(index_path.read_bytes()))
+    index = read_index(index_path.read_bytes())
+    truth_edges, covered = scip_edges(workspace, store, index)
     paths = {path for _, path in covered}
     canon = _canonical(store)
     stubs = {canon[d] for d, p in file_of.items() if p.endswith(".pyi") and d in canon}
@@ -174,8 +180,10 @@ def misses(name: str, tree: Path, index_path: Path, count: int) -> None:
     print(f"== {name}: missed")
     for item in sorted(truth - predicted)[:: max(1, len(truth - predicted) // count)][:count]:
         print("  ", show(item))
-    print(f"== {name}: wrong")
-    for item in sorted(predicted - truth)[:: max(1, len(predicted - truth) // count)][:count]:
+    named = _named(index)
+    wrong = {item for item in predicted - truth if (item[0], item[1]) in named}
+    print(f"== {name}: wrong (where the index names a symbol, as precision counts)")
+    for item in sorted(wrong)[:: max(1, len(wrong) // count)][:count]:
         print("  ", show(item))
 
 

@@ -51,3 +51,18 @@ def test_an_anonymous_functions_parameters_are_its_own(
     assert {line for path, line, _ in sites(root, "request") if path == app} == {1, 6, 10}
     # ...and hides nothing outside: main's own calls reach the imported functions.
     assert {line for path, line, _ in sites(root, "format") if path == app} == {2, 11}
+
+
+def test_an_exported_default_declaration_is_no_reference(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "src/options.ts": "export default class Options {\n  size = 1;\n}\n",
+            "src/use.ts": (
+                "import Settings from './options';\n"  # 1
+                "export const made = new Settings();\n"  # 2
+            ),
+        }
+    )
+    # The importer still reaches the class through the default export; the
+    # declaration's own name is no reference to it.
+    assert sites(root, "Options") == {("src/use.ts", 1, "import"), ("src/use.ts", 2, "call")}

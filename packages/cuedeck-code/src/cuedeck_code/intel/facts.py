@@ -12,6 +12,8 @@ A file's facts are plain lists (kept as JSON in the graph's SQLite file):
 - ``binds``: ``[scope, local, target_ns, target_name, line, column]``, an import: the
   name ``local`` in ``scope`` (``""``: the module) stands for ``target_name`` of
   namespace ``target_ns`` (None: the namespace itself; ``local`` ``*``: every name);
+  ``column`` -1 when the name is written where it is defined (``export default class
+  A``), which makes no edge;
 - ``vars``: ``[scope, name, how, chain]``, a name bound in a scope: ``new`` (the result of
   calling ``chain``), ``alias`` (what ``chain`` is), ``annot`` (an instance of the type
   ``chain``), ``self``/``cls`` (the enclosing class's instance, or the class), ``local``

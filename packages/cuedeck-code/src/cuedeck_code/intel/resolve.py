@@ -131,8 +131,8 @@ class FileResolver:
             self.steps = 0
             self.chain_edges(scope, owner, role, chain, found)
         for scope, local, target_ns, target_name, line, column in self.facts["binds"]:
-            if local == "*" or target_ns is None or target_name is None:
-                continue
+            if local == "*" or target_ns is None or target_name is None or column < 0:
+                continue  # column -1: a name bound where it is defined (no reference)
             self.steps = 0
             entity = self.member(("mod", target_ns), target_name)
             if entity is not None and entity[0] == "def" and entity[3] in LINKED:

@@ -90,7 +90,8 @@ class ScriptModules(FactWalker):
             self.node(declaration, scope, owner)
             name = declaration.child_by_field_name("name")
             if default and name is not None:
-                binds.append([scope, "default", self.path, self.text(name), *self.part(name)[1:]])
+                # The name is the definition, not a reference to it: column -1, no edge.
+                binds.append([scope, "default", self.path, self.text(name), self.part(name)[1], -1])
             return
         if value is not None:
             if default and value.type == "identifier":
