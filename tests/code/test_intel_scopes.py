@@ -1,6 +1,8 @@
-"""Scopes in the syntactic graph of JavaScript and TypeScript, on real grammar output:
-an anonymous function's parameters and locals hide the names around it inside it and
-nowhere else."""
+"""Scopes and names in the syntactic graph of JavaScript and TypeScript, on real grammar
+output: an anonymous function's parameters and locals hide the names around it inside
+it and nowhere else; ``export default class A`` is no reference to A; ``const {a} = x``
+is ``x.a``; ``new A()`` reaches A's constructor, as scip-typescript's index (whose
+accessors and constructors are now matched to the graph's definitions) says."""
 
 from __future__ import annotations
 
@@ -66,3 +68,47 @@ def test_an_exported_default_declaration_is_no_reference(make_workspace: MakeWor
     # The importer still reaches the class through the default export; the
     # declaration's own name is no reference to it.
     assert sites(root, "Options") == {("src/use.ts", 1, "import"), ("src/use.ts", 2, "call")}
+
+
+REQUEST = {
+    "src/options.ts": (
+        "export class Options {\n"  # 1
+        "  constructor(url: string) {}\n"  # 2
+        "  clearBody(): void {}\n"  # 3
+        "  get url(): string { return ''; }\n"  # 4
+        "}\n"
+        "export class Plain {}\n"  # 6
+    ),
+    "src/request.ts": (
+        "import { Options, Plain } from './options';\n"  # 1
+        "export class Request {\n"  # 2
+        "  options: Options = new Options('x');\n"  # 3
+        "  send(): void {\n"  # 4
+        "    const {options, options: renamed} = this;\n"  # 5
+        "    options.clearBody();\n"  # 6
+        "    renamed.clearBody();\n"  # 7
+        "    const made = new Plain();\n"  # 8
+        "  }\n"
+        "}\n"
+    ),
+}
+
+
+def test_unpacked_names_and_constructors(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(REQUEST)
+    # const {options, options: renamed} = this: both are this.options, an Options.
+    assert {line for _, line, _ in sites(root, "Options.clearBody")} == {6, 7}
+    # new Options(...) runs its constructor; a class without one is called itself.
+    assert ("src/request.ts", 3, "call") in sites(root, "Options.constructor")
+    assert ("src/request.ts", 8, "call") in sites(root, "Plain")
+
+
+def test_accessors_and_constructors_of_a_scip_typescript_index() -> None:
+    from cuedeck_code.intel.scip_wire import descriptor_name
+
+    # Symbols as scip-typescript 0.4.0 writes them (got's index).
+    head = "scip-typescript npm got 15.0.5 source/core/`options.ts`/"
+    assert descriptor_name(head + "Options#`<get>url`().") == "url"
+    assert descriptor_name(head + "Options#`<set>url`().") == "url"
+    assert descriptor_name(head + "Options#`<constructor>`().") == "constructor"
+    assert descriptor_name(head + "Options#merge().") == "merge"

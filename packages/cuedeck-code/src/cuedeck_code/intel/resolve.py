@@ -43,6 +43,7 @@ MAX_STEPS = 24
 #: Languages whose bare names inside a class reach its members.
 IMPLICIT_MEMBERS = frozenset({"java", "cpp", "ruby", "c"})
 _SELF = frozenset({"this", "self", "Self"})
+_SCRIPTS = frozenset({"javascript", "typescript", "tsx"})
 
 
 class NameLookup:
@@ -165,9 +166,19 @@ class FileResolver:
             if entity[0] == "def" and entity[3] in LINKED:
                 calls = position < last and chain[position + 1][0] == "()"
                 relation = "call" if calls else (role if position == last else "reference")
-                out.append((self.path, owner, entity[4], entity[2], line, column, relation))
+                target = self.constructor(entity) if calls else entity
+                out.append((self.path, owner, target[4], target[2], line, column, relation))
                 if instance and (entity[5] or {}).get("property"):
                     entity = self.called(entity)
+
+    def constructor(self, entity: Entity) -> Entity:
+        """What calling the definition ``entity`` reaches: in JavaScript and TypeScript,
+        a class's own ``constructor`` when it has one (``new A()`` runs it; a class
+        cannot be called without ``new``), else the definition itself."""
+        if entity[3] != "class" or self.language not in _SCRIPTS:
+            return entity
+        found = self.row_entity(entity[1], f"{entity[2]}.constructor")
+        return found if found is not None and found[0] == "def" else entity
 
     # -- lookups ---------------------------------------------------------------------------
 

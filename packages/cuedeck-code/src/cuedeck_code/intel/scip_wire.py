@@ -187,6 +187,17 @@ def descriptor_name(symbol: str) -> str:
                 return text[cut + 1 : -1].strip("`")
             text = text[:cut]
     if text.endswith("`"):
-        return text[text.rfind("`", 0, len(text) - 1) + 1 : -1]
+        return _accessor(text[text.rfind("`", 0, len(text) - 1) + 1 : -1])
     cut = max(text.rfind(mark) for mark in "/#.:!")
     return text[cut + 1 :]
+
+
+def _accessor(name: str) -> str:
+    """scip-typescript's names of accessors and constructors as the code writes them:
+    ``<get>url`` and ``<set>url`` are ``url``, ``<constructor>`` is ``constructor``."""
+    if name == "<constructor>":
+        return "constructor"
+    for mark in ("<get>", "<set>"):
+        if name.startswith(mark):
+            return name[len(mark) :]
+    return name

@@ -315,9 +315,11 @@ class _Walker(ScriptModules):
         if name is None:
             return
         if name.type != "identifier":
-            self.targets(name, scope)
-            if value is not None:
-                self.node(value, scope, owner)
+            found = self.expression(value, scope, owner, "reference") if value else None
+            if name.type == "object_pattern" and found and found[-1][0] not in ("[]", "?"):
+                self.unpacked(name, found, scope)
+            else:
+                self.targets(name, scope)
             return
         written = self.text(name)
         if value is not None and value.type in _ANONYMOUS:
@@ -348,6 +350,24 @@ class _Walker(ScriptModules):
         if typed:
             how, chain = "annot", typed
         self.var(scope, written, how, chain)
+
+    def unpacked(self, pattern: Any, value: Chain, scope: str) -> None:
+        """``const {a, b: c} = value``: ``a`` is ``value.a``, ``c`` is ``value.b``."""
+        for child in pattern.named_children:
+            if child.type == "shorthand_property_identifier_pattern":
+                self.var(scope, self.text(child), "alias", [*value, self.part(child)])
+                continue
+            key = child.child_by_field_name("key") if child.type == "pair_pattern" else None
+            target = child.child_by_field_name("value") if key is not None else None
+            if (
+                key is not None
+                and key.type == "property_identifier"
+                and target is not None
+                and target.type == "identifier"
+            ):
+                self.var(scope, self.text(target), "alias", [*value, self.part(key)])
+            else:
+                self.targets(child, scope)
 
     def field(self, node: Any, scope: str, owner: str) -> None:
         name = node.child_by_field_name("name")
