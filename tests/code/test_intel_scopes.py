@@ -112,3 +112,27 @@ def test_accessors_and_constructors_of_a_scip_typescript_index() -> None:
     assert descriptor_name(head + "Options#`<set>url`().") == "url"
     assert descriptor_name(head + "Options#`<constructor>`().") == "constructor"
     assert descriptor_name(head + "Options#merge().") == "merge"
+
+
+def test_a_namespaces_names_are_its_members(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "src/util.ts": (
+                "export namespace util {\n"  # 1
+                "  export function joinValues(values: string[]): string {\n"  # 2
+                "    return values.join(',');\n"
+                "  }\n"
+                "  export const listed = (values: string[]) => joinValues(values);\n"  # 5
+                "}\n"
+            ),
+            "src/use.ts": (
+                "import { util } from './util';\n"  # 1
+                "export const text = util.joinValues(['a']);\n"  # 2
+            ),
+        }
+    )
+    # Bare inside the namespace, a member of it outside, through the import.
+    assert sites(root, "util.joinValues") == {
+        ("src/util.ts", 5, "call"),
+        ("src/use.ts", 2, "call"),
+    }

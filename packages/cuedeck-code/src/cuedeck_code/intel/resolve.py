@@ -357,7 +357,7 @@ class FileResolver:
                     return found
             return None
         if kind == "def":
-            if entity[3] not in CONTAINERS:
+            if entity[3] not in CONTAINERS and entity[3] != "namespace":
                 return None
             return self.class_member(entity, name, instance=False)
         if kind == "inst":

@@ -73,6 +73,8 @@ class _Walker(ScriptModules):
             self.function(node, scope, owner, None)
         elif kind in _TYPES:
             self.declared_type(node, scope, owner)
+        elif kind in ("internal_module", "module"):
+            self.namespace(node, scope, owner)
         elif kind == "variable_declarator":
             self.declarator(node, scope, owner)
         elif kind in _ANONYMOUS:
@@ -197,6 +199,19 @@ class _Walker(ScriptModules):
         if bases:
             flags["bases"] = bases
         self.facts["defs"].append([qual, kind, *self.lines(node), flags])
+
+    def namespace(self, node: Any, scope: str, owner: str) -> None:
+        """``namespace N { ... }``: its names are ``N.x``, members of N outside it and
+        bare names inside it (``module "m" { ... }`` names nothing)."""
+        name = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        inner = scope
+        if name is not None and name.type == "identifier":
+            inner = self.qualify(scope, self.text(name))
+            self.kinds[inner] = "namespace"
+            self.facts["defs"].append([inner, "namespace", *self.lines(node), {}])
+        if body is not None:
+            self.block(body, inner, owner)
 
     def function(self, node: Any, scope: str, owner: str, named: str | None) -> None:
         name_node = node.child_by_field_name("name")
