@@ -278,3 +278,37 @@ def test_a_shared_namespace_refreshes_as_a_cold_build_does(
     assert ("store/run.go", "Run", "store/client.go", "Client.Post") in {
         row[:4] for row in graph(root)
     }
+
+
+def _rows_of(root: Path) -> set[tuple[Any, ...]]:
+    """What the graph holds of each file apart from edges: its interface digest, its
+    bindings (imports and typed names) and its definitions, by path and name."""
+    import cuedeck
+
+    store = cuedeck.open_workspace(root).service("code_intel").ready()
+    rows = set(store.query(
+        "SELECT f.path, f.interface, b.data FROM files f LEFT JOIN bindings b ON b.file = f.id"
+    ))  # fmt: skip
+    rows |= set(store.query(
+        "SELECT f.path, n.name, n.kind, n.line, n.extra FROM names n JOIN files f ON f.id = n.file"
+    ))  # fmt: skip
+    store.close()
+    return rows
+
+
+def test_a_file_whose_imports_now_resolve_is_written_as_a_cold_build_writes_it(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    import cuedeck
+
+    root = make_workspace({"app.py": FILES["app.py"]})  # shop/ does not exist yet
+    workspace = cuedeck.open_workspace(root)
+    intel = workspace.service("code_intel")
+    intel.ready()
+    for path in ("shop/base.py", "shop/discount.py", "shop/__init__.py"):
+        (root / path).parent.mkdir(exist_ok=True)
+        (root / path).write_text(FILES[path])
+    workspace.refresh()
+    intel.sync()  # app.py is read again: its imports now name shop's modules
+    assert graph(root) == cold(root, tmp_path / "cold")
+    assert _rows_of(root) == _rows_of(tmp_path / "cold")

@@ -220,6 +220,24 @@ def packed_extra(extra: dict[str, Any]) -> str | None:
     return json.dumps(packed, separators=(",", ":"))
 
 
+#: Names of the file that stands for its folder's package or module.
+PACKAGE_ENTRIES = frozenset({"__init__", "index", "mod", "lib"})
+
+
+def module_words(path: str, held: dict[str, Any]) -> set[bytes]:
+    """The words an import of the new module at ``path`` is written with: its name, and
+    its folder's when it stands for the folder (``__init__.py``, ``index.js``,
+    ``mod.rs``) or the folder is new (a Go package)."""
+    folder, _, name = path.rpartition("/")
+    stem = name.partition(".")[0]
+    words = {stem.encode()}
+    if folder and (stem in PACKAGE_ENTRIES or not any(
+        p.startswith(folder + "/") and "/" not in p[len(folder) + 1 :] for p in held
+    )):  # fmt: skip
+        words.add(folder.rpartition("/")[2].encode())
+    return words
+
+
 def mentions(path: Any, words: set[bytes] | None) -> bool:
     """Whether the file at ``path`` may use one of ``words`` (None: anything)."""
     if words is None:

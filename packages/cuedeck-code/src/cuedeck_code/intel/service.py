@@ -27,6 +27,7 @@ from cuedeck_code.intel.rows import (
     edge_rows,
     file_size,
     mentions,
+    module_words,
     pack_bindings,
     packed_extra,
     symbol_ids,
@@ -176,11 +177,33 @@ class CodeIntel:
                 found = facts.get(path)
                 if path not in held and found is not None:
                     fresh |= {d[0].rpartition(".")[2].encode() for d in found["defs"]}
+                    fresh |= module_words(path, held)  # imports of the module itself
             if fresh:
                 root = self.workspace.root
                 dependents |= {p for p in keys if p not in facts and mentions(root / p, fresh)}
-        more = self._read(sorted(dependents), languages, paths, extractors, None)
+        more_digests: dict[str, dict[str, int]] = {}
+        more = self._read(sorted(dependents), languages, paths, extractors, None, more_digests)
         facts.update(more)
+        # A file read again as a dependent may bind its imports elsewhere now (a module
+        # it imports came or went): what other files read of it is written again.
+        again = {
+            path: interface(found)
+            for path, found in more.items()
+            if found is not None and held[path][3] == "syntactic"
+        }
+        again = {path: face for path, face in again.items() if face != held[path][2]}
+        if again:
+            with self.store.transaction() as db:
+                for path, face in again.items():
+                    found = more[path]
+                    assert found is not None
+                    number = write_file(db, path, keys[path], languages[path], found, face,
+                                        more_digests.get(path, {}))  # fmt: skip
+                    written[path] = (number, keys[path], face, "syntactic", found["ns"])
+                    touched |= {path, found["ns"]}
+            self._bindings.forget(again)
+            for path in again:
+                self._importers.wrote(path, more[path])
         # Files a SCIP index answers keep its edges; one just read again no longer does.
         precise = {p for p in facts if p in held and held[p][3] == "scip"} - set(changed)
         cold = not held
