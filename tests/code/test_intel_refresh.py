@@ -129,6 +129,7 @@ def test_refreshes_in_one_process_end_where_a_cold_build_does(
         row[:4] for row in held()
     }
     assert held() == cold(root, other)
+    assert _rows_of(root) == _rows_of(other)  # names and bindings too, not only edges
 
 
 def test_a_graph_another_process_wrote_is_read_again(make_workspace: MakeWorkspace) -> None:
