@@ -1,8 +1,9 @@
-"""Scopes and names in the syntactic graph of JavaScript and TypeScript, on real grammar
-output: an anonymous function's parameters and locals hide the names around it inside
-it and nowhere else; ``export default class A`` is no reference to A; ``const {a} = x``
-is ``x.a``; ``new A()`` reaches A's constructor, as scip-typescript's index (whose
-accessors and constructors are now matched to the graph's definitions) says."""
+"""Scopes and names in the syntactic graph of JavaScript, TypeScript and Python, on real
+grammar output: an anonymous function's (or a lambda's) parameters and locals hide the
+names around it inside it and nowhere else; ``export default class A`` is no reference
+to A; ``const {a} = x`` is ``x.a``; ``new A()`` reaches A's constructor, as
+scip-typescript's index (whose accessors and constructors are now matched to the graph's
+definitions) says."""
 
 from __future__ import annotations
 
@@ -53,6 +54,29 @@ def test_an_anonymous_functions_parameters_are_its_own(
     assert {line for path, line, _ in sites(root, "request") if path == app} == {1, 6, 10}
     # ...and hides nothing outside: main's own calls reach the imported functions.
     assert {line for path, line, _ in sites(root, "format") if path == app} == {2, 11}
+
+
+def test_a_python_lambdas_parameters_are_its_own(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "shop/fetch.py": "def request(url):\n    return url\n",
+            "app.py": (
+                "from shop.fetch import request\n"  # 1
+                "\n"
+                "\n"
+                "def main(urls):\n"  # 4
+                "    urls.sort(key=lambda request: request.lower())\n"  # 5
+                "    return request(urls[0])\n"  # 6
+                "\n"
+                "\n"
+                "handlers = [lambda request: request.upper()]\n"  # 9
+                "request('x')\n"  # 10
+            ),
+        }
+    )
+    # The lambdas' parameter is not the imported function inside them, and hides it
+    # nowhere else: main's own call and the module's reach it.
+    assert {line for path, line, _ in sites(root, "request") if path == "app.py"} == {1, 6, 10}
 
 
 def test_an_exported_default_declaration_is_no_reference(make_workspace: MakeWorkspace) -> None:

@@ -44,6 +44,15 @@ class FactWalker:
         self.index = index
         self.facts = empty(path)
         self.kinds: dict[str, str] = {"": "module"}
+        #: Anonymous functions met so far directly in each scope (their scopes' names).
+        self.anonymous: dict[str, int] = {}
+
+    def anonymous_scope(self, scope: str) -> str:
+        """The scope of the next anonymous function (a lambda, an arrow) directly in
+        ``scope``: ``<N>`` below it, N counting from 1, so that its parameters hide the
+        names around it there and only there."""
+        count = self.anonymous[scope] = self.anonymous.get(scope, 0) + 1
+        return f"{scope}.<{count}>" if scope else f"<{count}>"
 
     def text(self, node: Any) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")

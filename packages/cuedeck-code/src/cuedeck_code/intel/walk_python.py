@@ -141,15 +141,18 @@ class _Walker(PythonModules):
                 self.node(child, scope, owner)
 
     def lambda_(self, node: Any, scope: str, owner: str) -> None:
+        """A lambda: its parameters are its own scope's (:meth:`anonymous_scope`); its
+        chains stay ``owner``'s."""
+        inner = self.anonymous_scope(scope)
         params = node.child_by_field_name("parameters")
         if params is not None:
             for child in params.named_children:
                 name = _param_name(child)
                 if name is not None:
-                    self.var(scope, self.text(name), "local")
+                    self.var(inner, self.text(name), "local")
         body = node.child_by_field_name("body")
         if body is not None:
-            self.node(body, scope, owner)
+            self.node(body, inner, owner)
 
     def keyword(self, node: Any, scope: str, owner: str) -> None:
         value = node.child_by_field_name("value")

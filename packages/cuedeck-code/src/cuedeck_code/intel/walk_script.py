@@ -53,8 +53,6 @@ def script_facts(root: Any, data: bytes, path: str, index: PathIndex) -> Facts:
 class _Walker(ScriptModules):
     def __init__(self, data: bytes, path: str, index: PathIndex) -> None:
         super().__init__(data, path, index)
-        #: Anonymous functions met so far directly in each scope (their scopes' names).
-        self.anonymous: dict[str, int] = {}
 
     def qualify(self, scope: str, name: str) -> str:
         return f"{scope}.{name}" if scope else name
@@ -245,8 +243,7 @@ class _Walker(ScriptModules):
         returns = node.child_by_field_name("return_type")
         if returns is not None:
             self.annotation(returns, scope, owner)
-        count = self.anonymous[scope] = self.anonymous.get(scope, 0) + 1
-        self.signature(node, self.qualify(scope, f"<{count}>"), owner)
+        self.signature(node, self.anonymous_scope(scope), owner)
 
     def signature(self, node: Any, inner: str, owner: str) -> None:
         parameters = node.child_by_field_name("parameters")
