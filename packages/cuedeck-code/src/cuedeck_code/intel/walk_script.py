@@ -51,9 +51,6 @@ def script_facts(root: Any, data: bytes, path: str, index: PathIndex) -> Facts:
 
 
 class _Walker(ScriptModules):
-    def __init__(self, data: bytes, path: str, index: PathIndex) -> None:
-        super().__init__(data, path, index)
-
     def qualify(self, scope: str, name: str) -> str:
         return f"{scope}.{name}" if scope else name
 
