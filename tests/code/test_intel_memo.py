@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.code.test_intel_refresh import EDGES_BY_NAME
 from tests.conftest import MakeWorkspace
 
 pytest.importorskip("cuedeck_code")
@@ -55,11 +56,7 @@ def _cold_edges(root: Path) -> set[tuple[Any, ...]]:
         Path(f"{intel.store.path}{suffix}").unlink(missing_ok=True)
     intel.forget()
     store = intel.ready()
-    rows = store.query(
-        "SELECT fs.path, s.name, fd.path, d.name, e.pos, e.relation FROM edges e "
-        "JOIN names s ON s.id = e.src JOIN files fs ON fs.id = s.file "
-        "JOIN names d ON d.id = e.dst JOIN files fd ON fd.id = d.file"
-    )
+    rows = store.query(EDGES_BY_NAME)
     store.close()
     return set(rows)
 

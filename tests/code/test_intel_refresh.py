@@ -49,17 +49,21 @@ FILES = {
 }
 
 
+#: Every edge by file and name (ids differ between builds).
+EDGES_BY_NAME = (
+    "SELECT fs.path, s.name, fd.path, d.name, e.pos, e.relation FROM edges e "
+    "JOIN names s ON s.id = e.src JOIN files fs ON fs.id = s.file "
+    "JOIN names d ON d.id = e.dst JOIN files fd ON fd.id = d.file"
+)
+
+
 def graph(root: Path) -> set[tuple[Any, ...]]:
     """Every edge of the workspace's graph by file and name (ids differ between builds)."""
     import cuedeck
 
     workspace = cuedeck.open_workspace(root)
     store = workspace.service("code_intel").ready()
-    rows = store.query(
-        "SELECT fs.path, s.name, fd.path, d.name, e.pos, e.relation FROM edges e "
-        "JOIN names s ON s.id = e.src JOIN files fs ON fs.id = s.file "
-        "JOIN names d ON d.id = e.dst JOIN files fd ON fd.id = d.file"
-    )
+    rows = store.query(EDGES_BY_NAME)
     store.close()
     return set(rows)
 
@@ -92,11 +96,7 @@ def test_refreshes_in_one_process_end_where_a_cold_build_does(
         intel.ready()
 
     def held() -> set[tuple[Any, ...]]:
-        rows = intel.store.query(
-            "SELECT fs.path, s.name, fd.path, d.name, e.pos, e.relation FROM edges e "
-            "JOIN names s ON s.id = e.src JOIN files fs ON fs.id = s.file "
-            "JOIN names d ON d.id = e.dst JOIN files fd ON fd.id = d.file"
-        )
+        rows = intel.store.query(EDGES_BY_NAME)
         return set(rows)
 
     base = FILES["shop/base.py"]
@@ -205,11 +205,7 @@ def test_a_refresh_keeps_only_the_edges_of_definitions_that_resolve_as_before(
         workspace.refresh()
         intel.ready()
         assert intel.last is not None and intel.last.read == 1
-        rows = intel.store.query(
-            "SELECT fs.path, s.name, fd.path, d.name, e.pos, e.relation FROM edges e "
-            "JOIN names s ON s.id = e.src JOIN files fs ON fs.id = s.file "
-            "JOIN names d ON d.id = e.dst JOIN files fd ON fd.id = d.file"
-        )
+        rows = intel.store.query(EDGES_BY_NAME)
         assert set(rows) == cold(root, other)
         return {row[:4] for row in rows}
 

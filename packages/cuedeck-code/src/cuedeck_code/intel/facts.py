@@ -36,6 +36,11 @@ from typing import Any
 Part = list[Any]
 Chain = list[Part]
 Facts = dict[str, Any]
+#: A row of the names table: ``(kind, path, line, end_line, target_ns, target_name,
+#: extra)``, ``extra`` decoded (a definition's bases and returns, a name's value).
+Row = tuple[str, str, int, int, str | None, str | None, dict[str, Any]]
+#: An edge: ``(src_path, src_name, dst_path, dst_name, line, column, relation)``.
+Edge = tuple[str, str, str, str, int, int, str]
 
 #: Namespaces shared by several files, by language.
 SHARED = {"go": "go:", "java": "java:", "c": "c:", "cpp": "c:", "ruby": "rb:"}

@@ -1,9 +1,11 @@
-"""The graph's names as resolution reads them (:class:`.resolve.NameLookup`'s fetch):
-a namespace's definitions from the names table, then the imports of the file it is,
-then the typed names of its files (:class:`.rows.Bindings`)."""
+"""The graph's names as resolution reads them: :class:`NameLookup`, memoised, over a
+fetch of a namespace's definitions from the names table, then the imports of the file
+it is, then the typed names of its files (:class:`.rows.Bindings`)."""
 
 from __future__ import annotations
 
+import functools
+import posixpath
 from typing import TYPE_CHECKING, Any
 
 from cuedeck_code.intel.rows import decoded_row
@@ -12,7 +14,7 @@ from cuedeck_code.intel.store import name_key
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from cuedeck_code.intel.resolve import Row
+    from cuedeck_code.intel.facts import Row
     from cuedeck_code.intel.rows import Bindings, Spaces
     from cuedeck_code.intel.store import GraphStore
 
@@ -73,3 +75,41 @@ def with_bindings(definitions: Fetch, held: Held, bindings: Bindings) -> Fetch:
         return rows
 
     return fetch
+
+
+class NameLookup:
+    """The names table as the resolver reads it: ``rows(ns, name)``, memoised."""
+
+    def __init__(self, fetch: Callable[[str, str], list[Row]], paths: frozenset[str]) -> None:
+        self.fetch = fetch
+        self.paths = paths
+        self._memo: dict[tuple[str, str], list[Row]] = {}
+        #: What a member or bases lookup gave and how many steps it took, shared by
+        #: every file (see :meth:`.resolve.FileResolver.shared`); forgotten whenever any name is.
+        self.members: dict[tuple[Any, ...], tuple[Any, int]] = {}
+
+    @property
+    def folders(self) -> frozenset[str]:
+        """Every folder holding a file (made when first needed)."""
+        return _folders(self.paths)
+
+    def rows(self, ns: str, name: str) -> list[Row]:
+        key = (ns, name)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self.fetch(ns, name)
+        return found
+
+    def forget(self, namespaces: set[str] | None = None) -> None:
+        """Look the names of ``namespaces`` (None: all) up again."""
+        self.members.clear()
+        if namespaces is None:
+            self._memo.clear()
+            return
+        for key in [key for key in self._memo if key[0] in namespaces]:
+            del self._memo[key]
+
+
+@functools.lru_cache(maxsize=4)
+def _folders(paths: frozenset[str]) -> frozenset[str]:
+    return frozenset(posixpath.dirname(p) for p in paths)

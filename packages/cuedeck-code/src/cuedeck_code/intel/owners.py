@@ -119,3 +119,35 @@ def moved_edges(store: GraphStore, moved: dict[int, int]) -> list[tuple[int, int
             list(moved),
         )
     ]
+
+
+def reusable(
+    store: GraphStore,
+    path: str,
+    facts: dict[str, Facts | None],
+    digests: dict[str, dict[str, int]],
+    held: dict[str, tuple[int, str, str, str, str]],
+    words: set[bytes] | None,
+) -> dict[str, dict[str, int]]:
+    """``{path: owner -> lines moved}`` of the definitions of ``path`` (the one file
+    read again; ``held``: the graph's files, ``words``: the short names that came or
+    went) that keep their edges (:func:`kept_owners`)."""
+    found = facts.get(path)
+    row = held.get(path)
+    if found is None or row is None or row[3] != "syntactic" or row[4] != found["ns"]:
+        return {}
+    if words is None or path not in digests:
+        return {}
+    before: dict[str, tuple[int, int, int | None]] = {}
+    seen: set[str] = set()
+    for number, name, line, digest in store.query(
+        "SELECT id, name, line, digest FROM names WHERE file = ?", (row[0],)
+    ):
+        if name in seen:  # defined twice: resolved again
+            before.pop(name, None)
+        else:
+            before[name] = (number, line, digest)
+        seen.add(name)
+    changed = {word.decode() for word in words}
+    kept = kept_owners(found, digests[path], before, changed)
+    return {path: kept} if kept else {}

@@ -17,7 +17,6 @@ definition the chain is written in (its ``owner``) to that definition.
 
 from __future__ import annotations
 
-import functools
 import posixpath
 from typing import TYPE_CHECKING, Any
 
@@ -27,16 +26,12 @@ from cuedeck_code.intel.walk_base import collector_paused
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from cuedeck_code.intel.facts import Chain, Facts
+    from cuedeck_code.intel.facts import Chain, Edge, Facts
+    from cuedeck_code.intel.lookup import NameLookup
 
-#: A row of the names table: ``(kind, path, line, end_line, target_ns, target_name,
-#: extra)``, ``extra`` decoded (a definition's bases and returns, a name's value).
-Row = tuple[str, str, int, int, str | None, str | None, dict[str, Any]]
 #: What a chain names so far: ``("def", ns, qual, kind, path, extra)``, ``("inst", ns,
 #: qual, path, extra)`` (an instance of the class ``qual``), ``("mod", ns)``.
 Entity = tuple[Any, ...]
-#: An edge: ``(src_path, src_name, dst_path, dst_name, line, column, relation)``.
-Edge = tuple[str, str, str, str, int, int, str]
 
 #: Most steps one lookup may take (imports of imports, bases of bases).
 MAX_STEPS = 24
@@ -44,44 +39,6 @@ MAX_STEPS = 24
 IMPLICIT_MEMBERS = frozenset({"java", "cpp", "ruby", "c"})
 _SELF = frozenset({"this", "self", "Self"})
 _SCRIPTS = frozenset({"javascript", "typescript", "tsx"})
-
-
-class NameLookup:
-    """The names table as the resolver reads it: ``rows(ns, name)``, memoised."""
-
-    def __init__(self, fetch: Callable[[str, str], list[Row]], paths: frozenset[str]) -> None:
-        self.fetch = fetch
-        self.paths = paths
-        self._memo: dict[tuple[str, str], list[Row]] = {}
-        #: What a member or bases lookup gave and how many steps it took, shared by
-        #: every file (see :meth:`FileResolver.shared`); forgotten whenever any name is.
-        self.members: dict[tuple[Any, ...], tuple[Any, int]] = {}
-
-    @property
-    def folders(self) -> frozenset[str]:
-        """Every folder holding a file (made when first needed)."""
-        return _folders(self.paths)
-
-    def rows(self, ns: str, name: str) -> list[Row]:
-        key = (ns, name)
-        found = self._memo.get(key)
-        if found is None:
-            found = self._memo[key] = self.fetch(ns, name)
-        return found
-
-    def forget(self, namespaces: set[str] | None = None) -> None:
-        """Look the names of ``namespaces`` (None: all) up again."""
-        self.members.clear()
-        if namespaces is None:
-            self._memo.clear()
-            return
-        for key in [key for key in self._memo if key[0] in namespaces]:
-            del self._memo[key]
-
-
-@functools.lru_cache(maxsize=4)
-def _folders(paths: frozenset[str]) -> frozenset[str]:
-    return frozenset(posixpath.dirname(p) for p in paths)
 
 
 class FileResolver:

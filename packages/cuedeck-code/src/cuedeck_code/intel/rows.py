@@ -21,8 +21,7 @@ from cuedeck_code.intel.store import (
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from cuedeck_code.intel.facts import Facts
-    from cuedeck_code.intel.resolve import Edge, Row
+    from cuedeck_code.intel.facts import Edge, Facts, Row
 
 
 class Spaces:
@@ -88,7 +87,7 @@ class Importers:
 Unpacked = tuple[list[list[Any]], list[list[Any]]]
 
 
-def pack_bindings(facts: Facts) -> bytes:
+def bindings_of(facts: Facts) -> Unpacked:
     """A file's module-level imports and the typed names of its module and classes (the
     ``new``, ``alias``, ``annot`` and ``returns`` ones), as the bindings table keeps them."""
     imports = [[b[1], b[4], b[2], b[3]] for b in facts["binds"] if b[0] == ""]
@@ -98,7 +97,12 @@ def pack_bindings(facts: Facts) -> bytes:
         for scope, name, how, chain in facts["vars"]
         if how in ("new", "alias", "annot", "returns") and (scope == "" or scope in classes)
     ]
-    return zlib.compress(json.dumps([imports, typed], separators=(",", ":")).encode(), 9)
+    return imports, typed
+
+
+def pack_bindings(facts: Facts) -> bytes:
+    """:func:`bindings_of` ``facts``, compressed for the bindings table."""
+    return zlib.compress(json.dumps(bindings_of(facts), separators=(",", ":")).encode(), 9)
 
 
 def unpack_bindings(data: bytes | None) -> Unpacked:
@@ -109,7 +113,7 @@ def unpack_bindings(data: bytes | None) -> Unpacked:
 
 
 class Bindings:
-    """Each file's bindings (:func:`pack_bindings`), unpacked when first asked and kept
+    """Each file's bindings (:func:`bindings_of`), unpacked when first asked and kept
     until the file is written again; as the resolver's rows by name."""
 
     def __init__(self, store: GraphStore) -> None:

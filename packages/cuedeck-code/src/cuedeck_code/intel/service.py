@@ -18,32 +18,32 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from cuedeck_code.intel.owners import PLAIN, moved_edges, owner_digests, owner_key, reusable
 from cuedeck_code.intel.rows import (
     Bindings,
     Importers,
     LazyIds,
     Spaces,
+    bindings_of,
     drop_file,
     edge_rows,
     file_size,
     mentions,
     module_words,
-    pack_bindings,
     packed_extra,
     symbol_ids,
-    unpack_bindings,
     write_file,
 )
 from cuedeck_code.intel.store import GraphStore
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from cuedeck.hookspecs import GraphExtractor
     from cuedeck.index.parsed import Index
     from cuedeck.workspace import Workspace
     from cuedeck_code.intel.facts import Facts
-    from cuedeck_code.intel.resolve import NameLookup
+    from cuedeck_code.intel.lookup import NameLookup
 
 log = logging.getLogger("cuedeck")
 #: Languages that are not code.
@@ -145,11 +145,16 @@ class CodeIntel:
         words, plain = self._changed_names(moved, facts, held) if moved else (set(), True)
         reuse = {}  # one file read again alone: its unchanged definitions keep their edges
         if len(changed) == 1 and not removed and (plain or not moved):
-            reuse = self._reusable(changed[0], facts, digests, held, words)
+            reuse = reusable(self.store, changed[0], facts, digests, held, words)
         # What other files see of these namespaces may change: looked up again.
         touched = {*changed, *removed} | {held[p][4] for p in (*changed, *removed) if p in held}
         touched |= {found["ns"] for found in facts.values() if found is not None}
         written: dict[str, tuple[int, str, str, str, str] | None] = {}
+
+        def write(db: Any, path: str, found: Facts, face: str, digest: dict[str, int]) -> None:
+            number = write_file(db, path, keys[path], languages[path], found, face, digest)
+            written[path] = (number, keys[path], face, "syntactic", found["ns"])
+
         with self.store.transaction() as db:
             for path in removed:
                 drop_file(db, held[path][0])
@@ -161,12 +166,8 @@ class CodeIntel:
                         drop_file(db, held[path][0])
                     written[path] = None
                     continue
-                face, digest = faces[path], digests.get(path, {})
-                number = write_file(db, path, keys[path], languages[path], found, face, digest)
-                written[path] = (number, keys[path], faces[path], "syntactic", found["ns"])
-        self._bindings.forget(written)
-        for path in written:
-            self._importers.wrote(path, facts.get(path))
+                write(db, path, found, faces[path], digests.get(path, {}))
+        self._wrote(written, facts)
         dependents = self._dependents(moved, held) - set(changed)
         dependents &= set(keys)
         dependents = {p for p in dependents if mentions(self.workspace.root / p, words)}
@@ -186,24 +187,18 @@ class CodeIntel:
         facts.update(more)
         # A file read again as a dependent may bind its imports elsewhere now (a module
         # it imports came or went): what other files read of it is written again.
-        again = {
-            path: interface(found)
-            for path, found in more.items()
-            if found is not None and held[path][3] == "syntactic"
-        }
-        again = {path: face for path, face in again.items() if face != held[path][2]}
+        again = {}
+        for path, found in more.items():
+            if found is not None and held[path][3] == "syntactic":
+                face = interface(found)
+                if face != held[path][2]:
+                    again[path] = (found, face)
         if again:
             with self.store.transaction() as db:
-                for path, face in again.items():
-                    found = more[path]
-                    assert found is not None
-                    number = write_file(db, path, keys[path], languages[path], found, face,
-                                        more_digests.get(path, {}))  # fmt: skip
-                    written[path] = (number, keys[path], face, "syntactic", found["ns"])
+                for path, (found, face) in again.items():
+                    write(db, path, found, face, more_digests.get(path, {}))
                     touched |= {path, found["ns"]}
-            self._bindings.forget(again)
-            for path in again:
-                self._importers.wrote(path, more[path])
+            self._wrote(again, more)
         # Files a SCIP index answers keep its edges; one just read again no longer does.
         precise = {p for p in facts if p in held and held[p][3] == "scip"} - set(changed)
         cold = not held
@@ -256,6 +251,14 @@ class CodeIntel:
         self._code = (index, index.generation, keys, languages, paths)
         return keys, languages, paths, None if changed is None else set(changed)
 
+    def _wrote(self, paths: Iterable[str], facts: dict[str, Facts | None]) -> None:
+        """``paths`` were written (their ``facts``; None: dropped): what is kept of their
+        bindings and imports in this process follows."""
+        paths = list(paths)
+        self._bindings.forget(paths)
+        for path in paths:
+            self._importers.wrote(path, facts.get(path))
+
     def _held(self) -> dict[str, tuple[int, str, str, str, str]]:
         """The files the graph holds (:meth:`GraphStore.files`), kept in this process
         while no other connection writes the database."""
@@ -303,7 +306,6 @@ class CodeIntel:
         if not paths:
             return {}
         from cuedeck.system.parallel import map_chunks
-        from cuedeck_code.intel.owners import owner_digests
 
         root = self.workspace.root
 
@@ -341,8 +343,6 @@ class CodeIntel:
         """The short names ``moved`` files define or export differently now (None:
         anything, when a file went away or its namespace changed), and whether all of
         them are plain functions or methods (:data:`.owners.PLAIN`) that came or went."""
-        from cuedeck_code.intel.owners import PLAIN
-
         words: set[bytes] = set()
         plain = True
         for path in moved:
@@ -360,45 +360,13 @@ class CodeIntel:
             before |= {(i[0], "import", i[2], i[3], None) for i in imports}
             before |= {(t[0], "var", None, None, t[1]) for t in typed}
             after = {(d[0], d[1], None, None, packed_extra(d[4])) for d in found["defs"]}
-            imports, typed = unpack_bindings(pack_bindings(found))
+            imports, typed = bindings_of(found)
             after |= {(i[0], "import", i[2], i[3], None) for i in imports}
             after |= {(t[0], "var", None, None, t[1]) for t in typed}
             for row in before ^ after:
                 words.add(row[0].rpartition(".")[2].encode())
                 plain = plain and row[1] in PLAIN and not row[4]
         return words, plain
-
-    def _reusable(
-        self,
-        path: str,
-        facts: dict[str, Facts | None],
-        digests: dict[str, dict[str, int]],
-        held: dict[str, tuple[int, str, str, str, str]],
-        words: set[bytes] | None,
-    ) -> dict[str, dict[str, int]]:
-        """``{path: owner -> lines moved}`` of the definitions of ``path`` (the one file
-        read again) that keep their edges (:func:`.owners.kept_owners`)."""
-        from cuedeck_code.intel.owners import kept_owners
-
-        found = facts.get(path)
-        row = held.get(path)
-        if found is None or row is None or row[3] != "syntactic" or row[4] != found["ns"]:
-            return {}
-        if words is None or path not in digests:
-            return {}
-        before: dict[str, tuple[int, int, int | None]] = {}
-        seen: set[str] = set()
-        for number, name, line, digest in self.store.query(
-            "SELECT id, name, line, digest FROM names WHERE file = ?", (row[0],)
-        ):
-            if name in seen:  # defined twice: resolved again
-                before.pop(name, None)
-            else:
-                before[name] = (number, line, digest)
-            seen.add(name)
-        changed = {word.decode() for word in words}
-        kept = kept_owners(found, digests[path], before, changed)
-        return {path: kept} if kept else {}
 
     def _dependents(
         self, moved: list[str], held: dict[str, tuple[int, str, str, str, str]]
@@ -448,9 +416,8 @@ class CodeIntel:
         """Resolve the chains of ``facts`` and write their edges; how many were written.
         ``touched``: the namespaces (and paths) whose names were just written; ``reuse``:
         by path, the definitions that keep their edges, moved by as many lines."""
-        from cuedeck_code.intel.lookup import memory_fetch, sql_fetch
-        from cuedeck_code.intel.owners import moved_edges, owner_key
-        from cuedeck_code.intel.resolve import FileResolver, NameLookup
+        from cuedeck_code.intel.lookup import NameLookup, memory_fetch, sql_fetch
+        from cuedeck_code.intel.resolve import FileResolver
 
         if cold:
             names = NameLookup(memory_fetch(self.store, self._held(), self._bindings), paths)
