@@ -234,6 +234,40 @@ def test_a_refresh_keeps_only_the_edges_of_definitions_that_resolve_as_before(
     assert not {edge for edge in edges if edge[1] == "first"}
 
 
+def test_owner_digests_are_the_same_in_another_process(make_workspace: MakeWorkspace) -> None:
+    """The digests a cold build's worker writes are the ones a refresh in another
+    process computes for the same text (another hash seed): else nothing is kept."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from cuedeck_code.intel.extract import SyntacticExtractor
+    from cuedeck_code.intel.owners import owner_digests
+
+    root = make_workspace(SCOPES)
+    paths = frozenset(SCOPES)
+    facts = SyntacticExtractor().facts("orders.py", (root / "orders.py").read_bytes(), paths)
+    assert facts is not None
+    here = owner_digests(facts)
+    assert {"", "first", "outer", "outer.inner", "last"} <= set(here)
+    script = (
+        "import json, sys\n"
+        "from cuedeck_code.intel.owners import owner_digests\n"
+        "print(json.dumps(owner_digests(json.loads(sys.stdin.read()))))\n"
+    )
+    seeded = {**os.environ, "PYTHONHASHSEED": "12345"}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(facts),
+        capture_output=True,
+        text=True,
+        check=True,
+        env=seeded,
+    )
+    assert json.loads(done.stdout) == here
+
+
 GO = {
     "go.mod": "module example.com/shop\n\ngo 1.21\n",
     "store/client.go": (

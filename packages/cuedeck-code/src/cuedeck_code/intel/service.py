@@ -35,6 +35,7 @@ from cuedeck_code.intel.rows import (
     write_file,
 )
 from cuedeck_code.intel.store import GraphStore
+from cuedeck_code.intel.walk_base import collector_paused
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -311,17 +312,18 @@ class CodeIntel:
 
         def job(chunk: Sequence[str], tick: Callable[[int], None]) -> list[tuple[str, Any, Any]]:
             out = []
-            for done, path in enumerate(chunk, start=1):
-                extractor = extractors.get(languages.get(path, ""))
-                found = None
-                if extractor is not None:
-                    try:
-                        found = extractor.facts(path, (root / path).read_bytes(), every)
-                    except (OSError, ValueError, RecursionError) as exc:
-                        log.debug("code graph: %s not read: %s", path, exc)
-                digest = owner_digests(found) if found and digests is not None else None
-                out.append((path, found, digest))
-                tick(done)
+            with collector_paused():  # the chunk's objects: one collection after, not many
+                for done, path in enumerate(chunk, start=1):
+                    extractor = extractors.get(languages.get(path, ""))
+                    found = None
+                    if extractor is not None:
+                        try:
+                            found = extractor.facts(path, (root / path).read_bytes(), every)
+                        except (OSError, ValueError, RecursionError) as exc:
+                            log.debug("code graph: %s not read: %s", path, exc)
+                    digest = owner_digests(found) if found and digests is not None else None
+                    out.append((path, found, digest))
+                    tick(done)
             return out
 
         if len(paths) == 1:  # a refresh's one file: no workers to weigh
