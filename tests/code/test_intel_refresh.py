@@ -343,3 +343,58 @@ def test_a_file_whose_imports_now_resolve_is_written_as_a_cold_build_writes_it(
     intel.sync()  # app.py is read again: its imports now name shop's modules
     assert graph(root) == cold(root, tmp_path / "cold")
     assert _rows_of(root) == _rows_of(tmp_path / "cold")
+
+
+SHOP = "class Store:\n    def checkout(self):\n        return 1\n"
+RESOLVE = """
+import json, pathlib
+from cuedeck import open_workspace
+from cuedeck.system import parallel
+from cuedeck_code.intel import service
+
+service.FORKED = 10
+forked = []
+original = parallel._forked
+parallel._forked = lambda *args: forked.append(args[1]) or original(*args)
+root = pathlib.Path(ROOT)
+workspace = open_workspace(root)
+intel = workspace.service("code_intel")
+intel.ready()
+cold = sorted(intel.store.query(EDGES))
+(root / "shop.py").write_text(SHOP + "    def total(self):\\n        return 2\\n")
+workspace.refresh()
+intel.ready()
+print(json.dumps({
+    "forked": [len(items) for items in forked], "resolved": intel.last.resolved,
+    "cold": cold, "refreshed": sorted(intel.store.query(EDGES)),
+}))
+"""
+
+
+def test_files_resolved_by_forked_workers_give_the_edges_resolved_here(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    """Chains resolved in forked workers (a cold build, then a refresh that resolves
+    every file using the one edited again) give the edges resolving them here gives."""
+    from tests.conftest import run_script
+
+    files = {"shop.py": SHOP}
+    for k in range(24):
+        files[f"use{k}.py"] = (
+            "from shop import Store\n\n\n"
+            f"def buy{k}():\n    return Store().checkout()\n\n\n"
+            f"class Till{k}(Store):\n    def ring(self):\n        return self.total()\n"
+        )
+    roots = [make_workspace(files) for _ in range(2)]
+
+    def build(root: Path, workers: str) -> Any:
+        script = RESOLVE.replace("ROOT", repr(str(root))).replace("EDGES", repr(EDGES_BY_NAME))
+        return run_script(script.replace("SHOP", repr(SHOP)), CUEDECK_WORKERS=workers)
+
+    forked, here = build(roots[0], "2"), build(roots[1], "1")
+    # The cold build's 25 files, then the edited file and its 24 users: in workers there.
+    assert (forked.pop("forked"), here.pop("forked")) == ([25, 25], [])
+    assert forked == here and forked["resolved"] == 25
+    refreshed = {tuple(row) for row in forked["refreshed"]}
+    assert ("use7.py", "Till7.ring", "shop.py", "Store.total") in {r[:4] for r in refreshed}
+    assert refreshed == cold(roots[0], tmp_path / "cold")
