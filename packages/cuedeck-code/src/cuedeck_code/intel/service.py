@@ -52,6 +52,8 @@ NOT_CODE = frozenset({"markdown", "text"})
 #: From this many files, their chains are resolved in forked workers: a file takes a
 #: millisecond or two, forking two workers a few hundredths.
 FORKED = 200
+#: A file read: its path, facts, owner digests and interface (None: not read).
+Read = tuple[str, "Facts | None", "dict[str, int] | None", "str | None"]
 #: What resolving a share of the files gives: edge rows, and by path the definitions
 #: whose edges stay as they are.
 Resolved = tuple[list[tuple[int, int, int, int]], dict[str, list[int]]]
@@ -144,10 +146,8 @@ class CodeIntel:
             self._steady = held
             return self._stats(len(keys), 0, 0, 0, 0, started)
         digests: dict[str, dict[str, int]] = {}
-        facts = self._read(changed, languages, paths, extractors, progress, digests)
-        from cuedeck_code.intel.extract import interface
-
-        faces = {path: interface(found) for path, found in facts.items() if found is not None}
+        faces: dict[str, str] = {}
+        facts = self._read(changed, languages, paths, extractors, progress, digests, faces)
         moved = [p for p in changed if p in held and held[p][2] != faces.get(p)] + removed
         words, plain = self._changed_names(moved, facts, held) if moved else (set(), True)
         reuse = {}  # one file read again alone: its unchanged definitions keep their edges
@@ -190,14 +190,17 @@ class CodeIntel:
                 root = self.workspace.root
                 dependents |= {p for p in keys if p not in facts and mentions(root / p, fresh)}
         more_digests: dict[str, dict[str, int]] = {}
-        more = self._read(sorted(dependents), languages, paths, extractors, None, more_digests)
+        more_faces: dict[str, str] = {}
+        more = self._read(
+            sorted(dependents), languages, paths, extractors, None, more_digests, more_faces
+        )
         facts.update(more)
         # A file read again as a dependent may bind its imports elsewhere now (a module
         # it imports came or went): what other files read of it is written again.
         again = {}
         for path, found in more.items():
             if found is not None and held[path][3] == "syntactic":
-                face = interface(found)
+                face = more_faces[path]
                 if face != held[path][2]:
                     again[path] = (found, face)
         if again:
@@ -306,18 +309,21 @@ class CodeIntel:
         every: frozenset[str],
         extractors: dict[str, GraphExtractor],
         progress: Callable[[int, int], None] | None,
-        digests: dict[str, dict[str, int]] | None = None,
+        digests: dict[str, dict[str, int]],
+        faces: dict[str, str],
     ) -> dict[str, Facts | None]:
-        """The facts of ``paths``, read in forked workers when there are many; with
-        ``digests``, their definitions' digests (:func:`.owners.owner_digests`) too."""
+        """The facts of ``paths``, read in forked workers when there are many; their
+        definitions' digests (:func:`.owners.owner_digests`) kept in ``digests``, their
+        interfaces (:func:`.extract.interface`) in ``faces``, both made there too."""
         if not paths:
             return {}
         from cuedeck.system.parallel import map_chunks
+        from cuedeck_code.intel.extract import interface
 
         root = self.workspace.root
 
-        def job(chunk: Sequence[str], tick: Callable[[int], None]) -> list[tuple[str, Any, Any]]:
-            out = []
+        def job(chunk: Sequence[str], tick: Callable[[int], None]) -> list[Read]:
+            out: list[Read] = []
             with collector_paused():  # the chunk's objects: one collection after, not many
                 for done, path in enumerate(chunk, start=1):
                     extractor = extractors.get(languages.get(path, ""))
@@ -327,20 +333,22 @@ class CodeIntel:
                             found = extractor.facts(path, (root / path).read_bytes(), every)
                         except (OSError, ValueError, RecursionError) as exc:
                             log.debug("code graph: %s not read: %s", path, exc)
-                    digest = owner_digests(found) if found and digests is not None else None
-                    out.append((path, found, digest))
+                    if found is None:
+                        out.append((path, None, None, None))
+                    else:
+                        out.append((path, found, owner_digests(found), interface(found)))
                     tick(done)
             return out
 
         if len(paths) == 1:  # a refresh's one file: no workers to weigh
-            return {path: facts for path, facts, _ in _fill(job(paths, _no_tick), digests)}
+            return _fill(job(paths, _no_tick), digests, faces)
         size = sum(file_size(root / p) for p in paths[:200]) * max(1, len(paths) // 200)
         found: dict[str, Facts | None] = {}
         with collector_paused():  # millions of lists unpickled here: none in a cycle
             for chunk in map_chunks(
                 job, list(paths), message="Reading the code graph", progress=progress, size=size
             ):
-                found.update((path, facts) for path, facts, _ in _fill(chunk, digests))
+                found.update(_fill(chunk, digests, faces))
         return found
 
     def _changed_names(
@@ -513,9 +521,12 @@ def _no_tick(done: int) -> None:
 
 
 def _fill(
-    read: list[tuple[str, Any, Any]], digests: dict[str, dict[str, int]] | None
-) -> list[tuple[str, Any, Any]]:
-    """``read`` as it is, its digests kept in ``digests``."""
-    if digests is not None:
-        digests.update((path, digest) for path, _, digest in read if digest is not None)
-    return read
+    read: list[Read], digests: dict[str, dict[str, int]], faces: dict[str, str]
+) -> dict[str, Facts | None]:
+    """The facts of what was ``read``, its digests kept in ``digests``, its interfaces
+    in ``faces``."""
+    for path, _, digest, face in read:
+        if digest is not None and face is not None:
+            digests[path] = digest
+            faces[path] = face
+    return {path: found for path, found, _, _ in read}
