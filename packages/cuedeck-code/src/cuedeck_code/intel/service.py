@@ -4,7 +4,8 @@
 sha256 the index holds differently are read again by the syntactic extractors, their
 names written, their chains resolved into edges. A file whose interface (the names
 other files see: :func:`.extract.interface`) changed, or that went away, has the files
-that used it resolved again too. A cold build reads every file in forked workers.
+that used it resolved again too. A cold build reads every file in forked workers, and
+resolves them in forked workers too (as does any sync of many files); the parent writes.
 Files a loaded SCIP index covers, while unchanged, keep its edges instead.
 """
 
