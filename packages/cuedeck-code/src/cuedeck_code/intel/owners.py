@@ -22,6 +22,7 @@ from cuedeck_code.intel.store import COLUMN
 
 if TYPE_CHECKING:
     from cuedeck_code.intel.facts import Facts
+    from cuedeck_code.intel.lookup import NameLookup
     from cuedeck_code.intel.store import GraphStore
 
 #: Kinds of definitions whose coming or going changes nothing but the lookups of their
@@ -157,3 +158,31 @@ def reusable(
     changed = {word.decode() for word in words}
     kept = kept_owners(found, digests[path], before, changed)
     return {path: kept} if kept else {}
+
+
+def file_rows(
+    store: GraphStore,
+    path: str,
+    language: str,
+    found: Facts,
+    names: NameLookup,
+    ids: dict[str, dict[str, int]],
+    keep: dict[str, int] | None,
+) -> tuple[list[tuple[int, int, int, int]], list[int] | None]:
+    """The edge rows of one file resolved against ``names`` (``ids``: the definitions'
+    ids by path); with ``keep`` (owner -> lines moved, :func:`reusable`), only the other
+    definitions' chains are resolved, the kept ones' edges moved from the graph, and the
+    ids of those that did not move are given too (their edges stay as they are)."""
+    from cuedeck_code.intel.resolve import FileResolver
+    from cuedeck_code.intel.rows import edge_rows
+
+    if not keep:
+        return edge_rows(FileResolver(path, language, found, names).edges(), ids), None
+    defined = Counter(d[0] for d in found["defs"])
+    chains = [r for r in found["refs"] if owner_key(r[1], defined) not in keep]
+    edges = FileResolver(path, language, {**found, "refs": chains}, names).edges()
+    own = ids.get(path) or {}
+    kept = {own[name]: lines for name, lines in keep.items() if name in own}
+    rows = [row for row in edge_rows(edges, ids) if row[1] not in kept]
+    rows.extend(moved_edges(store, {n: m for n, m in kept.items() if m}))
+    return rows, [number for number, lines in kept.items() if not lines]

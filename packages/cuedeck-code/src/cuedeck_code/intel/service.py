@@ -14,12 +14,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck_code.intel.owners import PLAIN, moved_edges, owner_digests, owner_key, reusable
+from cuedeck_code.intel.owners import PLAIN, file_rows, owner_digests, reusable
 from cuedeck_code.intel.rows import (
     Bindings,
     Importers,
@@ -27,7 +26,6 @@ from cuedeck_code.intel.rows import (
     Spaces,
     bindings_of,
     drop_file,
-    edge_rows,
     file_size,
     mentions,
     module_words,
@@ -131,9 +129,10 @@ class CodeIntel:
 
     def sync(self, progress: Callable[[int, int], None] | None = None) -> SyncStats:
         """Bring the graph in step with the index (see the module docstring)."""
-        # The collector paused throughout: a cold build holds millions of lists (the
-        # facts, read in workers and unpickled here), none in a cycle, and each
-        # collection of the oldest objects walked them all (~0.6 s of Django's build).
+        # The collector paused throughout (and so in the workers forked meanwhile): a
+        # cold build holds millions of lists (the facts, read in workers and unpickled
+        # here), none in a cycle, and each collection of the oldest objects walked them
+        # all (~0.6 s of Django's build).
         with collector_paused():
             return self._sync(progress)
 
@@ -332,20 +331,19 @@ class CodeIntel:
 
         def job(chunk: Sequence[str], tick: Callable[[int], None]) -> list[Read]:
             out: list[Read] = []
-            with collector_paused():  # the chunk's objects: one collection after, not many
-                for done, path in enumerate(chunk, start=1):
-                    extractor = extractors.get(languages.get(path, ""))
-                    found = None
-                    if extractor is not None:
-                        try:
-                            found = extractor.facts(path, (root / path).read_bytes(), every)
-                        except (OSError, ValueError, RecursionError) as exc:
-                            log.debug("code graph: %s not read: %s", path, exc)
-                    if found is None:
-                        out.append((path, None, None, None))
-                    else:
-                        out.append((path, found, owner_digests(found), interface(found)))
-                    tick(done)
+            for done, path in enumerate(chunk, start=1):
+                extractor = extractors.get(languages.get(path, ""))
+                found = None
+                if extractor is not None:
+                    try:
+                        found = extractor.facts(path, (root / path).read_bytes(), every)
+                    except (OSError, ValueError, RecursionError) as exc:
+                        log.debug("code graph: %s not read: %s", path, exc)
+                if found is None:
+                    out.append((path, None, None, None))
+                else:
+                    out.append((path, found, owner_digests(found), interface(found)))
+                tick(done)
             return out
 
         if len(paths) == 1:  # a refresh's one file: no workers to weigh
@@ -460,11 +458,16 @@ class CodeIntel:
         def job(chunk: Sequence[tuple[str, Facts]], tick: Callable[[int], None]) -> Resolved:
             rows: list[tuple[int, int, int, int]] = []
             still: dict[str, list[int]] = {}  # by path: definitions whose edges stay
-            with collector_paused():  # the chunk's objects: one collection after
-                for done, (path, found) in enumerate(chunk, start=1):
-                    if ids.get(path) is not None:
-                        self._resolve_file(path, languages, found, names, ids, reuse, rows, still)
-                    tick(done)
+            for done, (path, found) in enumerate(chunk, start=1):
+                if ids.get(path) is not None:
+                    language = languages.get(path, "")
+                    found_rows, kept = file_rows(
+                        self.store, path, language, found, names, ids, reuse.get(path)
+                    )
+                    rows.extend(found_rows)
+                    if kept is not None:
+                        still[path] = kept
+                tick(done)
             return rows, still
 
         from cuedeck.system.parallel import map_chunks
@@ -491,36 +494,6 @@ class CodeIntel:
                     )
             db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, 0)", rows)
         return len(rows)
-
-    def _resolve_file(
-        self,
-        path: str,
-        languages: dict[str, str],
-        found: Facts,
-        names: NameLookup,
-        ids: dict[str, dict[str, int]],
-        reuse: dict[str, dict[str, int]],
-        rows: list[tuple[int, int, int, int]],
-        still: dict[str, list[int]],
-    ) -> None:
-        """The edges of one file (:meth:`_resolve`) added to ``rows``; the definitions
-        kept as they are (``reuse``) to ``still``."""
-        from cuedeck_code.intel.resolve import FileResolver
-
-        keep = reuse.get(path)
-        if keep:  # only the chains of the other definitions are resolved
-            defined = Counter(d[0] for d in found["defs"])
-            chains = [r for r in found["refs"] if owner_key(r[1], defined) not in keep]
-            found = {**found, "refs": chains}
-        edges = FileResolver(path, languages.get(path, ""), found, names).edges()
-        if keep:
-            own = ids.get(path) or {}
-            kept = {own[name]: lines for name, lines in keep.items() if name in own}
-            rows.extend(row for row in edge_rows(edges, ids) if row[1] not in kept)
-            rows.extend(moved_edges(self.store, {n: m for n, m in kept.items() if m}))
-            still[path] = [number for number, lines in kept.items() if not lines]
-        else:
-            rows.extend(edge_rows(edges, ids))
 
 
 def _no_tick(done: int) -> None:
