@@ -234,6 +234,40 @@ def test_a_refresh_keeps_only_the_edges_of_definitions_that_resolve_as_before(
     assert not {edge for edge in edges if edge[1] == "first"}
 
 
+def test_owner_digests_are_the_same_in_another_process(make_workspace: MakeWorkspace) -> None:
+    """The digests a cold build's worker writes are the ones a refresh in another
+    process computes for the same text (another hash seed): else nothing is kept."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from cuedeck_code.intel.extract import SyntacticExtractor
+    from cuedeck_code.intel.owners import owner_digests
+
+    root = make_workspace(SCOPES)
+    paths = frozenset(SCOPES)
+    facts = SyntacticExtractor().facts("orders.py", (root / "orders.py").read_bytes(), paths)
+    assert facts is not None
+    here = owner_digests(facts)
+    assert {"", "first", "outer", "outer.inner", "last"} <= set(here)
+    script = (
+        "import json, sys\n"
+        "from cuedeck_code.intel.owners import owner_digests\n"
+        "print(json.dumps(owner_digests(json.loads(sys.stdin.read()))))\n"
+    )
+    seeded = {**os.environ, "PYTHONHASHSEED": "12345"}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(facts),
+        capture_output=True,
+        text=True,
+        check=True,
+        env=seeded,
+    )
+    assert json.loads(done.stdout) == here
+
+
 GO = {
     "go.mod": "module example.com/shop\n\ngo 1.21\n",
     "store/client.go": (
@@ -309,3 +343,58 @@ def test_a_file_whose_imports_now_resolve_is_written_as_a_cold_build_writes_it(
     intel.sync()  # app.py is read again: its imports now name shop's modules
     assert graph(root) == cold(root, tmp_path / "cold")
     assert _rows_of(root) == _rows_of(tmp_path / "cold")
+
+
+SHOP = "class Store:\n    def checkout(self):\n        return 1\n"
+RESOLVE = """
+import json, pathlib
+from cuedeck import open_workspace
+from cuedeck.system import parallel
+from cuedeck_code.intel import service
+
+service.FORKED = 10
+forked = []
+original = parallel._forked
+parallel._forked = lambda *args: forked.append(args[1]) or original(*args)
+root = pathlib.Path(ROOT)
+workspace = open_workspace(root)
+intel = workspace.service("code_intel")
+intel.ready()
+cold = sorted(intel.store.query(EDGES))
+(root / "shop.py").write_text(SHOP + "    def total(self):\\n        return 2\\n")
+workspace.refresh()
+intel.ready()
+print(json.dumps({
+    "forked": [len(items) for items in forked], "resolved": intel.last.resolved,
+    "cold": cold, "refreshed": sorted(intel.store.query(EDGES)),
+}))
+"""
+
+
+def test_files_resolved_by_forked_workers_give_the_edges_resolved_here(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    """Chains resolved in forked workers (a cold build, then a refresh that resolves
+    every file using the one edited again) give the edges resolving them here gives."""
+    from tests.conftest import run_script
+
+    files = {"shop.py": SHOP}
+    for k in range(24):
+        files[f"use{k}.py"] = (
+            "from shop import Store\n\n\n"
+            f"def buy{k}():\n    return Store().checkout()\n\n\n"
+            f"class Till{k}(Store):\n    def ring(self):\n        return self.total()\n"
+        )
+    roots = [make_workspace(files) for _ in range(2)]
+
+    def build(root: Path, workers: str) -> Any:
+        script = RESOLVE.replace("ROOT", repr(str(root))).replace("EDGES", repr(EDGES_BY_NAME))
+        return run_script(script.replace("SHOP", repr(SHOP)), CUEDECK_WORKERS=workers)
+
+    forked, here = build(roots[0], "2"), build(roots[1], "1")
+    # The cold build's 25 files, then the edited file and its 24 users: in workers there.
+    assert (forked.pop("forked"), here.pop("forked")) == ([25, 25], [])
+    assert forked == here and forked["resolved"] == 25
+    refreshed = {tuple(row) for row in forked["refreshed"]}
+    assert ("use7.py", "Till7.ring", "shop.py", "Store.total") in {r[:4] for r in refreshed}
+    assert refreshed == cold(roots[0], tmp_path / "cold")

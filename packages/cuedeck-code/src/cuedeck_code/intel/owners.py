@@ -13,6 +13,7 @@ as many lines as it moved (:func:`kept_owners`), and only the others are resolve
 
 from __future__ import annotations
 
+import marshal
 import zlib
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from cuedeck_code.intel.store import COLUMN
 
 if TYPE_CHECKING:
     from cuedeck_code.intel.facts import Facts
+    from cuedeck_code.intel.lookup import NameLookup
     from cuedeck_code.intel.store import GraphStore
 
 #: Kinds of definitions whose coming or going changes nothing but the lookups of their
@@ -36,7 +38,10 @@ def owner_key(owner: str, defined: Counter[str]) -> str:
 
 def owner_digests(facts: Facts) -> dict[str, int]:
     """Definition (``""``: the module) -> a CRC-32 of what resolving its chains reads
-    of its file; none for a name defined twice (its edges are always resolved again)."""
+    of its file; none for a name defined twice (its edges are always resolved again).
+    The material is serialised by :func:`marshal.dumps` at version 2, which writes
+    values alone (no back-references, which hang on reference counts): the same in
+    every process of one Python (a new one may change digests: one resolution more)."""
     defined = Counter(d[0] for d in facts["defs"])
     start = {d[0]: d[2] for d in facts["defs"] if defined[d[0]] == 1}
     own: dict[str, list[Any]] = {}  # a scope's bound names, without positions
@@ -50,24 +55,26 @@ def owner_digests(facts: Facts) -> dict[str, int]:
         found = around.get(scope)
         if found is None:
             outer = context(scope.rpartition(".")[0]) if scope else 0
-            found = around[scope] = zlib.crc32(repr((own.get(scope), outer)).encode())
+            found = around[scope] = zlib.crc32(marshal.dumps((own.get(scope), outer), 2))
         return found
 
+    # By owner: role, context and chain of each of its chains (lines counted from the
+    # owner's first), then its imports; a name defined twice gets no digest: no material.
     material: dict[str, list[Any]] = {key: [] for key in ("", *start)}
     for scope, owner, role, chain in facts["refs"]:
         key = owner if owner in defined else ""
-        base = start.get(key, 0)
-        parts = [(name, line - base, column) for name, line, column in chain]
-        material.setdefault(key, []).append((role, around.get(scope) or context(scope), parts))
+        items = material.get(key)
+        if items is not None:
+            base = start.get(key, 0)
+            items.append(role)
+            items.append(around.get(scope) or context(scope))
+            items.append([(name, line - base, column) for name, line, column in chain])
     for scope, local, target_ns, target_name, line, column in facts["binds"]:
         key = owner_key(scope, defined)
-        base = start.get(key, 0)
-        material.setdefault(key, []).append((local, target_ns, target_name, line - base, column))
-    return {
-        key: zlib.crc32(repr(items).encode())
-        for key, items in material.items()
-        if key == "" or key in start
-    }
+        items = material.get(key)
+        if items is not None:
+            items.append((local, target_ns, target_name, line - start.get(key, 0), column))
+    return {key: zlib.crc32(marshal.dumps(items, 2)) for key, items in material.items()}
 
 
 def kept_owners(
@@ -151,3 +158,31 @@ def reusable(
     changed = {word.decode() for word in words}
     kept = kept_owners(found, digests[path], before, changed)
     return {path: kept} if kept else {}
+
+
+def file_rows(
+    store: GraphStore,
+    path: str,
+    language: str,
+    found: Facts,
+    names: NameLookup,
+    ids: dict[str, dict[str, int]],
+    keep: dict[str, int] | None,
+) -> tuple[list[tuple[int, int, int, int]], list[int] | None]:
+    """The edge rows of one file resolved against ``names`` (``ids``: the definitions'
+    ids by path); with ``keep`` (owner -> lines moved, :func:`reusable`), only the other
+    definitions' chains are resolved, the kept ones' edges moved from the graph, and the
+    ids of those that did not move are given too (their edges stay as they are)."""
+    from cuedeck_code.intel.resolve import FileResolver
+    from cuedeck_code.intel.rows import edge_rows
+
+    if not keep:
+        return edge_rows(FileResolver(path, language, found, names).edges(), ids), None
+    defined = Counter(d[0] for d in found["defs"])
+    chains = [r for r in found["refs"] if owner_key(r[1], defined) not in keep]
+    edges = FileResolver(path, language, {**found, "refs": chains}, names).edges()
+    own = ids.get(path) or {}
+    kept = {own[name]: lines for name, lines in keep.items() if name in own}
+    rows = [row for row in edge_rows(edges, ids) if row[1] not in kept]
+    rows.extend(moved_edges(store, {n: m for n, m in kept.items() if m}))
+    return rows, [number for number, lines in kept.items() if not lines]

@@ -4,7 +4,8 @@
 sha256 the index holds differently are read again by the syntactic extractors, their
 names written, their chains resolved into edges. A file whose interface (the names
 other files see: :func:`.extract.interface`) changed, or that went away, has the files
-that used it resolved again too. A cold build reads every file in forked workers.
+that used it resolved again too. A cold build reads every file in forked workers, and
+resolves them in forked workers too (as does any sync of many files); the parent writes.
 Files a loaded SCIP index covers, while unchanged, keep its edges instead.
 """
 
@@ -13,12 +14,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck_code.intel.owners import PLAIN, moved_edges, owner_digests, owner_key, reusable
+from cuedeck_code.intel.owners import PLAIN, file_rows, owner_digests, reusable
 from cuedeck_code.intel.rows import (
     Bindings,
     Importers,
@@ -26,7 +26,6 @@ from cuedeck_code.intel.rows import (
     Spaces,
     bindings_of,
     drop_file,
-    edge_rows,
     file_size,
     mentions,
     module_words,
@@ -35,6 +34,7 @@ from cuedeck_code.intel.rows import (
     write_file,
 )
 from cuedeck_code.intel.store import GraphStore
+from cuedeck_code.intel.walk_base import collector_paused
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -48,6 +48,14 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuedeck")
 #: Languages that are not code.
 NOT_CODE = frozenset({"markdown", "text"})
+#: From this many files, their chains are resolved in forked workers: a file takes a
+#: millisecond or two, forking two workers a few hundredths.
+FORKED = 200
+#: A file read: its path, facts, owner digests and interface (None: not read).
+Read = tuple[str, "Facts | None", "dict[str, int] | None", "str | None"]
+#: What resolving a share of the files gives: edge rows, and by path the definitions
+#: whose edges stay as they are.
+Resolved = tuple[list[tuple[int, int, int, int]], dict[str, list[int]]]
 
 
 @attrs.frozen
@@ -121,6 +129,14 @@ class CodeIntel:
 
     def sync(self, progress: Callable[[int, int], None] | None = None) -> SyncStats:
         """Bring the graph in step with the index (see the module docstring)."""
+        # The collector paused throughout (and so in the workers forked meanwhile): a
+        # cold build holds millions of lists (the facts, read in workers and unpickled
+        # here), none in a cycle, and each collection of the oldest objects walked them
+        # all (~0.6 s of Django's build).
+        with collector_paused():
+            return self._sync(progress)
+
+    def _sync(self, progress: Callable[[int, int], None] | None) -> SyncStats:
         started = time.perf_counter()
         index = self.workspace.fresh_index()
         if self._extractors is None:
@@ -137,10 +153,8 @@ class CodeIntel:
             self._steady = held
             return self._stats(len(keys), 0, 0, 0, 0, started)
         digests: dict[str, dict[str, int]] = {}
-        facts = self._read(changed, languages, paths, extractors, progress, digests)
-        from cuedeck_code.intel.extract import interface
-
-        faces = {path: interface(found) for path, found in facts.items() if found is not None}
+        faces: dict[str, str] = {}
+        facts = self._read(changed, languages, paths, extractors, progress, digests, faces)
         moved = [p for p in changed if p in held and held[p][2] != faces.get(p)] + removed
         words, plain = self._changed_names(moved, facts, held) if moved else (set(), True)
         reuse = {}  # one file read again alone: its unchanged definitions keep their edges
@@ -183,14 +197,17 @@ class CodeIntel:
                 root = self.workspace.root
                 dependents |= {p for p in keys if p not in facts and mentions(root / p, fresh)}
         more_digests: dict[str, dict[str, int]] = {}
-        more = self._read(sorted(dependents), languages, paths, extractors, None, more_digests)
+        more_faces: dict[str, str] = {}
+        more = self._read(
+            sorted(dependents), languages, paths, extractors, None, more_digests, more_faces
+        )
         facts.update(more)
         # A file read again as a dependent may bind its imports elsewhere now (a module
         # it imports came or went): what other files read of it is written again.
         again = {}
         for path, found in more.items():
             if found is not None and held[path][3] == "syntactic":
-                face = interface(found)
+                face = more_faces[path]
                 if face != held[path][2]:
                     again[path] = (found, face)
         if again:
@@ -299,18 +316,21 @@ class CodeIntel:
         every: frozenset[str],
         extractors: dict[str, GraphExtractor],
         progress: Callable[[int, int], None] | None,
-        digests: dict[str, dict[str, int]] | None = None,
+        digests: dict[str, dict[str, int]],
+        faces: dict[str, str],
     ) -> dict[str, Facts | None]:
-        """The facts of ``paths``, read in forked workers when there are many; with
-        ``digests``, their definitions' digests (:func:`.owners.owner_digests`) too."""
+        """The facts of ``paths``, read in forked workers when there are many; their
+        definitions' digests (:func:`.owners.owner_digests`) kept in ``digests``, their
+        interfaces (:func:`.extract.interface`) in ``faces``, both made there too."""
         if not paths:
             return {}
         from cuedeck.system.parallel import map_chunks
+        from cuedeck_code.intel.extract import interface
 
         root = self.workspace.root
 
-        def job(chunk: Sequence[str], tick: Callable[[int], None]) -> list[tuple[str, Any, Any]]:
-            out = []
+        def job(chunk: Sequence[str], tick: Callable[[int], None]) -> list[Read]:
+            out: list[Read] = []
             for done, path in enumerate(chunk, start=1):
                 extractor = extractors.get(languages.get(path, ""))
                 found = None
@@ -319,19 +339,21 @@ class CodeIntel:
                         found = extractor.facts(path, (root / path).read_bytes(), every)
                     except (OSError, ValueError, RecursionError) as exc:
                         log.debug("code graph: %s not read: %s", path, exc)
-                digest = owner_digests(found) if found and digests is not None else None
-                out.append((path, found, digest))
+                if found is None:
+                    out.append((path, None, None, None))
+                else:
+                    out.append((path, found, owner_digests(found), interface(found)))
                 tick(done)
             return out
 
         if len(paths) == 1:  # a refresh's one file: no workers to weigh
-            return {path: facts for path, facts, _ in _fill(job(paths, _no_tick), digests)}
+            return _fill(job(paths, _no_tick), digests, faces)
         size = sum(file_size(root / p) for p in paths[:200]) * max(1, len(paths) // 200)
         found: dict[str, Facts | None] = {}
         for chunk in map_chunks(
             job, list(paths), message="Reading the code graph", progress=progress, size=size
         ):
-            found.update((path, facts) for path, facts, _ in _fill(chunk, digests))
+            found.update(_fill(chunk, digests, faces))
         return found
 
     def _changed_names(
@@ -417,7 +439,6 @@ class CodeIntel:
         ``touched``: the namespaces (and paths) whose names were just written; ``reuse``:
         by path, the definitions that keep their edges, moved by as many lines."""
         from cuedeck_code.intel.lookup import NameLookup, memory_fetch, sql_fetch
-        from cuedeck_code.intel.resolve import FileResolver
 
         if cold:
             names = NameLookup(memory_fetch(self.store, self._held(), self._bindings), paths)
@@ -432,25 +453,31 @@ class CodeIntel:
                 self._spaces.forget(touched)
             names = lookup
         ids = symbol_ids(self.store) if cold else LazyIds(self.store)
+        work = [(p, found) for p, found in facts.items() if found is not None and p not in precise]
+
+        def job(chunk: Sequence[tuple[str, Facts]], tick: Callable[[int], None]) -> Resolved:
+            rows: list[tuple[int, int, int, int]] = []
+            still: dict[str, list[int]] = {}  # by path: definitions whose edges stay
+            for done, (path, found) in enumerate(chunk, start=1):
+                if ids.get(path) is not None:
+                    language = languages.get(path, "")
+                    found_rows, kept = file_rows(
+                        self.store, path, language, found, names, ids, reuse.get(path)
+                    )
+                    rows.extend(found_rows)
+                    if kept is not None:
+                        still[path] = kept
+                tick(done)
+            return rows, still
+
+        from cuedeck.system.parallel import map_chunks
+
         rows: list[tuple[int, int, int, int]] = []
-        still: dict[str, list[int]] = {}  # by path: definitions whose edges stay as they are
-        for path, found in facts.items():
-            if found is None or path in precise or ids.get(path) is None:
-                continue
-            keep = reuse.get(path)
-            if keep:  # only the chains of the other definitions are resolved
-                defined = Counter(d[0] for d in found["defs"])
-                chains = [r for r in found["refs"] if owner_key(r[1], defined) not in keep]
-                found = {**found, "refs": chains}
-            edges = FileResolver(path, languages.get(path, ""), found, names).edges()
-            if keep:
-                own = ids.get(path) or {}
-                kept = {own[name]: lines for name, lines in keep.items() if name in own}
-                rows.extend(row for row in edge_rows(edges, ids) if row[1] not in kept)
-                rows.extend(moved_edges(self.store, {n: m for n, m in kept.items() if m}))
-                still[path] = [number for number, lines in kept.items() if not lines]
-            else:
-                rows.extend(edge_rows(edges, ids))
+        still: dict[str, list[int]] = {}
+        message = "Resolving the code graph"
+        for found_rows, found_still in map_chunks(job, work, message=message, min_items=FORKED):
+            rows.extend(found_rows)
+            still.update(found_still)
         if cold:
             rows.sort()  # in the table's order: appended, not scattered, pages full
         with self.store.transaction() as db:
@@ -474,9 +501,12 @@ def _no_tick(done: int) -> None:
 
 
 def _fill(
-    read: list[tuple[str, Any, Any]], digests: dict[str, dict[str, int]] | None
-) -> list[tuple[str, Any, Any]]:
-    """``read`` as it is, its digests kept in ``digests``."""
-    if digests is not None:
-        digests.update((path, digest) for path, _, digest in read if digest is not None)
-    return read
+    read: list[Read], digests: dict[str, dict[str, int]], faces: dict[str, str]
+) -> dict[str, Facts | None]:
+    """The facts of what was ``read``, its digests kept in ``digests``, its interfaces
+    in ``faces``."""
+    for path, _, digest, face in read:
+        if digest is not None and face is not None:
+            digests[path] = digest
+            faces[path] = face
+    return {path: found for path, found, _, _ in read}

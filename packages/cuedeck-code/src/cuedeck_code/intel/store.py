@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import zlib
@@ -39,6 +40,8 @@ SCHEMA = "7"  # 6: imports and typed names in ``bindings``, a row per file; 7: d
 RELATIONS = ("reference", "call", "import", "inherit", "type", "decorator", "export")
 SOURCES = ("syntactic", "scip")
 COLUMN = 4096
+#: Connections a forked worker inherited: kept, so that they are never closed there.
+_INHERITED: list[sqlite3.Connection] = []
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,15 +70,26 @@ CREATE TABLE IF NOT EXISTS scip (
 
 
 class GraphStore:
-    """The graph's database, one connection per store (guarded by a lock)."""
+    """The graph's database, one connection per store (guarded by a lock). A forked
+    worker (resolving a share of the files) reads through a read-only connection of its
+    own: the one it inherited is left alone, neither used nor closed (closing it there
+    would act on the parent's file locks)."""
 
     def __init__(self, root: Path) -> None:
         self.path = root / FILE
         self.lock = threading.RLock()
         self._connection: sqlite3.Connection | None = None
         self._opened = 0  # connections opened so far
+        self._pid = os.getpid()  # the process the connection belongs to
 
     def db(self) -> sqlite3.Connection:
+        if self._pid != os.getpid():  # in a forked worker
+            if self._connection is not None:
+                _INHERITED.append(self._connection)
+            self.lock = threading.RLock()
+            self._connection = open_db(self.path, read_only=True)
+            self._pid = os.getpid()
+            return self._connection
         if self._connection is None or not self.path.exists():
             self.close()
             connection = open_db(self.path, threads=True)  # one thread at a time: the lock
