@@ -34,11 +34,13 @@ if TYPE_CHECKING:
 Entity = tuple[Any, ...]
 
 #: Most steps one lookup may take (imports of imports, bases of bases).
-MAX_STEPS = 24
+MAX_STEPS = 64
 #: Languages whose bare names inside a class reach its members.
 IMPLICIT_MEMBERS = frozenset({"java", "cpp", "ruby", "c"})
 _SELF = frozenset({"this", "self", "Self"})
 _SCRIPTS = frozenset({"javascript", "typescript", "tsx"})
+#: A call, as a chain part (a ``new`` value is its chain called).
+_CALL = ["()", 0, 0]
 
 
 class FileResolver:
@@ -99,16 +101,18 @@ class FileResolver:
 
     def chain_edges(self, scope: str, owner: str, role: str, chain: Chain, out: list[Edge]) -> None:
         entity: Entity | None = None
+        receiver: Entity | None = None
         last = len(chain) - 1
         for position, (name, line, column) in enumerate(chain):
             if name == "()":
                 if entity is not None and entity[0] != "super":
-                    entity = self.called(entity)
+                    entity = self.called(entity, receiver)
                 continue
             if name == "[]" or name == "?":
                 entity = None
                 continue
             instance = entity is not None and entity[0] in ("inst", "super")
+            receiver = entity if instance else None
             if position == 0:
                 entity = self.start(name, scope)
             elif entity is None:
@@ -365,8 +369,10 @@ class FileResolver:
                 found.append(entity)
         return found
 
-    def called(self, entity: Entity) -> Entity | None:
-        """What calling ``entity`` gives: an instance of a class, a function's return."""
+    def called(self, entity: Entity, receiver: Entity | None = None) -> Entity | None:
+        """What calling ``entity`` gives: an instance of a class, a function's return
+        (a fluent method's, ``-> this``/``Self``, the ``receiver`` it was looked up on:
+        a subclass's instance stays one)."""
         if entity[0] == "fn":  # a value of a Callable[..., T] type
             result = self.foreign_chain(entity[3], entity[1], entity[2])
             if result is not None and result[0] == "def" and result[3] in CONTAINERS:
@@ -383,6 +389,8 @@ class FileResolver:
         if not returns:
             return None
         if returns[0][0] in _SELF and len(returns) == 1:  # a fluent method: -> this / Self
+            if receiver is not None and receiver[0] == "inst":
+                return receiver
             owner = self.row_entity(entity[1], entity[2].rpartition(".")[0])
             if owner is None or owner[0] != "def":
                 return None
@@ -405,6 +413,8 @@ class FileResolver:
         if not chain:
             return None
         start = self.lookup(chain[0][0], scope.rpartition(".")[0] if how == "annot" else scope)
+        if how == "new":  # walked with its call, which a fluent method needs
+            return self.walk(start, [*chain[1:], _CALL])
         entity = self.walk(start, chain[1:])
         return self.shaped(how, entity)
 
@@ -422,15 +432,17 @@ class FileResolver:
         return entity
 
     def walk(self, entity: Entity | None, rest: Chain) -> Entity | None:
+        receiver: Entity | None = None
         for name, _line, _column in rest:
             if entity is None:
                 return None
             if name == "()":
-                entity = entity if entity[0] == "super" else self.called(entity)
+                entity = entity if entity[0] == "super" else self.called(entity, receiver)
             elif name in ("[]", "?"):
                 return None
             else:
                 instance = entity[0] in ("inst", "super")
+                receiver = entity if instance else None
                 entity = self.member(entity, name)
                 if (
                     instance
@@ -461,6 +473,8 @@ class FileResolver:
             return ("fn", ns, path, chain)
         if how in ("self", "cls"):
             return None
+        if how == "new":
+            return self.foreign_chain([*chain, _CALL], ns, path)
         return self.shaped(how, self.foreign_chain(chain, ns, path))
 
     def submodule(self, ns: str, name: str) -> Entity | None:

@@ -1,0 +1,45 @@
+"""What the syntactic graph follows for scip's recall (issue 38), on real grammar output:
+a long fluent chain through re-exports is followed to its end."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.code.test_intel import sites
+from tests.conftest import MakeWorkspace
+
+pytest.importorskip("cuedeck_code")
+
+
+CHAIN = {
+    "src/types.ts": (
+        "export class Schema {\n"
+        "  parse(data: unknown): unknown { return data; }\n"
+        "  optional(): this { return this; }\n"
+        "  array(): List { return new List(); }\n"
+        "}\n"
+        "export class Text extends Schema {\n"
+        "  static create = (): Text => new Text();\n"
+        "  min(n: number): this { return this; }\n"
+        "}\n"
+        "export class List extends Schema {\n"
+        "  max(n: number): this { return this; }\n"
+        "}\n"
+        "const textType = Text.create;\n"
+        "export { textType as text };\n"
+    ),
+    "src/external.ts": "export * from './types';\n",
+    "src/v3.ts": "export * from './external';\n",
+    "src/index.ts": "import * as z from './v3';\nexport { z };\n",
+    "test/use.test.ts": (
+        "import { z } from '../src/index';\n"  # 1
+        "const list = z.text().min(1).min(2).optional().array().max(3).optional();\n"
+        "list.max(4).optional().max(5).parse('x');\n"  # 3
+    ),
+}
+
+
+def test_a_long_chain_through_re_exports_is_followed(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(CHAIN)
+    # Every link of the chain resolves, the last one many steps from the start.
+    assert sites(root, "Schema.parse") == {("test/use.test.ts", 3, "call")}
