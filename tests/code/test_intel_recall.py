@@ -43,3 +43,39 @@ def test_a_long_chain_through_re_exports_is_followed(make_workspace: MakeWorkspa
     root = make_workspace(CHAIN)
     # Every link of the chain resolves, the last one many steps from the start.
     assert sites(root, "Schema.parse") == {("test/use.test.ts", 3, "call")}
+
+
+OPTIONS = {
+    "src/options.ts": (
+        "export default class Options {\n"  # 1
+        "  get headers(): string { return ''; }\n"  # 2
+        "  get url(): string { return ''; }\n"  # 3
+        "  merge(other: Options): void {}\n"  # 4
+        "}\n"
+        "type Except<T, K> = { [P in Exclude<keyof T, K>]: T[P] };\n"  # 6
+        "export type Internals = Except<Options, 'merge'>;\n"  # 7
+        "export type Init = Partial<Internals> & { extra?: boolean };\n"  # 8
+        "const defaults: Internals = {} as Internals;\n"  # 9
+        "export function clone(internals: typeof defaults): string {\n"  # 10
+        "  return internals.headers;\n"  # 11
+        "}\n"
+        "export class Holder {\n"  # 13
+        "  readonly #internals: Internals = defaults;\n"  # 14
+        "  constructor(public raw: Init) {}\n"  # 15
+        "  read(): string {\n"  # 16
+        "    const {url, headers: named} = this.#internals;\n"  # 17
+        "    return this.raw.headers + url + named;\n"  # 18
+        "  }\n"
+        "}\n"
+    ),
+}
+
+
+def test_a_type_aliass_members_are_its_types(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(OPTIONS)
+    path = "src/options.ts"
+    # Internals = Except<Options, ...>: its members are Options'; Init (Partial<Internals>
+    # & {...}) has Internals'; typeof defaults is what defaults is declared as; and a
+    # name unpacked from a value is that value's member.
+    assert {line for p, line, _ in sites(root, "Options.headers") if p == path} == {11, 17, 18}
+    assert {line for p, line, _ in sites(root, "Options.url") if p == path} == {17}

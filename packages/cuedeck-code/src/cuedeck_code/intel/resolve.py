@@ -428,7 +428,8 @@ class FileResolver:
         if how == "annot":
             if entity[0] == "def" and entity[3] in CONTAINERS:
                 return ("inst", entity[1], entity[2], entity[4], entity[5])
-            return None
+            # typeof x (TypeScript): what x holds
+            return entity if entity[0] == "inst" else None
         return entity
 
     def walk(self, entity: Entity | None, rest: Chain) -> Entity | None:

@@ -191,9 +191,42 @@ class _Walker(ScriptModules):
                         bases.append(chain)
             elif child is not name_node:
                 self.node(child, qual if kind == "interface" else scope, qual)
+        value = node.child_by_field_name("value")
+        if value is not None:  # type A = B & Partial<C>: A has B's and C's members
+            bases.extend(self.alias_bases(value))
         if bases:
             flags["bases"] = bases
         self.facts["defs"].append([qual, kind, *self.lines(node), flags])
+
+    def alias_bases(self, node: Any) -> list[Chain]:
+        """The types whose members a type alias's value has: a named type, each side of
+        an intersection, and a generic's outer type and first argument (``Partial<C>``,
+        ``Omit<C, 'k'>`` keep C's members; a generic defined here names its own)."""
+        kind = node.type
+        if kind == "type_identifier":
+            return [[self.part(node)]]
+        if kind == "nested_type_identifier":
+            return [self.nested(node)]
+        if kind == "generic_type":
+            name = node.child_by_field_name("name")
+            found = self.alias_bases(name) if name is not None else []
+            arguments = node.child_by_field_name("type_arguments")
+            if arguments is not None and arguments.named_children:
+                found.extend(self.alias_bases(arguments.named_children[0]))
+            return found
+        if kind in ("intersection_type", "parenthesized_type"):
+            return [chain for child in node.named_children for chain in self.alias_bases(child)]
+        return []
+
+    def nested(self, node: Any) -> Chain:
+        """The chain of ``a.b.C`` written as a type."""
+        parts: Chain = []
+        for piece in self.text(node).split("."):
+            parts.append([piece.strip(), node.start_point[0] + 1, node.start_point[1]])
+        name = node.child_by_field_name("name")
+        if name is not None:
+            parts[-1] = self.part(name)
+        return parts
 
     def namespace(self, node: Any, scope: str, owner: str) -> None:
         """``namespace N { ... }``: its names are ``N.x``, members of N outside it and
@@ -298,14 +331,11 @@ class _Walker(ScriptModules):
         if kind == "this_type":  # a fluent method returns its receiver
             return [self.part(node, "this")]
         if kind == "nested_type_identifier":
-            parts: Chain = []
-            for piece in self.text(node).split("."):
-                parts.append([piece.strip(), node.start_point[0] + 1, node.start_point[1]])
-            name = node.child_by_field_name("name")
-            if name is not None:
-                parts[-1] = self.part(name)
+            parts = self.nested(node)
             self.ref(scope, owner, role, parts)
             return parts
+        if kind == "type_query" and node.named_children:  # typeof x: x's own type
+            return self.expression(node.named_children[0], scope, owner, "reference")
         if kind == "generic_type":
             name = node.child_by_field_name("name")
             for child in node.named_children:
@@ -326,7 +356,7 @@ class _Walker(ScriptModules):
         if name.type != "identifier":
             found = self.expression(value, scope, owner, "reference") if value else None
             if name.type == "object_pattern" and found and found[-1][0] not in ("[]", "?"):
-                self.unpacked(name, found, scope)
+                self.unpacked(name, found, scope, owner)
             else:
                 self.targets(name, scope)
             return
@@ -360,10 +390,11 @@ class _Walker(ScriptModules):
             how, chain = "annot", typed
         self.var(scope, written, how, chain)
 
-    def unpacked(self, pattern: Any, value: Chain, scope: str) -> None:
+    def unpacked(self, pattern: Any, value: Chain, scope: str, owner: str) -> None:
         """``const {a, b: c} = value``: ``a`` is ``value.a``, ``c`` is ``value.b``."""
         for child in pattern.named_children:
             if child.type == "shorthand_property_identifier_pattern":
+                self.ref(scope, owner, "reference", [*value, self.part(child)])
                 self.var(scope, self.text(child), "alias", [*value, self.part(child)])
                 continue
             key = child.child_by_field_name("key") if child.type == "pair_pattern" else None
@@ -374,6 +405,7 @@ class _Walker(ScriptModules):
                 and target is not None
                 and target.type == "identifier"
             ):
+                self.ref(scope, owner, "reference", [*value, self.part(key)])
                 self.var(scope, self.text(target), "alias", [*value, self.part(key)])
             else:
                 self.targets(child, scope)
