@@ -67,6 +67,9 @@ OPTIONS = {
         "    return this.raw.headers + url + named;\n"  # 18
         "  }\n"
         "}\n"
+        "export const made: Options = {headers: 'a', url, merge() {}};\n"  # 21
+        "export const cast = {url: 'b'} as Options;\n"  # 22
+        "export const checked = {url: 'c'} satisfies Internals;\n"  # 23
     ),
 }
 
@@ -77,5 +80,15 @@ def test_a_type_aliass_members_are_its_types(make_workspace: MakeWorkspace) -> N
     # Internals = Except<Options, ...>: its members are Options'; Init (Partial<Internals>
     # & {...}) has Internals'; typeof defaults is what defaults is declared as; and a
     # name unpacked from a value is that value's member.
-    assert {line for p, line, _ in sites(root, "Options.headers") if p == path} == {11, 17, 18}
-    assert {line for p, line, _ in sites(root, "Options.url") if p == path} == {17}
+    assert {line for p, line, _ in sites(root, "Options.headers") if p == path} == {11, 17, 18, 21}
+    assert {line for p, line, _ in sites(root, "Options.url") if p == path} == {17, 21, 22, 23}
+
+
+def test_an_object_literals_keys_are_members_of_its_written_type(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace(OPTIONS)
+    # const x: T = {...}, {...} as T, {...} satisfies T: each key is T's member (a
+    # shorthand key and a method written in the literal too).
+    assert ("src/options.ts", 21, "reference") in sites(root, "Options.headers")
+    assert ("src/options.ts", 21, "reference") in sites(root, "Options.merge")

@@ -388,7 +388,37 @@ class _Walker(ScriptModules):
                 how, chain = "alias", found
         if typed:
             how, chain = "annot", typed
+            if value is not None:
+                self.typed_keys(value, typed, scope, owner)
         self.var(scope, written, how, chain)
+
+    def typed_keys(self, node: Any, typed: Chain, scope: str, owner: str) -> None:
+        """An object literal whose type is written (``const x: T = {a: 1}``, ``{...} as
+        T``): each key names that member of T."""
+        if node.type != "object":
+            return
+        for child in node.named_children:
+            key = child.child_by_field_name("key") if child.type == "pair" else None
+            if child.type == "method_definition":
+                key = child.child_by_field_name("name")
+            elif child.type == "shorthand_property_identifier":
+                key = child
+            if key is not None and key.type in (
+                "property_identifier",
+                "shorthand_property_identifier",
+            ):
+                self.ref(scope, owner, "reference", [*typed, self.part(key)])
+
+    def named_type(self, node: Any) -> Chain | None:
+        """The chain of the type ``node`` names (a generic's outer type), unrecorded."""
+        if node.type == "type_identifier":
+            return [self.part(node)]
+        if node.type == "nested_type_identifier":
+            return self.nested(node)
+        if node.type == "generic_type":
+            name = node.child_by_field_name("name")
+            return self.named_type(name) if name is not None else None
+        return None
 
     def unpacked(self, pattern: Any, value: Chain, scope: str, owner: str) -> None:
         """``const {a, b: c} = value``: ``a`` is ``value.a``, ``c`` is ``value.b``."""
@@ -440,6 +470,8 @@ class _Walker(ScriptModules):
                 how, chain = "new", found[:-1]
         if typed:
             how, chain = "annot", typed
+            if value is not None:
+                self.typed_keys(value, typed, scope, owner)
         if name is not None and chain:
             self.var(scope, self.text(name), how, chain)
 
@@ -515,6 +547,10 @@ class _Walker(ScriptModules):
             inner = node.named_children[0]
             for child in node.named_children[1:]:
                 self.node(child, scope, owner)
+            if inner.type == "object" and kind in ("as_expression", "satisfies_expression"):
+                typed = self.named_type(node.named_children[-1])
+                if typed:
+                    self.typed_keys(inner, typed, scope, owner)
             return self.chain(inner, scope, owner)
         return None
 
