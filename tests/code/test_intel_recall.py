@@ -92,3 +92,17 @@ def test_an_object_literals_keys_are_members_of_its_written_type(
     # shorthand key and a method written in the literal too).
     assert ("src/options.ts", 21, "reference") in sites(root, "Options.headers")
     assert ("src/options.ts", 21, "reference") in sites(root, "Options.merge")
+
+
+def test_a_package_importing_its_own_submodule(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "pkg/__init__.py": "from . import tools\n",
+            "pkg/tools.py": "def convert(value):\n    return value\n",
+            "pkg/use.py": "from . import tools\n\nDEFAULT = tools.convert(1)\n",  # 3
+            "app.py": "import pkg\n\npkg.tools.convert(2)\n",  # 3
+        }
+    )
+    # from . import tools in the package's __init__ is its submodule, so the name the
+    # package holds (from . import tools elsewhere, pkg.tools) is that module too.
+    assert sites(root, "convert") == {("pkg/use.py", 3, "call"), ("app.py", 3, "call")}

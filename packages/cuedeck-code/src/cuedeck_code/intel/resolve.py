@@ -261,6 +261,9 @@ class FileResolver:
         rows = sorted(rows, key=lambda r: (r[0] == "import", r[0] == "var"))
         kind, path, _line, _end, target_ns, target_name, data = rows[0]
         if kind == "import":
+            if target_ns == ns and target_name == name:
+                # from . import sub, in a package's __init__: its own submodule
+                return self.submodule(ns, name)
             return self.bound((target_ns, target_name))
         if kind == "var":
             how, chain = data.get("how", "local"), data.get("chain") or []
