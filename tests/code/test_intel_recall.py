@@ -106,3 +106,52 @@ def test_a_package_importing_its_own_submodule(make_workspace: MakeWorkspace) ->
     # from . import tools in the package's __init__ is its submodule, so the name the
     # package holds (from . import tools elsewhere, pkg.tools) is that module too.
     assert sites(root, "convert") == {("pkg/use.py", 3, "call"), ("app.py", 3, "call")}
+
+
+def test_what_an_unannotated_function_returns(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "shop/query.py": (
+                "class Query:\n"  # 1
+                "    def where(self, test):\n"  # 2
+                "        if not test:\n"
+                "            return None\n"
+                "        return self._copy()\n"  # 5
+                "\n"
+                "    def _copy(self):\n"  # 7
+                "        return Query()\n"  # 8
+                "\n"
+                "    def run(self):\n"  # 10
+                "        return []\n"
+                "\n"
+                "\n"
+                "def start():\n"  # 14
+                "    query = Query()\n"
+                "    return query\n"  # 16: a local: what it holds is not followed
+                "\n"
+                "\n"
+                "def begin():\n"  # 19
+                "    return Query()\n"
+            ),
+            "app.py": (
+                "from shop.query import begin, start\n"  # 1
+                "begin().where(1).where(2).run()\n"  # 2
+                "start().run()\n"  # 3
+            ),
+            "src/text.ts": (
+                "export class Text {\n"  # 1
+                "  min(n: number) { return this.add(n); }\n"  # 2
+                "  add(n: number) { return new Text(); }\n"  # 3
+                "  parse(data: string): string { return data; }\n"  # 4
+                "}\n"
+                "export const text = () => new Text();\n"  # 6
+                "text().min(1).min(2).parse('x');\n"  # 7
+            ),
+        }
+    )
+    # return Query(), return self._copy(): calling them gives a Query; a function
+    # returning its own local gives nothing known.
+    assert sites(root, "Query.run") == {("app.py", 2, "call")}
+    assert {line for _, line, _ in sites(root, "Query.where")} == {2}
+    # this.add() gives what add gives; an arrow's expression is what it returns.
+    assert sites(root, "Text.parse") == {("src/text.ts", 7, "call")}

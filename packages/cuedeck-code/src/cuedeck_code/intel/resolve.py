@@ -38,6 +38,7 @@ MAX_STEPS = 64
 #: Languages whose bare names inside a class reach its members.
 IMPLICIT_MEMBERS = frozenset({"java", "cpp", "ruby", "c"})
 _SELF = frozenset({"this", "self", "Self"})
+_RECEIVERS = frozenset({"this", "self", "cls"})
 _SCRIPTS = frozenset({"javascript", "typescript", "tsx"})
 #: A call, as a chain part (a ``new`` value is its chain called).
 _CALL = ["()", 0, 0]
@@ -390,7 +391,8 @@ class FileResolver:
             return ("inst", entity[1], entity[2], entity[4], entity[5])
         returns = (entity[5] or {}).get("returns")
         if not returns:
-            return None
+            gives = (entity[5] or {}).get("gives")
+            return self.given(entity, gives, receiver) if gives else None
         if returns[0][0] in _SELF and len(returns) == 1:  # a fluent method: -> this / Self
             if receiver is not None and receiver[0] == "inst":
                 return receiver
@@ -402,6 +404,26 @@ class FileResolver:
         if result is not None and result[0] == "def" and result[3] in CONTAINERS:
             return ("inst", result[1], result[2], result[4], result[5])
         return None
+
+    def given(self, entity: Entity, gives: Chain, receiver: Entity | None) -> Entity | None:
+        """What the function ``entity`` returns, from the chain its ``return`` statements
+        give: its receiver's (``self``, ``this``, ``cls``) or its file's names."""
+        self.steps += 1  # a step: functions may return each other's results
+        if self.steps > MAX_STEPS:
+            return None
+        head = gives[0][0]
+        if head not in _RECEIVERS:
+            return self.foreign_chain(gives, entity[1], entity[4])
+        if receiver is not None and receiver[0] == "inst":
+            start: Entity | None = receiver
+        else:
+            owner = self.row_entity(entity[1], entity[2].rpartition(".")[0])
+            if owner is None or owner[0] != "def" or owner[3] not in CONTAINERS:
+                return None
+            start = ("inst", owner[1], owner[2], owner[4], owner[5])
+        if head == "cls" and start is not None:
+            start = self.row_entity(start[1], start[2])
+        return self.walk(start, gives[1:])
 
     def value(self, how: str, chain: Chain, scope: str) -> Entity | None:
         if how == "returns":

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 #: Chain parts that name nothing: a call, an item, an expression not followed.
 _NAMELESS = frozenset({"()", "[]", "?"})
+#: Names of a method's receiver (its instance, or its class).
+_RECEIVERS = frozenset({"self", "this", "cls"})
 
 
 @contextlib.contextmanager
@@ -46,6 +48,8 @@ class FactWalker:
         self.kinds: dict[str, str] = {"": "module"}
         #: Anonymous functions met so far directly in each scope (their scopes' names).
         self.anonymous: dict[str, int] = {}
+        #: What each function's ``return`` statements give (None: no chain), by scope.
+        self.returned: dict[str, list[Chain | None]] = {}
 
     def anonymous_scope(self, scope: str) -> str:
         """The scope of the next anonymous function (a lambda, an arrow) directly in
@@ -70,6 +74,29 @@ class FactWalker:
             if part[0] not in _NAMELESS:
                 self.facts["refs"].append([scope, owner, role, chain])
                 return
+
+    def returns(self, scope: str, chain: Chain | None) -> None:
+        """A ``return`` in the function ``scope`` gives ``chain``."""
+        self.returned.setdefault(scope, []).append(chain)
+
+    def gives(self, qual: str, flags: dict[str, Any]) -> None:
+        """Without a written return type, what the function ``qual`` returns when all
+        its ``return`` statements that name something name the same chain, not one of
+        its own locals (``return new Foo()``, ``return self._copy()``): ``gives``."""
+        found = {
+            tuple(part[0] for part in chain): chain
+            for chain in self.returned.pop(qual, ())
+            if chain and all(part[0] not in ("[]", "?") for part in chain)
+        }
+        if "returns" in flags or len(found) != 1:
+            return
+        chain = next(iter(found.values()))
+        head = chain[0][0]
+        if head not in _RECEIVERS and any(
+            v[0] == qual and v[1] == head for v in self.facts["vars"]
+        ):
+            return
+        flags["gives"] = chain
 
     def var(self, scope: str, name: str, how: str, chain: Chain | None = None) -> None:
         self.facts["vars"].append([scope, name, how, chain or []])

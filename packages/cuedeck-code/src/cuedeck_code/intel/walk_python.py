@@ -72,6 +72,7 @@ class _Walker(PythonModules):
             "subscript": self.reference,
             "type": self.typed,
             "string": self.string,
+            "return_statement": self.return_,
         }
 
     # -- statements ------------------------------------------------------------------------
@@ -154,6 +155,11 @@ class _Walker(PythonModules):
         if body is not None:
             self.node(body, inner, owner)
 
+    def return_(self, node: Any, scope: str, owner: str) -> None:
+        value = node.named_children[0] if node.named_children else None
+        if value is not None:
+            self.returns(scope, self.expression(value, scope, owner, "reference"))
+
     def keyword(self, node: Any, scope: str, owner: str) -> None:
         value = node.child_by_field_name("value")
         if value is not None:
@@ -224,6 +230,7 @@ class _Walker(PythonModules):
         body = node.child_by_field_name("body")
         if body is not None:
             self.block(body, qual, qual, False)
+        self.gives(qual, flags)
 
     def parameters(
         self, node: Any, scope: str, qual: str, method: bool, flags: dict[str, Any]

@@ -125,6 +125,10 @@ class _Walker(ScriptModules):
             *_WRAPPERS,
         ):
             self.expression(node, scope, owner, "reference")
+        elif kind == "return_statement":
+            value = node.named_children[0] if node.named_children else None
+            if value is not None:
+                self.returns(scope, self.expression(value, scope, owner, "reference"))
         elif kind == "template_string":
             for child in node.named_children:
                 if child.type == "template_substitution":
@@ -265,6 +269,7 @@ class _Walker(ScriptModules):
                 flags["returns"] = chain
         self.facts["defs"].append([qual, kind, *self.lines(node), flags])
         self.signature(node, qual, qual)
+        self.gives(qual, flags)
 
     def callable(self, node: Any, scope: str, owner: str) -> None:
         """An anonymous function: a scope of its own for its parameters and locals,
@@ -292,7 +297,9 @@ class _Walker(ScriptModules):
             if child.type == "type_parameters":
                 self.block(child, inner, owner)
         body = node.child_by_field_name("body")
-        if body is not None:
+        if body is not None and body.type != "statement_block":  # () => value
+            self.returns(inner, self.expression(body, inner, owner, "reference"))
+        elif body is not None:
             self.node(body, inner, owner)
 
     def parameter(self, node: Any, scope: str, owner: str, inner: str) -> None:
@@ -373,6 +380,7 @@ class _Walker(ScriptModules):
             self.facts["defs"].append([qual, "function", *self.lines(node), flags])
             self.var(scope, written, "def")
             self.signature(value, qual, qual)
+            self.gives(qual, flags)
             return
         if value is not None and value.type == "class":
             self.klass(value, scope, owner, written)
@@ -461,6 +469,7 @@ class _Walker(ScriptModules):
             self.facts["defs"].append([qual, "method", *self.lines(node), flags])
             self.var(qual, "this", "self")
             self.signature(value, qual, qual)
+            self.gives(qual, flags)
             return
         typed = self.annotation(annotation, scope, owner) if annotation is not None else None
         how, chain = "local", None
