@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.code.test_intel import sites
+from tests.code.test_intel import call, sites
 from tests.conftest import MakeWorkspace
 
 pytest.importorskip("cuedeck_code")
@@ -155,3 +155,22 @@ def test_what_an_unannotated_function_returns(make_workspace: MakeWorkspace) -> 
     assert {line for _, line, _ in sites(root, "Query.where")} == {2}
     # this.add() gives what add gives; an arrow's expression is what it returns.
     assert sites(root, "Text.parse") == {("src/text.ts", 7, "call")}
+
+
+def test_columns_count_code_units_as_scip_does(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "src/util.ts": "export function join(values: string[]): string { return ''; }\n",
+            "src/say.ts": (
+                "import * as util from './util';\n"
+                "export const said = `Ключ ${util.join([])}`;\n"  # 2
+            ),
+            "say.py": "def join(values):\n    return ''\n\n\nSAID = f'Ключ 😀 {join([])}'\n",
+        }
+    )
+    found = call(root, "scip_references", symbol="join", exact=True)["results"]
+    columns = {(r["file_path"], r["line"], r["column"]) for r in found}
+    # After "Ключ " (5 characters, 9 bytes) and an emoji (two UTF-16 units, 4 bytes):
+    # the column is counted in UTF-16 code units, as SCIP's indexers and editors count.
+    assert ("src/say.ts", 2, 33) in columns  # 37 in bytes
+    assert ("say.py", 5, 18) in columns  # 24 in bytes

@@ -22,6 +22,19 @@ _NAMELESS = frozenset({"()", "[]", "?"})
 _RECEIVERS = frozenset({"self", "this", "cls"})
 
 
+def column_of(data: bytes, node: Any) -> int:
+    """The column where ``node`` starts, in UTF-16 code units as SCIP indexes and
+    editors count them (tree-sitter counts bytes: the same on an ASCII line)."""
+    column = int(node.start_point[1])
+    if not column:
+        return 0
+    start = node.start_byte
+    prefix = data[start - column : start]
+    if prefix.isascii():
+        return column
+    return len(prefix.decode("utf-8", errors="replace").encode("utf-16-le")) // 2
+
+
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
     """No cyclic garbage collection inside: a file's walk or resolution makes tens of
@@ -42,6 +55,8 @@ class FactWalker:
 
     def __init__(self, data: bytes, path: str, index: PathIndex) -> None:
         self.data = data
+        #: Whether every column in bytes is one in code units too.
+        self.ascii = data.isascii()
         self.path = path
         self.index = index
         self.facts = empty(path)
@@ -66,7 +81,13 @@ class FactWalker:
         row, column = node.start_point  # read once: each read makes a new tuple
         if name is None:
             name = self.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+        if column and not self.ascii:
+            column = column_of(self.data, node)
         return [name, row + 1, column]
+
+    def column(self, node: Any) -> int:
+        """Where ``node`` starts on its line (:func:`column_of`)."""
+        return int(node.start_point[1]) if self.ascii else column_of(self.data, node)
 
     def ref(self, scope: str, owner: str, role: str, chain: Chain) -> None:
         """Record a reference, unless its chain names nothing (calls and items only)."""

@@ -263,7 +263,7 @@ class _Walker(PythonModules):
         if inner.type == "string":
             content = self.text(inner).strip("'\"")
             if content.replace(".", "").replace("_", "").isalnum():
-                line, column = inner.start_point[0] + 1, inner.start_point[1] + 1
+                line, column = inner.start_point[0] + 1, self.column(inner) + 1
                 return [[p, line, column] for p in content.split(".")]
             return None
         chain = self.expression(inner, scope, owner, "type")

@@ -226,7 +226,7 @@ class _Walker(ScriptModules):
         """The chain of ``a.b.C`` written as a type."""
         parts: Chain = []
         for piece in self.text(node).split("."):
-            parts.append([piece.strip(), node.start_point[0] + 1, node.start_point[1]])
+            parts.append([piece.strip(), node.start_point[0] + 1, self.column(node)])
         name = node.child_by_field_name("name")
         if name is not None:
             parts[-1] = self.part(name)
