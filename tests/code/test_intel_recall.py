@@ -174,3 +174,27 @@ def test_columns_count_code_units_as_scip_does(make_workspace: MakeWorkspace) ->
     # the column is counted in UTF-16 code units, as SCIP's indexers and editors count.
     assert ("src/say.ts", 2, 33) in columns  # 37 in bytes
     assert ("say.py", 5, 18) in columns  # 24 in bytes
+
+
+def test_a_value_sharing_a_types_name(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "src/core.ts": (
+                "export class Maker<T> {\n"  # 1
+                "  init(inst: T): void {}\n"  # 2
+                "}\n"
+                "export interface Thing {\n"  # 4
+                "  size: number;\n"
+                "}\n"
+                "export const Thing: Maker<Thing> = new Maker();\n"  # 7
+            ),
+            "src/use.ts": (
+                "import { Thing } from './core';\n"  # 1
+                "export function build(inst: Thing): void {\n"  # 2
+                "  Thing.init(inst);\n"  # 3
+                "}\n"
+            ),
+        }
+    )
+    # Thing is an interface and a constant: Thing.init is the constant's (a Maker's).
+    assert sites(root, "Maker.init") == {("src/use.ts", 3, "call")}

@@ -324,7 +324,10 @@ class FileResolver:
         if kind == "def":
             if entity[3] not in CONTAINERS and entity[3] != "namespace":
                 return None
-            return self.class_member(entity, name, instance=False)
+            found = self.class_member(entity, name, instance=False)
+            if found is None and entity[3] in ("interface", "type"):
+                return self.value_member(entity, name)
+            return found
         if kind == "inst":
             found = self.class_member(
                 ("def", entity[1], entity[2], "class", entity[3], entity[4]), name, instance=True
@@ -336,6 +339,17 @@ class FileResolver:
                 found = self.class_member(base, name, instance=True)
                 if found is not None:
                     return found
+        return None
+
+    def value_member(self, entity: Entity, name: str) -> Entity | None:
+        """``name`` of the value a TypeScript type shares its name with (``interface
+        A`` and ``const A: Maker<A>``: ``A.init`` is the constant's)."""
+        for kind, path, _line, _end, _ns, _name, data in self.names.rows(entity[1], entity[2]):
+            if kind == "var":
+                held = self.foreign_value(
+                    data.get("how", "local"), data.get("chain") or [], entity[1], path, entity[2]
+                )
+                return self.member(held, name) if held is not None else None
         return None
 
     def class_member(self, cls: Entity, name: str, *, instance: bool) -> Entity | None:
