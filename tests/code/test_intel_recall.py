@@ -198,3 +198,38 @@ def test_a_value_sharing_a_types_name(make_workspace: MakeWorkspace) -> None:
     )
     # Thing is an interface and a constant: Thing.init is the constant's (a Maker's).
     assert sites(root, "Maker.init") == {("src/use.ts", 3, "call")}
+
+
+def test_an_object_types_members(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "src/types.ts": (
+                "export class Options {\n"  # 1
+                "  get prefix(): string { return ''; }\n"  # 2
+                "}\n"
+                "export interface Defaults {\n"  # 4
+                "  options: Options;\n"
+                "}\n"
+                "export type Client = {\n"  # 7
+                "  defaults: Defaults;\n"
+                "  make: () => Options;\n"
+                "  extend(more: string): Client;\n"  # 10
+                "} & Record<string, string>;\n"
+            ),
+            "src/use.ts": (
+                "import type { Client } from './types';\n"  # 1
+                "export function read(client: Client): string {\n"  # 2
+                "  const other = client.extend('x');\n"  # 3
+                "  client.make().prefix;\n"  # 4
+                "  return other.defaults.options.prefix;\n"  # 5
+                "}\n"
+            ),
+        }
+    )
+    # An interface's or an object type's typed members are followed, a method written
+    # in an object type is the alias's.
+    assert sites(root, "Options.prefix") == {
+        ("src/use.ts", 4, "reference"),
+        ("src/use.ts", 5, "reference"),
+    }
+    assert sites(root, "Client.extend") == {("src/use.ts", 3, "call")}

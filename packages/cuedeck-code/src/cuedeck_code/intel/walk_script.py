@@ -80,6 +80,9 @@ class _Walker(ScriptModules):
             self.export(node, scope, owner)
         elif kind == "public_field_definition":
             self.field(node, scope, owner)
+        elif kind == "property_signature" and self.kinds.get(scope) == "interface":
+            self.typed_member(node, scope)
+            self.block(node, scope, owner)
         elif kind in ("required_parameter", "optional_parameter"):
             self.parameter(node, scope, owner, scope)
         elif kind == "catch_clause":
@@ -193,14 +196,45 @@ class _Walker(ScriptModules):
                     chain = self.type_ref(base, scope, qual, "inherit")
                     if chain:
                         bases.append(chain)
-            elif child is not name_node:
-                self.node(child, qual if kind == "interface" else scope, qual)
+            elif child is not name_node:  # an object type's methods are the alias's
+                self.node(child, scope if kind == "enum" else qual, qual)
         value = node.child_by_field_name("value")
         if value is not None:  # type A = B & Partial<C>: A has B's and C's members
             bases.extend(self.alias_bases(value))
+            self.object_members(value, qual)
         if bases:
             flags["bases"] = bases
         self.facts["defs"].append([qual, kind, *self.lines(node), flags])
+
+    def object_members(self, node: Any, qual: str) -> None:
+        """The typed members of the object types a type alias's value joins
+        (``type A = {b: B} & C``)."""
+        if node.type == "object_type":
+            for member in node.named_children:
+                self.typed_member(member, qual)
+        elif node.type in ("intersection_type", "parenthesized_type"):
+            for child in node.named_children:
+                self.object_members(child, qual)
+
+    def typed_member(self, node: Any, qual: str) -> None:
+        """``b: B`` in an interface or an object type: the member ``b`` of ``qual`` is
+        a B (``b: () => B``: calling it gives one)."""
+        if node.type != "property_signature":
+            return
+        name = node.child_by_field_name("name")
+        annotation = node.child_by_field_name("type")
+        if name is None or annotation is None or name.type != "property_identifier":
+            return
+        written = annotation.named_children[0] if annotation.named_children else None
+        if written is not None and written.type == "function_type":  # b: () => B
+            returned = written.child_by_field_name("return_type")
+            chain = self.named_type(returned) if returned is not None else None
+            if chain:
+                self.var(qual, self.text(name), "returns", chain)
+            return
+        chain = self.named_type(written) if written is not None else None
+        if chain:
+            self.var(qual, self.text(name), "annot", chain)
 
     def alias_bases(self, node: Any) -> list[Chain]:
         """The types whose members a type alias's value has: a named type, each side of
@@ -254,7 +288,7 @@ class _Walker(ScriptModules):
         if name_node is not None and name_node.type == "computed_property_name":
             self.block(name_node, scope, owner)
         qual = self.qualify(scope, name)
-        method = self.kinds.get(scope) in ("class", "interface")
+        method = self.kinds.get(scope) in ("class", "interface", "type")
         kind = "method" if method else "function"
         self.kinds[qual] = kind
         flags: dict[str, Any] = {}
