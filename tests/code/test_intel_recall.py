@@ -233,3 +233,28 @@ def test_an_object_types_members(make_workspace: MakeWorkspace) -> None:
         ("src/use.ts", 5, "reference"),
     }
     assert sites(root, "Client.extend") == {("src/use.ts", 3, "call")}
+
+
+def test_an_alias_in_an_import_or_export_names_its_target(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace(
+        {
+            "src/errors.ts": "export class TimeoutError extends Error {}\n",
+            "src/index.ts": (
+                "import { TimeoutError as Timeout } from './errors';\n"  # 1
+                "export { TimeoutError as Expired } from './errors';\n"  # 2
+                "export const made = new Timeout();\n"  # 3
+            ),
+        }
+    )
+    found = call(root, "scip_references", symbol="TimeoutError", exact=True)["results"]
+    columns = {(r["line"], r["column"], r["relationship"]) for r in found}
+    # Both the name and its alias are references, as scip-typescript counts them.
+    assert columns == {
+        (1, 9, "import"),
+        (1, 25, "import"),
+        (2, 9, "import"),
+        (2, 25, "export"),
+        (3, 24, "call"),
+    }
