@@ -258,3 +258,21 @@ def test_an_alias_in_an_import_or_export_names_its_target(
         (2, 25, "export"),
         (3, 24, "call"),
     }
+
+
+def test_a_value_made_when_another_is_missing(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "src/request.ts": (
+                "export class Request {\n"  # 1
+                "  flush(): void {}\n"  # 2
+                "}\n"
+                "export function start(first?: Request): void {\n"  # 4
+                "  const request = first ?? new Request();\n"  # 5
+                "  request.flush();\n"  # 6
+                "}\n"
+            ),
+        }
+    )
+    # a ?? new C(): a C either way.
+    assert sites(root, "Request.flush") == {("src/request.ts", 6, "call")}

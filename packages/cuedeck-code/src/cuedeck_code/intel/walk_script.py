@@ -428,11 +428,38 @@ class _Walker(ScriptModules):
                 how, chain = "new", found[:-1]
             elif found and all(p[0] not in ("()", "[]", "?") for p in found):
                 how, chain = "alias", found
+            elif found is None:
+                made = self.fallback_made(value)
+                if made:
+                    how, chain = "new", made
         if typed:
             how, chain = "annot", typed
             if value is not None:
                 self.typed_keys(value, typed, scope, owner)
         self.var(scope, written, how, chain)
+
+    def fallback_made(self, node: Any) -> Chain | None:
+        """``a ?? new C()`` (or ``||``): the class made when ``a`` is missing, which ``a``
+        must be an instance of too (unrecorded: the walk recorded it)."""
+        if node.type != "binary_expression":
+            return None
+        operator = node.child_by_field_name("operator")
+        right = node.child_by_field_name("right")
+        if operator is None or right is None or operator.type not in ("??", "||"):
+            return None
+        if right.type != "new_expression":
+            return None
+        made = right.child_by_field_name("constructor")
+        parts: Chain = []
+        while made is not None and made.type == "member_expression":
+            member = made.child_by_field_name("property")
+            if member is None:
+                return None
+            parts.insert(0, self.part(member))
+            made = made.child_by_field_name("object")
+        if made is None or made.type != "identifier":
+            return None
+        return [self.part(made), *parts]
 
     def typed_keys(self, node: Any, typed: Chain, scope: str, owner: str) -> None:
         """An object literal whose type is written (``const x: T = {a: 1}``, ``{...} as
