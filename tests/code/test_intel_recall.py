@@ -276,3 +276,28 @@ def test_a_value_made_when_another_is_missing(make_workspace: MakeWorkspace) -> 
     )
     # a ?? new C(): a C either way.
     assert sites(root, "Request.flush") == {("src/request.ts", 6, "call")}
+
+
+def test_a_class_decorated_by_hand_stays_the_class(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "app.py": (
+                "def add_repr(cls, **options):\n"  # 1
+                "    return cls\n"
+                "\n"
+                "\n"
+                "def test_repr():\n"  # 5
+                "    class C:\n"  # 6
+                "        def show(self):\n"  # 7
+                "            return 1\n"
+                "\n"
+                "    C = add_repr(C, ns='x')\n"  # 10
+                "    C().show()\n"  # 11
+                "    value = 2\n"
+                "    value = add_repr(value)\n"  # 13: not a definition: a new value
+            ),
+        }
+    )
+    # C = add_repr(C): the name still stands for the class (its target is a reference).
+    assert {line for _, line, _ in sites(root, "test_repr.C")} == {10, 11}
+    assert sites(root, "test_repr.C.show") == {("app.py", 11, "call")}

@@ -305,6 +305,14 @@ class _Walker(PythonModules):
                 how, value = "returns", returned
         if typed:
             how, value = "annot", typed
+        if left.type == "identifier" and right is not None and not typed:
+            written = self.text(left)
+            defined = f"{scope}.{written}" if scope else written
+            if defined in self.kinds and _wraps(self, right, written):
+                # class C: ... then C = decorate(C): still the class, as the type
+                # checker takes it
+                self.ref(scope, owner, "reference", [self.part(left)])
+                return
         if left.type == "identifier":
             self.var(scope, self.text(left), how if value else "local", value)
         elif left.type == "attribute":
@@ -401,6 +409,23 @@ class _Walker(PythonModules):
 
 def _nothing(node: Any, scope: str, owner: str) -> None:
     return
+
+
+def _wraps(walker: _Walker, node: Any, name: str) -> bool:
+    """Whether the call ``node`` passes ``name`` itself on (``f(name)``,
+    ``f(g(name))``, ``f(x)(name)``): a decoration by hand, whose result stands for it."""
+    if node.type != "call":
+        return False
+    function = node.child_by_field_name("function")
+    if function is not None and _wraps(walker, function, name):
+        return True
+    arguments = node.child_by_field_name("arguments")
+    for argument in arguments.named_children if arguments is not None else ():
+        if argument.type == "identifier" and walker.text(argument) == name:
+            return True
+        if _wraps(walker, argument, name):
+            return True
+    return False
 
 
 def _plain(walker: _Walker, node: Any) -> Chain | None:
