@@ -301,3 +301,30 @@ def test_a_class_decorated_by_hand_stays_the_class(make_workspace: MakeWorkspace
     # C = add_repr(C): the name still stands for the class (its target is a reference).
     assert {line for _, line, _ in sites(root, "test_repr.C")} == {10, 11}
     assert sites(root, "test_repr.C.show") == {("app.py", 11, "call")}
+
+
+def test_an_overloads_name_and_a_methods_class_cell(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "api.py": (
+                "from typing import overload\n"  # 1
+                "\n"
+                "\n"
+                "@overload\n"
+                "def fetch(key: int) -> int: ...\n"  # 5
+                "@overload\n"
+                "def fetch(key: str) -> str: ...\n"  # 7
+                "def fetch(key):\n"  # 8
+                "    return key\n"
+                "\n"
+                "\n"
+                "class Node:\n"  # 12
+                "    def kind(self):\n"  # 13
+                "        return __class__\n"  # 14
+            ),
+        }
+    )
+    # Each declaration after the first names the function it declares again.
+    assert sites(root, "fetch") == {("api.py", 7, "reference"), ("api.py", 8, "reference")}
+    # __class__ in a method is the class it is written in.
+    assert ("api.py", 14, "reference") in sites(root, "Node")

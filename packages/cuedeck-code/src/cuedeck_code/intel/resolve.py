@@ -167,6 +167,9 @@ class FileResolver:
 
     def lookup(self, name: str, scope: str) -> Entity | None:
         """What the bare ``name`` names in ``scope`` of this file."""
+        if name == "__class__" and self.language == "python":  # a method's own class
+            container = self.container(scope)
+            return self.here(container) if container is not None else None
         if name in _SELF or name == "super":
             container = self.container(scope)
             if container is None:

@@ -184,6 +184,8 @@ class _Walker(PythonModules):
         name = self.text(name_node)
         qual = f"{scope}.{name}" if scope else name
         outer_is_class = self.kinds.get(scope) == "class"
+        if qual in self.kinds:  # declared again (an overload, a redefinition): its name
+            self.ref(scope, owner, "reference", [self.part(name_node)])  # is the first's
         flags: dict[str, Any] = {}
         for decorator in decorators:
             expression = decorator.named_children[0] if decorator.named_children else None
