@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import signal
 import subprocess
@@ -33,6 +34,8 @@ class Watcher:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
+                # A crash (a fatal signal at exit) prints every thread's stack to stderr.
+                env={**os.environ, "PYTHONFAULTHANDLER": "1"},
             )
         self.out: queue.Queue[str] = queue.Queue()
         self.err: queue.Queue[str] = queue.Queue()
@@ -136,7 +139,8 @@ def test_ctrl_c_stops_cleanly(watcher: tuple[Path, Watcher]) -> None:
     running.next_line(running.out)
     _idle(running.process.pid)
     running.process.send_signal(signal.SIGINT)
-    assert running.process.wait(timeout=20) == 0
+    code = running.process.wait(timeout=20)
     said = running.lines_within(running.err, 2.0)
+    assert code == 0, "\n".join(said)  # a crash's stacks, if it crashed
     assert any("stopped watching" in line for line in said)
     assert not any("KeyboardInterrupt" in line for line in said), said  # no library's log
