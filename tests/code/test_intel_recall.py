@@ -328,3 +328,25 @@ def test_an_overloads_name_and_a_methods_class_cell(make_workspace: MakeWorkspac
     assert sites(root, "fetch") == {("api.py", 7, "reference"), ("api.py", 8, "reference")}
     # __class__ in a method is the class it is written in.
     assert ("api.py", 14, "reference") in sites(root, "Node")
+
+
+def test_cls_in_a_script_is_a_name_like_any_other(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(
+        {
+            "src/shop.ts": (
+                "export class Other {\n"  # 1
+                "  static build(): Other { return new Other(); }\n"  # 2
+                "  run(): void {}\n"  # 3
+                "}\n"
+                "export class Shop {\n"  # 5
+                "  static build(): Shop { return new Shop(); }\n"  # 6
+                "  run(): void {}\n"  # 7
+                "  pick(cls: typeof Other) { return cls.build(); }\n"  # 8
+                "}\n"
+                "new Shop().pick(Other).run();\n"  # 10
+            ),
+        }
+    )
+    # A parameter named cls is no receiver in TypeScript: pick gives nothing known, and
+    # certainly not a Shop.
+    assert ("src/shop.ts", 10, "call") not in sites(root, "Shop.run")

@@ -38,7 +38,9 @@ MAX_STEPS = 64
 #: Languages whose bare names inside a class reach its members.
 IMPLICIT_MEMBERS = frozenset({"java", "cpp", "ruby", "c"})
 _SELF = frozenset({"this", "self", "Self"})
-_RECEIVERS = frozenset({"this", "self", "cls"})
+#: The names of a method's receiver, by language (its instance, or its class).
+_RECEIVERS = {"python": frozenset({"self", "cls"})}
+_THIS = frozenset({"this"})
 _SCRIPTS = frozenset({"javascript", "typescript", "tsx"})
 #: A call, as a chain part (a ``new`` value is its chain called).
 _CALL = ["()", 0, 0]
@@ -429,7 +431,7 @@ class FileResolver:
         if self.steps > MAX_STEPS:
             return None
         head = gives[0][0]
-        if head not in _RECEIVERS:
+        if head not in _RECEIVERS.get(self.language, _THIS):
             return self.foreign_chain(gives, entity[1], entity[4])
         if receiver is not None and receiver[0] == "inst":
             start: Entity | None = receiver

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
 #: Chain parts that name nothing: a call, an item, an expression not followed.
 _NAMELESS = frozenset({"()", "[]", "?"})
-#: Names of a method's receiver (its instance, or its class).
-_RECEIVERS = frozenset({"self", "this", "cls"})
 
 
 def column_of(data: bytes, node: Any) -> int:
@@ -52,6 +50,9 @@ def collector_paused() -> Iterator[None]:
 
 class FactWalker:
     """A walker of one file's tree, collecting its facts (:mod:`.facts`)."""
+
+    #: The names of a method's receiver (its instance, or its class) in the language.
+    receivers: frozenset[str] = frozenset({"this"})
 
     def __init__(self, data: bytes, path: str, index: PathIndex) -> None:
         self.data = data
@@ -113,7 +114,7 @@ class FactWalker:
             return
         chain = next(iter(found.values()))
         head = chain[0][0]
-        if head not in _RECEIVERS and any(
+        if head not in self.receivers and any(
             v[0] == qual and v[1] == head for v in self.facts["vars"]
         ):
             return

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 class PythonModules(FactWalker):
     """The import statements of the Python walker, which provides the rest."""
 
+    receivers = frozenset({"self", "cls"})
+
     def imports(self, node: Any, scope: str) -> None:
         binds = self.facts["binds"]
         line = node.start_point[0] + 1
