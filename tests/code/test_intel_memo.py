@@ -15,11 +15,14 @@ from tests.conftest import MakeWorkspace
 
 pytest.importorskip("cuedeck_code")
 
-DEPTH = 16
+from cuedeck_code.intel.resolve import MAX_STEPS
+
+#: Re-exports deep enough that the step limit cuts the deepest short (16 at a limit of 24).
+DEPTH = MAX_STEPS * 2 // 3
 
 
 def _chains() -> dict[str, str]:
-    """``m0.Target`` re-exported by ``m1`` ... ``m15``, each ``mK`` importing the one
+    """``m0.Target`` re-exported by ``m1`` ... ``m{DEPTH - 1}``, each ``mK`` importing the one
     before; ``use.py`` reaches ``Target.run`` through each (and subclasses it), in
     scopes of different depths, so one lookup is made with many step counts before it."""
     files = {"m0.py": "class Target:\n    def run(self):\n        return 1\n"}

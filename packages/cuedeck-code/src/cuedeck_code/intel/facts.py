@@ -24,7 +24,8 @@ A file's facts are plain lists (kept as JSON in the graph's SQLite file):
 
 A chain is a list of parts ``[name, line, column]``: ``a.b(x).c`` is ``a``, ``b``, ``()``,
 ``c``; ``()`` calls what precedes it, ``[]`` takes an item of it, ``?`` is something
-the graph cannot follow (a literal). Lines are 1-based, columns 0-based, in bytes.
+the graph cannot follow (a literal). Lines are 1-based, columns 0-based, in UTF-16 code
+units as SCIP counts them (bytes on an ASCII line).
 """
 
 from __future__ import annotations

@@ -34,11 +34,16 @@ if TYPE_CHECKING:
 Entity = tuple[Any, ...]
 
 #: Most steps one lookup may take (imports of imports, bases of bases).
-MAX_STEPS = 24
+MAX_STEPS = 64
 #: Languages whose bare names inside a class reach its members.
 IMPLICIT_MEMBERS = frozenset({"java", "cpp", "ruby", "c"})
 _SELF = frozenset({"this", "self", "Self"})
+#: The names of a method's receiver, by language (its instance, or its class).
+_RECEIVERS = {"python": frozenset({"self", "cls"})}
+_THIS = frozenset({"this"})
 _SCRIPTS = frozenset({"javascript", "typescript", "tsx"})
+#: A call, as a chain part (a ``new`` value is its chain called).
+_CALL = ["()", 0, 0]
 
 
 class FileResolver:
@@ -99,16 +104,18 @@ class FileResolver:
 
     def chain_edges(self, scope: str, owner: str, role: str, chain: Chain, out: list[Edge]) -> None:
         entity: Entity | None = None
+        receiver: Entity | None = None
         last = len(chain) - 1
         for position, (name, line, column) in enumerate(chain):
             if name == "()":
                 if entity is not None and entity[0] != "super":
-                    entity = self.called(entity)
+                    entity = self.called(entity, receiver)
                 continue
             if name == "[]" or name == "?":
                 entity = None
                 continue
             instance = entity is not None and entity[0] in ("inst", "super")
+            receiver = entity if instance else None
             if position == 0:
                 entity = self.start(name, scope)
             elif entity is None:
@@ -162,6 +169,9 @@ class FileResolver:
 
     def lookup(self, name: str, scope: str) -> Entity | None:
         """What the bare ``name`` names in ``scope`` of this file."""
+        if name == "__class__" and self.language == "python":  # a method's own class
+            container = self.container(scope)
+            return self.here(container) if container is not None else None
         if name in _SELF or name == "super":
             container = self.container(scope)
             if container is None:
@@ -257,6 +267,9 @@ class FileResolver:
         rows = sorted(rows, key=lambda r: (r[0] == "import", r[0] == "var"))
         kind, path, _line, _end, target_ns, target_name, data = rows[0]
         if kind == "import":
+            if target_ns == ns and target_name == name:
+                # from . import sub, in a package's __init__: its own submodule
+                return self.submodule(ns, name)
             return self.bound((target_ns, target_name))
         if kind == "var":
             how, chain = data.get("how", "local"), data.get("chain") or []
@@ -316,7 +329,10 @@ class FileResolver:
         if kind == "def":
             if entity[3] not in CONTAINERS and entity[3] != "namespace":
                 return None
-            return self.class_member(entity, name, instance=False)
+            found = self.class_member(entity, name, instance=False)
+            if found is None and entity[3] in ("interface", "type"):
+                return self.value_member(entity, name)
+            return found
         if kind == "inst":
             found = self.class_member(
                 ("def", entity[1], entity[2], "class", entity[3], entity[4]), name, instance=True
@@ -328,6 +344,17 @@ class FileResolver:
                 found = self.class_member(base, name, instance=True)
                 if found is not None:
                     return found
+        return None
+
+    def value_member(self, entity: Entity, name: str) -> Entity | None:
+        """``name`` of the value a TypeScript type shares its name with (``interface
+        A`` and ``const A: Maker<A>``: ``A.init`` is the constant's)."""
+        for kind, path, _line, _end, _ns, _name, data in self.names.rows(entity[1], entity[2]):
+            if kind == "var":
+                held = self.foreign_value(
+                    data.get("how", "local"), data.get("chain") or [], entity[1], path, entity[2]
+                )
+                return self.member(held, name) if held is not None else None
         return None
 
     def class_member(self, cls: Entity, name: str, *, instance: bool) -> Entity | None:
@@ -365,8 +392,10 @@ class FileResolver:
                 found.append(entity)
         return found
 
-    def called(self, entity: Entity) -> Entity | None:
-        """What calling ``entity`` gives: an instance of a class, a function's return."""
+    def called(self, entity: Entity, receiver: Entity | None = None) -> Entity | None:
+        """What calling ``entity`` gives: an instance of a class, a function's return
+        (a fluent method's, ``-> this``/``Self``, the ``receiver`` it was looked up on:
+        a subclass's instance stays one)."""
         if entity[0] == "fn":  # a value of a Callable[..., T] type
             result = self.foreign_chain(entity[3], entity[1], entity[2])
             if result is not None and result[0] == "def" and result[3] in CONTAINERS:
@@ -381,8 +410,11 @@ class FileResolver:
             return ("inst", entity[1], entity[2], entity[4], entity[5])
         returns = (entity[5] or {}).get("returns")
         if not returns:
-            return None
+            gives = (entity[5] or {}).get("gives")
+            return self.given(entity, gives, receiver) if gives else None
         if returns[0][0] in _SELF and len(returns) == 1:  # a fluent method: -> this / Self
+            if receiver is not None and receiver[0] == "inst":
+                return receiver
             owner = self.row_entity(entity[1], entity[2].rpartition(".")[0])
             if owner is None or owner[0] != "def":
                 return None
@@ -391,6 +423,26 @@ class FileResolver:
         if result is not None and result[0] == "def" and result[3] in CONTAINERS:
             return ("inst", result[1], result[2], result[4], result[5])
         return None
+
+    def given(self, entity: Entity, gives: Chain, receiver: Entity | None) -> Entity | None:
+        """What the function ``entity`` returns, from the chain its ``return`` statements
+        give: its receiver's (``self``, ``this``, ``cls``) or its file's names."""
+        self.steps += 1  # a step: functions may return each other's results
+        if self.steps > MAX_STEPS:
+            return None
+        head = gives[0][0]
+        if head not in _RECEIVERS.get(self.language, _THIS):
+            return self.foreign_chain(gives, entity[1], entity[4])
+        if receiver is not None and receiver[0] == "inst":
+            start: Entity | None = receiver
+        else:
+            owner = self.row_entity(entity[1], entity[2].rpartition(".")[0])
+            if owner is None or owner[0] != "def" or owner[3] not in CONTAINERS:
+                return None
+            start = ("inst", owner[1], owner[2], owner[4], owner[5])
+        if head == "cls" and start is not None:
+            start = self.row_entity(start[1], start[2])
+        return self.walk(start, gives[1:])
 
     def value(self, how: str, chain: Chain, scope: str) -> Entity | None:
         if how == "returns":
@@ -405,6 +457,8 @@ class FileResolver:
         if not chain:
             return None
         start = self.lookup(chain[0][0], scope.rpartition(".")[0] if how == "annot" else scope)
+        if how == "new":  # walked with its call, which a fluent method needs
+            return self.walk(start, [*chain[1:], _CALL])
         entity = self.walk(start, chain[1:])
         return self.shaped(how, entity)
 
@@ -418,19 +472,22 @@ class FileResolver:
         if how == "annot":
             if entity[0] == "def" and entity[3] in CONTAINERS:
                 return ("inst", entity[1], entity[2], entity[4], entity[5])
-            return None
+            # typeof x (TypeScript): what x holds
+            return entity if entity[0] == "inst" else None
         return entity
 
     def walk(self, entity: Entity | None, rest: Chain) -> Entity | None:
+        receiver: Entity | None = None
         for name, _line, _column in rest:
             if entity is None:
                 return None
             if name == "()":
-                entity = entity if entity[0] == "super" else self.called(entity)
+                entity = entity if entity[0] == "super" else self.called(entity, receiver)
             elif name in ("[]", "?"):
                 return None
             else:
                 instance = entity[0] in ("inst", "super")
+                receiver = entity if instance else None
                 entity = self.member(entity, name)
                 if (
                     instance
@@ -461,6 +518,8 @@ class FileResolver:
             return ("fn", ns, path, chain)
         if how in ("self", "cls"):
             return None
+        if how == "new":
+            return self.foreign_chain([*chain, _CALL], ns, path)
         return self.shaped(how, self.foreign_chain(chain, ns, path))
 
     def submodule(self, ns: str, name: str) -> Entity | None:

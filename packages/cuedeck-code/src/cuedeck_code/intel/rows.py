@@ -198,8 +198,9 @@ def decoded_row(row: Any) -> Row:
         data = json.loads(extra)
         if "bases" in data:
             data["bases"] = [unpack_chain(b) for b in data["bases"]]
-        if "returns" in data:
-            data["returns"] = unpack_chain(data["returns"])
+        for key in ("returns", "gives"):
+            if key in data:
+                data[key] = unpack_chain(data[key])
     return (kind, path, line, end_line, None, None, data)
 
 
@@ -219,8 +220,9 @@ def packed_extra(extra: dict[str, Any]) -> str | None:
     packed = dict(extra)
     if "bases" in packed:
         packed["bases"] = [pack_chain(b) for b in packed["bases"]]
-    if "returns" in packed:
-        packed["returns"] = pack_chain(packed["returns"])
+    for key in ("returns", "gives"):
+        if key in packed:
+            packed[key] = pack_chain(packed[key])
     return json.dumps(packed, separators=(",", ":"))
 
 

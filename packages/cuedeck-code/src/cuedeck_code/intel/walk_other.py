@@ -18,6 +18,7 @@ import attrs
 
 from cuedeck_code.intel.facts import Chain, Facts, empty, file_namespace
 from cuedeck_code.intel.signatures import descendants, is_definition_name, returned_type
+from cuedeck_code.intel.walk_base import column_of
 
 if TYPE_CHECKING:
     from cuedeck_code.imports import PathIndex
@@ -160,7 +161,7 @@ class _Walker:
         return [
             self.text(node) if name is None else name,
             node.start_point[0] + 1,
-            node.start_point[1],
+            column_of(self.data, node),
         ]
 
     def owner(self, byte: int) -> str:
@@ -240,7 +241,7 @@ class _Walker:
             left, right = syntax.members[kind]
             if not left:  # Java's a.b.C type: its text
                 pieces = self.text(node).split(".")
-                return [[p, node.start_point[0] + 1, node.start_point[1]] for p in pieces]
+                return [[p, node.start_point[0] + 1, column_of(self.data, node)] for p in pieces]
             obj = node.child_by_field_name(left)
             member = node.child_by_field_name(right)
             if member is None:

@@ -72,6 +72,7 @@ class _Walker(PythonModules):
             "subscript": self.reference,
             "type": self.typed,
             "string": self.string,
+            "return_statement": self.return_,
         }
 
     # -- statements ------------------------------------------------------------------------
@@ -154,6 +155,11 @@ class _Walker(PythonModules):
         if body is not None:
             self.node(body, inner, owner)
 
+    def return_(self, node: Any, scope: str, owner: str) -> None:
+        value = node.named_children[0] if node.named_children else None
+        if value is not None:
+            self.returns(scope, self.expression(value, scope, owner, "reference"))
+
     def keyword(self, node: Any, scope: str, owner: str) -> None:
         value = node.child_by_field_name("value")
         if value is not None:
@@ -178,6 +184,8 @@ class _Walker(PythonModules):
         name = self.text(name_node)
         qual = f"{scope}.{name}" if scope else name
         outer_is_class = self.kinds.get(scope) == "class"
+        if qual in self.kinds:  # declared again (an overload, a redefinition): its name
+            self.ref(scope, owner, "reference", [self.part(name_node)])  # is the first's
         flags: dict[str, Any] = {}
         for decorator in decorators:
             expression = decorator.named_children[0] if decorator.named_children else None
@@ -224,6 +232,7 @@ class _Walker(PythonModules):
         body = node.child_by_field_name("body")
         if body is not None:
             self.block(body, qual, qual, False)
+        self.gives(qual, flags)
 
     def parameters(
         self, node: Any, scope: str, qual: str, method: bool, flags: dict[str, Any]
@@ -256,7 +265,7 @@ class _Walker(PythonModules):
         if inner.type == "string":
             content = self.text(inner).strip("'\"")
             if content.replace(".", "").replace("_", "").isalnum():
-                line, column = inner.start_point[0] + 1, inner.start_point[1] + 1
+                line, column = inner.start_point[0] + 1, self.column(inner) + 1
                 return [[p, line, column] for p in content.split(".")]
             return None
         chain = self.expression(inner, scope, owner, "type")
@@ -298,6 +307,14 @@ class _Walker(PythonModules):
                 how, value = "returns", returned
         if typed:
             how, value = "annot", typed
+        if left.type == "identifier" and right is not None and not typed:
+            written = self.text(left)
+            defined = f"{scope}.{written}" if scope else written
+            if defined in self.kinds and _wraps(self, right, written):
+                # class C: ... then C = decorate(C): still the class, as the type
+                # checker takes it
+                self.ref(scope, owner, "reference", [self.part(left)])
+                return
         if left.type == "identifier":
             self.var(scope, self.text(left), how if value else "local", value)
         elif left.type == "attribute":
@@ -394,6 +411,23 @@ class _Walker(PythonModules):
 
 def _nothing(node: Any, scope: str, owner: str) -> None:
     return
+
+
+def _wraps(walker: _Walker, node: Any, name: str) -> bool:
+    """Whether the call ``node`` passes ``name`` itself on (``f(name)``,
+    ``f(g(name))``, ``f(x)(name)``): a decoration by hand, whose result stands for it."""
+    if node.type != "call":
+        return False
+    function = node.child_by_field_name("function")
+    if function is not None and _wraps(walker, function, name):
+        return True
+    arguments = node.child_by_field_name("arguments")
+    for argument in arguments.named_children if arguments is not None else ():
+        if argument.type == "identifier" and walker.text(argument) == name:
+            return True
+        if _wraps(walker, argument, name):
+            return True
+    return False
 
 
 def _plain(walker: _Walker, node: Any) -> Chain | None:

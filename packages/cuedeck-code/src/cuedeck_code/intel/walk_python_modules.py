@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 class PythonModules(FactWalker):
     """The import statements of the Python walker, which provides the rest."""
 
+    receivers = frozenset({"self", "cls"})
+
     def imports(self, node: Any, scope: str) -> None:
         binds = self.facts["binds"]
         line = node.start_point[0] + 1
@@ -33,12 +35,10 @@ class PythonModules(FactWalker):
                 parts = self.text(dotted).split(".")
                 if alias is not None:
                     target = self.module(0, parts)
-                    binds.append(
-                        [scope, self.text(alias), target, None, line, alias.start_point[1]]
-                    )
+                    binds.append([scope, self.text(alias), target, None, line, self.column(alias)])
                 else:
                     target = self.module(0, parts[:1]) or self.folder(parts)
-                    binds.append([scope, parts[0], target, None, line, dotted.start_point[1]])
+                    binds.append([scope, parts[0], target, None, line, self.column(dotted)])
                 self.var(scope, parts[0] if alias is None else self.text(alias), "import")
             return
         module = node.child_by_field_name("module_name")
@@ -66,7 +66,7 @@ class PythonModules(FactWalker):
                 continue
             name = self.text(dotted)
             local = self.text(alias) if alias is not None else name
-            column = dotted.start_point[1]
+            column = self.column(dotted)
             binds.append([scope, local, target, name, dotted.start_point[0] + 1, column])
             self.var(scope, local, "import")
 

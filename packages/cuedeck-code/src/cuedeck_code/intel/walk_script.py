@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cuedeck_code.intel.walk_script_modules import ScriptModules
+from cuedeck_code.intel.walk_script_types import ScriptTypes
 
 if TYPE_CHECKING:
     from cuedeck_code.imports import PathIndex
@@ -50,7 +50,7 @@ def script_facts(root: Any, data: bytes, path: str, index: PathIndex) -> Facts:
     return walker.facts
 
 
-class _Walker(ScriptModules):
+class _Walker(ScriptTypes):
     def qualify(self, scope: str, name: str) -> str:
         return f"{scope}.{name}" if scope else name
 
@@ -80,6 +80,9 @@ class _Walker(ScriptModules):
             self.export(node, scope, owner)
         elif kind == "public_field_definition":
             self.field(node, scope, owner)
+        elif kind == "property_signature" and self.kinds.get(scope) == "interface":
+            self.typed_member(node, scope)
+            self.block(node, scope, owner)
         elif kind in ("required_parameter", "optional_parameter"):
             self.parameter(node, scope, owner, scope)
         elif kind == "catch_clause":
@@ -125,6 +128,10 @@ class _Walker(ScriptModules):
             *_WRAPPERS,
         ):
             self.expression(node, scope, owner, "reference")
+        elif kind == "return_statement":
+            value = node.named_children[0] if node.named_children else None
+            if value is not None:
+                self.returns(scope, self.expression(value, scope, owner, "reference"))
         elif kind == "template_string":
             for child in node.named_children:
                 if child.type == "template_substitution":
@@ -189,8 +196,12 @@ class _Walker(ScriptModules):
                     chain = self.type_ref(base, scope, qual, "inherit")
                     if chain:
                         bases.append(chain)
-            elif child is not name_node:
-                self.node(child, qual if kind == "interface" else scope, qual)
+            elif child is not name_node:  # an object type's methods are the alias's
+                self.node(child, scope if kind == "enum" else qual, qual)
+        value = node.child_by_field_name("value")
+        if value is not None:  # type A = B & Partial<C>: A has B's and C's members
+            bases.extend(self.alias_bases(value))
+            self.object_members(value, qual)
         if bases:
             flags["bases"] = bases
         self.facts["defs"].append([qual, kind, *self.lines(node), flags])
@@ -217,7 +228,7 @@ class _Walker(ScriptModules):
         if name_node is not None and name_node.type == "computed_property_name":
             self.block(name_node, scope, owner)
         qual = self.qualify(scope, name)
-        method = self.kinds.get(scope) in ("class", "interface")
+        method = self.kinds.get(scope) in ("class", "interface", "type")
         kind = "method" if method else "function"
         self.kinds[qual] = kind
         flags: dict[str, Any] = {}
@@ -232,6 +243,7 @@ class _Walker(ScriptModules):
                 flags["returns"] = chain
         self.facts["defs"].append([qual, kind, *self.lines(node), flags])
         self.signature(node, qual, qual)
+        self.gives(qual, flags)
 
     def callable(self, node: Any, scope: str, owner: str) -> None:
         """An anonymous function: a scope of its own for its parameters and locals,
@@ -259,7 +271,9 @@ class _Walker(ScriptModules):
             if child.type == "type_parameters":
                 self.block(child, inner, owner)
         body = node.child_by_field_name("body")
-        if body is not None:
+        if body is not None and body.type != "statement_block":  # () => value
+            self.returns(inner, self.expression(body, inner, owner, "reference"))
+        elif body is not None:
             self.node(body, inner, owner)
 
     def parameter(self, node: Any, scope: str, owner: str, inner: str) -> None:
@@ -298,14 +312,11 @@ class _Walker(ScriptModules):
         if kind == "this_type":  # a fluent method returns its receiver
             return [self.part(node, "this")]
         if kind == "nested_type_identifier":
-            parts: Chain = []
-            for piece in self.text(node).split("."):
-                parts.append([piece.strip(), node.start_point[0] + 1, node.start_point[1]])
-            name = node.child_by_field_name("name")
-            if name is not None:
-                parts[-1] = self.part(name)
+            parts = self.nested(node)
             self.ref(scope, owner, role, parts)
             return parts
+        if kind == "type_query" and node.named_children:  # typeof x: x's own type
+            return self.expression(node.named_children[0], scope, owner, "reference")
         if kind == "generic_type":
             name = node.child_by_field_name("name")
             for child in node.named_children:
@@ -326,7 +337,7 @@ class _Walker(ScriptModules):
         if name.type != "identifier":
             found = self.expression(value, scope, owner, "reference") if value else None
             if name.type == "object_pattern" and found and found[-1][0] not in ("[]", "?"):
-                self.unpacked(name, found, scope)
+                self.unpacked(name, found, scope, owner)
             else:
                 self.targets(name, scope)
             return
@@ -343,6 +354,7 @@ class _Walker(ScriptModules):
             self.facts["defs"].append([qual, "function", *self.lines(node), flags])
             self.var(scope, written, "def")
             self.signature(value, qual, qual)
+            self.gives(qual, flags)
             return
         if value is not None and value.type == "class":
             self.klass(value, scope, owner, written)
@@ -356,27 +368,15 @@ class _Walker(ScriptModules):
                 how, chain = "new", found[:-1]
             elif found and all(p[0] not in ("()", "[]", "?") for p in found):
                 how, chain = "alias", found
+            elif found is None:
+                made = self.fallback_made(value)
+                if made:
+                    how, chain = "new", made
         if typed:
             how, chain = "annot", typed
+            if value is not None:
+                self.typed_keys(value, typed, scope, owner)
         self.var(scope, written, how, chain)
-
-    def unpacked(self, pattern: Any, value: Chain, scope: str) -> None:
-        """``const {a, b: c} = value``: ``a`` is ``value.a``, ``c`` is ``value.b``."""
-        for child in pattern.named_children:
-            if child.type == "shorthand_property_identifier_pattern":
-                self.var(scope, self.text(child), "alias", [*value, self.part(child)])
-                continue
-            key = child.child_by_field_name("key") if child.type == "pair_pattern" else None
-            target = child.child_by_field_name("value") if key is not None else None
-            if (
-                key is not None
-                and key.type == "property_identifier"
-                and target is not None
-                and target.type == "identifier"
-            ):
-                self.var(scope, self.text(target), "alias", [*value, self.part(key)])
-            else:
-                self.targets(child, scope)
 
     def field(self, node: Any, scope: str, owner: str) -> None:
         name = node.child_by_field_name("name")
@@ -399,6 +399,7 @@ class _Walker(ScriptModules):
             self.facts["defs"].append([qual, "method", *self.lines(node), flags])
             self.var(qual, "this", "self")
             self.signature(value, qual, qual)
+            self.gives(qual, flags)
             return
         typed = self.annotation(annotation, scope, owner) if annotation is not None else None
         how, chain = "local", None
@@ -408,20 +409,10 @@ class _Walker(ScriptModules):
                 how, chain = "new", found[:-1]
         if typed:
             how, chain = "annot", typed
+            if value is not None:
+                self.typed_keys(value, typed, scope, owner)
         if name is not None and chain:
             self.var(scope, self.text(name), how, chain)
-
-    def targets(self, node: Any, scope: str) -> None:
-        if node.type in ("identifier", "shorthand_property_identifier_pattern"):
-            self.var(scope, self.text(node), "local")
-            return
-        for child in node.named_children:
-            if child.type == "pair_pattern":
-                value = child.child_by_field_name("value")
-                if value is not None:
-                    self.targets(value, scope)
-            else:
-                self.targets(child, scope)
 
     def lines(self, node: Any) -> list[int]:
         start = node
@@ -483,6 +474,10 @@ class _Walker(ScriptModules):
             inner = node.named_children[0]
             for child in node.named_children[1:]:
                 self.node(child, scope, owner)
+            if inner.type == "object" and kind in ("as_expression", "satisfies_expression"):
+                typed = self.named_type(node.named_children[-1])
+                if typed:
+                    self.typed_keys(inner, typed, scope, owner)
             return self.chain(inner, scope, owner)
         return None
 

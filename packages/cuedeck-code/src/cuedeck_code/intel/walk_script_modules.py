@@ -80,6 +80,8 @@ class ScriptModules(FactWalker):
                         local = self.text(alias if alias is not None else name)
                         binds.append([scope, local, target, self.text(name), *self.part(name)[1:]])
                         self.var(scope, local, "import")
+                        if alias is not None:  # {A as B}: B names A too
+                            self.ref(scope, scope, "import", [self.part(alias)])
 
     def export(self, node: Any, scope: str, owner: str) -> None:
         declaration = node.child_by_field_name("declaration")
@@ -122,3 +124,5 @@ class ScriptModules(FactWalker):
                 self.ref(scope, owner, "export", [self.part(name)])
             else:
                 binds.append([scope, local, target, self.text(name), *self.part(name)[1:]])
+            if alias is not None:  # export {A as B}: B names A too
+                self.ref(scope, owner, "export", [self.part(alias)])
