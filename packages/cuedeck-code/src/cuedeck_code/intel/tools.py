@@ -112,8 +112,9 @@ def scip_references(
 ) -> References:
     """Find every place a symbol is used: calls, imports, type uses, subclasses.
 
-    Each result is a file, line and column, how it is used (relationship), the line's
-    code (context) and the symbol it is written in (from_symbol).
+    Each result is a file, line (1-based) and column (0-based, in UTF-16 code units as
+    SCIP and editors count them), how it is used (relationship), the line's code
+    (context) and the symbol it is written in (from_symbol).
     """
     graph = _graph(workspace)
     targets = _matches(graph, symbol, exact)
