@@ -97,6 +97,16 @@ REPOSITORIES = (
     Repository("spf13/cobra", "go", "tune"),
     Repository("BurntSushi/ripgrep", "rust", "tune", direct=True),
     Repository("google/gson", "java", "tune"),
+    # Joined the tuning side 2026-11-29, before any figure of theirs was looked at.
+    # pydantic/v1 is a copy of the 1.10 branch (update_v1.sh), release/ its release scripts,
+    # pydantic-core/wasm-preview a browser test runner; scrapy's extras/ are bench helpers.
+    Repository(
+        "pydantic/pydantic",
+        "python",
+        "tune",
+        exclude=("pydantic/v1/", "release/", "pydantic-core/wasm-preview/"),
+    ),
+    Repository("scrapy/scrapy", "python", "tune", exclude=("extras/",)),
     Repository("fastapi/typer", "python", "test"),
     Repository("sqlalchemy/alembic", "python", "test", direct=True),
     Repository("sindresorhus/got", "typescript", "test", direct=True),
