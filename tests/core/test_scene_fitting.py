@@ -72,6 +72,35 @@ def test_a_scene_fits_any_budget_by_the_real_count(bodies: list[list[str]], budg
             assert scene.tokens <= whole.tokens
 
 
+def test_a_budget_that_holds_everything_drops_nothing_when_the_prediction_says_over() -> None:
+    """The case Hypothesis found: the scene's predicted count at the budget that holds
+    every document was a few tokens over the limit while the real one was under, and the
+    last document was dropped. The estimate counter makes it happen in every profile."""
+    sentence = "Refresh " + "refresh " * 38 + "refresh."
+    bodies = [
+        ["Refresh refresh refresh refresh refresh refresh refresh."],
+        [
+            "Refresh refresh refresh.",
+            "\n\n".join(["Refresh refresh refresh."] * 3 + [sentence]),
+            "Refresh refresh refresh refresh refresh refresh.",
+        ],
+        [
+            "Refresh refresh refresh refresh refresh refresh refresh.\n\n"
+            "Refresh refresh refresh refresh refresh refresh refresh refresh."
+        ],
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        _workspace(root, bodies)
+        config = root / ".cuedeck" / "config.toml"
+        config.write_text(config.read_text() + '[tokens]\ncounter = "estimate"\n')
+        workspace = open_workspace(root)
+        whole = build_scene(workspace, "aaa111", 1_000_000, record=False)
+        for budget in range(whole.tokens, whole.tokens + 6):
+            scene = build_scene(workspace, "aaa111", budget, record=False)
+            assert [p.text for p in scene.placements] == [p.text for p in whole.placements]
+
+
 @pytest.mark.parametrize("budget", [300, 700])
 def test_a_larger_budget_never_places_less(budget: int) -> None:
     bodies = [["Refresh token retry. " * 30, "Session ledger. " * 30], ["Queue cache. " * 50]]

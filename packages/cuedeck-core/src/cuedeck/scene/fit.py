@@ -211,12 +211,15 @@ class _Budgets:
         limit, floor = self.limit, self.items[0].tokens
         # Budgets past min(everything, limit) change nothing: documents are part of the limit.
         top = min(sum(item.tokens for item in self.items), limit)
-        if self.guess(top) <= limit and self.real(top) <= limit:
+        # A margin for how far the prediction may be off.
+        margin = 16 + limit // 200
+        # Everything that fits goes in whole: when the prediction says "about the limit",
+        # the real count decides (a prediction a few tokens over must not drop a document).
+        if self.guess(top) - margin <= limit and self.real(top) <= limit:
             return top
         budget = _highest(floor, top + 1, lambda b: self.guess(b) <= limit)
-        # How far the prediction is off here, and a margin for how that varies elsewhere.
+        # How far the prediction is off here.
         error = self.guess(budget) - self.real(budget)
-        margin = 16 + limit // 200
         if self.real(budget) > limit:
             # The prediction was bold: find the real edge near where it says, corrected.
             low = _highest(floor, budget, lambda b: self.guess(b) - error + margin <= limit)
