@@ -43,6 +43,11 @@ Row = tuple[str, str, int, int, str | None, str | None, dict[str, Any]]
 #: An edge: ``(src_path, src_name, dst_path, dst_name, line, column, relation)``.
 Edge = tuple[str, str, str, str, int, int, str]
 
+#: The names of a method's receiver (its instance, or its class), by language;
+#: ``THIS`` in the others.
+RECEIVERS = {"python": frozenset({"self", "cls"})}
+THIS = frozenset({"this"})
+
 #: Namespaces shared by several files, by language.
 SHARED = {"go": "go:", "java": "java:", "c": "c:", "cpp": "c:", "ruby": "rb:"}
 #: Kinds of definitions that hold members.

@@ -100,6 +100,27 @@ class NameLookup:
             found = self._memo[key] = self.fetch(ns, name)
         return found
 
+    def submodule(self, ns: str, name: str) -> tuple[str, str] | None:
+        """``("mod", namespace)`` of the submodule ``name`` of a Python package's
+        ``__init__`` or of a folder (``dir:...``), if there is one."""
+        if ns.startswith("dir:"):
+            folder = ns[4:]
+        elif ns.endswith("/__init__.py") or ns == "__init__.py":
+            folder = posixpath.dirname(ns)
+        else:
+            return None
+        stem = f"{folder}/{name}" if folder else name
+        for candidate in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi"):
+            if candidate in self.paths:
+                return ("mod", candidate)
+        if stem in self.folders:
+            return ("mod", f"dir:{stem}")
+        return None
+
+    def star_exports(self, ns: str) -> list[str]:
+        """The namespaces ``ns`` re-exports whole (``export * from``, ``from x import *``)."""
+        return [r[4] for r in self.rows(ns, "*") if r[4]]
+
     def forget(self, namespaces: set[str] | None = None) -> None:
         """Look the names of ``namespaces`` (None: all) up again."""
         self.members.clear()

@@ -17,10 +17,9 @@ definition the chain is written in (its ``owner``) to that definition.
 
 from __future__ import annotations
 
-import posixpath
 from typing import TYPE_CHECKING, Any
 
-from cuedeck_code.intel.facts import CONTAINERS, LINKED
+from cuedeck_code.intel.facts import CONTAINERS, LINKED, RECEIVERS, THIS
 from cuedeck_code.intel.walk_base import collector_paused
 
 if TYPE_CHECKING:
@@ -38,9 +37,6 @@ MAX_STEPS = 64
 #: Languages whose bare names inside a class reach its members.
 IMPLICIT_MEMBERS = frozenset({"java", "cpp", "ruby", "c"})
 _SELF = frozenset({"this", "self", "Self"})
-#: The names of a method's receiver, by language (its instance, or its class).
-_RECEIVERS = {"python": frozenset({"self", "cls"})}
-_THIS = frozenset({"this"})
 _SCRIPTS = frozenset({"javascript", "typescript", "tsx"})
 #: A call, as a chain part (a ``new`` value is its chain called).
 _CALL = ["()", 0, 0]
@@ -269,7 +265,7 @@ class FileResolver:
         if kind == "import":
             if target_ns == ns and target_name == name:
                 # from . import sub, in a package's __init__: its own submodule
-                return self.submodule(ns, name)
+                return self.names.submodule(ns, name)
             return self.bound((target_ns, target_name))
         if kind == "var":
             how, chain = data.get("how", "local"), data.get("chain") or []
@@ -318,10 +314,10 @@ class FileResolver:
             found = self.row_entity(ns, name) if not ns.startswith("dir:") else None
             if found is not None:
                 return found
-            sub = self.submodule(ns, name)
+            sub = self.names.submodule(ns, name)
             if sub is not None:
                 return sub
-            for star in self.star_exports(ns):
+            for star in self.names.star_exports(ns):
                 found = self.member(("mod", star), name)
                 if found is not None:
                     return found
@@ -431,7 +427,7 @@ class FileResolver:
         if self.steps > MAX_STEPS:
             return None
         head = gives[0][0]
-        if head not in _RECEIVERS.get(self.language, _THIS):
+        if head not in RECEIVERS.get(self.language, THIS):
             return self.foreign_chain(gives, entity[1], entity[4])
         if receiver is not None and receiver[0] == "inst":
             start: Entity | None = receiver
@@ -521,22 +517,3 @@ class FileResolver:
         if how == "new":
             return self.foreign_chain([*chain, _CALL], ns, path)
         return self.shaped(how, self.foreign_chain(chain, ns, path))
-
-    def submodule(self, ns: str, name: str) -> Entity | None:
-        """A Python package's submodule, or a folder's."""
-        if ns.startswith("dir:"):
-            folder = ns[4:]
-        elif ns.endswith("/__init__.py") or ns == "__init__.py":
-            folder = posixpath.dirname(ns)
-        else:
-            return None
-        stem = f"{folder}/{name}" if folder else name
-        for candidate in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi"):
-            if candidate in self.names.paths:
-                return ("mod", candidate)
-        if stem in self.names.folders:
-            return ("mod", f"dir:{stem}")
-        return None
-
-    def star_exports(self, ns: str) -> list[str]:
-        return [r[4] for r in self.names.rows(ns, "*") if r[4]]

@@ -7,7 +7,7 @@ import contextlib
 import gc
 from typing import TYPE_CHECKING, Any
 
-from cuedeck_code.intel.facts import empty
+from cuedeck_code.intel.facts import THIS, empty
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -52,7 +52,7 @@ class FactWalker:
     """A walker of one file's tree, collecting its facts (:mod:`.facts`)."""
 
     #: The names of a method's receiver (its instance, or its class) in the language.
-    receivers: frozenset[str] = frozenset({"this"})
+    receivers: frozenset[str] = THIS
 
     def __init__(self, data: bytes, path: str, index: PathIndex) -> None:
         self.data = data

@@ -8,6 +8,7 @@ import posixpath
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from cuedeck_code.intel.facts import RECEIVERS
 from cuedeck_code.intel.walk_base import FactWalker
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 class PythonModules(FactWalker):
     """The import statements of the Python walker, which provides the rest."""
 
-    receivers = frozenset({"self", "cls"})
+    receivers = RECEIVERS["python"]
 
     def imports(self, node: Any, scope: str) -> None:
         binds = self.facts["binds"]

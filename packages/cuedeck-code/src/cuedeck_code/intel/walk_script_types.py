@@ -79,9 +79,8 @@ class ScriptTypes(ScriptModules):
 
     def nested(self, node: Any) -> Chain:
         """The chain of ``a.b.C`` written as a type."""
-        parts: Chain = []
-        for piece in self.text(node).split("."):
-            parts.append([piece.strip(), node.start_point[0] + 1, self.column(node)])
+        line, column = node.start_point[0] + 1, self.column(node)
+        parts: Chain = [[piece.strip(), line, column] for piece in self.text(node).split(".")]
         name = node.child_by_field_name("name")
         if name is not None:
             parts[-1] = self.part(name)
