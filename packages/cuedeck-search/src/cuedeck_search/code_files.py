@@ -17,9 +17,14 @@ MRR: they are never a change's answer, but often match its title). Then **tests 
 examples are demoted** (their score times ``TEST_FACTOR`` or ``EXAMPLE_FACTOR``, judged
 by the path: tests by core's rule, :func:`cuedeck.index.file_kinds.is_test_path`) unless
 the query says ``test``: they mention what they exercise as often as the code that
-defines it. The semantic side demotes them by the same factors.
+defines it. Code outside the project's source (a docs tree's ``conf.py`` and plugins,
+vendored copies, CI and tool config) is demoted alike (``OUTSIDE_FACTOR``) unless the
+query names docs, vendoring or CI. The semantic side demotes them by the same factors.
+In a query of several words, a whole compound identifier (``download_async``) weighs
+``IDENTIFIER_WEIGHT`` on the keyword side: it matches its own definition's heading and
+pulls that file above the ones a change about it modifies.
 
-Measured on the five tuning repositories of benchmarks/code_cases.py (file-level MRR;
+Measured on the tuning repositories of benchmarks/code_cases.py (file-level MRR;
 benchmarks/README.md, "Code ranking"). A workspace without code ranks as before, to the
 bit: these apply only where a code file is among the documents.
 """
@@ -129,7 +134,7 @@ def asks_for_outside(query_terms: Iterable[str]) -> bool:
 
 
 def whole_files(
-    columns: Iterable[tuple[str, int, NDArray[np.integer[Any]], NDArray[np.floating[Any]]]],
+    columns: Iterable[tuple[str, float, NDArray[np.integer[Any]], NDArray[np.floating[Any]]]],
     doc_lengths: NDArray[np.float64],
     code: NDArray[np.bool_],
     k1: float,
