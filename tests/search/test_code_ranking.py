@@ -241,6 +241,91 @@ def test_tests_rank_below_the_code_they_exercise(
     assert first(open_workspace(code_root), query)[0] == "tests/test_prompts.py"
 
 
+#: Code the workspace indexes outside the project's source (written here): a vendored
+#: copy of Click's prompts with a note of its own (``vendor/`` is not indexed by default,
+#: ``_vendor/`` is), and a docs site's Sphinx config.
+OUTSIDE = {
+    "src/click/_vendor/termui.py": (
+        '"""Vendored copy of click.termui: prompt, confirm; strips ANSI."""\n'
+    ),
+    "docs/conf.py": (
+        '"""Sphinx configuration of the docs: prompts, confirmations, ANSI styles."""\n\n'
+        'project = "click"\nextensions = ["sphinx.ext.autodoc"]\n'
+        'rst_prolog = "prompt confirm strip ANSI styles in the prompt and confirm pages"\n'
+    ),
+}
+
+
+@pytest.fixture
+def outside_root(code_root: Path, tmp_path: Path) -> Path:
+    """``code_root`` and ``OUTSIDE`` (the vendored copy holds all of ``termui.py`` too)."""
+    root = tmp_path / "ws"
+    shutil.copytree(code_root, root, ignore=shutil.ignore_patterns(".cache"))
+    for path, text in OUTSIDE.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        termui = (root / "src/click/termui.py").read_text(encoding="utf-8")
+        (root / path).write_text(text + (termui if "_vendor/" in path else ""))
+    return root
+
+
+def test_code_outside_the_source_ranks_below_it(
+    outside_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vendored copy and a docs tree's code rank below the project's module unless the
+    query asks for them; not demoted, they come first."""
+    query = "confirm prompt strip ANSI"
+    found = [r.path for r in open_workspace(outside_root).search(query, mode="keyword", limit=20)]
+    assert found[0] == "src/click/termui.py"
+    assert found.index("src/click/_vendor/termui.py") > 0 and found.index("docs/conf.py") > 0
+    workspace = open_workspace(outside_root)
+    assert first(workspace, query + " in the vendored copy")[0] == "src/click/_vendor/termui.py"
+    assert first(workspace, query + " in the docs")[0] == "docs/conf.py"
+    monkeypatch.setattr(code_files, "OUTSIDE_FACTOR", 1.0)
+    assert first(open_workspace(outside_root), query)[0] != "src/click/termui.py"
+
+
+@pytest.mark.parametrize(
+    ("path", "outside"),
+    [
+        ("docs/conf.py", True),
+        ("docs/plugins/main.py", True),
+        ("pydantic/_vendor/typing_extensions.py", True),
+        ("vendor/github.com/spf13/pflag/flag.go", True),
+        ("third_party/lib.rs", True),
+        ("tox.ini", True),
+        ("noxfile.py", True),
+        (".github/workflows/ci.yml", True),
+        ("doc/man_docs.go", False),  # a Go package that writes docs is the project's source
+        ("src/click/docs.py", False),
+        ("scrapy/settings/default_settings.py", False),
+    ],
+)
+def test_outside_the_source_by_its_path(path: str, outside: bool) -> None:
+    assert code_files.is_outside(path) is outside
+
+
+# --- a long title's identifiers ---------------------------------------------------------------
+
+#: A change's title naming a method it calls: the method's definition (core.py,
+#: ``Command.get_params``, the name in its heading) used to come first; the file whose
+#: words the title repeats (shell_completion.py, ``_resolve_context``) does now.
+IDENTIFIER_TITLE = (
+    "Use get_params to find the Click object that will handle the completion",
+    "src/click/shell_completion.py",
+)
+
+
+def test_a_long_titles_identifier_weighs_less(
+    code_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    query, path = IDENTIFIER_TITLE
+    assert first(open_workspace(code_root), query)[0] == path
+    assert code_files.identifier_scales(query) == {"get_params": code_files.IDENTIFIER_WEIGHT}
+    assert code_files.identifier_scales("Command.get_params") == {}  # a name: looked up
+    monkeypatch.setattr(code_files, "IDENTIFIER_WEIGHT", 1.0)
+    assert first(open_workspace(code_root), query)[0] == "src/click/core.py"
+
+
 #: A changelog whose entries repeat the titles of ``TITLES``, in each prose format.
 CHANGELOGS = {
     "CHANGES.rst": "Changes\n=======\n\nVersion 8.2.1\n-------------\n\n{entries}",

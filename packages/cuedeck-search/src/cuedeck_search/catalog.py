@@ -25,7 +25,7 @@ from cuedeck.progress import report
 from cuedeck.system import parallel
 from cuedeck.text import split_lines
 from cuedeck_search.bm25 import POSTINGS_FILE, PROSE, fingerprint
-from cuedeck_search.code_files import OWN_DOCS, path_factor
+from cuedeck_search.code_files import OWN_DOCS, is_outside, path_factor
 from cuedeck_search.keyword import KeywordIndex, tokenise
 from cuedeck_search.postings import (
     Postings,
@@ -104,6 +104,9 @@ class Catalog:
         #: cards (cuedeck_search.code_files).
         self.evidence_docs: NDArray[np.bool_] = np.zeros(0, dtype=bool)
         self.path_factors: NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+        #: Code documents outside the project's source (their factor is lifted when the
+        #: query asks for them: cuedeck_search.code_files.asks_for_outside).
+        self.outside_docs: NDArray[np.bool_] = np.zeros(0, dtype=bool)
         self.doc_lengths: NDArray[np.float64] = np.zeros(0, dtype=np.float64)
         self.code_share = 0.0  # live sections in code documents, of all live sections
         self.section_lines: NDArray[np.int32] = np.zeros((0, 2), dtype=np.int32)
@@ -202,6 +205,9 @@ class Catalog:
             ),
             np.float64,
             len(self.keys),
+        )
+        self.outside_docs = self.code_docs & np.fromiter(
+            (is_outside(path) for path, _ in self.keys), bool, len(self.keys)
         )
         lengths = np.concatenate(
             [base.lengths, *(terms.lengths for terms, _ in fresh.values())]

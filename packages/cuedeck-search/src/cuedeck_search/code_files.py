@@ -17,9 +17,14 @@ MRR: they are never a change's answer, but often match its title). Then **tests 
 examples are demoted** (their score times ``TEST_FACTOR`` or ``EXAMPLE_FACTOR``, judged
 by the path: tests by core's rule, :func:`cuedeck.index.file_kinds.is_test_path`) unless
 the query says ``test``: they mention what they exercise as often as the code that
-defines it. The semantic side demotes them by the same factors.
+defines it. Code outside the project's source (a docs tree's ``conf.py`` and plugins,
+vendored copies, CI and tool config) is demoted alike (``OUTSIDE_FACTOR``) unless the
+query names docs, vendoring or CI. The semantic side demotes them by the same factors.
+In a query of several words, a whole compound identifier (``download_async``) weighs
+``IDENTIFIER_WEIGHT`` on the keyword side: it matches its own definition's heading and
+pulls that file above the ones a change about it modifies.
 
-Measured on the five tuning repositories of benchmarks/code_cases.py (file-level MRR;
+Measured on the tuning repositories of benchmarks/code_cases.py (file-level MRR;
 benchmarks/README.md, "Code ranking"). A workspace without code ranks as before, to the
 bit: these apply only where a code file is among the documents.
 """
@@ -33,6 +38,7 @@ import numpy as np
 
 from cuedeck.index.file_kinds import is_test_path
 from cuedeck.layout import WORKSPACE_DIR
+from cuedeck_search.analysis import TRAILING, WORD, word_terms
 from cuedeck_search.bm25 import idf
 
 if TYPE_CHECKING:
@@ -48,6 +54,9 @@ HISTORY_EVIDENCE = 1.5
 DEFINITION_FILE_EVIDENCE = 1.0
 TEST_FACTOR = 0.3
 EXAMPLE_FACTOR = 0.5
+#: Code the workspace indexes that is no source of the project: a docs tree's code
+#: (``docs/conf.py``, a docs site's plugins), vendored copies, CI and tool config.
+OUTSIDE_FACTOR = 0.5
 #: Hybrid's weights on code: the semantic side is the weaker one there (file-level MRR on
 #: the tuning repositories: keyword 0.697, semantic 0.563 with tests demoted), so it
 #: weighs 0.3 where on prose it weighs ``[search] semantic_weight`` (0.7); and 0.1 where
@@ -56,12 +65,28 @@ EXAMPLE_FACTOR = 0.5
 #: ones blended by the share of its sections that are code.
 CODE_SEMANTIC_WEIGHT = 0.3
 CODE_SEMANTIC_WEIGHT_WITH_HISTORY = 0.1
+#: What a whole compound identifier of the query (``download_async``, ``FeedExporter``)
+#: weighs on the keyword side when the query is more than a name: it matches its own
+#: definition's heading, rare and weighted three times, and pulls that definition's file
+#: above the files a change to it modifies.
+IDENTIFIER_WEIGHT = 0.75
 #: Prose that gets whole-file evidence too: CueDeck's own docs and cards.
 OWN_DOCS = f"{WORKSPACE_DIR}/"
 
 _EXAMPLE = re.compile(r"(?:^|/)(?:examples?|_examples|benches|bench|benchmarks?|docs_src)/")
+#: Not ``doc/``: Go and other languages name source packages so (a docs generator).
+_OUTSIDE = re.compile(
+    r"(?:^|/)(?:docs|documentation|vendor|vendored|_vendor|third_party|third-party"
+    r"|thirdparty|3rdparty|node_modules|\.github|\.circleci)/"
+    r"|(?:^|/)(?:tox\.ini|noxfile\.py|\.pre-commit-config\.ya?ml|\.gitlab-ci\.ya?ml"
+    r"|\.travis\.ya?ml|appveyor\.ya?ml|azure-pipelines\.ya?ml|codecov\.ya?ml)$"
+)
 #: Query terms that ask for tests (analysed, as :func:`cuedeck_search.analysis.terms` gives).
 _ASKS_FOR_TESTS = frozenset({"test", "tests", "spec", "fixtur", "pytest", "unittest"})
+#: Query terms that ask for what ``_OUTSIDE`` holds (analysed).
+_ASKS_FOR_OUTSIDE = frozenset(
+    {"doc", "document", "sphinx", "vendor", "ci", "tox", "nox", "workflow"}
+)
 
 
 def path_factor(path: str) -> float:
@@ -70,7 +95,31 @@ def path_factor(path: str) -> float:
         return TEST_FACTOR
     if _EXAMPLE.search(path):
         return EXAMPLE_FACTOR
+    if is_outside(path):
+        return OUTSIDE_FACTOR
     return 1.0
+
+
+def is_outside(path: str) -> bool:
+    """Whether a code file is outside the project's source (docs tree, vendored, CI or
+    tool config), by its path."""
+    return bool(_OUTSIDE.search(path))
+
+
+def identifier_scales(query: str) -> dict[str, float]:
+    """Query terms weighed other than once per occurrence: ``IDENTIFIER_WEIGHT`` for each
+    whole compound identifier of a query that is more than one word (none for a name:
+    :mod:`cuedeck_search.names` ranks its definition first)."""
+    words = [word.rstrip(TRAILING) for word in WORD.findall(query)]
+    if len(words) < 2 or IDENTIFIER_WEIGHT == 1.0:
+        return {}
+    scales = {}
+    for word in words:
+        for part in (word, *word.split(".")) if "." in word else (word,):
+            found = word_terms(part)
+            if len(found) > 1 and found[0] == part.lower():
+                scales[found[0]] = IDENTIFIER_WEIGHT
+    return scales
 
 
 def asks_for_tests(query_terms: Iterable[str]) -> bool:
@@ -78,8 +127,14 @@ def asks_for_tests(query_terms: Iterable[str]) -> bool:
     return not _ASKS_FOR_TESTS.isdisjoint(query_terms)
 
 
+def asks_for_outside(query_terms: Iterable[str]) -> bool:
+    """Whether a query's terms name docs, vendored code or CI and tool config (then
+    those are not demoted)."""
+    return not _ASKS_FOR_OUTSIDE.isdisjoint(query_terms)
+
+
 def whole_files(
-    columns: Iterable[tuple[str, int, NDArray[np.integer[Any]], NDArray[np.floating[Any]]]],
+    columns: Iterable[tuple[str, float, NDArray[np.integer[Any]], NDArray[np.floating[Any]]]],
     doc_lengths: NDArray[np.float64],
     code: NDArray[np.bool_],
     k1: float,

@@ -29,7 +29,13 @@ from cuedeck.watch.reflects import head_commit
 from cuedeck_search.analysis import terms
 from cuedeck_search.bm25 import KeywordSettings
 from cuedeck_search.catalog import Catalog, CatalogStats
-from cuedeck_search.code_files import asks_for_tests, definitions, weights
+from cuedeck_search.code_files import (
+    asks_for_outside,
+    asks_for_tests,
+    definitions,
+    identifier_scales,
+    weights,
+)
 from cuedeck_search.filtering import allowed_documents, of_kind
 from cuedeck_search.names import as_name, named_sections
 from cuedeck_search.past_changes import History
@@ -186,18 +192,21 @@ class SearchEngine(SemanticSide):
         return found
 
     def _keyword_scores(self, query: str, head: str | None) -> Scored:
+        # Where there is code, a long query's identifiers weigh less (code_files).
+        scales = identifier_scales(query) if self.catalog.code_docs.any() else None
         try:
-            sections = self.catalog.keyword.scores(query)
+            sections = self.catalog.keyword.scores(query, scales)
         except PostingsError as exc:  # a damaged saved file: rebuild it and score again
             log.warning("search index damaged (%s); rebuilding it", exc)
             self.catalog.discard()
             self._generation = None
             self.sync()
-            sections = self.catalog.keyword.scores(query)
+            scales = identifier_scales(query) if self.catalog.code_docs.any() else None
+            sections = self.catalog.keyword.scores(query, scales)
         files = with_support(self.catalog, sections)
         if self.catalog.code_docs.any():
             history = self._past_changes(head).scores(self.catalog, query)
-            files = code_files(self.catalog, query, files, history, self._factors(query))
+            files = code_files(self.catalog, query, files, history, self._factors(query), scales)
         return Scored(sections, files)
 
     def _past_changes(self, head: str | None) -> History:
@@ -207,10 +216,14 @@ class SearchEngine(SemanticSide):
         return self.history
 
     def _factors(self, query: str) -> NDArray[np.float64]:
-        """Each document's keyword factor for ``query`` (ones when it asks for tests)."""
+        """Each document's keyword factor for ``query`` (ones when it asks for tests; code
+        outside the project's source at 1 when it asks for docs, vendored code or CI)."""
         factors = self.catalog.path_factors
-        if asks_for_tests(terms(query)):
+        query_terms = terms(query)
+        if asks_for_tests(query_terms):
             return np.ones_like(factors)
+        if asks_for_outside(query_terms):
+            return np.where(self.catalog.outside_docs, 1.0, factors)
         return factors
 
     def semantic_scores(self, query: str, coverage: Coverage | None = None) -> Scored:

@@ -22,7 +22,7 @@ from cuedeck_search.bm25 import KeywordSettings, idf, section_counts, term_score
 from cuedeck_search.postings import DocumentTerms, Postings, empty
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from numpy.typing import NDArray
 
@@ -83,13 +83,15 @@ class KeywordIndex:
         return self.base.sections + self.fresh.sections
 
     def columns(
-        self, query: str
-    ) -> list[tuple[str, int, NDArray[np.integer[Any]], NDArray[np.floating[Any]]]]:
-        """Per query term: the term, how often the query holds it, the live sections
-        holding it (base then fresh numbering) and its weighted frequency in each."""
+        self, query: str, scales: Mapping[str, float] | None = None
+    ) -> list[tuple[str, float, NDArray[np.integer[Any]], NDArray[np.floating[Any]]]]:
+        """Per query term: the term, how often the query holds it (times its ``scales``
+        entry, if any), the live sections holding it (base then fresh numbering) and its
+        weighted frequency in each."""
         found = []
         pruned = bool(self.dead.any())
-        for term, times in Counter(terms(query)).items():
+        for term, count in Counter(terms(query)).items():
+            times = count * scales.get(term, 1.0) if scales else float(count)
             rows: NDArray[np.integer[Any]]
             tf: NDArray[np.floating[Any]]
             rows, tf = self.base.column(term)
@@ -104,8 +106,9 @@ class KeywordIndex:
                 found.append((term, times, rows, tf))
         return found
 
-    def scores(self, query: str) -> NDArray[np.float64]:
-        """BM25F score of every section; 0 when nothing matched."""
+    def scores(self, query: str, scales: Mapping[str, float] | None = None) -> NDArray[np.float64]:
+        """BM25F score of every section; 0 when nothing matched. A term in ``scales``
+        weighs that much more (less, below 1)."""
         result = np.zeros(self.sections, dtype=np.float64)
         if not self._count:
             return result
@@ -122,6 +125,8 @@ class KeywordIndex:
             if not df:
                 continue
             weight = times * idf(count, df)
+            if scales and term in scales:
+                weight *= scales[term]
             for found, freq, lengths, offset in (
                 (rows, tf, self.base.lengths, 0),
                 (fresh_rows, fresh_tf, self.fresh.lengths, self.base.sections),

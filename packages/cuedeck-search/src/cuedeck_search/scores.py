@@ -91,14 +91,15 @@ def code_files(
     files: NDArray[np.float64],
     history: NDArray[np.float64] | None,
     factors: NDArray[np.float64],
+    scales: dict[str, float] | None = None,
 ) -> NDArray[np.float64]:
     """File scores of a workspace holding code: ``files`` (best section plus support) with
-    whole-file evidence, the past changes' ``history`` scores and each file's factor
-    (:mod:`cuedeck_search.code_files`)."""
+    whole-file evidence (query terms weighed by ``scales``), the past changes' ``history``
+    scores and each file's factor (:mod:`cuedeck_search.code_files`)."""
     settings = catalog.keyword.settings
     columns = [
         (term, times, catalog.section_doc[rows], tf)
-        for term, times, rows, tf in catalog.keyword.columns(query)
+        for term, times, rows, tf in catalog.keyword.columns(query, scales)
     ]
     whole = whole_files(
         columns, catalog.doc_lengths, catalog.evidence_docs, settings.k1, settings.b
