@@ -284,6 +284,19 @@ def test_code_outside_the_source_ranks_below_it(
     assert first(open_workspace(outside_root), query)[0] != "src/click/termui.py"
 
 
+def test_a_test_in_a_docs_tree_stays_demoted_when_the_query_asks_for_docs(
+    outside_root: Path,
+) -> None:
+    """Asking for docs lifts the docs tree's code, not the tests kept there: a test of
+    the docs config that repeats its words (and more of them) stays below it."""
+    test = outside_root / "docs/tests/test_conf.py"
+    test.parent.mkdir(parents=True)
+    test.write_text(OUTSIDE["docs/conf.py"] * 3 + "\ndef test_prompt_confirm_ansi(): ...\n")
+    query = "confirm prompt strip ANSI in the docs"
+    found = [r.path for r in open_workspace(outside_root).search(query, mode="keyword", limit=20)]
+    assert found.index("docs/conf.py") < found.index("docs/tests/test_conf.py")
+
+
 @pytest.mark.parametrize(
     ("path", "outside"),
     [

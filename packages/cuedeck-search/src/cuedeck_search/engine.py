@@ -30,6 +30,7 @@ from cuedeck_search.analysis import terms
 from cuedeck_search.bm25 import KeywordSettings
 from cuedeck_search.catalog import Catalog, CatalogStats
 from cuedeck_search.code_files import (
+    OUTSIDE_FACTOR,
     asks_for_outside,
     asks_for_tests,
     definitions,
@@ -222,8 +223,9 @@ class SearchEngine(SemanticSide):
         query_terms = terms(query)
         if asks_for_tests(query_terms):
             return np.ones_like(factors)
-        if asks_for_outside(query_terms):
-            return np.where(self.catalog.outside_docs, 1.0, factors)
+        if asks_for_outside(query_terms):  # a test there stays a test
+            lifted = self.catalog.outside_docs & (factors == OUTSIDE_FACTOR)
+            return np.where(lifted, 1.0, factors)
         return factors
 
     def semantic_scores(self, query: str, coverage: Coverage | None = None) -> Scored:
