@@ -169,7 +169,7 @@ def _graph_builder(workspace: Workspace) -> list[BackgroundProcess]:
 
 @hookimpl
 def register_processes(register: RegisterNamed) -> None:
-    register("code graph", _graph_builder)
+    register("graph-builder", _graph_builder)
 
 
 @hookimpl

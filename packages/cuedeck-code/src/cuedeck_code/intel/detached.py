@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from cuedeck.models import BackgroundProcess
     from cuedeck.workspace import Workspace
+    from cuedeck_code.intel.service import CodeIntel
 
 LOCK = f"{CACHE_DIR}/graph.lock"
 STATE = f"{CACHE_DIR}/graph.json"
@@ -105,6 +106,20 @@ def start(root: Path) -> int:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:  # in a session of its own: not stopped by Ctrl-C or hang-up
         return start_detached("cuedeck_code.intel.detached", str(root), stdout=out, stderr=out)
+
+
+def detach(intel: CodeIntel) -> dict[str, int] | None:
+    """Start the detached builder when a sync of ``intel`` would read more files than
+    ``[code] graph_background_files``: its ``pid``, the ``pending`` files and the code
+    ``files``; None when the sync is small enough to run in the caller."""
+    from cuedeck_code.settings import CodeSettings
+
+    workspace = intel.workspace
+    limit = workspace.config.section("code", CodeSettings).graph_background_files
+    waiting = intel.pending()
+    if waiting <= limit:
+        return None
+    return {"pid": start(workspace.root), "pending": waiting, "files": intel.code_files()}
 
 
 def listed(workspace: Workspace) -> list[BackgroundProcess]:

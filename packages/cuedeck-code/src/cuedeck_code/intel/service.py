@@ -147,22 +147,14 @@ class CodeIntel:
             return self._sync(progress)
 
     def detach(self) -> dict[str, int] | None:
-        """Start the detached builder (:mod:`.detached`) when a sync would read more
-        files than ``[code] graph_background_files``: its ``pid``, the ``pending`` files
-        and the code ``files``; None when the sync is small enough to run here."""
-        from cuedeck_code.intel.detached import start
-        from cuedeck_code.settings import CodeSettings
+        """Leave a big build to the detached builder (:func:`.detached.detach`)."""
+        from cuedeck_code.intel.detached import detach
 
-        limit = self.workspace.config.section("code", CodeSettings).graph_background_files
-        waiting = self.pending()
-        if waiting <= limit:
-            return None
-        files = len(self._code[2]) if self._code is not None else waiting
-        return {"pid": start(self.workspace.root), "pending": waiting, "files": files}
+        return detach(self)
 
     def pending(self) -> int:
         """How many code files a sync would read or drop now (the comparison it makes),
-        without reading them: what ``cue index`` weighs to build in the background."""
+        without reading them: what ``cue index`` weighs (:func:`.detached.detach`)."""
         with self._lock:
             index = self.workspace.fresh_index()
             if self._extractors is None:
@@ -174,6 +166,10 @@ class CodeIntel:
                 return len(keys)
             changed = sum(1 for p, sha in keys.items() if held.get(p, (0, ""))[1] != sha)
             return changed + sum(1 for p in held if p not in keys)
+
+    def code_files(self) -> int:
+        """How many code files the index held at the last sync or :meth:`pending`."""
+        return len(self._code[2]) if self._code is not None else 0
 
     def _sync(self, progress: Callable[[int, int], None] | None) -> SyncStats:
         started = time.perf_counter()
