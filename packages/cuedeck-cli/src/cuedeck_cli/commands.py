@@ -221,10 +221,12 @@ def _code_graph(workspace: Any, *, scip: bool, wait: bool, quiet: bool) -> dict[
             workspace.service("code_intel")  # a MissingExtra (1008) without cuedeck-code
         return None
     intel = workspace.service("code_intel")
+    began = time.perf_counter()
     started = None if wait else intel.detach()
-    if started is not None:
+    if started is not None:  # seconds: what weighing and starting the build took here
         edges = intel.store.query("SELECT COUNT(*) FROM edges")[0][0]
-        return {"files": started["files"], "read": 0, "edges": edges, "seconds": 0.0,
+        seconds = round(time.perf_counter() - began, 3)
+        return {"files": started["files"], "read": 0, "edges": edges, "seconds": seconds,
                 "background": {"pid": started["pid"], "pending": started["pending"]}}  # fmt: skip
     stats = intel.sync()
     edges = intel.store.query("SELECT COUNT(*) FROM edges")[0][0]
