@@ -23,7 +23,7 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cuedeck.layout import CACHE_DIR
 
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
     from cuedeck.models import BackgroundProcess
     from cuedeck.workspace import Workspace
-    from cuedeck_code.intel.service import CodeIntel
 
 LOCK = f"{CACHE_DIR}/graph.lock"
 STATE = f"{CACHE_DIR}/graph.json"
@@ -108,7 +107,18 @@ def start(root: Path) -> int:
         return start_detached("cuedeck_code.intel.detached", str(root), stdout=out, stderr=out)
 
 
-def detach(intel: CodeIntel) -> dict[str, int] | None:
+class Weighed(Protocol):
+    """What :func:`detach` asks of the graph (:class:`.service.CodeIntel`)."""
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    def pending(self) -> int: ...
+
+    def code_files(self) -> int: ...
+
+
+def detach(intel: Weighed) -> dict[str, int] | None:
     """Start the detached builder when a sync of ``intel`` would read more files than
     ``[code] graph_background_files``: its ``pid``, the ``pending`` files and the code
     ``files``; None when the sync is small enough to run in the caller."""
