@@ -104,3 +104,53 @@ async def test_every_scip_tool_over_stdio(make_workspace: MakeWorkspace) -> None
         assert names <= {t["name"] for t in scip["tools"]}
         docs = await use(client, "get_tool_docs", tool="scip_callchain")
         assert docs["category"] == "scip" and docs["example"]
+
+
+async def test_a_tool_asked_during_a_background_build_waits_with_progress(
+    make_workspace: MakeWorkspace,
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from cuedeck_code.intel import detached
+    from cuedeck_code.intel.store import GraphStore
+
+    root: Path = make_workspace(PYTHON)
+    indexed = subprocess.run([CUE, "-C", str(root), "index", "--graph-wait"], check=False)
+    assert indexed.returncode == 0
+    params = StdioServerParameters(
+        command=CUE, args=["-C", str(root), "mcp", "--tools", "core,scip"], env=environment()
+    )
+    async with Client(params, mode="legacy") as client:
+        before = await use(client, "scip_references", symbol="Store.price")
+    GraphStore(root).path.unlink()  # built again from nothing, by the builder
+    builder = subprocess.Popen(
+        [sys.executable, "-m", "cuedeck_code.intel.detached", str(root)],
+        stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert builder.stdout is not None
+    assert builder.stdout.readline().startswith("building the code graph")  # it holds the lock
+    os.kill(builder.pid, signal.SIGSTOP)
+    waited: list[str | None] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if message == detached.WAITING and detached.WAITING not in waited:
+            os.kill(builder.pid, signal.SIGCONT)  # the server waits: let the build go on
+        waited.append(message)
+
+    try:
+        async with Client(params, mode="legacy") as client:
+            result = await client.call_tool(
+                "scip_references", {"symbol": "Store.price"}, progress_callback=on_progress
+            )
+    finally:
+        os.kill(builder.pid, signal.SIGCONT)
+        builder.communicate(timeout=300)
+    assert builder.returncode == 0
+    assert detached.WAITING in waited
+    assert not result.is_error and result.structured_content is not None
+    after = result.structured_content
+    assert {**after, "reflects": None} == {**before, "reflects": None}  # its time aside
+    assert after["results"]

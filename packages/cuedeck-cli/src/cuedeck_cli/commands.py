@@ -141,11 +141,19 @@ def _init_steps(
     help="Also run the installed SCIP indexers (scip-python, scip-typescript...) and load "
     "their precise code graph (cuedeck-code), with progress.",
 )
+@click.option(
+    "--graph-wait",
+    is_flag=True,
+    help="Build the code graph here, with progress, however many files it reads (by "
+    "default a big build runs in the background; --scip implies this).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-def index(rebuild: bool, semantic: bool, scip: bool, as_json: bool) -> None:
+def index(rebuild: bool, semantic: bool, scip: bool, graph_wait: bool, as_json: bool) -> None:
     """Refresh the index; report files seen, parsed, reused and the time taken.
 
     With --rebuild, everything search uses is rebuilt too (its saved keyword postings).
+    When the code graph has many files to read, it is built by a background process
+    (`cue status` shows it) unless --graph-wait.
     """
     from cuedeck.plugins.services import SearchService
 
@@ -158,7 +166,7 @@ def index(rebuild: bool, semantic: bool, scip: bool, as_json: bool) -> None:
     elif semantic:  # a MissingExtra (1008) without cuedeck-search
         workspace.service(SearchService)
     stats = workspace.refresh(rebuild=rebuild)  # progress is reported (cuedeck.progress)
-    graph = _code_graph(workspace, scip=scip, quiet=as_json)
+    graph = _code_graph(workspace, scip=scip, wait=graph_wait or scip, quiet=as_json)
     embedded = None
     if engine is not None and semantic:
         engine.background = False
@@ -187,7 +195,13 @@ def index(rebuild: bool, semantic: bool, scip: bool, as_json: bool) -> None:
         click.echo(line)
     if embedded is not None:
         click.echo(f"embedded {counted(embedded, 'section')} (every section has a vector now)")
-    if graph is not None and (graph["files"] or "scip" in graph):  # a workspace of code
+    building = graph.get("background") if graph is not None else None
+    if building is not None:
+        click.echo(
+            f"code graph: building {counted(building['pending'], 'file')} in the background "
+            f"(pid {building['pid']}); `cue status` shows it"
+        )
+    elif graph is not None and (graph["files"] or "scip" in graph):  # a workspace of code
         click.echo(
             f"code graph: {counted(graph['files'], 'file')}, "
             f"{counted(graph['edges'], 'edge')} ({graph['read']} read in {graph['seconds']}s)"
@@ -197,18 +211,27 @@ def index(rebuild: bool, semantic: bool, scip: bool, as_json: bool) -> None:
             click.echo(f"  {entry['name']}: {entry['state']}{note}")
 
 
-def _code_graph(workspace: Any, *, scip: bool, quiet: bool) -> dict[str, Any] | None:
+def _code_graph(workspace: Any, *, scip: bool, wait: bool, quiet: bool) -> dict[str, Any] | None:
     """Bring the code graph (the ``code_intel`` service) in step, and run the SCIP
-    indexers when asked; what it holds. None without a code plugin."""
+    indexers when asked; what it holds. A big build (unless ``wait``) is left to the
+    detached builder: ``background`` says so (its pid and files). None without a code
+    plugin."""
     if "code_intel" not in get_services(workspace.plugins):
         if scip:
             workspace.service("code_intel")  # a MissingExtra (1008) without cuedeck-code
         return None
     intel = workspace.service("code_intel")
+    began = time.perf_counter()
+    started = None if wait else intel.detach()
+    if started is not None:  # seconds: what weighing and starting the build took here
+        edges = intel.store.query("SELECT COUNT(*) FROM edges")[0][0]
+        seconds = round(time.perf_counter() - began, 3)
+        return {"files": started["files"], "read": 0, "edges": edges, "seconds": seconds,
+                "background": {"pid": started["pid"], "pending": started["pending"]}}  # fmt: skip
     stats = intel.sync()
     edges = intel.store.query("SELECT COUNT(*) FROM edges")[0][0]
     found: dict[str, Any] = {"files": stats.files, "read": stats.read, "edges": edges,
-                             "seconds": round(stats.seconds, 3)}  # fmt: skip
+                             "seconds": round(stats.seconds, 3), "background": None}  # fmt: skip
     if scip:
 
         def told(status: dict[str, Any]) -> None:

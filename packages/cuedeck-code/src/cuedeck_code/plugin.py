@@ -1,7 +1,7 @@
 """The CueDeck plugin of cuedeck-code (entry point ``cuedeck = code``): the ``[code]``
 config section, the ``code`` parser, the code search and navigation tools, and
 importance (the ``importance`` code ranker over the ``code_graph`` service) with the
-repository map.
+repository map, and the code graph's detached builder in ``cue status``.
 
 Kept import-light: the parser's module imports tree-sitter only when it parses, and the
 tools are registered by import path, so their modules load when a tool is first used.
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         RegisterTool,
     )
     from cuedeck.index.parsers import ParseContext
-    from cuedeck.models import Document, SceneExtra
+    from cuedeck.models import BackgroundProcess, Document, SceneExtra
     from cuedeck.workspace import Workspace
 
 
@@ -159,6 +159,17 @@ def register_code_rankers(register: RegisterNamed) -> None:
     from cuedeck_code.importance import ImportanceRanker
 
     register("importance", ImportanceRanker())
+
+
+def _graph_builder(workspace: Workspace) -> list[BackgroundProcess]:
+    from cuedeck_code.intel.detached import listed
+
+    return listed(workspace)
+
+
+@hookimpl
+def register_processes(register: RegisterNamed) -> None:
+    register("graph-builder", _graph_builder)
 
 
 @hookimpl

@@ -52,6 +52,12 @@ class CodeSettings:
         "Scenes add the callers and callees of the code a card cites, and the callers of "
         "its traceback's frames (from the code graph).",
     )
+    graph_background_files: int = setting(
+        250,
+        "`cue index` builds the code graph in a background process when it has more "
+        "code files than this to read (about a second of work); fewer are read at once.",
+        minimum=0,
+    )
     max_file_kb: int = setting(1024, "Source files larger than this are not indexed.", minimum=1)
     skip_generated: bool = setting(
         True,

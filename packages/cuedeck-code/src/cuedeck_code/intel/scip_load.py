@@ -28,10 +28,29 @@ if TYPE_CHECKING:
 def load_index(workspace: Workspace, indexer: str, path: Path) -> dict[str, Any]:
     """Load the SCIP index at ``path`` (written by ``indexer``) into the workspace's
     graph; how many documents and edges it gave."""
+    from cuedeck_code.intel.detached import build_lock
+
     intel = workspace.service("code_intel")
     store = intel.ready()
     index = read_index(path.read_bytes())
-    edges, files = scip_edges(workspace, store, index)
+    # Under the build lock, as every writer of the graph: no sync of another process
+    # writes between the names read here and the edges written.
+    with build_lock(workspace.root):
+        edges, files = scip_edges(workspace, store, index)
+        _write(store, indexer, path, index, edges, files)
+    intel.forget()  # the files' source changed on the graph's own connection
+    return {"documents": len(files), "edges": len(edges)}
+
+
+def _write(
+    store: Any,
+    indexer: str,
+    path: Path,
+    index: ScipIndex,
+    edges: list[tuple[int, int, int, int]],
+    files: list[tuple[int, str]],
+) -> None:
+    """Write the edges of ``index`` over those of the ``files`` it covers."""
     with store.transaction() as db:
         ids = [row[0] for row in files]
         for start in range(0, len(ids), 500):
@@ -57,8 +76,6 @@ def load_index(workspace: Workspace, indexer: str, path: Path) -> dict[str, Any]
                 f"{index.tool} {index.version}".strip(),
             ),
         )
-    intel.forget()  # the files' source changed on the graph's own connection
-    return {"documents": len(files), "edges": len(edges)}
 
 
 def scip_edges(

@@ -11,6 +11,7 @@ Files a loaded SCIP index covers, while unchanged, keep its edges instead.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -127,14 +128,48 @@ class CodeIntel:
                 self._synced = key
         return self.store
 
-    def sync(self, progress: Callable[[int, int], None] | None = None) -> SyncStats:
-        """Bring the graph in step with the index (see the module docstring)."""
+    def sync(
+        self, progress: Callable[[int, int], None] | None = None, *, locked: bool = False
+    ) -> SyncStats:
+        """Bring the graph in step with the index (see the module docstring), holding the
+        build lock (:func:`.detached.build_lock`: after another process's build, when one
+        runs) unless the caller holds it (``locked``: the detached builder)."""
+        from cuedeck_code.intel.detached import build_lock
+
         # The collector paused throughout (and so in the workers forked meanwhile): a
         # cold build holds millions of lists (the facts, read in workers and unpickled
         # here), none in a cycle, and each collection of the oldest objects walked them
         # all (~0.6 s of Django's build).
-        with collector_paused():
+        with (
+            contextlib.nullcontext() if locked else build_lock(self.workspace.root),
+            collector_paused(),
+        ):
             return self._sync(progress)
+
+    def detach(self) -> dict[str, int] | None:
+        """Leave a big build to the detached builder (:func:`.detached.detach`)."""
+        from cuedeck_code.intel.detached import detach
+
+        return detach(self)
+
+    def pending(self) -> int:
+        """How many code files a sync would read or drop now (the comparison it makes),
+        without reading them: what ``cue index`` weighs (:func:`.detached.detach`)."""
+        with self._lock:
+            index = self.workspace.fresh_index()
+            if self._extractors is None:
+                self._extractors = self.extractors()
+            keys = self._code_files(index, self._extractors)[0]
+            held = self._held()
+            self._steady = None  # the files' changes are taken: the next sync compares all
+            if self.store.unfinished():
+                return len(keys)
+            changed = sum(1 for p, sha in keys.items() if held.get(p, (0, ""))[1] != sha)
+            return changed + sum(1 for p in held if p not in keys)
+
+    def code_files(self) -> int:
+        """How many code files the index held at the last sync or :meth:`pending`."""
+        return len(self._code[2]) if self._code is not None else 0
 
     def _sync(self, progress: Callable[[int, int], None] | None) -> SyncStats:
         started = time.perf_counter()
@@ -145,9 +180,17 @@ class CodeIntel:
         keys, languages, paths, candidates = self._code_files(index, extractors)
         held = self._held()
         steady, self._steady = self._steady is held, None  # set again once in step
-        if candidates is None or not steady:  # every file compared
+        # A sync stopped between writing names and edges (killed): its files are read
+        # again, as their edges may be missing.
+        unfinished = self.store.unfinished()
+        if candidates is None or not steady or unfinished:  # every file compared
             candidates = {*keys, *held}
-        changed = sorted(p for p in candidates if p in keys and held.get(p, (0, ""))[1] != keys[p])
+
+        def stale(path: str) -> bool:
+            row = held.get(path)
+            return row is None or row[1] != keys[path] or (unfinished and row[3] == "syntactic")
+
+        changed = sorted(p for p in candidates if p in keys and stale(p))
         removed = sorted(p for p in candidates if p in held and p not in keys)
         if not changed and not removed:
             self._steady = held
@@ -170,6 +213,7 @@ class CodeIntel:
             written[path] = (number, keys[path], face, "syntactic", found["ns"])
 
         with self.store.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('unfinished', '1')")
             for path in removed:
                 drop_file(db, held[path][0])
                 written[path] = None
@@ -493,6 +537,7 @@ class CodeIntel:
                         (path, *numbers),
                     )
             db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, 0)", rows)
+            db.execute("DELETE FROM meta WHERE key = 'unfinished'")  # in step again
         return len(rows)
 
 

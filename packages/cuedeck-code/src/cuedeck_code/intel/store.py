@@ -140,6 +140,10 @@ class GraphStore:
             version = self.db().execute("PRAGMA data_version").fetchone()[0]
             return (self._opened, int(version))
 
+    def unfinished(self) -> bool:
+        """Whether a sync wrote names and stopped before their edges (it was killed)."""
+        return bool(self.query("SELECT 1 FROM meta WHERE key = 'unfinished'"))
+
     def files(self) -> dict[str, tuple[int, str, str, str, str]]:
         """Path -> ``(id, sha256, interface, source, ns)`` of every file held."""
         rows = self.query("SELECT path, id, sha256, interface, source, ns FROM files")
