@@ -207,3 +207,35 @@ def test_two_processes_syncing_at_once_read_each_file_once(
     read = sorted(json.loads(sync.communicate(timeout=300)[0]) for sync in syncs)
     assert read == [0, 5]  # one built, the other waited and found nothing left
     assert answers(root) == foreground(make_workspace)
+
+
+def doctor_lines(root: Path) -> list[str]:
+    """``cue doctor``'s messages about the graph builder (code 1102)."""
+    done = cue(root, "doctor", "--json")
+    problems = json.loads(done.stdout)["problems"]
+    return [p["message"] for p in problems if p["code"] == detached.BUILDER_CODE]
+
+
+@pytest.mark.slow  # several `cue` processes
+def test_doctor_tells_of_the_builder_until_the_graph_is_whole(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace(FILES)
+    assert cue(root, "index").returncode == 0
+    assert doctor_lines(root) == []
+    GraphStore(root).path.unlink()  # the graph gone: the builder builds it all again
+    running = builder(root)
+    assert running.stdout is not None
+    assert running.stdout.readline().startswith("building the code graph")
+    os.kill(running.pid, signal.SIGSTOP)
+    try:
+        [line] = doctor_lines(root)
+        assert line.startswith("building the code graph in the background")
+        assert f"(pid {running.pid})" in line
+    finally:
+        os.kill(running.pid, signal.SIGKILL)
+    running.communicate(timeout=60)
+    [line] = doctor_lines(root)  # killed before it finished: the graph is behind
+    assert "builder stopped" in line and "5 files are not in the graph yet" in line
+    assert cue(root, "graph", "callers", "helper").returncode == 0  # builds the rest
+    assert doctor_lines(root) == []

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         RegisterTool,
     )
     from cuedeck.index.parsers import ParseContext
-    from cuedeck.models import BackgroundProcess, Document, SceneExtra
+    from cuedeck.models import BackgroundProcess, Document, Problem, SceneExtra
     from cuedeck.workspace import Workspace
 
 
@@ -170,6 +170,17 @@ def _graph_builder(workspace: Workspace) -> list[BackgroundProcess]:
 @hookimpl
 def register_processes(register: RegisterNamed) -> None:
     register("graph-builder", _graph_builder)
+
+
+def _graph_builder_check(workspace: Workspace) -> list[Problem]:
+    from cuedeck_code.intel.detached import doctor_check
+
+    return doctor_check(workspace)
+
+
+@hookimpl
+def register_checks(register: RegisterNamed) -> None:
+    register("graph-builder", _graph_builder_check)
 
 
 @hookimpl

@@ -31,12 +31,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from cuedeck.models import BackgroundProcess
+    from cuedeck.models import BackgroundProcess, Problem
     from cuedeck.workspace import Workspace
 
 LOCK = f"{CACHE_DIR}/graph.lock"
 STATE = f"{CACHE_DIR}/graph.json"
 LOG = f"{CACHE_DIR}/graph.log"
+#: Problem code of the builder's line in ``cue doctor`` (docs/errors.md).
+BUILDER_CODE = 1102
 #: How long a sync waits for another process's build before it fails (1007, naming the
 #: holder): a cold build of a large project takes about a minute of wall time.
 WAIT_SECONDS = 1800.0
@@ -130,6 +132,39 @@ def detach(intel: Weighed) -> dict[str, int] | None:
     if waiting <= limit:
         return None
     return {"pid": start(workspace.root), "pending": waiting, "files": intel.code_files()}
+
+
+def doctor_check(workspace: Workspace) -> list[Problem]:
+    """``cue doctor``'s line about the detached builder: while it runs, and when it
+    stopped or failed and the graph is still behind the index (any later sync that
+    finished the build clears it)."""
+    from cuedeck.models import Problem
+
+    found = state(workspace.root)
+    total = int(found.get("total") or 0)
+    where = f"{found.get('phase', 'starting')} {found.get('done', 0)}/{total}" if total else ""
+    if found.get("state") == "running":
+        message = f"building the code graph in the background: {where or 'starting'}"
+        return [Problem("warning", BUILDER_CODE, LOG, None, f"{message} (pid {found['pid']})")]
+    if found.get("state") not in ("stopped", "failed"):
+        return []
+    left = workspace.service("code_intel").pending()
+    if not left:
+        return []
+    why = f": {found['error']}" if found.get("error") else ""
+    at = f" at {where}" if where else ""
+    return [
+        Problem(
+            "warning",
+            BUILDER_CODE,
+            LOG,
+            None,
+            f"the background code graph builder {found['state']}{at}{why}; "
+            f"{left} files are not in the graph yet",
+            "the next question to the graph (`cue graph`, a scip_* tool, a scene) builds "
+            "the rest, or run `cue index --graph-wait`",
+        )
+    ]
 
 
 def listed(workspace: Workspace) -> list[BackgroundProcess]:

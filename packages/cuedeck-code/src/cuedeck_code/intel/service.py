@@ -12,14 +12,14 @@ Files a loaded SCIP index covers, while unchanged, keep its edges instead.
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from cuedeck_code.intel.owners import PLAIN, file_rows, owner_digests, reusable
+from cuedeck_code.intel.owners import PLAIN, file_rows, reusable
+from cuedeck_code.intel.reading import read_facts
 from cuedeck_code.intel.rows import (
     Bindings,
     Importers,
@@ -27,7 +27,6 @@ from cuedeck_code.intel.rows import (
     Spaces,
     bindings_of,
     drop_file,
-    file_size,
     mentions,
     module_words,
     packed_extra,
@@ -46,14 +45,11 @@ if TYPE_CHECKING:
     from cuedeck_code.intel.facts import Facts
     from cuedeck_code.intel.lookup import NameLookup
 
-log = logging.getLogger("cuedeck")
 #: Languages that are not code.
 NOT_CODE = frozenset({"markdown", "text"})
 #: From this many files, their chains are resolved in forked workers: a file takes a
 #: millisecond or two, forking two workers a few hundredths.
 FORKED = 200
-#: A file read: its path, facts, owner digests and interface (None: not read).
-Read = tuple[str, "Facts | None", "dict[str, int] | None", "str | None"]
 #: What resolving a share of the files gives: edge rows, and by path the definitions
 #: whose edges stay as they are.
 Resolved = tuple[list[tuple[int, int, int, int]], dict[str, list[int]]]
@@ -197,7 +193,9 @@ class CodeIntel:
             return self._stats(len(keys), 0, 0, 0, 0, started)
         digests: dict[str, dict[str, int]] = {}
         faces: dict[str, str] = {}
-        facts = self._read(changed, languages, paths, extractors, progress, digests, faces)
+        facts = read_facts(
+            self.workspace.root, changed, languages, paths, extractors, progress, digests, faces
+        )
         moved = [p for p in changed if p in held and held[p][2] != faces.get(p)] + removed
         words, plain = self._changed_names(moved, facts, held) if moved else (set(), True)
         reuse = {}  # one file read again alone: its unchanged definitions keep their edges
@@ -242,9 +240,10 @@ class CodeIntel:
                 dependents |= {p for p in keys if p not in facts and mentions(root / p, fresh)}
         more_digests: dict[str, dict[str, int]] = {}
         more_faces: dict[str, str] = {}
-        more = self._read(
-            sorted(dependents), languages, paths, extractors, None, more_digests, more_faces
-        )
+        more = read_facts(
+            self.workspace.root, sorted(dependents), languages, paths, extractors, None,
+            more_digests, more_faces,
+        )  # fmt: skip
         facts.update(more)
         # A file read again as a dependent may bind its imports elsewhere now (a module
         # it imports came or went): what other files read of it is written again.
@@ -352,53 +351,6 @@ class CodeIntel:
         seconds = time.perf_counter() - started
         self.last = SyncStats(files, read, resolved, removed, edges, seconds, kept)
         return self.last
-
-    def _read(
-        self,
-        paths: Sequence[str],
-        languages: dict[str, str],
-        every: frozenset[str],
-        extractors: dict[str, GraphExtractor],
-        progress: Callable[[int, int], None] | None,
-        digests: dict[str, dict[str, int]],
-        faces: dict[str, str],
-    ) -> dict[str, Facts | None]:
-        """The facts of ``paths``, read in forked workers when there are many; their
-        definitions' digests (:func:`.owners.owner_digests`) kept in ``digests``, their
-        interfaces (:func:`.extract.interface`) in ``faces``, both made there too."""
-        if not paths:
-            return {}
-        from cuedeck.system.parallel import map_chunks
-        from cuedeck_code.intel.extract import interface
-
-        root = self.workspace.root
-
-        def job(chunk: Sequence[str], tick: Callable[[int], None]) -> list[Read]:
-            out: list[Read] = []
-            for done, path in enumerate(chunk, start=1):
-                extractor = extractors.get(languages.get(path, ""))
-                found = None
-                if extractor is not None:
-                    try:
-                        found = extractor.facts(path, (root / path).read_bytes(), every)
-                    except (OSError, ValueError, RecursionError) as exc:
-                        log.debug("code graph: %s not read: %s", path, exc)
-                if found is None:
-                    out.append((path, None, None, None))
-                else:
-                    out.append((path, found, owner_digests(found), interface(found)))
-                tick(done)
-            return out
-
-        if len(paths) == 1:  # a refresh's one file: no workers to weigh
-            return _fill(job(paths, _no_tick), digests, faces)
-        size = sum(file_size(root / p) for p in paths[:200]) * max(1, len(paths) // 200)
-        found: dict[str, Facts | None] = {}
-        for chunk in map_chunks(
-            job, list(paths), message="Reading the code graph", progress=progress, size=size
-        ):
-            found.update(_fill(chunk, digests, faces))
-        return found
 
     def _changed_names(
         self,
@@ -539,19 +491,3 @@ class CodeIntel:
             db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, 0)", rows)
             db.execute("DELETE FROM meta WHERE key = 'unfinished'")  # in step again
         return len(rows)
-
-
-def _no_tick(done: int) -> None:
-    """Progress of a refresh's one file: not told."""
-
-
-def _fill(
-    read: list[Read], digests: dict[str, dict[str, int]], faces: dict[str, str]
-) -> dict[str, Facts | None]:
-    """The facts of what was ``read``, its digests kept in ``digests``, its interfaces
-    in ``faces``."""
-    for path, _, digest, face in read:
-        if digest is not None and face is not None:
-            digests[path] = digest
-            faces[path] = face
-    return {path: found for path, found, _, _ in read}
