@@ -103,7 +103,8 @@ def test_in_git_only_tracked_source_files_are_indexed(
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "none"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     root = make_workspace({"tracked.py": GOOD, "scratch.py": GOOD, "draft.md": "# Draft\n"})
-    git(root, "init", "-q")
+    git(root, "init", "-q")  # tracking nothing yet: git says nothing of what is source
+    assert open_workspace(root).fresh_index().paths == ["draft.md", "scratch.py", "tracked.py"]
     git(root, "add", "tracked.py")
     workspace = open_workspace(root)
     assert workspace.fresh_index().paths == ["draft.md", "tracked.py"]  # markdown: always

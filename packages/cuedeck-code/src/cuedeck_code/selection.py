@@ -70,7 +70,8 @@ def select(root: Path, config: Config) -> Callable[[str, int], str | None]:
 
 def tracked_files(root: Path) -> frozenset[str] | None:
     """Paths (relative to ``root``) that git tracks, or None outside a git repository
-    (or when git is missing or fails): then ``.gitignore`` alone decides."""
+    (or when git is missing or fails, or tracks nothing yet): then ``.gitignore`` alone
+    decides."""
     from cuedeck.system.git import find_repository
 
     found = find_repository(root)
@@ -96,4 +97,7 @@ def _ls_files(root: str, top: str, git_dir: str, stamp: tuple[int, int]) -> froz
         return None
     if found.returncode != 0:
         return None
-    return frozenset(p for p in found.stdout.decode("utf-8", errors="replace").split("\0") if p)
+    tracked = frozenset(p for p in found.stdout.decode("utf-8", errors="replace").split("\0") if p)
+    # A repository that tracks nothing yet (``git init``, nothing added) says nothing of
+    # which files are the project's: every code file would be left out.
+    return tracked or None
