@@ -19,8 +19,8 @@ class CodeSettings:
     )
     git_tracked: bool = setting(
         True,
-        "In a git repository, index only the source files git tracks (outside one, what "
-        ".gitignore allows).",
+        "In a git repository, index only the source files git tracks (outside one, or in "
+        "one that tracks nothing yet, what .gitignore allows).",
     )
     exclude: list[str] = setting(
         [
