@@ -234,6 +234,28 @@ def test_a_txt_file_written_in_rst_is_read_as_rst(make_workspace: Any) -> None:
     ]
 
 
+def test_a_doc_target_follows_the_pages_that_come_and_go(make_workspace: Any) -> None:
+    """``:doc:`` targets resolved before their page existed (to the first suffix) resolve
+    to it once it comes, and back when it goes, through a walk or a watcher's paths;
+    ``/name`` starts at the highest folder holding an ``index`` page of any suffix
+    (Django's docs are ``.txt``, with no ``conf.py`` the index holds in core alone)."""
+    page = "A\n=\n\nSee :doc:`b` and :doc:`/intro`.\n"
+    root = make_workspace({"docs/index.txt": "Home\n====\n", "docs/guide/a.rst": page})
+    workspace = open_workspace(root)
+
+    def targets() -> list[str]:
+        return [r.target for r in workspace.document("docs/guide/a.rst").references]
+
+    assert targets() == ["docs/guide/b.rst", "docs/intro.rst"]  # neither page exists yet
+    (root / "docs/guide/b.txt").write_text("B\n=\n", encoding="utf-8")
+    (root / "docs/intro.txt").write_text("Intro\n=====\n", encoding="utf-8")
+    workspace.refresh()
+    assert targets() == ["docs/guide/b.txt", "docs/intro.txt"]
+    (root / "docs/intro.txt").unlink()
+    workspace.refresh_paths(["docs/intro.txt"])  # as a file watcher reports it
+    assert targets() == ["docs/guide/b.txt", "docs/intro.rst"]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("numpy") is None, reason="numpy not installed")
 def test_numpy_docstrings_have_docutils_own_titles_and_ids() -> None:

@@ -353,6 +353,9 @@ def register_parsers(register: RegisterParser) -> None:
       text. A refresh of many files then gives it a counter that answers ``-1`` and the
       index counts exactly when the document is first read (exact counting costs more
       than parsing).
+    - ``resolves_against`` (optional): ``(path) -> bool``, the paths whose coming or going
+      changes what the parser made of other files (references resolved against
+      ``context.paths``); when one comes or goes, the files it claims are parsed again.
 
     What is indexed is the files a parser claims that ``[index] include`` admits (every
     one by default) and ``exclude`` and ``.gitignore`` do not leave out. Core registers

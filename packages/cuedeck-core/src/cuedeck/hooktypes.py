@@ -236,6 +236,7 @@ class RegisterParser(Protocol):
         select: Callable[..., Any] | None = None,
         deferred_counts: bool = False,
         revision: str = "",
+        resolves_against: Callable[[str], bool] | None = None,
         replace: bool = False,
     ) -> None: ...
 

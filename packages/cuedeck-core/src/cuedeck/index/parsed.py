@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
     from pathlib import Path
 
+    from cuedeck.index.rows import Row
     from cuedeck.models import Problem
     from cuedeck.settings import Config, IndexSettings
 
@@ -181,12 +182,13 @@ class Index(IndexDocuments):
             seen = {path for path, _ in files}
             removed = [path for path in rows if path not in seen]
         stale = self._not_passed_over(stale, passed_over)
+        again = self._rescanned(rows, stale, removed)
         forgotten = [p for p in self._passed if p not in {path for path, _ in files}]
 
         self._context = ParseContext(self.count_tokens, frozenset(p for p, _ in files), self.config)
         parsed, reused_now = self._apply(
-            stale, removed, left_out, progress, rebuilt=rebuilt, forgotten=forgotten,
-            passed_over=passed_over,
+            [*stale, *again], removed, left_out, progress, rebuilt=rebuilt, forgotten=forgotten,
+            passed_over=passed_over, again=frozenset(p for p, _ in again),
         )  # fmt: skip
         self.left_out = left_out
         self.passed_over = {reason: sorted(paths) for reason, paths in passed_over.items()}
@@ -300,10 +302,14 @@ class Index(IndexDocuments):
         known = self._context.paths if self._context is not None else frozenset()
         if stale and not all(path in known for path, _ in stale):
             known = frozenset([*self._rows.paths(), *wanted])  # imports may resolve to it
+        again = self._rescanned(None, stale, removed)
+        if again and removed:  # what the documents read again resolve against
+            known = frozenset(known) - set(removed)
         self._context = ParseContext(self.count_tokens, known, self.config)
         parsed, reused_now = self._apply(
-            stale, removed, left_out, None, rebuilt=False, passed_over=passed_over
-        )
+            [*stale, *again], removed, left_out, None, rebuilt=False, passed_over=passed_over,
+            again=frozenset(p for p, _ in again),
+        )  # fmt: skip
         self.left_out = left_out
         self.passed_over = {reason: sorted(found) for reason, found in passed_over.items() if found}
         return RefreshStats(
@@ -371,6 +377,36 @@ class Index(IndexDocuments):
             self.root, self.settings, self.parsers, path, self._selectors(), deny, self.places
         )
 
+    def _rescanned(
+        self,
+        rows: dict[str, Row] | None,
+        stale: list[tuple[str, FileStat]],
+        removed: list[str],
+    ) -> list[tuple[str, FileStat]]:
+        """Unchanged files to parse again: a file came or went that their parser resolved
+        references against (its ``resolves_against``: reStructuredText's ``:doc:``
+        suffixes and Sphinx source folder). ``rows``: every row, or None to read them
+        only when needed."""
+        known = self._rows.known if rows is None else rows
+        moved = [p for p, _ in stale if p not in known] + removed
+        names = {
+            parser.name
+            for parser in self.parsers.all.values()
+            if parser.resolves_against is not None and any(map(parser.resolves_against, moved))
+        }
+        if not names:
+            return []
+        skip = {p for p, _ in stale} | set(removed)
+        paths = [
+            path
+            for path in (self._rows.paths() if rows is None else rows)
+            if path not in skip and getattr(self.parsers.claim(path), "name", None) in names
+        ]
+        if rows is None:  # those rows only (a watcher's refresh reads no others)
+            self._rows.read(paths)
+            rows = self._rows.known
+        return [(path, rows[path][0]) for path in paths if path in rows]
+
     def _apply(
         self,
         stale: list[tuple[str, FileStat]],
@@ -381,10 +417,12 @@ class Index(IndexDocuments):
         rebuilt: bool,
         passed_over: dict[str, list[str]],
         forgotten: Sequence[str] = (),
+        again: frozenset[str] = frozenset(),
     ) -> tuple[int, int]:
         """Read and parse ``stale`` files, drop ``removed`` ones, write the changes:
         ``(parsed, reused)``. Files a parser passes over are added to ``passed_over``
-        and remembered; ``forgotten`` ones (no longer walked) are forgotten."""
+        and remembered; ``forgotten`` ones (no longer walked) are forgotten; those in
+        ``again`` are parsed even when their bytes are the same."""
         updates: list[Update] = []  # path, stat, sha, language, data
         touched: list[tuple[str, FileStat]] = []  # same content, new stat
         passed: list[tuple[str, FileStat, str]] = []  # path, stat, reason
@@ -392,7 +430,9 @@ class Index(IndexDocuments):
         context = self._context or ParseContext(
             self.count_tokens, frozenset(self._rows.every()), self.config
         )
-        read = FileReader(self.root, self.parsers, context, self.sha, len(stale) >= DEFER_COUNTS)
+        read = FileReader(
+            self.root, self.parsers, context, self.sha, len(stale) >= DEFER_COUNTS, again
+        )
         size = sum(stat[1] for _, stat in stale)
         chunks = map_chunks(read, stale, message="Indexing files", progress=progress, size=size)
         for outcomes in chunks:

@@ -74,6 +74,9 @@ class Parser:
     #: What the parser's output depends on besides the file (its code, its grammars), as
     #: the plugin states it: a new revision parses every file it claims again.
     revision: str = ""
+    #: Which paths, coming or going, change what it made of its files (references it
+    #: resolved against ``ParseContext.paths``): its files are parsed again then.
+    resolves_against: Callable[[str], bool] | None = None
 
 
 def _by_suffix(pattern: str) -> str | None:
@@ -167,6 +170,7 @@ def build_parsers(registered: Mapping[str, Any]) -> Parsers:
                 select=entry.options.get("select"),
                 deferred_counts=bool(entry.options.get("deferred_counts", False)),
                 revision=str(entry.options.get("revision") or ""),
+                resolves_against=entry.options.get("resolves_against"),
             )
         )
     return Parsers(found)

@@ -48,6 +48,9 @@ class FileReader:
     context: ParseContext
     sha_of: Callable[[str], str | None]
     defer: bool = False
+    #: Files parsed again even when their bytes are the same (what they resolve against
+    #: changed: :meth:`cuedeck.index.parsed.Index.refresh`).
+    again: frozenset[str] = frozenset()
 
     def __call__(self, files: Sequence[tuple[str, FileStat]], tick: Tick) -> list[Outcome]:
         """What became of each of ``files`` (``tick(done)`` after each)."""
@@ -63,7 +66,7 @@ class FileReader:
             else:
                 if binary(data):
                     outcomes.append((path, stat, "left out", binary_file(path)))
-                elif (sha := self.sha_of(path)) is not None and sha == sha256_bytes(data):
+                elif path not in self.again and self.sha_of(path) == sha256_bytes(data):
                     outcomes.append((path, stat, "same", None))
                 else:
                     outcomes.append((path, stat, *self.parse(path, data, deferred)))

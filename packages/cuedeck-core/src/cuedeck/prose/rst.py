@@ -15,7 +15,9 @@ local prose files and ``toctree`` entries are "see also"; ``.. include::`` and
 ``.. literalinclude::`` include what they name (``:lines:``, ``:start-line:`` and
 ``:end-line:`` as a line range, ``:pyobject:`` as a symbol). A path starting with ``/``
 is relative to the Sphinx source folder: the folder of the nearest ``conf.py`` the index
-holds, else the highest folder above the file holding an ``index.rst``. Literal blocks,
+holds, else the highest folder above the file holding an ``index`` page (``index.rst``,
+``index.txt``...). As these depend on which files the index holds, a file of those kinds
+coming or going has the documents scanned so read again (:func:`resolves_against`). Literal blocks,
 code directives and comments are skipped.
 """
 
@@ -27,7 +29,13 @@ from typing import TYPE_CHECKING
 
 from cuedeck.markdown.anchors import SuffixDuplicates, github_slug, sphinx_slug
 from cuedeck.models import Problem, Reference
-from cuedeck.prose.sections import line_span, local_target, prose_document, with_suffix
+from cuedeck.prose.sections import (
+    DOC_SUFFIXES,
+    line_span,
+    local_target,
+    prose_document,
+    with_suffix,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -35,6 +43,14 @@ if TYPE_CHECKING:
     from cuedeck.index.parsers import ParseContext
     from cuedeck.models import Document
     from cuedeck.prose.sections import Found
+
+
+def resolves_against(path: str) -> bool:
+    """Whether ``path`` coming or going can change what a scanned document's references
+    resolve to: a page (the suffix a ``:doc:`` leaves off, an ``index`` page) or a
+    Sphinx ``conf.py``."""
+    return path.endswith(DOC_SUFFIXES) or posixpath.basename(path) == "conf.py"
+
 
 #: A section adornment: one punctuation character repeated, nothing else.
 _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1*[ \t]*$")
@@ -399,9 +415,9 @@ class _Scanner:
             if found is None:
                 found = folder
                 for depth in range(len(parts) + 1):
-                    base = "/".join(parts[:depth])
-                    if posixpath.join(base, "index.rst") in self.paths:
-                        found = base
+                    index = posixpath.join("/".join(parts[:depth]), "index")
+                    if any(index + suffix in self.paths for suffix in DOC_SUFFIXES):
+                        found = "/".join(parts[:depth])
                         break
             self._root = found
         return self._root
