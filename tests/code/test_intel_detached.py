@@ -125,6 +125,8 @@ def test_a_question_waits_for_the_builder(make_workspace: MakeWorkspace) -> None
         second = builder(root)  # one builder per workspace: the second exits at once
         out, _ = second.communicate(timeout=120)
         assert second.returncode == 0 and "another process builds" in out
+        again = cue(root, "index", "--json", **SMALL)  # names the builder that runs
+        assert json.loads(again.stdout)["code_graph"]["background"]["pid"] == first.pid
         question = subprocess.Popen(
             [sys.executable, "-m", "cuedeck_cli", "-C", str(root), "graph", "callers", "run"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -131,6 +131,9 @@ def detach(intel: Weighed) -> dict[str, int] | None:
     waiting = intel.pending()
     if waiting <= limit:
         return None
+    found = state(workspace.root)  # one runs already (a second would exit at once): it
+    if found.get("state") == "running" and isinstance(found.get("pid"), int):
+        return {"pid": found["pid"], "pending": waiting, "files": intel.code_files()}
     return {"pid": start(workspace.root), "pending": waiting, "files": intel.code_files()}
 
 
