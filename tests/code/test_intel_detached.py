@@ -108,6 +108,7 @@ def test_a_small_build_stays_in_the_foreground(make_workspace: MakeWorkspace) ->
     assert graph["edges"] > 0 and detached.state(root) == {}
 
 
+@pytest.mark.slow  # several `cue` processes, two graphs built (~9 s)
 def test_a_question_waits_for_the_builder(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(FILES)
     built_in_background(root)

@@ -90,6 +90,7 @@ async def test_the_resident_server_runs_nothing_planted_where_the_client_starts(
     assert not marker.exists(), marker.read_text()
 
 
+@pytest.mark.slow  # three resident servers started and retired (~12 s)
 @needs("cuedeck_memory")
 async def test_a_changed_config_or_tool_list_gets_its_own_server_and_the_old_one_goes(
     warm: Path,
@@ -113,6 +114,7 @@ async def test_a_changed_config_or_tool_list_gets_its_own_server_and_the_old_one
     assert len({first["server"], second["server"], third["server"]}) == 3
 
 
+@pytest.mark.slow  # two resident servers, one retired under a client (~9 s)
 @needs("cuedeck_memory")
 async def test_a_retiring_server_serves_its_client_to_the_end(warm: Path) -> None:
     async with Client(params(warm), mode="legacy") as old_client:

@@ -50,6 +50,7 @@ async def _as(home: Path, role: str) -> tuple[set[str], dict[str, str], dict[str
     return listed, documented, refused
 
 
+@pytest.mark.slow  # every tool of a team server called under each role (~10 s)
 async def test_get_tool_docs_and_the_server_agree_on_every_tools_role(home: Path) -> None:
     seen = {role: await _as(home, role) for role in ROLES}
     documented = seen["admin"][1]
