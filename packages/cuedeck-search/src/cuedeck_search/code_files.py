@@ -133,6 +133,20 @@ def asks_for_outside(query_terms: Iterable[str]) -> bool:
     return not _ASKS_FOR_OUTSIDE.isdisjoint(query_terms)
 
 
+def query_factors(
+    path_factors: NDArray[np.float64], outside: NDArray[np.bool_], query_terms: Iterable[str]
+) -> NDArray[np.float64]:
+    """Each document's factor for a query's terms: its ``path_factors``; all ones when
+    the terms ask for tests; code ``outside`` the source at 1 when they ask for docs,
+    vendored code or CI (a test there stays a test)."""
+    query_terms = list(query_terms)
+    if asks_for_tests(query_terms):
+        return np.ones_like(path_factors)
+    if asks_for_outside(query_terms):
+        return np.where(outside & (path_factors == OUTSIDE_FACTOR), 1.0, path_factors)
+    return path_factors
+
+
 def whole_files(
     columns: Iterable[tuple[str, float, NDArray[np.integer[Any]], NDArray[np.floating[Any]]]],
     doc_lengths: NDArray[np.float64],

@@ -21,12 +21,12 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from cuedeck.layout import CACHE_DIR
-from cuedeck.system.spawn import start_detached
+from cuedeck.system.jobs import JobState, run_once, start_job
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -116,10 +116,7 @@ def start(root: Path) -> int | None:
     """Start the detached embedder of the workspace at ``root`` unless one runs; its pid."""
     if running(root):
         return None
-    log = root / LOG
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:  # in a session of its own: not stopped by Ctrl-C or hang-up
-        return start_detached("cuedeck_search.detached", str(root), stdout=out, stderr=out)
+    return start_job("cuedeck_search.detached", root, root / LOG)
 
 
 def embedding_note(answer: Answer, estimate: Estimate, *, where: str) -> str:
@@ -188,16 +185,12 @@ def listed(workspace: Workspace) -> list[BackgroundProcess]:
 # -- the process ---------------------------------------------------------------------------
 
 
-class _State:
+class _State(JobState):
     """Writes the state file, at most about once a second (and at the end)."""
 
     def __init__(self, root: Path) -> None:
-        self.path = root / STATE
-        self.data: dict[str, Any] = {
-            "pid": os.getpid(), "started": time.time(), "state": "running", "done": 0
-        }  # fmt: skip
+        super().__init__(root / STATE, done=0)
         self.started = time.monotonic()
-        self._written = 0.0
 
     def __call__(self, done: float, total: float | None, message: str) -> None:
         if message != "Embedding sections":
@@ -208,26 +201,13 @@ class _State:
             self.data["per_second"] = round(done / elapsed, 2)
         if done:  # a line per chunk in the log
             print(f"{message}: {int(done)}/{int(total or 0)}", flush=True)
-        if time.monotonic() - self._written >= 1.0 or (total and done >= total):
+        if self.due() or (total and done >= total):
             self.write()
-
-    def write(self, **changes: Any) -> None:
-        from cuedeck.writes import atomic_write
-
-        self.data.update(changes, updated=time.time())
-        atomic_write(self.path, json.dumps(self.data).encode())
-        self._written = time.monotonic()
 
 
 def run(root: Path) -> int:
     """Embed every missing section of the workspace at ``root``; the exit status."""
-    from cuedeck.writes import holding
-
-    with holding(root / LOCK) as mine:
-        if not mine:
-            print(f"another embedder runs for {root}", flush=True)
-            return 0
-        return _embed(root)
+    return run_once(root / LOCK, lambda: _embed(root), f"another embedder runs for {root}")
 
 
 def _embed(root: Path) -> int:

@@ -29,14 +29,7 @@ from cuedeck.watch.reflects import head_commit
 from cuedeck_search.analysis import terms
 from cuedeck_search.bm25 import KeywordSettings
 from cuedeck_search.catalog import Catalog, CatalogStats
-from cuedeck_search.code_files import (
-    OUTSIDE_FACTOR,
-    asks_for_outside,
-    asks_for_tests,
-    definitions,
-    identifier_scales,
-    weights,
-)
+from cuedeck_search.code_files import definitions, identifier_scales, query_factors, weights
 from cuedeck_search.filtering import allowed_documents, of_kind
 from cuedeck_search.names import as_name, named_sections
 from cuedeck_search.past_changes import History
@@ -217,16 +210,9 @@ class SearchEngine(SemanticSide):
         return self.history
 
     def _factors(self, query: str) -> NDArray[np.float64]:
-        """Each document's keyword factor for ``query`` (ones when it asks for tests; code
-        outside the project's source at 1 when it asks for docs, vendored code or CI)."""
-        factors = self.catalog.path_factors
-        query_terms = terms(query)
-        if asks_for_tests(query_terms):
-            return np.ones_like(factors)
-        if asks_for_outside(query_terms):  # a test there stays a test
-            lifted = self.catalog.outside_docs & (factors == OUTSIDE_FACTOR)
-            return np.where(lifted, 1.0, factors)
-        return factors
+        """Each document's keyword factor for ``query`` (:func:`.code_files.query_factors`)."""
+        catalog = self.catalog
+        return query_factors(catalog.path_factors, catalog.outside_docs, terms(query))
 
     def semantic_scores(self, query: str, coverage: Coverage | None = None) -> Scored:
         """Cosine similarity per section and the best per file, from the vectors there

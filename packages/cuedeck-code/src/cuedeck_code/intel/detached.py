@@ -22,10 +22,10 @@ import contextlib
 import json
 import os
 import sys
-import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cuedeck.layout import CACHE_DIR
+from cuedeck.system.jobs import JobState, run_once, start_job
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -101,12 +101,7 @@ def build_lock(root: Path) -> Iterator[None]:
 
 def start(root: Path) -> int:
     """Start the detached builder of the workspace at ``root``; its pid."""
-    from cuedeck.system.spawn import start_detached
-
-    log = root / LOG
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:  # in a session of its own: not stopped by Ctrl-C or hang-up
-        return start_detached("cuedeck_code.intel.detached", str(root), stdout=out, stderr=out)
+    return start_job("cuedeck_code.intel.detached", root, root / LOG)
 
 
 class Weighed(Protocol):
@@ -188,16 +183,11 @@ def listed(workspace: Workspace) -> list[BackgroundProcess]:
 # -- the process ---------------------------------------------------------------------------
 
 
-class _State:
+class _State(JobState):
     """Writes the state file at each new phase and about once a second within one."""
 
     def __init__(self, root: Path) -> None:
-        self.path = root / STATE
-        self.data: dict[str, Any] = {
-            "pid": os.getpid(), "started": time.time(), "state": "running",
-            "phase": "starting", "done": 0, "total": 0,
-        }  # fmt: skip
-        self._written = 0.0
+        super().__init__(root / STATE, phase="starting", done=0, total=0)
 
     def __call__(self, done: float, total: float | None, message: str) -> None:
         phase = PHASES.get(message)
@@ -205,27 +195,15 @@ class _State:
             return
         new = phase != self.data["phase"]
         self.data.update(phase=phase, done=int(done), total=int(total or 0))
-        if new or time.monotonic() - self._written >= 1.0:
+        if new or self.due():
             print(f"{message}: {int(done)}/{int(total or 0)}", flush=True)
             self.write()
-
-    def write(self, **changes: Any) -> None:
-        from cuedeck.writes import atomic_write
-
-        self.data.update(changes, updated=time.time())
-        atomic_write(self.path, json.dumps(self.data).encode())
-        self._written = time.monotonic()
 
 
 def run(root: Path) -> int:
     """Build the code graph of the workspace at ``root``; the exit status."""
-    from cuedeck.writes import holding
-
-    with holding(root / LOCK) as mine:
-        if not mine:
-            print(f"another process builds the code graph of {root}", flush=True)
-            return 0
-        return _build(root)
+    busy = f"another process builds the code graph of {root}"
+    return run_once(root / LOCK, lambda: _build(root), busy)
 
 
 def _build(root: Path) -> int:
