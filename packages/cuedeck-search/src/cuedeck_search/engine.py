@@ -194,8 +194,7 @@ class SearchEngine(SemanticSide):
             log.warning("search index damaged (%s); rebuilding it", exc)
             self.catalog.discard()
             self._generation = None
-            self.sync()
-            scales = identifier_scales(query) if self.catalog.code_docs.any() else None
+            self.sync()  # the same documents: the same code, so the same scales
             sections = self.catalog.keyword.scores(query, scales)
         files = with_support(self.catalog, sections)
         if self.catalog.code_docs.any():

@@ -50,6 +50,15 @@ def tokenise(path: str, sections: Sequence[Section], settings: KeywordSettings) 
     )
 
 
+def weighed_terms(query: str, scales: Mapping[str, float] | None = None) -> list[tuple[str, float]]:
+    """Each term of ``query`` with its weight: how often the query holds it, times its
+    ``scales`` entry if it has one."""
+    counts = Counter(terms(query)).items()
+    if not scales:
+        return [(term, float(count)) for term, count in counts]
+    return [(term, count * scales.get(term, 1.0)) for term, count in counts]
+
+
 class KeywordIndex:
     """BM25F section scores over saved postings, less their dead documents, plus fresh ones.
 
@@ -90,8 +99,7 @@ class KeywordIndex:
         weighted frequency in each."""
         found = []
         pruned = bool(self.dead.any())
-        for term, count in Counter(terms(query)).items():
-            times = count * scales.get(term, 1.0) if scales else float(count)
+        for term, times in weighed_terms(query, scales):
             rows: NDArray[np.integer[Any]]
             tf: NDArray[np.floating[Any]]
             rows, tf = self.base.column(term)
@@ -115,7 +123,7 @@ class KeywordIndex:
         settings, average = self.settings, self._average
         count = self._count
         pruned = bool(self.dead.any())
-        for term, times in Counter(terms(query)).items():
+        for term, times in weighed_terms(query, scales):
             rows, tf = self.base.column(term)
             if pruned and len(rows):
                 keep = self._live[rows]
@@ -125,8 +133,6 @@ class KeywordIndex:
             if not df:
                 continue
             weight = times * idf(count, df)
-            if scales and term in scales:
-                weight *= scales[term]
             for found, freq, lengths, offset in (
                 (rows, tf, self.base.lengths, 0),
                 (fresh_rows, fresh_tf, self.fresh.lengths, self.base.sections),
